@@ -1,0 +1,133 @@
+//! The command-line interface: every subcommand and flag, with its documentation. Values that
+//! need validation arrive as text and are checked by the layer that owns them, so every mistake
+//! ends in one line that says what to change.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "fsbench",
+    version,
+    about = "Which filesystem, with which options, is fastest for your workload on your hardware",
+    long_about = "fsbench measures filesystems honestly and repeatably: native workloads that time \
+the filesystem and not the harness, every figure with its unit, sample count and spread."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Throughput matrix (iozone -a): every file size x record size x test, in one directory.
+    ///
+    /// Each phase of a cell repeats its pass (a write pass on a fresh file, a rewrite on a
+    /// written one, ...) until --min-time of measured time is reached, so small cells are not
+    /// quantised by the clock. Data written is incompressible unless --data says otherwise.
+    Matrix(MatrixArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Directory to run in; its filesystem is what is measured. Default: a new temporary
+    /// directory under $TMPDIR (or /tmp), removed afterwards.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Tests to run, comma-separated or repeated, by name or iozone number: write (0),
+    /// read (1), random (2), backward (3), record-rewrite (4), stride (5), fwrite (6),
+    /// fread (7), random-mix (8), pwrite (9), pread (10). Default: all.
+    #[arg(long, short = 'i', value_name = "TESTS", value_delimiter = ',')]
+    pub tests: Vec<String>,
+
+    /// File sizes: a power-of-two range FROM..TO or a list A,B (powers of two KiB; k, m, g
+    /// suffixes are binary).
+    #[arg(long, value_name = "SIZES", default_value = "4k..64m")]
+    pub file_sizes: String,
+
+    /// Record (I/O) sizes: a power-of-two range FROM..TO or a list A,B. Records larger than a
+    /// file are not measured for that file.
+    #[arg(long, value_name = "SIZES", default_value = "4k..16m")]
+    pub record_sizes: String,
+
+    /// Minimum measured time per phase of a cell: passes repeat until it is reached
+    /// (ns, us, ms, s; 0 = one pass).
+    #[arg(long, value_name = "DURATION", default_value = "20ms")]
+    pub min_time: String,
+
+    /// Maximum passes per phase of a cell (default: no limit, or 64 with --purge-cpu-cache).
+    #[arg(long, value_name = "N")]
+    pub max_passes: Option<u64>,
+
+    /// Include fsync in the timing of write phases (iozone -e).
+    #[arg(long, short = 'e')]
+    pub include_fsync: bool,
+
+    /// Include close in the timing of every phase (iozone -c).
+    #[arg(long, short = 'c')]
+    pub include_close: bool,
+
+    /// Bypass the page cache with O_DIRECT (iozone -I); fwrite/fread stay buffered, as in iozone.
+    #[arg(long, short = 'I')]
+    pub direct: bool,
+
+    /// Overwrite a buffer larger than the CPU caches before each pass (iozone -p).
+    #[arg(long, short = 'p')]
+    pub purge_cpu_cache: bool,
+
+    /// Size of the buffer --purge-cpu-cache overwrites (default: twice a core's L2 cache).
+    #[arg(long, value_name = "SIZE")]
+    pub purge_size: Option<String>,
+
+    /// Evict the test file from the page cache (fdatasync + POSIX_FADV_DONTNEED, verified with
+    /// mincore) before every pass of a test's first read phase; results record the state reached.
+    #[arg(long)]
+    pub drop_caches: bool,
+
+    /// Data written: random (incompressible, every 4 KiB block unique), zero, or
+    /// compressible:PERCENT (that share of each 4 KiB block is zeroes).
+    #[arg(long, value_name = "KIND", default_value = "random")]
+    pub data: String,
+
+    /// Seed for data and random offsets (default: a fresh one per run; recorded in the JSON).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Skip records under 64k for files of 32m and more, as iozone -a does (listed as skipped).
+    #[arg(long)]
+    pub iozone_skip: bool,
+
+    /// Stride of the stride-read test, in records (iozone -j).
+    #[arg(long, value_name = "RECORDS", default_value_t = 17)]
+    pub stride: u64,
+
+    /// Share of reads in the random-mix test, percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 50)]
+    pub mix_read_percent: u8,
+
+    /// Leave the last test file in the directory (for inspection).
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Write the results as JSON (schema: docs/results-schema.md).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write the results as tidy CSV (one row per phase x file size x record size x metric).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Unit of the terminal grid: kib (KiB/s), mib (MiB/s), ops (ops/s, iozone -O),
+    /// us (mean µs per op, iozone -N), p99 (99th percentile µs per op).
+    #[arg(long, value_name = "UNIT", default_value = "kib")]
+    pub unit: String,
+
+    /// Leave out the ±CV% spread after each grid value.
+    #[arg(long)]
+    pub no_spread: bool,
+
+    /// Print no grid and no progress (exports and errors only).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}

@@ -1,0 +1,182 @@
+//! `fsbench matrix`: flags -> spec -> plan -> preflight -> run -> terminal / JSON / CSV.
+
+use crate::cli::MatrixArgs;
+use crate::exit::{self, Failure};
+use crate::progress::MatrixProgress;
+use anyhow::{anyhow, Context};
+use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
+use fsbench_measure::host::{mount_of, HostInfo};
+use fsbench_measure::units::{human_duration, parse_duration_ns, parse_size, SizeSpec};
+use fsbench_report::matrix::{Directory, MatrixDocument};
+use fsbench_report::DisplayUnit;
+use fsbench_workload::matrix::{self, MatrixSpec, MatrixTest, RunStatus};
+use fsbench_workload::StopFlag;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Turns the flags into a spec; every error names its flag.
+fn spec_from(args: &MatrixArgs) -> Result<(MatrixSpec, DisplayUnit), Failure> {
+    let usage = |flag: &str, e: String| Failure::usage(anyhow!("{flag}: {e}"));
+    let tests = args
+        .tests
+        .iter()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| MatrixTest::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| usage("--tests", e))?;
+    let file_sizes =
+        SizeSpec::parse(&args.file_sizes).map_err(|e| usage("--file-sizes", e.to_string()))?;
+    let record_sizes =
+        SizeSpec::parse(&args.record_sizes).map_err(|e| usage("--record-sizes", e.to_string()))?;
+    let min_time_ns =
+        parse_duration_ns(&args.min_time).map_err(|e| usage("--min-time", e.to_string()))?;
+    let purge_bytes = args
+        .purge_size
+        .as_deref()
+        .map(parse_size)
+        .transpose()
+        .map_err(|e| usage("--purge-size", e.to_string()))?;
+    let data = args.data.parse().map_err(|e| usage("--data", e))?;
+    let unit = args.unit.parse().map_err(|e| usage("--unit", e))?;
+    let spec = MatrixSpec {
+        tests,
+        file_sizes,
+        record_sizes,
+        min_time_ns,
+        max_passes: args.max_passes,
+        include_fsync: args.include_fsync,
+        include_close: args.include_close,
+        direct: args.direct,
+        purge_cpu_cache: args.purge_cpu_cache,
+        purge_bytes,
+        drop_caches: args.drop_caches,
+        data,
+        seed: args.seed,
+        iozone_skip: args.iozone_skip,
+        stride_records: args.stride,
+        mix_read_percent: args.mix_read_percent,
+        keep_file: args.keep,
+    };
+    Ok((spec, unit))
+}
+
+/// Opens an export file before the run, so a bad path fails in a second, not after an hour.
+fn create_export(path: &Path, flag: &str) -> Result<File, Failure> {
+    File::create(path).map_err(|e| {
+        Failure::usage(anyhow!(
+            "{flag} {}: cannot create the file ({e}); pass a writable path",
+            path.display()
+        ))
+    })
+}
+
+pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
+    let (spec, unit) = spec_from(&args)?;
+    let plan = spec.plan().map_err(Failure::usage)?;
+
+    // The directory: the user's, or a temporary one that is removed afterwards.
+    let temporary = match &args.dir {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("fsbench-matrix-")
+                .tempdir()
+                .context("cannot create a temporary directory; pass --dir")?,
+        ),
+    };
+    let dir = match (&args.dir, &temporary) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(tmp)) => tmp.path().to_path_buf(),
+        (None, None) => unreachable!("a temporary directory exists when --dir is absent"),
+    };
+    plan.preflight(&dir).map_err(Failure::usage)?;
+    let mut json = args
+        .json
+        .as_deref()
+        .map(|p| create_export(p, "--json"))
+        .transpose()?;
+    let mut csv = args
+        .csv
+        .as_deref()
+        .map(|p| create_export(p, "--csv"))
+        .transpose()?;
+
+    let stop = StopFlag::new();
+    let handler_stop = stop.clone();
+    // Ctrl-C / SIGTERM only set a flag: the run stops between passes and cleans up itself.
+    let _ = ctrlc::set_handler(move || handler_stop.request());
+
+    let host = HostInfo::probe();
+    let mount = mount_of(&dir);
+    let started_at = rfc3339_utc(unix_time_s());
+    let mut progress = MatrixProgress::new(!args.quiet);
+    let outcome = matrix::run(&plan, &dir, &stop, &mut progress);
+    progress.finish();
+
+    let document = MatrixDocument::new(
+        &plan,
+        &outcome,
+        &host,
+        Directory { path: &dir, mount },
+        started_at,
+    );
+    if let (Some(file), Some(path)) = (json.as_mut(), args.json.as_deref()) {
+        let mut out = BufWriter::new(file);
+        document
+            .write_json(&mut out)
+            .and_then(|_| out.flush())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let (Some(file), Some(path)) = (csv.as_mut(), args.csv.as_deref()) {
+        let mut out = BufWriter::new(file);
+        document
+            .write_csv(&mut out)
+            .and_then(|_| out.flush())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    // The grid comes after the exports: a closed pipe (`| head`) must not cost the results.
+    if !args.quiet && !outcome.results.is_empty() {
+        let mut stdout = std::io::stdout().lock();
+        let written = document
+            .write_terminal(&mut stdout, unit, !args.no_spread)
+            .and_then(|_| stdout.flush());
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            other => other.context("cannot write to standard output")?,
+        }
+    }
+    if args.keep && outcome.status == RunStatus::Complete {
+        eprintln!("kept the last test file: {}", outcome.test_file.display());
+        if let Some(tmp) = temporary {
+            let _ = tmp.keep();
+        }
+    }
+    let summary = format!(
+        "{} of {} results in {} (wall clock)",
+        outcome.results.len(),
+        plan.result_count(),
+        human_duration(outcome.elapsed_ns)
+    );
+    match outcome.status {
+        RunStatus::Complete => {
+            if !args.quiet {
+                eprintln!("fsbench matrix: {summary}");
+            }
+            Ok(exit::OK)
+        }
+        RunStatus::Interrupted => {
+            eprintln!("fsbench matrix: interrupted; {summary}; the test file was removed");
+            Ok(exit::INTERRUPTED)
+        }
+        RunStatus::Failed => {
+            let error = outcome
+                .failure
+                .map(anyhow::Error::from)
+                .unwrap_or_else(|| anyhow!("the run failed"));
+            Err(Failure::failed(error.context(format!(
+                "matrix stopped after {summary}; the test file was removed"
+            ))))
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! One module per subcommand; each turns its flags into the layers' types and runs them.
+
+pub mod matrix;

@@ -1,0 +1,56 @@
+//! Exit codes, and the one-line error message every failure ends with.
+
+/// Success.
+pub const OK: i32 = 0;
+/// The run failed while measuring (I/O error, full disk); finished results were written.
+pub const FAILED: i32 = 1;
+/// The command line or the directory is wrong; nothing was measured.
+pub const USAGE: i32 = 2;
+/// Stopped by Ctrl-C or SIGTERM; finished results were written.
+pub const INTERRUPTED: i32 = 130;
+
+/// An error with the exit code it deserves.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    pub fn usage(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            code: USAGE,
+            error: error.into(),
+        }
+    }
+
+    pub fn failed(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            code: FAILED,
+            error: error.into(),
+        }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Failure {
+        Failure::failed(error)
+    }
+}
+
+/// Prints the error (one line: the chain joined by ": ") and returns the exit code.
+pub fn report(outcome: Result<i32, Failure>) -> i32 {
+    match outcome {
+        Ok(code) => code,
+        Err(failure) => {
+            let text = failure
+                .error
+                .chain()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(": ");
+            eprintln!("error: {}", text.replace('\n', " "));
+            failure.code
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! `fsbench`: the command line. Parses flags, wires the layers together, draws progress and
+//! prints; the only crate that writes to the terminal.
+//!
+//! Flow of `fsbench matrix`: flags -> `MatrixSpec` -> `plan()` (validation, no side effects)
+//! -> `preflight(dir)` -> `matrix::run` (results stream to the progress observer) ->
+//! `MatrixDocument` -> terminal grid, JSON, CSV.
+
+mod cli;
+mod cmd;
+mod exit;
+mod progress;
+
+use clap::Parser;
+
+fn main() {
+    let cli = cli::Cli::parse();
+    let outcome = match cli.command {
+        cli::Command::Matrix(args) => cmd::matrix::run(args),
+    };
+    std::process::exit(exit::report(outcome));
+}

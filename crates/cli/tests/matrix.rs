@@ -1,0 +1,509 @@
+//! `fsbench matrix` end to end: the real binary on real directories (tmpfs mounts when root).
+//!
+//! - shape: every expected cell and phase, and no other
+//! - honesty: files reach their size with incompressible content; reads count what they read;
+//!   each phase repeats until its minimum time
+//! - bad input: one-line errors with what to change, the right exit code, nothing left behind
+//! - interruption and full disks: finished results kept, the test file removed
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const KIB: u64 = 1024;
+
+fn results(doc: &Value) -> &Vec<Value> {
+    doc["results"].as_array().expect("results array")
+}
+
+#[test]
+fn yields_every_expected_cell_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("m.json");
+    let output = fsbench()
+        .args([
+            "matrix",
+            "--tests",
+            "write,read,2",
+            "--file-sizes",
+            "4k..64k",
+        ])
+        .args(["--record-sizes", "4k..16k", "--min-time", "2ms", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = read_json(&json);
+    assert_eq!(doc["schema"], "fsbench.matrix");
+    assert_eq!(doc["status"], "complete");
+
+    let phases = [
+        "write",
+        "rewrite",
+        "read",
+        "reread",
+        "random-read",
+        "random-write",
+    ];
+    let mut expected = BTreeSet::new();
+    for file in [4, 8, 16, 32, 64] {
+        for record in [4, 8, 16].into_iter().filter(|&r| r <= file) {
+            for phase in phases {
+                expected.insert((phase.to_string(), file * KIB, record * KIB));
+            }
+        }
+    }
+    let got: BTreeSet<(String, u64, u64)> = results(&doc)
+        .iter()
+        .map(|r| {
+            (
+                r["phase"].as_str().unwrap().to_string(),
+                r["file_size_bytes"].as_u64().unwrap(),
+                r["record_size_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(
+        results(&doc).len(),
+        expected.len(),
+        "a cell was measured twice"
+    );
+
+    for r in results(&doc) {
+        let (file, record) = (
+            r["file_size_bytes"].as_u64().unwrap(),
+            r["record_size_bytes"].as_u64().unwrap(),
+        );
+        let passes = r["passes"].as_u64().unwrap();
+        assert!(passes >= 1);
+        // Every pass moves the whole file, one record per operation: reads count what they got.
+        assert_eq!(r["ops"].as_u64().unwrap(), passes * file / record, "{r}");
+        assert_eq!(r["bytes"].as_u64().unwrap(), passes * file, "{r}");
+        assert_eq!(
+            r["latency"]["count"].as_u64().unwrap(),
+            passes * file / record
+        );
+        // Passes repeat until the minimum measured time.
+        assert!(r["elapsed_ns"].as_u64().unwrap() >= 2_000_000, "{r}");
+        assert!(r["ops_per_s"].as_f64().unwrap() > 0.0);
+        let cache = r["cache_state"].as_str().unwrap();
+        if r["phase"] == "write" {
+            assert_eq!(cache, "new-file");
+        } else {
+            assert!(["warm", "partial", "cold"].contains(&cache), "{cache}");
+        }
+    }
+    assert!(
+        entries(dir.path()).is_empty(),
+        "left behind: {:?}",
+        entries(dir.path())
+    );
+    assert!(
+        stderr(&output).contains("results in"),
+        "the time it took is printed"
+    );
+    let grid = stdout(&output);
+    assert!(grid.contains("Writer report") && grid.contains("Random write report"));
+}
+
+#[test]
+fn small_cells_repeat_passes_instead_of_quantising() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("m.json");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let output = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "1",
+            "--file-sizes",
+            "4k",
+            "--record-sizes",
+            "4k",
+        ])
+        .args(["--min-time", "20ms", "--quiet", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = read_json(&json);
+    for r in results(&doc) {
+        // One 4 KiB read takes about a microsecond: 20 ms needs thousands of passes.
+        assert!(r["passes"].as_u64().unwrap() > 100, "{r}");
+        let spread = &r["pass_ops_per_s"];
+        assert_eq!(spread["n"], r["passes"]);
+        assert!(spread["stddev"].as_f64().unwrap() >= 0.0);
+        // No rate is a round clock quantum like iozone's 1,000,000 ops/s.
+        assert_ne!(r["ops_per_s"].as_f64().unwrap() % 1_000_000.0, 0.0);
+    }
+}
+
+#[test]
+fn written_files_reach_their_size_with_incompressible_unique_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args([
+            "matrix",
+            "--tests",
+            "write",
+            "--file-sizes",
+            "1m",
+            "--record-sizes",
+            "64k",
+        ])
+        .args(["--min-time", "0", "--keep", "--quiet", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let kept = entries(dir.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let content = std::fs::read(&kept[0]).unwrap();
+    assert_eq!(content.len() as u64, 1024 * KIB);
+    let blocks: BTreeSet<&[u8]> = content.chunks(4096).collect();
+    assert_eq!(blocks.len(), 256, "every 4 KiB block differs");
+    let compressed = gzip_size(&content);
+    assert!(
+        compressed as f64 >= content.len() as f64 * 0.99,
+        "gzip shrank it to {compressed}"
+    );
+
+    // Zero data is honoured when asked for, and then it compresses.
+    let zero_dir = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "0",
+            "--file-sizes",
+            "1m",
+            "--record-sizes",
+            "64k",
+            "--data",
+            "zero",
+        ])
+        .args(["--min-time", "0", "--keep", "--quiet", "--dir"])
+        .arg(zero_dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let zero = std::fs::read(&entries(zero_dir.path())[0]).unwrap();
+    assert_eq!(zero.len() as u64, 1024 * KIB);
+    assert!(gzip_size(&zero) < 10_000);
+}
+
+fn gzip_size(data: &[u8]) -> usize {
+    let mut child = std::process::Command::new("gzip")
+        .arg("-c")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("gzip is installed");
+    let mut stdin = child.stdin.take().unwrap();
+    let data = data.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&data));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out.stdout.len()
+}
+
+#[test]
+fn iozone_skip_reproduces_iozone_auto_mode_and_lists_what_it_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("m.json");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let output = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "0",
+            "--file-sizes",
+            "32m",
+            "--record-sizes",
+            "32k..128k",
+        ])
+        .args(["--min-time", "0", "--iozone-skip", "--quiet", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = read_json(&json);
+    let records: BTreeSet<u64> = results(&doc)
+        .iter()
+        .map(|r| r["record_size_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(records, BTreeSet::from([64 * KIB, 128 * KIB]));
+    let skipped = doc["config"]["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["record_size_bytes"], 32 * KIB);
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("iozone"));
+}
+
+/// Runs a command that must fail on bad input and checks the standard: one line saying what to
+/// change, the expected exit code, no panic, nothing left in the directory.
+fn assert_clean_error(args: &[&str], dir: &Path, expected_code: i32, needle: &str) {
+    let output = fsbench()
+        .arg("matrix")
+        .args(args)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(expected_code), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: expected one line, got:\n{err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    assert!(err.contains(needle), "{args:?}: '{needle}' not in: {err}");
+    assert!(entries(dir).is_empty(), "left behind: {:?}", entries(dir));
+}
+
+#[test]
+fn bad_input_ends_with_one_line_that_says_what_to_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--file-sizes", "4k..16k", "--record-sizes", "64k..1m"],
+            "larger than every file size",
+        ),
+        (&["--file-sizes", "0"], "0 is not allowed"),
+        (&["--record-sizes", "3k"], "3k is not a power of two"),
+        (&["--file-sizes", "4k..6k"], "6k is not a power of two"),
+        (&["--file-sizes", "64m..4k"], "write the smaller size first"),
+        (&["--file-sizes", "lots"], "is not a size"),
+        (&["--tests", "write,fsync"], "unknown test 'fsync'"),
+        (&["--tests", "11"], "unknown test number 11"),
+        (&["--min-time", "fast"], "--min-time"),
+        (&["--data", "pattern"], "--data"),
+        (&["--unit", "furlongs"], "--unit"),
+        (&["--max-passes", "0"], "--max-passes"),
+        (&["--mix-read-percent", "101"], "between 0 and 100"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["--dir", d];
+        all.extend_from_slice(args);
+        assert_clean_error(&all, dir.path(), 2, needle);
+    }
+}
+
+#[test]
+fn missing_and_unwritable_directories_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    assert_clean_error(
+        &["--dir", missing.to_str().unwrap(), "--file-sizes", "4k"],
+        dir.path(),
+        2,
+        "does not exist",
+    );
+    assert!(!missing.exists());
+
+    if is_root() {
+        // Root ignores permission bits: only a read-only filesystem stops it.
+        let ro = ScratchMount::tmpfs("ro,size=1m");
+        assert_clean_error(
+            &["--dir", ro.path().to_str().unwrap(), "--file-sizes", "4k"],
+            ro.path(),
+            2,
+            "read-only filesystem",
+        );
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        let locked = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(locked.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+        assert_clean_error(
+            &[
+                "--dir",
+                locked.path().to_str().unwrap(),
+                "--file-sizes",
+                "4k",
+            ],
+            locked.path(),
+            2,
+            "not writable",
+        );
+        std::fs::set_permissions(locked.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[test]
+fn a_directory_too_small_for_the_largest_file_is_refused_up_front() {
+    if !root_or_skip("a_directory_too_small_for_the_largest_file_is_refused_up_front") {
+        return;
+    }
+    let small = ScratchMount::tmpfs("size=2m");
+    assert_clean_error(
+        &[
+            "--dir",
+            small.path().to_str().unwrap(),
+            "--file-sizes",
+            "1m,4m",
+            "--record-sizes",
+            "1m",
+        ],
+        small.path(),
+        2,
+        "lower --file-sizes or free space",
+    );
+}
+
+#[test]
+fn a_filesystem_that_fills_up_mid_run_ends_cleanly() {
+    if !root_or_skip("a_filesystem_that_fills_up_mid_run_ends_cleanly") {
+        return;
+    }
+    let fs = ScratchMount::tmpfs("size=8m");
+    let json_dir = tempfile::tempdir().unwrap();
+    let json = json_dir.path().join("m.json");
+    let mut child = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "0",
+            "--file-sizes",
+            "4m",
+            "--record-sizes",
+            "64k",
+        ])
+        .args(["--min-time", "20s", "--quiet", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(fs.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once fsbench is measuring, another writer takes every block that frees up, as on a
+    // disk that fills up in real life.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !entries(fs.path())
+        .iter()
+        .any(|p| p.to_string_lossy().contains("fsbench-matrix"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "fsbench never created its test file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let filler_path = fs.path().join("filler");
+    let mut filler = std::fs::File::create(&filler_path).unwrap();
+    let chunk = vec![0xA5u8; 64 * 1024];
+    let status = loop {
+        let _ = filler.write_all(&chunk);
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "fsbench did not stop on a full filesystem"
+        );
+    };
+    drop(filler);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("No space left on device") && err.contains("free space"),
+        "{err}"
+    );
+    assert_eq!(
+        entries(fs.path()),
+        vec![filler_path],
+        "the partial test file was removed"
+    );
+    let doc = read_json(&json);
+    assert_eq!(doc["status"], "failed");
+    assert!(doc["error"].as_str().unwrap().contains("No space left"));
+}
+
+#[test]
+fn ctrl_c_keeps_finished_results_and_removes_the_test_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_dir = tempfile::tempdir().unwrap();
+    let json = json_dir.path().join("m.json");
+    let child = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "0,1",
+            "--file-sizes",
+            "64k..256k",
+            "--record-sizes",
+            "4k",
+        ])
+        .args(["--min-time", "300ms", "--quiet", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: sending SIGINT to the child we spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        entries(dir.path()).is_empty(),
+        "left behind: {:?}",
+        entries(dir.path())
+    );
+    let doc = read_json(&json);
+    assert_eq!(doc["status"], "interrupted");
+    let n = results(&doc).len();
+    assert!((1..12).contains(&n), "{n} results");
+}
+
+#[test]
+fn help_documents_every_option() {
+    let output = fsbench().args(["matrix", "--help"]).output().unwrap();
+    let help = stdout(&output);
+    for flag in [
+        "--dir",
+        "--tests",
+        "--file-sizes",
+        "--record-sizes",
+        "--min-time",
+        "--max-passes",
+        "--include-fsync",
+        "--include-close",
+        "--direct",
+        "--purge-cpu-cache",
+        "--purge-size",
+        "--drop-caches",
+        "--data",
+        "--seed",
+        "--iozone-skip",
+        "--stride",
+        "--mix-read-percent",
+        "--keep",
+        "--json",
+        "--csv",
+        "--unit",
+        "--no-spread",
+        "--quiet",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+    }
+}

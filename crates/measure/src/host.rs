@@ -1,0 +1,162 @@
+//! What machine, and which mounted filesystem, a measurement was taken on (provenance).
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The machine a run happened on.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// `uname -v`.
+    pub kernel_version: String,
+    pub machine: String,
+    pub cpu_model: String,
+    /// Online CPUs.
+    pub cpus: usize,
+    pub memory_bytes: u64,
+}
+
+impl HostInfo {
+    /// Reads uname(2), /proc/cpuinfo and /proc/meminfo; unknown fields are empty, never guessed.
+    pub fn probe() -> HostInfo {
+        // SAFETY: an all-zero utsname is valid and uname only writes into it.
+        let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+        // SAFETY: `uts` is a valid, writable utsname.
+        unsafe { libc::uname(&mut uts) };
+        let field = |f: &[libc::c_char]| {
+            let bytes: Vec<u8> = f
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name"))
+            .and_then(|rest| rest.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default();
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let memory_bytes = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kib| kib * 1024);
+        HostInfo {
+            hostname: field(&uts.nodename),
+            kernel_release: field(&uts.release),
+            kernel_version: field(&uts.version),
+            machine: field(&uts.machine),
+            cpu_model,
+            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            memory_bytes,
+        }
+    }
+}
+
+/// One line of /proc/self/mountinfo: the filesystem a path lives on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MountEntry {
+    pub mount_point: PathBuf,
+    pub fs_type: String,
+    pub source: String,
+    /// Per-mount options (`rw,noatime`).
+    pub mount_options: String,
+    /// Filesystem-specific options as the kernel shows them (`rw,seclabel,size=…`).
+    pub super_options: String,
+}
+
+/// Parses the text of /proc/self/mountinfo (see proc(5)).
+pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let left: Vec<&str> = left.split(' ').collect();
+            let right: Vec<&str> = right.split(' ').collect();
+            Some(MountEntry {
+                mount_point: PathBuf::from(unescape_octal(left.get(4)?)),
+                mount_options: left.get(5)?.to_string(),
+                fs_type: right.first()?.to_string(),
+                source: unescape_octal(right.get(1)?),
+                super_options: right.get(2).unwrap_or(&"").to_string(),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape_octal(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The mount that holds `path` (the longest mount point that is a prefix of it; the last such
+/// line wins, as later mounts hide earlier ones).
+pub fn mount_of(path: &Path) -> Option<MountEntry> {
+    let path = path.canonicalize().ok()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<MountEntry> = None;
+    for entry in parse_mountinfo(&text) {
+        if path.starts_with(&entry.mount_point) {
+            let longer = best.as_ref().is_none_or(|b| {
+                entry.mount_point.as_os_str().len() >= b.mount_point.as_os_str().len()
+            });
+            if longer {
+                best = Some(entry);
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_mountinfo_lines() {
+        let text = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
+                    30 22 0:26 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,size=24683656k\n\
+                    31 22 0:27 / /mnt/with\\040space rw - xfs /dev/loop3 rw,attr2\n";
+        let entries = parse_mountinfo(text);
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[1].fs_type, "tmpfs");
+        assert_eq!(entries[1].mount_options, "rw,nosuid,nodev");
+        assert_eq!(entries[1].super_options, "rw,size=24683656k");
+        assert_eq!(entries[2].mount_point, PathBuf::from("/mnt/with space"));
+        assert_eq!(entries[2].source, "/dev/loop3");
+    }
+
+    #[test]
+    fn finds_the_mount_of_a_real_path() {
+        let root = mount_of(Path::new("/")).expect("/ is mounted");
+        assert_eq!(root.mount_point, PathBuf::from("/"));
+        let proc_mount = mount_of(Path::new("/proc/self")).expect("/proc is mounted");
+        assert_eq!(proc_mount.fs_type, "proc");
+    }
+
+    #[test]
+    fn probes_the_host() {
+        let host = HostInfo::probe();
+        assert!(!host.kernel_release.is_empty());
+        assert!(host.cpus >= 1);
+        assert!(host.memory_bytes > 0);
+    }
+}

@@ -1,0 +1,25 @@
+//! The measuring layer of fsbench: everything a workload needs to time operations honestly.
+//!
+//! Brief overview:
+//! - [`clock`]: a monotonic nanosecond clock (one vDSO call, no allocation).
+//! - [`histogram`]: a log-linear latency histogram with a documented error bound.
+//! - [`cpu`]: user and system CPU time of the calling thread.
+//! - [`stats`]: running mean / spread of per-pass rates (Welford).
+//! - [`recorder`]: the framework that times a pass of operations; workloads only act.
+//! - [`units`]: parsing and formatting of sizes and durations.
+//! - [`host`]: what machine and which mounted filesystem a measurement was taken on.
+//!
+//! This crate depends on no other fsbench crate; every other layer builds on it.
+
+pub mod clock;
+pub mod cpu;
+pub mod histogram;
+pub mod host;
+pub mod recorder;
+pub mod stats;
+pub mod units;
+
+pub use cpu::CpuTimes;
+pub use histogram::{Histogram, LatencySummary};
+pub use recorder::{OpSummary, Recorder};
+pub use stats::{RunningStats, Spread};

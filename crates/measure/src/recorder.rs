@@ -1,0 +1,220 @@
+//! The framework that times passes of operations: workloads say what one operation is, the
+//! recorder reads the clock, fills the latency histogram and keeps the totals.
+//!
+//! A pass is `count` operations followed by an optional finishing step (fsync, close) that is
+//! inside the timed region but not in the per-operation histogram. The clock is read once per
+//! operation: the end of one operation is the start of the next, so the per-operation cost of
+//! measuring is one vDSO clock read plus one histogram increment, and the sum of the recorded
+//! latencies is exactly the pass's operation time. Nothing in the loop allocates, locks or prints.
+
+use crate::clock::now_ns;
+use crate::cpu::CpuTimes;
+use crate::histogram::{Histogram, LatencySummary};
+use crate::stats::{RunningStats, Spread};
+use serde::Serialize;
+use std::io;
+
+/// Accumulates the passes of one measurement (one cell of a matrix, one phase of a workload).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    histogram: Histogram,
+    pass_rates: RunningStats,
+    passes: u64,
+    ops: u64,
+    bytes: u64,
+    elapsed_ns: u64,
+    finish_ns: u64,
+    cpu: CpuTimes,
+}
+
+impl Recorder {
+    pub fn new() -> Recorder {
+        Recorder::default()
+    }
+
+    /// Forgets every pass, keeping the allocated histogram.
+    pub fn reset(&mut self) {
+        self.histogram.clear();
+        self.pass_rates = RunningStats::new();
+        self.passes = 0;
+        self.ops = 0;
+        self.bytes = 0;
+        self.elapsed_ns = 0;
+        self.finish_ns = 0;
+        self.cpu = CpuTimes::default();
+    }
+
+    /// Times one pass: `op(ctx, i)` for `i` in `0..count`, each returning the bytes it moved,
+    /// then `finish(ctx)`. CPU time is read before and after, outside the timed region.
+    #[inline]
+    pub fn time_pass<C, Op, Finish>(
+        &mut self,
+        ctx: &mut C,
+        count: u64,
+        mut op: Op,
+        finish: Finish,
+    ) -> io::Result<()>
+    where
+        Op: FnMut(&mut C, u64) -> io::Result<u64>,
+        Finish: FnOnce(&mut C) -> io::Result<()>,
+    {
+        let cpu_before = CpuTimes::thread();
+        let start = now_ns();
+        let mut previous = start;
+        let mut bytes = 0u64;
+        for i in 0..count {
+            bytes += op(ctx, i)?;
+            let now = now_ns();
+            self.histogram.record(now - previous);
+            previous = now;
+        }
+        finish(ctx)?;
+        let end = now_ns();
+        let cpu_after = CpuTimes::thread();
+
+        let elapsed = (end - start).max(1);
+        self.passes += 1;
+        self.ops += count;
+        self.bytes += bytes;
+        self.elapsed_ns += elapsed;
+        self.finish_ns += end - previous;
+        self.cpu.add(cpu_after.since(cpu_before));
+        self.pass_rates.push(count as f64 * 1e9 / elapsed as f64);
+        Ok(())
+    }
+
+    pub fn passes(&self) -> u64 {
+        self.passes
+    }
+
+    /// Measured time of all passes so far, in nanoseconds.
+    pub fn elapsed_ns(&self) -> u64 {
+        self.elapsed_ns
+    }
+
+    pub fn histogram(&self) -> &Histogram {
+        &self.histogram
+    }
+
+    /// Totals and rates of everything recorded since the last reset.
+    pub fn summary(&self) -> OpSummary {
+        let seconds = self.elapsed_ns as f64 / 1e9;
+        let rate = |x: u64| {
+            if seconds > 0.0 {
+                x as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        OpSummary {
+            passes: self.passes,
+            ops: self.ops,
+            bytes: self.bytes,
+            elapsed_ns: self.elapsed_ns,
+            finish_ns: self.finish_ns,
+            cpu: self.cpu,
+            ops_per_s: rate(self.ops),
+            bytes_per_s: rate(self.bytes),
+            pass_ops_per_s: self.pass_rates.spread(),
+            latency: self.histogram.summary(),
+        }
+    }
+}
+
+/// What a measurement did and how fast: the unit of every figure is in its name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct OpSummary {
+    /// Number of timed passes.
+    pub passes: u64,
+    /// Operations issued in all passes.
+    pub ops: u64,
+    /// Bytes moved (returned by reads, accepted by writes) in all passes.
+    pub bytes: u64,
+    /// Measured time of all passes, nanoseconds (includes `finish_ns`).
+    pub elapsed_ns: u64,
+    /// Part of `elapsed_ns` spent in the finishing step (fsync / close / buffer flush).
+    pub finish_ns: u64,
+    /// CPU time of the measuring thread during the passes.
+    pub cpu: CpuTimes,
+    /// ops / elapsed.
+    pub ops_per_s: f64,
+    /// bytes / elapsed.
+    pub bytes_per_s: f64,
+    /// Spread of the per-pass operation rates (ops/s), one value per pass.
+    pub pass_ops_per_s: Spread,
+    /// Per-operation latency (finishing step excluded).
+    pub latency: LatencySummary,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_and_latencies_add_up() {
+        let mut rec = Recorder::new();
+        let mut calls = Vec::new();
+        for _ in 0..3 {
+            rec.time_pass(
+                &mut calls,
+                4,
+                |calls, i| {
+                    calls.push(i);
+                    Ok(10)
+                },
+                |_| Ok(()),
+            )
+            .unwrap();
+        }
+        let s = rec.summary();
+        assert_eq!((s.passes, s.ops, s.bytes), (3, 12, 120));
+        assert_eq!(calls, [0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
+        assert_eq!(s.latency.count, 12);
+        assert_eq!(s.pass_ops_per_s.n, 3);
+        assert!(s.elapsed_ns >= s.finish_ns);
+        rec.reset();
+        assert_eq!(rec.summary().ops, 0);
+    }
+
+    #[test]
+    fn an_operation_error_stops_the_pass() {
+        let mut rec = Recorder::new();
+        let err = rec
+            .time_pass(
+                &mut (),
+                10,
+                |_, i| {
+                    if i == 2 {
+                        Err(io::Error::from_raw_os_error(libc::ENOSPC))
+                    } else {
+                        Ok(1)
+                    }
+                },
+                |_| Ok(()),
+            )
+            .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(rec.passes(), 0);
+    }
+
+    #[test]
+    fn finishing_time_is_measured() {
+        let mut rec = Recorder::new();
+        rec.time_pass(
+            &mut (),
+            1,
+            |_, _| Ok(0),
+            |_| {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                Ok(())
+            },
+        )
+        .unwrap();
+        let s = rec.summary();
+        assert!(
+            s.finish_ns >= 5_000_000 && s.elapsed_ns >= s.finish_ns,
+            "{s:?}"
+        );
+        assert!(s.latency.max_ns < 5_000_000);
+    }
+}

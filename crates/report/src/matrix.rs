@@ -1,0 +1,356 @@
+//! The throughput matrix's result document and its three renderings: versioned JSON
+//! (docs/results-schema.md), tidy CSV (one row per phase x file size x record size x metric),
+//! and an iozone-style terminal grid (rows file size, columns record size, one block per phase).
+
+use crate::unit::DisplayUnit;
+use fsbench_measure::host::{HostInfo, MountEntry};
+use fsbench_measure::units::{human_duration, size_label};
+use fsbench_workload::matrix::{CellResult, MatrixOutcome, MatrixPlan, Phase, RunStatus};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Name of the JSON document kind.
+pub const SCHEMA: &str = "fsbench.matrix";
+/// Bumped whenever a field changes meaning or disappears (additions keep the version).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where the matrix ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct Directory<'a> {
+    pub path: &'a Path,
+    /// The mounted filesystem holding it (from /proc/self/mountinfo).
+    pub mount: Option<MountEntry>,
+}
+
+/// Everything one matrix run produced, with its provenance: the model every exporter renders.
+#[derive(Debug, Serialize)]
+pub struct MatrixDocument<'a> {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub fsbench_version: &'a str,
+    /// RFC 3339 UTC start time.
+    pub started_at: String,
+    /// Wall-clock time of the whole run, setup included.
+    pub elapsed_ns: u64,
+    pub status: RunStatus,
+    /// Why the run failed (status "failed").
+    pub error: Option<String>,
+    pub host: &'a HostInfo,
+    pub directory: Directory<'a>,
+    /// The validated request: tests, sizes, options, seed, skipped cells.
+    pub config: &'a MatrixPlan,
+    pub warnings: &'a [String],
+    pub results: &'a [CellResult],
+}
+
+impl<'a> MatrixDocument<'a> {
+    pub fn new(
+        plan: &'a MatrixPlan,
+        outcome: &'a MatrixOutcome,
+        host: &'a HostInfo,
+        directory: Directory<'a>,
+        started_at: String,
+    ) -> MatrixDocument<'a> {
+        MatrixDocument {
+            schema: SCHEMA,
+            schema_version: SCHEMA_VERSION,
+            fsbench_version: env!("CARGO_PKG_VERSION"),
+            started_at,
+            elapsed_ns: outcome.elapsed_ns,
+            status: outcome.status,
+            error: outcome.failure.as_ref().map(|e| e.to_string()),
+            host,
+            directory,
+            config: plan,
+            warnings: &outcome.warnings,
+            results: &outcome.results,
+        }
+    }
+
+    /// Pretty-printed JSON.
+    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, self).map_err(io::Error::other)?;
+        writeln!(out)
+    }
+
+    /// Tidy CSV: one row per phase x file size x record size x metric, values in base units.
+    pub fn write_csv(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "test,phase,file_size_bytes,record_size_bytes,metric,value,unit,passes,cache_state,direct_io"
+        )?;
+        for r in self.results {
+            let s = &r.summary;
+            let lat = &s.latency;
+            let rows: [(&str, f64, &str); 18] = [
+                ("ops_per_s", s.ops_per_s, "ops/s"),
+                ("kib_per_s", s.bytes_per_s / 1024.0, "KiB/s"),
+                ("bytes", s.bytes as f64, "B"),
+                ("ops", s.ops as f64, "count"),
+                ("elapsed_ns", s.elapsed_ns as f64, "ns"),
+                ("finish_ns", s.finish_ns as f64, "ns"),
+                ("user_cpu_ns", s.cpu.user_ns as f64, "ns"),
+                ("sys_cpu_ns", s.cpu.sys_ns as f64, "ns"),
+                ("pass_ops_per_s_stddev", s.pass_ops_per_s.stddev, "ops/s"),
+                ("pass_ops_per_s_cv", s.pass_ops_per_s.cv, "ratio"),
+                ("latency_min_ns", lat.min_ns as f64, "ns"),
+                ("latency_mean_ns", lat.mean_ns, "ns"),
+                ("latency_p50_ns", lat.p50_ns as f64, "ns"),
+                ("latency_p90_ns", lat.p90_ns as f64, "ns"),
+                ("latency_p99_ns", lat.p99_ns as f64, "ns"),
+                ("latency_p99_9_ns", lat.p99_9_ns as f64, "ns"),
+                ("latency_max_ns", lat.max_ns as f64, "ns"),
+                (
+                    "resident_before_percent",
+                    r.resident_before_percent.unwrap_or(f64::NAN),
+                    "%",
+                ),
+            ];
+            for (metric, value, unit) in rows {
+                if value.is_nan() {
+                    continue;
+                }
+                writeln!(
+                    out,
+                    "{},{},{},{},{metric},{},{unit},{},{},{}",
+                    r.test.name(),
+                    r.phase.name(),
+                    r.file_size_bytes,
+                    r.record_size_bytes,
+                    csv_number(value),
+                    s.passes,
+                    r.cache_state.name(),
+                    r.direct_io
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The iozone-style grid: one block per phase, rows file sizes, columns record sizes.
+    /// With `spread`, each value is followed by the coefficient of variation across passes.
+    pub fn write_terminal(
+        &self,
+        out: &mut dyn Write,
+        unit: DisplayUnit,
+        spread: bool,
+    ) -> io::Result<()> {
+        let mount = self
+            .directory
+            .mount
+            .as_ref()
+            .map(|m| format!(" ({} {}, {})", m.fs_type, m.source, m.mount_options))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "fsbench matrix on {}{mount}: {} results in {}",
+            self.directory.path.display(),
+            self.results.len(),
+            human_duration(self.elapsed_ns)
+        )?;
+        let spread_note = if spread {
+            "; ±N% = coefficient of variation of the per-pass rates"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "Values in {}, {}; each value is the rate over all passes of a cell{spread_note}.",
+            unit.label(),
+            unit.direction()
+        )?;
+        let files: Vec<u64> = self.config.file_sizes_bytes.clone();
+        let records: Vec<u64> = self.config.record_sizes_bytes.clone();
+        for &phase in &self.config.phases {
+            let cells: Vec<&CellResult> =
+                self.results.iter().filter(|r| r.phase == phase).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            self.write_block(out, phase, &cells, &files, &records, unit, spread)?;
+        }
+        if !self.config.skipped.is_empty() {
+            writeln!(
+                out,
+                "\n{} cells skipped: {}",
+                self.config.skipped.len(),
+                self.config.skipped[0].reason
+            )?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_block(
+        &self,
+        out: &mut dyn Write,
+        phase: Phase,
+        cells: &[&CellResult],
+        files: &[u64],
+        records: &[u64],
+        unit: DisplayUnit,
+        spread: bool,
+    ) -> io::Result<()> {
+        let find = |f: u64, r: u64| {
+            cells
+                .iter()
+                .find(|c| c.file_size_bytes == f && c.record_size_bytes == r)
+        };
+        let text = |c: &CellResult| {
+            let value = unit.format(unit.value(&c.summary));
+            if spread {
+                format!("{value}±{:.0}%", c.summary.pass_ops_per_s.cv * 100.0)
+            } else {
+                value
+            }
+        };
+        let width = cells
+            .iter()
+            .map(|c| text(c).chars().count())
+            .max()
+            .unwrap_or(1)
+            .max(6);
+        writeln!(
+            out,
+            "\n{} ({}) [{}, {}]",
+            phase.report_title(),
+            phase.name(),
+            unit.label(),
+            unit.direction()
+        )?;
+        write!(out, "{:>12}", "file\\record")?;
+        for &r in records {
+            write!(out, " {:>width$}", size_label(r))?;
+        }
+        writeln!(out)?;
+        for &f in files {
+            if !cells.iter().any(|c| c.file_size_bytes == f) {
+                continue;
+            }
+            write!(out, "{:>12}", size_label(f))?;
+            for &r in records {
+                let cell = find(f, r).map(|c| text(c)).unwrap_or_default();
+                write!(out, " {cell:>width$}")?;
+            }
+            writeln!(out)?;
+        }
+        let passes = cells.iter().map(|c| c.summary.passes);
+        let (min_passes, max_passes) =
+            (passes.clone().min().unwrap_or(0), passes.max().unwrap_or(0));
+        let states: BTreeSet<&str> = cells.iter().map(|c| c.cache_state.name()).collect();
+        let states: Vec<&str> = states.into_iter().collect();
+        writeln!(
+            out,
+            "{:>12} passes per cell: {min_passes}..{max_passes}; cache: {}",
+            "",
+            states.join(", ")
+        )
+    }
+}
+
+/// A number for CSV: integers without a decimal point, others with enough digits to round-trip.
+fn csv_number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fsbench_measure::units::SizeSpec;
+    use fsbench_workload::matrix::{self, MatrixSpec, MatrixTest, NoObserver};
+    use fsbench_workload::StopFlag;
+
+    fn small_run() -> (MatrixPlan, MatrixOutcome, HostInfo) {
+        let plan = MatrixSpec {
+            tests: vec![MatrixTest::Write, MatrixTest::Read],
+            file_sizes: SizeSpec::parse("4k..8k").unwrap(),
+            record_sizes: SizeSpec::parse("4k..8k").unwrap(),
+            min_time_ns: 0,
+            ..MatrixSpec::default()
+        }
+        .plan()
+        .unwrap();
+        let dir = std::env::temp_dir();
+        let outcome = matrix::run(&plan, &dir, &StopFlag::new(), &mut NoObserver);
+        (plan, outcome, HostInfo::probe())
+    }
+
+    #[test]
+    fn json_has_schema_and_every_result() {
+        let (plan, outcome, host) = small_run();
+        let doc = MatrixDocument::new(
+            &plan,
+            &outcome,
+            &host,
+            Directory {
+                path: Path::new("/tmp"),
+                mount: None,
+            },
+            "2026-11-22T00:00:00Z".into(),
+        );
+        let mut bytes = Vec::new();
+        doc.write_json(&mut bytes).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["schema"], SCHEMA);
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
+        assert_eq!(v["status"], "complete");
+        // 3 cells x 4 phases.
+        assert_eq!(v["results"].as_array().unwrap().len(), 12);
+        let first = &v["results"][0];
+        for key in [
+            "phase",
+            "ops_per_s",
+            "bytes_per_s",
+            "latency",
+            "pass_ops_per_s",
+            "cache_state",
+            "cpu",
+        ] {
+            assert!(!first[key].is_null(), "missing {key}");
+        }
+        assert_eq!(v["config"]["tests"], serde_json::json!(["write", "read"]));
+    }
+
+    #[test]
+    fn csv_is_tidy_and_terminal_has_a_block_per_phase() {
+        let (plan, outcome, host) = small_run();
+        let doc = MatrixDocument::new(
+            &plan,
+            &outcome,
+            &host,
+            Directory {
+                path: Path::new("/tmp"),
+                mount: None,
+            },
+            String::new(),
+        );
+        let mut csv = Vec::new();
+        doc.write_csv(&mut csv).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        let header_columns = csv.lines().next().unwrap().split(',').count();
+        assert!(csv.lines().all(|l| l.split(',').count() == header_columns));
+        let kib_rows = csv.lines().filter(|l| l.contains(",kib_per_s,")).count();
+        assert_eq!(kib_rows, 12);
+
+        let mut text = Vec::new();
+        doc.write_terminal(&mut text, DisplayUnit::KibPerSec, true)
+            .unwrap();
+        let text = String::from_utf8(text).unwrap();
+        for title in [
+            "Writer report",
+            "Re-writer report",
+            "Reader report",
+            "Re-reader report",
+        ] {
+            assert!(text.contains(title), "{title} missing:\n{text}");
+        }
+        assert!(text.contains("KiB/s, higher is better"));
+        assert!(text.contains("passes per cell"));
+    }
+}

@@ -1,0 +1,101 @@
+//! Errors of the workload layer. Every message is one line that says what went wrong and what
+//! to change.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum WorkloadError {
+    /// The request itself is wrong (sizes, tests, options); nothing was touched.
+    #[error("{0}")]
+    InvalidSpec(String),
+    /// An operation on the filesystem failed.
+    #[error("cannot {action} {}{context}: {source}; {hint}", path.display())]
+    Io {
+        action: String,
+        path: PathBuf,
+        /// Where it happened (" during rewrite (file 64m, record 4k)"), or empty.
+        context: String,
+        source: io::Error,
+        hint: String,
+    },
+    /// A stop was requested (Ctrl-C); finished results are kept.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl WorkloadError {
+    /// True when the user can fix this by changing the command line (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, WorkloadError::InvalidSpec(_))
+    }
+
+    /// An I/O error on `path`, with advice chosen from the errno.
+    pub fn io(action: impl fmt::Display, path: &Path, source: io::Error) -> WorkloadError {
+        let hint = hint_for(&source).to_string();
+        WorkloadError::Io {
+            action: action.to_string(),
+            path: path.to_path_buf(),
+            context: String::new(),
+            source,
+            hint,
+        }
+    }
+
+    /// Adds where an I/O error happened; other errors are returned unchanged.
+    pub fn during(mut self, where_: impl fmt::Display) -> WorkloadError {
+        if let WorkloadError::Io { context, .. } = &mut self {
+            *context = format!(" during {where_}");
+        }
+        self
+    }
+}
+
+fn hint_for(error: &io::Error) -> &'static str {
+    match error.raw_os_error() {
+        Some(libc::ENOSPC) => {
+            "the filesystem is full: free space on it or choose smaller --file-sizes"
+        }
+        Some(libc::EDQUOT) => "the disk quota is exhausted: raise it or choose smaller --file-sizes",
+        Some(libc::EROFS) => "the filesystem is mounted read-only: pass a writable --dir",
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "permission denied: pass a directory this user may write to"
+        }
+        Some(libc::ENOENT) => "it does not exist: create it or pass another --dir",
+        Some(libc::ENOTDIR) => "a path component is not a directory: pass a directory as --dir",
+        Some(libc::EINVAL) => {
+            "the filesystem refused the request (with --direct: it may not support O_DIRECT, or the record size is not a multiple of its block size)"
+        }
+        Some(libc::EIO) => "the device reported an I/O error: check `dmesg`",
+        Some(libc::EMFILE) | Some(libc::ENFILE) => "too many open files: raise `ulimit -n`",
+        _ if error.kind() == io::ErrorKind::UnexpectedEof => {
+            "the file is shorter than expected: another process may have truncated it"
+        }
+        _ => "see the system error above",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_are_one_line_with_advice() {
+        let e = WorkloadError::io(
+            "write",
+            Path::new("/x/f"),
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("cannot write /x/f: No space left on device"),
+            "{text}"
+        );
+        assert!(text.contains("smaller --file-sizes"), "{text}");
+        assert!(!text.contains('\n'));
+        assert!(!e.is_usage());
+        assert!(WorkloadError::InvalidSpec("x".into()).is_usage());
+    }
+}

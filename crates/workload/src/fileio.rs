@@ -1,0 +1,127 @@
+//! File primitives for workloads: page-aligned buffers (as O_DIRECT needs) and opening files
+//! with the flags a test asks for.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Alignment of every buffer: a page, which satisfies O_DIRECT on every Linux filesystem.
+pub const BUFFER_ALIGN: usize = 4096;
+
+/// A zero-initialised heap buffer whose start is aligned to [`BUFFER_ALIGN`].
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: AlignedBuf owns its allocation exclusively, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocates `len` zero bytes (at least one page).
+    pub fn new(len: usize) -> AlignedBuf {
+        let layout = Self::layout(len);
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        AlignedBuf { ptr, len }
+    }
+
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(len.max(BUFFER_ALIGN), BUFFER_ALIGN).expect("buffer size overflow")
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len initialised bytes for the lifetime of self.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: ptr is valid for len bytes, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout.
+        unsafe { dealloc(self.ptr, Self::layout(self.len)) }
+    }
+}
+
+/// How a test file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create a new file; fail if it exists.
+    CreateNew,
+    /// Open an existing file for writing (no truncation).
+    Write,
+    /// Open an existing file for reading.
+    Read,
+    /// Open an existing file for reading and writing.
+    ReadWrite,
+}
+
+/// Opens `path`; with `direct` the page cache is bypassed (O_DIRECT).
+pub fn open(path: &Path, mode: OpenMode, direct: bool) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    match mode {
+        OpenMode::CreateNew => options.write(true).create_new(true),
+        OpenMode::Write => options.write(true),
+        OpenMode::Read => options.read(true),
+        OpenMode::ReadWrite => options.read(true).write(true),
+    };
+    if direct {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    options.open(path)
+}
+
+/// The preferred I/O size of an open file (st_blksize), as stdio uses for its buffer.
+pub fn preferred_block_size(file: &File) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata()
+        .map(|m| m.blksize() as usize)
+        .ok()
+        .filter(|&b| b > 0)
+        .unwrap_or(BUFFER_ALIGN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_are_aligned_and_zeroed() {
+        for len in [1, 4096, 5000, 1 << 20] {
+            let mut b = AlignedBuf::new(len);
+            assert_eq!(b.as_slice().as_ptr() as usize % BUFFER_ALIGN, 0);
+            assert_eq!(b.len(), len);
+            assert!(b.as_slice().iter().all(|&x| x == 0));
+            b.as_mut_slice()[len - 1] = 7;
+            assert_eq!(b.as_slice()[len - 1], 7);
+        }
+    }
+
+    #[test]
+    fn create_new_refuses_an_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        open(&path, OpenMode::CreateNew, false).unwrap();
+        let err = open(&path, OpenMode::CreateNew, false).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        open(&path, OpenMode::Write, false).unwrap();
+    }
+}

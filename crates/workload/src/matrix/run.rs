@@ -1,0 +1,518 @@
+//! Runs a [`MatrixPlan`] in a directory: one test file, every cell and phase in iozone's order,
+//! each phase repeated until its minimum measured time, each result handed to the observer the
+//! moment it exists.
+//!
+//! Everything a pass needs (data pool, read buffer, stdio buffers, histogram) is allocated
+//! before the first pass; the timed loops only issue system calls, read the clock and count.
+//! Setup between passes (creating the file afresh, evicting it from the page cache, purging the
+//! CPU cache) is never timed. The test file is removed at the end, on error and on interruption.
+
+use super::spec::{Cell, MatrixPlan};
+use super::test::{Access, Api, Direction, MatrixTest, Phase};
+use crate::cache::{self, CacheState};
+use crate::control::StopFlag;
+use crate::data::DataSource;
+use crate::error::WorkloadError;
+use crate::fileio::{self, AlignedBuf, OpenMode};
+use crate::rng::{Permutation, Rng};
+use crate::stdio::{StdioReader, StdioWriter};
+use fsbench_measure::clock::now_ns;
+use fsbench_measure::units::size_label;
+use fsbench_measure::{OpSummary, Recorder};
+use serde::Serialize;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::IntoRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Receives results and warnings while the matrix runs (progress bars, live stores).
+pub trait MatrixObserver {
+    /// A phase of a cell finished; `done` of `total` results exist now.
+    fn result(&mut self, _result: &CellResult, _done: usize, _total: usize) {}
+    /// Something the reader of the results must know (said once per kind).
+    fn warning(&mut self, _message: &str) {}
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+impl MatrixObserver for NoObserver {}
+
+/// One measured phase of one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellResult {
+    pub test: MatrixTest,
+    pub phase: Phase,
+    pub file_size_bytes: u64,
+    pub record_size_bytes: u64,
+    /// The page-cache state the passes started from.
+    pub cache_state: CacheState,
+    /// Largest share of the file found in the page cache before a pass, percent (measured
+    /// before the first pass, and before every pass when caches are dropped).
+    pub resident_before_percent: Option<f64>,
+    /// Whether the phase bypassed the page cache (O_DIRECT).
+    pub direct_io: bool,
+    #[serde(flatten)]
+    pub summary: OpSummary,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+/// Everything a run produced, including how it ended.
+#[derive(Debug)]
+pub struct MatrixOutcome {
+    pub results: Vec<CellResult>,
+    pub warnings: Vec<String>,
+    /// Wall-clock time of the whole run, setup included.
+    pub elapsed_ns: u64,
+    pub status: RunStatus,
+    /// Why the run failed, when it did.
+    pub failure: Option<WorkloadError>,
+    /// The test file (removed unless the plan keeps it and the run completed).
+    pub test_file: PathBuf,
+}
+
+/// Measures every cell and phase of `plan` in `dir`. Call [`MatrixPlan::preflight`] first for
+/// friendly errors about the directory. Never panics on I/O errors: they end the run with
+/// `RunStatus::Failed` and the results measured so far.
+pub fn run(
+    plan: &MatrixPlan,
+    dir: &Path,
+    stop: &StopFlag,
+    observer: &mut dyn MatrixObserver,
+) -> MatrixOutcome {
+    let started = now_ns();
+    let mut runner = Runner::new(plan, dir);
+    let total = plan.result_count();
+    let mut results = Vec::with_capacity(total);
+    let mut warnings = Vec::new();
+    let mut status = RunStatus::Complete;
+    let mut failure = None;
+    'cells: for &cell in &plan.cells {
+        runner.start_cell();
+        for &phase in &plan.phases {
+            let measured = if stop.is_requested() {
+                Err(WorkloadError::Interrupted)
+            } else {
+                runner.measure(cell, phase, stop)
+            };
+            for warning in runner.warnings.drain(..) {
+                observer.warning(&warning);
+                warnings.push(warning);
+            }
+            match measured {
+                Ok(result) => {
+                    results.push(result);
+                    observer.result(results.last().expect("just pushed"), results.len(), total);
+                }
+                Err(WorkloadError::Interrupted) => {
+                    status = RunStatus::Interrupted;
+                    break 'cells;
+                }
+                Err(error) => {
+                    status = RunStatus::Failed;
+                    failure = Some(error);
+                    break 'cells;
+                }
+            }
+        }
+    }
+    if !(plan.spec.keep_file && status == RunStatus::Complete) {
+        runner.remove_file();
+    }
+    MatrixOutcome {
+        results,
+        warnings,
+        elapsed_ns: now_ns() - started,
+        status,
+        failure,
+        test_file: runner.path.clone(),
+    }
+}
+
+/// The record visited by the i-th operation of a pass.
+enum Offsets {
+    Sequential,
+    Backward { records: u64 },
+    Stride { stride: u64, records: u64 },
+    Same { index: u64 },
+    Random(Permutation),
+}
+
+impl Offsets {
+    fn new(access: Access, records: u64, stride: u64, rng: &mut Rng) -> Offsets {
+        match access {
+            Access::Sequential => Offsets::Sequential,
+            Access::Backward => Offsets::Backward { records },
+            Access::Stride => Offsets::Stride { stride, records },
+            Access::SameRecord => Offsets::Same { index: records / 2 },
+            Access::Random => Offsets::Random(Permutation::new(records, rng)),
+        }
+    }
+
+    #[inline(always)]
+    fn record(&mut self, i: u64) -> u64 {
+        match self {
+            Offsets::Sequential => i,
+            Offsets::Backward { records } => *records - 1 - i,
+            Offsets::Stride { stride, records } => i.wrapping_mul(*stride) % *records,
+            Offsets::Same { index } => *index,
+            Offsets::Random(permutation) => permutation.next_index(),
+        }
+    }
+}
+
+/// What the timed closures of one pass work on.
+struct Pass<'a> {
+    file: Option<File>,
+    data: &'a mut DataSource,
+    buffer: &'a mut [u8],
+    offsets: Offsets,
+    rng: &'a mut Rng,
+    writer: &'a mut StdioWriter,
+    reader: &'a mut StdioReader,
+    record: u64,
+    mix_read_percent: u64,
+    fsync: bool,
+    close: bool,
+}
+
+fn open_file(file: &mut Option<File>) -> &mut File {
+    file.as_mut()
+        .expect("the file is open until the pass finishes")
+}
+
+impl Pass<'_> {
+    /// The end of a timed pass: flush the stdio buffer, fsync (-e) and close (-c) as asked.
+    fn finish(&mut self, stdio_write: bool) -> io::Result<()> {
+        if stdio_write {
+            self.writer.flush(open_file(&mut self.file))?;
+        }
+        if self.fsync {
+            open_file(&mut self.file).sync_all()?;
+        }
+        if self.close {
+            let fd = self.file.take().expect("open").into_raw_fd();
+            // SAFETY: `fd` came from into_raw_fd, so nothing else will close it.
+            if unsafe { libc::close(fd) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Runner<'p> {
+    plan: &'p MatrixPlan,
+    path: PathBuf,
+    data: DataSource,
+    buffer: AlignedBuf,
+    rng: Rng,
+    recorder: Recorder,
+    purge: Option<AlignedBuf>,
+    writer: StdioWriter,
+    reader: StdioReader,
+    stdio_capacity: usize,
+    file_ready: bool,
+    warned_stdio_direct: bool,
+    warned_not_evicted: bool,
+    warnings: Vec<String>,
+}
+
+impl<'p> Runner<'p> {
+    fn new(plan: &'p MatrixPlan, dir: &Path) -> Runner<'p> {
+        let largest_record = plan.largest_record() as usize;
+        Runner {
+            plan,
+            path: dir.join(format!("fsbench-matrix-{}.dat", std::process::id())),
+            data: DataSource::new(plan.spec.data, plan.seed, largest_record),
+            buffer: AlignedBuf::new(largest_record),
+            rng: Rng::new(plan.seed ^ 0x6f66_6673_6574_7321),
+            recorder: Recorder::new(),
+            purge: plan
+                .purge_bytes
+                .map(|bytes| AlignedBuf::new(bytes as usize)),
+            writer: StdioWriter::new(fileio::BUFFER_ALIGN),
+            reader: StdioReader::new(fileio::BUFFER_ALIGN),
+            stdio_capacity: fileio::BUFFER_ALIGN,
+            file_ready: false,
+            warned_stdio_direct: false,
+            warned_not_evicted: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn start_cell(&mut self) {
+        self.remove_file();
+        self.file_ready = false;
+    }
+
+    fn remove_file(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    fn measure(
+        &mut self,
+        cell: Cell,
+        phase: Phase,
+        stop: &StopFlag,
+    ) -> Result<CellResult, WorkloadError> {
+        let spec = &self.plan.spec;
+        let direct = spec.direct && phase.api() != Api::Stdio;
+        if spec.direct && !direct && !self.warned_stdio_direct {
+            self.warned_stdio_direct = true;
+            self.warnings.push("--direct does not apply to fwrite/fread: like iozone's stdio tests they always go through a user-space buffer and the page cache (their results say direct_io: false)".to_string());
+        }
+        let context = || {
+            format!(
+                "{phase} (file {}, record {})",
+                size_label(cell.file_size_bytes),
+                size_label(cell.record_size_bytes)
+            )
+        };
+        if !phase.creates_file() && !self.file_ready {
+            self.prepare_file(cell)
+                .map_err(|e| WorkloadError::io("write", &self.path, e).during(context()))?;
+        }
+        let evict = spec.drop_caches && phase.may_start_cold() && !direct;
+        let mut resident: Option<f64> = None;
+        let mut residency_unknown = false;
+        self.recorder.reset();
+        loop {
+            if stop.is_requested() {
+                return Err(WorkloadError::Interrupted);
+            }
+            let file = self
+                .open_for(phase, direct)
+                .map_err(|e| WorkloadError::io("open", &self.path, e).during(context()))?;
+            if !phase.creates_file() && !direct && (evict || self.recorder.passes() == 0) {
+                if evict {
+                    cache::evict(&file).map_err(|e| {
+                        WorkloadError::io("evict from the page cache", &self.path, e)
+                            .during(context())
+                    })?;
+                }
+                match cache::resident_fraction(&self.path) {
+                    Ok(f) => resident = Some(resident.map_or(f, |r: f64| r.max(f))),
+                    Err(_) => residency_unknown = true,
+                }
+            }
+            if phase.api() == Api::Stdio {
+                self.fit_stdio_buffers(&file);
+            }
+            if let Some(purge) = &mut self.purge {
+                purge_cpu_cache(purge);
+            }
+            self.timed_pass(cell, phase, file).map_err(|e| {
+                let verb = match phase.direction() {
+                    Direction::Read => "read",
+                    Direction::Write => "write",
+                    Direction::Mixed => "read or write",
+                };
+                WorkloadError::io(verb, &self.path, e).during(context())
+            })?;
+            let passes = self.recorder.passes();
+            let enough_time = self.recorder.elapsed_ns() >= self.plan.spec.min_time_ns;
+            if enough_time || self.plan.max_passes.is_some_and(|max| passes >= max) {
+                break;
+            }
+        }
+        if phase.writes_whole_file() {
+            self.file_ready = true;
+        }
+        if evict && resident.is_some_and(|r| r > 0.0) && !self.warned_not_evicted {
+            self.warned_not_evicted = true;
+            self.warnings.push(format!(
+                "--drop-caches: the filesystem kept {:.0} % of the test file in the page cache after eviction (tmpfs keeps files in memory); those read results are marked warm or partial, not cold",
+                resident.unwrap_or(0.0) * 100.0
+            ));
+        }
+        let cache_state = if phase.creates_file() {
+            CacheState::NewFile
+        } else if direct {
+            CacheState::Direct
+        } else if residency_unknown {
+            CacheState::Unknown
+        } else {
+            CacheState::from_resident(resident.unwrap_or(1.0))
+        };
+        Ok(CellResult {
+            test: phase.test(),
+            phase,
+            file_size_bytes: cell.file_size_bytes,
+            record_size_bytes: cell.record_size_bytes,
+            cache_state,
+            resident_before_percent: if residency_unknown {
+                None
+            } else {
+                resident.map(|r| r * 100.0)
+            },
+            direct_io: direct,
+            summary: self.recorder.summary(),
+        })
+    }
+
+    /// Writes the whole file, untimed, for phases that need one when no write phase made it.
+    fn prepare_file(&mut self, cell: Cell) -> io::Result<()> {
+        self.remove_file();
+        let mut file = fileio::open(&self.path, OpenMode::CreateNew, false)?;
+        for _ in 0..cell.records() {
+            file.write_all(self.data.next(cell.record_size_bytes as usize))?;
+        }
+        self.file_ready = true;
+        Ok(())
+    }
+
+    fn open_for(&mut self, phase: Phase, direct: bool) -> io::Result<File> {
+        if phase.creates_file() {
+            match std::fs::remove_file(&self.path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            return fileio::open(&self.path, OpenMode::CreateNew, direct);
+        }
+        let mode = match phase.direction() {
+            Direction::Read => OpenMode::Read,
+            Direction::Write => OpenMode::Write,
+            Direction::Mixed => OpenMode::ReadWrite,
+        };
+        fileio::open(&self.path, mode, direct)
+    }
+
+    /// Sizes the stdio buffers to the file's st_blksize, as glibc does (allocates only when the
+    /// size changes).
+    fn fit_stdio_buffers(&mut self, file: &File) {
+        let capacity = fileio::preferred_block_size(file);
+        if capacity != self.stdio_capacity {
+            self.writer = StdioWriter::new(capacity);
+            self.reader = StdioReader::new(capacity);
+            self.stdio_capacity = capacity;
+        }
+        self.writer.discard();
+        self.reader.reset();
+    }
+
+    fn timed_pass(&mut self, cell: Cell, phase: Phase, file: File) -> io::Result<()> {
+        let records = cell.records();
+        let record = cell.record_size_bytes;
+        let spec = &self.plan.spec;
+        let offsets = Offsets::new(phase.access(), records, spec.stride_records, &mut self.rng);
+        let mut pass = Pass {
+            file: Some(file),
+            data: &mut self.data,
+            buffer: &mut self.buffer.as_mut_slice()[..record as usize],
+            offsets,
+            rng: &mut self.rng,
+            writer: &mut self.writer,
+            reader: &mut self.reader,
+            record,
+            mix_read_percent: u64::from(spec.mix_read_percent),
+            fsync: spec.include_fsync && phase.direction() != Direction::Read,
+            close: spec.include_close,
+        };
+        let recorder = &mut self.recorder;
+        match (phase.api(), phase.direction()) {
+            (Api::Stream, Direction::Write) => recorder.time_pass(
+                &mut pass,
+                records,
+                |p, _| {
+                    let data = p.data.next(p.record as usize);
+                    open_file(&mut p.file).write_all(data)?;
+                    Ok(p.record)
+                },
+                |p| p.finish(false),
+            ),
+            (Api::Stream, _) => recorder.time_pass(
+                &mut pass,
+                records,
+                |p, _| {
+                    open_file(&mut p.file).read_exact(p.buffer)?;
+                    Ok(p.record)
+                },
+                |p| p.finish(false),
+            ),
+            (Api::Stdio, Direction::Write) => recorder.time_pass(
+                &mut pass,
+                records,
+                |p, _| {
+                    let data = p.data.next(p.record as usize);
+                    p.writer.write(open_file(&mut p.file), data)
+                },
+                |p| p.finish(true),
+            ),
+            (Api::Stdio, _) => recorder.time_pass(
+                &mut pass,
+                records,
+                |p, _| p.reader.read(open_file(&mut p.file), p.buffer),
+                |p| p.finish(false),
+            ),
+            (Api::Positional, Direction::Write) => recorder.time_pass(
+                &mut pass,
+                records,
+                |p, i| {
+                    let offset = p.offsets.record(i) * p.record;
+                    let data = p.data.next(p.record as usize);
+                    open_file(&mut p.file).write_all_at(data, offset)?;
+                    Ok(p.record)
+                },
+                |p| p.finish(false),
+            ),
+            (Api::Positional, Direction::Read) => recorder.time_pass(
+                &mut pass,
+                records,
+                |p, i| {
+                    let offset = p.offsets.record(i) * p.record;
+                    open_file(&mut p.file).read_exact_at(p.buffer, offset)?;
+                    Ok(p.record)
+                },
+                |p| p.finish(false),
+            ),
+            (Api::Positional, Direction::Mixed) => recorder.time_pass(
+                &mut pass,
+                records,
+                |p, i| {
+                    let offset = p.offsets.record(i) * p.record;
+                    if p.rng.next_u64() % 100 < p.mix_read_percent {
+                        open_file(&mut p.file).read_exact_at(p.buffer, offset)?;
+                    } else {
+                        let data = p.data.next(p.record as usize);
+                        open_file(&mut p.file).write_all_at(data, offset)?;
+                    }
+                    Ok(p.record)
+                },
+                |p| p.finish(false),
+            ),
+        }
+    }
+}
+
+/// Writes one byte per cache line of a buffer larger than the CPU caches, evicting whatever the
+/// previous pass left there (iozone -p).
+fn purge_cpu_cache(buffer: &mut AlignedBuf) {
+    for line in buffer.as_mut_slice().chunks_mut(64) {
+        line[0] = line[0].wrapping_add(1);
+    }
+    std::hint::black_box(buffer.as_slice().as_ptr());
+}
+
+/// Twice the level-2 cache of a core (sysfs), or 8 MiB when the kernel does not say.
+pub fn default_purge_bytes() -> u64 {
+    let base = Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let l2 = (0..8).find_map(|index| {
+        let dir = base.join(format!("index{index}"));
+        let level = std::fs::read_to_string(dir.join("level")).ok()?;
+        if level.trim() != "2" {
+            return None;
+        }
+        let size = std::fs::read_to_string(dir.join("size")).ok()?;
+        fsbench_measure::units::parse_size(size.trim()).ok()
+    });
+    l2.map_or(8 << 20, |bytes| 2 * bytes)
+}

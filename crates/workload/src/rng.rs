@@ -1,0 +1,149 @@
+//! A small, fast, deterministic pseudo-random generator (xoshiro256**, seeded by SplitMix64).
+//!
+//! Not for cryptography: it chooses offsets and fills data buffers, where speed and a
+//! reproducible seed matter.
+
+/// xoshiro256** by Blackman and Vigna (2018).
+#[derive(Debug, Clone)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        let mut state = seed;
+        Rng {
+            s: [
+                splitmix64(&mut state),
+                splitmix64(&mut state),
+                splitmix64(&mut state),
+                splitmix64(&mut state),
+            ],
+        }
+    }
+
+    #[inline(always)]
+    pub fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    /// Fills `out` with random bytes.
+    pub fn fill(&mut self, out: &mut [u8]) {
+        let mut chunks = out.chunks_exact_mut(8);
+        for chunk in &mut chunks {
+            chunk.copy_from_slice(&self.next_u64().to_le_bytes());
+        }
+        let rest = chunks.into_remainder();
+        let last = self.next_u64().to_le_bytes();
+        rest.copy_from_slice(&last[..rest.len()]);
+    }
+}
+
+/// A seed from the kernel's random source (getrandom(2)), falling back to the clock.
+pub fn fresh_seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: `bytes` is a valid, writable 8-byte buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n == 8 {
+        u64::from_le_bytes(bytes)
+    } else {
+        fsbench_measure::clock::now_ns() ^ u64::from(std::process::id()) << 32
+    }
+}
+
+/// Visits every index in `0..n` exactly once, in a pseudo-random order, in O(1) memory.
+///
+/// A full-period linear congruential sequence modulo the next power of two `m >= n`
+/// (Hull-Dobell: odd increment, multiplier = 1 mod 4), skipping values `>= n` ("cycle walking").
+/// When `n` is a power of two nothing is skipped.
+#[derive(Debug, Clone, Copy)]
+pub struct Permutation {
+    n: u64,
+    mask: u64,
+    increment: u64,
+    state: u64,
+}
+
+const LCG_MULTIPLIER: u64 = 6_364_136_223_846_793_005;
+
+impl Permutation {
+    /// A new random order over `0..n` (n >= 1), chosen by `rng`.
+    pub fn new(n: u64, rng: &mut Rng) -> Permutation {
+        let m = n.max(1).next_power_of_two();
+        Permutation {
+            n: n.max(1),
+            mask: m - 1,
+            increment: rng.next_u64() | 1,
+            state: rng.next_u64() & (m - 1),
+        }
+    }
+
+    /// The next index of the order; after `n` calls every index has been returned once.
+    #[inline(always)]
+    pub fn next_index(&mut self) -> u64 {
+        loop {
+            self.state = self
+                .state
+                .wrapping_mul(LCG_MULTIPLIER)
+                .wrapping_add(self.increment)
+                & self.mask;
+            if self.state < self.n {
+                return self.state;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_stream() {
+        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+        for _ in 0..100 {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+        assert_ne!(Rng::new(7).next_u64(), Rng::new(8).next_u64());
+    }
+
+    #[test]
+    fn permutation_visits_every_index_once() {
+        let mut rng = Rng::new(1);
+        for n in [1u64, 2, 7, 64, 100, 1000, 4096] {
+            let mut p = Permutation::new(n, &mut rng);
+            let mut seen = vec![false; n as usize];
+            for _ in 0..n {
+                let i = p.next_index() as usize;
+                assert!(!seen[i], "n={n}: index {i} twice");
+                seen[i] = true;
+            }
+            assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    #[test]
+    fn permutation_is_not_sequential() {
+        let mut rng = Rng::new(3);
+        let mut p = Permutation::new(1024, &mut rng);
+        let order: Vec<u64> = (0..1024).map(|_| p.next_index()).collect();
+        let ascending = order.windows(2).filter(|w| w[1] == w[0] + 1).count();
+        assert!(ascending < 50, "{ascending} sequential steps");
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what fsbench needs on a fresh Debian machine, and nothing that is already there:
+# a C toolchain, gzip (tests), the filesystem tools, fio (benchmarks). Rust itself must be
+# present (rustup); this script says so when it is not.
+set -euo pipefail
+
+packages=(build-essential gzip util-linux e2fsprogs xfsprogs btrfs-progs fio)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# shellcheck source=scripts/rust-env.sh
+. "$(dirname "$0")/rust-env.sh"
