@@ -8,7 +8,10 @@ cd "$(dirname "$0")/.."
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --workspace --locked 2>&1 | tee "$log" || status=$?
 
 # Nothing the suite made may stay mounted or attached.
 leftovers=$(grep -E 'fsbench' /proc/self/mountinfo || true)
@@ -17,3 +20,7 @@ if [ -n "$leftovers" ]; then
   echo "$leftovers" >&2
   exit 1
 fi
+
+# One closing line with the totals of every test binary.
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$log"
+exit "$status"
