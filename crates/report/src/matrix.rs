@@ -267,6 +267,7 @@ mod tests {
     use fsbench_workload::StopFlag;
 
     fn small_run() -> (MatrixPlan, MatrixOutcome, HostInfo) {
+        let dir = tempfile::tempdir().unwrap();
         let plan = MatrixSpec {
             tests: vec![MatrixTest::Write, MatrixTest::Read],
             file_sizes: SizeSpec::parse("4k..8k").unwrap(),
@@ -276,8 +277,8 @@ mod tests {
         }
         .plan()
         .unwrap();
-        let dir = std::env::temp_dir();
-        let outcome = matrix::run(&plan, &dir, &StopFlag::new(), &mut NoObserver);
+        let outcome = matrix::run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
+        assert_eq!(outcome.status, RunStatus::Complete, "{:?}", outcome.failure);
         (plan, outcome, HostInfo::probe())
     }
 

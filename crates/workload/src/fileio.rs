@@ -89,6 +89,113 @@ pub fn open(path: &Path, mode: OpenMode, direct: bool) -> io::Result<File> {
     options.open(path)
 }
 
+/// Transfers on a raw descriptor for timed loops: one system call per record in the common
+/// case, retrying short transfers and EINTR, with no allocation and no `Option` to unwrap.
+pub mod raw {
+    use std::io;
+    use std::os::fd::RawFd;
+
+    fn check(n: isize) -> io::Result<usize> {
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn eof() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "file ended before the record was read",
+        )
+    }
+
+    macro_rules! retry {
+        ($call:expr) => {
+            loop {
+                match check($call) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => break other,
+                }
+            }
+        };
+    }
+
+    /// Writes all of `buf` at the file position (write(2)).
+    #[inline]
+    pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            // SAFETY: buf is valid for buf.len() bytes.
+            let n = retry!(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })?;
+            if n == 0 {
+                return Err(io::Error::from(io::ErrorKind::WriteZero));
+            }
+            buf = &buf[n..];
+        }
+        Ok(())
+    }
+
+    /// Writes all of `buf` at `offset` (pwrite(2)).
+    #[inline]
+    pub fn pwrite_all(fd: RawFd, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            // SAFETY: buf is valid for buf.len() bytes.
+            let n = retry!(unsafe {
+                libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), offset as libc::off_t)
+            })?;
+            if n == 0 {
+                return Err(io::Error::from(io::ErrorKind::WriteZero));
+            }
+            buf = &buf[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Fills `buf` from the file position (read(2)); a file that ends first is `UnexpectedEof`.
+    #[inline]
+    pub fn read_exact(fd: RawFd, mut buf: &mut [u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            // SAFETY: buf is valid and writable for buf.len() bytes.
+            let n = retry!(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })?;
+            if n == 0 {
+                return Err(eof());
+            }
+            buf = &mut buf[n..];
+        }
+        Ok(())
+    }
+
+    /// Reads up to `buf.len()` bytes from the file position; 0 means end of file.
+    #[inline]
+    pub fn read_some(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+        // SAFETY: buf is valid and writable for buf.len() bytes.
+        retry!(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
+    }
+
+    /// Fills `buf` from `offset` (pread(2)); a file that ends first is `UnexpectedEof`.
+    #[inline]
+    pub fn pread_exact(fd: RawFd, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            // SAFETY: buf is valid and writable for buf.len() bytes.
+            let n = retry!(unsafe {
+                libc::pread(
+                    fd,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    offset as libc::off_t,
+                )
+            })?;
+            if n == 0 {
+                return Err(eof());
+            }
+            buf = &mut buf[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    }
+}
+
 /// The preferred I/O size of an open file (st_blksize), as stdio uses for its buffer.
 pub fn preferred_block_size(file: &File) -> usize {
     use std::os::unix::fs::MetadataExt;
@@ -113,6 +220,30 @@ mod tests {
             b.as_mut_slice()[len - 1] = 7;
             assert_eq!(b.as_slice()[len - 1], 7);
         }
+    }
+
+    #[test]
+    fn raw_transfers_round_trip_and_report_short_files() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let file = open(&path, OpenMode::CreateNew, false).unwrap();
+        raw::write_all(file.as_raw_fd(), &[1u8; 3000]).unwrap();
+        raw::pwrite_all(file.as_raw_fd(), &[2u8; 1000], 3000).unwrap();
+        let file = open(&path, OpenMode::Read, false).unwrap();
+        let mut buf = [0u8; 4000];
+        raw::pread_exact(file.as_raw_fd(), &mut buf, 0).unwrap();
+        assert!(buf[..3000].iter().all(|&b| b == 1) && buf[3000..].iter().all(|&b| b == 2));
+        let err = raw::pread_exact(file.as_raw_fd(), &mut buf, 1).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        raw::read_exact(file.as_raw_fd(), &mut buf).unwrap();
+        assert_eq!(raw::read_some(file.as_raw_fd(), &mut buf).unwrap(), 0);
+        assert_eq!(
+            raw::read_exact(file.as_raw_fd(), &mut buf)
+                .unwrap_err()
+                .kind(),
+            io::ErrorKind::UnexpectedEof
+        );
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! own stream (rather than libc's `FILE`) keeps the measured path free of locks and lets a
 //! failure carry its errno.
 
-use std::fs::File;
-use std::io::{self, Read, Write};
+use crate::fileio::raw;
+use std::io;
+use std::os::fd::RawFd;
 
 /// Buffered writer over a file (fwrite semantics).
 pub struct StdioWriter {
@@ -28,7 +29,7 @@ impl StdioWriter {
 
     /// Writes all of `data` through the buffer, like `fwrite(data, 1, len, stream)`.
     #[inline]
-    pub fn write(&mut self, file: &mut File, mut data: &[u8]) -> io::Result<u64> {
+    pub fn write(&mut self, fd: RawFd, mut data: &[u8]) -> io::Result<u64> {
         let total = data.len() as u64;
         let capacity = self.buffer.len();
         let room = capacity - self.used;
@@ -39,10 +40,10 @@ impl StdioWriter {
         if data.is_empty() {
             return Ok(total);
         }
-        self.flush(file)?;
+        self.flush(fd)?;
         let direct = data.len() - data.len() % capacity;
         if direct > 0 {
-            file.write_all(&data[..direct])?;
+            raw::write_all(fd, &data[..direct])?;
             data = &data[direct..];
         }
         self.buffer[..data.len()].copy_from_slice(data);
@@ -51,11 +52,11 @@ impl StdioWriter {
     }
 
     /// Writes out what the buffer holds, like `fflush`.
-    pub fn flush(&mut self, file: &mut File) -> io::Result<()> {
+    pub fn flush(&mut self, fd: RawFd) -> io::Result<()> {
         if self.used > 0 {
             let used = self.used;
             self.used = 0;
-            file.write_all(&self.buffer[..used])?;
+            raw::write_all(fd, &self.buffer[..used])?;
         }
         Ok(())
     }
@@ -85,7 +86,7 @@ impl StdioReader {
     /// Fills all of `out`, like `fread(out, 1, len, stream)`; a file that ends first is an
     /// `UnexpectedEof` error. Returns the bytes delivered.
     #[inline]
-    pub fn read(&mut self, file: &mut File, out: &mut [u8]) -> io::Result<u64> {
+    pub fn read(&mut self, fd: RawFd, out: &mut [u8]) -> io::Result<u64> {
         let capacity = self.buffer.len();
         let mut filled = 0;
         while filled < out.len() {
@@ -99,9 +100,9 @@ impl StdioReader {
             let want = out.len() - filled;
             let got = if want >= capacity {
                 let direct = want - want % capacity;
-                file.read(&mut out[filled..filled + direct])?
+                raw::read_some(fd, &mut out[filled..filled + direct])?
             } else {
-                let got = file.read(&mut self.buffer)?;
+                let got = raw::read_some(fd, &mut self.buffer)?;
                 self.start = 0;
                 self.end = got;
                 if got > 0 {
@@ -130,7 +131,9 @@ impl StdioReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
     use std::io::{Seek, SeekFrom};
+    use std::os::fd::AsRawFd;
 
     fn pattern(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i * 7 + i / 251) as u8).collect()
@@ -145,16 +148,19 @@ mod tests {
             let mut w = StdioWriter::new(4096);
             let data = pattern(record * 10);
             for chunk in data.chunks(record) {
-                assert_eq!(w.write(&mut file, chunk).unwrap(), chunk.len() as u64);
+                assert_eq!(
+                    w.write(file.as_raw_fd(), chunk).unwrap(),
+                    chunk.len() as u64
+                );
             }
-            w.flush(&mut file).unwrap();
+            w.flush(file.as_raw_fd()).unwrap();
             assert_eq!(std::fs::read(&path).unwrap(), data, "record {record}");
 
             let mut file = File::open(&path).unwrap();
             let mut r = StdioReader::new(4096);
             let mut back = vec![0u8; data.len()];
             for chunk in back.chunks_mut(record) {
-                r.read(&mut file, chunk).unwrap();
+                r.read(file.as_raw_fd(), chunk).unwrap();
             }
             assert_eq!(back, data, "record {record}");
         }
@@ -166,9 +172,9 @@ mod tests {
         let path = dir.path().join("f");
         let mut file = File::create(&path).unwrap();
         let mut w = StdioWriter::new(4096);
-        w.write(&mut file, &[1u8; 1000]).unwrap();
+        w.write(file.as_raw_fd(), &[1u8; 1000]).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
-        w.write(&mut file, &[2u8; 4000]).unwrap();
+        w.write(file.as_raw_fd(), &[2u8; 4000]).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 4096);
     }
 
@@ -180,11 +186,11 @@ mod tests {
         let mut file = File::open(&path).unwrap();
         let mut r = StdioReader::new(4096);
         let mut out = vec![0u8; 4096];
-        r.read(&mut file, &mut out).unwrap();
-        let err = r.read(&mut file, &mut out).unwrap_err();
+        r.read(file.as_raw_fd(), &mut out).unwrap();
+        let err = r.read(file.as_raw_fd(), &mut out).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
         file.seek(SeekFrom::Start(0)).unwrap();
         r.reset();
-        r.read(&mut file, &mut out).unwrap();
+        r.read(file.as_raw_fd(), &mut out).unwrap();
     }
 }

@@ -13,7 +13,7 @@ use crate::cache::{self, CacheState};
 use crate::control::StopFlag;
 use crate::data::DataSource;
 use crate::error::WorkloadError;
-use crate::fileio::{self, AlignedBuf, OpenMode};
+use crate::fileio::{self, raw, AlignedBuf, OpenMode};
 use crate::rng::{Permutation, Rng};
 use crate::stdio::{StdioReader, StdioWriter};
 use fsbench_measure::clock::now_ns;
@@ -21,9 +21,8 @@ use fsbench_measure::units::size_label;
 use fsbench_measure::{OpSummary, Recorder};
 use serde::Serialize;
 use std::fs::File;
-use std::io::{self, Read, Write};
-use std::os::fd::IntoRawFd;
-use std::os::unix::fs::FileExt;
+use std::io;
+use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
 use std::path::{Path, PathBuf};
 
 /// Receives results and warnings while the matrix runs (progress bars, live stores).
@@ -124,9 +123,8 @@ pub fn run(
             }
         }
     }
-    if !(plan.spec.keep_file && status == RunStatus::Complete) {
-        runner.remove_file();
-    }
+    // The runner's drop removes the file unless it is to be kept (also when a panic unwinds).
+    runner.keep_file = plan.spec.keep_file && status == RunStatus::Complete;
     MatrixOutcome {
         results,
         warnings,
@@ -169,8 +167,10 @@ impl Offsets {
     }
 }
 
-/// What the timed closures of one pass work on.
+/// What the timed closures of one pass work on. The loops use the raw descriptor; the `File`
+/// owns it and is taken only by the finishing step (fsync, close).
 struct Pass<'a> {
+    fd: RawFd,
     file: Option<File>,
     data: &'a mut DataSource,
     buffer: &'a mut [u8],
@@ -184,19 +184,14 @@ struct Pass<'a> {
     close: bool,
 }
 
-fn open_file(file: &mut Option<File>) -> &mut File {
-    file.as_mut()
-        .expect("the file is open until the pass finishes")
-}
-
 impl Pass<'_> {
     /// The end of a timed pass: flush the stdio buffer, fsync (-e) and close (-c) as asked.
     fn finish(&mut self, stdio_write: bool) -> io::Result<()> {
         if stdio_write {
-            self.writer.flush(open_file(&mut self.file))?;
+            self.writer.flush(self.fd)?;
         }
         if self.fsync {
-            open_file(&mut self.file).sync_all()?;
+            self.file.as_ref().expect("open until closed").sync_all()?;
         }
         if self.close {
             let fd = self.file.take().expect("open").into_raw_fd();
@@ -221,6 +216,8 @@ struct Runner<'p> {
     reader: StdioReader,
     stdio_capacity: usize,
     file_ready: bool,
+    /// Leave the test file when the runner is dropped (set after a complete run with --keep).
+    keep_file: bool,
     warned_stdio_direct: bool,
     warned_not_evicted: bool,
     warnings: Vec<String>,
@@ -231,7 +228,7 @@ impl<'p> Runner<'p> {
         let largest_record = plan.largest_record() as usize;
         Runner {
             plan,
-            path: dir.join(format!("fsbench-matrix-{}.dat", std::process::id())),
+            path: dir.join(unique_file_name()),
             data: DataSource::new(plan.spec.data, plan.seed, largest_record),
             buffer: AlignedBuf::new(largest_record),
             rng: Rng::new(plan.seed ^ 0x6f66_6673_6574_7321),
@@ -243,6 +240,7 @@ impl<'p> Runner<'p> {
             reader: StdioReader::new(fileio::BUFFER_ALIGN),
             stdio_capacity: fileio::BUFFER_ALIGN,
             file_ready: false,
+            keep_file: false,
             warned_stdio_direct: false,
             warned_not_evicted: false,
             warnings: Vec::new(),
@@ -362,9 +360,12 @@ impl<'p> Runner<'p> {
     /// Writes the whole file, untimed, for phases that need one when no write phase made it.
     fn prepare_file(&mut self, cell: Cell) -> io::Result<()> {
         self.remove_file();
-        let mut file = fileio::open(&self.path, OpenMode::CreateNew, false)?;
+        let file = fileio::open(&self.path, OpenMode::CreateNew, false)?;
         for _ in 0..cell.records() {
-            file.write_all(self.data.next(cell.record_size_bytes as usize))?;
+            raw::write_all(
+                file.as_raw_fd(),
+                self.data.next(cell.record_size_bytes as usize),
+            )?;
         }
         self.file_ready = true;
         Ok(())
@@ -405,6 +406,7 @@ impl<'p> Runner<'p> {
         let spec = &self.plan.spec;
         let offsets = Offsets::new(phase.access(), records, spec.stride_records, &mut self.rng);
         let mut pass = Pass {
+            fd: file.as_raw_fd(),
             file: Some(file),
             data: &mut self.data,
             buffer: &mut self.buffer.as_mut_slice()[..record as usize],
@@ -423,8 +425,7 @@ impl<'p> Runner<'p> {
                 &mut pass,
                 records,
                 |p, _| {
-                    let data = p.data.next(p.record as usize);
-                    open_file(&mut p.file).write_all(data)?;
+                    raw::write_all(p.fd, p.data.next(p.record as usize))?;
                     Ok(p.record)
                 },
                 |p| p.finish(false),
@@ -433,7 +434,7 @@ impl<'p> Runner<'p> {
                 &mut pass,
                 records,
                 |p, _| {
-                    open_file(&mut p.file).read_exact(p.buffer)?;
+                    raw::read_exact(p.fd, p.buffer)?;
                     Ok(p.record)
                 },
                 |p| p.finish(false),
@@ -441,16 +442,13 @@ impl<'p> Runner<'p> {
             (Api::Stdio, Direction::Write) => recorder.time_pass(
                 &mut pass,
                 records,
-                |p, _| {
-                    let data = p.data.next(p.record as usize);
-                    p.writer.write(open_file(&mut p.file), data)
-                },
+                |p, _| p.writer.write(p.fd, p.data.next(p.record as usize)),
                 |p| p.finish(true),
             ),
             (Api::Stdio, _) => recorder.time_pass(
                 &mut pass,
                 records,
-                |p, _| p.reader.read(open_file(&mut p.file), p.buffer),
+                |p, _| p.reader.read(p.fd, p.buffer),
                 |p| p.finish(false),
             ),
             (Api::Positional, Direction::Write) => recorder.time_pass(
@@ -458,8 +456,7 @@ impl<'p> Runner<'p> {
                 records,
                 |p, i| {
                     let offset = p.offsets.record(i) * p.record;
-                    let data = p.data.next(p.record as usize);
-                    open_file(&mut p.file).write_all_at(data, offset)?;
+                    raw::pwrite_all(p.fd, p.data.next(p.record as usize), offset)?;
                     Ok(p.record)
                 },
                 |p| p.finish(false),
@@ -469,7 +466,7 @@ impl<'p> Runner<'p> {
                 records,
                 |p, i| {
                     let offset = p.offsets.record(i) * p.record;
-                    open_file(&mut p.file).read_exact_at(p.buffer, offset)?;
+                    raw::pread_exact(p.fd, p.buffer, offset)?;
                     Ok(p.record)
                 },
                 |p| p.finish(false),
@@ -480,15 +477,30 @@ impl<'p> Runner<'p> {
                 |p, i| {
                     let offset = p.offsets.record(i) * p.record;
                     if p.rng.next_u64() % 100 < p.mix_read_percent {
-                        open_file(&mut p.file).read_exact_at(p.buffer, offset)?;
+                        raw::pread_exact(p.fd, p.buffer, offset)?;
                     } else {
-                        let data = p.data.next(p.record as usize);
-                        open_file(&mut p.file).write_all_at(data, offset)?;
+                        raw::pwrite_all(p.fd, p.data.next(p.record as usize), offset)?;
                     }
                     Ok(p.record)
                 },
                 |p| p.finish(false),
             ),
+        }
+    }
+}
+
+/// `fsbench-matrix-<pid>-<n>.dat`: unique per process and per run within it (runs may share a
+/// directory, tests run in parallel threads).
+fn unique_file_name() -> String {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("fsbench-matrix-{}-{n}.dat", std::process::id())
+}
+
+impl Drop for Runner<'_> {
+    fn drop(&mut self) {
+        if !self.keep_file {
+            self.remove_file();
         }
     }
 }

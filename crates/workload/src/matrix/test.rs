@@ -1,11 +1,10 @@
 //! The matrix's tests (iozone's `-i` numbers) and the phases each one measures.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// One test of the matrix, numbered as iozone's `-i`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MatrixTest {
     Write,
     Read,
@@ -103,6 +102,13 @@ impl MatrixTest {
     }
 }
 
+/// Serialized as its name, the one spelling used everywhere.
+impl Serialize for MatrixTest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
 impl fmt::Display for MatrixTest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -110,8 +116,7 @@ impl fmt::Display for MatrixTest {
 }
 
 /// One measured result kind of the matrix: a test's first or repeated pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {
     Write,
     Rewrite,
@@ -287,6 +292,13 @@ impl Phase {
     }
 }
 
+/// Serialized as its name, the one spelling used everywhere.
+impl Serialize for Phase {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
 impl fmt::Display for Phase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -334,6 +346,10 @@ mod tests {
         assert_eq!(all.len(), 18);
         for p in all {
             assert!(p.test().phases().contains(&p));
+            assert_eq!(serde_json::to_value(p).unwrap(), p.name());
+        }
+        for t in MatrixTest::ALL {
+            assert_eq!(serde_json::to_value(t).unwrap(), t.name());
         }
     }
 }

@@ -1,0 +1,54 @@
+/* The per-syscall limit: a bare loop of pread or pwrite over an existing file, sequential,
+ * wrapping at the end, for a given number of seconds. No latency recording; the clock is read
+ * once every 4096 operations. Prints "<ops/s> <KiB/s>". Used by matrix-vs-fio.sh. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s read|write FILE BLOCK_BYTES SECONDS\n", argv[0]);
+        return 2;
+    }
+    int writing = strcmp(argv[1], "write") == 0;
+    size_t bs = strtoul(argv[3], NULL, 10);
+    double seconds = atof(argv[4]);
+    int fd = open(argv[2], writing ? O_WRONLY : O_RDONLY);
+    if (fd < 0) { perror("open"); return 1; }
+    struct stat st;
+    fstat(fd, &st);
+    off_t size = st.st_size - st.st_size % bs;
+    char *buf;
+    if (posix_memalign((void **)&buf, 4096, bs)) return 1;
+    FILE *urandom = fopen("/dev/urandom", "r");
+    if (!urandom || fread(buf, 1, bs, urandom) != bs) return 1;
+    fclose(urandom);
+    unsigned long long ops = 0;
+    off_t off = 0;
+    double start = now(), end;
+    for (;;) {
+        for (int i = 0; i < 4096; i++) {
+            ssize_t n = writing ? pwrite(fd, buf, bs, off) : pread(fd, buf, bs, off);
+            if (n != (ssize_t)bs) { perror("io"); return 1; }
+            off += bs;
+            if (off >= size) off = 0;
+        }
+        ops += 4096;
+        end = now();
+        if (end - start >= seconds) break;
+    }
+    double elapsed = end - start;
+    printf("%.1f %.1f\n", ops / elapsed, ops * (double)bs / 1024.0 / elapsed);
+    return 0;
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# fsbench's per-operation cost against fio (psync engine) and a bare C loop, in the same run.
+#
+# On tmpfs and on ext4 on a loop device (direct I/O on the backing file), buffered, one thread,
+# 1 GiB files: sequential write and read with 4 KiB and 1 MiB records, random 4 KiB read and
+# write. Each comparison is run as alternating pairs (fsbench, fio, C loop, fsbench, fio, ...);
+# every job runs for SECONDS. Printed: the median fsbench/fio throughput ratio over PAIRS pairs
+# (with min..max), and fsbench/C-loop for 4 KiB pwrite/pread.
+#
+# fsbench's phases use the same system calls as fio's psync engine: re-pwrite (pwrite over an
+# existing file) against fio rw=write on a laid-out file, re-pread against rw=read, random-read
+# and random-write (pread/pwrite, every block once per pass) against randread/randwrite.
+# fsbench records per-operation latency in every run; fio records clat as always. fio runs with
+# invalidate=0: by default it drops its file's page cache before each job, which would compare
+# fio's cold reads with fsbench's warm ones (fsbench's cold reads are --drop-caches).
+#
+# Usage (root, for the tmpfs and loop mounts): bench/matrix-vs-fio.sh [PAIRS] [SECONDS]
+set -euo pipefail
+PAIRS=${1:-5}
+SECONDS_PER_JOB=${2:-3}
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+. scripts/rust-env.sh
+cargo build --release --locked -q
+FSBENCH=$PWD/target/release/fsbench
+OUT=$PWD/bench/out
+mkdir -p "$OUT"
+cc -O2 -o "$OUT/cloop" bench/cloop.c
+
+WORK=$(mktemp -d /var/tmp/fsbench-bench.XXXXXX)
+LOOP=""
+cleanup() {
+  set +e
+  for m in "$WORK/ext4" "$WORK/tmpfs"; do mountpoint -q "$m" && umount "$m"; done
+  [ -n "$LOOP" ] && losetup -d "$LOOP"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+mkdir -p "$WORK/tmpfs" "$WORK/ext4"
+mount -t tmpfs -o size=3g fsbench-bench "$WORK/tmpfs"
+truncate -s 4G "$WORK/ext4.img"
+LOOP=$(losetup --find --show --direct-io=on "$WORK/ext4.img")
+mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
+mount "$LOOP" "$WORK/ext4"
+
+RESULTS="$OUT/raw-$(date -u +%Y%m%dT%H%M%SZ).tsv"
+printf 'fs\tcomparison\tpair\tfsbench_kib_s\tother_kib_s\n' > "$RESULTS"
+
+# fsbench JSON -> KiB/s of one phase.
+phase_kib() {
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(r["bytes_per_s"]/1024 for r in d["results"] if r["phase"]==sys.argv[2]))' "$1" "$2"
+}
+# fio JSON -> KiB/s of the job's direction.
+fio_kib() {
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j[sys.argv[2]]["bw_bytes"]/1024)' "$1" "$2"
+}
+run_fsbench() { # dir test record -> json path
+  "$FSBENCH" matrix --dir "$1" -i "$2" --file-sizes 1g --record-sizes "$3" \
+    --min-time "${SECONDS_PER_JOB}s" --quiet --json "$OUT/fsbench.json" >/dev/null
+}
+run_fio() { # dir rw bs
+  fio --name=job --filename="$1/fio.dat" --size=1g --bs="$2" --rw="$3" --ioengine=psync \
+    --direct=0 --invalidate=0 --numjobs=1 --time_based --runtime="$SECONDS_PER_JOB" --randrepeat=0 \
+    --output-format=json --output="$OUT/fio.json" >/dev/null
+}
+
+for fs in tmpfs ext4; do
+  dir="$WORK/$fs"
+  # Lay out fio's file once; fsbench makes its own.
+  fio --name=layout --filename="$dir/fio.dat" --size=1g --bs=1m --rw=write --ioengine=psync \
+    --output-format=json --output=/dev/null >/dev/null
+  for pair in $(seq 1 "$PAIRS"); do
+    for bs in 4k 1m; do
+      run_fsbench "$dir" pwrite "$bs"; a=$(phase_kib "$OUT/fsbench.json" re-pwrite)
+      run_fio "$dir" "$bs" write; b=$(fio_kib "$OUT/fio.json" write)
+      printf '%s\tseq write %s\t%s\t%s\t%s\n' "$fs" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
+      if [ "$bs" = 4k ]; then
+        c=$("$OUT/cloop" write "$dir/fio.dat" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
+        printf '%s\tpwrite 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
+      fi
+      run_fsbench "$dir" pread "$bs"; a=$(phase_kib "$OUT/fsbench.json" re-pread)
+      run_fio "$dir" "$bs" read; b=$(fio_kib "$OUT/fio.json" read)
+      printf '%s\tseq read %s\t%s\t%s\t%s\n' "$fs" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
+      if [ "$bs" = 4k ]; then
+        c=$("$OUT/cloop" read "$dir/fio.dat" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
+        printf '%s\tpread 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
+      fi
+    done
+    run_fsbench "$dir" random 4k
+    ar=$(phase_kib "$OUT/fsbench.json" random-read); aw=$(phase_kib "$OUT/fsbench.json" random-write)
+    run_fio "$dir" 4k randread; br=$(fio_kib "$OUT/fio.json" read)
+    run_fio "$dir" 4k randwrite; bw=$(fio_kib "$OUT/fio.json" write)
+    printf '%s\trandom read 4k\t%s\t%s\t%s\n' "$fs" "$pair" "$ar" "$br" >> "$RESULTS"
+    printf '%s\trandom write 4k\t%s\t%s\t%s\n' "$fs" "$pair" "$aw" "$bw" >> "$RESULTS"
+    echo "$fs: pair $pair of $PAIRS done" >&2
+  done
+  rm -f "$dir/fio.dat"
+done
+
+python3 - "$RESULTS" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+groups = {}
+for r in rows:
+    ratio = float(r["fsbench_kib_s"]) / float(r["other_kib_s"])
+    groups.setdefault((r["fs"], r["comparison"]), []).append((ratio, float(r["fsbench_kib_s"]), float(r["other_kib_s"])))
+print("| filesystem | comparison | fsbench MiB/s (median) | other MiB/s (median) | ratio median | ratio min..max | pairs |")
+print("|---|---|---:|---:|---:|---|---:|")
+for (fs, comp), vals in groups.items():
+    ratios = [v[0] for v in vals]
+    a = statistics.median(v[1] for v in vals) / 1024
+    b = statistics.median(v[2] for v in vals) / 1024
+    other = "C loop" if "C loop" in comp else "fio"
+    print(f"| {fs} | {comp} (vs {other}) | {a:,.0f} | {b:,.0f} | {statistics.median(ratios):.3f} | {min(ratios):.3f}..{max(ratios):.3f} | {len(vals)} |")
+print(f"\nraw pairs: {sys.argv[1]}")
+PY
