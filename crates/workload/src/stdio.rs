@@ -144,7 +144,7 @@ mod tests {
         for record in [1usize, 100, 4096, 5000, 12288, 65536] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("f");
-            let mut file = File::create(&path).unwrap();
+            let file = File::create(&path).unwrap();
             let mut w = StdioWriter::new(4096);
             let data = pattern(record * 10);
             for chunk in data.chunks(record) {
@@ -156,7 +156,7 @@ mod tests {
             w.flush(file.as_raw_fd()).unwrap();
             assert_eq!(std::fs::read(&path).unwrap(), data, "record {record}");
 
-            let mut file = File::open(&path).unwrap();
+            let file = File::open(&path).unwrap();
             let mut r = StdioReader::new(4096);
             let mut back = vec![0u8; data.len()];
             for chunk in back.chunks_mut(record) {
@@ -170,7 +170,7 @@ mod tests {
     fn small_writes_stay_in_the_buffer_until_full() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
-        let mut file = File::create(&path).unwrap();
+        let file = File::create(&path).unwrap();
         let mut w = StdioWriter::new(4096);
         w.write(file.as_raw_fd(), &[1u8; 1000]).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
@@ -183,7 +183,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, [0u8; 5000]).unwrap();
-        let mut file = File::open(&path).unwrap();
+        let file = File::open(&path).unwrap();
         let mut r = StdioReader::new(4096);
         let mut out = vec![0u8; 4096];
         r.read(file.as_raw_fd(), &mut out).unwrap();
