@@ -183,7 +183,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, [0u8; 5000]).unwrap();
-        let file = File::open(&path).unwrap();
+        let mut file = File::open(&path).unwrap();
         let mut r = StdioReader::new(4096);
         let mut out = vec![0u8; 4096];
         r.read(file.as_raw_fd(), &mut out).unwrap();
