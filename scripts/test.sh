@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/rust-env.sh
 . scripts/rust-env.sh
+# mkfs, fsck and losetup live in sbin, which a non-login root shell may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
@@ -13,10 +15,11 @@ trap 'rm -f "$log"' EXIT
 status=0
 cargo test --workspace --locked 2>&1 | tee "$log" || status=$?
 
-# Nothing the suite made may stay mounted or attached.
-leftovers=$(grep -E 'fsbench' /proc/self/mountinfo || true)
+# Nothing the suite made may stay mounted or attached (the tests' mounts and work directories
+# are all named fsbench-test*).
+leftovers=$( (grep -E 'fsbench-test' /proc/self/mountinfo; losetup -a | grep -E 'fsbench-test') || true)
 if [ -n "$leftovers" ]; then
-  echo "error: the tests left mounts behind:" >&2
+  echo "error: the tests left mounts or loop devices behind:" >&2
   echo "$leftovers" >&2
   exit 1
 fi

@@ -25,7 +25,97 @@ pub enum Command {
     /// Each phase of a cell repeats its pass (a write pass on a fresh file, a rewrite on a
     /// written one, ...) until --min-time of measured time is reached, so small cells are not
     /// quantised by the clock. Data written is incompressible unless --data says otherwise.
-    Matrix(MatrixArgs),
+    Matrix(Box<MatrixArgs>),
+
+    /// Which filesystems this host can prepare, and exactly why not where it cannot.
+    Targets(TargetsArgs),
+
+    /// Undo what killed fsbench runs left behind: mounts, loop devices, zfs pools, images.
+    ///
+    /// Only what fsbench recorded in its state files is touched, and only after checking it is
+    /// still what fsbench made. Runs still alive are left alone.
+    Cleanup(CleanupArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TargetsArgs {
+    /// Also write the table as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanupArgs {
+    /// The work directory whose state files to read.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "FSBENCH_WORK_DIR",
+        default_value = "/var/tmp/fsbench"
+    )]
+    pub work_dir: PathBuf,
+}
+
+/// Where a workload runs: a directory, or a filesystem fsbench prepares, uses and takes down.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Prepare this filesystem and run in it (ext2, ext3, ext4, xfs, btrfs, f2fs, jfs, reiserfs,
+    /// nilfs2, zfs, tmpfs; see `fsbench targets`). Needs root. Instead of --dir.
+    #[arg(long, value_name = "FS", conflicts_with = "dir")]
+    pub fs: Option<String>,
+
+    /// mkfs options after fsbench's defaults, as one string ("-I 256 -O ^has_journal"); for
+    /// zfs, `zpool create` options ("-o ashift=12").
+    #[arg(
+        long,
+        value_name = "OPTIONS",
+        requires = "fs",
+        allow_hyphen_values = true
+    )]
+    pub mkfs_options: Option<String>,
+
+    /// Mount options ("noatime,data=writeback"); for zfs, dataset properties
+    /// ("atime=off,compression=lz4"). A rejected option ends as "unsupported" (exit 3).
+    #[arg(long, value_name = "OPTIONS", requires = "fs")]
+    pub mount_options: Option<String>,
+
+    /// I/O scheduler of the device (none, mq-deadline, kyber, bfq; legacy noop, deadline, cfq
+    /// are mapped); the previous one is restored afterwards.
+    #[arg(long, value_name = "NAME", requires = "fs")]
+    pub scheduler: Option<String>,
+
+    /// Cache state before the workload: warm (as left), drop (sync + drop_caches, and the
+    /// matrix's first reads evict the test file), remount (umount + mount), direct (O_DIRECT).
+    #[arg(long, value_name = "POLICY", default_value = "warm", requires = "fs")]
+    pub cache: String,
+
+    /// The device: image[:SIZE] (a sparse image on a loop device; default size: a quarter of the
+    /// work directory's free space, 1-8 GiB) or a block device (/dev/X, with --destroy-data-on).
+    #[arg(long, value_name = "DEVICE", default_value = "image", requires = "fs")]
+    pub device: String,
+
+    /// Allow destroying everything on the block device given to --device: name it again, with
+    /// :TYPE to acknowledge an existing signature (/dev/sdb:ext4).
+    #[arg(long, value_name = "DEVICE[:TYPE]", requires = "fs")]
+    pub destroy_data_on: Option<String>,
+
+    /// Attach images with buffered I/O on the backing file (default: direct I/O, so the page
+    /// cache does not hold the data twice).
+    #[arg(long, requires = "fs")]
+    pub loop_buffered: bool,
+
+    /// Skip the read-only filesystem check after the run.
+    #[arg(long, requires = "fs")]
+    pub no_fsck: bool,
+
+    /// Where images, mount points and state files go.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "FSBENCH_WORK_DIR",
+        default_value = "/var/tmp/fsbench"
+    )]
+    pub work_dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -34,6 +124,9 @@ pub struct MatrixArgs {
     /// directory under $TMPDIR (or /tmp), removed afterwards.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
 
     /// Tests to run, comma-separated or repeated, by name or iozone number: write (0),
     /// read (1), random (2), backward (3), record-rewrite (4), stride (5), fwrite (6),

@@ -6,6 +6,9 @@ pub const OK: i32 = 0;
 pub const FAILED: i32 = 1;
 /// The command line or the directory is wrong; nothing was measured.
 pub const USAGE: i32 = 2;
+/// The host cannot run the configuration (kernel lacks the filesystem, a tool is missing, the
+/// kernel rejected an option); nothing is left behind.
+pub const UNSUPPORTED: i32 = 3;
 /// Stopped by Ctrl-C or SIGTERM; finished results were written.
 pub const INTERRUPTED: i32 = 130;
 
@@ -27,6 +30,22 @@ impl Failure {
     pub fn failed(error: impl Into<anyhow::Error>) -> Failure {
         Failure {
             code: FAILED,
+            error: error.into(),
+        }
+    }
+}
+
+impl From<fsbench_target::TargetError> for Failure {
+    fn from(error: fsbench_target::TargetError) -> Failure {
+        use fsbench_target::TargetError as E;
+        let code = match error {
+            E::Invalid(_) | E::Refused(_) => USAGE,
+            E::Unsupported(_) => UNSUPPORTED,
+            E::Interrupted => INTERRUPTED,
+            _ => FAILED,
+        };
+        Failure {
+            code,
             error: error.into(),
         }
     }

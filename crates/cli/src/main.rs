@@ -3,19 +3,23 @@
 //!
 //! Flow of `fsbench matrix`: flags -> `MatrixSpec` -> `plan()` (validation, no side effects)
 //! -> `preflight(dir)` -> `matrix::run` (results stream to the progress observer) ->
-//! `MatrixDocument` -> terminal grid, JSON, CSV.
+//! `MatrixDocument` -> terminal grid, JSON, CSV. With `--fs`, the workload runs inside a
+//! `Target` (prepared before, finished after, torn down on every path).
 
 mod cli;
 mod cmd;
 mod exit;
 mod progress;
+mod target;
 
 use clap::Parser;
 
 fn main() {
     let cli = cli::Cli::parse();
     let outcome = match cli.command {
-        cli::Command::Matrix(args) => cmd::matrix::run(args),
+        cli::Command::Matrix(args) => cmd::matrix::run(*args),
+        cli::Command::Targets(args) => cmd::targets::run(args),
+        cli::Command::Cleanup(args) => cmd::cleanup::run(args),
     };
     std::process::exit(exit::report(outcome));
 }

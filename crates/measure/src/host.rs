@@ -61,6 +61,8 @@ impl HostInfo {
 /// One line of /proc/self/mountinfo: the filesystem a path lives on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MountEntry {
+    /// `major:minor` of the mounted device (an anonymous 0:N for btrfs, tmpfs, FUSE).
+    pub device_number: String,
     pub mount_point: PathBuf,
     pub fs_type: String,
     pub source: String,
@@ -78,6 +80,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
             let left: Vec<&str> = left.split(' ').collect();
             let right: Vec<&str> = right.split(' ').collect();
             Some(MountEntry {
+                device_number: left.get(2)?.to_string(),
                 mount_point: PathBuf::from(unescape_octal(left.get(4)?)),
                 mount_options: left.get(5)?.to_string(),
                 fs_type: right.first()?.to_string(),
@@ -142,6 +145,7 @@ mod tests {
         assert_eq!(entries[1].super_options, "rw,size=24683656k");
         assert_eq!(entries[2].mount_point, PathBuf::from("/mnt/with space"));
         assert_eq!(entries[2].source, "/dev/loop3");
+        assert_eq!(entries[2].device_number, "0:27");
     }
 
     #[test]

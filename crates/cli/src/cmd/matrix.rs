@@ -3,14 +3,15 @@
 use crate::cli::MatrixArgs;
 use crate::exit::{self, Failure};
 use crate::progress::MatrixProgress;
+use crate::target::{spec_from as target_spec_from, stop_on_signals};
 use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
 use fsbench_measure::units::{human_duration, parse_duration_ns, parse_size, SizeSpec};
 use fsbench_report::matrix::{Directory, MatrixDocument};
 use fsbench_report::DisplayUnit;
+use fsbench_target::{CachePolicy, RealSystem, Target, TargetError};
 use fsbench_workload::matrix::{self, MatrixSpec, MatrixTest, RunStatus};
-use fsbench_workload::StopFlag;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -72,23 +73,48 @@ fn create_export(path: &Path, flag: &str) -> Result<File, Failure> {
 }
 
 pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
-    let (spec, unit) = spec_from(&args)?;
+    let (mut spec, unit) = spec_from(&args)?;
+    let target_spec = target_spec_from(&args.target)?;
+    match target_spec.as_ref().map(|t| t.cache) {
+        Some(CachePolicy::Direct) => spec.direct = true,
+        Some(CachePolicy::Drop) => spec.drop_caches = true,
+        _ => {}
+    }
     let plan = spec.plan().map_err(Failure::usage)?;
+    let stop = stop_on_signals();
 
-    // The directory: the user's, or a temporary one that is removed afterwards.
-    let temporary = match &args.dir {
-        Some(_) => None,
-        None => Some(
+    // The filesystem under test: prepared by fsbench (--fs), or the directory's own.
+    let system = RealSystem;
+    let mut target = match target_spec {
+        Some(target_spec) => match Target::prepare(&system, target_spec, &|| stop.is_requested()) {
+            Ok(target) => Some(target),
+            Err(TargetError::Interrupted) => {
+                eprintln!("fsbench matrix: interrupted while preparing the target; everything made was undone");
+                return Ok(exit::INTERRUPTED);
+            }
+            Err(error) => return Err(error.into()),
+        },
+        None => None,
+    };
+    if let Some(target) = target.as_mut() {
+        target.apply_cache_policy()?;
+    }
+
+    // The directory: the target's mount point, the user's, or a temporary one removed afterwards.
+    let temporary = match (&args.dir, &target) {
+        (Some(_), _) | (None, Some(_)) => None,
+        (None, None) => Some(
             tempfile::Builder::new()
                 .prefix("fsbench-matrix-")
                 .tempdir()
                 .context("cannot create a temporary directory; pass --dir")?,
         ),
     };
-    let dir = match (&args.dir, &temporary) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(tmp)) => tmp.path().to_path_buf(),
-        (None, None) => unreachable!("a temporary directory exists when --dir is absent"),
+    let dir = match (&args.dir, &target, &temporary) {
+        (Some(dir), _, _) => dir.clone(),
+        (None, Some(target), _) => target.mountpoint().to_path_buf(),
+        (None, None, Some(tmp)) => tmp.path().to_path_buf(),
+        (None, None, None) => unreachable!("a temporary directory exists without --dir and --fs"),
     };
     plan.preflight(&dir).map_err(Failure::usage)?;
     let mut json = args
@@ -102,25 +128,23 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
         .map(|p| create_export(p, "--csv"))
         .transpose()?;
 
-    let stop = StopFlag::new();
-    let handler_stop = stop.clone();
-    // Ctrl-C / SIGTERM only set a flag: the run stops between passes and cleans up itself.
-    let _ = ctrlc::set_handler(move || handler_stop.request());
-
     let host = HostInfo::probe();
     let mount = mount_of(&dir);
     let started_at = rfc3339_utc(unix_time_s());
     let mut progress = MatrixProgress::new(!args.quiet);
     let outcome = matrix::run(&plan, &dir, &stop, &mut progress);
     progress.finish();
+    // Unmount, fsck, restore, detach, remove: the verdict goes with the results.
+    let target_info = target.map(Target::finish);
 
-    let document = MatrixDocument::new(
+    let mut document = MatrixDocument::new(
         &plan,
         &outcome,
         &host,
         Directory { path: &dir, mount },
         started_at,
     );
+    document.target = target_info.as_ref();
     if let (Some(file), Some(path)) = (json.as_mut(), args.json.as_deref()) {
         let mut out = BufWriter::new(file);
         document
@@ -158,8 +182,30 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
         plan.result_count(),
         human_duration(outcome.elapsed_ns)
     );
+    for note in target_info.iter().flat_map(|t| t.teardown.iter()) {
+        if note.starts_with("error") {
+            eprintln!("warning: teardown: {note}; run `fsbench cleanup`");
+        }
+    }
+    let fsck_problem = target_info
+        .as_ref()
+        .and_then(|t| t.fsck.as_ref())
+        .filter(|f| !f.clean)
+        .map(|f| {
+            format!(
+                "`{}` exited {:?}: {}",
+                f.command,
+                f.exit_status,
+                f.output_tail.replace('\n', " / ")
+            )
+        });
     match outcome.status {
         RunStatus::Complete => {
+            if let Some(problem) = fsck_problem {
+                return Err(Failure::failed(anyhow!(
+                    "the filesystem check after the run found problems ({problem}); the results are stored, but the filesystem was damaged"
+                )));
+            }
             if !args.quiet {
                 eprintln!("fsbench matrix: {summary}");
             }

@@ -1,0 +1,30 @@
+//! `fsbench cleanup`: undo what killed runs left behind, from their state files.
+
+use crate::cli::CleanupArgs;
+use crate::exit::{self, Failure};
+use anyhow::anyhow;
+use fsbench_target::ledger;
+use fsbench_target::target::state_dir;
+use fsbench_target::RealSystem;
+
+pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
+    let dir = state_dir(&args.work_dir);
+    let report = ledger::cleanup(&RealSystem, &dir);
+    for note in &report.done {
+        println!("{note}");
+    }
+    for pid in &report.live {
+        println!("fsbench {pid} is still running: its resources were left alone");
+    }
+    if report.done.is_empty() && report.failed.is_empty() {
+        println!("nothing to clean up in {}", dir.display());
+    }
+    if report.failed.is_empty() {
+        Ok(exit::OK)
+    } else {
+        Err(Failure::failed(anyhow!(
+            "could not undo everything: {}; run `fsbench cleanup` again once the cause is fixed",
+            report.failed.join("; ")
+        )))
+    }
+}

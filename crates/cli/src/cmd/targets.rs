@@ -1,0 +1,45 @@
+//! `fsbench targets`: the support table — every filesystem, whether this host can prepare it,
+//! and exactly why not.
+
+use crate::cli::TargetsArgs;
+use crate::exit::{self, Failure};
+use anyhow::Context;
+use fsbench_target::fs::{self, Support};
+use fsbench_target::RealSystem;
+
+pub fn run(args: TargetsArgs) -> Result<i32, Failure> {
+    let table: Vec<Support> = fs::all()
+        .iter()
+        .map(|f| fs::support(&RealSystem, *f))
+        .collect();
+    let width = table.iter().map(|s| s.filesystem.len()).max().unwrap_or(5);
+    println!("{:<width$}  {:<11}  reason", "filesystem", "status");
+    for row in &table {
+        let status = if row.supported {
+            "supported"
+        } else {
+            "unavailable"
+        };
+        let reason = if row.supported {
+            format!("tools: {}", row.tools_found.join(", "))
+        } else {
+            row.reasons.join("; ")
+        };
+        println!(
+            "{:<width$}  {status:<11}  {reason}",
+            row.filesystem,
+            width = width.max(10)
+        );
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&serde_json::json!({
+            "schema": "fsbench.targets",
+            "schema_version": 1,
+            "filesystems": table,
+        }))
+        .context("cannot encode the table")?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(exit::OK)
+}

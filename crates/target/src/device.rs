@@ -1,0 +1,343 @@
+//! The device under a filesystem: a sparse image on a loop device (the default), or a real
+//! block device, which is used only with an explicit destructive opt-in naming it, and refused
+//! while it, a partition of it, or a holder of it is mounted, is swap, is the device of `/`, or
+//! carries a signature the opt-in does not acknowledge.
+
+use crate::error::TargetError;
+use crate::system::{Cmd, System};
+use fsbench_measure::host::parse_mountinfo;
+use fsbench_measure::units::{human_bytes, parse_size};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Where the filesystem goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum DeviceSpec {
+    /// A sparse image file in the work directory on a loop device; None: the default size.
+    Image { size_bytes: Option<u64> },
+    /// A real block device the user gave up for destruction.
+    Block {
+        path: PathBuf,
+        /// The signature (filesystem or partition-table type) the user agreed to overwrite.
+        acknowledged_signature: Option<String>,
+    },
+}
+
+impl DeviceSpec {
+    /// Parses `--device image[:SIZE]` or `--device /dev/X` with `--destroy-data-on /dev/X[:TYPE]`.
+    pub fn parse(device: &str, destroy_data_on: Option<&str>) -> Result<DeviceSpec, TargetError> {
+        if device == "image" || device.starts_with("image:") {
+            let size_bytes = match device.strip_prefix("image:") {
+                None => None,
+                Some(size) => Some(
+                    parse_size(size)
+                        .map_err(|e| TargetError::Invalid(format!("--device {device}: {e}")))?,
+                ),
+            };
+            if size_bytes == Some(0) {
+                return Err(TargetError::Invalid(
+                    "--device image:0: an image needs a size (e.g. image:4g)".to_string(),
+                ));
+            }
+            return Ok(DeviceSpec::Image { size_bytes });
+        }
+        if !device.starts_with('/') {
+            return Err(TargetError::Invalid(format!(
+                "--device {device}: use image[:SIZE] or the path of a block device (/dev/...)"
+            )));
+        }
+        let path = PathBuf::from(device);
+        let Some(ack) = destroy_data_on else {
+            return Err(TargetError::Refused(format!(
+                "{device} is a real device and everything on it would be destroyed; to allow it, add --destroy-data-on {device}"
+            )));
+        };
+        let (ack_path, signature) = match ack.split_once(':') {
+            Some((p, sig)) => (p, Some(sig.to_string())),
+            None => (ack, None),
+        };
+        if ack_path != device {
+            return Err(TargetError::Refused(format!(
+                "--destroy-data-on {ack_path} does not name --device {device}: name the device itself"
+            )));
+        }
+        Ok(DeviceSpec::Block {
+            path,
+            acknowledged_signature: signature,
+        })
+    }
+}
+
+/// The default image size: a quarter of the work directory's free space, between 1 GiB and
+/// 8 GiB (sparse: only written blocks take space).
+pub fn default_image_bytes(free_bytes: u64) -> u64 {
+    (free_bytes / 4).clamp(1 << 30, 8 << 30) / (1 << 20) * (1 << 20)
+}
+
+/// Checks that a real block device may be overwritten; every refusal says why and what to do.
+pub fn check_block_device(
+    sys: &dyn System,
+    device: &Path,
+    acknowledged_signature: Option<&str>,
+) -> Result<(), TargetError> {
+    let shown = device.display();
+    let refuse = |why: String| Err(TargetError::Refused(format!("{shown} {why}")));
+    let number = match sys.block_device_number(device) {
+        Ok(Some(n)) => n,
+        Ok(None) => return refuse("is not a block device".to_string()),
+        Err(e) => return refuse(format!("cannot be examined: {e}")),
+    };
+    // The device and its partitions, by sysfs name and device number.
+    let sys_name = sys
+        .read_file(&PathBuf::from(format!(
+            "/sys/dev/block/{}:{}/uevent",
+            number.0, number.1
+        )))
+        .ok()
+        .and_then(|u| {
+            u.lines()
+                .find_map(|l| l.strip_prefix("DEVNAME="))
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| {
+            device
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+    let class = PathBuf::from(format!("/sys/class/block/{sys_name}"));
+    let mut family = vec![(sys_name.clone(), format!("{}:{}", number.0, number.1))];
+    for entry in sys.list_dir(&class).unwrap_or_default() {
+        if entry.starts_with(&sys_name) && entry != sys_name {
+            let dev = sys
+                .read_file(&class.join(&entry).join("dev"))
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            family.push((entry, dev));
+        }
+    }
+    let mountinfo = sys
+        .read_file(Path::new("/proc/self/mountinfo"))
+        .unwrap_or_default();
+    for mount in parse_mountinfo(&mountinfo) {
+        let source_name = Path::new(&mount.source)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        let hit = family.iter().find(|(name, dev)| {
+            *dev == mount.device_number || source_name.as_deref() == Some(name.as_str())
+        });
+        if let Some((name, _)) = hit {
+            if mount.mount_point == Path::new("/") {
+                return refuse(format!(
+                    "holds the root filesystem (/dev/{name} is mounted on /): never"
+                ));
+            }
+            return refuse(format!(
+                "is in use: /dev/{name} is mounted on {}; unmount it first",
+                mount.mount_point.display()
+            ));
+        }
+    }
+    let swaps = sys.read_file(Path::new("/proc/swaps")).unwrap_or_default();
+    for line in swaps.lines().skip(1) {
+        let Some(swap) = line.split_whitespace().next() else {
+            continue;
+        };
+        let swap_name = Path::new(swap)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        if let Some((name, _)) = family
+            .iter()
+            .find(|(n, _)| Some(n.as_str()) == swap_name.as_deref())
+        {
+            return refuse(format!("is in use as swap (/dev/{name}); swapoff it first"));
+        }
+    }
+    for (name, _) in &family {
+        let holders = sys
+            .list_dir(&PathBuf::from(format!("/sys/class/block/{name}/holders")))
+            .unwrap_or_default();
+        if let Some(holder) = holders.first() {
+            return refuse(format!(
+                "is in use: /dev/{name} is held by {holder} (device mapper, LVM, RAID or dm-crypt); release it first"
+            ));
+        }
+    }
+    let probe = Cmd::new("blkid")
+        .args(["-p", "-o", "export"])
+        .arg(device.display().to_string());
+    let out = sys
+        .run(&probe)
+        .map_err(|e| TargetError::io("probe", device, e))?;
+    let signature = out.stdout.lines().find_map(|l| {
+        l.strip_prefix("TYPE=")
+            .or_else(|| l.strip_prefix("PTTYPE="))
+            .map(str::to_string)
+    });
+    if let Some(found) = signature {
+        if acknowledged_signature != Some(found.as_str()) {
+            return refuse(format!(
+                "carries a {found} signature; to overwrite it, acknowledge it: --destroy-data-on {shown}:{found}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The size of a block device in bytes (sysfs counts 512-byte sectors).
+pub fn block_device_bytes(sys: &dyn System, device: &Path) -> Option<u64> {
+    let (major, minor) = sys.block_device_number(device).ok()??;
+    let text = sys
+        .read_file(&PathBuf::from(format!(
+            "/sys/dev/block/{major}:{minor}/size"
+        )))
+        .ok()?;
+    text.trim().parse::<u64>().ok().map(|sectors| sectors * 512)
+}
+
+/// A size check with a message that says what to do.
+pub fn check_size(fs_name: &str, size: u64, minimum: u64, what: &str) -> Result<(), TargetError> {
+    if size < minimum {
+        return Err(TargetError::Invalid(format!(
+            "{what} is too small for {fs_name}: {} < the {} its mkfs needs; use --device image:{} or larger",
+            human_bytes(size),
+            human_bytes(minimum),
+            fsbench_measure::units::size_label(minimum.next_power_of_two())
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::{CmdOutput, RecordingSystem};
+
+    fn host() -> RecordingSystem {
+        let sys = RecordingSystem::new();
+        sys.set_block_device("/dev/vdb", 253, 16);
+        sys.set_file(
+            "/sys/dev/block/253:16/uevent",
+            "MAJOR=253\nMINOR=16\nDEVNAME=vdb\n",
+        );
+        sys.set_dir(
+            "/sys/class/block/vdb",
+            &["holders", "queue", "vdb1", "vdb2"],
+        );
+        sys.set_file("/sys/class/block/vdb/vdb1/dev", "253:17\n");
+        sys.set_file("/sys/class/block/vdb/vdb2/dev", "253:18\n");
+        sys.set_file(
+            "/proc/self/mountinfo",
+            "22 1 253:0 / / rw - ext4 /dev/vda rw\n",
+        );
+        sys.set_file("/proc/swaps", "Filename Type Size Used Priority\n");
+        sys.respond(
+            "blkid",
+            CmdOutput {
+                status: Some(2),
+                ..CmdOutput::default()
+            },
+        );
+        sys
+    }
+
+    #[test]
+    fn parses_device_options() {
+        assert_eq!(
+            DeviceSpec::parse("image", None).unwrap(),
+            DeviceSpec::Image { size_bytes: None }
+        );
+        assert_eq!(
+            DeviceSpec::parse("image:512m", None).unwrap(),
+            DeviceSpec::Image {
+                size_bytes: Some(512 << 20)
+            }
+        );
+        let e = DeviceSpec::parse("/dev/sdb", None).unwrap_err().to_string();
+        assert!(e.contains("--destroy-data-on /dev/sdb"), "{e}");
+        let e = DeviceSpec::parse("/dev/sdb", Some("/dev/sdc"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not name"), "{e}");
+        assert_eq!(
+            DeviceSpec::parse("/dev/sdb", Some("/dev/sdb:ext4")).unwrap(),
+            DeviceSpec::Block {
+                path: "/dev/sdb".into(),
+                acknowledged_signature: Some("ext4".into())
+            }
+        );
+        assert!(DeviceSpec::parse("sdb", Some("sdb")).is_err());
+    }
+
+    #[test]
+    fn a_blank_unused_device_passes() {
+        let sys = host();
+        check_block_device(&sys, Path::new("/dev/vdb"), None).unwrap();
+        // Only reads and one probe: nothing was written.
+        assert_eq!(sys.log(), ["run blkid -p -o export /dev/vdb"]);
+    }
+
+    #[test]
+    fn the_root_device_and_mounted_partitions_are_refused_before_anything_runs() {
+        let sys = host();
+        sys.set_block_device("/dev/vda", 253, 0);
+        sys.set_file("/sys/dev/block/253:0/uevent", "DEVNAME=vda\n");
+        let e = check_block_device(&sys, Path::new("/dev/vda"), Some("ext4")).unwrap_err();
+        assert!(e.to_string().contains("holds the root filesystem"), "{e}");
+        sys.set_file(
+            "/proc/self/mountinfo",
+            "22 1 253:0 / / rw - ext4 /dev/vda rw\n40 22 253:18 / /data rw - xfs /dev/vdb2 rw\n",
+        );
+        let e = check_block_device(&sys, Path::new("/dev/vdb"), None).unwrap_err();
+        assert!(
+            e.to_string().contains("/dev/vdb2 is mounted on /data"),
+            "{e}"
+        );
+        assert!(sys.log().is_empty(), "nothing may run: {:?}", sys.log());
+    }
+
+    #[test]
+    fn swap_holders_and_signatures_are_refused() {
+        let sys = host();
+        sys.set_file("/proc/swaps", "Filename Type\n/dev/vdb1 partition 1 0 -2\n");
+        let e = check_block_device(&sys, Path::new("/dev/vdb"), None).unwrap_err();
+        assert!(e.to_string().contains("swap"), "{e}");
+
+        let sys = host();
+        sys.set_dir("/sys/class/block/vdb1/holders", &["dm-0"]);
+        let e = check_block_device(&sys, Path::new("/dev/vdb"), None).unwrap_err();
+        assert!(e.to_string().contains("held by dm-0"), "{e}");
+
+        let sys = host();
+        sys.respond(
+            "blkid",
+            CmdOutput {
+                status: Some(0),
+                stdout: "DEVNAME=/dev/vdb\nPTTYPE=gpt\n".into(),
+                ..CmdOutput::default()
+            },
+        );
+        let e = check_block_device(&sys, Path::new("/dev/vdb"), None).unwrap_err();
+        assert!(
+            e.to_string().contains("--destroy-data-on /dev/vdb:gpt"),
+            "{e}"
+        );
+        check_block_device(&sys, Path::new("/dev/vdb"), Some("gpt")).unwrap();
+    }
+
+    #[test]
+    fn not_a_block_device() {
+        let sys = host();
+        let e = check_block_device(&sys, Path::new("/dev/null"), None).unwrap_err();
+        assert!(e.to_string().contains("not a block device"), "{e}");
+    }
+
+    #[test]
+    fn default_image_is_sized_to_the_disk() {
+        assert_eq!(default_image_bytes(100 << 30), 8 << 30);
+        assert_eq!(default_image_bytes(8 << 30), 2 << 30);
+        assert_eq!(default_image_bytes(1 << 30), 1 << 30);
+    }
+}

@@ -1,0 +1,71 @@
+//! Errors of the target layer. Each message is one line saying what happened and what to do.
+
+use crate::system::{Cmd, CmdOutput};
+use std::io;
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum TargetError {
+    /// The request is malformed (unknown filesystem, bad size); nothing was touched.
+    #[error("{0}")]
+    Invalid(String),
+    /// This host cannot run the configuration: the kernel lacks the filesystem, a tool is
+    /// missing, or the kernel rejected an option. A result, not a crash.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A real device failed a safety check; nothing was written to it.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// A command failed.
+    #[error("{step} failed: `{cmd}` exited with {status}: {detail}; {hint}")]
+    Command {
+        step: &'static str,
+        cmd: String,
+        status: String,
+        detail: String,
+        hint: String,
+    },
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    /// A stop was requested while preparing; what was made has been undone.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl TargetError {
+    pub fn command(step: &'static str, cmd: &Cmd, output: &CmdOutput, hint: &str) -> TargetError {
+        TargetError::Command {
+            step,
+            cmd: cmd.to_string(),
+            status: output
+                .status
+                .map_or_else(|| "a signal".to_string(), |s| s.to_string()),
+            detail: output.last_line(),
+            hint: hint.to_string(),
+        }
+    }
+
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> TargetError {
+        TargetError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The category a campaign records: `unsupported`, `refused`, `invalid` or `failed`.
+    pub fn category(&self) -> &'static str {
+        match self {
+            TargetError::Unsupported(_) => "unsupported",
+            TargetError::Refused(_) => "refused",
+            TargetError::Invalid(_) => "invalid",
+            TargetError::Interrupted => "interrupted",
+            _ => "failed",
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! The filesystems fsbench can prepare, one small module each, behind one trait: how to make it,
+//! mount it, check it read-only, ask its tools' versions and read its effective configuration
+//! back. [`all`] lists them; [`by_name`] finds one; [`support`] says whether this host can run it.
+
+mod btrfs;
+mod ext;
+mod f2fs;
+mod jfs;
+mod nilfs2;
+mod reiserfs;
+mod tmpfs;
+mod xfs;
+pub mod zfs;
+
+use crate::system::{Cmd, CmdOutput, System};
+use serde::Serialize;
+use std::path::Path;
+
+/// A program a filesystem needs, and the Debian package that provides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Tool {
+    pub program: &'static str,
+    pub package: &'static str,
+}
+
+/// How a filesystem comes into being.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// mkfs on a block device, then mount(8).
+    BlockDevice,
+    /// Mounted from memory; no device, no mkfs, no fsck.
+    Memory,
+    /// A zfs-fuse pool on a block device, mounted by the daemon.
+    ZfsPool,
+}
+
+/// One filesystem kind.
+pub trait Filesystem: Send + Sync {
+    /// The name users type (`ext4`).
+    fn name(&self) -> &'static str;
+    /// What must appear in /proc/filesystems for the kernel to mount it.
+    fn kernel_name(&self) -> &'static str;
+    /// Programs needed to make, check and read it back.
+    fn tools(&self) -> Vec<Tool>;
+    fn lifecycle(&self) -> Lifecycle {
+        Lifecycle::BlockDevice
+    }
+    /// The smallest device mkfs accepts, in bytes.
+    fn min_device_bytes(&self) -> u64;
+    /// Options fsbench adds to every mkfs, so the first minutes are not disturbed by background
+    /// initialisation; the user's options come after them.
+    fn default_mkfs_options(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The full mkfs command: defaults, then the user's options, then the device.
+    fn mkfs(&self, device: &Path, user_options: &[String]) -> Cmd;
+    /// The `-t` type for mount(8).
+    fn mount_type(&self) -> &'static str {
+        self.name()
+    }
+    /// A check that changes nothing (`e2fsck -fn`), or None when the tools have none.
+    fn fsck(&self, device: &Path) -> Option<Cmd>;
+    /// Whether a check's result means "clean".
+    fn fsck_clean(&self, output: &CmdOutput) -> bool {
+        output.success()
+    }
+    /// Commands that print the tools' versions.
+    fn versions(&self) -> Vec<Cmd>;
+    /// A command that prints the effective on-disk configuration (`dumpe2fs -h`).
+    fn readback(&self, device: &Path) -> Option<Cmd>;
+}
+
+impl std::fmt::Debug for dyn Filesystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+static ALL: [&dyn Filesystem; 11] = [
+    &ext::EXT2,
+    &ext::EXT3,
+    &ext::EXT4,
+    &xfs::Xfs,
+    &btrfs::Btrfs,
+    &f2fs::F2fs,
+    &jfs::Jfs,
+    &reiserfs::Reiserfs,
+    &nilfs2::Nilfs2,
+    &zfs::Zfs,
+    &tmpfs::Tmpfs,
+];
+
+/// Every filesystem fsbench knows, in a stable order.
+pub fn all() -> &'static [&'static dyn Filesystem] {
+    &ALL
+}
+
+/// The filesystem called `name`, if fsbench knows it.
+pub fn by_name(name: &str) -> Option<&'static dyn Filesystem> {
+    let wanted = if name == "zfs-fuse" { "zfs" } else { name };
+    ALL.iter().copied().find(|fs| fs.name() == wanted)
+}
+
+/// The names of every filesystem, for messages.
+pub fn names() -> String {
+    ALL.iter()
+        .map(|fs| fs.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether this host can run a filesystem, and if not exactly why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Support {
+    pub filesystem: &'static str,
+    pub supported: bool,
+    /// Kernel support: the name found in /proc/filesystems (and /dev/fuse for FUSE).
+    pub kernel: bool,
+    /// Tools that are installed, with their paths.
+    pub tools_found: Vec<String>,
+    /// Tools that are missing, with the package that provides them.
+    pub tools_missing: Vec<Tool>,
+    /// Every reason it cannot run here (empty when supported).
+    pub reasons: Vec<String>,
+}
+
+/// Checks the kernel (/proc/filesystems) and the tools (PATH) for `fs`.
+pub fn support(sys: &dyn System, fs: &dyn Filesystem) -> Support {
+    let proc_filesystems = sys
+        .read_file(Path::new("/proc/filesystems"))
+        .unwrap_or_default();
+    let kernel_has = |name: &str| {
+        proc_filesystems
+            .lines()
+            .any(|line| line.split_whitespace().last() == Some(name))
+    };
+    let mut reasons = Vec::new();
+    let mut kernel = kernel_has(fs.kernel_name());
+    if !kernel {
+        reasons.push(format!(
+            "the kernel lacks {} (not in /proc/filesystems: not built in and no module loaded)",
+            fs.kernel_name()
+        ));
+    }
+    if fs.lifecycle() == Lifecycle::ZfsPool
+        && kernel
+        && sys.read_file(Path::new("/dev/fuse")).is_err()
+    {
+        let exists = Path::new("/dev/fuse").exists();
+        if !exists {
+            kernel = false;
+            reasons.push("/dev/fuse is missing".to_string());
+        }
+    }
+    let mut tools_found = Vec::new();
+    let mut tools_missing = Vec::new();
+    for tool in fs.tools() {
+        match sys.find_program(tool.program) {
+            Some(path) => tools_found.push(path.display().to_string()),
+            None => tools_missing.push(tool),
+        }
+    }
+    let mut packages: Vec<&str> = tools_missing.iter().map(|t| t.package).collect();
+    packages.dedup();
+    for package in packages {
+        let programs: Vec<&str> = tools_missing
+            .iter()
+            .filter(|t| t.package == package)
+            .map(|t| t.program)
+            .collect();
+        let verb = if programs.len() == 1 { "is" } else { "are" };
+        reasons.push(format!(
+            "{} {verb} not installed (apt-get install {package})",
+            programs.join(", ")
+        ));
+    }
+    Support {
+        filesystem: fs.name(),
+        supported: reasons.is_empty(),
+        kernel,
+        tools_found,
+        tools_missing,
+        reasons,
+    }
+}
+
+/// The first line a version command printed (stdout or stderr), or its error.
+pub fn version_line(output: &CmdOutput) -> String {
+    output
+        .stdout
+        .lines()
+        .chain(output.stderr.lines())
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+/// `program [defaults] [user options] device`.
+fn mkfs_cmd(
+    program: &str,
+    fixed: &[&str],
+    defaults: &[String],
+    user: &[String],
+    device: &Path,
+) -> Cmd {
+    Cmd::new(program)
+        .args(fixed.iter().copied())
+        .args(defaults.iter().cloned())
+        .args(user.iter().cloned())
+        .arg(device.display().to_string())
+}
+
+fn dev(device: &Path) -> String {
+    device.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::RecordingSystem;
+
+    #[test]
+    fn every_filesystem_is_listed_once_and_found_by_name() {
+        assert_eq!(all().len(), 11);
+        for fs in all() {
+            assert_eq!(by_name(fs.name()).unwrap().name(), fs.name());
+        }
+        assert_eq!(by_name("zfs-fuse").unwrap().name(), "zfs");
+        assert!(by_name("fat").is_none());
+    }
+
+    #[test]
+    fn support_names_every_reason() {
+        let sys = RecordingSystem::new();
+        sys.set_file("/proc/filesystems", "nodev\ttmpfs\n\text4\n\txfs\n");
+        sys.hide_program("mkfs.xfs");
+        let ext4 = support(&sys, by_name("ext4").unwrap());
+        assert!(ext4.supported, "{:?}", ext4.reasons);
+        let xfs = support(&sys, by_name("xfs").unwrap());
+        assert!(!xfs.supported && xfs.kernel);
+        assert_eq!(
+            xfs.reasons,
+            ["mkfs.xfs is not installed (apt-get install xfsprogs)"]
+        );
+        sys.hide_program("mkfs.jfs");
+        let jfs = support(&sys, by_name("jfs").unwrap());
+        assert!(!jfs.kernel);
+        assert!(
+            jfs.reasons[0].contains("kernel lacks jfs"),
+            "{:?}",
+            jfs.reasons
+        );
+        assert!(jfs.reasons.iter().any(|r| r.contains("jfsutils")));
+    }
+
+    #[test]
+    fn mkfs_puts_defaults_before_user_options_and_the_device_last() {
+        let ext4 = by_name("ext4").unwrap();
+        let cmd = ext4.mkfs(Path::new("/dev/loop9"), &["-I".into(), "256".into()]);
+        assert_eq!(
+            cmd.to_string(),
+            "mkfs.ext4 -F -E lazy_itable_init=0,lazy_journal_init=0 -I 256 /dev/loop9"
+        );
+    }
+}

@@ -1,0 +1,375 @@
+//! The ledger of what fsbench created on the host: every loop device, mount, image, pool,
+//! daemon, directory and scheduler change, in order, persisted to a small state file the moment
+//! it exists. Teardown undoes it in reverse; `fsbench cleanup` undoes what a killed process left,
+//! touching only what the ledger names and only after checking it is still what fsbench made.
+
+use crate::system::{Cmd, System};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One thing fsbench made or changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Resource {
+    Dir {
+        path: PathBuf,
+    },
+    Image {
+        path: PathBuf,
+    },
+    Loop {
+        device: PathBuf,
+        backing_file: PathBuf,
+    },
+    Mount {
+        mountpoint: PathBuf,
+        source: String,
+    },
+    Scheduler {
+        sysfs: PathBuf,
+        previous: String,
+    },
+    ZfsDaemon {
+        pid: u32,
+        pidfile: PathBuf,
+    },
+    ZfsPool {
+        pool: String,
+    },
+}
+
+/// Resources of one fsbench process, mirrored to `<state dir>/<pid>.json`.
+#[derive(Debug)]
+pub struct Ledger {
+    path: Option<PathBuf>,
+    resources: Vec<Resource>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StateFile {
+    pid: u32,
+    resources: Vec<Resource>,
+}
+
+impl Ledger {
+    /// A ledger persisted under `state_dir` (None: in memory only, for fakes).
+    pub fn new(state_dir: Option<&Path>) -> Ledger {
+        Ledger {
+            path: state_dir.map(|d| d.join(format!("{}.json", std::process::id()))),
+            resources: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, resource: Resource) {
+        self.resources.push(resource);
+        self.save();
+    }
+
+    /// Forgets a resource that has been undone.
+    pub fn forget(&mut self, resource: &Resource) {
+        if let Some(i) = self.resources.iter().rposition(|r| r == resource) {
+            self.resources.remove(i);
+        }
+        self.save();
+    }
+
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
+    }
+
+    fn save(&self) {
+        let Some(path) = &self.path else { return };
+        if self.resources.is_empty() {
+            let _ = std::fs::remove_file(path);
+            return;
+        }
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let state = StateFile {
+            pid: std::process::id(),
+            resources: self.resources.clone(),
+        };
+        // Write then rename, so a crash never leaves half a file.
+        let tmp = path.with_extension("json.tmp");
+        if let Ok(text) = serde_json::to_string_pretty(&state) {
+            if std::fs::write(&tmp, text).is_ok() {
+                let _ = std::fs::rename(&tmp, path);
+            }
+        }
+    }
+}
+
+/// Undoes one resource, after checking it is still what fsbench made. Returns a note on what
+/// was done or why it was left alone.
+pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
+    match resource {
+        Resource::Mount { mountpoint, source } => {
+            let mounted = sys
+                .read_file(Path::new("/proc/self/mountinfo"))
+                .map(|text| {
+                    fsbench_measure::host::parse_mountinfo(&text)
+                        .iter()
+                        .any(|m| &m.mount_point == mountpoint && &m.source == source)
+                })
+                .unwrap_or(false);
+            if !mounted {
+                return Ok(format!("{} is no longer mounted", mountpoint.display()));
+            }
+            let cmd = Cmd::new("umount").arg(mountpoint.display().to_string());
+            let out = sys.run(&cmd).map_err(|e| e.to_string())?;
+            if out.success() {
+                return Ok(format!("unmounted {}", mountpoint.display()));
+            }
+            // Busy (a process still inside): detach it from the tree; the kernel finishes when
+            // the last user leaves.
+            let lazy = Cmd::new("umount")
+                .arg("-l")
+                .arg(mountpoint.display().to_string());
+            let out = sys.run(&lazy).map_err(|e| e.to_string())?;
+            if out.success() {
+                Ok(format!("lazily unmounted busy {}", mountpoint.display()))
+            } else {
+                Err(format!(
+                    "cannot unmount {}: {}",
+                    mountpoint.display(),
+                    out.last_line()
+                ))
+            }
+        }
+        Resource::Loop {
+            device,
+            backing_file,
+        } => match crate::loopdev::backing_file(sys, device) {
+            Some(backing) if &backing == backing_file => {
+                let out = sys
+                    .run(
+                        &Cmd::new("losetup")
+                            .arg("-d")
+                            .arg(device.display().to_string()),
+                    )
+                    .map_err(|e| e.to_string())?;
+                if out.success() {
+                    Ok(format!("detached {}", device.display()))
+                } else {
+                    Err(format!(
+                        "cannot detach {}: {}",
+                        device.display(),
+                        out.last_line()
+                    ))
+                }
+            }
+            Some(other) => Ok(format!(
+                "{} now belongs to {} (not ours): left alone",
+                device.display(),
+                other.display()
+            )),
+            None => Ok(format!("{} is already detached", device.display())),
+        },
+        Resource::Scheduler { sysfs, previous } => {
+            if sys.read_file(sysfs).is_err() {
+                return Ok(format!("{} is gone", sysfs.display()));
+            }
+            sys.write_file(sysfs, previous)
+                .map(|_| format!("restored scheduler {previous}"))
+                .map_err(|e| format!("cannot restore {}: {e}", sysfs.display()))
+        }
+        Resource::ZfsPool { pool } => {
+            let listed = sys
+                .run(&Cmd::new("zpool").args(["list", "-H", "-o", "name", pool.as_str()]))
+                .is_ok_and(|o| o.success());
+            if !listed {
+                return Ok(format!("pool {pool} is gone"));
+            }
+            for _ in 0..20 {
+                let out = sys
+                    .run(&crate::fs::zfs::destroy(pool))
+                    .map_err(|e| e.to_string())?;
+                if out.success() {
+                    return Ok(format!("destroyed pool {pool}"));
+                }
+                // "pool is busy" right after I/O: the daemon is still flushing.
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+            Err(format!("cannot destroy pool {pool}: still busy"))
+        }
+        Resource::ZfsDaemon { pid, pidfile } => {
+            let ours = sys
+                .read_file(pidfile)
+                .is_ok_and(|text| text.trim() == pid.to_string());
+            let comm = sys
+                .read_file(&PathBuf::from(format!("/proc/{pid}/comm")))
+                .unwrap_or_default();
+            if !ours || comm.trim() != "zfs-fuse" {
+                let _ = sys.remove_file(pidfile);
+                return Ok(format!("zfs-fuse {pid} is not running"));
+            }
+            // SAFETY: signalling a process fsbench started, identified by its pid file and name.
+            unsafe { libc::kill(*pid as i32, libc::SIGTERM) };
+            for _ in 0..100 {
+                if !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = sys.remove_file(pidfile);
+                    return Ok(format!("stopped zfs-fuse {pid}"));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(format!("zfs-fuse {pid} did not stop within 10 s"))
+        }
+        Resource::Image { path } => match sys.remove_file(path) {
+            Ok(()) => Ok(format!("removed {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(format!("{} is gone", path.display()))
+            }
+            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        },
+        Resource::Dir { path } => match sys.remove_dir(path) {
+            Ok(()) => Ok(format!("removed {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Ok(format!("{} is gone", path.display()))
+            }
+            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        },
+    }
+}
+
+/// What `fsbench cleanup` found and did.
+#[derive(Debug, Default, Serialize)]
+pub struct CleanupReport {
+    /// State files of processes still running (left alone).
+    pub live: Vec<u32>,
+    pub done: Vec<String>,
+    pub failed: Vec<String>,
+}
+
+/// Undoes every resource recorded by fsbench processes that are no longer running.
+pub fn cleanup(sys: &dyn System, state_dir: &Path) -> CleanupReport {
+    let mut report = CleanupReport::default();
+    let Ok(entries) = std::fs::read_dir(state_dir) else {
+        return report;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Ok(state) = serde_json::from_str::<StateFile>(&text) else {
+            report.failed.push(format!(
+                "{} is not a state file: left alone",
+                file.display()
+            ));
+            continue;
+        };
+        if state.pid != std::process::id() && process_alive(state.pid) {
+            report.live.push(state.pid);
+            continue;
+        }
+        let mut remaining = Vec::new();
+        for resource in state.resources.iter().rev() {
+            match undo(sys, resource) {
+                Ok(note) => report.done.push(note),
+                Err(note) => {
+                    report.failed.push(note);
+                    remaining.push(resource.clone());
+                }
+            }
+        }
+        if remaining.is_empty() {
+            let _ = std::fs::remove_file(&file);
+        } else {
+            remaining.reverse();
+            let state = StateFile {
+                pid: state.pid,
+                resources: remaining,
+            };
+            if let Ok(text) = serde_json::to_string_pretty(&state) {
+                let _ = std::fs::write(&file, text);
+            }
+        }
+    }
+    report
+}
+
+fn process_alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    let rc = unsafe { libc::kill(pid as i32, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::RecordingSystem;
+
+    #[test]
+    fn state_file_mirrors_the_ledger() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::new(Some(dir.path()));
+        let image = Resource::Image {
+            path: "/w/a.img".into(),
+        };
+        ledger.push(image.clone());
+        let file = dir.path().join(format!("{}.json", std::process::id()));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains("\"kind\": \"image\"") && text.contains("/w/a.img"),
+            "{text}"
+        );
+        ledger.forget(&image);
+        assert!(!file.exists(), "an empty ledger leaves no state file");
+    }
+
+    #[test]
+    fn cleanup_undoes_a_dead_process_in_reverse_and_skips_live_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = StateFile {
+            pid: 999_999_999,
+            resources: vec![
+                Resource::Dir {
+                    path: "/w/mnt".into(),
+                },
+                Resource::Image {
+                    path: "/w/a.img".into(),
+                },
+                Resource::Mount {
+                    mountpoint: "/w/mnt".into(),
+                    source: "/dev/loop40".into(),
+                },
+            ],
+        };
+        std::fs::write(
+            dir.path().join("999999999.json"),
+            serde_json::to_string(&dead).unwrap(),
+        )
+        .unwrap();
+        let live = StateFile {
+            pid: 1,
+            resources: vec![Resource::Image {
+                path: "/w/b.img".into(),
+            }],
+        };
+        std::fs::write(
+            dir.path().join("1.json"),
+            serde_json::to_string(&live).unwrap(),
+        )
+        .unwrap();
+
+        let sys = RecordingSystem::new();
+        sys.set_file(
+            "/proc/self/mountinfo",
+            "50 1 7:40 / /w/mnt rw,relatime - ext4 /dev/loop40 rw\n",
+        );
+        let report = cleanup(&sys, dir.path());
+        assert_eq!(report.live, [1]);
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        assert_eq!(
+            sys.log(),
+            ["run umount /w/mnt", "rm /w/a.img", "rmdir /w/mnt"]
+        );
+        assert!(!dir.path().join("999999999.json").exists());
+        assert!(dir.path().join("1.json").exists());
+    }
+}

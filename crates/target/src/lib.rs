@@ -1,0 +1,29 @@
+//! The target layer: the system under test. It prepares a filesystem on a device (a sparse
+//! image on a loop device by default, a guarded real block device on request, or memory for
+//! tmpfs), mounts it with the requested options, sets the I/O scheduler and cache state, reads
+//! everything back, and takes it all down again, fsck included, leaving nothing behind.
+//!
+//! Brief overview:
+//! - [`system`]: the one seam to the host ([`System`]); [`RealSystem`] acts,
+//!   [`RecordingSystem`] records for order-of-operations tests.
+//! - [`fs`]: one module per filesystem behind the [`fs::Filesystem`] trait, and the support check.
+//! - [`device`]: images and real devices, with the safety checks for the latter.
+//! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
+//! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run.
+//! - [`scheduler`], [`cache`], [`loopdev`]: the pieces.
+
+pub mod cache;
+pub mod device;
+pub mod error;
+pub mod fs;
+pub mod ledger;
+pub mod loopdev;
+pub mod scheduler;
+pub mod system;
+pub mod target;
+
+pub use cache::CachePolicy;
+pub use device::DeviceSpec;
+pub use error::TargetError;
+pub use system::{RealSystem, RecordingSystem, System};
+pub use target::{Target, TargetInfo, TargetSpec};

@@ -1,0 +1,504 @@
+//! The one seam between fsbench and the host: every command, sysfs write, file and loop device
+//! goes through [`System`]. [`RealSystem`] acts; [`RecordingSystem`] records what would have
+//! been done, so unit tests can check the order of operations without root.
+
+use crate::loopdev;
+use fsbench_measure::clock::now_ns;
+use std::fmt;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+/// A program and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cmd {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+impl Cmd {
+    pub fn new(program: impl Into<String>) -> Cmd {
+        Cmd {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Cmd {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+}
+
+impl fmt::Display for Cmd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program)?;
+        for arg in &self.args {
+            if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '\'') {
+                write!(f, " '{}'", arg.replace('\'', "'\\''"))?;
+            } else {
+                write!(f, " {arg}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a finished command said.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CmdOutput {
+    /// Exit code; None when a signal ended it.
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed_ns: u64,
+}
+
+impl CmdOutput {
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    /// The last non-empty line of stderr (or stdout), for one-line error messages.
+    pub fn last_line(&self) -> String {
+        let pick = |s: &str| {
+            s.lines()
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .map(str::to_string)
+        };
+        pick(&self.stderr)
+            .or_else(|| pick(&self.stdout))
+            .unwrap_or_else(|| format!("exit status {:?}", self.status))
+    }
+}
+
+/// An attached loop device. The real one holds an open descriptor: the device is attached with
+/// autoclear, so the kernel detaches it by itself once fsbench and every mount let go of it, even
+/// if fsbench is killed.
+#[derive(Debug)]
+pub struct LoopDevice {
+    pub path: PathBuf,
+    pub backing_file: PathBuf,
+    pub direct_io: bool,
+    pub(crate) holder: Option<OwnedFd>,
+}
+
+/// Every side effect fsbench has on the host.
+pub trait System: Send + Sync {
+    /// Runs a program to completion, capturing its output (never a shell).
+    fn run(&self, cmd: &Cmd) -> io::Result<CmdOutput>;
+    /// The full path of a program on PATH (or /sbin, /usr/sbin), if installed.
+    fn find_program(&self, name: &str) -> Option<PathBuf>;
+    fn read_file(&self, path: &Path) -> io::Result<String>;
+    /// Writes a sysfs/procfs attribute or small file.
+    fn write_file(&self, path: &Path, contents: &str) -> io::Result<()>;
+    fn create_dir(&self, path: &Path) -> io::Result<()>;
+    fn remove_dir(&self, path: &Path) -> io::Result<()>;
+    /// Creates a sparse file of `size` bytes (fails if it exists).
+    fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()>;
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Attaches `image` to a free loop device (asked of the kernel), with direct I/O on the
+    /// backing file when `direct_io`.
+    fn attach_loop(&self, image: &Path, direct_io: bool) -> io::Result<LoopDevice>;
+    /// Detaches a loop device this process attached.
+    fn detach_loop(&self, device: LoopDevice) -> io::Result<()>;
+    /// sync(2).
+    fn sync(&self);
+    /// The device number (major, minor) when `path` is a block device node; None otherwise.
+    fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>>;
+    /// Entries of a directory (sysfs holders, partitions), by name.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+}
+
+/// The host itself.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealSystem;
+
+impl System for RealSystem {
+    fn run(&self, cmd: &Cmd) -> io::Result<CmdOutput> {
+        let program = self
+            .find_program(&cmd.program)
+            .unwrap_or_else(|| PathBuf::from(&cmd.program));
+        let started = now_ns();
+        let output = Command::new(program)
+            .args(&cmd.args)
+            .stdin(Stdio::null())
+            .env("LC_ALL", "C")
+            .output()?;
+        Ok(CmdOutput {
+            status: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            elapsed_ns: now_ns() - started,
+        })
+    }
+
+    fn find_program(&self, name: &str) -> Option<PathBuf> {
+        if name.contains('/') {
+            return Some(PathBuf::from(name)).filter(|p| p.exists());
+        }
+        // PATH decides, as for a shell; only without any PATH the usual places are searched.
+        let path = std::env::var_os("PATH").unwrap_or_else(|| {
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into()
+        });
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| is_executable(candidate))
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+
+    fn write_file(&self, path: &Path, contents: &str) -> io::Result<()> {
+        std::fs::write(path, contents)
+    }
+
+    fn create_dir(&self, path: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(path)
+    }
+
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_dir(path)
+    }
+
+    fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        file.set_len(size)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn attach_loop(&self, image: &Path, direct_io: bool) -> io::Result<LoopDevice> {
+        loopdev::attach(image, direct_io)
+    }
+
+    fn detach_loop(&self, device: LoopDevice) -> io::Result<()> {
+        loopdev::detach(device)
+    }
+
+    fn sync(&self) {
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+    }
+
+    fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let meta = std::fs::metadata(path)?;
+        Ok(meta
+            .file_type()
+            .is_block_device()
+            .then(|| (libc::major(meta.rdev()), libc::minor(meta.rdev()))))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let mut names: Vec<String> = std::fs::read_dir(path)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A fake host that records every call, one line each, and answers from a script: commands
+/// succeed with empty output unless `respond` was told otherwise; reads return what `files`
+/// holds. For unit tests of the order of operations.
+#[derive(Debug, Default)]
+pub struct RecordingSystem {
+    log: Mutex<Vec<String>>,
+    responses: Mutex<Vec<(String, CmdOutput)>>,
+    files: Mutex<Vec<(PathBuf, String)>>,
+    missing_programs: Mutex<Vec<String>>,
+    next_loop: Mutex<u32>,
+    block_devices: Mutex<Vec<(PathBuf, (u32, u32))>>,
+    dirs: Mutex<Vec<(PathBuf, Vec<String>)>>,
+}
+
+impl RecordingSystem {
+    pub fn new() -> RecordingSystem {
+        RecordingSystem::default()
+    }
+
+    /// Commands whose command line starts with `prefix` (`mount`, `mount -t ext4 -o bogus`)
+    /// answer `output` from now on; the latest matching rule wins.
+    pub fn respond(&self, prefix: &str, output: CmdOutput) {
+        self.responses
+            .lock()
+            .unwrap()
+            .push((prefix.to_string(), output));
+    }
+
+    /// A failed command's output.
+    pub fn failure(status: i32, stderr: &str) -> CmdOutput {
+        CmdOutput {
+            status: Some(status),
+            stderr: stderr.to_string(),
+            ..CmdOutput::default()
+        }
+    }
+
+    /// `read_file(path)` returns `contents`.
+    pub fn set_file(&self, path: impl Into<PathBuf>, contents: &str) {
+        self.files
+            .lock()
+            .unwrap()
+            .push((path.into(), contents.to_string()));
+    }
+
+    /// `find_program(name)` answers None.
+    pub fn hide_program(&self, name: &str) {
+        self.missing_programs.lock().unwrap().push(name.to_string());
+    }
+
+    /// `path` is a block device with this device number.
+    pub fn set_block_device(&self, path: impl Into<PathBuf>, major: u32, minor: u32) {
+        self.block_devices
+            .lock()
+            .unwrap()
+            .push((path.into(), (major, minor)));
+    }
+
+    /// `list_dir(path)` returns `names`.
+    pub fn set_dir(&self, path: impl Into<PathBuf>, names: &[&str]) {
+        self.dirs
+            .lock()
+            .unwrap()
+            .push((path.into(), names.iter().map(|n| n.to_string()).collect()));
+    }
+
+    /// Every call so far, in order.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn record(&self, line: String) {
+        self.log.lock().unwrap().push(line);
+    }
+}
+
+impl System for RecordingSystem {
+    fn run(&self, cmd: &Cmd) -> io::Result<CmdOutput> {
+        let line = cmd.to_string();
+        self.record(format!("run {line}"));
+        let output = self
+            .responses
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|(prefix, _)| line.starts_with(prefix.as_str()))
+            .map(|(_, out)| out.clone())
+            .unwrap_or(CmdOutput {
+                status: Some(0),
+                ..CmdOutput::default()
+            });
+        // Successful mounts and unmounts show in the fake's /proc/self/mountinfo.
+        if output.success() && (cmd.program == "mount" || cmd.program == "umount") {
+            let mountinfo = Path::new("/proc/self/mountinfo");
+            let current = self.read_file(mountinfo).unwrap_or_default();
+            let target = cmd.args.last().cloned().unwrap_or_default();
+            let updated = if cmd.program == "mount" {
+                let source = cmd
+                    .args
+                    .get(cmd.args.len().saturating_sub(2))
+                    .cloned()
+                    .unwrap_or_default();
+                let fstype = cmd.args.get(1).cloned().unwrap_or_default();
+                let options = cmd
+                    .args
+                    .iter()
+                    .position(|a| a == "-o")
+                    .and_then(|i| cmd.args.get(i + 1))
+                    .cloned()
+                    .unwrap_or_default();
+                format!(
+                    "{current}90 1 7:40 / {target} rw,relatime - {fstype} {source} rw,{options}\n"
+                )
+            } else {
+                current
+                    .lines()
+                    .filter(|l| l.split(' ').nth(4) != Some(target.as_str()))
+                    .map(|l| format!("{l}\n"))
+                    .collect()
+            };
+            self.set_file(mountinfo, &updated);
+        }
+        Ok(output)
+    }
+
+    fn find_program(&self, name: &str) -> Option<PathBuf> {
+        let hidden = self
+            .missing_programs
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p == name);
+        (!hidden).then(|| PathBuf::from("/usr/sbin").join(name))
+    }
+
+    fn read_file(&self, path: &Path) -> io::Result<String> {
+        self.files
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|(p, _)| p == path)
+            .map(|(_, c)| c.clone())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    fn write_file(&self, path: &Path, contents: &str) -> io::Result<()> {
+        self.record(format!("write {} {}", path.display(), contents.trim()));
+        // Like the kernel, a scheduler attribute shows the choice in brackets among the others.
+        let stored = if path.ends_with("queue/scheduler") {
+            let chosen = contents.trim();
+            self.read_file(path)
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(|w| w.trim_matches(|c| c == '[' || c == ']'))
+                .map(|w| {
+                    if w == chosen {
+                        format!("[{w}]")
+                    } else {
+                        w.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            contents.to_string()
+        };
+        self.set_file(path, &stored);
+        Ok(())
+    }
+
+    fn create_dir(&self, path: &Path) -> io::Result<()> {
+        self.record(format!("mkdir {}", path.display()));
+        Ok(())
+    }
+
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        self.record(format!("rmdir {}", path.display()));
+        Ok(())
+    }
+
+    fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()> {
+        self.record(format!("create {} {size}", path.display()));
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.record(format!("rm {}", path.display()));
+        Ok(())
+    }
+
+    fn attach_loop(&self, image: &Path, direct_io: bool) -> io::Result<LoopDevice> {
+        let mut next = self.next_loop.lock().unwrap();
+        let path = PathBuf::from(format!("/dev/loop{}", 40 + *next));
+        *next += 1;
+        self.record(format!(
+            "attach {} {} direct_io={direct_io}",
+            path.display(),
+            image.display()
+        ));
+        Ok(LoopDevice {
+            path,
+            backing_file: image.to_path_buf(),
+            direct_io,
+            holder: None,
+        })
+    }
+
+    fn detach_loop(&self, device: LoopDevice) -> io::Result<()> {
+        self.record(format!("detach {}", device.path.display()));
+        Ok(())
+    }
+
+    fn sync(&self) {
+        self.record("sync".to_string());
+    }
+
+    fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>> {
+        Ok(self
+            .block_devices
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, n)| *n))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        self.dirs
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|(p, _)| p == path)
+            .map(|(_, n)| n.clone())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_display_like_a_shell_line() {
+        let cmd = Cmd::new("mkfs.ext4")
+            .args(["-F", "-E", "lazy_itable_init=0"])
+            .arg("/dev/loop7")
+            .arg("has space");
+        assert_eq!(
+            cmd.to_string(),
+            "mkfs.ext4 -F -E lazy_itable_init=0 /dev/loop7 'has space'"
+        );
+    }
+
+    #[test]
+    fn real_system_runs_programs_and_captures_output() {
+        let out = RealSystem
+            .run(&Cmd::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]))
+            .unwrap();
+        assert_eq!(out.status, Some(3));
+        assert_eq!(out.stdout.trim(), "out");
+        assert_eq!(out.last_line(), "err");
+        assert!(RealSystem.find_program("sh").is_some());
+        assert!(RealSystem.find_program("no-such-program-fsbench").is_none());
+    }
+
+    #[test]
+    fn recording_system_records_and_answers() {
+        let sys = RecordingSystem::new();
+        sys.respond("mount", RecordingSystem::failure(32, "bad option"));
+        assert!(!sys.run(&Cmd::new("mount").arg("x")).unwrap().success());
+        assert!(sys.run(&Cmd::new("umount").arg("x")).unwrap().success());
+        sys.write_file(Path::new("/sys/x"), "1\n").unwrap();
+        assert_eq!(sys.read_file(Path::new("/sys/x")).unwrap(), "1\n");
+        assert_eq!(sys.log(), ["run mount x", "run umount x", "write /sys/x 1"]);
+    }
+}

@@ -1,0 +1,1163 @@
+//! A prepared system under test: device, filesystem, mount, scheduler and cache state, made in
+//! order and recorded in the ledger as each piece exists, then taken down in reverse (unmount,
+//! fsck, scheduler restore, detach, remove) on success, error, panic or interruption.
+//!
+//! Order of operations (checked by the recording-fake tests):
+//! support check -> mkdir -> image -> attach loop -> mkfs -> read-back -> mount -> mountinfo
+//! read-back -> scheduler -> [cache] -> workload -> umount -> fsck -> scheduler restore ->
+//! detach -> remove image -> rmdir.
+
+use crate::cache::{parse_meminfo, CachePolicy, CacheReached};
+use crate::device::{self, DeviceSpec};
+use crate::error::TargetError;
+use crate::fs::{self, zfs, Filesystem, Lifecycle};
+use crate::ledger::{self, Ledger, Resource};
+use crate::scheduler;
+use crate::system::{Cmd, CmdOutput, LoopDevice, System};
+use fsbench_measure::host::parse_mountinfo;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What to prepare.
+#[derive(Debug, Clone)]
+pub struct TargetSpec {
+    pub fs: &'static dyn Filesystem,
+    /// The user's mkfs options (after fsbench's defaults).
+    pub mkfs_options: Vec<String>,
+    /// The user's mount options (`noatime,data=writeback`), or dataset properties for zfs.
+    pub mount_options: Option<String>,
+    pub scheduler: Option<String>,
+    pub cache: CachePolicy,
+    pub device: DeviceSpec,
+    /// Attach images with direct I/O on the backing file (default) or buffered.
+    pub loop_direct_io: bool,
+    /// Where images, mount points and the state directory go.
+    pub work_dir: PathBuf,
+    /// Run the filesystem's read-only check after unmounting.
+    pub fsck: bool,
+}
+
+impl TargetSpec {
+    /// A spec for `fs_name` with defaults: an image of the default size, no options, warm cache.
+    pub fn new(fs_name: &str, work_dir: impl Into<PathBuf>) -> Result<TargetSpec, TargetError> {
+        let fs = fs::by_name(fs_name).ok_or_else(|| {
+            TargetError::Invalid(format!(
+                "--fs {fs_name}: unknown filesystem; use one of {}",
+                fs::names()
+            ))
+        })?;
+        Ok(TargetSpec {
+            fs,
+            mkfs_options: Vec::new(),
+            mount_options: None,
+            scheduler: None,
+            cache: CachePolicy::Warm,
+            device: DeviceSpec::Image { size_bytes: None },
+            loop_direct_io: true,
+            work_dir: work_dir.into(),
+            fsck: true,
+        })
+    }
+
+    /// Where the ledgers of running and killed fsbench processes live.
+    pub fn state_dir(&self) -> PathBuf {
+        state_dir(&self.work_dir)
+    }
+}
+
+/// The state directory under a work directory.
+pub fn state_dir(work_dir: &Path) -> PathBuf {
+    work_dir.join("state")
+}
+
+/// Splits an option string the way a shell would split words, honouring quotes.
+pub fn split_options(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut has_word = false;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                has_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if has_word || !current.is_empty() {
+                    words.push(std::mem::take(&mut current));
+                    has_word = false;
+                }
+            }
+            (None, c) => current.push(c),
+        }
+    }
+    if has_word || !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// One timed command and what it said.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepInfo {
+    pub command: String,
+    pub elapsed_ns: u64,
+    pub exit_status: Option<i32>,
+}
+
+impl StepInfo {
+    fn of(cmd: &Cmd, out: &CmdOutput) -> StepInfo {
+        StepInfo {
+            command: cmd.to_string(),
+            elapsed_ns: out.elapsed_ns,
+            exit_status: out.status,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    /// "image", "block" or "memory".
+    pub kind: &'static str,
+    /// The block device the filesystem is on (a loop device for images).
+    pub path: Option<PathBuf>,
+    pub size_bytes: u64,
+    pub image: Option<PathBuf>,
+    /// Whether the loop device does direct I/O on its backing file, as the kernel reports it.
+    pub loop_direct_io: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MountReadBack {
+    pub command: String,
+    pub elapsed_ns: u64,
+    pub requested: Option<String>,
+    pub fs_type: String,
+    /// Per-mount options in force (`rw,noatime`), from /proc/self/mountinfo.
+    pub mount_options: String,
+    /// Filesystem options in force (`rw,data=writeback`).
+    pub super_options: String,
+    /// Requested options in force with another value: (requested, in force).
+    pub changed: Vec<(String, String)>,
+    /// Requested options the kernel does not show (defaults it omits, or silently ignored).
+    pub not_shown: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SchedulerInfo {
+    pub sysfs: PathBuf,
+    pub available: Vec<String>,
+    pub previous: String,
+    pub requested: Option<String>,
+    /// The scheduler in force during the run (read back after setting it).
+    pub in_force: String,
+    pub note: Option<String>,
+    /// The scheduler of the disk holding an image's backing file (it matters too).
+    pub backing_disk: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FsckInfo {
+    pub command: String,
+    pub elapsed_ns: u64,
+    pub exit_status: Option<i32>,
+    /// The integrity verdict: the check found nothing wrong.
+    pub clean: bool,
+    /// The check's last lines, for the record.
+    pub output_tail: String,
+}
+
+/// Everything read back about a target, stored with its results.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetInfo {
+    pub filesystem: &'static str,
+    pub device: DeviceInfo,
+    pub mountpoint: PathBuf,
+    /// First line of each tool's version output.
+    pub tool_versions: Vec<String>,
+    /// fsbench's default mkfs options (shown because they change the result).
+    pub default_mkfs_options: Vec<String>,
+    pub mkfs: Option<StepInfo>,
+    /// The effective on-disk configuration (dumpe2fs -h, xfs_info, ...).
+    pub readback: Option<String>,
+    pub mount: Option<MountReadBack>,
+    pub scheduler: Option<SchedulerInfo>,
+    pub cache: Option<CacheReached>,
+    pub fsck: Option<FsckInfo>,
+    /// What teardown did, and anything it could not undo.
+    pub teardown: Vec<String>,
+}
+
+static TARGETS: AtomicU64 = AtomicU64::new(0);
+
+/// A prepared target. Dropping it tears it down; prefer [`Target::finish`] to get the fsck
+/// verdict and the teardown notes.
+pub struct Target<'s> {
+    sys: &'s dyn System,
+    spec: TargetSpec,
+    ledger: Ledger,
+    info: TargetInfo,
+    loop_device: Option<LoopDevice>,
+    block_device: Option<PathBuf>,
+    pool: Option<String>,
+    mount_cmd: Option<Cmd>,
+    torn_down: bool,
+}
+
+impl<'s> Target<'s> {
+    /// Makes the target. On any error, what was already made is undone before returning.
+    /// `stop` is polled between steps (Ctrl-C).
+    pub fn prepare(
+        sys: &'s dyn System,
+        spec: TargetSpec,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Target<'s>, TargetError> {
+        let n = TARGETS.fetch_add(1, Ordering::Relaxed);
+        let tag = format!("{}-{}-{n}", spec.fs.name(), std::process::id());
+        let ledger = Ledger::new(Some(&spec.state_dir()));
+        let mountpoint = spec.work_dir.join(format!("mnt-{tag}"));
+        let mut target = Target {
+            sys,
+            info: TargetInfo {
+                filesystem: spec.fs.name(),
+                device: DeviceInfo {
+                    kind: "image",
+                    path: None,
+                    size_bytes: 0,
+                    image: None,
+                    loop_direct_io: None,
+                },
+                mountpoint,
+                tool_versions: Vec::new(),
+                default_mkfs_options: spec.fs.default_mkfs_options(),
+                mkfs: None,
+                readback: None,
+                mount: None,
+                scheduler: None,
+                cache: None,
+                fsck: None,
+                teardown: Vec::new(),
+            },
+            spec,
+            ledger,
+            loop_device: None,
+            block_device: None,
+            pool: None,
+            mount_cmd: None,
+            torn_down: false,
+        };
+        match target.build(&tag, stop) {
+            Ok(()) => Ok(target),
+            Err(error) => {
+                target.teardown();
+                Err(error)
+            }
+        }
+    }
+
+    pub fn mountpoint(&self) -> &Path {
+        &self.info.mountpoint
+    }
+
+    pub fn info(&self) -> &TargetInfo {
+        &self.info
+    }
+
+    /// The block device under the filesystem (loop device or real disk).
+    pub fn block_device(&self) -> Option<&Path> {
+        self.block_device.as_deref()
+    }
+
+    fn build(&mut self, tag: &str, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+        let sys = self.sys;
+        let fs = self.spec.fs;
+        let support = fs::support(sys, fs);
+        if !support.supported {
+            return Err(TargetError::Unsupported(format!(
+                "{} cannot run on this host: {}",
+                fs.name(),
+                support.reasons.join("; ")
+            )));
+        }
+        for cmd in fs.versions() {
+            if let Ok(out) = sys.run(&cmd) {
+                self.info.tool_versions.push(fs::version_line(&out));
+            }
+        }
+        let work_dir = self.spec.work_dir.clone();
+        sys.create_dir(&work_dir)
+            .map_err(|e| TargetError::io("create the work directory", &work_dir, e))?;
+        let mountpoint = self.info.mountpoint.clone();
+        sys.create_dir(&mountpoint)
+            .map_err(|e| TargetError::io("create the mount point", &mountpoint, e))?;
+        self.ledger.push(Resource::Dir {
+            path: mountpoint.clone(),
+        });
+        check_stop(stop)?;
+
+        if fs.lifecycle() != Lifecycle::Memory {
+            self.make_device(tag)?;
+            check_stop(stop)?;
+        } else {
+            self.info.device.kind = "memory";
+            self.info.device.size_bytes = match self.spec.device {
+                DeviceSpec::Image { size_bytes } => size_bytes.unwrap_or(1 << 30),
+                DeviceSpec::Block { .. } => {
+                    return Err(TargetError::Invalid(
+                        "tmpfs lives in memory: use --device image[:SIZE] to set its size"
+                            .to_string(),
+                    ))
+                }
+            };
+        }
+        match fs.lifecycle() {
+            Lifecycle::BlockDevice => {
+                self.mkfs()?;
+                check_stop(stop)?;
+                self.mount()?;
+            }
+            Lifecycle::Memory => self.mount()?,
+            Lifecycle::ZfsPool => self.create_pool(tag)?,
+        }
+        check_stop(stop)?;
+        self.read_mount_back()?;
+        if fs.lifecycle() != Lifecycle::Memory {
+            self.set_scheduler()?;
+        }
+        check_stop(stop)
+    }
+
+    fn make_device(&mut self, tag: &str) -> Result<(), TargetError> {
+        let sys = self.sys;
+        let fs = self.spec.fs;
+        match self.spec.device.clone() {
+            DeviceSpec::Image { size_bytes } => {
+                let size = size_bytes.unwrap_or_else(|| {
+                    let free = free_bytes(&self.spec.work_dir).unwrap_or(16 << 30);
+                    device::default_image_bytes(free).max(fs.min_device_bytes())
+                });
+                device::check_size(fs.name(), size, fs.min_device_bytes(), "the image")?;
+                let image = self.spec.work_dir.join(format!("{tag}.img"));
+                sys.create_sparse_file(&image, size)
+                    .map_err(|e| TargetError::io("create the image", &image, e))?;
+                self.ledger.push(Resource::Image {
+                    path: image.clone(),
+                });
+                let loop_device = sys
+                    .attach_loop(&image, self.spec.loop_direct_io)
+                    .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
+                self.ledger.push(Resource::Loop {
+                    device: loop_device.path.clone(),
+                    backing_file: image.clone(),
+                });
+                self.info.device = DeviceInfo {
+                    kind: "image",
+                    path: Some(loop_device.path.clone()),
+                    size_bytes: size,
+                    image: Some(image),
+                    loop_direct_io: crate::loopdev::uses_direct_io(sys, &loop_device.path)
+                        .or(Some(loop_device.direct_io)),
+                };
+                self.block_device = Some(loop_device.path.clone());
+                self.loop_device = Some(loop_device);
+            }
+            DeviceSpec::Block {
+                path,
+                acknowledged_signature,
+            } => {
+                device::check_block_device(sys, &path, acknowledged_signature.as_deref())?;
+                let size = device::block_device_bytes(sys, &path).unwrap_or(0);
+                device::check_size(
+                    fs.name(),
+                    size,
+                    fs.min_device_bytes(),
+                    &path.display().to_string(),
+                )?;
+                self.info.device = DeviceInfo {
+                    kind: "block",
+                    path: Some(path.clone()),
+                    size_bytes: size,
+                    image: None,
+                    loop_direct_io: None,
+                };
+                self.block_device = Some(path);
+            }
+        }
+        Ok(())
+    }
+
+    fn device_path(&self) -> PathBuf {
+        self.block_device
+            .clone()
+            .expect("a device exists after make_device")
+    }
+
+    fn mkfs(&mut self) -> Result<(), TargetError> {
+        let device = self.device_path();
+        let fs = self.spec.fs;
+        let cmd = fs.mkfs(&device, &self.spec.mkfs_options);
+        let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        self.info.mkfs = Some(StepInfo::of(&cmd, &out));
+        if !out.success() {
+            let text = format!("{}\n{}", out.stderr, out.stdout).to_lowercase();
+            let hint = if text.contains("too small")
+                || text.contains("must be larger")
+                || text.contains("must be at least")
+            {
+                "the device is too small for this filesystem: use a larger --device image:SIZE"
+            } else {
+                "check --mkfs-options against the mkfs manual page"
+            };
+            return Err(TargetError::command("mkfs", &cmd, &out, hint));
+        }
+        if let Some(readback) = fs.readback(&device) {
+            if let Ok(out) = self.sys.run(&readback) {
+                if out.success() {
+                    self.info.readback = Some(out.stdout);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn mount_command(&self, options: Option<&str>) -> Cmd {
+        let fs = self.spec.fs;
+        let mut cmd = Cmd::new("mount").arg("-t").arg(fs.mount_type());
+        let mut all: Vec<String> = Vec::new();
+        if fs.lifecycle() == Lifecycle::Memory {
+            all.push(format!("size={}", self.info.device.size_bytes));
+        }
+        all.extend(options.map(str::to_string));
+        if !all.is_empty() {
+            cmd = cmd.arg("-o").arg(all.join(","));
+        }
+        let source = match fs.lifecycle() {
+            Lifecycle::Memory => "fsbench-tmpfs".to_string(),
+            _ => self.device_path().display().to_string(),
+        };
+        cmd.arg(source)
+            .arg(self.info.mountpoint.display().to_string())
+    }
+
+    fn mount_source(&self) -> String {
+        match self.spec.fs.lifecycle() {
+            Lifecycle::Memory => "fsbench-tmpfs".to_string(),
+            Lifecycle::ZfsPool => self.pool.clone().unwrap_or_default(),
+            Lifecycle::BlockDevice => self.device_path().display().to_string(),
+        }
+    }
+
+    fn mount(&mut self) -> Result<(), TargetError> {
+        let options = self.spec.mount_options.clone();
+        let cmd = self.mount_command(options.as_deref());
+        let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        if !out.success() {
+            if let Some(options) = options.filter(|o| !o.is_empty()) {
+                // Does it mount without the user's options? Then the kernel rejected them.
+                let plain = self.mount_command(None);
+                let retry = self.sys.run(&plain).map_err(|e| missing_tool(&plain, e))?;
+                if retry.success() {
+                    let _ = self
+                        .sys
+                        .run(&Cmd::new("umount").arg(self.info.mountpoint.display().to_string()));
+                    return Err(TargetError::Unsupported(format!(
+                        "the kernel rejected the mount options '{options}' for {}: {}",
+                        self.spec.fs.name(),
+                        out.last_line()
+                    )));
+                }
+            }
+            return Err(TargetError::command(
+                "mount",
+                &cmd,
+                &out,
+                "see `dmesg` for the kernel's reason",
+            ));
+        }
+        self.ledger.push(Resource::Mount {
+            mountpoint: self.info.mountpoint.clone(),
+            source: self.mount_source(),
+        });
+        self.info.mount = Some(MountReadBack {
+            command: cmd.to_string(),
+            elapsed_ns: out.elapsed_ns,
+            requested: self.spec.mount_options.clone(),
+            fs_type: String::new(),
+            mount_options: String::new(),
+            super_options: String::new(),
+            changed: Vec::new(),
+            not_shown: Vec::new(),
+        });
+        self.mount_cmd = Some(cmd);
+        Ok(())
+    }
+
+    fn create_pool(&mut self, tag: &str) -> Result<(), TargetError> {
+        let sys = self.sys;
+        if !sys.run(&zfs::ping()).is_ok_and(|o| o.success()) {
+            let run_dir = self.spec.work_dir.join("run");
+            sys.create_dir(&run_dir)
+                .map_err(|e| TargetError::io("create", &run_dir, e))?;
+            let pidfile = run_dir.join(format!("zfs-fuse-{}.pid", std::process::id()));
+            let start = zfs::start_daemon(&pidfile);
+            let out = sys.run(&start).map_err(|e| missing_tool(&start, e))?;
+            if !out.success() {
+                return Err(TargetError::command(
+                    "starting zfs-fuse",
+                    &start,
+                    &out,
+                    "is another zfs-fuse running? see its log",
+                ));
+            }
+            let pid = (0..50)
+                .find_map(|_| {
+                    let pid = sys
+                        .read_file(&pidfile)
+                        .ok()
+                        .and_then(|t| t.trim().parse::<u32>().ok());
+                    if pid.is_none() {
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                    pid
+                })
+                .ok_or_else(|| {
+                    TargetError::Unsupported("zfs-fuse started but wrote no pid file".to_string())
+                })?;
+            self.ledger.push(Resource::ZfsDaemon { pid, pidfile });
+            let ready = (0..50).any(|_| {
+                let ok = sys.run(&zfs::ping()).is_ok_and(|o| o.success());
+                if !ok {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                ok
+            });
+            if !ready {
+                return Err(TargetError::Unsupported(
+                    "zfs-fuse did not answer within 5 s".to_string(),
+                ));
+            }
+        }
+        let pool = format!("fsbench-{}", tag.replace("zfs-", ""));
+        let device = self.device_path();
+        let properties = zfs::properties(self.spec.mount_options.as_deref());
+        let cmd = zfs::create_pool(
+            &pool,
+            &self.info.mountpoint,
+            &device,
+            &self.spec.mkfs_options,
+            &properties,
+        );
+        let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        self.info.mkfs = Some(StepInfo::of(&cmd, &out));
+        if !out.success() {
+            let rejected = out.stderr.contains("property") || out.stderr.contains("invalid");
+            if rejected && !properties.is_empty() {
+                return Err(TargetError::Unsupported(format!(
+                    "zfs-fuse rejected the properties '{}': {}",
+                    properties.join(","),
+                    out.last_line()
+                )));
+            }
+            return Err(TargetError::command("zpool create", &cmd, &out, "check --mkfs-options (zpool create options) and --mount-options (dataset properties)"));
+        }
+        self.pool = Some(pool.clone());
+        self.ledger.push(Resource::ZfsPool { pool: pool.clone() });
+        if let Ok(out) = sys.run(&zfs::readback(&pool)) {
+            let local: Vec<&str> = out
+                .stdout
+                .lines()
+                .filter(|l| !l.ends_with("\tdefault") && !l.ends_with("\t-"))
+                .collect();
+            self.info.readback = Some(local.join("\n"));
+        }
+        self.info.mount = Some(MountReadBack {
+            command: cmd.to_string(),
+            elapsed_ns: out.elapsed_ns,
+            requested: self.spec.mount_options.clone(),
+            fs_type: String::new(),
+            mount_options: String::new(),
+            super_options: String::new(),
+            changed: Vec::new(),
+            not_shown: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Reads the mount back from /proc/self/mountinfo and compares it with the request.
+    fn read_mount_back(&mut self) -> Result<(), TargetError> {
+        let text = self
+            .sys
+            .read_file(Path::new("/proc/self/mountinfo"))
+            .map_err(|e| TargetError::io("read", "/proc/self/mountinfo", e))?;
+        let entry = parse_mountinfo(&text)
+            .into_iter()
+            .rfind(|m| m.mount_point == self.info.mountpoint)
+            .ok_or_else(|| {
+                TargetError::Unsupported(format!(
+                    "{} is not in /proc/self/mountinfo after mounting",
+                    self.info.mountpoint.display()
+                ))
+            })?;
+        let is_zfs = self.spec.fs.lifecycle() == Lifecycle::ZfsPool;
+        let Some(mount) = self.info.mount.as_mut() else {
+            return Ok(());
+        };
+        mount.fs_type = entry.fs_type.clone();
+        mount.mount_options = entry.mount_options.clone();
+        mount.super_options = entry.super_options.clone();
+        if !is_zfs {
+            let (changed, not_shown) = compare_options(
+                self.spec.mount_options.as_deref().unwrap_or(""),
+                &entry.mount_options,
+                &entry.super_options,
+            );
+            mount.changed = changed;
+            mount.not_shown = not_shown;
+        }
+        Ok(())
+    }
+
+    fn set_scheduler(&mut self) -> Result<(), TargetError> {
+        let sys = self.sys;
+        let device = self.device_path();
+        let Some(sysfs) = scheduler::sysfs_path(sys, &device) else {
+            if let Some(requested) = &self.spec.scheduler {
+                return Err(TargetError::Unsupported(format!(
+                    "{} has no I/O scheduler to set to {requested}",
+                    device.display()
+                )));
+            }
+            return Ok(());
+        };
+        let read = |p: &Path| sys.read_file(p).map(|t| scheduler::parse(&t));
+        let before = read(&sysfs).map_err(|e| TargetError::io("read", &sysfs, e))?;
+        let mut note = None;
+        if let Some(requested) = &self.spec.scheduler {
+            let resolved =
+                scheduler::resolve(requested, &before).map_err(TargetError::Unsupported)?;
+            note = resolved.note;
+            if resolved.name != before.current {
+                sys.write_file(&sysfs, &resolved.name)
+                    .map_err(|e| TargetError::io("set the scheduler in", &sysfs, e))?;
+                self.ledger.push(Resource::Scheduler {
+                    sysfs: sysfs.clone(),
+                    previous: before.current.clone(),
+                });
+            }
+        }
+        let after = read(&sysfs).map_err(|e| TargetError::io("read", &sysfs, e))?;
+        let backing_disk = self
+            .info
+            .device
+            .image
+            .as_deref()
+            .and_then(scheduler::sysfs_path_of_file)
+            .and_then(|p| read(&p).ok())
+            .map(|s| s.current);
+        self.info.scheduler = Some(SchedulerInfo {
+            sysfs,
+            available: before.available,
+            previous: before.current,
+            requested: self.spec.scheduler.clone(),
+            in_force: after.current,
+            note,
+            backing_disk,
+        });
+        Ok(())
+    }
+
+    /// Brings the page cache to the spec's policy before a workload; records what was reached.
+    pub fn apply_cache_policy(&mut self) -> Result<CacheReached, TargetError> {
+        let sys = self.sys;
+        let meminfo = || {
+            sys.read_file(Path::new("/proc/meminfo"))
+                .ok()
+                .map(|t| parse_meminfo(&t))
+        };
+        let policy = self.spec.cache;
+        let reached = match policy {
+            CachePolicy::Warm => CacheReached {
+                policy,
+                state: "warm".into(),
+                before: None,
+                after: None,
+                note: None,
+            },
+            CachePolicy::Direct => CacheReached {
+                policy,
+                state: "direct".into(),
+                before: None,
+                after: None,
+                note: Some("the workload bypasses the page cache with O_DIRECT".into()),
+            },
+            CachePolicy::Drop => {
+                let before = meminfo();
+                sys.sync();
+                let path = Path::new("/proc/sys/vm/drop_caches");
+                sys.write_file(path, "3").map_err(|e| {
+                    TargetError::Unsupported(format!(
+                        "cannot drop caches ({e}): --cache drop needs root; use --cache remount or warm"
+                    ))
+                })?;
+                let after = meminfo();
+                let note = match self.spec.fs.lifecycle() {
+                    Lifecycle::Memory => Some("tmpfs keeps its files in the page cache: they cannot be dropped".into()),
+                    Lifecycle::ZfsPool => Some("zfs-fuse caches in its daemon (ARC), which drop_caches does not empty; use --cache remount".into()),
+                    Lifecycle::BlockDevice => None,
+                };
+                CacheReached {
+                    policy,
+                    state: if note.is_some() {
+                        "not dropped".into()
+                    } else {
+                        "dropped".into()
+                    },
+                    before,
+                    after,
+                    note,
+                }
+            }
+            CachePolicy::Remount => {
+                let before = meminfo();
+                self.remount()?;
+                CacheReached {
+                    policy,
+                    state: "remounted".into(),
+                    before,
+                    after: meminfo(),
+                    note: (self.spec.fs.lifecycle() == Lifecycle::Memory)
+                        .then(|| "remounting tmpfs would lose its files: nothing was done".into()),
+                }
+            }
+        };
+        self.info.cache = Some(reached.clone());
+        Ok(reached)
+    }
+
+    fn remount(&mut self) -> Result<(), TargetError> {
+        let sys = self.sys;
+        match self.spec.fs.lifecycle() {
+            Lifecycle::Memory => Ok(()),
+            Lifecycle::ZfsPool => {
+                let pool = self.pool.clone().unwrap_or_default();
+                let dir = self
+                    .device_path()
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| "/dev".into());
+                for cmd in [zfs::export(&pool), zfs::import(&pool, &dir)] {
+                    let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+                    if !out.success() {
+                        return Err(TargetError::command(
+                            "remount",
+                            &cmd,
+                            &out,
+                            "the pool may be busy",
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            Lifecycle::BlockDevice => {
+                let umount = Cmd::new("umount").arg(self.info.mountpoint.display().to_string());
+                let out = sys.run(&umount).map_err(|e| missing_tool(&umount, e))?;
+                if !out.success() {
+                    return Err(TargetError::command(
+                        "remount",
+                        &umount,
+                        &out,
+                        "a process may still use the mount",
+                    ));
+                }
+                let mount = self.mount_cmd.clone().expect("mounted before");
+                let out = sys.run(&mount).map_err(|e| missing_tool(&mount, e))?;
+                if !out.success() {
+                    // The ledger still lists the mount; teardown will find it gone.
+                    return Err(TargetError::command("remount", &mount, &out, "see `dmesg`"));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Unmounts, checks, restores and removes everything; returns the full read-back with the
+    /// fsck verdict and teardown notes.
+    pub fn finish(mut self) -> TargetInfo {
+        self.teardown();
+        self.info.clone()
+    }
+
+    fn teardown(&mut self) {
+        if self.torn_down {
+            return;
+        }
+        self.torn_down = true;
+        let sys = self.sys;
+        while let Some(resource) = self.ledger.resources().last().cloned() {
+            let result = match &resource {
+                Resource::Loop { .. } => match self.loop_device.take() {
+                    Some(device) => {
+                        let path = device.path.clone();
+                        sys.detach_loop(device)
+                            .map(|_| format!("detached {}", path.display()))
+                            .map_err(|e| format!("cannot detach {}: {e}", path.display()))
+                    }
+                    None => ledger::undo(sys, &resource),
+                },
+                Resource::ZfsPool { pool } => {
+                    if self.spec.fsck && self.info.fsck.is_none() {
+                        self.info.fsck = Some(scrub(sys, pool));
+                    }
+                    ledger::undo(sys, &resource)
+                }
+                other => ledger::undo(sys, other),
+            };
+            let unmounted = matches!(resource, Resource::Mount { .. }) && result.is_ok();
+            match result {
+                Ok(note) => self.info.teardown.push(note),
+                Err(note) => self.info.teardown.push(format!("error: {note}")),
+            }
+            self.ledger.forget(&resource);
+            if unmounted && self.spec.fsck && self.spec.fs.lifecycle() == Lifecycle::BlockDevice {
+                self.run_fsck();
+            }
+        }
+    }
+
+    fn run_fsck(&mut self) {
+        let Some(device) = self.block_device.clone() else {
+            return;
+        };
+        let Some(cmd) = self.spec.fs.fsck(&device) else {
+            return;
+        };
+        let info = match self.sys.run(&cmd) {
+            Ok(out) => FsckInfo {
+                command: cmd.to_string(),
+                elapsed_ns: out.elapsed_ns,
+                exit_status: out.status,
+                clean: self.spec.fs.fsck_clean(&out),
+                output_tail: tail(&format!("{}{}", out.stdout, out.stderr), 6),
+            },
+            Err(e) => FsckInfo {
+                command: cmd.to_string(),
+                elapsed_ns: 0,
+                exit_status: None,
+                clean: false,
+                output_tail: e.to_string(),
+            },
+        };
+        self.info.fsck = Some(info);
+    }
+}
+
+impl Drop for Target<'_> {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}
+
+fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    if stop() {
+        Err(TargetError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+fn missing_tool(cmd: &Cmd, e: std::io::Error) -> TargetError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        TargetError::Unsupported(format!("{} is not installed", cmd.program))
+    } else {
+        TargetError::Invalid(format!("cannot run {}: {e}", cmd.program))
+    }
+}
+
+/// Scrubs a zfs pool, waits for the scrub, and asks whether the pool is healthy.
+fn scrub(sys: &dyn System, pool: &str) -> FsckInfo {
+    let started = fsbench_measure::clock::now_ns();
+    let mut last = CmdOutput::default();
+    if sys.run(&zfs::scrub(pool)).is_ok_and(|o| o.success()) {
+        for _ in 0..600 {
+            match sys.run(&zfs::status(pool)) {
+                Ok(out) if out.stdout.contains("scrub in progress") => {
+                    std::thread::sleep(std::time::Duration::from_millis(100))
+                }
+                _ => break,
+            }
+        }
+        if let Ok(out) = sys.run(&zfs::healthy(pool)) {
+            last = out;
+        }
+    }
+    FsckInfo {
+        command: format!("zpool scrub {pool}; zpool status -x {pool}"),
+        elapsed_ns: fsbench_measure::clock::now_ns() - started,
+        exit_status: last.status,
+        clean: fs::by_name("zfs").expect("zfs").fsck_clean(&last),
+        output_tail: tail(&last.stdout, 6),
+    }
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Compares requested mount options with what the kernel shows: (changed, not shown).
+pub fn compare_options(
+    requested: &str,
+    mount_options: &str,
+    super_options: &str,
+) -> (Vec<(String, String)>, Vec<String>) {
+    let shown: Vec<&str> = mount_options
+        .split(',')
+        .chain(super_options.split(','))
+        .collect();
+    let key = |o: &str| o.split('=').next().unwrap_or(o).to_string();
+    let mut changed = Vec::new();
+    let mut not_shown = Vec::new();
+    for option in requested
+        .split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+    {
+        if shown.contains(&option) {
+            continue;
+        }
+        match shown
+            .iter()
+            .find(|s| key(s) == key(option) && s.contains('='))
+        {
+            Some(in_force) => changed.push((option.to_string(), in_force.to_string())),
+            None => not_shown.push(option.to_string()),
+        }
+    }
+    (changed, not_shown)
+}
+
+/// Bytes available on the filesystem holding `path` (statvfs).
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut probe = path.to_path_buf();
+    while !probe.exists() {
+        probe = probe.parent()?.to_path_buf();
+    }
+    let c = std::ffi::CString::new(probe.as_os_str().as_bytes()).ok()?;
+    // SAFETY: zeroed statvfs is valid; c is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers for the duration of the call.
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0)
+        .then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::RecordingSystem;
+
+    fn host() -> RecordingSystem {
+        let sys = RecordingSystem::new();
+        sys.set_file("/proc/filesystems", "nodev\ttmpfs\n\text4\n\txfs\n");
+        sys.set_file(
+            "/proc/self/mountinfo",
+            "22 1 253:0 / / rw - ext4 /dev/vda rw\n",
+        );
+        sys.set_file(
+            "/sys/class/block/loop40/queue/scheduler",
+            "[none] mq-deadline kyber bfq\n",
+        );
+        sys
+    }
+
+    fn spec(fs: &str) -> TargetSpec {
+        let mut spec = TargetSpec::new(fs, "/w").unwrap();
+        spec.device = DeviceSpec::Image {
+            size_bytes: Some(512 << 20),
+        };
+        spec
+    }
+
+    /// The log without version and read-back queries, with generated names shortened.
+    fn actions(sys: &RecordingSystem) -> Vec<String> {
+        sys.log()
+            .into_iter()
+            .filter(|l| !l.ends_with(" -V") && !l.contains("dumpe2fs"))
+            .map(|l| {
+                l.split(' ')
+                    .map(|w| {
+                        if w.starts_with("/w/") && w.contains(&format!("-{}-", std::process::id()))
+                        {
+                            let (head, _) =
+                                w.split_once(&format!("-{}-", std::process::id())).unwrap();
+                            let ext = if w.ends_with(".img") { ".img" } else { "" };
+                            format!("{head}{ext}")
+                        } else {
+                            w.to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn prepares_and_tears_down_in_order() {
+        let sys = host();
+        let mut s = spec("ext4");
+        s.mount_options = Some("noatime".into());
+        s.scheduler = Some("deadline".into());
+        let target = Target::prepare(&sys, s, &|| false).unwrap();
+        let info = target.finish();
+        assert_eq!(
+            actions(&sys),
+            [
+                "mkdir /w",
+                "mkdir /w/mnt-ext4",
+                "create /w/ext4.img 536870912",
+                "attach /dev/loop40 /w/ext4.img direct_io=true",
+                "run mkfs.ext4 -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/loop40",
+                "run mount -t ext4 -o noatime /dev/loop40 /w/mnt-ext4",
+                "write /sys/class/block/loop40/queue/scheduler mq-deadline",
+                "write /sys/class/block/loop40/queue/scheduler none",
+                "run umount /w/mnt-ext4",
+                "run e2fsck -f -n /dev/loop40",
+                "detach /dev/loop40",
+                "rm /w/ext4.img",
+                "rmdir /w/mnt-ext4",
+            ]
+        );
+        let sched = info.scheduler.unwrap();
+        assert_eq!(
+            (sched.previous.as_str(), sched.in_force.as_str()),
+            ("none", "mq-deadline")
+        );
+        assert!(sched.note.unwrap().contains("deadline -> mq-deadline"));
+        assert!(info.fsck.unwrap().clean);
+        assert_eq!(info.mount.unwrap().not_shown, Vec::<String>::new());
+        assert!(
+            info.teardown.iter().all(|n| !n.starts_with("error")),
+            "{:?}",
+            info.teardown
+        );
+    }
+
+    #[test]
+    fn a_rejected_mount_option_is_unsupported_and_nothing_stays() {
+        let sys = host();
+        sys.respond(
+            "mount -t ext4 -o journal_async_commit",
+            RecordingSystem::failure(32, "mount: fsconfig system call failed: ext4: Unknown parameter 'journal_async_commit'"),
+        );
+        let mut s = spec("ext4");
+        s.mount_options = Some("journal_async_commit".into());
+        let err = Target::prepare(&sys, s, &|| false).err().unwrap();
+        assert_eq!(err.category(), "unsupported");
+        assert!(
+            err.to_string()
+                .contains("Unknown parameter 'journal_async_commit'"),
+            "{err}"
+        );
+        let log = actions(&sys);
+        let tail: Vec<&str> = log.iter().rev().take(5).rev().map(String::as_str).collect();
+        assert_eq!(
+            tail,
+            [
+                "run mount -t ext4 /dev/loop40 /w/mnt-ext4",
+                "run umount /w/mnt-ext4",
+                "detach /dev/loop40",
+                "rm /w/ext4.img",
+                "rmdir /w/mnt-ext4",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failing_mkfs_says_why_and_undoes_the_device() {
+        let sys = host();
+        sys.respond(
+            "mkfs.ext4",
+            RecordingSystem::failure(1, "mke2fs: invalid inode size 3"),
+        );
+        let mut s = spec("ext4");
+        s.mkfs_options = split_options("-I 3");
+        let err = Target::prepare(&sys, s, &|| false).err().unwrap();
+        let text = err.to_string();
+        assert!(
+            text.contains("invalid inode size 3") && text.contains("--mkfs-options"),
+            "{text}"
+        );
+        assert!(!actions(&sys).iter().any(|l| l.starts_with("run mount")));
+        assert_eq!(actions(&sys).last().unwrap(), "rmdir /w/mnt-ext4");
+    }
+
+    #[test]
+    fn a_missing_tool_or_kernel_support_stops_before_anything_is_made() {
+        let sys = host();
+        sys.hide_program("mkfs.xfs");
+        let err = Target::prepare(&sys, spec("xfs"), &|| false).err().unwrap();
+        assert_eq!(err.category(), "unsupported");
+        assert!(err.to_string().contains("xfsprogs"), "{err}");
+        let err = Target::prepare(&sys, spec("btrfs"), &|| false)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("kernel lacks btrfs"), "{err}");
+        assert!(actions(&sys)
+            .iter()
+            .all(|l| !l.starts_with("create") && !l.starts_with("mkdir")));
+    }
+
+    #[test]
+    fn too_small_an_image_is_refused_before_mkfs() {
+        let sys = host();
+        let mut s = spec("xfs");
+        s.device = DeviceSpec::Image {
+            size_bytes: Some(16 << 20),
+        };
+        let err = Target::prepare(&sys, s, &|| false).err().unwrap();
+        assert!(err.to_string().contains("too small for xfs"), "{err}");
+        assert!(!actions(&sys).iter().any(|l| l.contains("mkfs.xfs -f")));
+    }
+
+    #[test]
+    fn a_stop_request_undoes_what_was_made() {
+        let sys = host();
+        let calls = std::cell::Cell::new(0);
+        let stop = || {
+            calls.set(calls.get() + 1);
+            calls.get() > 2
+        };
+        let err = Target::prepare(&sys, spec("ext4"), &stop).err().unwrap();
+        assert!(matches!(err, TargetError::Interrupted));
+        // The third check comes after mkfs: nothing is mounted, the device is undone.
+        let log = actions(&sys);
+        assert!(
+            log.iter().any(|l| l.starts_with("run mkfs.ext4")),
+            "{log:?}"
+        );
+        assert!(!log.iter().any(|l| l.starts_with("run mount")), "{log:?}");
+        assert_eq!(
+            log[log.len() - 3..],
+            ["detach /dev/loop40", "rm /w/ext4.img", "rmdir /w/mnt-ext4"]
+        );
+    }
+
+    #[test]
+    fn options_split_like_a_shell_and_compare_with_mountinfo() {
+        assert_eq!(
+            split_options("-I 256 -O 'a b' \"\""),
+            ["-I", "256", "-O", "a b", ""]
+        );
+        let (changed, not_shown) = compare_options(
+            "noatime,commit=30,bogus",
+            "rw,noatime",
+            "rw,commit=5,data=ordered",
+        );
+        assert_eq!(changed, [("commit=30".to_string(), "commit=5".to_string())]);
+        assert_eq!(not_shown, ["bogus"]);
+    }
+}
