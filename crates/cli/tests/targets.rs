@@ -545,8 +545,18 @@ fn a_real_device_needs_consent_and_is_refused_while_mounted_or_signed() {
 
 #[test]
 fn the_support_table_tells_the_truth() {
-    let output = fsbench().arg("targets").output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("targets.json");
+    let output = fsbench()
+        .arg("targets")
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
     assert!(output.status.success());
+    let doc = read_json(&json);
+    assert_eq!(doc["schema"], "fsbench.targets");
+    assert_eq!(doc["filesystems"].as_array().unwrap().len(), 11);
     let table = stdout(&output);
     let proc_filesystems = std::fs::read_to_string("/proc/filesystems").unwrap();
     for fs in [

@@ -17,6 +17,27 @@ pub const SCHEMA: &str = "fsbench.matrix";
 /// Bumped whenever a field changes meaning or disappears (additions keep the version).
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// How a run ended, as exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Complete,
+    Interrupted,
+    Failed,
+    /// The host cannot run the requested configuration (see `error`); nothing was measured.
+    Unsupported,
+}
+
+impl From<RunStatus> for Status {
+    fn from(status: RunStatus) -> Status {
+        match status {
+            RunStatus::Complete => Status::Complete,
+            RunStatus::Interrupted => Status::Interrupted,
+            RunStatus::Failed => Status::Failed,
+        }
+    }
+}
+
 /// Where the matrix ran.
 #[derive(Debug, Clone, Serialize)]
 pub struct Directory<'a> {
@@ -35,8 +56,8 @@ pub struct MatrixDocument<'a> {
     pub started_at: String,
     /// Wall-clock time of the whole run, setup included.
     pub elapsed_ns: u64,
-    pub status: RunStatus,
-    /// Why the run failed (status "failed").
+    pub status: Status,
+    /// Why the run failed or could not run (status "failed" or "unsupported").
     pub error: Option<String>,
     pub host: &'a HostInfo,
     pub directory: Directory<'a>,
@@ -63,7 +84,7 @@ impl<'a> MatrixDocument<'a> {
             fsbench_version: env!("CARGO_PKG_VERSION"),
             started_at,
             elapsed_ns: outcome.elapsed_ns,
-            status: outcome.status,
+            status: outcome.status.into(),
             error: outcome.failure.as_ref().map(|e| e.to_string()),
             host,
             directory,

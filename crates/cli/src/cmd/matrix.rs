@@ -8,13 +8,15 @@ use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
 use fsbench_measure::units::{human_duration, parse_duration_ns, parse_size, SizeSpec};
-use fsbench_report::matrix::{Directory, MatrixDocument};
+use fsbench_report::matrix::{Directory, MatrixDocument, Status};
 use fsbench_report::DisplayUnit;
 use fsbench_target::{CachePolicy, RealSystem, Target, TargetError};
-use fsbench_workload::matrix::{self, MatrixSpec, MatrixTest, RunStatus};
+use fsbench_workload::matrix::{
+    self, MatrixOutcome, MatrixPlan, MatrixSpec, MatrixTest, RunStatus,
+};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Turns the flags into a spec; every error names its flag.
 fn spec_from(args: &MatrixArgs) -> Result<(MatrixSpec, DisplayUnit), Failure> {
@@ -62,6 +64,51 @@ fn spec_from(args: &MatrixArgs) -> Result<(MatrixSpec, DisplayUnit), Failure> {
     Ok((spec, unit))
 }
 
+/// With --json, records a configuration that could not run (unsupported, or failed while being
+/// prepared) as a result of its own: status, reason, and the request; no measurements.
+fn record_not_run(
+    args: &MatrixArgs,
+    plan: &MatrixPlan,
+    error: &TargetError,
+) -> Result<(), Failure> {
+    let status = match error.category() {
+        "unsupported" => Status::Unsupported,
+        "failed" => Status::Failed,
+        _ => return Ok(()),
+    };
+    let Some(path) = args.json.as_deref() else {
+        return Ok(());
+    };
+    let file = create_export(path, "--json")?;
+    let outcome = MatrixOutcome {
+        results: Vec::new(),
+        warnings: Vec::new(),
+        elapsed_ns: 0,
+        status: RunStatus::Failed,
+        failure: None,
+        test_file: PathBuf::new(),
+    };
+    let host = HostInfo::probe();
+    let mut document = MatrixDocument::new(
+        plan,
+        &outcome,
+        &host,
+        Directory {
+            path: &args.target.work_dir,
+            mount: None,
+        },
+        rfc3339_utc(unix_time_s()),
+    );
+    document.status = status;
+    document.error = Some(error.to_string());
+    let mut out = BufWriter::new(file);
+    document
+        .write_json(&mut out)
+        .and_then(|_| out.flush())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
 /// Opens an export file before the run, so a bad path fails in a second, not after an hour.
 fn create_export(path: &Path, flag: &str) -> Result<File, Failure> {
     File::create(path).map_err(|e| {
@@ -92,7 +139,10 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
                 eprintln!("fsbench matrix: interrupted while preparing the target; everything made was undone");
                 return Ok(exit::INTERRUPTED);
             }
-            Err(error) => return Err(error.into()),
+            Err(error) => {
+                record_not_run(&args, &plan, &error)?;
+                return Err(error.into());
+            }
         },
         None => None,
     };
