@@ -8,8 +8,10 @@
 # (with min..max), and fsbench/C-loop for 4 KiB pwrite/pread.
 #
 # fsbench's phases use the same system calls as fio's psync engine: re-pwrite (pwrite over an
-# existing file) against fio rw=write on a laid-out file, re-pread against rw=read, random-read
-# and random-write (pread/pwrite, every block once per pass) against randread/randwrite.
+# existing file) against fio rw=write, re-pread against rw=read, random-read and random-write
+# (pread/pwrite, every block once per pass) against randread/randwrite. All three work on the
+# same file: fsbench keeps its test file (--keep) and fio and the C loop then use it, so the page
+# cache layout (small or large folios, set by how the file was written) is the same for all.
 # fsbench records per-operation latency in every run; fio records clat as always. fio runs with
 # invalidate=0: by default it drops its file's page cache before each job, which would compare
 # fio's cold reads with fsbench's warm ones (fsbench's cold reads are --drop-caches).
@@ -55,47 +57,47 @@ phase_kib() {
 fio_kib() {
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j[sys.argv[2]]["bw_bytes"]/1024)' "$1" "$2"
 }
-run_fsbench() { # dir test record -> json path
-  "$FSBENCH" matrix --dir "$1" -i "$2" --file-sizes 1g --record-sizes "$3" \
-    --min-time "${SECONDS_PER_JOB}s" --quiet --json "$OUT/fsbench.json" >/dev/null
+run_fsbench() { # dir test record: leaves its test file, named in $OUT/fsbench.json
+  "$FSBENCH" matrix --dir "$1" -i "$2" --file-sizes 1g --record-sizes "$3" --keep \
+    --min-time "${SECONDS_PER_JOB}s" --quiet --json "$OUT/fsbench.json" 2>/dev/null >/dev/null
+  FILE=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept_file"])' "$OUT/fsbench.json")
 }
-run_fio() { # dir rw bs
-  fio --name=job --filename="$1/fio.dat" --size=1g --bs="$2" --rw="$3" --ioengine=psync \
+run_fio() { # file bs rw
+  fio --name=job --filename="$1" --size=1g --bs="$2" --rw="$3" --ioengine=psync \
     --direct=0 --invalidate=0 --numjobs=1 --time_based --runtime="$SECONDS_PER_JOB" --randrepeat=0 \
     --output-format=json --output="$OUT/fio.json" >/dev/null
 }
 
 for fs in tmpfs ext4; do
   dir="$WORK/$fs"
-  # Lay out fio's file once; fsbench makes its own.
-  fio --name=layout --filename="$dir/fio.dat" --size=1g --bs=1m --rw=write --ioengine=psync \
-    --output-format=json --output=/dev/null >/dev/null
   for pair in $(seq 1 "$PAIRS"); do
     for bs in 4k 1m; do
       run_fsbench "$dir" pwrite "$bs"; a=$(phase_kib "$OUT/fsbench.json" re-pwrite)
-      run_fio "$dir" "$bs" write; b=$(fio_kib "$OUT/fio.json" write)
+      run_fio "$FILE" "$bs" write; b=$(fio_kib "$OUT/fio.json" write)
       printf '%s\tseq write %s\t%s\t%s\t%s\n' "$fs" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
       if [ "$bs" = 4k ]; then
-        c=$("$OUT/cloop" write "$dir/fio.dat" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
+        c=$("$OUT/cloop" write "$FILE" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
         printf '%s\tpwrite 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
       fi
+      rm -f "$FILE"
       run_fsbench "$dir" pread "$bs"; a=$(phase_kib "$OUT/fsbench.json" re-pread)
-      run_fio "$dir" "$bs" read; b=$(fio_kib "$OUT/fio.json" read)
+      run_fio "$FILE" "$bs" read; b=$(fio_kib "$OUT/fio.json" read)
       printf '%s\tseq read %s\t%s\t%s\t%s\n' "$fs" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
       if [ "$bs" = 4k ]; then
-        c=$("$OUT/cloop" read "$dir/fio.dat" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
+        c=$("$OUT/cloop" read "$FILE" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
         printf '%s\tpread 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
       fi
+      rm -f "$FILE"
     done
     run_fsbench "$dir" random 4k
     ar=$(phase_kib "$OUT/fsbench.json" random-read); aw=$(phase_kib "$OUT/fsbench.json" random-write)
-    run_fio "$dir" 4k randread; br=$(fio_kib "$OUT/fio.json" read)
-    run_fio "$dir" 4k randwrite; bw=$(fio_kib "$OUT/fio.json" write)
+    run_fio "$FILE" 4k randread; br=$(fio_kib "$OUT/fio.json" read)
+    run_fio "$FILE" 4k randwrite; bw=$(fio_kib "$OUT/fio.json" write)
     printf '%s\trandom read 4k\t%s\t%s\t%s\n' "$fs" "$pair" "$ar" "$br" >> "$RESULTS"
     printf '%s\trandom write 4k\t%s\t%s\t%s\n' "$fs" "$pair" "$aw" "$bw" >> "$RESULTS"
+    rm -f "$FILE"
     echo "$fs: pair $pair of $PAIRS done" >&2
   done
-  rm -f "$dir/fio.dat"
 done
 
 python3 - "$RESULTS" <<'PY'

@@ -66,6 +66,9 @@ pub struct MatrixDocument<'a> {
     pub target: Option<&'a TargetInfo>,
     /// The validated request: tests, sizes, options, seed, skipped cells.
     pub config: &'a MatrixPlan,
+    /// The test file left in place by `--keep` (absent when it was removed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_file: Option<&'a Path>,
     pub warnings: &'a [String],
     pub results: &'a [CellResult],
 }
@@ -90,6 +93,8 @@ impl<'a> MatrixDocument<'a> {
             directory,
             target: None,
             config: plan,
+            kept_file: (plan.spec.keep_file && outcome.status == RunStatus::Complete)
+                .then_some(outcome.test_file.as_path()),
             warnings: &outcome.warnings,
             results: &outcome.results,
         }
