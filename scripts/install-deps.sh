@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what fsbench needs on a fresh Debian machine, and nothing that is already there:
-# a C toolchain, gzip (tests), the filesystem tools, fio (benchmarks). Rust itself must be
+# a C toolchain, gzip (tests), the filesystem tools (zfs through zfs-fuse), fio (benchmarks). Rust itself must be
 # present (rustup); this script says so when it is not.
 set -euo pipefail
 
-packages=(build-essential gzip util-linux e2fsprogs xfsprogs btrfs-progs fio)
+packages=(build-essential gzip util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

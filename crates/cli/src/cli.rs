@@ -27,6 +27,19 @@ pub enum Command {
     /// quantised by the clock. Data written is incompressible unless --data says otherwise.
     Matrix(Box<MatrixArgs>),
 
+    /// Run a campaign: every case of a plan (or of the built-in quick profile), repeated,
+    /// each sample stored in the results database as it finishes, then a summary.
+    ///
+    /// Without --plan, the quick profile runs: every filesystem this host supports, default
+    /// options, a small throughput matrix, 3 repetitions, on loop-device images (a few minutes).
+    Run(RunArgs),
+
+    /// List the runs stored in the results database.
+    Runs(RunsArgs),
+
+    /// Write one stored run as JSON (with per-metric summaries) or tidy CSV.
+    Export(ExportArgs),
+
     /// Which filesystems this host can prepare, and exactly why not where it cannot.
     Targets(TargetsArgs),
 
@@ -35,6 +48,86 @@ pub enum Command {
     /// Only what fsbench recorded in its state files is touched, and only after checking it is
     /// still what fsbench made. Runs still alive are left alone.
     Cleanup(CleanupArgs),
+
+    /// Internal: runs one case's workload in a directory (the campaign's child process).
+    #[command(hide = true)]
+    CaseWorker(CaseWorkerArgs),
+}
+
+/// Where the results database is.
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// The results database (SQLite; created with its directory when missing).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "FSBENCH_DB",
+        default_value = "/var/lib/fsbench/results.db"
+    )]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Plan file (TOML; docs/plans.md, examples/plans/). Without it, --profile runs.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    pub plan: Option<PathBuf>,
+
+    /// Built-in profile to run without --plan: quick.
+    #[arg(long, value_name = "NAME", default_value = "quick", conflicts_with_all = ["plan", "resume"])]
+    pub profile: String,
+
+    /// List the cases with their stable ids and an estimate of the time they take, then stop.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Finish only the missing samples of a stored run (after Ctrl-C, a kill or a reboot).
+    #[arg(long, value_name = "RUN")]
+    pub resume: Option<i64>,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Where images, mount points and state files go (overrides the plan's work_dir).
+    #[arg(long, value_name = "DIR", env = "FSBENCH_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
+
+    /// No progress and no summary (errors only).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The run's number (see `fsbench runs`).
+    pub run: i64,
+
+    /// Write JSON (schema fsbench.run) to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE", required_unless_present = "csv")]
+    pub json: Option<PathBuf>,
+
+    /// Write tidy CSV (one row per sample and metric) to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CaseWorkerArgs {
+    #[arg(long)]
+    pub job: PathBuf,
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,10 @@
 //! -> `preflight(dir)` -> `matrix::run` (results stream to the progress observer) ->
 //! `MatrixDocument` -> terminal grid, JSON, CSV. With `--fs`, the workload runs inside a
 //! `Target` (prepared before, finished after, torn down on every path).
+//!
+//! Flow of `fsbench run`: plan file or profile -> `Plan` (validated, no side effects) ->
+//! `Store::begin_run` -> `Campaign::run` (per sample: target, child `case-worker`, record) ->
+//! `Store::load` -> summary.
 
 mod cli;
 mod cmd;
@@ -18,6 +22,10 @@ fn main() {
     let cli = cli::Cli::parse();
     let outcome = match cli.command {
         cli::Command::Matrix(args) => cmd::matrix::run(*args),
+        cli::Command::Run(args) => cmd::run::run(args),
+        cli::Command::Runs(args) => cmd::runs::run(args),
+        cli::Command::Export(args) => cmd::export::run(args),
+        cli::Command::CaseWorker(args) => cmd::case_worker::run(args),
         cli::Command::Targets(args) => cmd::targets::run(args),
         cli::Command::Cleanup(args) => cmd::cleanup::run(args),
     };

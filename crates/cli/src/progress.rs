@@ -1,7 +1,9 @@
 //! Progress on the terminal: a bar that appears once a run has taken a few seconds, and
 //! warnings printed above it. Nothing is drawn when stderr is not a terminal.
 
-use fsbench_measure::units::size_label;
+use fsbench_measure::units::{human_duration, size_label};
+use fsbench_plan::{CampaignObserver, Case};
+use fsbench_store::SampleStatus;
 use fsbench_workload::matrix::{CellResult, MatrixObserver};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -66,6 +68,112 @@ impl MatrixObserver for MatrixProgress {
         match &self.bar {
             Some(bar) => bar.println(format!("warning: {message}")),
             None => eprintln!("warning: {message}"),
+        }
+    }
+}
+
+/// Campaign progress: a bar (samples done, ETA) with the case in progress on a terminal, one
+/// plain line per finished sample otherwise.
+pub struct CampaignProgress {
+    enabled: bool,
+    terminal: bool,
+    bar: Option<ProgressBar>,
+    done: usize,
+    total: usize,
+    sample_started: Instant,
+}
+
+impl CampaignProgress {
+    pub fn new(enabled: bool) -> CampaignProgress {
+        CampaignProgress {
+            enabled,
+            terminal: std::io::stderr().is_terminal(),
+            bar: None,
+            done: 0,
+            total: 0,
+            sample_started: Instant::now(),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn say(&self, line: String) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+impl CampaignObserver for CampaignProgress {
+    fn started(&mut self, run_id: i64, total: usize, already: usize) {
+        self.total = total;
+        self.done = already;
+        if !self.enabled {
+            return;
+        }
+        let resumed = if already > 0 {
+            format!(", {already} already stored")
+        } else {
+            String::new()
+        };
+        eprintln!("run {run_id}: {total} samples{resumed}");
+        if self.terminal {
+            let bar = ProgressBar::with_draw_target(
+                Some(total as u64),
+                ProgressDrawTarget::stderr_with_hz(4),
+            );
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} samples, ETA {eta} {msg}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar.set_position(already as u64);
+            self.bar = Some(bar);
+        }
+    }
+
+    fn sample_started(&mut self, case: &Case, repetition: u32) {
+        self.sample_started = Instant::now();
+        if let Some(bar) = &self.bar {
+            bar.set_message(format!("{} #{repetition}", case.key));
+        }
+    }
+
+    fn sample_finished(
+        &mut self,
+        case: &Case,
+        repetition: u32,
+        status: SampleStatus,
+        detail: &str,
+    ) {
+        self.done += 1;
+        if !self.enabled {
+            return;
+        }
+        let took = human_duration(self.sample_started.elapsed().as_nanos() as u64);
+        let detail = if detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {detail}")
+        };
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.done.min(self.total) as u64);
+        }
+        if !self.terminal || status != SampleStatus::Ok {
+            self.say(format!(
+                "[{}/{}] {} #{repetition}: {} ({took}){detail}",
+                self.done,
+                self.total,
+                case.key,
+                status.name()
+            ));
         }
     }
 }

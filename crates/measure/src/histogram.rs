@@ -24,7 +24,8 @@ pub const BUCKETS: usize = GROUPS * SUB_BUCKETS as usize;
 pub struct Histogram {
     counts: Box<[u64]>,
     count: u64,
-    sum: u128,
+    /// Sum of all values in ns: u64 holds 584 years of latencies.
+    sum: u64,
     min: u64,
     max: u64,
 }
@@ -87,7 +88,7 @@ impl Histogram {
         // SAFETY-free indexing: bucket_index(u64::MAX) == BUCKETS - 1, so every index is in range.
         self.counts[bucket_index(value_ns)] += 1;
         self.count += 1;
-        self.sum += value_ns as u128;
+        self.sum = self.sum.wrapping_add(value_ns);
         self.min = self.min.min(value_ns);
         self.max = self.max.max(value_ns);
     }
@@ -98,7 +99,7 @@ impl Histogram {
             *mine += *theirs;
         }
         self.count += other.count;
-        self.sum += other.sum;
+        self.sum = self.sum.wrapping_add(other.sum);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
     }

@@ -11,7 +11,9 @@ use thiserror::Error;
 pub enum UnitError {
     #[error("'{0}' is not a size: write a whole number with an optional k, m, g or t suffix (binary: 4k = 4096 bytes)")]
     Size(String),
-    #[error("'{0}' is not a duration: write a number with ns, us, ms, s or m (e.g. 50ms, 2s)")]
+    #[error(
+        "'{0}' is not a duration: write a number with ns, us, ms, s, m or h (e.g. 50ms, 2s, 10m)"
+    )]
     Duration(String),
     #[error("'{0}' is not a size range: write FROM..TO (e.g. 4k..64m) or a comma-separated list (e.g. 1m,8m)")]
     Range(String),
@@ -71,7 +73,8 @@ impl SizeSpec {
     }
 }
 
-/// Parses `50ms`, `2s`, `1.5s`, `500us`, `1m`, `100ns` into nanoseconds. A bare number is seconds.
+/// Parses `50ms`, `2s`, `1.5s`, `500us`, `1m`, `2h`, `100ns` into nanoseconds. A bare number is
+/// seconds.
 pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
     let t = text.trim().to_ascii_lowercase();
     let split = t
@@ -84,6 +87,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
         "ms" => 1e6,
         "s" | "" => 1e9,
         "m" | "min" => 60e9,
+        "h" => 3600e9,
         _ => return Err(UnitError::Duration(text.to_string())),
     };
     let value: f64 = number
@@ -191,6 +195,7 @@ mod tests {
         assert_eq!(parse_duration_ns("500us"), Ok(500_000));
         assert_eq!(parse_duration_ns("0"), Ok(0));
         assert_eq!(parse_duration_ns("1m"), Ok(60_000_000_000));
+        assert_eq!(parse_duration_ns("2h"), Ok(7_200_000_000_000));
         assert!(parse_duration_ns("fast").is_err());
         assert!(parse_duration_ns("-1s").is_err());
     }

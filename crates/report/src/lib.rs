@@ -5,9 +5,12 @@
 //! Brief overview:
 //! - [`matrix`]: the throughput matrix's document ([`matrix::MatrixDocument`]), its versioned
 //!   JSON, tidy CSV and iozone-style terminal grid.
+//! - [`campaign`]: a stored run (`fsbench run`, `fsbench export`): the terminal summary with
+//!   confidence intervals, and the run's JSON and CSV exports.
 //! - [`unit`]: the display units a user may choose, with their direction (higher/lower is
 //!   better).
 
+pub mod campaign;
 pub mod matrix;
 pub mod unit;
 

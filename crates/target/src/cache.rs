@@ -2,11 +2,11 @@
 //! (sync + drop_caches, checked in /proc/meminfo), remount (umount + mount), or direct (the
 //! workload bypasses the cache with O_DIRECT). What was actually reached is recorded.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CachePolicy {
     Warm,

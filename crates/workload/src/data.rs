@@ -115,12 +115,12 @@ impl DataSource {
         }
         let record = &mut self.pool.as_mut_slice()[start..start + len];
         if self.stamp {
-            for block in record.chunks_mut(BLOCK) {
-                if block.len() >= 16 {
-                    block[..8].copy_from_slice(&self.counter.to_le_bytes());
-                    block[8..16].copy_from_slice(&self.seed.to_le_bytes());
-                }
+            let mut at = 0;
+            while at + 16 <= len {
+                record[at..at + 8].copy_from_slice(&self.counter.to_le_bytes());
+                record[at + 8..at + 16].copy_from_slice(&self.seed.to_le_bytes());
                 self.counter += 1;
+                at += BLOCK;
             }
         }
         &self.pool.as_slice()[start..start + len]

@@ -1,5 +1,9 @@
 //! One module per subcommand; each turns its flags into the layers' types and runs them.
 
+pub mod case_worker;
 pub mod cleanup;
+pub mod export;
 pub mod matrix;
+pub mod run;
+pub mod runs;
 pub mod targets;

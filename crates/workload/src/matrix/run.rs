@@ -53,6 +53,9 @@ pub struct CellResult {
     pub direct_io: bool,
     #[serde(flatten)]
     pub summary: OpSummary,
+    /// The per-operation latency distribution: (lowest ns of the bucket, count) for every
+    /// non-empty bucket of the log-linear histogram, so percentiles can be merged later.
+    pub latency_bins: Vec<(u64, u64)>,
 }
 
 /// How a run ended.
@@ -354,6 +357,7 @@ impl<'p> Runner<'p> {
             },
             direct_io: direct,
             summary: self.recorder.summary(),
+            latency_bins: self.recorder.histogram().bins(),
         })
     }
 

@@ -1,0 +1,25 @@
+//! `fsbench case-worker` (hidden): the child process of a campaign. Runs one job in a directory
+//! and writes its metrics to a file; exit 0 ok, 1 failed (the reason on stderr), 130 stopped.
+
+use crate::cli::CaseWorkerArgs;
+use crate::exit::{self, Failure};
+use crate::target::stop_on_signals;
+use anyhow::{anyhow, Context};
+use fsbench_plan::workload::{execute, Job, JobError};
+
+pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
+    let stop = stop_on_signals();
+    let text = std::fs::read_to_string(&args.job)
+        .with_context(|| format!("cannot read {}", args.job.display()))?;
+    let job: Job = serde_json::from_str(&text).context("the job file is not valid")?;
+    match execute(&job, &args.dir, &stop) {
+        Ok(output) => {
+            let text = serde_json::to_string(&output).context("cannot encode the results")?;
+            std::fs::write(&args.out, text)
+                .with_context(|| format!("cannot write {}", args.out.display()))?;
+            Ok(exit::OK)
+        }
+        Err(JobError::Interrupted) => Ok(exit::INTERRUPTED),
+        Err(JobError::Failed(reason)) => Err(Failure::failed(anyhow!(reason))),
+    }
+}

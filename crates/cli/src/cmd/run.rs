@@ -1,0 +1,198 @@
+//! `fsbench run`: a campaign from a plan file or a built-in profile, stored sample by sample,
+//! ending with a summary; `--dry-run` lists the cases; `--resume RUN` finishes a stored run.
+
+use crate::cli::RunArgs;
+use crate::exit::{self, Failure};
+use crate::progress::CampaignProgress;
+use crate::target::stop_on_signals;
+use anyhow::{anyhow, Context};
+use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
+use fsbench_measure::host::HostInfo;
+use fsbench_measure::units::human_duration;
+use fsbench_plan::plan::{case_estimate_ns, quick_profile_text};
+use fsbench_plan::{Campaign, CampaignEnd, Plan};
+use fsbench_report::campaign::write_summary;
+use fsbench_store::{NewRun, Store};
+use fsbench_target::{fs, RealSystem};
+
+/// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
+fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
+    let mut plan = if let Some(run_id) = args.resume {
+        let store = store.expect("a store is open when resuming");
+        let run = store.run(run_id).map_err(Failure::usage)?;
+        Plan::parse(&run.plan_text, &format!("(plan of run {run_id})")).map_err(Failure::usage)?
+    } else if let Some(path) = &args.plan {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::usage(anyhow!("--plan {}: cannot read it ({e})", path.display()))
+        })?;
+        Plan::parse(&text, &path.display().to_string()).map_err(Failure::usage)?
+    } else {
+        match args.profile.as_str() {
+            "quick" => {
+                let supported: Vec<&str> = fs::all()
+                    .iter()
+                    .filter(|f| fs::support(&RealSystem, **f).supported)
+                    .map(|f| f.name())
+                    .collect();
+                if supported.is_empty() {
+                    return Err(Failure::failed(anyhow!(
+                        "this host supports no filesystem fsbench can prepare; see `fsbench targets`"
+                    )));
+                }
+                Plan::parse(&quick_profile_text(&supported), "(built-in profile quick)")
+                    .map_err(Failure::failed)?
+            }
+            other => {
+                return Err(Failure::usage(anyhow!(
+                    "--profile {other}: unknown profile; the built-in one is quick (or pass --plan FILE)"
+                )))
+            }
+        }
+    };
+    if let Some(dir) = &args.work_dir {
+        plan.work_dir = dir.clone();
+    }
+    Ok(plan)
+}
+
+fn dry_run(plan: &Plan) {
+    let key_width = plan
+        .cases
+        .iter()
+        .map(|c| c.key.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    println!(
+        "Plan \"{}\": {} cases x {} repetitions = {} samples{}, estimated {}",
+        plan.name,
+        plan.cases.len(),
+        plan.repetitions.min,
+        plan.sample_count(),
+        if plan.repetitions.max > plan.repetitions.min {
+            format!(
+                " (up to {} repetitions until the 95 % CI is within {:.1} %)",
+                plan.repetitions.max,
+                plan.repetitions.target_ci.unwrap_or(0.0) * 100.0
+            )
+        } else {
+            String::new()
+        },
+        human_duration(plan.estimate_ns())
+    );
+    println!(
+        "{:<key_width$}  {:<10}  {:<24}  {:<24}  each",
+        "id", "fs", "mkfs options", "mount options"
+    );
+    for case in &plan.cases {
+        let quote = |s: &str| {
+            if s.is_empty() {
+                "(default)".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        println!(
+            "{:<key_width$}  {:<10}  {:<24}  {:<24}  {}",
+            case.key,
+            case.config.filesystem,
+            quote(&case.config.mkfs_options),
+            quote(&case.config.mount_options),
+            human_duration(case_estimate_ns(case))
+        );
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<i32, Failure> {
+    // A plan is validated before anything is made: no database, no work directory.
+    let checked = match args.resume {
+        None => Some(load_plan(&args, None)?),
+        Some(_) => None,
+    };
+    if let (true, Some(plan)) = (args.dry_run, &checked) {
+        dry_run(plan);
+        return Ok(exit::OK);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Failure::usage(anyhow!(
+            "a campaign prepares filesystems on loop devices and needs root: run it as root (`fsbench run --dry-run` works without)"
+        )));
+    }
+    let mut store = Store::open(&args.db.db).map_err(Failure::usage)?;
+    let plan = match checked {
+        Some(plan) => plan,
+        None => load_plan(&args, Some(&store))?,
+    };
+    if args.dry_run {
+        dry_run(&plan);
+        return Ok(exit::OK);
+    }
+    let run_id = match args.resume {
+        Some(run_id) => {
+            store
+                .finish_run(run_id, "running", None)
+                .map_err(Failure::failed)?;
+            run_id
+        }
+        None => {
+            let host =
+                serde_json::to_string(&HostInfo::probe()).context("cannot encode the host")?;
+            store
+                .begin_run(&NewRun {
+                    started_at: &rfc3339_utc(unix_time_s()),
+                    plan_name: &plan.name,
+                    plan_text: &plan.text,
+                    fsbench_version: env!("CARGO_PKG_VERSION"),
+                    host_json: &host,
+                })
+                .map_err(Failure::failed)?
+        }
+    };
+    let stop = stop_on_signals();
+    let worker = std::env::current_exe()
+        .context("cannot find the fsbench binary for the workload processes")?;
+    let mut progress = CampaignProgress::new(!args.quiet);
+    let end = Campaign {
+        plan: &plan,
+        store: &mut store,
+        system: &RealSystem,
+        worker,
+        stop,
+    }
+    .run(run_id, &mut progress);
+    progress.finish();
+    let end = match end {
+        Ok(end) => end,
+        Err(e) => {
+            let _ = store.finish_run(run_id, "failed", Some(&rfc3339_utc(unix_time_s())));
+            return Err(Failure::failed(anyhow!("{e}; the samples stored so far are kept (run {run_id}); `fsbench run --resume {run_id}` continues")));
+        }
+    };
+    let status = match end {
+        CampaignEnd::Complete => "complete",
+        CampaignEnd::Interrupted => "interrupted",
+    };
+    store
+        .finish_run(run_id, status, Some(&rfc3339_utc(unix_time_s())))
+        .map_err(Failure::failed)?;
+    if !args.quiet {
+        let data = store.load(run_id).map_err(Failure::failed)?;
+        let mut stdout = std::io::stdout().lock();
+        let written = write_summary(&mut stdout, &data, store.path());
+        if let Err(e) = written {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(Failure::failed(anyhow!("cannot write the summary: {e}")));
+            }
+        }
+    }
+    match end {
+        CampaignEnd::Complete => Ok(exit::OK),
+        CampaignEnd::Interrupted => {
+            eprintln!(
+                "fsbench run: interrupted; every finished sample is stored in run {run_id}; finish it with `fsbench run --resume {run_id}`"
+            );
+            Ok(exit::INTERRUPTED)
+        }
+    }
+}

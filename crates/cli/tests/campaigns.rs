@@ -1,0 +1,470 @@
+//! `fsbench run`: real campaigns on loop devices (root; CI is root). A 2 filesystems x 2 mount
+//! options x 2 repetitions plan stores exactly the expected samples with provenance; a rejected
+//! mount option is stored as unsupported while the rest completes; a workload past its timeout is
+//! stored as timeout and its target is torn down; Ctrl-C then --resume ends with the same samples
+//! as an uninterrupted run; malformed plans fail precisely before anything is made.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("fsbench-test-")
+                .tempdir_in("/var/tmp")
+                .unwrap(),
+        }
+    }
+    fn db(&self) -> std::path::PathBuf {
+        self.dir.path().join("results.db")
+    }
+    fn work(&self) -> std::path::PathBuf {
+        self.dir.path().join("work")
+    }
+    fn plan(&self, text: &str) -> std::path::PathBuf {
+        let path = self.dir.path().join("plan.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        fsbench()
+            .arg("run")
+            .arg("--db")
+            .arg(self.db())
+            .arg("--work-dir")
+            .arg(self.work())
+            .args(args)
+            .output()
+            .unwrap()
+    }
+    fn export(&self, run: i64) -> Value {
+        let out = fsbench()
+            .args(["export", &run.to_string(), "--json", "-", "--db"])
+            .arg(self.db())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+    /// Nothing of the work directory is mounted or attached, and no image or mount point stays.
+    fn assert_clean(&self) {
+        let work = self.work().to_string_lossy().to_string();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!mounts.contains(&work), "mount left:\n{mounts}");
+        let loops = std::process::Command::new("losetup")
+            .arg("-a")
+            .output()
+            .unwrap();
+        assert!(
+            !String::from_utf8_lossy(&loops.stdout).contains(&work),
+            "loop device left"
+        );
+        let left: Vec<_> = std::fs::read_dir(self.work())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(
+            left.iter().all(|n| n == "state" || n == "run"),
+            "left in the work dir: {left:?}"
+        );
+    }
+}
+
+/// The run number `fsbench run` reports ("Run 3 ..." in the summary).
+fn run_id(output: &Output) -> i64 {
+    let text = format!("{}{}", stdout(output), stderr(output));
+    text.split_whitespace()
+        .skip_while(|w| *w != "Run" && *w != "run")
+        .nth(1)
+        .and_then(|w| w.trim_end_matches(':').parse().ok())
+        .unwrap_or_else(|| panic!("no run id in:\n{text}"))
+}
+
+fn samples(doc: &Value) -> Vec<(String, u64, String)> {
+    let mut out = Vec::new();
+    for case in doc["cases"].as_array().unwrap() {
+        for s in case["samples"].as_array().unwrap() {
+            out.push((
+                case["key"].as_str().unwrap().to_string(),
+                s["repetition"].as_u64().unwrap(),
+                s["status"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+const TWO_BY_TWO: &str = r#"
+name = "two-by-two"
+repetitions = 2
+timeout = "5m"
+schedulers = ["mq-deadline"]
+
+[device]
+image = "256m"
+
+[[filesystems]]
+name = "ext4"
+mount_options = { default = "", noatime = "noatime" }
+
+[[filesystems]]
+name = "btrfs"
+mount_options = { default = "", noatime = "noatime" }
+
+[[workloads]]
+kind = "matrix"
+name = "small"
+tests = ["write", "read"]
+file_sizes = "256k"
+record_sizes = "64k"
+min_time = "2ms"
+"#;
+
+#[test]
+fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
+    if !root_or_skip("a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(TWO_BY_TWO);
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    assert!(
+        summary.contains("95 % confidence interval") && summary.contains("MiB/s"),
+        "{summary}"
+    );
+    s.assert_clean();
+
+    let doc = s.export(run_id(&output));
+    assert_eq!(doc["schema"], "fsbench.run");
+    assert_eq!(doc["run"]["status"], "complete");
+    assert!(!doc["run"]["host"]["kernel_release"]
+        .as_str()
+        .unwrap()
+        .is_empty());
+    assert!(doc["run"]["plan_text"]
+        .as_str()
+        .unwrap()
+        .contains("two-by-two"));
+    let mut expected = BTreeSet::new();
+    for fs in ["ext4", "btrfs"] {
+        for mount in ["default", "noatime"] {
+            for rep in 1..=2 {
+                expected.insert((
+                    format!("{fs}.default.{mount}.mq-deadline.warm.small"),
+                    rep,
+                    "ok".to_string(),
+                ));
+            }
+        }
+    }
+    let got: BTreeSet<_> = samples(&doc).into_iter().collect();
+    assert_eq!(got, expected);
+
+    let mut rep1_ids = Vec::new();
+    let mut rep2_ids = Vec::new();
+    for case in doc["cases"].as_array().unwrap() {
+        for sample in case["samples"].as_array().unwrap() {
+            let id = sample["id"].as_i64().unwrap();
+            if sample["repetition"] == 1 {
+                rep1_ids.push(id)
+            } else {
+                rep2_ids.push(id)
+            }
+            // Provenance of every sample: the target's read-back and the fsck verdict.
+            let target = &sample["target"];
+            assert!(!target["tool_versions"].as_array().unwrap().is_empty());
+            assert_eq!(target["scheduler"]["in_force"], "mq-deadline");
+            assert!(target["fsck"]["clean"].as_bool().unwrap());
+            let metrics = sample["metrics"].as_array().unwrap();
+            // 1 cell x 4 phases x 3 metrics.
+            assert_eq!(metrics.len(), 12, "{sample}");
+            assert!(metrics
+                .iter()
+                .all(|m| !m["unit"].as_str().unwrap().is_empty()));
+        }
+        assert!(case["summaries"]["write 256k/64k throughput"]["n"] == 2);
+    }
+    // Interleaved: every first repetition comes before any second one.
+    assert!(
+        rep1_ids.iter().max() < rep2_ids.iter().min(),
+        "{rep1_ids:?} {rep2_ids:?}"
+    );
+
+    let runs = fsbench()
+        .args(["runs", "--db"])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&runs).contains("two-by-two") && stdout(&runs).contains("8/8"),
+        "{}",
+        stdout(&runs)
+    );
+}
+
+#[test]
+fn a_rejected_mount_option_is_stored_as_unsupported_and_the_rest_completes() {
+    if !root_or_skip("a_rejected_mount_option_is_stored_as_unsupported_and_the_rest_completes") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "rejected"
+repetitions = 2
+[device]
+image = "64m"
+[[filesystems]]
+name = "ext4"
+mount_options = { default = "", bogus = "fsbench_no_such_option" }
+[[workloads]]
+kind = "sleep"
+duration = "10ms"
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("unsupported ×2"),
+        "{}",
+        stdout(&output)
+    );
+    s.assert_clean();
+    let doc = s.export(run_id(&output));
+    let got = samples(&doc);
+    assert_eq!(
+        got,
+        [
+            (
+                "ext4.default.bogus.default.warm.sleep".to_string(),
+                1,
+                "unsupported".to_string()
+            ),
+            (
+                "ext4.default.bogus.default.warm.sleep".to_string(),
+                2,
+                "unsupported".to_string()
+            ),
+            (
+                "ext4.default.default.default.warm.sleep".to_string(),
+                1,
+                "ok".to_string()
+            ),
+            (
+                "ext4.default.default.default.warm.sleep".to_string(),
+                2,
+                "ok".to_string()
+            ),
+        ]
+    );
+    let reason = doc["cases"][0]["samples"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+        + doc["cases"][1]["samples"][0]["reason"]
+            .as_str()
+            .unwrap_or("");
+    assert!(reason.contains("fsbench_no_such_option"), "{reason}");
+}
+
+#[test]
+fn a_workload_past_its_timeout_is_stored_as_timeout_and_torn_down() {
+    if !root_or_skip("a_workload_past_its_timeout_is_stored_as_timeout_and_torn_down") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "hang"
+repetitions = 1
+timeout = "1s"
+[device]
+image = "64m"
+[[filesystems]]
+name = "ext4"
+[[workloads]]
+kind = "sleep"
+duration = "1h"
+"#,
+    );
+    let started = Instant::now();
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let doc = s.export(run_id(&output));
+    let sample = &doc["cases"][0]["samples"][0];
+    assert_eq!(sample["status"], "timeout");
+    assert!(
+        sample["reason"].as_str().unwrap().contains("timeout"),
+        "{sample}"
+    );
+}
+
+const RESUMABLE: &str = r#"
+name = "resumable"
+repetitions = 2
+[device]
+image = "64m"
+[[filesystems]]
+name = "ext4"
+mount_options = { default = "", noatime = "noatime" }
+[[workloads]]
+kind = "sleep"
+duration = "700ms"
+"#;
+
+#[test]
+fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
+    if !root_or_skip("ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(RESUMABLE);
+    let child = fsbench()
+        .arg("run")
+        .arg("--db")
+        .arg(s.db())
+        .arg("--work-dir")
+        .arg(s.work())
+        .arg("--plan")
+        .arg(&plan)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt while the second sample runs.
+    std::thread::sleep(Duration::from_millis(1800));
+    // SAFETY: signalling the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let interrupted = child.wait_with_output().unwrap();
+    assert_eq!(
+        interrupted.status.code(),
+        Some(130),
+        "{}",
+        stderr(&interrupted)
+    );
+    assert!(
+        stderr(&interrupted).contains("--resume"),
+        "{}",
+        stderr(&interrupted)
+    );
+    s.assert_clean();
+    let id = run_id(&interrupted);
+    let partial = samples(&s.export(id));
+    assert!(!partial.is_empty() && partial.len() < 4, "{partial:?}");
+
+    let resumed = s.run(&["--resume", &id.to_string()]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    s.assert_clean();
+    let after = s.export(id);
+    assert_eq!(after["run"]["status"], "complete");
+
+    let fresh = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(fresh.status.success(), "{}", stderr(&fresh));
+    assert_eq!(samples(&after), samples(&s.export(run_id(&fresh))));
+}
+
+#[test]
+fn malformed_plans_fail_precisely_before_anything_is_made() {
+    let s = Scratch::new();
+    let cases: &[(&str, &str)] = &[
+        ("name = \"x\"\n[[filesystems]\n", "plan.toml:2:"),
+        ("name = \"x\"\nflavour = \"mild\"\n", "plan.toml:2:1: unknown field `flavour`"),
+        (
+            "name = \"x\"\n[[filesystems]]\nname = \"ntfs\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n",
+            "plan.toml:3:8: filesystems.name: unknown filesystem 'ntfs'",
+        ),
+        (
+            "name = \"x\"\n[device]\nimage = \"12q\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n",
+            "plan.toml:3:9: device.image: '12q' is not a size",
+        ),
+    ];
+    for (text, needle) in cases {
+        let plan = s.plan(text);
+        let output = s.run(&["--plan", plan.to_str().unwrap()]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "'{needle}' not in {err}");
+        assert!(!s.db().exists(), "the database was created for a bad plan");
+        assert!(
+            !s.work().exists(),
+            "the work directory was created for a bad plan"
+        );
+    }
+}
+
+#[test]
+fn dry_run_lists_cases_with_stable_ids_and_an_estimate() {
+    let s = Scratch::new();
+    let plan = s.plan(TWO_BY_TWO);
+    let output = s.run(&["--plan", plan.to_str().unwrap(), "--dry-run"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("4 cases x 2 repetitions = 8 samples, estimated"),
+        "{text}"
+    );
+    assert!(
+        text.contains("btrfs.default.noatime.mq-deadline.warm.small"),
+        "{text}"
+    );
+    let again = s.run(&["--plan", plan.to_str().unwrap(), "--dry-run"]);
+    let ids = |t: &str| {
+        t.lines()
+            .skip(2)
+            .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&text), ids(&stdout(&again)));
+    assert!(!s.db().exists());
+
+    let quick = s.run(&["--dry-run"]);
+    assert!(quick.status.success(), "{}", stderr(&quick));
+    let text = stdout(&quick);
+    assert!(text.starts_with("Plan \"quick\""), "{text}");
+    assert!(
+        text.contains("ext4.default.default.default.warm.matrix-quick"),
+        "{text}"
+    );
+}
+
+#[test]
+fn example_plans_parse() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/plans");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        let output = fsbench()
+            .args(["run", "--dry-run", "--plan"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            path.display(),
+            stderr(&output)
+        );
+        seen += 1;
+    }
+    assert!(seen >= 2);
+}

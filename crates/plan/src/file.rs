@@ -1,0 +1,93 @@
+//! The plan file as written: TOML deserialized with every key known (unknown keys are errors)
+//! and spans kept on the values that can still be wrong after parsing, so every error names the
+//! file, line, column and key.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    pub name: Spanned<String>,
+    /// Repetitions of every case (the minimum when adaptive).
+    pub repetitions: Option<Spanned<i64>>,
+    /// Adaptive repetitions: stop at this many even if not stable.
+    pub max_repetitions: Option<Spanned<i64>>,
+    /// Adaptive repetitions: repeat until the 95 % CI half-width of every main metric is within
+    /// this percentage of its mean.
+    pub target_ci_percent: Option<Spanned<f64>>,
+    /// Per-case timeout of the workload ("10m").
+    pub timeout: Option<Spanned<String>>,
+    /// Make the target anew for every repetition (default true).
+    pub remake_target: Option<bool>,
+    #[serde(default)]
+    pub schedulers: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub cache: Vec<Spanned<String>>,
+    pub work_dir: Option<String>,
+    pub device: Option<DeviceFile>,
+    #[serde(default)]
+    pub filesystems: Vec<FilesystemFile>,
+    #[serde(default)]
+    pub workloads: Vec<WorkloadFile>,
+    #[serde(default)]
+    pub include: Vec<RuleFile>,
+    #[serde(default)]
+    pub exclude: Vec<RuleFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceFile {
+    /// Size of the sparse image ("4g").
+    pub image: Option<Spanned<String>>,
+    /// A real block device instead of an image.
+    pub block: Option<Spanned<String>>,
+    pub destroy_data_on: Option<String>,
+    pub loop_buffered: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesystemFile {
+    pub name: Spanned<String>,
+    /// Named mkfs option sets: `{ default = "", big-inodes = "-I 512" }`.
+    pub mkfs_options: Option<BTreeMap<String, String>>,
+    /// Named mount option sets: `{ default = "", noatime = "noatime" }`.
+    pub mount_options: Option<BTreeMap<String, String>>,
+}
+
+/// One workload; which keys apply depends on `kind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadFile {
+    pub kind: Spanned<String>,
+    pub name: Option<Spanned<String>>,
+    // matrix
+    pub tests: Option<Spanned<Vec<String>>>,
+    pub file_sizes: Option<Spanned<String>>,
+    pub record_sizes: Option<Spanned<String>>,
+    pub min_time: Option<Spanned<String>>,
+    pub max_passes: Option<Spanned<i64>>,
+    pub include_fsync: Option<Spanned<bool>>,
+    pub include_close: Option<Spanned<bool>>,
+    pub direct: Option<Spanned<bool>>,
+    pub drop_caches: Option<Spanned<bool>>,
+    pub data: Option<Spanned<String>>,
+    pub iozone_skip: Option<Spanned<bool>>,
+    // sleep
+    pub duration: Option<Spanned<String>>,
+}
+
+/// An include or exclude rule: a case matches when every given key equals its value.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    pub filesystem: Option<Spanned<String>>,
+    pub mkfs_options: Option<Spanned<String>>,
+    pub mount_options: Option<Spanned<String>>,
+    pub scheduler: Option<Spanned<String>>,
+    pub cache: Option<Spanned<String>>,
+    pub workload: Option<Spanned<String>>,
+}

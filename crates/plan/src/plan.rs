@@ -1,0 +1,829 @@
+//! A validated plan: the campaign's settings and its cases, each a configuration (filesystem x
+//! mkfs option set x mount option set x scheduler x cache policy) x workload, with a stable key.
+//! Parsing has no side effects; whether the host can run a case is found out when it runs (an
+//! `unsupported` result), not here.
+
+use crate::file::{PlanFile, RuleFile, WorkloadFile};
+use crate::workload::{duration, MatrixSettings, WorkloadSpec};
+use fsbench_measure::units::parse_size;
+use fsbench_target::fs::{self, Lifecycle};
+use fsbench_target::{CachePolicy, DeviceSpec};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::PathBuf;
+use toml::Spanned;
+
+/// A plan error: where, which key, what is wrong and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        if !self.key.is_empty() {
+            write!(f, "{}: ", self.key)?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Repetitions per case.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Repetitions {
+    pub min: u32,
+    pub max: u32,
+    /// Adaptive: stop repeating a case once the 95 % CI half-width of every main metric is within
+    /// this fraction of its mean (0.05 = 5 %).
+    pub target_ci: Option<f64>,
+}
+
+/// The configuration half of a case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseConfig {
+    pub filesystem: String,
+    pub mkfs_set: String,
+    pub mkfs_options: String,
+    pub mount_set: String,
+    pub mount_options: String,
+    pub scheduler: Option<String>,
+    pub cache: CachePolicy,
+}
+
+/// One configuration x workload, run `repetitions` times.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// Stable identifier: `fs.mkfs-set.mount-set.scheduler.cache.workload`.
+    pub key: String,
+    pub position: usize,
+    pub config: CaseConfig,
+    pub workload: WorkloadSpec,
+}
+
+/// A validated plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    /// The plan's source text (stored with the run, so `--resume` rebuilds the same cases).
+    pub text: String,
+    pub repetitions: Repetitions,
+    pub timeout_ns: u64,
+    pub remake_target: bool,
+    pub work_dir: PathBuf,
+    pub device: DeviceSpec,
+    pub loop_direct_io: bool,
+    pub cases: Vec<Case>,
+}
+
+/// Where a span starts, as 1-based line and column.
+fn position(text: &str, span: Range<usize>) -> (usize, usize) {
+    let start = span.start.min(text.len());
+    let before = &text[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(start, |nl| start - nl - 1) + 1;
+    (line, column)
+}
+
+struct Checker<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Checker<'_> {
+    fn error(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> PlanError {
+        let (line, column) = position(self.text, span);
+        PlanError {
+            file: self.file.to_string(),
+            line,
+            column,
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn at<T>(&self, value: &Spanned<T>, key: &str, message: impl Into<String>) -> PlanError {
+        self.error(value.span(), key, message)
+    }
+}
+
+/// The work directory used when a plan does not name one.
+pub const DEFAULT_WORK_DIR: &str = "/var/tmp/fsbench";
+
+impl Plan {
+    /// Parses and validates a plan; `file` names it in errors. No side effects.
+    pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
+        let check = Checker { file, text };
+        let raw: PlanFile = toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| position(text, s));
+            PlanError {
+                file: file.to_string(),
+                line,
+                column,
+                key: String::new(),
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        let name = raw.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(check.at(&raw.name, "name", "must not be empty"));
+        }
+
+        let min = match &raw.repetitions {
+            None => 3,
+            Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
+            Some(r) => return Err(check.at(r, "repetitions", "must be between 1 and 1000")),
+        };
+        let target_ci = match &raw.target_ci_percent {
+            None => None,
+            Some(t) if *t.get_ref() > 0.0 && *t.get_ref() < 100.0 => Some(*t.get_ref() / 100.0),
+            Some(t) => {
+                return Err(check.at(
+                    t,
+                    "target_ci_percent",
+                    "must be a percentage above 0 and below 100",
+                ))
+            }
+        };
+        let max = match &raw.max_repetitions {
+            None => {
+                if target_ci.is_some() {
+                    min.max(10)
+                } else {
+                    min
+                }
+            }
+            Some(m) if *m.get_ref() >= min as i64 && *m.get_ref() <= 1000 => *m.get_ref() as u32,
+            Some(m) => {
+                return Err(check.at(
+                    m,
+                    "max_repetitions",
+                    format!("must be between repetitions ({min}) and 1000"),
+                ))
+            }
+        };
+        if let (Some(m), None, true) = (&raw.max_repetitions, target_ci, max > min) {
+            return Err(check.at(
+                m,
+                "max_repetitions",
+                "needs target_ci_percent (the stability target that stops repetitions early)",
+            ));
+        }
+        let timeout_ns = match &raw.timeout {
+            None => 30 * 60 * 1_000_000_000,
+            Some(t) => match duration(t.get_ref()) {
+                Ok(0) => return Err(check.at(t, "timeout", "must be longer than 0")),
+                Ok(ns) => ns,
+                Err(e) => return Err(check.at(t, "timeout", e)),
+            },
+        };
+
+        let (device, loop_direct_io) = match &raw.device {
+            None => (DeviceSpec::Image { size_bytes: None }, true),
+            Some(d) => {
+                let device = match (&d.image, &d.block) {
+                    (Some(_), Some(b)) => {
+                        return Err(check.at(
+                            b,
+                            "device.block",
+                            "give either device.image or device.block, not both",
+                        ))
+                    }
+                    (Some(size), None) => {
+                        let bytes = parse_size(size.get_ref())
+                            .map_err(|e| check.at(size, "device.image", e.to_string()))?;
+                        if bytes == 0 {
+                            return Err(check.at(
+                                size,
+                                "device.image",
+                                "an image needs a size (e.g. \"4g\")",
+                            ));
+                        }
+                        DeviceSpec::Image {
+                            size_bytes: Some(bytes),
+                        }
+                    }
+                    (None, Some(block)) => {
+                        DeviceSpec::parse(block.get_ref(), d.destroy_data_on.as_deref())
+                            .map_err(|e| check.at(block, "device.block", e.to_string()))?
+                    }
+                    (None, None) => DeviceSpec::Image { size_bytes: None },
+                };
+                (device, !d.loop_buffered.unwrap_or(false))
+            }
+        };
+
+        let mut schedulers: Vec<Option<String>> = Vec::new();
+        for s in &raw.schedulers {
+            let name = s.get_ref().trim();
+            if name.is_empty() || name.contains(char::is_whitespace) {
+                return Err(check.at(s, "schedulers", "a scheduler is one word: none, mq-deadline, kyber, bfq (or noop, deadline, cfq)"));
+            }
+            schedulers.push(Some(name.to_string()));
+        }
+        if schedulers.is_empty() {
+            schedulers.push(None);
+        }
+        let mut caches = Vec::new();
+        for c in &raw.cache {
+            caches.push(
+                c.get_ref()
+                    .parse::<CachePolicy>()
+                    .map_err(|e| check.at(c, "cache", e))?,
+            );
+        }
+        if caches.is_empty() {
+            caches.push(CachePolicy::Warm);
+        }
+
+        if raw.filesystems.is_empty() {
+            return Err(PlanError {
+                file: file.to_string(),
+                line: 1,
+                column: 1,
+                key: "filesystems".into(),
+                message: "the plan names no filesystem: add a [[filesystems]] table with name = \"ext4\" (or another)".into(),
+            });
+        }
+        for f in &raw.filesystems {
+            if fs::by_name(f.name.get_ref()).is_none() {
+                return Err(check.at(
+                    &f.name,
+                    "filesystems.name",
+                    format!(
+                        "unknown filesystem '{}'; use one of {}",
+                        f.name.get_ref(),
+                        fs::names()
+                    ),
+                ));
+            }
+        }
+        if raw.workloads.is_empty() {
+            return Err(PlanError {
+                file: file.to_string(),
+                line: 1,
+                column: 1,
+                key: "workloads".into(),
+                message: "the plan names no workload: add a [[workloads]] table with kind = \"matrix\" (or \"sleep\")".into(),
+            });
+        }
+        let mut workloads = Vec::new();
+        for w in &raw.workloads {
+            let spec = workload(&check, w)?;
+            if workloads
+                .iter()
+                .any(|x: &WorkloadSpec| x.name() == spec.name())
+            {
+                return Err(check.at(
+                    w.name.as_ref().unwrap_or(&w.kind),
+                    "workloads.name",
+                    format!(
+                        "two workloads are called '{}': give each a distinct name",
+                        spec.name()
+                    ),
+                ));
+            }
+            workloads.push(spec);
+        }
+
+        let mut cases = Vec::new();
+        for f in &raw.filesystems {
+            let fs_name = fs::by_name(f.name.get_ref()).expect("checked").name();
+            let default_set = || BTreeMap::from([("default".to_string(), String::new())]);
+            let mkfs_sets = f.mkfs_options.clone().unwrap_or_else(default_set);
+            let mount_sets = f.mount_options.clone().unwrap_or_else(default_set);
+            let in_memory = fs::by_name(fs_name).expect("known").lifecycle() == Lifecycle::Memory;
+            for (mkfs_set, mkfs_options) in &mkfs_sets {
+                for (mount_set, mount_options) in &mount_sets {
+                    // A scheduler belongs to a block device: tmpfs has none.
+                    let fs_schedulers = if in_memory {
+                        vec![None]
+                    } else {
+                        schedulers.clone()
+                    };
+                    for scheduler in &fs_schedulers {
+                        for cache in &caches {
+                            for workload in &workloads {
+                                let config = CaseConfig {
+                                    filesystem: fs_name.to_string(),
+                                    mkfs_set: mkfs_set.clone(),
+                                    mkfs_options: mkfs_options.clone(),
+                                    mount_set: mount_set.clone(),
+                                    mount_options: mount_options.clone(),
+                                    scheduler: scheduler.clone(),
+                                    cache: *cache,
+                                };
+                                let key = format!(
+                                    "{fs_name}.{mkfs_set}.{mount_set}.{}.{}.{}",
+                                    scheduler.as_deref().unwrap_or("default"),
+                                    cache.name(),
+                                    workload.name()
+                                );
+                                if cases.iter().any(|c: &Case| c.key == key) {
+                                    return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
+                                }
+                                cases.push(Case {
+                                    key,
+                                    position: 0,
+                                    config,
+                                    workload: workload.clone(),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for rule in raw.include.iter().chain(&raw.exclude) {
+            check_rule(&check, rule, &cases)?;
+        }
+        cases.retain(|c| {
+            (raw.include.is_empty() || raw.include.iter().any(|r| matches(r, c)))
+                && !raw.exclude.iter().any(|r| matches(r, c))
+        });
+        if cases.is_empty() {
+            return Err(PlanError {
+                file: file.to_string(),
+                line: 1,
+                column: 1,
+                key: "include/exclude".into(),
+                message: "the include and exclude rules leave no case to run".into(),
+            });
+        }
+        for (i, case) in cases.iter_mut().enumerate() {
+            case.position = i;
+        }
+        Ok(Plan {
+            name,
+            text: text.to_string(),
+            repetitions: Repetitions {
+                min,
+                max,
+                target_ci,
+            },
+            timeout_ns,
+            remake_target: raw.remake_target.unwrap_or(true),
+            work_dir: raw
+                .work_dir
+                .map_or_else(|| PathBuf::from(DEFAULT_WORK_DIR), PathBuf::from),
+            device,
+            loop_direct_io,
+            cases,
+        })
+    }
+
+    /// A rough duration of the whole campaign at its minimum repetitions.
+    pub fn estimate_ns(&self) -> u64 {
+        self.cases.iter().map(case_estimate_ns).sum::<u64>() * self.repetitions.min as u64
+    }
+
+    /// Samples the campaign takes at its minimum repetitions.
+    pub fn sample_count(&self) -> usize {
+        self.cases.len() * self.repetitions.min as usize
+    }
+}
+
+/// A rough duration of one repetition of a case: preparing, the workload, fsck and teardown.
+pub fn case_estimate_ns(case: &Case) -> u64 {
+    let prepare: u64 = match fs::by_name(&case.config.filesystem).map(|f| f.lifecycle()) {
+        Some(Lifecycle::Memory) => 200_000_000,
+        Some(Lifecycle::ZfsPool) => 4_000_000_000,
+        _ => 2_000_000_000,
+    };
+    prepare + case.workload.estimate_ns() + 1_000_000_000
+}
+
+fn rule_value(rule: &RuleFile) -> [(&'static str, Option<&Spanned<String>>); 6] {
+    [
+        ("filesystem", rule.filesystem.as_ref()),
+        ("mkfs_options", rule.mkfs_options.as_ref()),
+        ("mount_options", rule.mount_options.as_ref()),
+        ("scheduler", rule.scheduler.as_ref()),
+        ("cache", rule.cache.as_ref()),
+        ("workload", rule.workload.as_ref()),
+    ]
+}
+
+fn case_value(case: &Case, key: &str) -> String {
+    match key {
+        "filesystem" => case.config.filesystem.clone(),
+        "mkfs_options" => case.config.mkfs_set.clone(),
+        "mount_options" => case.config.mount_set.clone(),
+        "scheduler" => case
+            .config
+            .scheduler
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        "cache" => case.config.cache.name().to_string(),
+        _ => case.workload.name().to_string(),
+    }
+}
+
+fn matches(rule: &RuleFile, case: &Case) -> bool {
+    rule_value(rule)
+        .iter()
+        .all(|(key, value)| value.is_none_or(|v| case_value(case, key) == *v.get_ref()))
+}
+
+/// A rule naming a value no case has is a typo, not a silent no-op.
+fn check_rule(check: &Checker<'_>, rule: &RuleFile, cases: &[Case]) -> Result<(), PlanError> {
+    for (key, value) in rule_value(rule) {
+        if let Some(v) = value {
+            let mut known: Vec<String> = cases.iter().map(|c| case_value(c, key)).collect();
+            known.sort();
+            known.dedup();
+            if !known.contains(v.get_ref()) {
+                return Err(check.at(
+                    v,
+                    key,
+                    format!(
+                        "'{}' matches no case; the plan has: {}",
+                        v.get_ref(),
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+const MATRIX_KEYS: &[&str] = &[
+    "tests",
+    "file_sizes",
+    "record_sizes",
+    "min_time",
+    "max_passes",
+    "include_fsync",
+    "include_close",
+    "direct",
+    "drop_caches",
+    "data",
+    "iozone_skip",
+];
+
+fn workload(check: &Checker<'_>, w: &WorkloadFile) -> Result<WorkloadSpec, PlanError> {
+    let kind = w.kind.get_ref().as_str();
+    let name = w
+        .name
+        .as_ref()
+        .map_or_else(|| kind.to_string(), |n| n.get_ref().clone());
+    if name.is_empty() || name.contains(|c: char| c == '.' || c.is_whitespace()) {
+        let at = w.name.as_ref().unwrap_or(&w.kind);
+        return Err(check.at(
+            at,
+            "workloads.name",
+            "a workload name is one word without dots",
+        ));
+    }
+    let given = [
+        ("tests", w.tests.as_ref().map(|s| s.span())),
+        ("file_sizes", w.file_sizes.as_ref().map(|s| s.span())),
+        ("record_sizes", w.record_sizes.as_ref().map(|s| s.span())),
+        ("min_time", w.min_time.as_ref().map(|s| s.span())),
+        ("max_passes", w.max_passes.as_ref().map(|s| s.span())),
+        ("include_fsync", w.include_fsync.as_ref().map(|s| s.span())),
+        ("include_close", w.include_close.as_ref().map(|s| s.span())),
+        ("direct", w.direct.as_ref().map(|s| s.span())),
+        ("drop_caches", w.drop_caches.as_ref().map(|s| s.span())),
+        ("data", w.data.as_ref().map(|s| s.span())),
+        ("iozone_skip", w.iozone_skip.as_ref().map(|s| s.span())),
+        ("duration", w.duration.as_ref().map(|s| s.span())),
+    ];
+    let allowed: &[&str] = match kind {
+        "matrix" => MATRIX_KEYS,
+        "sleep" => &["duration"],
+        _ => {
+            return Err(check.at(
+                &w.kind,
+                "workloads.kind",
+                format!("unknown workload kind '{kind}'; use matrix or sleep"),
+            ))
+        }
+    };
+    if let Some((key, Some(span))) = given
+        .iter()
+        .find(|(k, s)| s.is_some() && !allowed.contains(k))
+    {
+        return Err(check.error(
+            span.clone(),
+            &format!("workloads.{key}"),
+            format!(
+                "does not apply to a {kind} workload; its keys are: name, {}",
+                allowed.join(", ")
+            ),
+        ));
+    }
+    match kind {
+        "sleep" => {
+            let d = w.duration.as_ref().ok_or_else(|| {
+                check.at(
+                    &w.kind,
+                    "workloads.duration",
+                    "a sleep workload needs duration = \"5s\"",
+                )
+            })?;
+            let duration_ns =
+                duration(d.get_ref()).map_err(|e| check.at(d, "workloads.duration", e))?;
+            Ok(WorkloadSpec::Sleep { name, duration_ns })
+        }
+        _ => {
+            let text = |v: &Option<Spanned<String>>, default: &str| {
+                v.as_ref()
+                    .map_or_else(|| default.to_string(), |s| s.get_ref().clone())
+            };
+            let min_time_ns = match &w.min_time {
+                None => 20_000_000,
+                Some(t) => {
+                    duration(t.get_ref()).map_err(|e| check.at(t, "workloads.min_time", e))?
+                }
+            };
+            let max_passes = match &w.max_passes {
+                None => None,
+                Some(m) if *m.get_ref() >= 1 => Some(*m.get_ref() as u64),
+                Some(m) => return Err(check.at(m, "workloads.max_passes", "must be at least 1")),
+            };
+            let settings = MatrixSettings {
+                name,
+                tests: w
+                    .tests
+                    .as_ref()
+                    .map(|t| t.get_ref().clone())
+                    .unwrap_or_default(),
+                file_sizes: text(&w.file_sizes, "4k..64m"),
+                record_sizes: text(&w.record_sizes, "4k..16m"),
+                min_time_ns,
+                max_passes,
+                include_fsync: w.include_fsync.as_ref().is_some_and(|b| *b.get_ref()),
+                include_close: w.include_close.as_ref().is_some_and(|b| *b.get_ref()),
+                direct: w.direct.as_ref().is_some_and(|b| *b.get_ref()),
+                drop_caches: w.drop_caches.as_ref().is_some_and(|b| *b.get_ref()),
+                data: text(&w.data, "random"),
+                iozone_skip: w.iozone_skip.as_ref().is_some_and(|b| *b.get_ref()),
+            };
+            // Validate now, pointing at the key that is wrong.
+            if let Some(t) = &w.tests {
+                for test in t.get_ref() {
+                    fsbench_workload::matrix::MatrixTest::parse(test)
+                        .map_err(|e| check.at(t, "workloads.tests", e))?;
+                }
+            }
+            for (key, value) in [
+                ("file_sizes", &w.file_sizes),
+                ("record_sizes", &w.record_sizes),
+                ("data", &w.data),
+            ] {
+                if let Some(v) = value {
+                    let ok = if key == "data" {
+                        v.get_ref()
+                            .parse::<fsbench_workload::data::DataKind>()
+                            .map(|_| ())
+                    } else {
+                        fsbench_measure::units::SizeSpec::parse(v.get_ref())
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
+                    };
+                    ok.map_err(|e| check.at(v, &format!("workloads.{key}"), e))?;
+                }
+            }
+            let spec = settings
+                .spec(CachePolicy::Warm)
+                .map_err(|e| check.at(&w.kind, "workloads", e))?;
+            if let Err(e) = spec.plan() {
+                let at = w.file_sizes.as_ref().or(w.record_sizes.as_ref());
+                let message = e
+                    .to_string()
+                    .replace("--file-sizes", "file_sizes")
+                    .replace("--record-sizes", "record_sizes");
+                return Err(match at {
+                    Some(s) => check.at(s, "workloads", message),
+                    None => check.at(&w.kind, "workloads", message),
+                });
+            }
+            Ok(WorkloadSpec::Matrix(settings))
+        }
+    }
+}
+
+/// The built-in `quick` profile: every filesystem this host supports, default options, a small
+/// matrix, 3 repetitions, on 1 GiB loop images. `supported` lists the filesystem names.
+pub fn quick_profile_text(supported: &[&str]) -> String {
+    let mut text = String::from(
+        "# The built-in quick profile: every filesystem this host supports, default options.\n\
+         name = \"quick\"\n\
+         repetitions = 3\n\
+         timeout = \"10m\"\n\n\
+         [device]\n\
+         image = \"1g\"\n\n",
+    );
+    for name in supported {
+        text.push_str(&format!("[[filesystems]]\nname = \"{name}\"\n\n"));
+    }
+    text.push_str(
+        "[[workloads]]\n\
+         kind = \"matrix\"\n\
+         name = \"matrix-quick\"\n\
+         tests = [\"write\", \"read\", \"random\"]\n\
+         file_sizes = \"16m\"\n\
+         record_sizes = \"4k,1m\"\n\
+         min_time = \"200ms\"\n",
+    );
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = r#"
+name = "two-by-two"
+repetitions = 2
+timeout = "5m"
+schedulers = ["mq-deadline"]
+
+[device]
+image = "512m"
+
+[[filesystems]]
+name = "ext4"
+mount_options = { default = "", noatime = "noatime" }
+
+[[filesystems]]
+name = "btrfs"
+mount_options = { default = "", noatime = "noatime" }
+
+[[workloads]]
+kind = "matrix"
+name = "small"
+tests = ["write", "read"]
+file_sizes = "64k..256k"
+record_sizes = "64k"
+min_time = "1ms"
+"#;
+
+    #[test]
+    fn expands_the_matrix_into_cases_with_stable_keys() {
+        let plan = Plan::parse(PLAN, "p.toml").unwrap();
+        let keys: Vec<&str> = plan.cases.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "ext4.default.default.mq-deadline.warm.small",
+                "ext4.default.noatime.mq-deadline.warm.small",
+                "btrfs.default.default.mq-deadline.warm.small",
+                "btrfs.default.noatime.mq-deadline.warm.small",
+            ]
+        );
+        assert_eq!(
+            plan.repetitions,
+            Repetitions {
+                min: 2,
+                max: 2,
+                target_ci: None
+            }
+        );
+        assert_eq!(plan.timeout_ns, 300_000_000_000);
+        assert_eq!(
+            plan.device,
+            DeviceSpec::Image {
+                size_bytes: Some(512 << 20)
+            }
+        );
+        assert_eq!(plan.sample_count(), 8);
+        assert!(plan.estimate_ns() > 0);
+        // The same text gives the same keys (resume depends on it).
+        let again = Plan::parse(PLAN, "p.toml").unwrap();
+        assert_eq!(
+            again.cases.iter().map(|c| &c.key).collect::<Vec<_>>(),
+            plan.cases.iter().map(|c| &c.key).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn include_and_exclude_rules_filter_cases() {
+        let text =
+            format!("{PLAN}\n[[exclude]]\nfilesystem = \"btrfs\"\nmount_options = \"noatime\"\n");
+        let plan = Plan::parse(&text, "p.toml").unwrap();
+        assert_eq!(plan.cases.len(), 3);
+        assert!(!plan
+            .cases
+            .iter()
+            .any(|c| c.key.starts_with("btrfs.default.noatime")));
+        let text = format!("{PLAN}\n[[include]]\nfilesystem = \"ext4\"\n");
+        assert_eq!(Plan::parse(&text, "p.toml").unwrap().cases.len(), 2);
+        let text = format!("{PLAN}\n[[exclude]]\nfilesystem = \"ext5\"\n");
+        let e = Plan::parse(&text, "p.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("'ext5' matches no case; the plan has: btrfs, ext4"),
+            "{e}"
+        );
+    }
+
+    fn error_of(text: &str) -> String {
+        Plan::parse(text, "bad.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_file_line_key_and_what_is_allowed() {
+        let e = error_of("name = \"x\"\nrepetitions = 3\n[[filesystems]\n");
+        assert!(e.starts_with("bad.toml:3:"), "{e}");
+
+        let e = error_of("name = \"x\"\ncolour = \"blue\"\n");
+        assert!(
+            e.starts_with("bad.toml:2:1: ") && e.contains("unknown field `colour`"),
+            "{e}"
+        );
+
+        let e = error_of("name = \"x\"\n[[filesystems]]\nname = \"ext5\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n");
+        assert!(
+            e.starts_with(
+                "bad.toml:3:8: filesystems.name: unknown filesystem 'ext5'; use one of ext2"
+            ),
+            "{e}"
+        );
+
+        let e = error_of("name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"matrix\"\nfile_sizes = \"3k\"\n");
+        assert!(
+            e.starts_with("bad.toml:6:14: workloads.file_sizes: ")
+                || e.starts_with("bad.toml:6:14: workloads: "),
+            "{e}"
+        );
+        assert!(e.contains("not a power of two"), "{e}");
+
+        let e = error_of("name = \"x\"\n[device]\nimage = \"lots\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n");
+        assert!(
+            e.starts_with("bad.toml:3:9: device.image: 'lots' is not a size"),
+            "{e}"
+        );
+
+        let e = error_of("name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\nfile_sizes = \"4k\"\n");
+        assert!(
+            e.contains("workloads.file_sizes: does not apply to a sleep workload"),
+            "{e}"
+        );
+
+        let e = error_of("name = \"x\"\ncache = [\"lukewarm\"]\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n");
+        assert!(
+            e.starts_with("bad.toml:2:10: cache: unknown cache policy 'lukewarm'"),
+            "{e}"
+        );
+
+        let e = error_of("name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n");
+        assert!(e.contains("names no workload"), "{e}");
+
+        let e = error_of("name = \"x\"\nrepetitions = 0\n");
+        assert!(
+            e.starts_with("bad.toml:2:15: repetitions: must be between 1 and 1000"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn adaptive_repetitions_need_a_target() {
+        let base = "[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
+        let plan = Plan::parse(
+            &format!("name = \"a\"\nrepetitions = 3\ntarget_ci_percent = 5.0\n{base}"),
+            "a.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            plan.repetitions,
+            Repetitions {
+                min: 3,
+                max: 10,
+                target_ci: Some(0.05)
+            }
+        );
+        let e = error_of(&format!(
+            "name = \"a\"\nrepetitions = 3\nmax_repetitions = 9\n{base}"
+        ));
+        assert!(e.contains("needs target_ci_percent"), "{e}");
+    }
+
+    #[test]
+    fn tmpfs_has_no_scheduler_axis_and_the_quick_profile_parses() {
+        let text = quick_profile_text(&["ext4", "xfs", "tmpfs"]);
+        let plan = Plan::parse(&text, "quick").unwrap();
+        assert_eq!(plan.name, "quick");
+        assert_eq!(plan.cases.len(), 3);
+        assert_eq!(plan.repetitions.min, 3);
+        let with_scheduler = format!("schedulers = [\"none\", \"bfq\"]\n{text}");
+        let plan = Plan::parse(&with_scheduler, "quick").unwrap();
+        assert_eq!(
+            plan.cases
+                .iter()
+                .filter(|c| c.config.filesystem == "tmpfs")
+                .count(),
+            1
+        );
+        assert_eq!(plan.cases.len(), 5);
+    }
+}

@@ -1,0 +1,437 @@
+//! The campaign runner. Per sample: prepare the target, run the workload in a child process
+//! under a watchdog, record, tear down. A hang becomes a recorded `timeout` and the campaign
+//! goes on; a crash becomes `failed` with the child's last stderr lines; a configuration the host
+//! cannot run becomes `unsupported` (not retried for later repetitions). Repetitions are
+//! interleaved across cases (A B C A B C ...) so slow drift of the machine favours none of them,
+//! and, with a CI target, cases repeat until their main metrics are stable.
+//!
+//! Every sample is stored the moment it exists; Ctrl-C or SIGTERM stops between steps, the
+//! sample in progress is not stored, and `--resume` later runs exactly the missing ones.
+
+use crate::plan::{Case, Plan};
+use crate::workload::{is_main_metric, Job, JobOutput};
+use fsbench_analysis::Summary;
+use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
+use fsbench_store::{Metric, NewSample, SampleStatus, Store, StoreError};
+use fsbench_target::{System, Target, TargetError, TargetSpec};
+use fsbench_workload::StopFlag;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Lifecycle events for progress displays (no-op defaults).
+pub trait CampaignObserver {
+    /// `total` samples are planned at the minimum repetitions; `already` exist (resume).
+    fn started(&mut self, _run_id: i64, _total: usize, _already: usize) {}
+    fn sample_started(&mut self, _case: &Case, _repetition: u32) {}
+    fn sample_finished(
+        &mut self,
+        _case: &Case,
+        _repetition: u32,
+        _status: SampleStatus,
+        _detail: &str,
+    ) {
+    }
+}
+
+/// Ignores every event.
+pub struct Quiet;
+impl CampaignObserver for Quiet {}
+
+/// How a campaign ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CampaignEnd {
+    Complete,
+    Interrupted,
+}
+
+/// Everything the runner needs.
+pub struct Campaign<'a> {
+    pub plan: &'a Plan,
+    pub store: &'a mut Store,
+    pub system: &'a dyn System,
+    /// The fsbench binary, run as `EXE case-worker --job FILE --dir DIR --out FILE`.
+    pub worker: PathBuf,
+    pub stop: StopFlag,
+}
+
+/// What one sample produced.
+struct Outcome {
+    status: SampleStatus,
+    reason: Option<String>,
+    output: JobOutput,
+    target_json: Option<String>,
+}
+
+impl Campaign<'_> {
+    /// Runs (or resumes) the plan's samples into run `run_id`.
+    pub fn run(
+        &mut self,
+        run_id: i64,
+        observer: &mut dyn CampaignObserver,
+    ) -> Result<CampaignEnd, StoreError> {
+        let plan = self.plan;
+        let system = self.system;
+        let mut case_ids = HashMap::new();
+        for case in &plan.cases {
+            let id = self.store.add_case(
+                run_id,
+                &case.key,
+                case.position as i64,
+                &serde_json::to_string(&case.config)?,
+                &serde_json::to_string(&case.workload)?,
+            )?;
+            case_ids.insert(case.key.clone(), id);
+        }
+        let recorded: HashSet<(String, u32)> = self.store.recorded(run_id)?;
+        // Metric values and unsupported reasons of what exists already (resume).
+        let mut values: HashMap<String, Vec<Vec<Metric>>> = HashMap::new();
+        let mut unsupported: HashMap<String, String> = HashMap::new();
+        for case in self.store.load(run_id)?.cases {
+            for sample in case.samples {
+                match sample.status {
+                    SampleStatus::Ok => values
+                        .entry(case.case.key.clone())
+                        .or_default()
+                        .push(sample.metrics),
+                    SampleStatus::Unsupported => {
+                        let reason = sample.reason.unwrap_or_default();
+                        let reason = reason.trim_end_matches(" (not retried)").to_string();
+                        unsupported.insert(case.case.key.clone(), reason);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let total = plan.sample_count();
+        let already = recorded
+            .iter()
+            .filter(|(_, rep)| *rep <= plan.repetitions.min)
+            .count();
+        observer.started(run_id, total, already);
+
+        let mut kept: HashMap<String, Target<'_>> = HashMap::new();
+        let mut last_sample: HashMap<String, i64> = HashMap::new();
+        let mut end = CampaignEnd::Complete;
+        'rounds: for repetition in 1..=plan.repetitions.max {
+            for case in &plan.cases {
+                if recorded.contains(&(case.key.clone(), repetition)) {
+                    continue;
+                }
+                if repetition > plan.repetitions.min && is_stable(plan, values.get(&case.key)) {
+                    continue;
+                }
+                if self.stop.is_requested() {
+                    end = CampaignEnd::Interrupted;
+                    break 'rounds;
+                }
+                observer.sample_started(case, repetition);
+                let started_at = rfc3339_utc(unix_time_s());
+                let started = now_ns();
+                let outcome = match unsupported.get(&case.key) {
+                    Some(reason) => Some(Outcome {
+                        status: SampleStatus::Unsupported,
+                        reason: Some(format!("{reason} (not retried)")),
+                        output: JobOutput::default(),
+                        target_json: None,
+                    }),
+                    None => sample(system, plan, &self.worker, &self.stop, case, &mut kept),
+                };
+                let Some(outcome) = outcome else {
+                    end = CampaignEnd::Interrupted;
+                    break 'rounds;
+                };
+                let sample_id = self.store.record_sample(
+                    case_ids[&case.key],
+                    &NewSample {
+                        repetition,
+                        status: outcome.status,
+                        reason: outcome.reason.as_deref(),
+                        started_at: &started_at,
+                        elapsed_ns: now_ns() - started,
+                        target_json: outcome.target_json.as_deref(),
+                        metrics: &outcome.output.metrics,
+                        histograms: &outcome.output.histograms,
+                    },
+                )?;
+                last_sample.insert(case.key.clone(), sample_id);
+                match outcome.status {
+                    SampleStatus::Ok => values
+                        .entry(case.key.clone())
+                        .or_default()
+                        .push(outcome.output.metrics),
+                    SampleStatus::Unsupported => {
+                        unsupported
+                            .insert(case.key.clone(), outcome.reason.clone().unwrap_or_default());
+                    }
+                    _ => {}
+                }
+                let detail = outcome.reason.unwrap_or_default();
+                observer.sample_finished(case, repetition, outcome.status, &detail);
+            }
+        }
+        // Kept targets (remake_target = false): their fsck verdict goes to their last sample.
+        for (key, target) in kept {
+            let info = target.finish();
+            if let Some(sample_id) = last_sample.get(&key) {
+                self.store
+                    .update_sample_target(*sample_id, &serde_json::to_string(&info)?)?;
+            }
+        }
+        Ok(end)
+    }
+}
+
+/// True when a case needs no more repetitions: no stability target, nothing measured, or every
+/// main metric's 95 % CI within the target.
+fn is_stable(plan: &Plan, samples: Option<&Vec<Vec<Metric>>>) -> bool {
+    let Some(target) = plan.repetitions.target_ci else {
+        return true;
+    };
+    let Some(samples) = samples.filter(|s| !s.is_empty()) else {
+        return true;
+    };
+    let mut names: Vec<&str> = samples
+        .iter()
+        .flatten()
+        .filter(|m| is_main_metric(&m.name))
+        .map(|m| m.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.iter().all(|name| {
+        let values: Vec<f64> = samples
+            .iter()
+            .filter_map(|metrics| metrics.iter().find(|m| m.name == *name).map(|m| m.value))
+            .collect();
+        Summary::of(&values).is_some_and(|s| s.is_stable(target))
+    })
+}
+
+/// The target spec of a case.
+fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
+    let mut spec = TargetSpec::new(&case.config.filesystem, &plan.work_dir)?;
+    spec.mkfs_options = fsbench_target::target::split_options(&case.config.mkfs_options);
+    spec.mount_options = Some(case.config.mount_options.clone()).filter(|o| !o.is_empty());
+    spec.scheduler = case.config.scheduler.clone();
+    spec.cache = case.config.cache;
+    spec.device = plan.device.clone();
+    spec.loop_direct_io = plan.loop_direct_io;
+    spec.fsck = true;
+    Ok(spec)
+}
+
+fn not_run(error: TargetError) -> Option<Outcome> {
+    let status = match error {
+        TargetError::Interrupted => return None,
+        TargetError::Unsupported(_) => SampleStatus::Unsupported,
+        _ => SampleStatus::Failed,
+    };
+    Some(Outcome {
+        status,
+        reason: Some(error.to_string()),
+        output: JobOutput::default(),
+        target_json: None,
+    })
+}
+
+/// One repetition of a case; None when interrupted (nothing is recorded then).
+fn sample<'s>(
+    system: &'s dyn System,
+    plan: &Plan,
+    worker: &Path,
+    stop: &StopFlag,
+    case: &Case,
+    kept: &mut HashMap<String, Target<'s>>,
+) -> Option<Outcome> {
+    let prepare = || {
+        let spec = target_spec(plan, case)?;
+        Target::prepare(system, spec, &|| stop.is_requested())
+    };
+    let mut fresh = None;
+    let target: &mut Target<'s> = if plan.remake_target {
+        match prepare() {
+            Ok(t) => fresh.insert(t),
+            Err(e) => return not_run(e),
+        }
+    } else {
+        if !kept.contains_key(&case.key) {
+            match prepare() {
+                Ok(t) => {
+                    kept.insert(case.key.clone(), t);
+                }
+                Err(e) => return not_run(e),
+            }
+        }
+        kept.get_mut(&case.key).expect("inserted above")
+    };
+    if let Err(e) = target.apply_cache_policy() {
+        return not_run(e);
+    }
+    let job = Job {
+        workload: case.workload.clone(),
+        cache: case.config.cache,
+    };
+    let dir = target.mountpoint().to_path_buf();
+    let mut outcome = run_child(worker, &job, &dir, &plan.work_dir, plan.timeout_ns, stop)?;
+    let info = match fresh.take() {
+        Some(target) => target.finish(),
+        None => kept[&case.key].info().clone(),
+    };
+    if let Some(fsck) = info.fsck.as_ref().filter(|f| !f.clean) {
+        if outcome.status == SampleStatus::Ok {
+            outcome.status = SampleStatus::Failed;
+            outcome.reason = Some(format!(
+                "the filesystem check after the run found problems: `{}` exited {:?}",
+                fsck.command, fsck.exit_status
+            ));
+        }
+    }
+    outcome.target_json = serde_json::to_string(&info).ok();
+    Some(outcome)
+}
+
+/// Runs the job in a child process under the watchdog. None when interrupted.
+fn run_child(
+    worker: &Path,
+    job: &Job,
+    dir: &Path,
+    work_dir: &Path,
+    timeout_ns: u64,
+    stop: &StopFlag,
+) -> Option<Outcome> {
+    let failed = |reason: String| {
+        Some(Outcome {
+            status: SampleStatus::Failed,
+            reason: Some(reason),
+            output: JobOutput::default(),
+            target_json: None,
+        })
+    };
+    let scratch = work_dir
+        .join("jobs")
+        .join(format!("{}-{}", std::process::id(), now_ns()));
+    if let Err(e) = std::fs::create_dir_all(&scratch) {
+        return failed(format!("cannot create {}: {e}", scratch.display()));
+    }
+    let _cleanup = RemoveOnDrop(scratch.clone());
+    let job_path = scratch.join("job.json");
+    let out_path = scratch.join("out.json");
+    let err_path = scratch.join("stderr.txt");
+    let written = serde_json::to_vec(job)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| std::fs::write(&job_path, bytes).map_err(|e| e.to_string()));
+    if let Err(e) = written {
+        return failed(format!("cannot write the job file: {e}"));
+    }
+    let stderr = match std::fs::File::create(&err_path) {
+        Ok(f) => f,
+        Err(e) => return failed(format!("cannot create {}: {e}", err_path.display())),
+    };
+    let spawned = Command::new(worker)
+        .arg("case-worker")
+        .arg("--job")
+        .arg(&job_path)
+        .arg("--dir")
+        .arg(dir)
+        .arg("--out")
+        .arg(&out_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return failed(format!("cannot start {}: {e}", worker.display())),
+    };
+    let started = Instant::now();
+    let timeout = Duration::from_nanos(timeout_ns);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return failed(format!("cannot watch the workload process: {e}")),
+        }
+        if stop.is_requested() {
+            terminate(&mut child);
+            return None;
+        }
+        if started.elapsed() >= timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Some(Outcome {
+                status: SampleStatus::Timeout,
+                reason: Some(format!(
+                    "the workload ran past the {} timeout and was stopped",
+                    fsbench_measure::units::human_duration(timeout_ns)
+                )),
+                output: JobOutput::default(),
+                target_json: None,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr_tail = || {
+        let text = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        lines[lines.len().saturating_sub(3)..].join(" / ")
+    };
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(0), _) => {
+            let output = std::fs::read_to_string(&out_path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str::<JobOutput>(&t).map_err(|e| e.to_string()));
+            match output {
+                Ok(output) => Some(Outcome {
+                    status: SampleStatus::Ok,
+                    reason: None,
+                    output,
+                    target_json: None,
+                }),
+                Err(e) => failed(format!("the workload ended without readable results: {e}")),
+            }
+        }
+        (Some(130), _) if stop.is_requested() => None,
+        (Some(code), _) => failed(format!(
+            "the workload exited with {code}: {}",
+            stderr_tail()
+        )),
+        (None, Some(signal)) => failed(format!(
+            "the workload was killed by signal {signal}: {}",
+            stderr_tail()
+        )),
+        (None, None) => failed("the workload ended without an exit status".into()),
+    }
+}
+
+/// Asks the child to stop (SIGTERM), then kills it if it does not within 10 s.
+fn terminate(child: &mut Child) {
+    // SAFETY: signalling the child this process spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        if let Some(parent) = self.0.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! What a case runs: the workload specs a plan can name, and their execution inside the child
+//! process (`fsbench case-worker`), which turns a workload's results into stored metrics.
+//!
+//! Workloads: `matrix` (the throughput matrix, fsbench_workload::matrix) and `sleep` (the
+//! harness testing itself, like fio's null engine: it only waits, so timeouts and interruption
+//! can be tested without a filesystem doing anything).
+
+use fsbench_measure::units::{parse_duration_ns, size_label, SizeSpec};
+use fsbench_store::{Histogram, Metric};
+use fsbench_target::CachePolicy;
+use fsbench_workload::matrix::{self, MatrixSpec, MatrixTest, NoObserver, RunStatus};
+use fsbench_workload::StopFlag;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A workload as a plan names it. Serialized into the store and handed to the child.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum WorkloadSpec {
+    Matrix(MatrixSettings),
+    Sleep { name: String, duration_ns: u64 },
+}
+
+/// The matrix's knobs, as text where the user wrote text (sizes), so they round-trip.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixSettings {
+    pub name: String,
+    pub tests: Vec<String>,
+    pub file_sizes: String,
+    pub record_sizes: String,
+    pub min_time_ns: u64,
+    pub max_passes: Option<u64>,
+    pub include_fsync: bool,
+    pub include_close: bool,
+    pub direct: bool,
+    pub drop_caches: bool,
+    pub data: String,
+    pub iozone_skip: bool,
+}
+
+impl MatrixSettings {
+    /// The matrix request, with the case's cache policy folded in (drop: first reads start
+    /// cold; direct: O_DIRECT).
+    pub fn spec(&self, cache: CachePolicy) -> Result<MatrixSpec, String> {
+        let tests = self
+            .tests
+            .iter()
+            .map(|t| MatrixTest::parse(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(MatrixSpec {
+            tests,
+            file_sizes: SizeSpec::parse(&self.file_sizes).map_err(|e| e.to_string())?,
+            record_sizes: SizeSpec::parse(&self.record_sizes).map_err(|e| e.to_string())?,
+            min_time_ns: self.min_time_ns,
+            max_passes: self.max_passes,
+            include_fsync: self.include_fsync,
+            include_close: self.include_close,
+            direct: self.direct || cache == CachePolicy::Direct,
+            drop_caches: self.drop_caches || cache == CachePolicy::Drop,
+            data: self.data.parse()?,
+            iozone_skip: self.iozone_skip,
+            ..MatrixSpec::default()
+        })
+    }
+}
+
+impl WorkloadSpec {
+    pub fn name(&self) -> &str {
+        match self {
+            WorkloadSpec::Matrix(m) => &m.name,
+            WorkloadSpec::Sleep { name, .. } => name,
+        }
+    }
+
+    /// A rough duration of one run, for `--dry-run` estimates.
+    pub fn estimate_ns(&self) -> u64 {
+        match self {
+            WorkloadSpec::Sleep { duration_ns, .. } => *duration_ns,
+            WorkloadSpec::Matrix(m) => match m
+                .spec(CachePolicy::Warm)
+                .and_then(|s| s.plan().map_err(|e| e.to_string()))
+            {
+                Ok(plan) => {
+                    let per_phase = plan.spec.min_time_ns.max(20_000_000) * 3 / 2;
+                    plan.result_count() as u64 * per_phase + plan.cells.len() as u64 * 50_000_000
+                }
+                Err(_) => 0,
+            },
+        }
+    }
+}
+
+/// What the child is asked to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub workload: WorkloadSpec,
+    pub cache: CachePolicy,
+}
+
+/// What the child hands back.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct JobOutput {
+    pub metrics: Vec<Metric>,
+    pub histograms: Vec<Histogram>,
+    pub warnings: Vec<String>,
+}
+
+/// Outcome of a job that did not produce results.
+#[derive(Debug)]
+pub enum JobError {
+    Interrupted,
+    Failed(String),
+}
+
+/// Runs a job in `dir` (inside the child process).
+pub fn execute(job: &Job, dir: &Path, stop: &StopFlag) -> Result<JobOutput, JobError> {
+    match &job.workload {
+        WorkloadSpec::Sleep { duration_ns, .. } => {
+            let started = std::time::Instant::now();
+            let total = std::time::Duration::from_nanos(*duration_ns);
+            while started.elapsed() < total {
+                if stop.is_requested() {
+                    return Err(JobError::Interrupted);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10).min(total));
+            }
+            Ok(JobOutput {
+                metrics: vec![Metric {
+                    name: "slept".into(),
+                    value: started.elapsed().as_nanos() as f64,
+                    unit: "ns".into(),
+                    higher_is_better: false,
+                }],
+                ..JobOutput::default()
+            })
+        }
+        WorkloadSpec::Matrix(settings) => {
+            let spec = settings.spec(job.cache).map_err(JobError::Failed)?;
+            let plan = spec.plan().map_err(|e| JobError::Failed(e.to_string()))?;
+            plan.preflight(dir)
+                .map_err(|e| JobError::Failed(e.to_string()))?;
+            let outcome = matrix::run(&plan, dir, stop, &mut NoObserver);
+            match outcome.status {
+                RunStatus::Complete => {}
+                RunStatus::Interrupted => return Err(JobError::Interrupted),
+                RunStatus::Failed => {
+                    return Err(JobError::Failed(
+                        outcome
+                            .failure
+                            .map(|e| e.to_string())
+                            .unwrap_or_else(|| "the matrix failed".into()),
+                    ))
+                }
+            }
+            let mut output = JobOutput {
+                warnings: outcome.warnings.clone(),
+                ..JobOutput::default()
+            };
+            for r in &outcome.results {
+                let cell = format!(
+                    "{} {}/{}",
+                    r.phase,
+                    size_label(r.file_size_bytes),
+                    size_label(r.record_size_bytes)
+                );
+                let s = &r.summary;
+                output.metrics.push(Metric {
+                    name: format!("{cell} throughput"),
+                    value: s.bytes_per_s,
+                    unit: "B/s".into(),
+                    higher_is_better: true,
+                });
+                output.metrics.push(Metric {
+                    name: format!("{cell} ops"),
+                    value: s.ops_per_s,
+                    unit: "ops/s".into(),
+                    higher_is_better: true,
+                });
+                output.metrics.push(Metric {
+                    name: format!("{cell} p99 latency"),
+                    value: s.latency.p99_ns as f64,
+                    unit: "ns".into(),
+                    higher_is_better: false,
+                });
+                output.histograms.push(Histogram {
+                    name: cell,
+                    bins: r.latency_bins.clone(),
+                });
+            }
+            Ok(output)
+        }
+    }
+}
+
+/// Whether a metric is a workload's main figure (shown in summaries, used by adaptive
+/// repetitions): matrix throughput, and the sleep workload's time.
+pub fn is_main_metric(name: &str) -> bool {
+    name.ends_with(" throughput") || name == "slept"
+}
+
+/// Parses a duration for a plan, with the plan's vocabulary in the message.
+pub fn duration(text: &str) -> Result<u64, String> {
+    parse_duration_ns(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleep_reports_what_it_slept_and_stops_when_asked() {
+        let job = Job {
+            workload: WorkloadSpec::Sleep {
+                name: "nap".into(),
+                duration_ns: 20_000_000,
+            },
+            cache: CachePolicy::Warm,
+        };
+        let out = execute(&job, Path::new("/"), &StopFlag::new()).unwrap();
+        assert!(out.metrics[0].value >= 20_000_000.0);
+        let stop = StopFlag::new();
+        stop.request();
+        assert!(matches!(
+            execute(&job, Path::new("/"), &stop),
+            Err(JobError::Interrupted)
+        ));
+    }
+
+    #[test]
+    fn matrix_results_become_metrics_and_histograms() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = Job {
+            workload: WorkloadSpec::Matrix(MatrixSettings {
+                name: "m".into(),
+                tests: vec!["write".into()],
+                file_sizes: "64k".into(),
+                record_sizes: "16k,64k".into(),
+                min_time_ns: 0,
+                max_passes: None,
+                include_fsync: false,
+                include_close: false,
+                direct: false,
+                drop_caches: false,
+                data: "random".into(),
+                iozone_skip: false,
+            }),
+            cache: CachePolicy::Warm,
+        };
+        let out = execute(&job, dir.path(), &StopFlag::new()).unwrap();
+        // 2 cells x 2 phases x 3 metrics.
+        assert_eq!(out.metrics.len(), 12);
+        assert!(out
+            .metrics
+            .iter()
+            .any(|m| m.name == "rewrite 64k/16k throughput" && m.unit == "B/s"));
+        assert_eq!(out.histograms.len(), 4);
+        assert!(out
+            .histograms
+            .iter()
+            .all(|h| h.bins.iter().map(|b| b.1).sum::<u64>() > 0));
+        assert!(is_main_metric("write 64k/16k throughput") && !is_main_metric("write 64k/16k ops"));
+    }
+}

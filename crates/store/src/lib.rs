@@ -1,0 +1,684 @@
+//! The store: every run, case and sample of fsbench in one embedded SQLite database. A sample is
+//! written in one transaction the moment it exists, so an interrupted campaign loses nothing that
+//! finished. No SQL lives outside this crate. The schema is versioned (`PRAGMA user_version`)
+//! and migrated forward on open; docs/results-schema.md describes it.
+//!
+//! Brief overview: [`Store::open`] -> [`Store::begin_run`] -> [`Store::add_case`] ->
+//! [`Store::record_sample`] (metrics and histograms with it) -> [`Store::finish_run`];
+//! reading: [`Store::runs`], [`Store::load`], [`Store::recorded`].
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Schema versions, each the SQL that brings the previous version to it.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs, cases, samples, metrics, histograms.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+        plan_name TEXT NOT NULL,
+        plan_text TEXT NOT NULL,
+        fsbench_version TEXT NOT NULL,
+        host_json TEXT NOT NULL
+    );
+    CREATE TABLE cases (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        case_key TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        config_json TEXT NOT NULL,
+        workload_json TEXT NOT NULL,
+        UNIQUE (run_id, case_key)
+    );
+    CREATE TABLE samples (
+        id INTEGER PRIMARY KEY,
+        case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        repetition INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'unsupported', 'failed', 'timeout')),
+        reason TEXT,
+        started_at TEXT NOT NULL,
+        elapsed_ns INTEGER NOT NULL,
+        target_json TEXT,
+        UNIQUE (case_id, repetition)
+    );
+    CREATE TABLE metrics (
+        sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        value REAL NOT NULL,
+        unit TEXT NOT NULL,
+        higher_is_better INTEGER NOT NULL,
+        PRIMARY KEY (sample_id, name)
+    );
+    CREATE TABLE histograms (
+        sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        bins_json TEXT NOT NULL,
+        PRIMARY KEY (sample_id, name)
+    );",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("cannot open the results database {}: {source}; pass another --db", path.display())]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("the results database {} has schema version {found}, newer than this fsbench understands ({SCHEMA_VERSION}); use a newer fsbench or another --db", path.display())]
+    TooNew { path: PathBuf, found: u32 },
+    #[error("results database: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("results database: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("no run {0} in the results database; `fsbench runs` lists them")]
+    NoSuchRun(i64),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// How a sample ended. Every one is a result, shown in every report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SampleStatus {
+    Ok,
+    /// The host cannot run the configuration (kernel, tool, rejected option).
+    Unsupported,
+    /// The target or the workload failed; `reason` says how.
+    Failed,
+    /// The workload ran past the case's timeout and was stopped.
+    Timeout,
+}
+
+impl SampleStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            SampleStatus::Ok => "ok",
+            SampleStatus::Unsupported => "unsupported",
+            SampleStatus::Failed => "failed",
+            SampleStatus::Timeout => "timeout",
+        }
+    }
+
+    fn parse(text: &str) -> SampleStatus {
+        match text {
+            "ok" => SampleStatus::Ok,
+            "unsupported" => SampleStatus::Unsupported,
+            "timeout" => SampleStatus::Timeout,
+            _ => SampleStatus::Failed,
+        }
+    }
+}
+
+/// One measured number, with its unit and direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+/// A latency histogram: (lowest value of the bucket in ns, count) for each non-empty bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histogram {
+    pub name: String,
+    pub bins: Vec<(u64, u64)>,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub id: i64,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: String,
+    pub plan_name: String,
+    pub plan_text: String,
+    pub fsbench_version: String,
+    /// Provenance: kernel, CPU, memory, hostname (JSON).
+    pub host: serde_json::Value,
+}
+
+/// What a new run records about itself.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    pub started_at: &'a str,
+    pub plan_name: &'a str,
+    pub plan_text: &'a str,
+    pub fsbench_version: &'a str,
+    pub host_json: &'a str,
+}
+
+/// A case: one configuration x workload, identified by a stable key.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    pub id: i64,
+    pub key: String,
+    pub position: i64,
+    pub config: serde_json::Value,
+    pub workload: serde_json::Value,
+}
+
+/// A sample to record.
+#[derive(Debug, Clone)]
+pub struct NewSample<'a> {
+    pub repetition: u32,
+    pub status: SampleStatus,
+    pub reason: Option<&'a str>,
+    pub started_at: &'a str,
+    pub elapsed_ns: u64,
+    /// The target read-back (device, mkfs, mount, scheduler, cache, fsck), JSON.
+    pub target_json: Option<&'a str>,
+    pub metrics: &'a [Metric],
+    pub histograms: &'a [Histogram],
+}
+
+/// A sample as stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sample {
+    pub id: i64,
+    pub repetition: u32,
+    pub status: SampleStatus,
+    pub reason: Option<String>,
+    pub started_at: String,
+    pub elapsed_ns: u64,
+    pub target: Option<serde_json::Value>,
+    pub metrics: Vec<Metric>,
+}
+
+/// A case with its samples, in repetition order.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseData {
+    #[serde(flatten)]
+    pub case: Case,
+    pub samples: Vec<Sample>,
+}
+
+/// A whole run, as `fsbench export` and reports read it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunData {
+    pub run: Run,
+    pub cases: Vec<CaseData>,
+}
+
+/// One line of `fsbench runs`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunListing {
+    pub id: i64,
+    pub started_at: String,
+    pub status: String,
+    pub plan_name: String,
+    pub cases: u64,
+    pub samples: u64,
+    pub ok_samples: u64,
+}
+
+/// A samples row before its JSON is parsed.
+struct SampleRow {
+    id: i64,
+    repetition: u32,
+    status: String,
+    reason: Option<String>,
+    started_at: String,
+    elapsed_ns: i64,
+    target: Option<String>,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed, with its directory) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        let open_error = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = Connection::open(path).map_err(open_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_error)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_error)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(open_error)?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: u32 = self
+            .conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found: version,
+            });
+        }
+        for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", index as u32 + 1)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    pub fn begin_run(&self, run: &NewRun<'_>) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO runs (started_at, status, plan_name, plan_text, fsbench_version, host_json)
+             VALUES (?1, 'running', ?2, ?3, ?4, ?5)",
+            params![run.started_at, run.plan_name, run.plan_text, run.fsbench_version, run.host_json],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Sets a run's status ("running", "complete", "interrupted", "failed").
+    pub fn finish_run(&self, run_id: i64, status: &str, finished_at: Option<&str>) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
+            params![run_id, status, finished_at],
+        )?;
+        Ok(())
+    }
+
+    /// Adds a case (or finds it, when resuming); returns its id.
+    pub fn add_case(
+        &self,
+        run_id: i64,
+        key: &str,
+        position: i64,
+        config_json: &str,
+        workload_json: &str,
+    ) -> Result<i64> {
+        self.conn.execute(
+            "INSERT OR IGNORE INTO cases (run_id, case_key, position, config_json, workload_json)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![run_id, key, position, config_json, workload_json],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT id FROM cases WHERE run_id = ?1 AND case_key = ?2",
+            params![run_id, key],
+            |row| row.get(0),
+        )?)
+    }
+
+    /// Records a sample with its metrics and histograms, in one transaction.
+    pub fn record_sample(&mut self, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO samples (case_id, repetition, status, reason, started_at, elapsed_ns, target_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                case_id,
+                sample.repetition,
+                sample.status.name(),
+                sample.reason,
+                sample.started_at,
+                sample.elapsed_ns as i64,
+                sample.target_json
+            ],
+        )?;
+        let sample_id = tx.last_insert_rowid();
+        {
+            let mut insert = tx.prepare(
+                "INSERT INTO metrics (sample_id, name, value, unit, higher_is_better)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for m in sample.metrics {
+                insert.execute(params![
+                    sample_id,
+                    m.name,
+                    m.value,
+                    m.unit,
+                    m.higher_is_better
+                ])?;
+            }
+            let mut insert = tx.prepare(
+                "INSERT INTO histograms (sample_id, name, bins_json) VALUES (?1, ?2, ?3)",
+            )?;
+            for h in sample.histograms {
+                insert.execute(params![sample_id, h.name, serde_json::to_string(&h.bins)?])?;
+            }
+        }
+        tx.commit()?;
+        Ok(sample_id)
+    }
+
+    /// Replaces a sample's target read-back (a kept target's final fsck verdict).
+    pub fn update_sample_target(&self, sample_id: i64, target_json: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE samples SET target_json = ?2 WHERE id = ?1",
+            params![sample_id, target_json],
+        )?;
+        Ok(())
+    }
+
+    /// Every run, newest first, with counts.
+    pub fn runs(&self) -> Result<Vec<RunListing>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.started_at, r.status, r.plan_name,
+                    (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.id),
+                    (SELECT COUNT(*) FROM samples s JOIN cases c ON s.case_id = c.id WHERE c.run_id = r.id),
+                    (SELECT COUNT(*) FROM samples s JOIN cases c ON s.case_id = c.id
+                      WHERE c.run_id = r.id AND s.status = 'ok')
+             FROM runs r ORDER BY r.id DESC",
+        )?;
+        let rows = stmt.query_map([], |row| {
+            Ok(RunListing {
+                id: row.get(0)?,
+                started_at: row.get(1)?,
+                status: row.get(2)?,
+                plan_name: row.get(3)?,
+                cases: row.get::<_, i64>(4)? as u64,
+                samples: row.get::<_, i64>(5)? as u64,
+                ok_samples: row.get::<_, i64>(6)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?)
+    }
+
+    /// One run's record, or an error naming the missing id.
+    pub fn run(&self, run_id: i64) -> Result<Run> {
+        self.conn
+            .query_row(
+                "SELECT id, started_at, finished_at, status, plan_name, plan_text, fsbench_version, host_json
+                 FROM runs WHERE id = ?1",
+                params![run_id],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                        row.get(5)?,
+                        row.get(6)?,
+                        row.get::<_, String>(7)?,
+                    ))
+                },
+            )
+            .optional()?
+            .map(|(id, started_at, finished_at, status, plan_name, plan_text, fsbench_version, host)| {
+                Ok(Run {
+                    id,
+                    started_at,
+                    finished_at,
+                    status,
+                    plan_name,
+                    plan_text,
+                    fsbench_version,
+                    host: serde_json::from_str(&host)?,
+                })
+            })
+            .unwrap_or(Err(StoreError::NoSuchRun(run_id)))
+    }
+
+    /// (case key, repetition) of every sample a run already has.
+    pub fn recorded(&self, run_id: i64) -> Result<HashSet<(String, u32)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT c.case_key, s.repetition FROM samples s JOIN cases c ON s.case_id = c.id
+             WHERE c.run_id = ?1",
+        )?;
+        let rows = stmt.query_map(params![run_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        Ok(rows.collect::<std::result::Result<HashSet<_>, _>>()?)
+    }
+
+    /// A whole run: cases in position order, samples in repetition order, metrics by name.
+    pub fn load(&self, run_id: i64) -> Result<RunData> {
+        let run = self.run(run_id)?;
+        let mut cases_stmt = self.conn.prepare(
+            "SELECT id, case_key, position, config_json, workload_json FROM cases
+             WHERE run_id = ?1 ORDER BY position",
+        )?;
+        let cases: Vec<(i64, String, i64, String, String)> = cases_stmt
+            .query_map(params![run_id], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+        let mut samples_stmt = self.conn.prepare(
+            "SELECT id, repetition, status, reason, started_at, elapsed_ns, target_json
+             FROM samples WHERE case_id = ?1 ORDER BY repetition",
+        )?;
+        let mut metrics_stmt = self.conn.prepare(
+            "SELECT name, value, unit, higher_is_better FROM metrics WHERE sample_id = ?1 ORDER BY rowid",
+        )?;
+        let mut out = Vec::with_capacity(cases.len());
+        for (id, key, position, config, workload) in cases {
+            let raw: Vec<SampleRow> = samples_stmt
+                .query_map(params![id], |row| {
+                    Ok(SampleRow {
+                        id: row.get(0)?,
+                        repetition: row.get(1)?,
+                        status: row.get(2)?,
+                        reason: row.get(3)?,
+                        started_at: row.get(4)?,
+                        elapsed_ns: row.get(5)?,
+                        target: row.get(6)?,
+                    })
+                })?
+                .collect::<std::result::Result<_, _>>()?;
+            let mut samples = Vec::with_capacity(raw.len());
+            for SampleRow {
+                id: sid,
+                repetition,
+                status,
+                reason,
+                started_at,
+                elapsed_ns,
+                target,
+            } in raw
+            {
+                let metrics = metrics_stmt
+                    .query_map(params![sid], |row| {
+                        Ok(Metric {
+                            name: row.get(0)?,
+                            value: row.get(1)?,
+                            unit: row.get(2)?,
+                            higher_is_better: row.get(3)?,
+                        })
+                    })?
+                    .collect::<std::result::Result<_, _>>()?;
+                samples.push(Sample {
+                    id: sid,
+                    repetition,
+                    status: SampleStatus::parse(&status),
+                    reason,
+                    started_at,
+                    elapsed_ns: elapsed_ns as u64,
+                    target: target.map(|t| serde_json::from_str(&t)).transpose()?,
+                    metrics,
+                });
+            }
+            out.push(CaseData {
+                case: Case {
+                    id,
+                    key,
+                    position,
+                    config: serde_json::from_str(&config)?,
+                    workload: serde_json::from_str(&workload)?,
+                },
+                samples,
+            });
+        }
+        Ok(RunData { run, cases: out })
+    }
+
+    /// The histograms of a sample.
+    pub fn histograms(&self, sample_id: i64) -> Result<Vec<Histogram>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name, bins_json FROM histograms WHERE sample_id = ?1 ORDER BY name")?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map(params![sample_id], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<std::result::Result<_, _>>()?;
+        rows.into_iter()
+            .map(|(name, bins)| {
+                Ok(Histogram {
+                    name,
+                    bins: serde_json::from_str(&bins)?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_run(store: &Store) -> i64 {
+        store
+            .begin_run(&NewRun {
+                started_at: "2026-11-22T00:00:00Z",
+                plan_name: "t",
+                plan_text: "name = \"t\"",
+                fsbench_version: "0.1.0",
+                host_json: "{\"kernel_release\":\"6.18\"}",
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn round_trips_a_run_with_samples_metrics_and_histograms() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("sub/results.db")).unwrap();
+        let run = new_run(&store);
+        let case = store
+            .add_case(run, "ext4.default", 0, "{\"fs\":\"ext4\"}", "{}")
+            .unwrap();
+        assert_eq!(
+            store.add_case(run, "ext4.default", 0, "{}", "{}").unwrap(),
+            case,
+            "idempotent"
+        );
+        let metrics = [Metric {
+            name: "write:throughput".into(),
+            value: 1.5e9,
+            unit: "B/s".into(),
+            higher_is_better: true,
+        }];
+        let histograms = [Histogram {
+            name: "write".into(),
+            bins: vec![(1000, 3), (2000, 1)],
+        }];
+        let sid = store
+            .record_sample(
+                case,
+                &NewSample {
+                    repetition: 1,
+                    status: SampleStatus::Ok,
+                    reason: None,
+                    started_at: "2026-11-22T00:00:01Z",
+                    elapsed_ns: 5,
+                    target_json: Some("{\"filesystem\":\"ext4\"}"),
+                    metrics: &metrics,
+                    histograms: &histograms,
+                },
+            )
+            .unwrap();
+        store
+            .record_sample(
+                case,
+                &NewSample {
+                    repetition: 2,
+                    status: SampleStatus::Timeout,
+                    reason: Some("ran past 10s"),
+                    started_at: "2026-11-22T00:00:02Z",
+                    elapsed_ns: 10,
+                    target_json: None,
+                    metrics: &[],
+                    histograms: &[],
+                },
+            )
+            .unwrap();
+        store
+            .finish_run(run, "complete", Some("2026-11-22T00:01:00Z"))
+            .unwrap();
+
+        let data = store.load(run).unwrap();
+        assert_eq!(data.run.status, "complete");
+        assert_eq!(data.run.host["kernel_release"], "6.18");
+        assert_eq!(data.cases.len(), 1);
+        let samples = &data.cases[0].samples;
+        assert_eq!(samples.len(), 2);
+        assert_eq!(samples[0].metrics, metrics);
+        assert_eq!(samples[1].status, SampleStatus::Timeout);
+        assert_eq!(samples[1].reason.as_deref(), Some("ran past 10s"));
+        assert_eq!(store.histograms(sid).unwrap(), histograms);
+        let recorded = store.recorded(run).unwrap();
+        assert!(recorded.contains(&("ext4.default".to_string(), 2)));
+        let listing = store.runs().unwrap();
+        assert_eq!(
+            (listing[0].cases, listing[0].samples, listing[0].ok_samples),
+            (1, 2, 1)
+        );
+    }
+
+    #[test]
+    fn a_sample_is_recorded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let run = new_run(&store);
+        let case = store.add_case(run, "k", 0, "{}", "{}").unwrap();
+        let sample = NewSample {
+            repetition: 1,
+            status: SampleStatus::Ok,
+            reason: None,
+            started_at: "t",
+            elapsed_ns: 1,
+            target_json: None,
+            metrics: &[],
+            histograms: &[],
+        };
+        store.record_sample(case, &sample).unwrap();
+        assert!(store.record_sample(case, &sample).is_err());
+    }
+
+    #[test]
+    fn reopening_keeps_data_and_a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let run = {
+            let store = Store::open(&path).unwrap();
+            new_run(&store)
+        };
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.run(run).unwrap().plan_name, "t");
+        assert!(matches!(store.run(99), Err(StoreError::NoSuchRun(99))));
+        store
+            .conn
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        drop(store);
+        let e = Store::open(&path).err().unwrap().to_string();
+        assert!(e.contains("newer than this fsbench"), "{e}");
+    }
+}
