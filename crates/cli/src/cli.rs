@@ -3,6 +3,7 @@
 //! ends in one line that says what to change.
 
 use clap::{Args, Parser, Subcommand};
+use fsbench_target::target::DEFAULT_WORK_DIR;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -144,7 +145,7 @@ pub struct CleanupArgs {
         long,
         value_name = "DIR",
         env = "FSBENCH_WORK_DIR",
-        default_value = "/var/tmp/fsbench"
+        default_value = DEFAULT_WORK_DIR
     )]
     pub work_dir: PathBuf,
 }
@@ -206,7 +207,7 @@ pub struct TargetArgs {
         long,
         value_name = "DIR",
         env = "FSBENCH_WORK_DIR",
-        default_value = "/var/tmp/fsbench"
+        default_value = DEFAULT_WORK_DIR
     )]
     pub work_dir: PathBuf,
 }

@@ -7,6 +7,7 @@ use crate::file::{PlanFile, RuleFile, WorkloadFile};
 use crate::workload::{duration, MatrixSettings, WorkloadSpec};
 use fsbench_measure::units::parse_size;
 use fsbench_target::fs::{self, Lifecycle};
+use fsbench_target::target::DEFAULT_WORK_DIR;
 use fsbench_target::{CachePolicy, DeviceSpec};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -114,9 +115,6 @@ impl Checker<'_> {
         self.error(value.span(), key, message)
     }
 }
-
-/// The work directory used when a plan does not name one.
-pub const DEFAULT_WORK_DIR: &str = "/var/tmp/fsbench";
 
 impl Plan {
     /// Parses and validates a plan; `file` names it in errors. No side effects.

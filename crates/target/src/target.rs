@@ -66,6 +66,10 @@ impl TargetSpec {
     }
 }
 
+/// Where images, mount points and state files go unless told otherwise (on disk, since images
+/// are sparse files, and not cleared at boot like /tmp may be).
+pub const DEFAULT_WORK_DIR: &str = "/var/tmp/fsbench";
+
 /// The state directory under a work directory.
 pub fn state_dir(work_dir: &Path) -> PathBuf {
     work_dir.join("state")
@@ -144,6 +148,22 @@ pub struct MountReadBack {
     pub changed: Vec<(String, String)>,
     /// Requested options the kernel does not show (defaults it omits, or silently ignored).
     pub not_shown: Vec<String>,
+}
+
+impl MountReadBack {
+    /// A mount done by `command`; what is in force is filled in from mountinfo afterwards.
+    fn new(command: String, elapsed_ns: u64, requested: Option<String>) -> MountReadBack {
+        MountReadBack {
+            command,
+            elapsed_ns,
+            requested,
+            fs_type: String::new(),
+            mount_options: String::new(),
+            super_options: String::new(),
+            changed: Vec::new(),
+            not_shown: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -481,16 +501,11 @@ impl<'s> Target<'s> {
             mountpoint: self.info.mountpoint.clone(),
             source: self.mount_source(),
         });
-        self.info.mount = Some(MountReadBack {
-            command: cmd.to_string(),
-            elapsed_ns: out.elapsed_ns,
-            requested: self.spec.mount_options.clone(),
-            fs_type: String::new(),
-            mount_options: String::new(),
-            super_options: String::new(),
-            changed: Vec::new(),
-            not_shown: Vec::new(),
-        });
+        self.info.mount = Some(MountReadBack::new(
+            cmd.to_string(),
+            out.elapsed_ns,
+            self.spec.mount_options.clone(),
+        ));
         self.mount_cmd = Some(cmd);
         Ok(())
     }
@@ -573,16 +588,11 @@ impl<'s> Target<'s> {
                 .collect();
             self.info.readback = Some(local.join("\n"));
         }
-        self.info.mount = Some(MountReadBack {
-            command: cmd.to_string(),
-            elapsed_ns: out.elapsed_ns,
-            requested: self.spec.mount_options.clone(),
-            fs_type: String::new(),
-            mount_options: String::new(),
-            super_options: String::new(),
-            changed: Vec::new(),
-            not_shown: Vec::new(),
-        });
+        self.info.mount = Some(MountReadBack::new(
+            cmd.to_string(),
+            out.elapsed_ns,
+            self.spec.mount_options.clone(),
+        ));
         Ok(())
     }
 
