@@ -129,6 +129,9 @@ pub struct CaseWorkerArgs {
     pub dir: PathBuf,
     #[arg(long)]
     pub out: PathBuf,
+    /// Where to leave the latest progress line (replaced, never appended).
+    #[arg(long)]
+    pub status: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

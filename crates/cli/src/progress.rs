@@ -146,6 +146,12 @@ impl CampaignObserver for CampaignProgress {
         }
     }
 
+    fn sample_status(&mut self, case: &Case, repetition: u32, status: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(format!("{} #{repetition}: {status}", case.key));
+        }
+    }
+
     fn sample_finished(
         &mut self,
         case: &Case,

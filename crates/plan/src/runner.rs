@@ -25,6 +25,8 @@ pub trait CampaignObserver {
     /// `total` samples are planned at the minimum repetitions; `already` exist (resume).
     fn started(&mut self, _run_id: i64, _total: usize, _already: usize) {}
     fn sample_started(&mut self, _case: &Case, _repetition: u32) {}
+    /// The running workload's latest word on itself (a live rate), every quarter second or so.
+    fn sample_status(&mut self, _case: &Case, _repetition: u32, _status: &str) {}
     fn sample_finished(
         &mut self,
         _case: &Case,
@@ -136,7 +138,15 @@ impl Campaign<'_> {
                         output: JobOutput::default(),
                         target_json: None,
                     }),
-                    None => sample(system, plan, &self.worker, &self.stop, case, &mut kept),
+                    None => sample(
+                        system,
+                        plan,
+                        &self.worker,
+                        &self.stop,
+                        case,
+                        &mut kept,
+                        &mut |status| observer.sample_status(case, repetition, status),
+                    ),
                 };
                 let Some(outcome) = outcome else {
                     end = CampaignEnd::Interrupted;
@@ -244,6 +254,7 @@ fn sample<'s>(
     stop: &StopFlag,
     case: &Case,
     kept: &mut HashMap<String, Target<'s>>,
+    status: &mut dyn FnMut(&str),
 ) -> Option<Outcome> {
     let prepare = || {
         let spec = target_spec(plan, case)?;
@@ -274,7 +285,15 @@ fn sample<'s>(
         cache: case.config.cache,
     };
     let dir = target.mountpoint().to_path_buf();
-    let mut outcome = run_child(worker, &job, &dir, &plan.work_dir, plan.timeout_ns, stop)?;
+    let mut outcome = run_child(
+        worker,
+        &job,
+        &dir,
+        &plan.work_dir,
+        plan.timeout_ns,
+        stop,
+        status,
+    )?;
     let info = match fresh.take() {
         Some(target) => target.finish(),
         None => kept[&case.key].info().clone(),
@@ -300,6 +319,7 @@ fn run_child(
     work_dir: &Path,
     timeout_ns: u64,
     stop: &StopFlag,
+    status_seen: &mut dyn FnMut(&str),
 ) -> Option<Outcome> {
     let failed = |reason: String| {
         Some(Outcome {
@@ -319,6 +339,7 @@ fn run_child(
     let job_path = scratch.join("job.json");
     let out_path = scratch.join("out.json");
     let err_path = scratch.join("stderr.txt");
+    let status_path = scratch.join("status.txt");
     let written = serde_json::to_vec(job)
         .map_err(|e| e.to_string())
         .and_then(|bytes| std::fs::write(&job_path, bytes).map_err(|e| e.to_string()));
@@ -337,6 +358,8 @@ fn run_child(
         .arg(dir)
         .arg("--out")
         .arg(&out_path)
+        .arg("--status")
+        .arg(&status_path)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr)
@@ -347,7 +370,18 @@ fn run_child(
     };
     let started = Instant::now();
     let timeout = Duration::from_nanos(timeout_ns);
+    let mut last_status = String::new();
+    let mut next_status_check = Instant::now();
     let status = loop {
+        if Instant::now() >= next_status_check {
+            next_status_check = Instant::now() + Duration::from_millis(250);
+            if let Ok(text) = std::fs::read_to_string(&status_path) {
+                if text != last_status {
+                    status_seen(text.trim());
+                    last_status = text;
+                }
+            }
+        }
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) => {}

@@ -5,10 +5,13 @@
 //! harness testing itself, like fio's null engine: it only waits, so timeouts and interruption
 //! can be tested without a filesystem doing anything).
 
+use fsbench_measure::units::human_bytes;
 use fsbench_measure::units::{parse_duration_ns, size_label, SizeSpec};
 use fsbench_store::{Histogram, Metric};
 use fsbench_target::CachePolicy;
-use fsbench_workload::matrix::{self, MatrixSpec, MatrixTest, NoObserver, RunStatus};
+use fsbench_workload::matrix::{
+    self, CellResult, MatrixObserver, MatrixSpec, MatrixTest, RunStatus,
+};
 use fsbench_workload::StopFlag;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -112,15 +115,45 @@ pub enum JobError {
     Failed(String),
 }
 
-/// Runs a job in `dir` (inside the child process).
-pub fn execute(job: &Job, dir: &Path, stop: &StopFlag) -> Result<JobOutput, JobError> {
+/// Hands each finished matrix result to a status callback: "write 16m/4k 3.1 GiB/s (5 of 12)".
+struct LiveRate<'a>(&'a mut dyn FnMut(&str));
+
+impl MatrixObserver for LiveRate<'_> {
+    fn result(&mut self, r: &CellResult, done: usize, total: usize) {
+        (self.0)(&format!(
+            "{} {}/{} {}/s ({done} of {total})",
+            r.phase,
+            size_label(r.file_size_bytes),
+            size_label(r.record_size_bytes),
+            human_bytes(r.summary.bytes_per_s as u64)
+        ));
+    }
+}
+
+/// Runs a job in `dir` (inside the child process). `status` hears about progress between
+/// phases, never from inside a timed loop.
+pub fn execute(
+    job: &Job,
+    dir: &Path,
+    stop: &StopFlag,
+    status: &mut dyn FnMut(&str),
+) -> Result<JobOutput, JobError> {
     match &job.workload {
         WorkloadSpec::Sleep { duration_ns, .. } => {
             let started = std::time::Instant::now();
             let total = std::time::Duration::from_nanos(*duration_ns);
+            let mut told = std::time::Duration::ZERO;
             while started.elapsed() < total {
                 if stop.is_requested() {
                     return Err(JobError::Interrupted);
+                }
+                if started.elapsed() >= told + std::time::Duration::from_millis(250) {
+                    told = started.elapsed();
+                    status(&format!(
+                        "slept {:.1} s of {:.1} s",
+                        told.as_secs_f64(),
+                        total.as_secs_f64()
+                    ));
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10).min(total));
             }
@@ -139,7 +172,7 @@ pub fn execute(job: &Job, dir: &Path, stop: &StopFlag) -> Result<JobOutput, JobE
             let plan = spec.plan().map_err(|e| JobError::Failed(e.to_string()))?;
             plan.preflight(dir)
                 .map_err(|e| JobError::Failed(e.to_string()))?;
-            let outcome = matrix::run(&plan, dir, stop, &mut NoObserver);
+            let outcome = matrix::run(&plan, dir, stop, &mut LiveRate(status));
             match outcome.status {
                 RunStatus::Complete => {}
                 RunStatus::Interrupted => return Err(JobError::Interrupted),
@@ -216,12 +249,12 @@ mod tests {
             },
             cache: CachePolicy::Warm,
         };
-        let out = execute(&job, Path::new("/"), &StopFlag::new()).unwrap();
+        let out = execute(&job, Path::new("/"), &StopFlag::new(), &mut |_| {}).unwrap();
         assert!(out.metrics[0].value >= 20_000_000.0);
         let stop = StopFlag::new();
         stop.request();
         assert!(matches!(
-            execute(&job, Path::new("/"), &stop),
+            execute(&job, Path::new("/"), &stop, &mut |_| {}),
             Err(JobError::Interrupted)
         ));
     }
@@ -246,7 +279,13 @@ mod tests {
             }),
             cache: CachePolicy::Warm,
         };
-        let out = execute(&job, dir.path(), &StopFlag::new()).unwrap();
+        let mut statuses = Vec::new();
+        let out = execute(&job, dir.path(), &StopFlag::new(), &mut |s| {
+            statuses.push(s.to_string())
+        })
+        .unwrap();
+        assert_eq!(statuses.len(), 4, "one status per result: {statuses:?}");
+        assert!(statuses[3].ends_with("/s (4 of 4)"), "{statuses:?}");
         // 2 cells x 2 phases x 3 metrics.
         assert_eq!(out.metrics.len(), 12);
         assert!(out

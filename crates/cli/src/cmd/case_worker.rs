@@ -12,7 +12,16 @@ pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
     let text = std::fs::read_to_string(&args.job)
         .with_context(|| format!("cannot read {}", args.job.display()))?;
     let job: Job = serde_json::from_str(&text).context("the job file is not valid")?;
-    match execute(&job, &args.dir, &stop) {
+    let mut status = |line: &str| {
+        if let Some(path) = &args.status {
+            // Write then rename: the parent never reads half a line.
+            let tmp = path.with_extension("tmp");
+            if std::fs::write(&tmp, line).is_ok() {
+                let _ = std::fs::rename(&tmp, path);
+            }
+        }
+    };
+    match execute(&job, &args.dir, &stop, &mut status) {
         Ok(output) => {
             let text = serde_json::to_string(&output).context("cannot encode the results")?;
             std::fs::write(&args.out, text)
