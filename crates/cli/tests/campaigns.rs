@@ -383,6 +383,37 @@ fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
 }
 
 #[test]
+fn adaptive_repetitions_stop_when_stable_and_go_on_when_not() {
+    if !root_or_skip("adaptive_repetitions_stop_when_stable_and_go_on_when_not") {
+        return;
+    }
+    let s = Scratch::new();
+    // A 20 ms sleep varies by well under 50 % but far more than 0.0001 %.
+    let plan = |target: &str| {
+        format!(
+            "name = \"adaptive\"\nrepetitions = 2\nmax_repetitions = 4\ntarget_ci_percent = {target}\n\
+             [device]\nimage = \"64m\"\n[[filesystems]]\nname = \"tmpfs\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"20ms\"\n"
+        )
+    };
+    let loose = s.plan(&plan("50.0"));
+    let output = s.run(&["--plan", loose.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        samples(&s.export(run_id(&output))).len(),
+        2,
+        "stable after the minimum"
+    );
+    let strict = s.plan(&plan("0.0001"));
+    let output = s.run(&["--plan", strict.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        samples(&s.export(run_id(&output))).len(),
+        4,
+        "repeated up to the maximum"
+    );
+}
+
+#[test]
 fn malformed_plans_fail_precisely_before_anything_is_made() {
     let s = Scratch::new();
     let cases: &[(&str, &str)] = &[

@@ -126,6 +126,15 @@ fn round_trip(fs: &str, mount_options: &str, scheduler: Option<&str>, cache: &st
 
 fn assert_block_target(fs: &str, target: &Value, option: &str) {
     assert_eq!(target["device"]["kind"], "image");
+    // Provenance: the disk holding the image, as sysfs describes it.
+    assert!(
+        !target["device"]["disk"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .is_empty(),
+        "{fs}: {}",
+        target["device"]
+    );
     assert_eq!(
         target["device"]["loop_direct_io"], true,
         "{fs}: loop not in direct I/O mode"
@@ -529,6 +538,10 @@ fn a_real_device_needs_consent_and_is_refused_while_mounted_or_signed() {
     let doc = read_json(&json);
     assert_eq!(doc["target"]["device"]["kind"], "block");
     assert_eq!(doc["target"]["device"]["path"], dev);
+    assert_eq!(
+        doc["target"]["device"]["disk"]["name"],
+        dev.trim_start_matches("/dev/")
+    );
     assert!(doc["target"]["fsck"]["clean"].as_bool().unwrap());
     assert!(
         leftovers(work.path()).is_empty(),

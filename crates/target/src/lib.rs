@@ -10,10 +10,11 @@
 //! - [`device`]: images and real devices, with the safety checks for the latter.
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
 //! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run.
-//! - [`scheduler`], [`cache`], [`loopdev`]: the pieces.
+//! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces.
 
 pub mod cache;
 pub mod device;
+pub mod disk;
 pub mod error;
 pub mod fs;
 pub mod ledger;

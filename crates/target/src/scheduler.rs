@@ -59,16 +59,8 @@ pub fn sysfs_path(sys: &dyn System, device: &Path) -> Option<PathBuf> {
 
 /// The sysfs scheduler attribute of the disk holding `path` (for a loop device's backing file).
 pub fn sysfs_path_of_file(path: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(path).ok()?.dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let resolved = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
-    [
-        resolved.join("queue/scheduler"),
-        resolved.parent()?.join("queue/scheduler"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
+    let attribute = crate::disk::disk_of_file(path)?.join("queue/scheduler");
+    attribute.exists().then_some(attribute)
 }
 
 /// A scheduler name as the user typed it, resolved against what the device offers.

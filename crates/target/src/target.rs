@@ -132,6 +132,8 @@ pub struct DeviceInfo {
     pub image: Option<PathBuf>,
     /// Whether the loop device does direct I/O on its backing file, as the kernel reports it.
     pub loop_direct_io: Option<bool>,
+    /// The physical disk: the device's own, or the one holding the image.
+    pub disk: Option<crate::disk::DiskIdentity>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -249,6 +251,7 @@ impl<'s> Target<'s> {
                     size_bytes: 0,
                     image: None,
                     loop_direct_io: None,
+                    disk: None,
                 },
                 mountpoint,
                 tool_versions: Vec::new(),
@@ -377,6 +380,8 @@ impl<'s> Target<'s> {
                     kind: "image",
                     path: Some(loop_device.path.clone()),
                     size_bytes: size,
+                    disk: crate::disk::disk_of_file(&image)
+                        .map(|dir| crate::disk::identity(sys, &dir)),
                     image: Some(image),
                     loop_direct_io: crate::loopdev::uses_direct_io(sys, &loop_device.path)
                         .or(Some(loop_device.direct_io)),
@@ -402,6 +407,8 @@ impl<'s> Target<'s> {
                     size_bytes: size,
                     image: None,
                     loop_direct_io: None,
+                    disk: crate::disk::disk_of_device(sys, &path)
+                        .map(|dir| crate::disk::identity(sys, &dir)),
                 };
                 self.block_device = Some(path);
             }
