@@ -414,6 +414,63 @@ fn adaptive_repetitions_stop_when_stable_and_go_on_when_not() {
 }
 
 #[test]
+fn a_killed_campaign_takes_its_workload_along_and_cleanup_finishes_the_rest() {
+    if !root_or_skip("a_killed_campaign_takes_its_workload_along_and_cleanup_finishes_the_rest") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        "name = \"killed\"\nrepetitions = 1\n[device]\nimage = \"64m\"\n[[filesystems]]\nname = \"ext4\"\n\
+         [[workloads]]\nkind = \"sleep\"\nduration = \"1h\"\n",
+    );
+    let mut child = fsbench()
+        .arg("run")
+        .arg("--db")
+        .arg(s.db())
+        .arg("--work-dir")
+        .arg(s.work())
+        .arg("--plan")
+        .arg(&plan)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let work = s.work().to_string_lossy().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .contains(&work)
+    {
+        assert!(Instant::now() < deadline, "never mounted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The workload process follows its parent within moments, so the mount is not busy.
+    let worker_gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        !std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("cmdline"))
+                .is_ok_and(|c| c.contains("case-worker") && c.contains(&work))
+        })
+    });
+    assert!(worker_gone, "the workload process outlived its campaign");
+    let out = fsbench()
+        .args(["cleanup", "--work-dir"])
+        .arg(s.work())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("unmounted") && !stdout(&out).contains("lazily"),
+        "{}",
+        stdout(&out)
+    );
+    s.assert_clean();
+}
+
+#[test]
 fn malformed_plans_fail_precisely_before_anything_is_made() {
     let s = Scratch::new();
     let cases: &[(&str, &str)] = &[

@@ -459,6 +459,27 @@ fn terminate(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// Removes the job scratch directories (`<work>/jobs/<pid>-<n>`) of campaigns that are no
+/// longer running; returns what was removed. For `fsbench cleanup`.
+pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
+    let jobs = work_dir.join("jobs");
+    let mut removed = Vec::new();
+    for entry in std::fs::read_dir(&jobs).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed.push(format!("removed {}", entry.path().display()));
+        }
+    }
+    let _ = std::fs::remove_dir(&jobs);
+    removed
+}
+
 struct RemoveOnDrop(PathBuf);
 
 impl Drop for RemoveOnDrop {

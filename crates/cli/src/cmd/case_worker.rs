@@ -9,6 +9,13 @@ use fsbench_plan::workload::{execute, Job, JobError};
 
 pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
     let stop = stop_on_signals();
+    // If the campaign dies (even by SIGKILL), stop too, so nothing keeps its target busy.
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number; getppid has no preconditions.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+    // SAFETY: as above.
+    if unsafe { libc::getppid() } == 1 {
+        return Ok(exit::INTERRUPTED);
+    }
     let text = std::fs::read_to_string(&args.job)
         .with_context(|| format!("cannot read {}", args.job.display()))?;
     let job: Job = serde_json::from_str(&text).context("the job file is not valid")?;

@@ -1,4 +1,5 @@
-//! `fsbench cleanup`: undo what killed runs left behind, from their state files.
+//! `fsbench cleanup`: undo what killed runs left behind, from their state files, and remove the
+//! job files of campaigns that are gone.
 
 use crate::cli::CleanupArgs;
 use crate::exit::{self, Failure};
@@ -9,7 +10,10 @@ use fsbench_target::RealSystem;
 
 pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     let dir = state_dir(&args.work_dir);
-    let report = ledger::cleanup(&RealSystem, &dir);
+    let mut report = ledger::cleanup(&RealSystem, &dir);
+    report
+        .done
+        .extend(fsbench_plan::runner::remove_stale_jobs(&args.work_dir));
     for note in &report.done {
         println!("{note}");
     }
