@@ -296,8 +296,9 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "PERCENT", default_value_t = 50)]
     pub mix_read_percent: u8,
 
-    /// Leave the last test file in the directory (for inspection).
-    #[arg(long)]
+    /// Leave the last test file in the directory (for inspection; not with --fs, whose
+    /// filesystem is removed afterwards).
+    #[arg(long, conflicts_with = "fs")]
     pub keep: bool,
 
     /// Write the results as JSON (schema: docs/results-schema.md).
