@@ -38,7 +38,8 @@ pub enum Resource {
     },
 }
 
-/// Resources of one fsbench process, mirrored to `<state dir>/<pid>.json`.
+/// Resources of one target of an fsbench process, mirrored to `<state dir>/<tag>.json` (one
+/// file per target, so several live targets never overwrite each other's record).
 #[derive(Debug)]
 pub struct Ledger {
     path: Option<PathBuf>,
@@ -52,39 +53,41 @@ struct StateFile {
 }
 
 impl Ledger {
-    /// A ledger persisted under `state_dir` (None: in memory only, for fakes).
-    pub fn new(state_dir: Option<&Path>) -> Ledger {
+    /// A ledger persisted as `<state_dir>/<tag>.json` (None: in memory only, for fakes).
+    pub fn new(state_dir: Option<&Path>, tag: &str) -> Ledger {
         Ledger {
-            path: state_dir.map(|d| d.join(format!("{}.json", std::process::id()))),
+            path: state_dir.map(|d| d.join(format!("{tag}.json"))),
             resources: Vec::new(),
         }
     }
 
-    pub fn push(&mut self, resource: Resource) {
+    /// Records a resource that now exists, and persists the record through `sys`.
+    pub fn push(&mut self, sys: &dyn System, resource: Resource) {
         self.resources.push(resource);
-        self.save();
+        self.save(sys);
     }
 
     /// Forgets a resource that has been undone.
-    pub fn forget(&mut self, resource: &Resource) {
+    pub fn forget(&mut self, sys: &dyn System, resource: &Resource) {
         if let Some(i) = self.resources.iter().rposition(|r| r == resource) {
             self.resources.remove(i);
         }
-        self.save();
+        self.save(sys);
     }
 
     pub fn resources(&self) -> &[Resource] {
         &self.resources
     }
 
-    fn save(&self) {
+    /// Mirrors the ledger to its state file (through the seam, like every host side effect).
+    fn save(&self, sys: &dyn System) {
         let Some(path) = &self.path else { return };
         if self.resources.is_empty() {
-            let _ = std::fs::remove_file(path);
+            let _ = sys.remove_file(path);
             return;
         }
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = sys.create_dir(dir);
         }
         let state = StateFile {
             pid: std::process::id(),
@@ -93,8 +96,8 @@ impl Ledger {
         // Write then rename, so a crash never leaves half a file.
         let tmp = path.with_extension("json.tmp");
         if let Ok(text) = serde_json::to_string_pretty(&state) {
-            if std::fs::write(&tmp, text).is_ok() {
-                let _ = std::fs::rename(&tmp, path);
+            if sys.write_file(&tmp, &text).is_ok() {
+                let _ = sys.rename(&tmp, path);
             }
         }
     }
@@ -307,18 +310,19 @@ mod tests {
     #[test]
     fn state_file_mirrors_the_ledger() {
         let dir = tempfile::tempdir().unwrap();
-        let mut ledger = Ledger::new(Some(dir.path()));
+        let sys = crate::system::RealSystem;
+        let mut ledger = Ledger::new(Some(dir.path()), "ext4-1-0");
         let image = Resource::Image {
             path: "/w/a.img".into(),
         };
-        ledger.push(image.clone());
-        let file = dir.path().join(format!("{}.json", std::process::id()));
+        ledger.push(&sys, image.clone());
+        let file = dir.path().join("ext4-1-0.json");
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
             text.contains("\"kind\": \"image\"") && text.contains("/w/a.img"),
             "{text}"
         );
-        ledger.forget(&image);
+        ledger.forget(&sys, &image);
         assert!(!file.exists(), "an empty ledger leaves no state file");
     }
 

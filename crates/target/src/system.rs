@@ -109,6 +109,8 @@ pub trait System: Send + Sync {
     /// Creates a sparse file of `size` bytes (fails if it exists).
     fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()>;
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// rename(2): replaces `to` atomically.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Attaches `image` to a free loop device (asked of the kernel), with direct I/O on the
     /// backing file when `direct_io`.
     fn attach_loop(&self, image: &Path, direct_io: bool) -> io::Result<LoopDevice>;
@@ -184,6 +186,10 @@ impl System for RealSystem {
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         std::fs::remove_file(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
     }
 
     fn attach_loop(&self, image: &Path, direct_io: bool) -> io::Result<LoopDevice> {
@@ -412,6 +418,11 @@ impl System for RecordingSystem {
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         self.record(format!("rm {}", path.display()));
+        Ok(())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.record(format!("rename {} {}", from.display(), to.display()));
         Ok(())
     }
 

@@ -239,7 +239,7 @@ impl<'s> Target<'s> {
     ) -> Result<Target<'s>, TargetError> {
         let n = TARGETS.fetch_add(1, Ordering::Relaxed);
         let tag = format!("{}-{}-{n}", spec.fs.name(), std::process::id());
-        let ledger = Ledger::new(Some(&spec.state_dir()));
+        let ledger = Ledger::new(Some(&spec.state_dir()), &tag);
         let mountpoint = spec.work_dir.join(format!("mnt-{tag}"));
         let mut target = Target {
             sys,
@@ -316,9 +316,12 @@ impl<'s> Target<'s> {
         let mountpoint = self.info.mountpoint.clone();
         sys.create_dir(&mountpoint)
             .map_err(|e| TargetError::io("create the mount point", &mountpoint, e))?;
-        self.ledger.push(Resource::Dir {
-            path: mountpoint.clone(),
-        });
+        self.ledger.push(
+            self.sys,
+            Resource::Dir {
+                path: mountpoint.clone(),
+            },
+        );
         check_stop(stop)?;
 
         if fs.lifecycle() != Lifecycle::Memory {
@@ -366,16 +369,22 @@ impl<'s> Target<'s> {
                 let image = self.spec.work_dir.join(format!("{tag}.img"));
                 sys.create_sparse_file(&image, size)
                     .map_err(|e| TargetError::io("create the image", &image, e))?;
-                self.ledger.push(Resource::Image {
-                    path: image.clone(),
-                });
+                self.ledger.push(
+                    self.sys,
+                    Resource::Image {
+                        path: image.clone(),
+                    },
+                );
                 let loop_device = sys
                     .attach_loop(&image, self.spec.loop_direct_io)
                     .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
-                self.ledger.push(Resource::Loop {
-                    device: loop_device.path.clone(),
-                    backing_file: image.clone(),
-                });
+                self.ledger.push(
+                    self.sys,
+                    Resource::Loop {
+                        device: loop_device.path.clone(),
+                        backing_file: image.clone(),
+                    },
+                );
                 self.info.device = DeviceInfo {
                     kind: "image",
                     path: Some(loop_device.path.clone()),
@@ -504,10 +513,13 @@ impl<'s> Target<'s> {
                 "see `dmesg` for the kernel's reason",
             ));
         }
-        self.ledger.push(Resource::Mount {
-            mountpoint: self.info.mountpoint.clone(),
-            source: self.mount_source(),
-        });
+        self.ledger.push(
+            self.sys,
+            Resource::Mount {
+                mountpoint: self.info.mountpoint.clone(),
+                source: self.mount_source(),
+            },
+        );
         self.info.mount = Some(MountReadBack::new(
             cmd.to_string(),
             out.elapsed_ns,
@@ -548,7 +560,8 @@ impl<'s> Target<'s> {
                 .ok_or_else(|| {
                     TargetError::Unsupported("zfs-fuse started but wrote no pid file".to_string())
                 })?;
-            self.ledger.push(Resource::ZfsDaemon { pid, pidfile });
+            self.ledger
+                .push(self.sys, Resource::ZfsDaemon { pid, pidfile });
             let ready = (0..50).any(|_| {
                 let ok = sys.run(&zfs::ping()).is_ok_and(|o| o.success());
                 if !ok {
@@ -586,7 +599,8 @@ impl<'s> Target<'s> {
             return Err(TargetError::command("zpool create", &cmd, &out, "check --mkfs-options (zpool create options) and --mount-options (dataset properties)"));
         }
         self.pool = Some(pool.clone());
-        self.ledger.push(Resource::ZfsPool { pool: pool.clone() });
+        self.ledger
+            .push(self.sys, Resource::ZfsPool { pool: pool.clone() });
         if let Ok(out) = sys.run(&zfs::readback(&pool)) {
             let local: Vec<&str> = out
                 .stdout
@@ -659,10 +673,13 @@ impl<'s> Target<'s> {
             if resolved.name != before.current {
                 sys.write_file(&sysfs, &resolved.name)
                     .map_err(|e| TargetError::io("set the scheduler in", &sysfs, e))?;
-                self.ledger.push(Resource::Scheduler {
-                    sysfs: sysfs.clone(),
-                    previous: before.current.clone(),
-                });
+                self.ledger.push(
+                    self.sys,
+                    Resource::Scheduler {
+                        sysfs: sysfs.clone(),
+                        previous: before.current.clone(),
+                    },
+                );
             }
         }
         let after = read(&sysfs).map_err(|e| TargetError::io("read", &sysfs, e))?;
@@ -813,7 +830,10 @@ impl<'s> Target<'s> {
         }
         self.torn_down = true;
         let sys = self.sys;
-        while let Some(resource) = self.ledger.resources().last().cloned() {
+        // Newest first. What cannot be undone stays in the ledger (and its state file), so
+        // `fsbench cleanup` can finish the job once the cause is gone.
+        let resources: Vec<Resource> = self.ledger.resources().iter().rev().cloned().collect();
+        for resource in resources {
             let result = match &resource {
                 Resource::Loop { .. } => match self.loop_device.take() {
                     Some(device) => {
@@ -834,10 +854,12 @@ impl<'s> Target<'s> {
             };
             let unmounted = matches!(resource, Resource::Mount { .. }) && result.is_ok();
             match result {
-                Ok(note) => self.info.teardown.push(note),
+                Ok(note) => {
+                    self.info.teardown.push(note);
+                    self.ledger.forget(sys, &resource);
+                }
                 Err(note) => self.info.teardown.push(format!("error: {note}")),
             }
-            self.ledger.forget(&resource);
             if unmounted && self.spec.fsck && self.spec.fs.lifecycle() == Lifecycle::BlockDevice {
                 self.run_fsck();
             }
@@ -1002,7 +1024,7 @@ mod tests {
     fn actions(sys: &RecordingSystem) -> Vec<String> {
         sys.log()
             .into_iter()
-            .filter(|l| !l.ends_with(" -V") && !l.contains("dumpe2fs"))
+            .filter(|l| !l.ends_with(" -V") && !l.contains("dumpe2fs") && !l.contains("/state"))
             .map(|l| {
                 l.split(' ')
                     .map(|w| {
@@ -1060,6 +1082,34 @@ mod tests {
             info.teardown.iter().all(|n| !n.starts_with("error")),
             "{:?}",
             info.teardown
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_undone_stays_on_record_for_cleanup() {
+        let sys = host();
+        let target = Target::prepare(&sys, spec("ext4"), &|| false).unwrap();
+        sys.respond("umount", RecordingSystem::failure(32, "target is busy"));
+        let info = target.finish();
+        assert!(
+            info.teardown
+                .iter()
+                .any(|n| n.starts_with("error: cannot unmount")),
+            "{:?}",
+            info.teardown
+        );
+        let last_record = sys
+            .log()
+            .into_iter()
+            .rfind(|l| l.starts_with("write /w/state/"))
+            .unwrap();
+        assert!(
+            last_record.contains("\"mount\""),
+            "the mount was forgotten: {last_record}"
+        );
+        assert!(
+            !sys.log().iter().any(|l| l.starts_with("rm /w/state/")),
+            "the state file was removed"
         );
     }
 
