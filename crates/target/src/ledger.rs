@@ -212,6 +212,10 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
             for _ in 0..100 {
                 if !Path::new(&format!("/proc/{pid}")).exists() {
                     let _ = sys.remove_file(pidfile);
+                    // The run directory was made for the pid file; it goes when empty.
+                    if let Some(dir) = pidfile.parent() {
+                        let _ = sys.remove_dir(dir);
+                    }
                     return Ok(format!("stopped zfs-fuse {pid}"));
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
