@@ -143,7 +143,14 @@ pub struct TargetsArgs {
 
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
-    /// The work directory whose state files to read.
+    #[command(flatten)]
+    pub work: WorkDirArgs,
+}
+
+/// Where images, mount points and state files go.
+#[derive(Debug, Args)]
+pub struct WorkDirArgs {
+    /// Where images, mount points and state files go (and where `fsbench cleanup` looks).
     #[arg(
         long,
         value_name = "DIR",
@@ -205,14 +212,8 @@ pub struct TargetArgs {
     #[arg(long, requires = "fs")]
     pub no_fsck: bool,
 
-    /// Where images, mount points and state files go.
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "FSBENCH_WORK_DIR",
-        default_value = DEFAULT_WORK_DIR
-    )]
-    pub work_dir: PathBuf,
+    #[command(flatten)]
+    pub work: WorkDirArgs,
 }
 
 #[derive(Debug, Args)]

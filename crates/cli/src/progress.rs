@@ -9,6 +9,20 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+/// A bar on stderr counting `total` things called `what`, with the elapsed time and ETA.
+fn bar(total: usize, what: &str) -> ProgressBar {
+    let bar =
+        ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {what}, ETA {{eta}} {{msg}}"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
 /// Runs shorter than this show no bar.
 const SHOW_AFTER: Duration = Duration::from_secs(2);
 
@@ -40,18 +54,7 @@ impl MatrixObserver for MatrixProgress {
             return;
         }
         if self.bar.is_none() && self.started.elapsed() >= SHOW_AFTER {
-            let bar = ProgressBar::with_draw_target(
-                Some(total as u64),
-                ProgressDrawTarget::stderr_with_hz(4),
-            );
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} results, ETA {eta} {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            self.bar = Some(bar);
+            self.bar = Some(bar(total, "results"));
         }
         if let Some(bar) = &self.bar {
             bar.set_position(done as u64);
@@ -123,17 +126,7 @@ impl CampaignObserver for CampaignProgress {
         };
         eprintln!("run {run_id}: {total} samples{resumed}");
         if self.terminal {
-            let bar = ProgressBar::with_draw_target(
-                Some(total as u64),
-                ProgressDrawTarget::stderr_with_hz(4),
-            );
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} samples, ETA {eta} {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
+            let bar = bar(total, "samples");
             bar.set_position(already as u64);
             self.bar = Some(bar);
         }

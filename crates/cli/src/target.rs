@@ -16,7 +16,7 @@ pub fn spec_from(args: &TargetArgs) -> Result<Option<TargetSpec>, Failure> {
             "--fs {fs}: preparing a filesystem needs root (loop devices, mkfs, mount); run as root, or measure an existing directory with --dir"
         )));
     }
-    let mut spec = TargetSpec::new(fs, &args.work_dir)?;
+    let mut spec = TargetSpec::new(fs, &args.work.work_dir)?;
     spec.mkfs_options = args
         .mkfs_options
         .as_deref()

@@ -9,11 +9,11 @@ use fsbench_target::target::state_dir;
 use fsbench_target::RealSystem;
 
 pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
-    let dir = state_dir(&args.work_dir);
+    let dir = state_dir(&args.work.work_dir);
     let mut report = ledger::cleanup(&RealSystem, &dir);
     report
         .done
-        .extend(fsbench_plan::runner::remove_stale_jobs(&args.work_dir));
+        .extend(fsbench_plan::runner::remove_stale_jobs(&args.work.work_dir));
     for note in &report.done {
         println!("{note}");
     }

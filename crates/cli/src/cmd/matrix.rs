@@ -94,7 +94,7 @@ fn record_not_run(
         &outcome,
         &host,
         Directory {
-            path: &args.target.work_dir,
+            path: &args.target.work.work_dir,
             mount: None,
         },
         rfc3339_utc(unix_time_s()),
