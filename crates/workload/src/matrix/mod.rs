@@ -16,5 +16,5 @@ mod spec;
 mod test;
 
 pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver, RunStatus};
-pub use spec::{Cell, MatrixPlan, MatrixSpec, SkippedCell};
+pub use spec::{Cell, MatrixPlan, MatrixSpec, SkippedCell, BUFFERED_READ_OFFSET};
 pub use test::{Access, Api, Direction, MatrixTest, Phase};

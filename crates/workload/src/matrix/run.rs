@@ -7,7 +7,7 @@
 //! Setup between passes (creating the file afresh, evicting it from the page cache, purging the
 //! CPU cache) is never timed. The test file is removed at the end, on error and on interruption.
 
-use super::spec::{Cell, MatrixPlan};
+use super::spec::{Cell, MatrixPlan, BUFFERED_READ_OFFSET};
 use super::test::{Access, Api, Direction, MatrixTest, Phase};
 use crate::cache::{self, CacheState};
 use crate::control::StopFlag;
@@ -233,7 +233,8 @@ impl<'p> Runner<'p> {
             plan,
             path: dir.join(unique_file_name()),
             data: DataSource::new(plan.spec.data, plan.seed, largest_record),
-            buffer: AlignedBuf::new(largest_record),
+            // Room for the offset of buffered reads past the page boundary.
+            buffer: AlignedBuf::new(largest_record + fileio::BUFFER_ALIGN),
             rng: Rng::new(plan.seed ^ 0x6f66_6673_6574_7321),
             recorder: Recorder::new(),
             purge: plan
@@ -311,7 +312,7 @@ impl<'p> Runner<'p> {
             if let Some(purge) = &mut self.purge {
                 purge_cpu_cache(purge);
             }
-            self.timed_pass(cell, phase, file).map_err(|e| {
+            self.timed_pass(cell, phase, file, direct).map_err(|e| {
                 let verb = match phase.direction() {
                     Direction::Read => "read",
                     Direction::Write => "write",
@@ -404,7 +405,7 @@ impl<'p> Runner<'p> {
         self.reader.reset();
     }
 
-    fn timed_pass(&mut self, cell: Cell, phase: Phase, file: File) -> io::Result<()> {
+    fn timed_pass(&mut self, cell: Cell, phase: Phase, file: File, direct: bool) -> io::Result<()> {
         let records = cell.records();
         let record = cell.record_size_bytes;
         let spec = &self.plan.spec;
@@ -413,7 +414,15 @@ impl<'p> Runner<'p> {
             fd: file.as_raw_fd(),
             file: Some(file),
             data: &mut self.data,
-            buffer: &mut self.buffer.as_mut_slice()[..record as usize],
+            buffer: {
+                // O_DIRECT needs page alignment; buffered reads land where malloc'd memory does.
+                let offset = if direct {
+                    0
+                } else {
+                    BUFFERED_READ_OFFSET as usize
+                };
+                &mut self.buffer.as_mut_slice()[offset..offset + record as usize]
+            },
             offsets,
             rng: &mut self.rng,
             writer: &mut self.writer,
