@@ -350,8 +350,29 @@ fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Interrupt while the second sample runs.
-    std::thread::sleep(Duration::from_millis(1800));
+    // Interrupt once the first sample is stored (the second is then running).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let runs = fsbench()
+            .args(["runs", "--db"])
+            .arg(s.db())
+            .output()
+            .unwrap();
+        let stored = stdout(&runs).split_whitespace().any(|w| {
+            w.split_once('/')
+                .is_some_and(|(ok, _)| ok.parse::<u32>().is_ok_and(|n| n >= 1))
+        });
+        if stored {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no sample was ever stored: {} {}",
+            stdout(&runs),
+            stderr(&runs)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // SAFETY: signalling the child this test spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let interrupted = child.wait_with_output().unwrap();

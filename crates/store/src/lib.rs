@@ -80,6 +80,8 @@ pub enum StoreError {
     Json(#[from] serde_json::Error),
     #[error("no run {0} in the results database; `fsbench runs` lists them")]
     NoSuchRun(i64),
+    #[error("no results database at {}; `fsbench run` creates it (or pass --db)", .0.display())]
+    Missing(PathBuf),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -248,11 +250,13 @@ impl Store {
             let _ = std::fs::create_dir_all(dir);
         }
         let conn = Connection::open(path).map_err(open_error)?;
+        // Wait for a concurrent writer (a running campaign) rather than fail at once; this must
+        // come first, since switching to WAL itself needs the lock.
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(open_error)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(open_error)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(open_error)?;
         let mut store = Store {
             conn,
@@ -262,26 +266,43 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens a database that must exist already (for reading commands, which create nothing).
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        Store::open(path)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Brings the schema up to date. Two processes may open a new database at once (a
+    /// campaign and `fsbench runs`): the version is read again inside a write-locked
+    /// transaction, so only one of them migrates and the other sees the result.
     fn migrate(&mut self) -> Result<()> {
-        let version: u32 = self
+        let version = |conn: &Connection| -> Result<u32> {
+            Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)
+        };
+        if version(&self.conn)? == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = self
             .conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))?;
-        if version > SCHEMA_VERSION {
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let found = version(&tx)?;
+        if found > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
                 path: self.path.clone(),
-                found: version,
+                found,
             });
         }
-        for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = self.conn.transaction()?;
+        for sql in MIGRATIONS.iter().skip(found as usize) {
             tx.execute_batch(sql)?;
-            tx.pragma_update(None, "user_version", index as u32 + 1)?;
-            tx.commit()?;
         }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -640,6 +661,28 @@ mod tests {
             (listing[0].cases, listing[0].samples, listing[0].ok_samples),
             (1, 2, 1)
         );
+    }
+
+    #[test]
+    fn concurrent_first_opens_migrate_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Store::open(&path).map(|_| ()))
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert!(store.runs().unwrap().is_empty());
+        assert!(matches!(
+            Store::open_existing(&dir.path().join("none.db")),
+            Err(StoreError::Missing(_))
+        ));
+        assert!(!dir.path().join("none.db").exists());
     }
 
     #[test]

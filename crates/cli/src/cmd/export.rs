@@ -28,7 +28,7 @@ fn write_to(
 }
 
 pub fn run(args: ExportArgs) -> Result<i32, Failure> {
-    let store = Store::open(&args.db.db).map_err(Failure::usage)?;
+    let store = Store::open_existing(&args.db.db).map_err(Failure::usage)?;
     let data = store.load(args.run).map_err(|e| match e {
         StoreError::NoSuchRun(_) => Failure::usage(e),
         other => Failure::failed(other),

@@ -5,7 +5,17 @@ use crate::exit::{self, Failure};
 use fsbench_store::Store;
 
 pub fn run(args: RunsArgs) -> Result<i32, Failure> {
-    let store = Store::open(&args.db.db).map_err(Failure::usage)?;
+    let store = match Store::open_existing(&args.db.db) {
+        Ok(store) => store,
+        Err(fsbench_store::StoreError::Missing(path)) => {
+            println!(
+                "no runs: {} does not exist yet; start one with `fsbench run`",
+                path.display()
+            );
+            return Ok(exit::OK);
+        }
+        Err(e) => return Err(Failure::usage(e)),
+    };
     let runs = store.runs().map_err(Failure::failed)?;
     if runs.is_empty() {
         println!(
