@@ -254,8 +254,21 @@ impl Store {
         // come first, since switching to WAL itself needs the lock.
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(open_error)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_error)?;
+        // Switching a new database to WAL may report "busy" without waiting on the busy
+        // handler while another process does the same: retry for a bounded time.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => return Err(open_error(e)),
+            }
+        }
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(open_error)?;
         let mut store = Store {
