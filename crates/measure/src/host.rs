@@ -129,6 +129,27 @@ pub fn mount_of(path: &Path) -> Option<MountEntry> {
     best
 }
 
+/// Bytes available to an unprivileged writer on the filesystem holding `path` (statvfs
+/// f_bavail x f_frsize). A path that does not exist yet is asked of its nearest existing parent.
+pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut probe = path;
+    while !probe.exists() {
+        probe = probe
+            .parent()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+    }
+    let c_path = std::ffi::CString::new(probe.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero statvfs is valid and statvfs only writes into it.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c_path is a valid NUL-terminated string, stat a valid writable struct.
+    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +175,13 @@ mod tests {
         assert_eq!(root.mount_point, PathBuf::from("/"));
         let proc_mount = mount_of(Path::new("/proc/self")).expect("/proc is mounted");
         assert_eq!(proc_mount.fs_type, "proc");
+    }
+
+    #[test]
+    fn free_space_of_a_path_or_its_nearest_existing_parent() {
+        let here = free_bytes(Path::new("/")).unwrap();
+        assert!(here > 0);
+        assert!(free_bytes(Path::new("/no/such/dir/for/fsbench")).unwrap() > 0);
     }
 
     #[test]

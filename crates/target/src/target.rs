@@ -362,7 +362,8 @@ impl<'s> Target<'s> {
         match self.spec.device.clone() {
             DeviceSpec::Image { size_bytes } => {
                 let size = size_bytes.unwrap_or_else(|| {
-                    let free = free_bytes(&self.spec.work_dir).unwrap_or(16 << 30);
+                    let free =
+                        fsbench_measure::host::free_bytes(&self.spec.work_dir).unwrap_or(16 << 30);
                     device::default_image_bytes(free).max(fs.min_device_bytes())
                 });
                 device::check_size(fs.name(), size, fs.min_device_bytes(), "the image")?;
@@ -976,21 +977,6 @@ pub fn compare_options(
         }
     }
     (changed, not_shown)
-}
-
-/// Bytes available on the filesystem holding `path` (statvfs).
-fn free_bytes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut probe = path.to_path_buf();
-    while !probe.exists() {
-        probe = probe.parent()?.to_path_buf();
-    }
-    let c = std::ffi::CString::new(probe.as_os_str().as_bytes()).ok()?;
-    // SAFETY: zeroed statvfs is valid; c is NUL-terminated.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointers for the duration of the call.
-    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0)
-        .then(|| st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use super::test::{MatrixTest, Phase};
 use crate::data::DataKind;
 use crate::error::WorkloadError;
 use crate::fileio::{self, OpenMode};
+use fsbench_measure::host::free_bytes;
 use fsbench_measure::units::{human_bytes, size_label, SizeSpec};
 use serde::Serialize;
 use std::path::Path;
@@ -356,20 +357,6 @@ impl MatrixPlan {
         }
         Ok(())
     }
-}
-
-/// Bytes available to an unprivileged writer on the filesystem of `dir` (statvfs f_bavail).
-pub fn free_bytes(dir: &Path) -> std::io::Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c_path = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: an all-zero statvfs is valid and statvfs only writes into it.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c_path is a valid NUL-terminated string, stat a valid writable struct.
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
 }
 
 #[cfg(test)]
