@@ -466,13 +466,12 @@ pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
     let mut removed = Vec::new();
     for entry in std::fs::read_dir(&jobs).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+        let Some(pid) = name.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+        if !fsbench_target::ledger::process_alive(pid)
+            && std::fs::remove_dir_all(entry.path()).is_ok()
+        {
             removed.push(format!("removed {}", entry.path().display()));
         }
     }

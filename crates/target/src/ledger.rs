@@ -300,7 +300,8 @@ pub fn cleanup(sys: &dyn System, state_dir: &Path) -> CleanupReport {
     report
 }
 
-fn process_alive(pid: u32) -> bool {
+/// Whether process `pid` exists (signal 0: existence and permission only).
+pub fn process_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence and permission.
     let rc = unsafe { libc::kill(pid as i32, 0) };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
