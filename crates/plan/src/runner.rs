@@ -9,7 +9,7 @@
 //! sample in progress is not stored, and `--resume` later runs exactly the missing ones.
 
 use crate::plan::{Case, Plan};
-use crate::workload::{is_main_metric, Job, JobOutput};
+use crate::workload::{Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_store::{Metric, NewSample, SampleStatus, Store, StoreError};
@@ -205,7 +205,7 @@ fn is_stable(plan: &Plan, samples: Option<&Vec<Vec<Metric>>>) -> bool {
     let mut names: Vec<&str> = samples
         .iter()
         .flatten()
-        .filter(|m| is_main_metric(&m.name))
+        .filter(|m| fsbench_workload::metric::is_main(&m.name))
         .map(|m| m.name.as_str())
         .collect();
     names.sort_unstable();

@@ -12,7 +12,7 @@ use fsbench_target::CachePolicy;
 use fsbench_workload::matrix::{
     self, CellResult, MatrixObserver, MatrixSpec, MatrixTest, RunStatus,
 };
-use fsbench_workload::StopFlag;
+use fsbench_workload::{metric, StopFlag};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -159,7 +159,7 @@ pub fn execute(
             }
             Ok(JobOutput {
                 metrics: vec![Metric {
-                    name: "slept".into(),
+                    name: metric::SLEPT.into(),
                     value: started.elapsed().as_nanos() as f64,
                     unit: "ns".into(),
                     higher_is_better: false,
@@ -198,19 +198,19 @@ pub fn execute(
                 );
                 let s = &r.summary;
                 output.metrics.push(Metric {
-                    name: format!("{cell} throughput"),
+                    name: metric::throughput(&cell),
                     value: s.bytes_per_s,
                     unit: "B/s".into(),
                     higher_is_better: true,
                 });
                 output.metrics.push(Metric {
-                    name: format!("{cell} ops"),
+                    name: metric::ops(&cell),
                     value: s.ops_per_s,
                     unit: "ops/s".into(),
                     higher_is_better: true,
                 });
                 output.metrics.push(Metric {
-                    name: format!("{cell} p99 latency"),
+                    name: metric::p99_latency(&cell),
                     value: s.latency.p99_ns as f64,
                     unit: "ns".into(),
                     higher_is_better: false,
@@ -223,12 +223,6 @@ pub fn execute(
             Ok(output)
         }
     }
-}
-
-/// Whether a metric is a workload's main figure (shown in summaries, used by adaptive
-/// repetitions): matrix throughput, and the sleep workload's time.
-pub fn is_main_metric(name: &str) -> bool {
-    name.ends_with(" throughput") || name == "slept"
 }
 
 /// Parses a duration for a plan, with the plan's vocabulary in the message.
@@ -297,6 +291,5 @@ mod tests {
             .histograms
             .iter()
             .all(|h| h.bins.iter().map(|b| b.1).sum::<u64>() > 0));
-        assert!(is_main_metric("write 64k/16k throughput") && !is_main_metric("write 64k/16k ops"));
     }
 }

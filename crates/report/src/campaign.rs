@@ -4,6 +4,7 @@
 
 use fsbench_analysis::Summary;
 use fsbench_store::{CaseData, RunData, SampleStatus};
+use fsbench_workload::metric;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -11,11 +12,6 @@ use std::path::Path;
 
 pub const SCHEMA: &str = "fsbench.run";
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// Whether a metric is a workload's main figure (the one summaries show).
-fn is_main(name: &str) -> bool {
-    name.ends_with(" throughput") || name == "slept"
-}
 
 /// Values of one metric over the ok samples of a case.
 fn values(case: &CaseData, metric: &str) -> Vec<f64> {
@@ -128,7 +124,7 @@ pub fn write_summary(out: &mut dyn Write, data: &RunData, db: &Path) -> io::Resu
         let mut metrics: Vec<(String, String, bool)> = Vec::new();
         for case in &cases {
             for sample in &case.samples {
-                for m in sample.metrics.iter().filter(|m| is_main(&m.name)) {
+                for m in sample.metrics.iter().filter(|m| metric::is_main(&m.name)) {
                     if !metrics.iter().any(|(n, _, _)| *n == m.name) {
                         metrics.push((m.name.clone(), m.unit.clone(), m.higher_is_better));
                     }
@@ -167,7 +163,7 @@ pub fn write_summary(out: &mut dyn Write, data: &RunData, db: &Path) -> io::Resu
             .collect();
         let name_width = metrics
             .iter()
-            .map(|(n, _, _)| n.trim_end_matches(" throughput").len())
+            .map(|(n, _, _)| metric::row_label(n).len())
             .max()
             .unwrap_or(4)
             .max(6);
@@ -184,7 +180,7 @@ pub fn write_summary(out: &mut dyn Write, data: &RunData, db: &Path) -> io::Resu
         }
         writeln!(out)?;
         for ((name, _, _), row) in metrics.iter().zip(&cells) {
-            write!(out, "{:<name_width$}", name.trim_end_matches(" throughput"))?;
+            write!(out, "{:<name_width$}", metric::row_label(name))?;
             for cell in row {
                 write!(out, "  {cell:>width$}")?;
             }

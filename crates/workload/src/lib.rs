@@ -7,7 +7,7 @@
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
 //!   stream with glibc's semantics), [`cache`] (evicting a file from the page cache and
-//!   checking it), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
+//!   checking it), [`metric`] (the names results are stored under), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
 //!   [`error`] (errors that say what to change).
 //!
 //! To add a workload, add a module beside `matrix` with its own spec, plan and run function, and
@@ -19,6 +19,7 @@ pub mod data;
 pub mod error;
 pub mod fileio;
 pub mod matrix;
+pub mod metric;
 pub mod rng;
 pub mod stdio;
 
