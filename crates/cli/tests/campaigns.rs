@@ -37,15 +37,27 @@ impl Scratch {
         std::fs::write(&path, text).unwrap();
         path
     }
-    fn run(&self, args: &[&str]) -> Output {
-        fsbench()
+    /// `fsbench run` with this scratch's database and work directory.
+    fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = fsbench();
+        command
             .arg("run")
             .arg("--db")
             .arg(self.db())
             .arg("--work-dir")
             .arg(self.work())
-            .args(args)
-            .output()
+            .args(args);
+        command
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+    /// The same, running in the background with its output captured.
+    fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .unwrap()
     }
     fn export(&self, run: i64) -> Value {
@@ -338,18 +350,7 @@ fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
     }
     let s = Scratch::new();
     let plan = s.plan(RESUMABLE);
-    let child = fsbench()
-        .arg("run")
-        .arg("--db")
-        .arg(s.db())
-        .arg("--work-dir")
-        .arg(s.work())
-        .arg("--plan")
-        .arg(&plan)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn(&["--plan", plan.to_str().unwrap()]);
     // Interrupt once the first sample is stored (the second is then running).
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -444,18 +445,7 @@ fn a_killed_campaign_takes_its_workload_along_and_cleanup_finishes_the_rest() {
         "name = \"killed\"\nrepetitions = 1\n[device]\nimage = \"64m\"\n[[filesystems]]\nname = \"ext4\"\n\
          [[workloads]]\nkind = \"sleep\"\nduration = \"1h\"\n",
     );
-    let mut child = fsbench()
-        .arg("run")
-        .arg("--db")
-        .arg(s.db())
-        .arg("--work-dir")
-        .arg(s.work())
-        .arg("--plan")
-        .arg(&plan)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = s.spawn(&["--plan", plan.to_str().unwrap()]);
     let work = s.work().to_string_lossy().to_string();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !std::fs::read_to_string("/proc/self/mountinfo")
