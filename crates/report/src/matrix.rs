@@ -195,15 +195,17 @@ impl<'a> MatrixDocument<'a> {
             unit.label(),
             unit.direction()
         )?;
-        let files: Vec<u64> = self.config.file_sizes_bytes.clone();
-        let records: Vec<u64> = self.config.record_sizes_bytes.clone();
+        let (files, records) = (
+            &self.config.file_sizes_bytes,
+            &self.config.record_sizes_bytes,
+        );
         for &phase in &self.config.phases {
             let cells: Vec<&CellResult> =
                 self.results.iter().filter(|r| r.phase == phase).collect();
             if cells.is_empty() {
                 continue;
             }
-            self.write_block(out, phase, &cells, &files, &records, unit, spread)?;
+            self.write_block(out, phase, &cells, files, records, unit, spread)?;
         }
         if !self.config.skipped.is_empty() {
             writeln!(
