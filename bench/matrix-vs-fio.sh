@@ -72,22 +72,18 @@ for fs in tmpfs ext4; do
   dir="$WORK/$fs"
   for pair in $(seq 1 "$PAIRS"); do
     for bs in 4k 1m; do
-      run_fsbench "$dir" pwrite "$bs"; a=$(phase_kib "$OUT/fsbench.json" re-pwrite)
-      run_fio "$FILE" "$bs" write; b=$(fio_kib "$OUT/fio.json" write)
-      printf '%s\tseq write %s\t%s\t%s\t%s\n' "$fs" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
-      if [ "$bs" = 4k ]; then
-        c=$("$OUT/cloop" write "$FILE" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
-        printf '%s\tpwrite 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
-      fi
-      rm -f "$FILE"
-      run_fsbench "$dir" pread "$bs"; a=$(phase_kib "$OUT/fsbench.json" re-pread)
-      run_fio "$FILE" "$bs" read; b=$(fio_kib "$OUT/fio.json" read)
-      printf '%s\tseq read %s\t%s\t%s\t%s\n' "$fs" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
-      if [ "$bs" = 4k ]; then
-        c=$("$OUT/cloop" read "$FILE" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
-        printf '%s\tpread 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
-      fi
-      rm -f "$FILE"
+      # fio rw (also the C loop mode), fsbench test, the fsbench phase compared
+      for spec in "write pwrite re-pwrite" "read pread re-pread"; do
+        read -r rw test phase <<< "$spec"
+        run_fsbench "$dir" "$test" "$bs"; a=$(phase_kib "$OUT/fsbench.json" "$phase")
+        run_fio "$FILE" "$bs" "$rw"; b=$(fio_kib "$OUT/fio.json" "$rw")
+        printf '%s\tseq %s %s\t%s\t%s\t%s\n' "$fs" "$rw" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
+        if [ "$bs" = 4k ]; then
+          c=$("$OUT/cloop" "$rw" "$FILE" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
+          printf '%s\t%s 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$test" "$pair" "$a" "$c" >> "$RESULTS"
+        fi
+        rm -f "$FILE"
+      done
     done
     run_fsbench "$dir" random 4k
     ar=$(phase_kib "$OUT/fsbench.json" random-read); aw=$(phase_kib "$OUT/fsbench.json" random-write)
