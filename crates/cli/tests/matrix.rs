@@ -517,3 +517,34 @@ fn help_documents_every_option() {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
 }
+
+// See issue 7: every record above the 1 MiB data pool panicked (`range end index … out of range`).
+#[test]
+fn records_larger_than_the_data_pool_are_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("m.json");
+    let output = fsbench()
+        .args(["matrix", "--tests", "write,read,random,pwrite"])
+        .args(["--file-sizes", "2m,16m,32m", "--record-sizes", "2m,16m"])
+        .args(["--min-time", "0", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = read_json(&json);
+    assert_eq!(doc["status"], "complete");
+    // Cells: 2m/2m, 16m/2m, 16m/16m, 32m/2m, 32m/16m; 8 phases each.
+    assert_eq!(results(&doc).len(), 5 * 8);
+    for r in results(&doc) {
+        let record = r["record_size_bytes"].as_u64().unwrap();
+        let file = r["file_size_bytes"].as_u64().unwrap();
+        let passes = r["passes"].as_u64().unwrap();
+        assert!(passes >= 1, "{r}");
+        assert_eq!(r["ops"].as_u64().unwrap(), passes * file / record, "{r}");
+        assert_eq!(r["bytes"].as_u64().unwrap(), passes * file, "{r}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -104,15 +104,14 @@ impl DataSource {
     }
 
     /// The next `len` bytes to write (page-aligned, valid until the next call). `len` must not
-    /// exceed the `max_record` given to `new`.
+    /// exceed the `max_record` given to `new` (a longer record panics).
     #[inline]
     pub fn next(&mut self, len: usize) -> &[u8] {
         let start = self.position;
-        // Advance by whole pages (O_DIRECT needs aligned buffers), wrapping within the pool.
-        self.position += len.next_multiple_of(BUFFER_ALIGN);
-        if self.position >= POOL_BYTES {
-            self.position -= POOL_BYTES;
-        }
+        // Advance by whole pages (O_DIRECT needs aligned buffers), wrapping within the pool: a
+        // record may be longer than the pool, so wrap by remainder, not by one subtraction.
+        // `start` stays below POOL_BYTES, and the pool has room for the largest record past it.
+        self.position = (start + len.next_multiple_of(BUFFER_ALIGN)) % POOL_BYTES;
         let record = &mut self.pool.as_mut_slice()[start..start + len];
         if self.stamp {
             let mut at = 0;
@@ -144,6 +143,69 @@ mod tests {
             }
         }
         assert_eq!(src.next(4096).as_ptr() as usize % BUFFER_ALIGN, 0);
+    }
+
+    /// Checks one call against the data source's contract: the record has the asked length,
+    /// starts page-aligned where the previous one ended (wrapping within the pool), and every
+    /// 4 KiB block in it carries the next counter value and the seed.
+    fn check_next(src: &mut DataSource, len: usize, seed: u64) {
+        let position = src.position;
+        let counter = src.counter;
+        let pool_start = src.pool.as_slice().as_ptr() as usize;
+        let record = src.next(len);
+        assert_eq!(record.len(), len);
+        let start = record.as_ptr() as usize - pool_start;
+        assert_eq!(
+            start, position,
+            "a record starts where the previous one ended"
+        );
+        assert_eq!(record.as_ptr() as usize % BUFFER_ALIGN, 0, "page-aligned");
+        let mut expected = counter;
+        for block in record.chunks(BLOCK).filter(|b| b.len() >= 16) {
+            assert_eq!(block[..8], expected.to_le_bytes(), "block counter");
+            assert_eq!(block[8..16], seed.to_le_bytes(), "seed stamp");
+            expected += 1;
+        }
+        assert_eq!(src.counter, expected);
+        assert_eq!(
+            src.position,
+            (position + len.next_multiple_of(BUFFER_ALIGN)) % POOL_BYTES
+        );
+        assert!(src.position < POOL_BYTES);
+    }
+
+    #[test]
+    fn every_record_size_up_to_the_largest_wraps_and_stamps() {
+        // Every power of two from 4 KiB to the largest record the matrix allows, each called
+        // until the pool has wrapped several times (records above 1 MiB used to panic).
+        let mut size = 4 << 10;
+        while size <= crate::matrix::MAX_RECORD_BYTES as usize {
+            let seed = size as u64;
+            let mut src = DataSource::new(DataKind::Random, seed, size);
+            let calls = (4 * POOL_BYTES / size).max(6);
+            for _ in 0..calls {
+                check_next(&mut src, size, seed);
+            }
+            size *= 2;
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Any sequence of lengths up to the pool's maximum record, aligned or not.
+        #[test]
+        fn any_sequence_of_lengths_is_served(
+            max_record in 1usize..(4 << 20),
+            fractions in proptest::collection::vec(0.0f64..=1.0, 1..64),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let mut src = DataSource::new(DataKind::Random, seed, max_record);
+            for f in fractions {
+                let len = ((max_record as f64 * f) as usize).clamp(1, max_record);
+                check_next(&mut src, len, seed);
+            }
+        }
     }
 
     #[test]

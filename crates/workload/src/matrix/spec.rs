@@ -14,6 +14,9 @@ use std::path::Path;
 /// Files of at least this size skip records under [`IOZONE_SKIP_RECORD`] with `iozone_skip`.
 pub const IOZONE_SKIP_FILE: u64 = 32 << 20;
 pub const IOZONE_SKIP_RECORD: u64 = 64 << 10;
+/// The largest record the matrix measures: 4x iozone's largest (16 MiB). The data pool and the
+/// read buffer each hold one record, so larger records would cost memory, not insight.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 
 /// The matrix as requested. Defaults are iozone's `-a` ranges, with every test and every cell.
 #[derive(Debug, Clone, Serialize)]
@@ -192,6 +195,14 @@ impl MatrixSpec {
     pub fn plan(&self) -> Result<MatrixPlan, WorkloadError> {
         let file_sizes = expand(&self.file_sizes, "--file-sizes")?;
         let record_sizes = expand(&self.record_sizes, "--record-sizes")?;
+        if let Some(&largest) = record_sizes.last().filter(|&&r| r > MAX_RECORD_BYTES) {
+            return Err(WorkloadError::InvalidSpec(format!(
+                "--record-sizes: {} is larger than the largest record the matrix measures ({}); use records up to {}",
+                size_label(largest),
+                size_label(MAX_RECORD_BYTES),
+                size_label(MAX_RECORD_BYTES)
+            )));
+        }
         if self.max_passes == Some(0) {
             return Err(WorkloadError::InvalidSpec(
                 "--max-passes must be at least 1".to_string(),
@@ -431,6 +442,12 @@ mod tests {
             "{e}"
         );
         assert!(spec("512", "512").plan().is_err());
+        let e = spec("256m", "128m").plan().unwrap_err().to_string();
+        assert!(
+            e.contains("--record-sizes: 128m is larger than the largest record"),
+            "{e}"
+        );
+        assert!(spec("64m", "64m").plan().is_ok());
     }
 
     #[test]
