@@ -20,6 +20,10 @@ use clap::Parser;
 
 fn main() {
     let cli = cli::Cli::parse();
+    // Chosen (and calibrated) before any workload runs, so a bad FSBENCH_CLOCK is one line.
+    if let Err(e) = fsbench_measure::Clock::configure() {
+        std::process::exit(exit::report(Err(exit::Failure::usage(anyhow::anyhow!(e)))));
+    }
     let outcome = match cli.command {
         cli::Command::Matrix(args) => cmd::matrix::run(*args),
         cli::Command::Run(args) => cmd::run::run(args),

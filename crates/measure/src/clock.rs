@@ -1,4 +1,18 @@
-//! A monotonic clock in whole nanoseconds, cheap enough to read once per operation.
+//! Clocks: a monotonic clock in whole nanoseconds for everything outside timed loops, and the
+//! [`Clock`] that timed loops read once per operation — the CPU's time-stamp counter when it is
+//! invariant and the kernel trusts it (as fio's `clocksource=cpu`), CLOCK_MONOTONIC otherwise.
+//!
+//! Why a TSC: a vDSO `clock_gettime` costs about 22 ns here and `rdtsc` about 10 ns; at one
+//! read per 4 KiB cached operation (0.6-0.9 µs) that is 1-2 % of every figure (bench/README.md).
+//! The TSC is used only when the CPU says it is invariant (constant rate, runs in every
+//! C-state: CPUID 0x80000007 EDX bit 8) and the kernel's own clocksource is `tsc` (the kernel
+//! checked it is synchronised across CPUs and would have switched away had it found it
+//! unstable). Its rate is calibrated against CLOCK_MONOTONIC once per process. Set
+//! `FSBENCH_CLOCK=monotonic` to force the fallback, or `tsc` to make an unusable TSC an error.
+//! Results record which clock timed them.
+
+use serde::Serialize;
+use std::sync::OnceLock;
 
 /// Nanoseconds since an arbitrary fixed point (CLOCK_MONOTONIC).
 ///
@@ -45,9 +59,247 @@ pub fn rfc3339_utc(unix_s: f64) -> String {
     )
 }
 
+/// Where a [`Clock`]'s ticks come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockSource {
+    /// The CPU's invariant time-stamp counter (rdtsc), calibrated against CLOCK_MONOTONIC.
+    Tsc,
+    /// clock_gettime(CLOCK_MONOTONIC) through the vDSO: ticks are nanoseconds.
+    Monotonic,
+}
+
+/// The clock of timed loops: read [`Clock::ticks`] once per operation, turn differences into
+/// nanoseconds with [`Clock::ns`]. Copy it into a local before a loop; it never allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    source: ClockSource,
+    /// Nanoseconds per tick, as a 32.32 fixed-point number (1 << 32 for the monotonic clock).
+    ns_per_tick_q32: u64,
+}
+
+/// What results record about the clock that timed them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ClockInfo {
+    pub source: ClockSource,
+    /// Ticks per second (1e9 for the monotonic clock).
+    pub ticks_per_s: f64,
+    /// Why the TSC was not used, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<&'static str>,
+}
+
+static CLOCK: OnceLock<(Clock, Option<&'static str>)> = OnceLock::new();
+
+impl Clock {
+    /// The process's clock: chosen and calibrated on first use (about 10 ms), then shared.
+    #[inline]
+    pub fn get() -> Clock {
+        CLOCK.get_or_init(Clock::choose).0
+    }
+
+    /// The process's clock and why it is not the TSC (when it is not), for provenance.
+    pub fn info() -> ClockInfo {
+        let (clock, reason) = *CLOCK.get_or_init(Clock::choose);
+        ClockInfo {
+            source: clock.source,
+            ticks_per_s: 1e9 * (1u64 << 32) as f64 / clock.ns_per_tick_q32 as f64,
+            fallback_reason: reason,
+        }
+    }
+
+    /// CLOCK_MONOTONIC: ticks are nanoseconds.
+    pub fn monotonic() -> Clock {
+        Clock {
+            source: ClockSource::Monotonic,
+            ns_per_tick_q32: 1 << 32,
+        }
+    }
+
+    /// The TSC calibrated now, or why it cannot be used on this host.
+    pub fn tsc() -> Result<Clock, &'static str> {
+        tsc::usable()?;
+        let ns_per_tick_q32 = tsc::calibrate_q32()?;
+        Ok(Clock {
+            source: ClockSource::Tsc,
+            ns_per_tick_q32,
+        })
+    }
+
+    /// Chooses the process's clock now, honouring `FSBENCH_CLOCK` (`auto`, `tsc`, `monotonic`);
+    /// an unknown value, or `tsc` where the TSC cannot be used, is an error saying what to set.
+    /// Programs call it once at start; [`Clock::get`] alone never fails (it falls back).
+    pub fn configure() -> Result<ClockInfo, String> {
+        let wanted = std::env::var("FSBENCH_CLOCK").unwrap_or_default();
+        match wanted.as_str() {
+            "" | "auto" | "monotonic" => {}
+            "tsc" => {
+                let chosen = Clock::info();
+                if chosen.source != ClockSource::Tsc {
+                    return Err(format!(
+                        "FSBENCH_CLOCK=tsc: the TSC cannot be used here ({}); unset it or set FSBENCH_CLOCK=monotonic",
+                        chosen.fallback_reason.unwrap_or("unknown reason")
+                    ));
+                }
+            }
+            other => {
+                return Err(format!(
+                    "FSBENCH_CLOCK={other}: unknown clock; use auto (the default), tsc or monotonic"
+                ))
+            }
+        }
+        Ok(Clock::info())
+    }
+
+    fn choose() -> (Clock, Option<&'static str>) {
+        if std::env::var("FSBENCH_CLOCK").as_deref() == Ok("monotonic") {
+            return (Clock::monotonic(), Some("FSBENCH_CLOCK=monotonic"));
+        }
+        match Clock::tsc() {
+            Ok(clock) => (clock, None),
+            Err(why) => (Clock::monotonic(), Some(why)),
+        }
+    }
+
+    pub fn source(self) -> ClockSource {
+        self.source
+    }
+
+    /// The current reading, in ticks of this clock.
+    #[inline(always)]
+    pub fn ticks(self) -> u64 {
+        match self.source {
+            ClockSource::Tsc => tsc::read(),
+            ClockSource::Monotonic => now_ns(),
+        }
+    }
+
+    /// A number of ticks of this clock (a difference of two readings), in nanoseconds.
+    #[inline(always)]
+    pub fn ns(self, ticks: u64) -> u64 {
+        ((ticks as u128 * self.ns_per_tick_q32 as u128) >> 32) as u64
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod tsc {
+    use super::now_ns;
+    use std::arch::x86_64::{__cpuid, _rdtsc};
+
+    #[inline(always)]
+    pub fn read() -> u64 {
+        // SAFETY: rdtsc exists on every x86_64 CPU; `usable` checked it is invariant before any
+        // Clock with the Tsc source exists.
+        unsafe { _rdtsc() }
+    }
+
+    /// Invariant TSC (CPUID) and the kernel's clocksource is `tsc`.
+    // `__cpuid` became safe in Rust 1.87; the workspace builds from 1.85.
+    #[allow(unused_unsafe)]
+    pub fn usable() -> Result<(), &'static str> {
+        // SAFETY: cpuid is available on every x86_64 CPU.
+        let max_extended = unsafe { __cpuid(0x8000_0000) }.eax;
+        if max_extended < 0x8000_0007 {
+            return Err("the CPU does not report whether its TSC is invariant");
+        }
+        // SAFETY: leaf 0x80000007 exists (checked above).
+        if unsafe { __cpuid(0x8000_0007) }.edx & (1 << 8) == 0 {
+            return Err("the CPU's TSC is not invariant");
+        }
+        let current = std::fs::read_to_string(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        )
+        .unwrap_or_default();
+        if current.trim() != "tsc" {
+            return Err("the kernel's clocksource is not tsc (it does not trust the TSC here)");
+        }
+        Ok(())
+    }
+
+    /// Nanoseconds per tick (32.32 fixed point), from 10 ms of CLOCK_MONOTONIC. Each end is
+    /// read between two TSC reads and paired with their midpoint.
+    pub fn calibrate_q32() -> Result<u64, &'static str> {
+        let pair = || {
+            let before = read();
+            let ns = now_ns();
+            let after = read();
+            (before / 2 + after / 2, ns)
+        };
+        let (tsc0, ns0) = pair();
+        while now_ns() < ns0 + 10_000_000 {
+            std::hint::spin_loop();
+        }
+        let (tsc1, ns1) = pair();
+        let ticks = tsc1.saturating_sub(tsc0);
+        if ticks == 0 {
+            return Err("the TSC did not advance");
+        }
+        let q32 = (((ns1 - ns0) as u128) << 32) / ticks as u128;
+        // Between 100 MHz and 20 GHz, or something is wrong with the reading.
+        if !((1u128 << 32) / 20..=(10u128 << 32)).contains(&q32) {
+            return Err("the TSC's measured rate is implausible");
+        }
+        Ok(q32 as u64)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod tsc {
+    pub fn read() -> u64 {
+        super::now_ns()
+    }
+
+    pub fn usable() -> Result<(), &'static str> {
+        Err("a TSC clock exists only on x86_64")
+    }
+
+    pub fn calibrate_q32() -> Result<u64, &'static str> {
+        Err("a TSC clock exists only on x86_64")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clock's measure of a busy interval agrees with CLOCK_MONOTONIC's.
+    fn agrees_with_monotonic(clock: Clock) {
+        let (t0, n0) = (clock.ticks(), now_ns());
+        while now_ns() < n0 + 30_000_000 {
+            std::hint::spin_loop();
+        }
+        let (t1, n1) = (clock.ticks(), now_ns());
+        let measured = clock.ns(t1 - t0) as f64;
+        let truth = (n1 - n0) as f64;
+        assert!(
+            (measured / truth - 1.0).abs() < 0.002,
+            "{clock:?}: {measured} ns against {truth} ns"
+        );
+    }
+
+    #[test]
+    fn the_tsc_clock_agrees_with_the_monotonic_clock_or_says_why_not() {
+        agrees_with_monotonic(Clock::monotonic());
+        match Clock::tsc() {
+            Ok(clock) => agrees_with_monotonic(clock),
+            // Hosts without an invariant TSC fall back, with a reason.
+            Err(why) => assert!(!why.is_empty()),
+        }
+        let info = Clock::info();
+        assert!(info.ticks_per_s > 1e8, "{info:?}");
+        assert_eq!(
+            info.source == ClockSource::Tsc,
+            info.fallback_reason.is_none()
+        );
+    }
+
+    #[test]
+    fn converting_ticks_is_exact_for_the_monotonic_clock() {
+        let clock = Clock::monotonic();
+        for ns in [0, 1, 999, 1 << 40, u64::MAX >> 1] {
+            assert_eq!(clock.ns(ns), ns);
+        }
+    }
 
     #[test]
     fn clock_is_monotonic() {

@@ -16,6 +16,8 @@ pub struct HostInfo {
     /// Online CPUs.
     pub cpus: usize,
     pub memory_bytes: u64,
+    /// The clock that times operations (the TSC or CLOCK_MONOTONIC, and why not the TSC).
+    pub clock: crate::clock::ClockInfo,
 }
 
 impl HostInfo {
@@ -54,6 +56,7 @@ impl HostInfo {
             cpu_model,
             cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
             memory_bytes,
+            clock: crate::clock::Clock::info(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The measuring layer of fsbench: everything a workload needs to time operations honestly.
 //!
 //! Brief overview:
-//! - [`clock`]: a monotonic nanosecond clock (one vDSO call, no allocation).
+//! - [`clock`]: a monotonic nanosecond clock, and the [`Clock`] of timed loops (the invariant
+//!   TSC, calibrated, when the CPU and kernel trust it; CLOCK_MONOTONIC otherwise).
 //! - [`histogram`]: a log-linear latency histogram with a documented error bound.
 //! - [`cpu`]: user and system CPU time of the calling thread.
 //! - [`stats`]: running mean / spread of per-pass rates (Welford).
@@ -19,6 +20,7 @@ pub mod recorder;
 pub mod stats;
 pub mod units;
 
+pub use clock::{Clock, ClockInfo, ClockSource};
 pub use cpu::CpuTimes;
 pub use histogram::{Histogram, LatencySummary};
 pub use recorder::{OpSummary, Recorder};

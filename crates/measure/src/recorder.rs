@@ -2,12 +2,12 @@
 //! recorder reads the clock, fills the latency histogram and keeps the totals.
 //!
 //! A pass is `count` operations followed by an optional finishing step (fsync, close) that is
-//! inside the timed region but not in the per-operation histogram. The clock is read once per
-//! operation: the end of one operation is the start of the next, so the per-operation cost of
-//! measuring is one vDSO clock read plus one histogram increment, and the sum of the recorded
-//! latencies is exactly the pass's operation time. Nothing in the loop allocates, locks or prints.
+//! inside the timed region but not in the per-operation histogram. The clock ([`Clock`]: the
+//! invariant TSC where usable) is read once per operation: the end of one operation is the start
+//! of the next, so the per-operation cost of measuring is one clock read plus one histogram
+//! increment, and the sum of the recorded latencies is exactly the pass's operation time. Nothing in the loop allocates, locks or prints.
 
-use crate::clock::now_ns;
+use crate::clock::Clock;
 use crate::cpu::CpuTimes;
 use crate::histogram::{Histogram, LatencySummary};
 use crate::stats::{RunningStats, Spread};
@@ -58,26 +58,31 @@ impl Recorder {
         Op: FnMut(&mut C, u64) -> io::Result<u64>,
         Finish: FnOnce(&mut C) -> io::Result<()>,
     {
+        let clock = Clock::get();
         let cpu_before = CpuTimes::thread();
-        let start = now_ns();
-        let mut previous = start;
+        let start = clock.ticks();
+        // Nanoseconds since `start` at the end of the previous operation: converting the
+        // running total (not each difference) keeps the latencies summing exactly to the time.
+        let mut previous_ns = 0u64;
         let mut bytes = 0u64;
         for i in 0..count {
             bytes += op(ctx, i)?;
-            let now = now_ns();
-            self.histogram.record(now - previous);
-            previous = now;
+            let now_ns = clock.ns(clock.ticks().saturating_sub(start));
+            self.histogram.record(now_ns.saturating_sub(previous_ns));
+            previous_ns = now_ns.max(previous_ns);
         }
         finish(ctx)?;
-        let end = now_ns();
+        let end_ns = clock
+            .ns(clock.ticks().saturating_sub(start))
+            .max(previous_ns);
         let cpu_after = CpuTimes::thread();
 
-        let elapsed = (end - start).max(1);
+        let elapsed = end_ns.max(1);
         self.passes += 1;
         self.ops += count;
         self.bytes += bytes;
         self.elapsed_ns += elapsed;
-        self.finish_ns += end - previous;
+        self.finish_ns += end_ns - previous_ns;
         self.cpu.add(cpu_after.since(cpu_before));
         self.pass_rates.push(count as f64 * 1e9 / elapsed as f64);
         Ok(())
