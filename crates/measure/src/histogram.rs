@@ -93,6 +93,26 @@ impl Histogram {
         self.max = self.max.max(value_ns);
     }
 
+    /// Counts one value in its bucket only. For timed loops, which keep the count, sum, min and
+    /// max of their pass in registers and add them once with [`Histogram::add_totals`]: the
+    /// histogram's fields would otherwise be reloaded and stored at every operation (the
+    /// compiler cannot keep them in registers across the bucket store).
+    #[inline(always)]
+    pub fn count_in_bucket(&mut self, value_ns: u64) {
+        self.counts[bucket_index(value_ns)] += 1;
+    }
+
+    /// Adds the totals of values counted with [`Histogram::count_in_bucket`].
+    pub fn add_totals(&mut self, count: u64, sum_ns: u64, min_ns: u64, max_ns: u64) {
+        if count == 0 {
+            return;
+        }
+        self.count += count;
+        self.sum = self.sum.wrapping_add(sum_ns);
+        self.min = self.min.min(min_ns);
+        self.max = self.max.max(max_ns);
+    }
+
     /// Adds every count of `other` into `self`.
     pub fn merge(&mut self, other: &Histogram) {
         for (mine, theirs) in self.counts.iter_mut().zip(other.counts.iter()) {

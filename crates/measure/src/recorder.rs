@@ -65,11 +65,32 @@ impl Recorder {
         // running total (not each difference) keeps the latencies summing exactly to the time.
         let mut previous_ns = 0u64;
         let mut bytes = 0u64;
+        // The pass's latency totals stay in registers; only the bucket is stored per operation.
+        let (mut min_ns, mut max_ns) = (u64::MAX, 0u64);
+        let (mut completed, mut failure) = (count, None);
         for i in 0..count {
-            bytes += op(ctx, i)?;
-            let now_ns = clock.ns(clock.ticks().saturating_sub(start));
-            self.histogram.record(now_ns.saturating_sub(previous_ns));
-            previous_ns = now_ns.max(previous_ns);
+            match op(ctx, i) {
+                Ok(moved) => bytes += moved,
+                Err(e) => {
+                    (completed, failure) = (i, Some(e));
+                    break;
+                }
+            }
+            let now_ns = clock
+                .ns(clock.ticks().saturating_sub(start))
+                .max(previous_ns);
+            let latency = now_ns - previous_ns;
+            self.histogram.count_in_bucket(latency);
+            min_ns = min_ns.min(latency);
+            max_ns = max_ns.max(latency);
+            previous_ns = now_ns;
+        }
+        // The latencies add up to the operations' time exactly, so their sum is known; the
+        // totals go in even when an operation failed, so counts and buckets always agree.
+        self.histogram
+            .add_totals(completed, previous_ns, min_ns, max_ns);
+        if let Some(e) = failure {
+            return Err(e);
         }
         finish(ctx)?;
         let end_ns = clock
@@ -175,6 +196,13 @@ mod tests {
         assert_eq!((s.passes, s.ops, s.bytes), (3, 12, 120));
         assert_eq!(calls, [0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
         assert_eq!(s.latency.count, 12);
+        assert_eq!(rec.histogram().bins().iter().map(|b| b.1).sum::<u64>(), 12);
+        // The recorded latencies add up to the measured time less the finishing steps.
+        let sum = rec.histogram().mean().unwrap() * 12.0;
+        assert!(
+            (sum - (s.elapsed_ns - s.finish_ns) as f64).abs() <= 3.0,
+            "{sum} vs {s:?}"
+        );
         assert_eq!(s.pass_ops_per_s.n, 3);
         assert!(s.elapsed_ns >= s.finish_ns);
         rec.reset();
@@ -200,6 +228,9 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ENOSPC));
         assert_eq!(rec.passes(), 0);
+        // The two operations that completed are counted, in the buckets and the totals alike.
+        assert_eq!(rec.histogram().count(), 2);
+        assert_eq!(rec.histogram().bins().iter().map(|b| b.1).sum::<u64>(), 2);
     }
 
     #[test]

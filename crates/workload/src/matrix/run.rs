@@ -464,6 +464,30 @@ impl<'p> Runner<'p> {
                 |p, _| p.reader.read(p.fd, p.buffer),
                 |p| p.finish(false),
             ),
+            // Sequential positional passes compute their offset directly: the access pattern
+            // is chosen once per pass, not matched at every operation.
+            (Api::Positional, Direction::Write) if matches!(pass.offsets, Offsets::Sequential) => {
+                recorder.time_pass(
+                    &mut pass,
+                    records,
+                    |p, i| {
+                        raw::pwrite_all(p.fd, p.data.next(p.record as usize), i * p.record)?;
+                        Ok(p.record)
+                    },
+                    |p| p.finish(false),
+                )
+            }
+            (Api::Positional, Direction::Read) if matches!(pass.offsets, Offsets::Sequential) => {
+                recorder.time_pass(
+                    &mut pass,
+                    records,
+                    |p, i| {
+                        raw::pread_exact(p.fd, p.buffer, i * p.record)?;
+                        Ok(p.record)
+                    },
+                    |p| p.finish(false),
+                )
+            }
             (Api::Positional, Direction::Write) => recorder.time_pass(
                 &mut pass,
                 records,
