@@ -83,8 +83,15 @@ pub struct RunArgs {
     pub dry_run: bool,
 
     /// Finish only the missing samples of a stored run (after Ctrl-C, a kill or a reboot).
+    /// The run keeps the scale it started with.
     #[arg(long, value_name = "RUN")]
     pub resume: Option<i64>,
+
+    /// Shrink the campaign for a quick try: every workload's file sizes and minimum times, and
+    /// the image size (never below the filesystem's minimum), are multiplied by F (0 < F <= 1).
+    /// Stored with the run as the plan's `scale` key; repetitions and timeouts do not change.
+    #[arg(long, value_name = "F", env = "FSBENCH_SCALE")]
+    pub scale: Option<f64>,
 
     #[command(flatten)]
     pub db: DbArgs,
@@ -301,6 +308,12 @@ pub struct MatrixArgs {
     /// filesystem is removed afterwards).
     #[arg(long, conflicts_with = "fs")]
     pub keep: bool,
+
+    /// Shrink the matrix for a quick try: file sizes and --min-time are multiplied by F (0 < F
+    /// <= 1; files rounded up to a power of two, never below their smallest record); record
+    /// sizes never change. Recorded with the results.
+    #[arg(long, value_name = "F", env = "FSBENCH_SCALE", default_value_t = 1.0)]
+    pub scale: f64,
 
     /// Write the results as JSON (schema: docs/results-schema.md).
     #[arg(long, value_name = "FILE")]

@@ -19,6 +19,8 @@ pub struct PlanFile {
     pub target_ci_percent: Option<Spanned<f64>>,
     /// Per-case timeout of the workload ("10m").
     pub timeout: Option<Spanned<String>>,
+    /// Shrinks every workload's sizes and times and the image (0 < scale <= 1; default 1).
+    pub scale: Option<Spanned<f64>>,
     /// Make the target anew for every repetition (default true).
     pub remake_target: Option<bool>,
     #[serde(default)]

@@ -82,6 +82,8 @@ pub struct Plan {
     pub work_dir: PathBuf,
     pub device: DeviceSpec,
     pub loop_direct_io: bool,
+    /// Sizes and times shrunk by this factor (1: as written); see `scale` in docs/plans.md.
+    pub scale: f64,
     pub cases: Vec<Case>,
 }
 
@@ -184,6 +186,11 @@ impl Plan {
             },
         };
 
+        let scale = match &raw.scale {
+            None => 1.0,
+            Some(s) if *s.get_ref() > 0.0 && *s.get_ref() <= 1.0 => *s.get_ref(),
+            Some(s) => return Err(check.at(s, "scale", "must be above 0 and at most 1")),
+        };
         let (device, loop_direct_io) = match &raw.device {
             None => (DeviceSpec::Image { size_bytes: None }, true),
             Some(d) => {
@@ -205,8 +212,11 @@ impl Plan {
                                 "an image needs a size (e.g. \"4g\")",
                             ));
                         }
+                        // Scaled images are kept to whole MiB; the runner raises them to
+                        // each filesystem's minimum.
+                        let scaled = ((bytes as f64 * scale) as u64).max(1 << 20) >> 20 << 20;
                         DeviceSpec::Image {
-                            size_bytes: Some(bytes),
+                            size_bytes: Some(if scale < 1.0 { scaled } else { bytes }),
                         }
                     }
                     (None, Some(block)) => {
@@ -275,7 +285,10 @@ impl Plan {
         }
         let mut workloads = Vec::new();
         for w in &raw.workloads {
-            let spec = workload(&check, w)?;
+            let mut spec = workload(&check, w)?;
+            if let WorkloadSpec::Matrix(settings) = &mut spec {
+                settings.scale = scale;
+            }
             if workloads
                 .iter()
                 .any(|x: &WorkloadSpec| x.name() == spec.name())
@@ -374,8 +387,25 @@ impl Plan {
                 .map_or_else(|| PathBuf::from(DEFAULT_WORK_DIR), PathBuf::from),
             device,
             loop_direct_io,
+            scale,
             cases,
         })
+    }
+
+    /// The plan text with `scale` set (for `--scale`): the key goes first, where a TOML
+    /// top-level key belongs, so the stored text says how the run was shrunk. A plan that sets
+    /// its own scale keeps it only if it is the same.
+    pub fn scaled_text(&self, scale: f64) -> Result<String, String> {
+        if self.scale != 1.0 && self.scale != scale {
+            return Err(format!(
+                "the plan sets scale = {} itself; drop --scale (or FSBENCH_SCALE) or the plan's key",
+                self.scale
+            ));
+        }
+        if self.scale == scale {
+            return Ok(self.text.clone());
+        }
+        Ok(format!("scale = {scale:?}\n{}", self.text))
     }
 
     /// A rough duration of the whole campaign at its minimum repetitions.
@@ -566,6 +596,7 @@ fn workload(check: &Checker<'_>, w: &WorkloadFile) -> Result<WorkloadSpec, PlanE
                 drop_caches: w.drop_caches.as_ref().is_some_and(|b| *b.get_ref()),
                 data: text(&w.data, "random"),
                 iozone_skip: w.iozone_skip.as_ref().is_some_and(|b| *b.get_ref()),
+                scale: 1.0,
             };
             // Validate now, pointing at the key that is wrong.
             if let Some(t) = &w.tests {
@@ -782,6 +813,41 @@ min_time = "1ms"
             e.starts_with("bad.toml:2:15: repetitions: must be between 1 and 1000"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn scale_shrinks_workloads_and_images_and_is_kept_in_the_text() {
+        let plan = Plan::parse(PLAN, "p.toml").unwrap();
+        assert_eq!(plan.scale, 1.0);
+        let text = plan.scaled_text(0.25).unwrap();
+        assert!(text.starts_with("scale = 0.25\n"), "{text}");
+        let scaled = Plan::parse(&text, "p.toml").unwrap();
+        assert_eq!(scaled.scale, 0.25);
+        assert_eq!(
+            scaled.device,
+            DeviceSpec::Image {
+                size_bytes: Some(128 << 20)
+            }
+        );
+        let WorkloadSpec::Matrix(m) = &scaled.cases[0].workload else {
+            panic!("a matrix")
+        };
+        assert_eq!(m.scale, 0.25);
+        let cells = m.spec(CachePolicy::Warm).unwrap().plan().unwrap();
+        // 64k..256k x 0.25 -> 64k (the smallest record keeps its cell).
+        assert_eq!(cells.file_sizes_bytes, [64 << 10]);
+        // The same keys: a scaled run is the same campaign, smaller.
+        assert_eq!(
+            scaled.cases.iter().map(|c| &c.key).collect::<Vec<_>>(),
+            plan.cases.iter().map(|c| &c.key).collect::<Vec<_>>()
+        );
+        assert!(scaled
+            .scaled_text(0.5)
+            .unwrap_err()
+            .contains("sets scale = 0.25"));
+        assert_eq!(scaled.scaled_text(0.25).unwrap(), text);
+        let e = error_of(&format!("scale = 2.0\n{PLAN}"));
+        assert!(e.starts_with("bad.toml:1:9: scale: must be above 0"), "{e}");
     }
 
     #[test]

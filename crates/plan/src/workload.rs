@@ -39,6 +39,13 @@ pub struct MatrixSettings {
     pub drop_caches: bool,
     pub data: String,
     pub iozone_skip: bool,
+    /// The plan's scale (1: as written).
+    #[serde(default = "unscaled")]
+    pub scale: f64,
+}
+
+fn unscaled() -> f64 {
+    1.0
 }
 
 impl MatrixSettings {
@@ -62,6 +69,7 @@ impl MatrixSettings {
             drop_caches: self.drop_caches || cache == CachePolicy::Drop,
             data: self.data.parse()?,
             iozone_skip: self.iozone_skip,
+            scale: self.scale,
             ..MatrixSpec::default()
         })
     }
@@ -270,6 +278,7 @@ mod tests {
                 drop_caches: false,
                 data: "random".into(),
                 iozone_skip: false,
+                scale: 1.0,
             }),
             cache: CachePolicy::Warm,
         };

@@ -60,6 +60,7 @@ fn spec_from(args: &MatrixArgs) -> Result<(MatrixSpec, DisplayUnit), Failure> {
         stride_records: args.stride,
         mix_read_percent: args.mix_read_percent,
         keep_file: args.keep,
+        scale: args.scale,
     };
     Ok((spec, unit))
 }

@@ -49,6 +49,19 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
             }
         }
     };
+    // --scale (or FSBENCH_SCALE) shrinks a new run; a resumed run keeps the scale it has.
+    if let (Some(scale), None) = (args.scale, args.resume) {
+        if !(scale > 0.0 && scale <= 1.0) {
+            return Err(Failure::usage(anyhow!(
+                "--scale must be above 0 and at most 1 (got {scale})"
+            )));
+        }
+        let text = plan
+            .scaled_text(scale)
+            .map_err(|e| Failure::usage(anyhow!(e)))?;
+        let name = format!("(plan {} at scale {scale})", plan.name);
+        plan = Plan::parse(&text, &name).map_err(Failure::usage)?;
+    }
     if let Some(dir) = &args.work_dir {
         plan.work_dir = dir.clone();
     }
@@ -64,8 +77,13 @@ fn dry_run(plan: &Plan) {
         .unwrap_or(2)
         .max(2);
     println!(
-        "Plan \"{}\": {} cases x {} repetitions = {} samples{}, estimated {}",
+        "Plan \"{}\"{}: {} cases x {} repetitions = {} samples{}, estimated {}",
         plan.name,
+        if plan.scale < 1.0 {
+            format!(" at scale {}", plan.scale)
+        } else {
+            String::new()
+        },
         plan.cases.len(),
         plan.repetitions.min,
         plan.sample_count(),
@@ -177,6 +195,12 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         .finish_run(run_id, status, Some(&rfc3339_utc(unix_time_s())))
         .map_err(Failure::failed)?;
     if !args.quiet {
+        if plan.scale < 1.0 {
+            println!(
+                "Scale {}: file sizes, minimum times and images were shrunk (--scale); compare only with runs of the same scale.",
+                plan.scale
+            );
+        }
         let data = store.load(run_id).map_err(Failure::failed)?;
         let mut stdout = std::io::stdout().lock();
         let written = write_summary(&mut stdout, &data, store.path());

@@ -32,7 +32,9 @@ impl Filesystem for Zfs {
         Lifecycle::ZfsPool
     }
     fn min_device_bytes(&self) -> u64 {
-        64 << 20
+        // zpool accepts 64 MiB, but zfs-fuse 0.7 then spins at full CPU in `zpool create` and
+        // never returns (seen at 64 and 96 MiB; 128 MiB works).
+        128 << 20
     }
     fn mkfs(&self, device: &Path, user_options: &[String]) -> Cmd {
         // The pool name and mount point are filled in by `create_pool`; this form is what the

@@ -59,6 +59,10 @@ pub struct MatrixSpec {
     pub mix_read_percent: u8,
     /// Leave the last test file in the directory (for inspection).
     pub keep_file: bool,
+    /// Shrinks the matrix for a quick try (`--scale`, FSBENCH_SCALE): file sizes and the
+    /// minimum time are multiplied by it (see [`scale_file_size`]); record sizes never change.
+    /// 1 is the matrix as asked. Recorded with the results.
+    pub scale: f64,
 }
 
 impl Default for MatrixSpec {
@@ -87,6 +91,7 @@ impl Default for MatrixSpec {
             stride_records: 17,
             mix_read_percent: 50,
             keep_file: false,
+            scale: 1.0,
         }
     }
 }
@@ -182,6 +187,20 @@ fn expand(spec: &SizeSpec, flag: &str) -> Result<Vec<u64>, WorkloadError> {
     Ok(sizes)
 }
 
+/// A file size under `scale`: the size times the scale, rounded up to a power of two, but
+/// never below the smallest record the file was to be measured with (so every file keeps at
+/// least one cell) nor above the size itself. The rule is mechanical, so a scaled run measures
+/// the same cells at every scale where they fit.
+pub fn scale_file_size(size: u64, scale: f64, smallest_record: u64) -> u64 {
+    if scale >= 1.0 {
+        return size;
+    }
+    let scaled = ((size as f64 * scale).ceil() as u64)
+        .max(1)
+        .next_power_of_two();
+    scaled.max(smallest_record.min(size)).min(size)
+}
+
 fn range_label(sizes: &[u64]) -> String {
     match sizes {
         [one] => size_label(*one),
@@ -203,6 +222,18 @@ impl MatrixSpec {
                 size_label(MAX_RECORD_BYTES)
             )));
         }
+        if !(self.scale > 0.0 && self.scale <= 1.0) {
+            return Err(WorkloadError::InvalidSpec(format!(
+                "--scale must be above 0 and at most 1 (got {})",
+                self.scale
+            )));
+        }
+        let smallest_record = record_sizes.first().copied().unwrap_or(0);
+        let mut file_sizes: Vec<u64> = file_sizes
+            .into_iter()
+            .map(|f| scale_file_size(f, self.scale, smallest_record))
+            .collect();
+        file_sizes.dedup();
         if self.max_passes == Some(0) {
             return Err(WorkloadError::InvalidSpec(
                 "--max-passes must be at least 1".to_string(),
@@ -268,8 +299,10 @@ impl MatrixSpec {
         let max_passes = self
             .max_passes
             .or(self.purge_cpu_cache.then_some(PURGE_DEFAULT_MAX_PASSES));
+        let mut spec = self.clone();
+        spec.min_time_ns = (self.min_time_ns as f64 * self.scale).round() as u64;
         Ok(MatrixPlan {
-            spec: self.clone(),
+            spec,
             tests,
             phases,
             file_sizes_bytes: file_sizes,
@@ -392,6 +425,36 @@ mod tests {
         assert!(plan.skipped.is_empty());
         assert_eq!(plan.phases.len(), 18);
         assert_eq!(plan.result_count(), 117 * 18);
+    }
+
+    #[test]
+    fn scale_shrinks_files_and_time_but_never_records() {
+        let plan = MatrixSpec {
+            scale: 0.05,
+            ..MatrixSpec::default()
+        }
+        .plan()
+        .unwrap();
+        // 4k..64m x 0.05 -> 4k (at least the smallest record) .. 4m (3.2m rounded up).
+        assert_eq!(plan.file_sizes_bytes.first(), Some(&(4 << 10)));
+        assert_eq!(plan.file_sizes_bytes.last(), Some(&(4 << 20)));
+        assert_eq!(plan.record_sizes_bytes.len(), 13, "records are not scaled");
+        assert_eq!(plan.spec.min_time_ns, 1_000_000);
+        assert_eq!(plan.spec.scale, 0.05);
+        // A file keeps its largest record's cell when that record is the only one.
+        assert_eq!(scale_file_size(16 << 20, 0.05, 16 << 20), 16 << 20);
+        assert_eq!(scale_file_size(16 << 20, 0.05, 4 << 10), 1 << 20);
+        assert_eq!(scale_file_size(64 << 10, 1.0, 4 << 10), 64 << 10);
+        for bad in [0.0, -1.0, 1.5, f64::NAN] {
+            let e = MatrixSpec {
+                scale: bad,
+                ..MatrixSpec::default()
+            }
+            .plan()
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("--scale"), "{e}");
+        }
     }
 
     #[test]
