@@ -548,3 +548,34 @@ fn records_larger_than_the_data_pool_are_measured() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+// See issue 7: the README's first matrix example, the full default matrix, must run end to end
+// (unscaled: every test, files 4k..64m x records 4k..16m, 117 cells x 18 phases).
+#[test]
+fn the_full_default_matrix_runs_on_tmpfs() {
+    if !root_or_skip("the_full_default_matrix_runs_on_tmpfs") {
+        return;
+    }
+    let mount = ScratchMount::tmpfs("size=256m");
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("m.json");
+    let output = fsbench()
+        .env_remove("FSBENCH_SCALE")
+        .args(["matrix", "--quiet", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(mount.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = read_json(&json);
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["config"]["scale"], 1.0);
+    assert_eq!(results(&doc).len(), 117 * 18);
+    let largest = results(&doc)
+        .iter()
+        .map(|r| r["record_size_bytes"].as_u64().unwrap())
+        .max();
+    assert_eq!(largest, Some(16 << 20));
+    assert!(entries(mount.path()).is_empty(), "test file left behind");
+}

@@ -181,6 +181,13 @@ impl<'a> MatrixDocument<'a> {
             self.results.len(),
             human_duration(self.elapsed_ns)
         )?;
+        if self.config.spec.scale < 1.0 {
+            writeln!(
+                out,
+                "Scale {}: file sizes and the minimum time were shrunk (--scale or FSBENCH_SCALE); compare only with runs of the same scale.",
+                self.config.spec.scale
+            )?;
+        }
         if let Some(target) = self.target {
             write_target(out, target)?;
         }
