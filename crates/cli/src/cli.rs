@@ -136,7 +136,7 @@ pub struct CaseWorkerArgs {
 
 #[derive(Debug, Args)]
 pub struct TargetsArgs {
-    /// Also write the table as JSON.
+    /// Also write the table as JSON to FILE ("-" for standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
@@ -302,11 +302,12 @@ pub struct MatrixArgs {
     #[arg(long, conflicts_with = "fs")]
     pub keep: bool,
 
-    /// Write the results as JSON (schema: docs/results-schema.md).
+    /// Write the results as JSON (schema: docs/results-schema.md); "-" for standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Write the results as tidy CSV (one row per phase x file size x record size x metric).
+    /// Write the results as tidy CSV (one row per phase x file size x record size x metric);
+    /// "-" for standard output.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 

@@ -10,9 +10,12 @@
 //! `Store::begin_run` -> `Campaign::run` (per sample: target, child `case-worker`, record) ->
 //! `Store::load` -> summary.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
 mod cmd;
 mod exit;
+mod out;
 mod progress;
 mod target;
 
