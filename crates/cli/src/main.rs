@@ -22,7 +22,19 @@ mod target;
 use clap::Parser;
 
 fn main() {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help, --version and usage errors: a help text that cannot be written is not a
+            // success (clap's own exit would say 0).
+            let printed = e.print();
+            let code = match (e.exit_code(), printed) {
+                (0, Err(_)) => exit::FAILED,
+                (code, _) => code,
+            };
+            std::process::exit(code);
+        }
+    };
     let outcome = match cli.command {
         cli::Command::Matrix(args) => cmd::matrix::run(*args),
         cli::Command::Run(args) => cmd::run::run(args),
