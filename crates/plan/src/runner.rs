@@ -545,3 +545,25 @@ impl Drop for RemoveOnDrop {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_never_ends_on_a_dangling_colon() {
+        let silent = with_reason(
+            format!("the workload was killed by signal 9 ({})", signal_name(9)),
+            "",
+        );
+        assert!(!silent.trim_end().ends_with(':'), "{silent}");
+        assert!(
+            silent.contains("SIGKILL") && silent.contains("dmesg"),
+            "{silent}"
+        );
+        assert_eq!(
+            with_reason("the workload exited with 1".into(), "cannot write out.json"),
+            "the workload exited with 1: cannot write out.json"
+        );
+    }
+}
