@@ -378,14 +378,15 @@ impl<'s> Target<'s> {
                     self.spec.size_setting,
                 )?;
                 let image = self.spec.work_dir.join(format!("{tag}.img"));
-                sys.create_sparse_file(&image, size)
-                    .map_err(|e| TargetError::io("create the image", &image, e))?;
-                self.ledger.push(
-                    self.sys,
-                    Resource::Image {
-                        path: image.clone(),
-                    },
-                );
+                // On record first, like the mount: a kill mid-creation leaves nothing unlisted.
+                let record = Resource::Image {
+                    path: image.clone(),
+                };
+                self.ledger.push(self.sys, record.clone());
+                if let Err(e) = sys.create_sparse_file(&image, size) {
+                    self.ledger.forget(self.sys, &record);
+                    return Err(TargetError::io("create the image", &image, e));
+                }
                 let loop_device = sys
                     .attach_loop(&image, self.spec.loop_direct_io)
                     .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
@@ -567,8 +568,22 @@ impl<'s> Target<'s> {
         let options = self.spec.mount_options.clone();
         let cmd = self.mount_command(options.as_deref());
         let since = self.uptime_s();
-        let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        // On record before it exists: a SIGKILL right after mount(8) returns must not leave a
+        // mount no ledger knows of (undoing one that never came is a no-op).
+        let record = Resource::Mount {
+            mountpoint: self.info.mountpoint.clone(),
+            source: self.mount_source(),
+        };
+        self.ledger.push(self.sys, record.clone());
+        let out = match self.sys.run(&cmd) {
+            Ok(out) => out,
+            Err(e) => {
+                self.ledger.forget(self.sys, &record);
+                return Err(missing_tool(&cmd, e));
+            }
+        };
         if !out.success() {
+            self.ledger.forget(self.sys, &record);
             // mount(8)'s last line often only says "dmesg(1) may have more information".
             let said = match (self.kernel_reason(since), out.last_line()) {
                 (Some(kernel), last) if last.contains("dmesg") => {
@@ -598,13 +613,6 @@ impl<'s> Target<'s> {
             }
             return Err(error);
         }
-        self.ledger.push(
-            self.sys,
-            Resource::Mount {
-                mountpoint: self.info.mountpoint.clone(),
-                source: self.mount_source(),
-            },
-        );
         self.info.mount = Some(MountReadBack::new(
             cmd.to_string(),
             out.elapsed_ns,
