@@ -565,6 +565,17 @@ fn reading_commands_read_a_database_on_a_read_only_mount_and_one_only_readable()
             .output()
             .unwrap();
         reads_without_writing(runs, export);
+        // A campaign needs to write: it says so before anything is made.
+        let plan = s.plan(SLOW);
+        let run = fsbench()
+            .args(["run", "--quiet", "--plan", plan.to_str().unwrap(), "--db"])
+            .arg(&db)
+            .arg("--work-dir")
+            .arg(s.work())
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+        assert!(stderr(&run).contains("is read-only"), "{}", stderr(&run));
     }
     assert_eq!(
         std::fs::read(s.db()).unwrap(),

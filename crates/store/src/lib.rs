@@ -90,6 +90,8 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error("{} is empty, not a results database; remove it or pass another --db", .0.display())]
     Empty(PathBuf),
+    #[error("the results database {} is read-only, and a campaign stores its samples in it; pass a writable --db (`fsbench runs` and `fsbench export` read it as it is)", .0.display())]
+    ReadOnly(PathBuf),
     #[error("the results database {} has schema version {found} and cannot be upgraded here ({source}); run `fsbench runs --db {}` once with write access", path.display(), path.display())]
     Outdated {
         path: PathBuf,
@@ -296,6 +298,11 @@ impl Store {
             let _ = std::fs::create_dir_all(dir);
         }
         let conn = Connection::open(path).map_err(open_error)?;
+        // SQLite falls back to reading a file it may not write (a read-only mount, chmod 444):
+        // say so now, not at the first sample.
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_error)? {
+            return Err(StoreError::ReadOnly(path.to_path_buf()));
+        }
         // Wait for a concurrent writer (a running campaign) rather than fail at once; this must
         // come first, since switching to WAL itself needs the lock.
         conn.busy_timeout(std::time::Duration::from_secs(10))
