@@ -143,7 +143,7 @@ pub struct CaseWorkerArgs {
 
 #[derive(Debug, Args)]
 pub struct TargetsArgs {
-    /// Also write the table as JSON.
+    /// Also write the table as JSON to FILE ("-" for standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
@@ -315,11 +315,12 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "F", env = "FSBENCH_SCALE", default_value_t = 1.0)]
     pub scale: f64,
 
-    /// Write the results as JSON (schema: docs/results-schema.md).
+    /// Write the results as JSON (schema: docs/results-schema.md); "-" for standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Write the results as tidy CSV (one row per phase x file size x record size x metric).
+    /// Write the results as tidy CSV (one row per phase x file size x record size x metric);
+    /// "-" for standard output.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 

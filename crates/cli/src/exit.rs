@@ -1,5 +1,7 @@
 //! Exit codes, and the one-line error message every failure ends with.
 
+use crate::out::note;
+
 /// Success.
 pub const OK: i32 = 0;
 /// The run failed while measuring (I/O error, full disk); finished results were written.
@@ -57,19 +59,49 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
-/// Prints the error (one line: the chain joined by ": ") and returns the exit code.
+/// The error as one line: the chain joined by ": ", without the causes a message already
+/// quotes (`cannot create X: File too large` is not followed by `File too large` again).
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain().map(|e| e.to_string()) {
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text.replace('\n', " ")
+}
+
+/// Prints the error (one line, best effort: standard error may be unwritable too) and returns
+/// the exit code.
 pub fn report(outcome: Result<i32, Failure>) -> i32 {
     match outcome {
         Ok(code) => code,
         Err(failure) => {
-            let text = failure
-                .error
-                .chain()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join(": ");
-            eprintln!("error: {}", text.replace('\n', " "));
+            note!("error: {}", one_line(&failure.error));
             failure.code
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_the_message_quotes_is_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(27);
+        let error = anyhow::Error::new(fsbench_target::TargetError::io(
+            "create the image",
+            "/w/x.img",
+            io,
+        ));
+        let text = one_line(&error);
+        assert_eq!(text.matches("File too large").count(), 1, "{text}");
+        let error = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(one_line(&error), "outer: inner");
     }
 }

@@ -10,16 +10,31 @@
 //! `Store::begin_run` -> `Campaign::run` (per sample: target, child `case-worker`, record) ->
 //! `Store::load` -> summary.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
 mod cmd;
 mod exit;
+mod out;
 mod progress;
 mod target;
 
 use clap::Parser;
 
 fn main() {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help, --version and usage errors: a help text that cannot be written is not a
+            // success (clap's own exit would say 0).
+            let printed = e.print();
+            let code = match (e.exit_code(), printed) {
+                (0, Err(_)) => exit::FAILED,
+                (code, _) => code,
+            };
+            std::process::exit(code);
+        }
+    };
     // Chosen (and calibrated) before any workload runs, so a bad FSBENCH_CLOCK is one line.
     if let Err(e) = fsbench_measure::Clock::configure() {
         std::process::exit(exit::report(Err(exit::Failure::usage(anyhow::anyhow!(e)))));

@@ -1,6 +1,7 @@
 //! Progress on the terminal: a bar that appears once a run has taken a few seconds, and
 //! warnings printed above it. Nothing is drawn when stderr is not a terminal.
 
+use crate::out::note;
 use fsbench_measure::units::{human_duration, size_label};
 use fsbench_plan::{CampaignObserver, Case};
 use fsbench_store::SampleStatus;
@@ -70,7 +71,7 @@ impl MatrixObserver for MatrixProgress {
     fn warning(&mut self, message: &str) {
         match &self.bar {
             Some(bar) => bar.println(format!("warning: {message}")),
-            None => eprintln!("warning: {message}"),
+            None => note!("warning: {message}"),
         }
     }
 }
@@ -107,7 +108,7 @@ impl CampaignProgress {
     fn say(&self, line: String) {
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => note!("{line}"),
         }
     }
 }
@@ -124,7 +125,7 @@ impl CampaignObserver for CampaignProgress {
         } else {
             String::new()
         };
-        eprintln!("run {run_id}: {total} samples{resumed}");
+        note!("run {run_id}: {total} samples{resumed}");
         if self.terminal {
             let bar = bar(total, "samples");
             bar.set_position(already as u64);

@@ -92,6 +92,11 @@ fn one_line_error(output: &std::process::Output, code: i32, needle: &str) {
 
 /// Makes, mounts, measures, checks and removes `fs` with the given options; returns the target.
 fn round_trip(fs: &str, mount_options: &str, scheduler: Option<&str>, cache: &str) -> Value {
+    round_trip_doc(fs, mount_options, scheduler, cache)["target"].clone()
+}
+
+/// The same, returning the whole JSON document.
+fn round_trip_doc(fs: &str, mount_options: &str, scheduler: Option<&str>, cache: &str) -> Value {
     let work = work_dir();
     let json = work.path().join("out.json");
     let mut extra = vec!["--device", "image:512m", "--cache", cache];
@@ -111,7 +116,7 @@ fn round_trip(fs: &str, mount_options: &str, scheduler: Option<&str>, cache: &st
     let doc = read_json(&json);
     assert_eq!(doc["status"], "complete");
     assert_eq!(doc["results"].as_array().unwrap().len(), 3 * 4, "{fs}");
-    let target = doc["target"].clone();
+    let target = &doc["target"];
     assert_eq!(target["filesystem"], fs);
     assert!(
         target["teardown"]
@@ -121,7 +126,7 @@ fn round_trip(fs: &str, mount_options: &str, scheduler: Option<&str>, cache: &st
             .all(|n| !n.as_str().unwrap().starts_with("error")),
         "{target}"
     );
-    target
+    doc
 }
 
 fn assert_block_target(fs: &str, target: &Value, option: &str) {
@@ -238,12 +243,22 @@ fn zfs_fuse_round_trip() {
     if !root_or_skip("zfs_fuse_round_trip") {
         return;
     }
-    let target = round_trip(
+    let doc = round_trip_doc(
         "zfs",
         "atime=off,compression=off",
         Some("mq-deadline"),
         "remount",
     );
+    // FUSE: the daemon caches by itself where mincore cannot see, so reads are neither
+    // "cold" nor "warm" but "unknown" (issue 8: reread at 2 GB/s was labelled cold).
+    for result in doc["results"].as_array().unwrap() {
+        let state = result["cache_state"].as_str().unwrap();
+        match result["phase"].as_str().unwrap() {
+            "write" => assert_eq!(state, "new-file"),
+            phase => assert_eq!(state, "unknown", "{phase}: {result}"),
+        }
+    }
+    let target = &doc["target"];
     assert_eq!(target["mount"]["fs_type"], "fuse.zfs");
     assert!(
         target["readback"].as_str().unwrap().contains("atime\toff"),

@@ -274,6 +274,27 @@ impl Plan {
                 ));
             }
         }
+        // An image too small for one of the filesystems could never run: say so now, not
+        // after a dry run passed and the campaign started.
+        if let (
+            DeviceSpec::Image {
+                size_bytes: Some(bytes),
+            },
+            Some(span),
+        ) = (&device, raw.device.as_ref().and_then(|d| d.image.as_ref()))
+        {
+            for f in &raw.filesystems {
+                let fs = fs::by_name(f.name.get_ref()).expect("checked");
+                fsbench_target::device::check_size(
+                    fs.name(),
+                    *bytes,
+                    fs.min_device_bytes(),
+                    "the image",
+                    fsbench_target::device::SizeSetting::Plan,
+                )
+                .map_err(|e| check.at(span, "device.image", e.to_string()))?;
+            }
+        }
         if raw.workloads.is_empty() {
             return Err(PlanError {
                 file: file.to_string(),
@@ -889,5 +910,13 @@ min_time = "1ms"
             1
         );
         assert_eq!(plan.cases.len(), 5);
+    }
+
+    #[test]
+    fn an_image_too_small_for_a_filesystem_is_refused_at_parse_time() {
+        let e = error_of("name = \"x\"\n[device]\nimage = \"256m\"\n[[filesystems]]\nname = \"ext4\"\n[[filesystems]]\nname = \"xfs\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n");
+        assert!(e.starts_with("bad.toml:3:9: device.image:"), "{e}");
+        assert!(e.contains("too small for xfs"), "{e}");
+        assert!(e.contains("image = \"512m\" in the plan's [device]"), "{e}");
     }
 }

@@ -237,18 +237,20 @@ fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
     };
     spec.loop_direct_io = plan.loop_direct_io;
     spec.fsck = true;
+    spec.size_setting = fsbench_target::device::SizeSetting::Plan;
     Ok(spec)
 }
 
 fn not_run(error: TargetError) -> Option<Outcome> {
-    let status = match error {
+    // The status says "unsupported" already: the reason is the rest.
+    let (status, reason) = match error {
         TargetError::Interrupted => return None,
-        TargetError::Unsupported(_) => SampleStatus::Unsupported,
-        _ => SampleStatus::Failed,
+        TargetError::Unsupported(reason) => (SampleStatus::Unsupported, reason),
+        other => (SampleStatus::Failed, other.to_string()),
     };
     Some(Outcome {
         status,
-        reason: Some(error.to_string()),
+        reason: Some(reason),
         output: JobOutput::default(),
         target_json: None,
     })
@@ -302,6 +304,14 @@ fn sample<'s>(
         stop,
         status,
     )?;
+    if outcome.status == SampleStatus::Failed {
+        // A loop device whose image cannot grow fails writes like a full filesystem would:
+        // name the disk that is really full.
+        if let Some(hint) = target.host_full_hint() {
+            let saw = outcome.reason.take().unwrap_or_default();
+            outcome.reason = Some(format!("{hint} (the workload saw: {saw})"));
+        }
+    }
     let info = match fresh.take() {
         Some(target) => target.finish(),
         None => kept[&case.key].info().clone(),
@@ -346,7 +356,6 @@ fn run_child(
     let _cleanup = RemoveOnDrop(scratch.clone());
     let job_path = scratch.join("job.json");
     let out_path = scratch.join("out.json");
-    let err_path = scratch.join("stderr.txt");
     let status_path = scratch.join("status.txt");
     let written = serde_json::to_vec(job)
         .map_err(|e| e.to_string())
@@ -354,10 +363,6 @@ fn run_child(
     if let Err(e) = written {
         return failed(format!("cannot write the job file: {e}"));
     }
-    let stderr = match std::fs::File::create(&err_path) {
-        Ok(f) => f,
-        Err(e) => return failed(format!("cannot create {}: {e}", err_path.display())),
-    };
     let spawned = Command::new(worker)
         .arg("case-worker")
         .arg("--job")
@@ -370,12 +375,32 @@ fn run_child(
         .arg(&status_path)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(stderr)
+        .stderr(Stdio::piped())
         .spawn();
     let mut child = match spawned {
         Ok(child) => child,
         Err(e) => return failed(format!("cannot start {}: {e}", worker.display())),
     };
+    // The child's reason comes through a pipe, not a file in the work directory: a full disk
+    // must not cost the reason (it is often the reason).
+    let stderr_reader = child.stderr.take().map(|pipe| {
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut tail = Vec::new();
+            let mut buf = [0u8; 4096];
+            let mut pipe = pipe;
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > STDERR_KEPT {
+                    tail.drain(..tail.len() - STDERR_KEPT);
+                }
+            }
+            String::from_utf8_lossy(&tail).into_owned()
+        })
+    });
     let started = Instant::now();
     let timeout = Duration::from_nanos(timeout_ns);
     let mut last_status = String::new();
@@ -414,8 +439,10 @@ fn run_child(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    let text = stderr_reader
+        .and_then(|reader| reader.join().ok())
+        .unwrap_or_default();
     let stderr_tail = || {
-        let text = std::fs::read_to_string(&err_path).unwrap_or_default();
         let lines: Vec<&str> = text
             .lines()
             .map(str::trim)
@@ -440,15 +467,44 @@ fn run_child(
             }
         }
         (Some(130), _) if stop.is_requested() => None,
-        (Some(code), _) => failed(format!(
-            "the workload exited with {code}: {}",
-            stderr_tail()
+        (Some(code), _) => failed(with_reason(
+            format!("the workload exited with {code}"),
+            &stderr_tail(),
         )),
-        (None, Some(signal)) => failed(format!(
-            "the workload was killed by signal {signal}: {}",
-            stderr_tail()
+        (None, Some(signal)) => failed(with_reason(
+            format!(
+                "the workload was killed by signal {signal} ({})",
+                signal_name(signal)
+            ),
+            &stderr_tail(),
         )),
         (None, None) => failed("the workload ended without an exit status".into()),
+    }
+}
+
+/// The child's stderr kept for the reason (its last lines are what matter).
+const STDERR_KEPT: usize = 64 * 1024;
+
+/// `what: reason`, or `what (it said nothing)` when the reason is empty.
+fn with_reason(what: String, reason: &str) -> String {
+    if reason.is_empty() {
+        format!("{what}, without a word on its standard error")
+    } else {
+        format!("{what}: {reason}")
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGKILL => {
+            "SIGKILL: killed from outside, often by the out-of-memory killer; see `dmesg`"
+        }
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS: a mapped file's storage failed, or the filesystem is full",
+        libc::SIGABRT => "SIGABRT",
+        _ => "a signal",
     }
 }
 
@@ -495,5 +551,27 @@ impl Drop for RemoveOnDrop {
         if let Some(parent) = self.0.parent() {
             let _ = std::fs::remove_dir(parent);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_never_ends_on_a_dangling_colon() {
+        let silent = with_reason(
+            format!("the workload was killed by signal 9 ({})", signal_name(9)),
+            "",
+        );
+        assert!(!silent.trim_end().ends_with(':'), "{silent}");
+        assert!(
+            silent.contains("SIGKILL") && silent.contains("dmesg"),
+            "{silent}"
+        );
+        assert_eq!(
+            with_reason("the workload exited with 1".into(), "cannot write out.json"),
+            "the workload exited with 1: cannot write out.json"
+        );
     }
 }

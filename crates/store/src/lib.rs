@@ -7,7 +7,9 @@
 //! [`Store::record_sample`] (metrics and histograms with it) -> [`Store::finish_run`];
 //! reading: [`Store::runs`], [`Store::load`], [`Store::recorded`].
 
-use rusqlite::{params, Connection, OptionalExtension};
+pub mod owner;
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -60,6 +62,10 @@ const MIGRATIONS: &[&str] = &[
         bins_json TEXT NOT NULL,
         PRIMARY KEY (sample_id, name)
     );",
+    // 2: who owns a running run (one process at a time; a gone owner means interrupted), and
+    // how many samples the plan asks for (the minimum repetitions of every case).
+    "ALTER TABLE runs ADD COLUMN owner TEXT;
+    ALTER TABLE runs ADD COLUMN planned_samples INTEGER;",
 ];
 
 /// The schema version this build writes.
@@ -82,6 +88,18 @@ pub enum StoreError {
     NoSuchRun(i64),
     #[error("no results database at {}; `fsbench run` creates it (or pass --db)", .0.display())]
     Missing(PathBuf),
+    #[error("{} is empty, not a results database; remove it or pass another --db", .0.display())]
+    Empty(PathBuf),
+    #[error("the results database {} is read-only, and a campaign stores its samples in it; pass a writable --db (`fsbench runs` and `fsbench export` read it as it is)", .0.display())]
+    ReadOnly(PathBuf),
+    #[error("the results database {} has schema version {found} and cannot be upgraded here ({source}); run `fsbench runs --db {}` once with write access", path.display(), path.display())]
+    Outdated {
+        path: PathBuf,
+        found: u32,
+        source: Box<StoreError>,
+    },
+    #[error("run {run_id} is still running in process {pid}; wait for it to end, or stop it (Ctrl-C, `kill {pid}`) and resume then")]
+    Busy { run_id: i64, pid: u32 },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -157,6 +175,8 @@ pub struct NewRun<'a> {
     pub plan_text: &'a str,
     pub fsbench_version: &'a str,
     pub host_json: &'a str,
+    /// Samples the plan asks for (every case at its minimum repetitions).
+    pub planned_samples: u64,
 }
 
 /// A case: one configuration x workload, identified by a stable key.
@@ -216,11 +236,24 @@ pub struct RunData {
 pub struct RunListing {
     pub id: i64,
     pub started_at: String,
+    /// As stored, except that a `running` run whose process is gone is `interrupted`.
     pub status: String,
     pub plan_name: String,
     pub cases: u64,
+    /// Samples the plan asks for; None for runs stored before fsbench recorded it.
+    pub planned_samples: Option<u64>,
     pub samples: u64,
     pub ok_samples: u64,
+}
+
+/// The status to show: a run marked running whose owner process is gone was interrupted (a
+/// SIGKILL, a crash, a power cut); nobody is going to finish it but `--resume`.
+fn effective_status(status: String, owner: Option<&str>) -> String {
+    if status == "running" && !owner.is_some_and(owner::is_alive) {
+        "interrupted".to_string()
+    } else {
+        status
+    }
 }
 
 /// A samples row before its JSON is parsed.
@@ -240,8 +273,23 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed, with its directory) and migrates the database at `path`.
+    /// Opens (creating if needed, with its directory) and migrates the database at `path`. A
+    /// database this call created is removed again when it cannot be set up (a full disk), so
+    /// no empty file stays behind.
     pub fn open(path: &Path) -> Result<Store> {
+        let existed = path.exists();
+        let opened = Store::open_read_write(path);
+        if opened.is_err() && !existed {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut name = path.as_os_str().to_owned();
+                name.push(suffix);
+                let _ = std::fs::remove_file(PathBuf::from(name));
+            }
+        }
+        opened
+    }
+
+    fn open_read_write(path: &Path) -> Result<Store> {
         let open_error = |source| StoreError::Open {
             path: path.to_path_buf(),
             source,
@@ -250,6 +298,11 @@ impl Store {
             let _ = std::fs::create_dir_all(dir);
         }
         let conn = Connection::open(path).map_err(open_error)?;
+        // SQLite falls back to reading a file it may not write (a read-only mount, chmod 444):
+        // say so now, not at the first sample.
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_error)? {
+            return Err(StoreError::ReadOnly(path.to_path_buf()));
+        }
         // Wait for a concurrent writer (a running campaign) rather than fail at once; this must
         // come first, since switching to WAL itself needs the lock.
         conn.busy_timeout(std::time::Duration::from_secs(10))
@@ -279,12 +332,69 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens a database that must exist already (for reading commands, which create nothing).
+    /// Opens a database that must exist already, read-only (for reading commands, which create
+    /// and change nothing: a read-only file, directory or mount is enough, and the journal mode
+    /// is left as it is). Only a database of an older schema is opened for writing, to migrate.
     pub fn open_existing(path: &Path) -> Result<Store> {
         if !path.exists() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
-        Store::open(path)
+        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+            return Err(StoreError::Empty(path.to_path_buf()));
+        }
+        let open_error = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let version = |conn: &Connection| -> rusqlite::Result<u32> {
+            conn.pragma_query_value(None, "user_version", |row| row.get(0))
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+        let uri = |extra: &str| {
+            let mut text = String::from("file:");
+            for byte in path.as_os_str().as_encoded_bytes() {
+                match byte {
+                    b'%' | b'?' | b'#' => text.push_str(&format!("%{byte:02X}")),
+                    _ => text.push(*byte as char),
+                }
+            }
+            text + "?mode=ro" + extra
+        };
+        // A WAL database needs its -shm file, which a read-only directory or mount cannot get;
+        // nobody can write there either, so reading it as immutable is then exact.
+        let conn = match Connection::open_with_flags(uri(""), flags) {
+            Ok(conn) if version(&conn).is_ok() => conn,
+            _ => {
+                let conn =
+                    Connection::open_with_flags(uri("&immutable=1"), flags).map_err(open_error)?;
+                version(&conn).map_err(open_error)?;
+                conn
+            }
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(open_error)?;
+        let found = version(&conn).map_err(open_error)?;
+        if found == 0 {
+            return Err(StoreError::Empty(path.to_path_buf()));
+        }
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found,
+            });
+        }
+        if found < SCHEMA_VERSION {
+            drop(conn);
+            return Store::open(path).map_err(|e| StoreError::Outdated {
+                path: path.to_path_buf(),
+                found,
+                source: Box::new(e),
+            });
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -319,19 +429,60 @@ impl Store {
         Ok(())
     }
 
+    /// Records a new run, owned by this process until [`Store::finish_run`].
     pub fn begin_run(&self, run: &NewRun<'_>) -> Result<i64> {
         self.conn.execute(
-            "INSERT INTO runs (started_at, status, plan_name, plan_text, fsbench_version, host_json)
-             VALUES (?1, 'running', ?2, ?3, ?4, ?5)",
-            params![run.started_at, run.plan_name, run.plan_text, run.fsbench_version, run.host_json],
+            "INSERT INTO runs (started_at, status, plan_name, plan_text, fsbench_version, host_json, owner, planned_samples)
+             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                run.started_at,
+                run.plan_name,
+                run.plan_text,
+                run.fsbench_version,
+                run.host_json,
+                owner::current(),
+                run.planned_samples as i64
+            ],
         )?;
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Sets a run's status ("running", "complete", "interrupted", "failed").
+    /// Takes over a stored run to resume it: refused ([`StoreError::Busy`]) while the process
+    /// that owns it is alive. The check and the take-over are one write transaction, so of two
+    /// processes resuming at once exactly one wins.
+    pub fn claim_run(&mut self, run_id: i64, planned_samples: u64) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let row: Option<(String, Option<String>)> = tx
+            .query_row(
+                "SELECT status, owner FROM runs WHERE id = ?1",
+                params![run_id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let Some((status, holder)) = row else {
+            return Err(StoreError::NoSuchRun(run_id));
+        };
+        if let Some(holder) = holder.filter(|h| status == "running" && owner::is_alive(h)) {
+            return Err(StoreError::Busy {
+                run_id,
+                pid: owner::pid(&holder).unwrap_or(0),
+            });
+        }
+        tx.execute(
+            "UPDATE runs SET status = 'running', finished_at = NULL, owner = ?2, planned_samples = ?3
+             WHERE id = ?1",
+            params![run_id, owner::current(), planned_samples as i64],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Sets a run's final status ("complete", "interrupted", "failed") and lets go of it.
     pub fn finish_run(&self, run_id: i64, status: &str, finished_at: Option<&str>) -> Result<()> {
         self.conn.execute(
-            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
+            "UPDATE runs SET status = ?2, finished_at = ?3, owner = NULL WHERE id = ?1",
             params![run_id, status, finished_at],
         )?;
         Ok(())
@@ -416,16 +567,18 @@ impl Store {
                     (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.id),
                     (SELECT COUNT(*) FROM samples s JOIN cases c ON s.case_id = c.id WHERE c.run_id = r.id),
                     (SELECT COUNT(*) FROM samples s JOIN cases c ON s.case_id = c.id
-                      WHERE c.run_id = r.id AND s.status = 'ok')
+                      WHERE c.run_id = r.id AND s.status = 'ok'),
+                    r.owner, r.planned_samples
              FROM runs r ORDER BY r.id DESC",
         )?;
         let rows = stmt.query_map([], |row| {
             Ok(RunListing {
                 id: row.get(0)?,
                 started_at: row.get(1)?,
-                status: row.get(2)?,
+                status: effective_status(row.get(2)?, row.get::<_, Option<String>>(7)?.as_deref()),
                 plan_name: row.get(3)?,
                 cases: row.get::<_, i64>(4)? as u64,
+                planned_samples: row.get::<_, Option<i64>>(8)?.map(|n| n as u64),
                 samples: row.get::<_, i64>(5)? as u64,
                 ok_samples: row.get::<_, i64>(6)? as u64,
             })
@@ -437,7 +590,7 @@ impl Store {
     pub fn run(&self, run_id: i64) -> Result<Run> {
         self.conn
             .query_row(
-                "SELECT id, started_at, finished_at, status, plan_name, plan_text, fsbench_version, host_json
+                "SELECT id, started_at, finished_at, status, plan_name, plan_text, fsbench_version, host_json, owner
                  FROM runs WHERE id = ?1",
                 params![run_id],
                 |row| {
@@ -445,7 +598,7 @@ impl Store {
                         row.get(0)?,
                         row.get(1)?,
                         row.get(2)?,
-                        row.get(3)?,
+                        effective_status(row.get(3)?, row.get::<_, Option<String>>(8)?.as_deref()),
                         row.get(4)?,
                         row.get(5)?,
                         row.get(6)?,
@@ -596,6 +749,7 @@ mod tests {
                 plan_text: "name = \"t\"",
                 fsbench_version: "0.1.0",
                 host_json: "{\"kernel_release\":\"6.18\"}",
+                planned_samples: 6,
             })
             .unwrap()
     }
@@ -736,5 +890,59 @@ mod tests {
         drop(store);
         let e = Store::open(&path).err().unwrap().to_string();
         assert!(e.contains("newer than this fsbench"), "{e}");
+    }
+
+    #[test]
+    fn a_run_has_one_owner_and_a_gone_owner_means_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let run = new_run(&store);
+        assert_eq!(store.runs().unwrap()[0].status, "running");
+        assert_eq!(store.runs().unwrap()[0].planned_samples, Some(6));
+        let e = store.claim_run(run, 6).unwrap_err();
+        assert!(
+            matches!(e, StoreError::Busy { pid, .. } if pid == std::process::id()),
+            "{e}"
+        );
+        // The owner died (SIGKILL): shown as interrupted, and resumable.
+        store
+            .conn
+            .execute(
+                "UPDATE runs SET owner = 'gone 1 1' WHERE id = ?1",
+                params![run],
+            )
+            .unwrap();
+        assert_eq!(store.runs().unwrap()[0].status, "interrupted");
+        assert_eq!(store.run(run).unwrap().status, "interrupted");
+        store.claim_run(run, 8).unwrap();
+        assert_eq!(store.runs().unwrap()[0].status, "running");
+        assert_eq!(store.runs().unwrap()[0].planned_samples, Some(8));
+        store.finish_run(run, "complete", Some("t")).unwrap();
+        assert_eq!(store.runs().unwrap()[0].status, "complete");
+        store.claim_run(run, 8).unwrap();
+    }
+
+    #[test]
+    fn reading_opens_read_only_and_refuses_an_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        new_run(&Store::open(&path).unwrap());
+        let store = Store::open_existing(&path).unwrap();
+        assert_eq!(store.runs().unwrap().len(), 1);
+        assert!(store
+            .begin_run(&NewRun {
+                started_at: "t",
+                plan_name: "t",
+                plan_text: "",
+                fsbench_version: "0",
+                host_json: "{}",
+                planned_samples: 0,
+            })
+            .is_err());
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        let e = Store::open_existing(&empty).err().unwrap();
+        assert!(matches!(e, StoreError::Empty(_)), "{e}");
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
     }
 }

@@ -24,9 +24,37 @@ pub enum DeviceSpec {
     },
 }
 
+/// Where the user sets an image's size, so size advice names the right place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeSetting {
+    /// `--device image:SIZE` on the command line.
+    Flag,
+    /// `image = "SIZE"` in the plan's `[device]` table.
+    Plan,
+}
+
+impl SizeSetting {
+    /// The setting that gives an image `size` (`512m`).
+    pub fn suggest(self, size: &str) -> String {
+        match self {
+            SizeSetting::Flag => format!("--device image:{size}"),
+            SizeSetting::Plan => format!("image = \"{size}\" in the plan's [device]"),
+        }
+    }
+}
+
 impl DeviceSpec {
     /// Parses `--device image[:SIZE]` or `--device /dev/X` with `--destroy-data-on /dev/X[:TYPE]`.
     pub fn parse(device: &str, destroy_data_on: Option<&str>) -> Result<DeviceSpec, TargetError> {
+        if let (true, Some(ack)) = (
+            device == "image" || device.starts_with("image:"),
+            destroy_data_on,
+        ) {
+            return Err(TargetError::Invalid(format!(
+                "--destroy-data-on {ack} without --device {}: name the device to use with --device too (the default is an image, which destroys nothing)",
+                ack.split(':').next().unwrap_or(ack)
+            )));
+        }
         if device == "image" || device.starts_with("image:") {
             let size_bytes = match device.strip_prefix("image:") {
                 None => None,
@@ -198,13 +226,21 @@ pub fn block_device_bytes(sys: &dyn System, device: &Path) -> Option<u64> {
 }
 
 /// A size check with a message that says what to do.
-pub fn check_size(fs_name: &str, size: u64, minimum: u64, what: &str) -> Result<(), TargetError> {
+pub fn check_size(
+    fs_name: &str,
+    size: u64,
+    minimum: u64,
+    what: &str,
+    setting: SizeSetting,
+) -> Result<(), TargetError> {
     if size < minimum {
         return Err(TargetError::Invalid(format!(
-            "{what} is too small for {fs_name}: {} < the {} its mkfs needs; use --device image:{} or larger",
+            "{what} is too small for {fs_name}: {} < the {} its mkfs needs; use {} or larger",
             human_bytes(size),
             human_bytes(minimum),
-            fsbench_measure::units::size_label(minimum.next_power_of_two())
+            setting.suggest(&fsbench_measure::units::size_label(
+                minimum.next_power_of_two()
+            ))
         )));
     }
     Ok(())
@@ -269,6 +305,10 @@ mod tests {
             }
         );
         assert!(DeviceSpec::parse("sdb", Some("sdb")).is_err());
+        // Consent without a device is a mistake, not something to ignore.
+        let e = DeviceSpec::parse("image", Some("/dev/sdb")).unwrap_err();
+        assert!(e.to_string().contains("without --device /dev/sdb"), "{e}");
+        assert_eq!(e.category(), "invalid");
     }
 
     #[test]

@@ -181,7 +181,10 @@ impl System for RealSystem {
             .write(true)
             .create_new(true)
             .open(path)?;
-        file.set_len(size)
+        // A size the filesystem refuses (EFBIG) must not leave an empty image behind.
+        file.set_len(size).inspect_err(|_| {
+            let _ = std::fs::remove_file(path);
+        })
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {

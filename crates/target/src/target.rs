@@ -15,6 +15,7 @@ use crate::ledger::{self, Ledger, Resource};
 use crate::scheduler;
 use crate::system::{Cmd, CmdOutput, LoopDevice, System};
 use fsbench_measure::host::parse_mountinfo;
+use fsbench_measure::units::human_bytes;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,6 +37,8 @@ pub struct TargetSpec {
     pub work_dir: PathBuf,
     /// Run the filesystem's read-only check after unmounting.
     pub fsck: bool,
+    /// Where the user sets the image size (named in size advice).
+    pub size_setting: crate::device::SizeSetting,
 }
 
 impl TargetSpec {
@@ -57,6 +60,7 @@ impl TargetSpec {
             loop_direct_io: true,
             work_dir: work_dir.into(),
             fsck: true,
+            size_setting: crate::device::SizeSetting::Flag,
         })
     }
 
@@ -366,16 +370,23 @@ impl<'s> Target<'s> {
                         fsbench_measure::host::free_bytes(&self.spec.work_dir).unwrap_or(16 << 30);
                     device::default_image_bytes(free).max(fs.min_device_bytes())
                 });
-                device::check_size(fs.name(), size, fs.min_device_bytes(), "the image")?;
+                device::check_size(
+                    fs.name(),
+                    size,
+                    fs.min_device_bytes(),
+                    "the image",
+                    self.spec.size_setting,
+                )?;
                 let image = self.spec.work_dir.join(format!("{tag}.img"));
-                sys.create_sparse_file(&image, size)
-                    .map_err(|e| TargetError::io("create the image", &image, e))?;
-                self.ledger.push(
-                    self.sys,
-                    Resource::Image {
-                        path: image.clone(),
-                    },
-                );
+                // On record first, like the mount: a kill mid-creation leaves nothing unlisted.
+                let record = Resource::Image {
+                    path: image.clone(),
+                };
+                self.ledger.push(self.sys, record.clone());
+                if let Err(e) = sys.create_sparse_file(&image, size) {
+                    self.ledger.forget(self.sys, &record);
+                    return Err(TargetError::io("create the image", &image, e));
+                }
                 let loop_device = sys
                     .attach_loop(&image, self.spec.loop_direct_io)
                     .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
@@ -410,6 +421,7 @@ impl<'s> Target<'s> {
                     size,
                     fs.min_device_bytes(),
                     &path.display().to_string(),
+                    self.spec.size_setting,
                 )?;
                 self.info.device = DeviceInfo {
                     kind: "block",
@@ -440,15 +452,22 @@ impl<'s> Target<'s> {
         self.info.mkfs = Some(StepInfo::of(&cmd, &out));
         if !out.success() {
             let text = format!("{}\n{}", out.stderr, out.stdout).to_lowercase();
-            let hint = if text.contains("too small")
+            let hint = if let Some(full) = self.host_full_hint() {
+                full
+            } else if text.contains("too small")
                 || text.contains("must be larger")
                 || text.contains("must be at least")
             {
-                "the device is too small for this filesystem: use a larger --device image:SIZE"
+                format!(
+                    "the device is too small for this filesystem: use a larger {}",
+                    self.spec.size_setting.suggest("SIZE")
+                )
+            } else if self.spec.mkfs_options.is_empty() {
+                "see the mkfs output above and `dmesg`".to_string()
             } else {
-                "check --mkfs-options against the mkfs manual page"
+                "check --mkfs-options against the mkfs manual page".to_string()
             };
-            return Err(TargetError::command("mkfs", &cmd, &out, hint));
+            return Err(TargetError::command("mkfs", &cmd, &out, &hint));
         }
         if let Some(readback) = fs.readback(&device) {
             if let Ok(out) = self.sys.run(&readback) {
@@ -458,6 +477,64 @@ impl<'s> Target<'s> {
             }
         }
         Ok(())
+    }
+
+    /// When the image is larger than the free space of the disk holding it and that disk is
+    /// (nearly) full, the advice for a failure on the loop device: the host filesystem under the
+    /// image ran out of space, not the filesystem under test.
+    pub fn host_full_hint(&self) -> Option<String> {
+        let image = self.info.device.image.as_ref()?;
+        let dir = image.parent()?;
+        let free = fsbench_measure::host::free_bytes(dir).ok()?;
+        // A sparse image takes space as it is written: trouble when the rest no longer fits.
+        let used = std::fs::metadata(image)
+            .map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512)
+            .unwrap_or(0);
+        let size = self.info.device.size_bytes;
+        (free < size.saturating_sub(used) && free < (64 << 20)).then(|| {
+            format!(
+                "the disk holding the image ({}) is full: {} free for a {} image; free space there, pass another --work-dir, or a smaller {}",
+                dir.display(),
+                human_bytes(free),
+                human_bytes(size),
+                self.spec.size_setting.suggest("SIZE")
+            )
+        })
+    }
+
+    /// Seconds since boot, as the kernel log stamps its lines (None when unknown).
+    fn uptime_s(&self) -> Option<f64> {
+        let text = self.sys.read_file(Path::new("/proc/uptime")).ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+
+    /// The kernel's own words on a mount that just failed (what `mount` itself only points to
+    /// with "see dmesg"): the latest kernel log line since `since` (uptime seconds) that names
+    /// the filesystem, e.g. `ext4: Unknown parameter 'bogus'` or `XFS (loop3): ...`.
+    fn kernel_reason(&self, since: Option<f64>) -> Option<String> {
+        let out = self.sys.run(&Cmd::new("dmesg")).ok()?;
+        if !out.success() {
+            return None;
+        }
+        let name = self.spec.fs.mount_type().to_lowercase();
+        out.stdout
+            .lines()
+            .rev()
+            .take(50)
+            .map(|line| {
+                // "[ 1234.567890] EXT4-fs (loop3): ..." -> (1234.56789, "EXT4-fs (loop3): ...")
+                let line = line.trim();
+                match line.strip_prefix('[').and_then(|l| l.split_once(']')) {
+                    Some((stamp, rest)) => (stamp.trim().parse::<f64>().ok(), rest.trim()),
+                    None => (None, line),
+                }
+            })
+            .take_while(|(stamp, _)| match (stamp, since) {
+                (Some(stamp), Some(since)) => *stamp + 0.5 >= since,
+                _ => true,
+            })
+            .find(|(_, text)| text.to_lowercase().contains(&name))
+            .map(|(_, text)| text.to_string())
     }
 
     fn mount_command(&self, options: Option<&str>) -> Cmd {
@@ -490,8 +567,31 @@ impl<'s> Target<'s> {
     fn mount(&mut self) -> Result<(), TargetError> {
         let options = self.spec.mount_options.clone();
         let cmd = self.mount_command(options.as_deref());
-        let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        let since = self.uptime_s();
+        // On record before it exists: a SIGKILL right after mount(8) returns must not leave a
+        // mount no ledger knows of (undoing one that never came is a no-op).
+        let record = Resource::Mount {
+            mountpoint: self.info.mountpoint.clone(),
+            source: self.mount_source(),
+        };
+        self.ledger.push(self.sys, record.clone());
+        let out = match self.sys.run(&cmd) {
+            Ok(out) => out,
+            Err(e) => {
+                self.ledger.forget(self.sys, &record);
+                return Err(missing_tool(&cmd, e));
+            }
+        };
         if !out.success() {
+            self.ledger.forget(self.sys, &record);
+            // mount(8)'s last line often only says "dmesg(1) may have more information".
+            let said = match (self.kernel_reason(since), out.last_line()) {
+                (Some(kernel), last) if last.contains("dmesg") => {
+                    format!("the kernel said: {kernel}")
+                }
+                (Some(kernel), last) => format!("{last}; the kernel said: {kernel}"),
+                (None, last) => last,
+            };
             if let Some(options) = options.filter(|o| !o.is_empty()) {
                 // Does it mount without the user's options? Then the kernel rejected them.
                 let plain = self.mount_command(None);
@@ -501,26 +601,18 @@ impl<'s> Target<'s> {
                         .sys
                         .run(&Cmd::new("umount").arg(self.info.mountpoint.display().to_string()));
                     return Err(TargetError::Unsupported(format!(
-                        "the kernel rejected the mount options '{options}' for {}: {}",
+                        "the kernel rejected the mount options '{options}' for {}: {said}",
                         self.spec.fs.name(),
-                        out.last_line()
                     )));
                 }
             }
-            return Err(TargetError::command(
-                "mount",
-                &cmd,
-                &out,
-                "see `dmesg` for the kernel's reason",
-            ));
+            let mut error =
+                TargetError::command("mount", &cmd, &out, "see `dmesg` for the kernel's reason");
+            if let TargetError::Command { detail, .. } = &mut error {
+                *detail = said;
+            }
+            return Err(error);
         }
-        self.ledger.push(
-            self.sys,
-            Resource::Mount {
-                mountpoint: self.info.mountpoint.clone(),
-                source: self.mount_source(),
-            },
-        );
         self.info.mount = Some(MountReadBack::new(
             cmd.to_string(),
             out.elapsed_ns,
@@ -1106,15 +1198,29 @@ mod tests {
             "mount -t ext4 -o journal_async_commit",
             RecordingSystem::failure(32, "mount: fsconfig system call failed: ext4: Unknown parameter 'journal_async_commit'"),
         );
+        sys.respond(
+            "dmesg",
+            CmdOutput {
+                status: Some(0),
+                stdout: "[    1.0] EXT4-fs (loop7): mounted filesystem\n[   12.5] EXT4-fs (loop40): Unrecognized mount option \"journal_async_commit\" or missing value\n[   12.6] loop40: detected capacity change\n".into(),
+                ..CmdOutput::default()
+            },
+        );
         let mut s = spec("ext4");
         s.mount_options = Some("journal_async_commit".into());
         let err = Target::prepare(&sys, s, &|| false).err().unwrap();
         assert_eq!(err.category(), "unsupported");
+        let text = err.to_string();
         assert!(
-            err.to_string()
-                .contains("Unknown parameter 'journal_async_commit'"),
-            "{err}"
+            text.contains("Unknown parameter 'journal_async_commit'"),
+            "{text}"
         );
+        // The kernel's own reason, once, and the prefix once.
+        assert!(
+            text.contains("the kernel said: EXT4-fs (loop40): Unrecognized mount option"),
+            "{text}"
+        );
+        assert_eq!(text.matches("unsupported").count(), 1, "{text}");
         let log = actions(&sys);
         let tail: Vec<&str> = log.iter().rev().take(5).rev().map(String::as_str).collect();
         assert_eq!(

@@ -3,6 +3,7 @@
 
 use crate::cli::CleanupArgs;
 use crate::exit::{self, Failure};
+use crate::out::say;
 use anyhow::anyhow;
 use fsbench_target::ledger;
 use fsbench_target::target::state_dir;
@@ -15,13 +16,13 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
         .done
         .extend(fsbench_plan::runner::remove_stale_jobs(&args.work.work_dir));
     for note in &report.done {
-        println!("{note}");
+        say!("{note}")?;
     }
     for pid in &report.live {
-        println!("fsbench {pid} is still running: its resources were left alone");
+        say!("fsbench {pid} is still running: its resources were left alone")?;
     }
     if report.done.is_empty() && report.failed.is_empty() {
-        println!("nothing to clean up in {}", dir.display());
+        say!("nothing to clean up in {}", dir.display())?;
     }
     if report.failed.is_empty() {
         Ok(exit::OK)

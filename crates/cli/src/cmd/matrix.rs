@@ -2,6 +2,7 @@
 
 use crate::cli::MatrixArgs;
 use crate::exit::{self, Failure};
+use crate::out::note;
 use crate::progress::MatrixProgress;
 use crate::target::{spec_from as target_spec_from, stop_on_signals};
 use anyhow::{anyhow, Context};
@@ -101,7 +102,11 @@ fn record_not_run(
         rfc3339_utc(unix_time_s()),
     );
     document.status = status;
-    document.error = Some(error.to_string());
+    // The status says "unsupported" already: the reason is the rest.
+    document.error = Some(match error {
+        TargetError::Unsupported(reason) => reason.clone(),
+        other => other.to_string(),
+    });
     let mut out = BufWriter::new(file);
     document
         .write_json(&mut out)
@@ -110,8 +115,22 @@ fn record_not_run(
     Ok(())
 }
 
-/// Opens an export file before the run, so a bad path fails in a second, not after an hour.
+/// True when an export path means standard output.
+fn is_stdout(path: Option<&Path>) -> bool {
+    path == Some(Path::new("-"))
+}
+
+/// Opens an export file before the run, so a bad path fails in a second, not after an hour;
+/// `-` is standard output.
 fn create_export(path: &Path, flag: &str) -> Result<File, Failure> {
+    if is_stdout(Some(path)) {
+        use std::os::fd::AsFd;
+        return std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(File::from)
+            .map_err(|e| Failure::usage(anyhow!("{flag} -: cannot use standard output ({e})")));
+    }
     File::create(path).map_err(|e| {
         Failure::usage(anyhow!(
             "{flag} {}: cannot create the file ({e}); pass a writable path",
@@ -137,7 +156,7 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
         Some(target_spec) => match Target::prepare(&system, target_spec, &|| stop.is_requested()) {
             Ok(target) => Some(target),
             Err(TargetError::Interrupted) => {
-                eprintln!("fsbench matrix: interrupted while preparing the target; everything made was undone");
+                note!("fsbench matrix: interrupted while preparing the target; everything made was undone");
                 return Ok(exit::INTERRUPTED);
             }
             Err(error) => {
@@ -185,6 +204,8 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
     let mut progress = MatrixProgress::new(!args.quiet);
     let outcome = matrix::run(&plan, &dir, &stop, &mut progress);
     progress.finish();
+    // Before teardown: is the disk under the image full (then that, not the target, is why)?
+    let host_full = target.as_ref().and_then(Target::host_full_hint);
     // Unmount, fsck, restore, detach, remove: the verdict goes with the results.
     let target_info = target.map(Target::finish);
 
@@ -211,7 +232,9 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     // The grid comes after the exports: a closed pipe (`| head`) must not cost the results.
-    if !args.quiet && !outcome.results.is_empty() {
+    // An export on standard output takes its place.
+    let exports_on_stdout = is_stdout(args.json.as_deref()) || is_stdout(args.csv.as_deref());
+    if !args.quiet && !exports_on_stdout && !outcome.results.is_empty() {
         let mut stdout = std::io::stdout().lock();
         let written = document
             .write_terminal(&mut stdout, unit, !args.no_spread)
@@ -222,7 +245,7 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
         }
     }
     if args.keep && outcome.status == RunStatus::Complete {
-        eprintln!("kept the last test file: {}", outcome.test_file.display());
+        note!("kept the last test file: {}", outcome.test_file.display());
         if let Some(tmp) = temporary {
             let _ = tmp.keep();
         }
@@ -235,7 +258,7 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
     );
     for note in target_info.iter().flat_map(|t| t.teardown.iter()) {
         if note.starts_with("error") {
-            eprintln!("warning: teardown: {note}; run `fsbench cleanup`");
+            note!("warning: teardown: {note}; run `fsbench cleanup`");
         }
     }
     let fsck_problem = target_info
@@ -258,12 +281,12 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
                 )));
             }
             if !args.quiet {
-                eprintln!("fsbench matrix: {summary}");
+                note!("fsbench matrix: {summary}");
             }
             Ok(exit::OK)
         }
         RunStatus::Interrupted => {
-            eprintln!("fsbench matrix: interrupted; {summary}; the test file was removed");
+            note!("fsbench matrix: interrupted; {summary}; the test file was removed");
             Ok(exit::INTERRUPTED)
         }
         RunStatus::Failed => {
@@ -271,6 +294,10 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
                 .failure
                 .map(anyhow::Error::from)
                 .unwrap_or_else(|| anyhow!("the run failed"));
+            let error = match host_full {
+                Some(hint) => anyhow!("{hint} (the workload saw: {})", exit::one_line(&error)),
+                None => error,
+            };
             Err(Failure::failed(error.context(format!(
                 "matrix stopped after {summary}; the test file was removed"
             ))))

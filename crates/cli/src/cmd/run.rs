@@ -3,6 +3,8 @@
 
 use crate::cli::RunArgs;
 use crate::exit::{self, Failure};
+use crate::out::note;
+use crate::out::say;
 use crate::progress::CampaignProgress;
 use crate::target::stop_on_signals;
 use anyhow::{anyhow, Context};
@@ -12,7 +14,7 @@ use fsbench_measure::units::human_duration;
 use fsbench_plan::plan::{case_estimate_ns, quick_profile_text};
 use fsbench_plan::{Campaign, CampaignEnd, Plan};
 use fsbench_report::campaign::write_summary;
-use fsbench_store::{NewRun, Store};
+use fsbench_store::{NewRun, RunData, SampleStatus, Store, StoreError};
 use fsbench_target::{fs, RealSystem};
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
@@ -68,7 +70,7 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
     Ok(plan)
 }
 
-fn dry_run(plan: &Plan) {
+fn dry_run(plan: &Plan) -> Result<(), Failure> {
     let key_width = plan
         .cases
         .iter()
@@ -76,7 +78,7 @@ fn dry_run(plan: &Plan) {
         .max()
         .unwrap_or(2)
         .max(2);
-    println!(
+    say!(
         "Plan \"{}\"{}: {} cases x {} repetitions = {} samples{}, estimated {}",
         plan.name,
         if plan.scale < 1.0 {
@@ -97,11 +99,14 @@ fn dry_run(plan: &Plan) {
             String::new()
         },
         human_duration(plan.estimate_ns())
-    );
-    println!(
+    )?;
+    say!(
         "{:<key_width$}  {:<10}  {:<24}  {:<24}  each",
-        "id", "fs", "mkfs options", "mount options"
-    );
+        "id",
+        "fs",
+        "mkfs options",
+        "mount options"
+    )?;
     for case in &plan.cases {
         let quote = |s: &str| {
             if s.is_empty() {
@@ -110,14 +115,37 @@ fn dry_run(plan: &Plan) {
                 s.to_string()
             }
         };
-        println!(
+        say!(
             "{:<key_width$}  {:<10}  {:<24}  {:<24}  {}",
             case.key,
             case.config.filesystem,
             quote(&case.config.mkfs_options),
             quote(&case.config.mount_options),
             human_duration(case_estimate_ns(case))
-        );
+        )?;
+    }
+    Ok(())
+}
+
+/// The exit code of a campaign that ran to its end (README "Exit codes"): 1 when a sample
+/// failed or timed out, 3 when nothing could run because the host supports none of the
+/// configurations (every sample unsupported), 0 otherwise. Unsupported cases beside ok ones
+/// are results listed in the summary, not a failure.
+fn campaign_code(data: &RunData) -> i32 {
+    let statuses: Vec<SampleStatus> = data
+        .cases
+        .iter()
+        .flat_map(|c| c.samples.iter().map(|s| s.status))
+        .collect();
+    if statuses
+        .iter()
+        .any(|s| matches!(s, SampleStatus::Failed | SampleStatus::Timeout))
+    {
+        exit::FAILED
+    } else if !statuses.is_empty() && statuses.iter().all(|s| *s == SampleStatus::Unsupported) {
+        exit::UNSUPPORTED
+    } else {
+        exit::OK
     }
 }
 
@@ -128,7 +156,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         Some(_) => None,
     };
     if let (true, Some(plan)) = (args.dry_run, &checked) {
-        dry_run(plan);
+        dry_run(plan)?;
         return Ok(exit::OK);
     }
     // SAFETY: geteuid has no preconditions.
@@ -143,14 +171,18 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         None => load_plan(&args, Some(&store))?,
     };
     if args.dry_run {
-        dry_run(&plan);
+        dry_run(&plan)?;
         return Ok(exit::OK);
     }
     let run_id = match args.resume {
         Some(run_id) => {
+            // One process at a time: a run still going in another process is not resumed.
             store
-                .finish_run(run_id, "running", None)
-                .map_err(Failure::failed)?;
+                .claim_run(run_id, plan.sample_count() as u64)
+                .map_err(|e| match e {
+                    StoreError::Busy { .. } | StoreError::NoSuchRun(_) => Failure::usage(e),
+                    other => Failure::failed(other),
+                })?;
             run_id
         }
         None => {
@@ -163,6 +195,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
                     plan_text: &plan.text,
                     fsbench_version: env!("CARGO_PKG_VERSION"),
                     host_json: &host,
+                    planned_samples: plan.sample_count() as u64,
                 })
                 .map_err(Failure::failed)?
         }
@@ -194,14 +227,14 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     store
         .finish_run(run_id, status, Some(&rfc3339_utc(unix_time_s())))
         .map_err(Failure::failed)?;
+    let data = store.load(run_id).map_err(Failure::failed)?;
     if !args.quiet {
         if plan.scale < 1.0 {
-            println!(
+            say!(
                 "Scale {}: file sizes, minimum times and images were shrunk (--scale); compare only with runs of the same scale.",
                 plan.scale
-            );
+            )?;
         }
-        let data = store.load(run_id).map_err(Failure::failed)?;
         let mut stdout = std::io::stdout().lock();
         let written = write_summary(&mut stdout, &data, store.path());
         if let Err(e) = written {
@@ -211,9 +244,17 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         }
     }
     match end {
-        CampaignEnd::Complete => Ok(exit::OK),
+        CampaignEnd::Complete => {
+            let code = campaign_code(&data);
+            if code == exit::FAILED {
+                note!("fsbench run: some samples failed or timed out (run {run_id}; reasons in the summary and `fsbench export {run_id}`)");
+            } else if code == exit::UNSUPPORTED {
+                note!("fsbench run: this host could run none of the configurations of run {run_id} (every sample unsupported; reasons in the summary)");
+            }
+            Ok(code)
+        }
         CampaignEnd::Interrupted => {
-            eprintln!(
+            note!(
                 "fsbench run: interrupted; every finished sample is stored in run {run_id}; finish it with `fsbench run --resume {run_id}`"
             );
             Ok(exit::INTERRUPTED)

@@ -3,33 +3,40 @@
 
 use crate::cli::TargetsArgs;
 use crate::exit::{self, Failure};
+use crate::out::{say, stdout_failed};
 use anyhow::Context;
 use fsbench_target::fs::{self, Support};
 use fsbench_target::RealSystem;
+use std::io::Write;
+use std::path::Path;
 
 pub fn run(args: TargetsArgs) -> Result<i32, Failure> {
     let table: Vec<Support> = fs::all()
         .iter()
         .map(|f| fs::support(&RealSystem, *f))
         .collect();
-    let width = table.iter().map(|s| s.filesystem.len()).max().unwrap_or(5);
-    println!("{:<width$}  {:<11}  reason", "filesystem", "status");
-    for row in &table {
-        let status = if row.supported {
-            "supported"
-        } else {
-            "unavailable"
-        };
-        let reason = if row.supported {
-            format!("tools: {}", row.tools_found.join(", "))
-        } else {
-            row.reasons.join("; ")
-        };
-        println!(
-            "{:<width$}  {status:<11}  {reason}",
-            row.filesystem,
-            width = width.max(10)
-        );
+    // `-` is standard output, as for `export` and `matrix`; the JSON then replaces the table.
+    let json_on_stdout = args.json.as_deref() == Some(Path::new("-"));
+    if !json_on_stdout {
+        let width = table.iter().map(|s| s.filesystem.len()).max().unwrap_or(5);
+        say!("{:<width$}  {:<11}  reason", "filesystem", "status")?;
+        for row in &table {
+            let status = if row.supported {
+                "supported"
+            } else {
+                "unavailable"
+            };
+            let reason = if row.supported {
+                format!("tools: {}", row.tools_found.join(", "))
+            } else {
+                row.reasons.join("; ")
+            };
+            say!(
+                "{:<width$}  {status:<11}  {reason}",
+                row.filesystem,
+                width = width.max(10)
+            )?;
+        }
     }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&serde_json::json!({
@@ -38,8 +45,15 @@ pub fn run(args: TargetsArgs) -> Result<i32, Failure> {
             "filesystems": table,
         }))
         .context("cannot encode the table")?;
-        std::fs::write(path, text + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        if json_on_stdout {
+            let mut out = std::io::stdout().lock();
+            out.write_all((text + "\n").as_bytes())
+                .and_then(|_| out.flush())
+                .map_err(stdout_failed)?;
+        } else {
+            std::fs::write(path, text + "\n")
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     Ok(exit::OK)
 }

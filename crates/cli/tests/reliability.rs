@@ -1,0 +1,741 @@
+//! Hostile use, for real (issue 8): a run resumed while it is still going (a real second
+//! process), a killed owner, output on /dev/full, a full work directory and a full disk (real
+//! tmpfs), an image size the host filesystem refuses, a read-only results database (a real
+//! read-only bind mount, and a file another user may only read), exit codes that show failure,
+//! and the messages a user gets. (The cache state on FUSE is checked in targets.rs's zfs round
+//! trip, so the suite starts zfs-fuse once.) Root-only tests run on CI (which is root);
+//! everything a test makes is named fsbench-test* and removed.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A scratch directory under /var/tmp (a disk-backed filesystem) with a database and a work
+/// directory; after a test, nothing of it may stay mounted.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("fsbench-test-")
+                .tempdir_in("/var/tmp")
+                .unwrap(),
+        }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    fn db(&self) -> PathBuf {
+        self.path().join("results.db")
+    }
+    fn work(&self) -> PathBuf {
+        self.path().join("work")
+    }
+    fn plan(&self, text: &str) -> PathBuf {
+        let path = self.path().join("plan.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+    fn run_command(&self, args: &[&str]) -> Command {
+        let mut command = fsbench();
+        command
+            .arg("run")
+            .arg("--db")
+            .arg(self.db())
+            .arg("--work-dir")
+            .arg(self.work())
+            .args(args);
+        command
+    }
+    fn runs(&self) -> String {
+        let out = fsbench()
+            .arg("runs")
+            .arg("--db")
+            .arg(self.db())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    }
+    fn export(&self, run: i64) -> Value {
+        let out = fsbench()
+            .args(["export", &run.to_string(), "--json", "-", "--db"])
+            .arg(self.db())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+    /// Nothing under the scratch directory is mounted or attached.
+    fn assert_clean(&self) {
+        let me = self.path().to_string_lossy().to_string();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!mounts.contains(&me), "mount left:\n{mounts}");
+        let loops = Command::new("losetup").arg("-a").output().unwrap();
+        assert!(!stdout(&loops).contains(&me), "{}", stdout(&loops));
+    }
+}
+
+/// The (stored, planned) pair of run `id` in `fsbench runs` output, with its status.
+fn listing(runs: &str, id: i64) -> Option<(String, u64, u64)> {
+    runs.lines().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&id.to_string().as_str()) {
+            return None;
+        }
+        let (stored, planned) = words.get(5)?.split_once('/')?;
+        Some((
+            words[2].to_string(),
+            stored.parse().ok()?,
+            planned.parse().ok()?,
+        ))
+    })
+}
+
+/// Waits (at most a minute) until run 1 has at least `n` stored samples.
+fn wait_for_samples(s: &Scratch, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if s.db().exists() {
+            let out = fsbench()
+                .arg("runs")
+                .arg("--db")
+                .arg(s.db())
+                .output()
+                .unwrap();
+            if listing(&stdout(&out), 1).is_some_and(|(_, stored, _)| stored >= n) {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "never {n} samples stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Six samples of a sleeping workload on tmpfs targets: cheap, and slow enough to catch.
+const SLOW: &str = r#"
+name = "slow"
+repetitions = 3
+[device]
+image = "16m"
+[[filesystems]]
+name = "tmpfs"
+[[workloads]]
+kind = "sleep"
+name = "a"
+duration = "400ms"
+[[workloads]]
+kind = "sleep"
+name = "b"
+duration = "400ms"
+"#;
+
+#[test]
+fn a_run_resumed_while_it_is_still_going_is_refused_and_the_first_finishes() {
+    if !root_or_skip("a_run_resumed_while_it_is_still_going_is_refused_and_the_first_finishes") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(SLOW);
+    let first = s
+        .run_command(&["--plan", plan.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_samples(&s, 3);
+    let second = s.run_command(&["--resume", "1"]).output().unwrap();
+    let err = stderr(&second);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("run 1 is still running in process") && err.contains(&first.id().to_string()),
+        "{err}"
+    );
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(
+        listing(&s.runs(), 1),
+        Some(("complete".to_string(), 6, 6)),
+        "{}",
+        s.runs()
+    );
+    s.assert_clean();
+}
+
+#[test]
+fn a_killed_owner_shows_as_interrupted_with_planned_counts_and_resume_finishes() {
+    if !root_or_skip("a_killed_owner_shows_as_interrupted_with_planned_counts_and_resume_finishes")
+    {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(SLOW);
+    let mut first = s
+        .run_command(&["--plan", plan.to_str().unwrap(), "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_samples(&s, 1);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let (status, stored, planned) = listing(&s.runs(), 1).unwrap();
+    assert_eq!(status, "interrupted", "{}", s.runs());
+    assert!((1..6).contains(&stored), "{}", s.runs());
+    assert_eq!(planned, 6);
+    // The killed run's target (a tmpfs mount) is what cleanup is for.
+    let cleanup = fsbench()
+        .args(["cleanup", "--work-dir"])
+        .arg(s.work())
+        .output()
+        .unwrap();
+    assert!(cleanup.status.success(), "{}", stderr(&cleanup));
+    s.assert_clean();
+    let resumed = s
+        .run_command(&["--resume", "1", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(listing(&s.runs(), 1), Some(("complete".to_string(), 6, 6)));
+    s.assert_clean();
+}
+
+#[test]
+fn no_subcommand_panics_when_its_output_cannot_be_written() {
+    let s = Scratch::new();
+    let dir = s.path().to_str().unwrap().to_string();
+    let db = s.path().join("none.db");
+    let plan = s.plan(SLOW);
+    let empty_job = s.path().join("job.json");
+    std::fs::write(&empty_job, "{}").unwrap();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["matrix".into(), "--dir".into(), "/nonexistent".into()],
+        vec![
+            "matrix".into(),
+            "--dir".into(),
+            dir.clone(),
+            "-i".into(),
+            "0".into(),
+            "--file-sizes".into(),
+            "4k".into(),
+            "--record-sizes".into(),
+            "4k".into(),
+            "--min-time".into(),
+            "1ms".into(),
+        ],
+        vec!["targets".into()],
+        vec!["targets".into(), "--json".into(), "-".into()],
+        vec!["runs".into(), "--db".into(), db.display().to_string()],
+        vec![
+            "export".into(),
+            "1".into(),
+            "--json".into(),
+            "-".into(),
+            "--db".into(),
+            db.display().to_string(),
+        ],
+        vec![
+            "run".into(),
+            "--dry-run".into(),
+            "--plan".into(),
+            plan.display().to_string(),
+        ],
+        vec![
+            "cleanup".into(),
+            "--work-dir".into(),
+            s.work().display().to_string(),
+        ],
+        vec![
+            "case-worker".into(),
+            "--job".into(),
+            empty_job.display().to_string(),
+            "--dir".into(),
+            dir.clone(),
+            "--out".into(),
+            "/dev/full".into(),
+        ],
+        vec!["--help".into()],
+        vec!["--version".into()],
+        vec!["no-such-command".into()],
+    ];
+    for args in &cases {
+        for (out_full, err_full) in [(true, true), (false, true), (true, false)] {
+            let full = || Stdio::from(std::fs::File::create("/dev/full").unwrap());
+            let mut command = fsbench();
+            command.args(args).stdin(Stdio::null());
+            command.stdout(if out_full { full() } else { Stdio::piped() });
+            command.stderr(if err_full { full() } else { Stdio::piped() });
+            let output = command.output().unwrap();
+            let code = output.status.code();
+            assert!(
+                matches!(code, Some(0..=3)),
+                "{args:?} (stdout full: {out_full}, stderr full: {err_full}) ended with {code:?}: {}",
+                stderr(&output)
+            );
+            assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
+            // What prints on standard output fails when it cannot, and says so where it can.
+            if out_full
+                && !err_full
+                && args[0] != "case-worker"
+                && !args.contains(&"/nonexistent".into())
+            {
+                assert_ne!(code, Some(0), "{args:?}: a lost output is not a success");
+                assert!(
+                    stderr(&output).contains("error: ")
+                        || args[0].starts_with('-')
+                        || args[0] == "no-such-command",
+                    "{args:?}: {}",
+                    stderr(&output)
+                );
+            }
+        }
+    }
+    // The issue's case: the bad-input code survives an unwritable standard error.
+    let status = fsbench()
+        .args(["matrix", "--dir", "/nonexistent"])
+        .stderr(Stdio::from(std::fs::File::create("/dev/full").unwrap()))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+}
+
+#[test]
+fn a_worker_that_cannot_write_in_a_full_work_directory_still_gives_its_reason() {
+    if !root_or_skip("a_worker_that_cannot_write_in_a_full_work_directory_still_gives_its_reason") {
+        return;
+    }
+    let s = Scratch::new();
+    let mount = ScratchMount::tmpfs("size=1m");
+    let work = mount.path().join("work");
+    let plan = s.plan(
+        r#"
+name = "full"
+repetitions = 1
+[device]
+image = "16m"
+[[filesystems]]
+name = "tmpfs"
+[[workloads]]
+kind = "sleep"
+duration = "2s"
+"#,
+    );
+    let child = fsbench()
+        .args(["run", "--quiet", "--plan", plan.to_str().unwrap(), "--db"])
+        .arg(s.db())
+        .arg("--work-dir")
+        .arg(&work)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the workload runs, fill the work directory: its results file cannot be written.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !entries(&work.join("jobs"))
+        .iter()
+        .any(|d| d.join("job.json").exists())
+    {
+        assert!(Instant::now() < deadline, "the workload never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let fill = mount.path().join("fill");
+    let _ = std::fs::write(&fill, vec![0u8; 4 << 20]);
+    let output = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(&fill);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let doc = s.export(1);
+    let sample = &doc["cases"][0]["samples"][0];
+    assert_eq!(sample["status"], "failed", "{sample}");
+    let reason = sample["reason"].as_str().unwrap();
+    assert!(reason.contains("No space left on device"), "{reason}");
+    assert!(!reason.contains("101"), "{reason}");
+    let cleanup = fsbench()
+        .args(["cleanup", "--work-dir"])
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(cleanup.status.success(), "{}", stderr(&cleanup));
+    drop(mount);
+    s.assert_clean();
+}
+
+#[test]
+fn an_image_size_the_host_refuses_leaves_nothing_and_says_why_once() {
+    if !root_or_skip("an_image_size_the_host_refuses_leaves_nothing_and_says_why_once") {
+        return;
+    }
+    // /var/tmp is ext4 on the usual hosts and CI, whose files end at 16 TiB.
+    let s = Scratch::new();
+    let output = fsbench()
+        .args([
+            "matrix",
+            "--fs",
+            "ext4",
+            "--device",
+            "image:100t",
+            "--quiet",
+            "--work-dir",
+        ])
+        .arg(s.work())
+        .args(["-i", "0", "--file-sizes", "64k", "--record-sizes", "64k"])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("File too large").count(), 1, "{err}");
+    let images = |dir: &Path| -> Vec<PathBuf> {
+        entries(dir)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "img"))
+            .collect()
+    };
+    assert!(images(&s.work()).is_empty(), "{:?}", entries(&s.work()));
+
+    // The same from a plan: a failed sample, no image, and exit 1.
+    let plan = s.plan(
+        r#"
+name = "huge"
+repetitions = 1
+[device]
+image = "17t"
+[[filesystems]]
+name = "ext4"
+[[workloads]]
+kind = "sleep"
+duration = "10ms"
+"#,
+    );
+    let output = s
+        .run_command(&["--quiet", "--plan", plan.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let reason = s.export(1)["cases"][0]["samples"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(reason.matches("File too large").count(), 1, "{reason}");
+    assert!(images(&s.work()).is_empty(), "{:?}", entries(&s.work()));
+    s.assert_clean();
+}
+
+#[test]
+fn a_database_on_a_full_disk_leaves_no_file_and_an_empty_file_is_not_made_a_database() {
+    let s = Scratch::new();
+    let empty = s.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    for args in [vec!["runs"], vec!["export", "1", "--json", "-"]] {
+        let output = fsbench()
+            .args(&args)
+            .arg("--db")
+            .arg(&empty)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains("is empty"), "{}", stderr(&output));
+        assert_eq!(
+            std::fs::metadata(&empty).unwrap().len(),
+            0,
+            "{args:?} wrote to it"
+        );
+    }
+    if !root_or_skip("a_database_on_a_full_disk_leaves_no_file") {
+        return;
+    }
+    let mount = ScratchMount::tmpfs("size=64k");
+    let _ = std::fs::write(mount.path().join("fill"), vec![0u8; 1 << 20]);
+    let plan = s.plan(SLOW);
+    let db = mount.path().join("results.db");
+    let output = fsbench()
+        .args(["run", "--quiet", "--plan", plan.to_str().unwrap(), "--db"])
+        .arg(&db)
+        .arg("--work-dir")
+        .arg(s.work())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("results database"),
+        "{}",
+        stderr(&output)
+    );
+    let left: Vec<PathBuf> = entries(mount.path())
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n != "fill"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    drop(mount);
+    s.assert_clean();
+}
+
+/// A stored run: one tmpfs sample.
+fn one_run(s: &Scratch) {
+    let plan = s.plan(
+        r#"
+name = "one"
+repetitions = 1
+[device]
+image = "16m"
+[[filesystems]]
+name = "tmpfs"
+[[workloads]]
+kind = "sleep"
+duration = "10ms"
+"#,
+    );
+    let output = s
+        .run_command(&["--quiet", "--plan", plan.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// A read-only bind mount of `source`, on a directory of its own; unmounted on drop.
+struct ReadOnlyBind {
+    dir: tempfile::TempDir,
+}
+
+impl ReadOnlyBind {
+    fn of(source: &Path) -> ReadOnlyBind {
+        let dir = tempfile::Builder::new()
+            .prefix("fsbench-test-ro-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let ok = Command::new("mount")
+            .arg("--bind")
+            .arg(source)
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount --bind");
+        let bind = ReadOnlyBind { dir };
+        let ok = Command::new("mount")
+            .args(["-o", "remount,bind,ro"])
+            .arg(bind.dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "remount read-only");
+        bind
+    }
+}
+
+impl Drop for ReadOnlyBind {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn reads_without_writing(runs: Output, export: Output) {
+    assert!(runs.status.success(), "{}", stderr(&runs));
+    assert_eq!(
+        listing(&stdout(&runs), 1).map(|l| l.0),
+        Some("complete".to_string()),
+        "{}",
+        stdout(&runs)
+    );
+    assert!(export.status.success(), "{}", stderr(&export));
+    let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
+    assert_eq!(doc["run"]["status"], "complete");
+}
+
+#[test]
+fn reading_commands_read_a_database_on_a_read_only_mount_and_one_only_readable() {
+    if !root_or_skip("reading_commands_read_a_database_on_a_read_only_mount_and_one_only_readable")
+    {
+        return;
+    }
+    let s = Scratch::new();
+    one_run(&s);
+    let before = std::fs::read(s.db()).unwrap();
+    {
+        let bind = ReadOnlyBind::of(s.path());
+        let db = bind.dir.path().join("results.db");
+        let runs = fsbench().arg("runs").arg("--db").arg(&db).output().unwrap();
+        let export = fsbench()
+            .args(["export", "1", "--json", "-", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        reads_without_writing(runs, export);
+        // A campaign needs to write: it says so before anything is made.
+        let plan = s.plan(SLOW);
+        let run = fsbench()
+            .args(["run", "--quiet", "--plan", plan.to_str().unwrap(), "--db"])
+            .arg(&db)
+            .arg("--work-dir")
+            .arg(s.work())
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+        assert!(stderr(&run).contains("is read-only"), "{}", stderr(&run));
+    }
+    assert_eq!(
+        std::fs::read(s.db()).unwrap(),
+        before,
+        "the database changed"
+    );
+
+    // chmod 444, read by another user (nobody) from a directory it may not write to.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(s.db(), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_fsbench"))
+            .args(args)
+            .arg("--db")
+            .arg(s.db())
+            .output()
+            .unwrap()
+    };
+    reads_without_writing(
+        as_nobody(&["runs"]),
+        as_nobody(&["export", "1", "--json", "-"]),
+    );
+    assert_eq!(
+        std::fs::read(s.db()).unwrap(),
+        before,
+        "the database changed"
+    );
+    s.assert_clean();
+}
+
+#[test]
+fn a_campaign_where_nothing_could_run_exits_3_with_the_kernels_reason_once() {
+    if !root_or_skip("a_campaign_where_nothing_could_run_exits_3_with_the_kernels_reason_once") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "rejected"
+repetitions = 2
+[device]
+image = "64m"
+[[filesystems]]
+name = "ext4"
+mount_options = { bogus = "fsbench_no_such_option" }
+[[workloads]]
+kind = "sleep"
+duration = "10ms"
+"#,
+    );
+    let output = s
+        .run_command(&["--plan", plan.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{err}");
+    assert!(!err.contains("unsupported: unsupported"), "{err}");
+    let reason = s.export(1)["cases"][0]["samples"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!reason.starts_with("unsupported"), "{reason}");
+    assert!(
+        reason.contains("the kernel said") && reason.contains("fsbench_no_such_option"),
+        "{reason}"
+    );
+    s.assert_clean();
+}
+
+#[test]
+fn messages_name_the_right_place() {
+    // --destroy-data-on without --device is a mistake, not ignored.
+    if is_root() {
+        let s = Scratch::new();
+        let output = fsbench()
+            .args([
+                "matrix",
+                "--fs",
+                "ext4",
+                "--destroy-data-on",
+                "/dev/sdb",
+                "--work-dir",
+            ])
+            .arg(s.work())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("without --device"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(!s.work().exists());
+    }
+    // targets --json - is standard output, as for export and matrix.
+    let dir = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args(["targets", "--json", "-"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(doc["schema"], "fsbench.targets");
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    // A dry run refuses an image xfs cannot use, and names the plan's setting.
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        "name = \"x\"\n[device]\nimage = \"256m\"\n[[filesystems]]\nname = \"xfs\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    let output = fsbench()
+        .args(["run", "--dry-run", "--plan"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("too small for xfs") && err.contains("[device]"),
+        "{err}"
+    );
+    assert!(!err.contains("--device image:"), "{err}");
+}
+
+#[test]
+fn a_mkfs_on_an_image_whose_disk_is_full_blames_the_disk() {
+    if !root_or_skip("a_mkfs_on_an_image_whose_disk_is_full_blames_the_disk") {
+        return;
+    }
+    let mount = ScratchMount::tmpfs("size=40m");
+    let work = mount.path().join("work");
+    let output = fsbench()
+        .args([
+            "matrix",
+            "--fs",
+            "ext4",
+            "--device",
+            "image:1g",
+            "--quiet",
+            "--work-dir",
+        ])
+        .arg(&work)
+        .args(["-i", "0", "--file-sizes", "64k", "--record-sizes", "64k"])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("the disk holding the image"), "{err}");
+    assert!(!err.contains("--mkfs-options"), "{err}");
+    assert!(
+        !entries(&work)
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "img")),
+        "{:?}",
+        entries(&work)
+    );
+}
