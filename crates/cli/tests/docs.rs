@@ -73,6 +73,7 @@ fn documented_commands_do_what_the_docs_say() {
         "{}:/usr/sbin:/sbin",
         std::env::var("PATH").unwrap_or_default()
     );
+    let mut failed = Vec::new();
     for (i, doc) in documents().iter().enumerate() {
         let text = std::fs::read_to_string(doc).unwrap();
         if !fenced_lines(&text)
@@ -84,18 +85,28 @@ fn documented_commands_do_what_the_docs_say() {
         // Each page starts from an empty database and work directory, so run ids are as shown.
         let db = scratch.path().join(format!("db-{i}/results.db"));
         let work = scratch.path().join(format!("fsbench-test-work-{i}"));
-        trycmd::TestCases::new()
-            .register_bin("fsbench", trycmd::cargo::cargo_bin!("fsbench"))
-            .env("FSBENCH_SCALE", DOC_SCALE)
-            .env("FSBENCH_DB", db.display().to_string())
-            .env("FSBENCH_WORK_DIR", work.display().to_string())
-            .env("PATH", &path)
-            .env("NO_COLOR", "1")
-            .timeout(Duration::from_secs(600))
-            .case(doc)
-            .run();
+        // trycmd panics on a mismatch; every page is still tried, then all are named.
+        let checked = std::panic::catch_unwind(|| {
+            trycmd::TestCases::new()
+                .register_bin("fsbench", trycmd::cargo::cargo_bin!("fsbench"))
+                .env("FSBENCH_SCALE", DOC_SCALE)
+                .env("FSBENCH_DB", db.display().to_string())
+                .env("FSBENCH_WORK_DIR", work.display().to_string())
+                .env("PATH", &path)
+                .env("NO_COLOR", "1")
+                .timeout(Duration::from_secs(600))
+                .case(doc)
+                .run();
+        });
+        if checked.is_err() {
+            failed.push(doc.display().to_string());
+        }
     }
     std::env::set_current_dir(repo()).unwrap();
+    assert!(
+        failed.is_empty(),
+        "documented commands no longer do what these pages say: {failed:?}"
+    );
 }
 
 /// A command shown outside a ```console block would not be tested: only commands that need a

@@ -212,11 +212,8 @@ impl Plan {
                                 "an image needs a size (e.g. \"4g\")",
                             ));
                         }
-                        // Scaled images are kept to whole MiB; the runner raises them to
-                        // each filesystem's minimum.
-                        let scaled = ((bytes as f64 * scale) as u64).max(1 << 20) >> 20 << 20;
                         DeviceSpec::Image {
-                            size_bytes: Some(if scale < 1.0 { scaled } else { bytes }),
+                            size_bytes: Some(bytes),
                         }
                     }
                     (None, Some(block)) => {
@@ -295,6 +292,26 @@ impl Plan {
                 .map_err(|e| check.at(span, "device.image", e.to_string()))?;
             }
         }
+        // A scaled image shrinks with the plan (in whole MiB), never below what its largest
+        // filesystem needs: the size the plan asked for was checked above.
+        let device = match device {
+            DeviceSpec::Image {
+                size_bytes: Some(bytes),
+            } if scale < 1.0 => {
+                let floor = raw
+                    .filesystems
+                    .iter()
+                    .filter_map(|f| fs::by_name(f.name.get_ref()))
+                    .map(|fs| fs.min_device_bytes())
+                    .max()
+                    .unwrap_or(0);
+                let scaled = ((bytes as f64 * scale) as u64) >> 20 << 20;
+                DeviceSpec::Image {
+                    size_bytes: Some(scaled.max(floor).min(bytes)),
+                }
+            }
+            other => other,
+        };
         if raw.workloads.is_empty() {
             return Err(PlanError {
                 file: file.to_string(),

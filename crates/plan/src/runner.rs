@@ -226,15 +226,7 @@ fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
     spec.mount_options = Some(case.config.mount_options.clone()).filter(|o| !o.is_empty());
     spec.scheduler = case.config.scheduler.clone();
     spec.cache = case.config.cache;
-    spec.device = match &plan.device {
-        // A scaled image never goes below what the filesystem needs.
-        fsbench_target::DeviceSpec::Image {
-            size_bytes: Some(bytes),
-        } if plan.scale < 1.0 => fsbench_target::DeviceSpec::Image {
-            size_bytes: Some((*bytes).max(spec.fs.min_device_bytes())),
-        },
-        other => other.clone(),
-    };
+    spec.device = plan.device.clone();
     spec.loop_direct_io = plan.loop_direct_io;
     spec.fsck = true;
     spec.size_setting = fsbench_target::device::SizeSetting::Plan;
