@@ -91,9 +91,31 @@ pub fn open(path: &Path, mode: OpenMode, direct: bool) -> io::Result<File> {
 
 /// Transfers on a raw descriptor for timed loops: one system call per record in the common
 /// case, retrying short transfers and EINTR, with no allocation and no `Option` to unwrap.
+///
+/// The calls go to the kernel through `syscall(2)`, not glibc's `read`/`write` wrappers: those
+/// are thread-cancellation points, and in a process with more than one thread (fsbench has a
+/// signal-handling thread) glibc wraps each call in `__pthread_enable_asynccancel` and
+/// `__pthread_disable_asynccancel`, two atomic updates and ~45 instructions that a
+/// single-threaded C loop does not pay (bench/README.md). The kernel does the same work.
 pub mod raw {
     use std::io;
     use std::os::fd::RawFd;
+
+    /// `syscall(number, fd, buffer, length[, offset])`, as the wrappers' signed result.
+    #[inline(always)]
+    unsafe fn transfer(
+        number: libc::c_long,
+        fd: RawFd,
+        buf: *const u8,
+        len: usize,
+        offset: u64,
+    ) -> isize {
+        // SAFETY: the caller passes a buffer valid for `len` bytes, and the read numbers only
+        // write within it; syscall(2) takes its arguments as machine words.
+        unsafe {
+            libc::syscall(number, fd as libc::c_long, buf, len, offset as libc::c_long) as isize
+        }
+    }
 
     fn check(n: isize) -> io::Result<usize> {
         if n < 0 {
@@ -126,7 +148,7 @@ pub mod raw {
     pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
         while !buf.is_empty() {
             // SAFETY: buf is valid for buf.len() bytes.
-            let n = retry!(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })?;
+            let n = retry!(unsafe { transfer(libc::SYS_write, fd, buf.as_ptr(), buf.len(), 0) })?;
             if n == 0 {
                 return Err(io::Error::from(io::ErrorKind::WriteZero));
             }
@@ -141,7 +163,7 @@ pub mod raw {
         while !buf.is_empty() {
             // SAFETY: buf is valid for buf.len() bytes.
             let n = retry!(unsafe {
-                libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), offset as libc::off_t)
+                transfer(libc::SYS_pwrite64, fd, buf.as_ptr(), buf.len(), offset)
             })?;
             if n == 0 {
                 return Err(io::Error::from(io::ErrorKind::WriteZero));
@@ -157,7 +179,8 @@ pub mod raw {
     pub fn read_exact(fd: RawFd, mut buf: &mut [u8]) -> io::Result<()> {
         while !buf.is_empty() {
             // SAFETY: buf is valid and writable for buf.len() bytes.
-            let n = retry!(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })?;
+            let n =
+                retry!(unsafe { transfer(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len(), 0) })?;
             if n == 0 {
                 return Err(eof());
             }
@@ -170,7 +193,7 @@ pub mod raw {
     #[inline]
     pub fn read_some(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
         // SAFETY: buf is valid and writable for buf.len() bytes.
-        retry!(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
+        retry!(unsafe { transfer(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len(), 0) })
     }
 
     /// Fills `buf` from `offset` (pread(2)); a file that ends first is `UnexpectedEof`.
@@ -179,12 +202,7 @@ pub mod raw {
         while !buf.is_empty() {
             // SAFETY: buf is valid and writable for buf.len() bytes.
             let n = retry!(unsafe {
-                libc::pread(
-                    fd,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    offset as libc::off_t,
-                )
+                transfer(libc::SYS_pread64, fd, buf.as_mut_ptr(), buf.len(), offset)
             })?;
             if n == 0 {
                 return Err(eof());
