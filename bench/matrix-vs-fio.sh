@@ -16,7 +16,10 @@
 # invalidate=0: by default it drops its file's page cache before each job, which would compare
 # fio's cold reads with fsbench's warm ones (fsbench's cold reads are --drop-caches).
 #
-# Usage (root, for the tmpfs and loop mounts): bench/matrix-vs-fio.sh [PAIRS] [SECONDS]
+# Usage (root, for the tmpfs and loop mounts): [BASELINE=/path/to/older/fsbench] \
+#   bench/matrix-vs-fio.sh [PAIRS] [SECONDS]
+# At 4 KiB the pairs also run fsbench with FSBENCH_CLOCK=monotonic and, with BASELINE, an older
+# build, each against the same pair's C loop: what the TSC clock and the other changes gained.
 set -euo pipefail
 PAIRS=${1:-5}
 SECONDS_PER_JOB=${2:-3}
@@ -58,7 +61,7 @@ fio_kib() {
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j[sys.argv[2]]["bw_bytes"]/1024)' "$1" "$2"
 }
 run_fsbench() { # dir test record: leaves its test file, named in $OUT/fsbench.json
-  "$FSBENCH" matrix --dir "$1" -i "$2" --file-sizes 1g --record-sizes "$3" --keep \
+  "${BIN:-$FSBENCH}" matrix --dir "$1" -i "$2" --file-sizes 1g --record-sizes "$3" --keep \
     --min-time "${SECONDS_PER_JOB}s" --quiet --json "$OUT/fsbench.json" 2>/dev/null >/dev/null
   FILE=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept_file"])' "$OUT/fsbench.json")
 }
@@ -81,6 +84,16 @@ for fs in tmpfs ext4; do
         if [ "$bs" = 4k ]; then
           c=$("$OUT/cloop" "$rw" "$FILE" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
           printf '%s\t%s 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$test" "$pair" "$a" "$c" >> "$RESULTS"
+          # What each change gained, in the same pairs: fsbench timing with clock_gettime
+          # instead of the TSC, and (with BASELINE=binary) an earlier build.
+          rm -f "$FILE"
+          FSBENCH_CLOCK=monotonic run_fsbench "$dir" "$test" "$bs"; m=$(phase_kib "$OUT/fsbench.json" "$phase")
+          printf '%s\t%s 4k, clock_gettime, vs C loop\t%s\t%s\t%s\n' "$fs" "$test" "$pair" "$m" "$c" >> "$RESULTS"
+          if [ -n "${BASELINE:-}" ]; then
+            rm -f "$FILE"
+            BIN=$BASELINE run_fsbench "$dir" "$test" "$bs"; o=$(phase_kib "$OUT/fsbench.json" "$phase")
+            printf '%s\t%s 4k, baseline build, vs C loop\t%s\t%s\t%s\n' "$fs" "$test" "$pair" "$o" "$c" >> "$RESULTS"
+          fi
         fi
         rm -f "$FILE"
       done

@@ -19,6 +19,8 @@ pub const INTERRUPTED: i32 = 130;
 pub struct Failure {
     pub code: i32,
     pub error: anyhow::Error,
+    /// Nothing to say: the exit code is the whole story (standard output closed by its reader).
+    pub silent: bool,
 }
 
 impl Failure {
@@ -26,6 +28,7 @@ impl Failure {
         Failure {
             code: USAGE,
             error: error.into(),
+            silent: false,
         }
     }
 
@@ -33,6 +36,16 @@ impl Failure {
         Failure {
             code: FAILED,
             error: error.into(),
+            silent: false,
+        }
+    }
+
+    /// Ends with `code` and no message.
+    pub fn quiet(code: i32) -> Failure {
+        Failure {
+            code,
+            error: anyhow::anyhow!("(no message)"),
+            silent: true,
         }
     }
 }
@@ -49,6 +62,7 @@ impl From<fsbench_target::TargetError> for Failure {
         Failure {
             code,
             error: error.into(),
+            silent: false,
         }
     }
 }
@@ -81,7 +95,9 @@ pub fn report(outcome: Result<i32, Failure>) -> i32 {
     match outcome {
         Ok(code) => code,
         Err(failure) => {
-            note!("error: {}", one_line(&failure.error));
+            if !failure.silent {
+                note!("error: {}", one_line(&failure.error));
+            }
             failure.code
         }
     }

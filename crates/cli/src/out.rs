@@ -16,8 +16,12 @@ pub fn stdout_line(args: Arguments<'_>) -> Result<(), Failure> {
         .map_err(stdout_failed)
 }
 
-/// The failure for an unwritable standard output.
+/// The failure for an unwritable standard output. A closed pipe (`fsbench runs | head`) is the
+/// reader saying it has read enough: fsbench stops quietly with success, as other Unix tools do.
 pub fn stdout_failed(e: std::io::Error) -> Failure {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return Failure::quiet(crate::exit::OK);
+    }
     Failure::failed(anyhow!(
         "cannot write to standard output ({e}); redirect it to a writable file, or pass --quiet where the command has it"
     ))

@@ -306,6 +306,28 @@ fn no_subcommand_panics_when_its_output_cannot_be_written() {
     assert_eq!(status.code(), Some(2));
 }
 
+/// A reader that stops reading (`fsbench targets | head -0`) is not an error: fsbench stops
+/// quietly with success, as other Unix tools do.
+#[test]
+fn a_closed_pipe_on_standard_output_ends_quietly() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors this test then owns.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just created and are owned once each.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read_end);
+    let output = fsbench()
+        .arg("targets")
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "", "a closed pipe is no error to report");
+}
+
 #[test]
 fn a_worker_that_cannot_write_in_a_full_work_directory_still_gives_its_reason() {
     if !root_or_skip("a_worker_that_cannot_write_in_a_full_work_directory_still_gives_its_reason") {

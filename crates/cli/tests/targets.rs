@@ -272,6 +272,46 @@ fn zfs_fuse_round_trip() {
     );
 }
 
+/// zfs-fuse runs one daemon per host: two fsbench processes with zfs targets at once used to
+/// share the first one's daemon, which the first then stopped under the second. They take
+/// turns now, and both finish.
+#[test]
+fn two_zfs_targets_at_once_take_turns() {
+    if !root_or_skip("two_zfs_targets_at_once_take_turns") {
+        return;
+    }
+    let works = [work_dir(), work_dir()];
+    let children: Vec<_> = works
+        .iter()
+        .map(|work| {
+            fsbench()
+                .args([
+                    "matrix",
+                    "--fs",
+                    "zfs",
+                    "--device",
+                    "image:256m",
+                    "--work-dir",
+                ])
+                .arg(work.path())
+                .args(["-i", "0", "--file-sizes", "256k", "--record-sizes", "64k"])
+                .args(["--min-time", "2ms", "--quiet"])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, work) in children.into_iter().zip(&works) {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(
+            leftovers(work.path()).is_empty(),
+            "{:?}",
+            leftovers(work.path())
+        );
+    }
+}
+
 #[test]
 fn a_bad_mkfs_option_fails_cleanly() {
     if !root_or_skip("a_bad_mkfs_option_fails_cleanly") {

@@ -46,7 +46,7 @@ pub struct DeviceFile {
     pub image: Option<Spanned<String>>,
     /// A real block device instead of an image.
     pub block: Option<Spanned<String>>,
-    pub destroy_data_on: Option<String>,
+    pub destroy_data_on: Option<Spanned<String>>,
     pub loop_buffered: Option<bool>,
 }
 

@@ -194,6 +194,15 @@ impl Plan {
         let (device, loop_direct_io) = match &raw.device {
             None => (DeviceSpec::Image { size_bytes: None }, true),
             Some(d) => {
+                // The acknowledgement of a real device means nothing without that device: a
+                // plan that says it but images instead has a mistake in it.
+                if let (Some(destroy), None) = (&d.destroy_data_on, &d.block) {
+                    return Err(check.at(
+                        destroy,
+                        "device.destroy_data_on",
+                        "names a device to destroy, but the plan has no device.block; add block = \"/dev/X\" (the same device) or remove destroy_data_on",
+                    ));
+                }
                 let device = match (&d.image, &d.block) {
                     (Some(_), Some(b)) => {
                         return Err(check.at(
@@ -216,10 +225,11 @@ impl Plan {
                             size_bytes: Some(bytes),
                         }
                     }
-                    (None, Some(block)) => {
-                        DeviceSpec::parse(block.get_ref(), d.destroy_data_on.as_deref())
-                            .map_err(|e| check.at(block, "device.block", e.to_string()))?
-                    }
+                    (None, Some(block)) => DeviceSpec::parse(
+                        block.get_ref(),
+                        d.destroy_data_on.as_ref().map(|s| s.get_ref().as_str()),
+                    )
+                    .map_err(|e| check.at(block, "device.block", e.to_string()))?,
                     (None, None) => DeviceSpec::Image { size_bytes: None },
                 };
                 (device, !d.loop_buffered.unwrap_or(false))
@@ -886,6 +896,18 @@ min_time = "1ms"
         assert_eq!(scaled.scaled_text(0.25).unwrap(), text);
         let e = error_of(&format!("scale = 2.0\n{PLAN}"));
         assert!(e.starts_with("bad.toml:1:9: scale: must be above 0"), "{e}");
+    }
+
+    #[test]
+    fn destroy_data_on_without_a_block_device_is_a_mistake() {
+        let e = error_of(&format!(
+            "name = \"x\"\n[device]\ndestroy_data_on = \"/dev/sdb\"\n{}",
+            &PLAN[PLAN.find("[[filesystems]]").unwrap()..]
+        ));
+        assert!(
+            e.starts_with("bad.toml:3:19: device.destroy_data_on: names a device to destroy"),
+            "{e}"
+        );
     }
 
     #[test]

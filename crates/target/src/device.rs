@@ -272,6 +272,7 @@ mod tests {
         sys.respond(
             "blkid",
             CmdOutput {
+                timed_out: false,
                 status: Some(2),
                 ..CmdOutput::default()
             },
@@ -354,6 +355,7 @@ mod tests {
         sys.respond(
             "blkid",
             CmdOutput {
+                timed_out: false,
                 status: Some(0),
                 stdout: "DEVNAME=/dev/vdb\nPTTYPE=gpt\n".into(),
                 ..CmdOutput::default()

@@ -220,7 +220,23 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
-            Err(format!("zfs-fuse {pid} did not stop within 10 s"))
+            // A daemon that ignores SIGTERM for 10 s is wedged (seen spinning in a pool
+            // creation that never ended): it is ours, so it is killed.
+            // SAFETY: as above.
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+            for _ in 0..50 {
+                if !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = sys.remove_file(pidfile);
+                    if let Some(dir) = pidfile.parent() {
+                        let _ = sys.remove_dir(dir);
+                    }
+                    return Ok(format!(
+                        "killed zfs-fuse {pid} (it ignored SIGTERM for 10 s)"
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(format!("zfs-fuse {pid} did not stop, even on SIGKILL"))
         }
         Resource::Image { path } => match sys.remove_file(path) {
             Ok(()) => Ok(format!("removed {}", path.display())),

@@ -10,20 +10,35 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
+use std::time::Duration;
 
-/// A program and its arguments.
+/// A program and its arguments, and how long it may take.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cmd {
     pub program: String,
     pub args: Vec<String>,
+    /// Past this the program is killed and its output says so: no step of a target may hang
+    /// fsbench for ever (zfs-fuse's `zpool create` did, on a pool too small for it).
+    pub timeout: Duration,
 }
+
+/// The bound of a command that sets none: mkfs or fsck of a large real device may take long,
+/// but not this long.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 impl Cmd {
     pub fn new(program: impl Into<String>) -> Cmd {
         Cmd {
             program: program.into(),
             args: Vec::new(),
+            timeout: DEFAULT_COMMAND_TIMEOUT,
         }
+    }
+
+    /// The same command with another time bound.
+    pub fn timeout(mut self, timeout: Duration) -> Cmd {
+        self.timeout = timeout;
+        self
     }
 
     pub fn arg(mut self, arg: impl Into<String>) -> Cmd {
@@ -60,6 +75,8 @@ impl fmt::Display for Cmd {
 pub struct CmdOutput {
     /// Exit code; None when a signal ended it.
     pub status: Option<i32>,
+    /// fsbench killed it when it ran past its [`Cmd::timeout`].
+    pub timed_out: bool,
     pub stdout: String,
     pub stderr: String,
     pub elapsed_ns: u64,
@@ -122,6 +139,16 @@ pub trait System: Send + Sync {
     fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>>;
     /// Entries of a directory (sysfs holders, partitions), by name.
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+    /// Takes an exclusive lock on `path` (created when missing) without waiting: Some while
+    /// held (released when dropped, or when the process dies, even by SIGKILL), None when
+    /// another process holds it.
+    fn try_lock(&self, path: &Path) -> io::Result<Option<HostLock>>;
+}
+
+/// A lock shared with the other processes of the host (flock(2)); released on drop.
+#[derive(Debug)]
+pub struct HostLock {
+    _fd: Option<OwnedFd>,
 }
 
 /// The host itself.
@@ -134,15 +161,52 @@ impl System for RealSystem {
             .find_program(&cmd.program)
             .unwrap_or_else(|| PathBuf::from(&cmd.program));
         let started = now_ns();
-        let output = Command::new(program)
+        let child = Command::new(program)
             .args(&cmd.args)
             .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .env("LC_ALL", "C")
-            .output()?;
+            .spawn()?;
+        let pid = child.id();
+        // A waiter thread collects the output, so the time bound costs the command nothing:
+        // no polling delay is added to the steps whose durations fsbench reports.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(child.wait_with_output());
+        });
+        let (output, timed_out) = match receiver.recv_timeout(cmd.timeout) {
+            Ok(output) => (output?, false),
+            Err(_) => {
+                // SAFETY: signalling the child this call spawned (not yet reaped: the waiter
+                // still waits for it).
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                // Its output is waited for a little; a daemonised grandchild may hold the pipes.
+                match receiver.recv_timeout(Duration::from_secs(5)) {
+                    Ok(output) => (output?, true),
+                    Err(_) => (
+                        std::process::Output {
+                            status: std::os::unix::process::ExitStatusExt::from_raw(9),
+                            stdout: Vec::new(),
+                            stderr: Vec::new(),
+                        },
+                        true,
+                    ),
+                }
+            }
+        };
+        let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        if timed_out {
+            stderr.push_str(&format!(
+                "\nfsbench killed it: it ran past its {} s bound",
+                cmd.timeout.as_secs()
+            ));
+        }
         Ok(CmdOutput {
             status: output.status.code(),
+            timed_out,
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            stderr,
             elapsed_ns: now_ns() - started,
         })
     }
@@ -224,6 +288,27 @@ impl System for RealSystem {
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    fn try_lock(&self, path: &Path) -> io::Result<Option<HostLock>> {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::EWOULDBLOCK) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        Ok(Some(HostLock {
+            _fd: Some(file.into()),
+        }))
     }
 }
 
@@ -321,6 +406,7 @@ impl System for RecordingSystem {
             .find(|(prefix, _)| line.starts_with(prefix.as_str()))
             .map(|(_, out)| out.clone())
             .unwrap_or(CmdOutput {
+                timed_out: false,
                 status: Some(0),
                 ..CmdOutput::default()
             });
@@ -474,6 +560,11 @@ impl System for RecordingSystem {
             .find(|(p, _)| p == path)
             .map(|(_, n)| n.clone())
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    fn try_lock(&self, path: &Path) -> io::Result<Option<HostLock>> {
+        self.record(format!("lock {}", path.display()));
+        Ok(Some(HostLock { _fd: None }))
     }
 }
 

@@ -13,7 +13,7 @@ use crate::error::TargetError;
 use crate::fs::{self, zfs, Filesystem, Lifecycle};
 use crate::ledger::{self, Ledger, Resource};
 use crate::scheduler;
-use crate::system::{Cmd, CmdOutput, LoopDevice, System};
+use crate::system::{Cmd, CmdOutput, HostLock, LoopDevice, System};
 use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::human_bytes;
 use serde::Serialize;
@@ -230,6 +230,8 @@ pub struct Target<'s> {
     block_device: Option<PathBuf>,
     pool: Option<String>,
     mount_cmd: Option<Cmd>,
+    /// Held while this target uses zfs-fuse (one daemon per host: fsbench processes take turns).
+    zfs_lock: Option<HostLock>,
     torn_down: bool,
 }
 
@@ -274,6 +276,7 @@ impl<'s> Target<'s> {
             block_device: None,
             pool: None,
             mount_cmd: None,
+            zfs_lock: None,
             torn_down: false,
         };
         match target.build(&tag, stop) {
@@ -350,7 +353,7 @@ impl<'s> Target<'s> {
                 self.mount()?;
             }
             Lifecycle::Memory => self.mount()?,
-            Lifecycle::ZfsPool => self.create_pool(tag)?,
+            Lifecycle::ZfsPool => self.create_pool(tag, stop)?,
         }
         check_stop(stop)?;
         self.read_mount_back()?;
@@ -622,7 +625,34 @@ impl<'s> Target<'s> {
         Ok(())
     }
 
-    fn create_pool(&mut self, tag: &str) -> Result<(), TargetError> {
+    /// Waits for the host's zfs-fuse turn (another fsbench process may hold it), at most
+    /// [`ZFS_TURN_WAIT`]; stop requests end the wait.
+    fn take_zfs_turn(&mut self, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+        let path = Path::new(zfs::HOST_LOCK);
+        let started = std::time::Instant::now();
+        loop {
+            match self.sys.try_lock(path) {
+                Ok(Some(lock)) => {
+                    self.zfs_lock = Some(lock);
+                    return Ok(());
+                }
+                Ok(None) => {}
+                Err(e) => return Err(TargetError::io("lock", path, e)),
+            }
+            check_stop(stop)?;
+            if started.elapsed() >= ZFS_TURN_WAIT {
+                return Err(TargetError::Invalid(format!(
+                    "another fsbench process used zfs-fuse for {} min ({} is locked); zfs-fuse runs one daemon per host, so zfs cases run one process at a time: wait for it, or run again later",
+                    ZFS_TURN_WAIT.as_secs() / 60,
+                    path.display()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+
+    fn create_pool(&mut self, tag: &str, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+        self.take_zfs_turn(stop)?;
         let sys = self.sys;
         if !sys.run(&zfs::ping()).is_ok_and(|o| o.success()) {
             let run_dir = self.spec.work_dir.join("run");
@@ -957,6 +987,8 @@ impl<'s> Target<'s> {
                 self.run_fsck();
             }
         }
+        // The next fsbench process may use zfs-fuse once ours is gone.
+        self.zfs_lock = None;
     }
 
     fn run_fsck(&mut self) {
@@ -991,6 +1023,9 @@ impl Drop for Target<'_> {
         self.teardown();
     }
 }
+
+/// How long a zfs target waits for another fsbench process to finish with zfs-fuse.
+const ZFS_TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
 fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
     if stop() {
@@ -1201,6 +1236,7 @@ mod tests {
         sys.respond(
             "dmesg",
             CmdOutput {
+                timed_out: false,
                 status: Some(0),
                 stdout: "[    1.0] EXT4-fs (loop7): mounted filesystem\n[   12.5] EXT4-fs (loop40): Unrecognized mount option \"journal_async_commit\" or missing value\n[   12.6] loop40: detected capacity change\n".into(),
                 ..CmdOutput::default()

@@ -66,7 +66,7 @@ pub fn create_pool(
     pool_options: &[String],
     properties: &[String],
 ) -> Cmd {
-    let mut cmd = Cmd::new("zpool")
+    let mut cmd = zpool()
         .args(["create", "-f", "-m"])
         .arg(mountpoint.display().to_string())
         .args(pool_options.iter().cloned());
@@ -75,6 +75,19 @@ pub fn create_pool(
     }
     cmd.arg(pool).arg(device.display().to_string())
 }
+
+/// How long a zpool or zfs command may take: zfs-fuse has been seen to spin for ever in
+/// `zpool create`; a bounded wait turns that into a failed sample instead of a hung campaign.
+pub const ZFS_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `zpool ARGS`, bounded by [`ZFS_COMMAND_TIMEOUT`].
+fn zpool() -> Cmd {
+    Cmd::new("zpool").timeout(ZFS_COMMAND_TIMEOUT)
+}
+
+/// Where fsbench processes take turns with zfs-fuse: it runs one daemon per host, and a second
+/// fsbench would adopt the first one's daemon (which the first then stops under it).
+pub const HOST_LOCK: &str = "/run/lock/fsbench-zfs-fuse.lock";
 
 /// Starts the daemon with a pid file of ours.
 pub fn start_daemon(pidfile: &Path) -> Cmd {
@@ -85,39 +98,48 @@ pub fn start_daemon(pidfile: &Path) -> Cmd {
 
 /// Succeeds when a daemon answers.
 pub fn ping() -> Cmd {
-    Cmd::new("zpool").arg("list")
+    zpool()
+        .arg("list")
+        .timeout(std::time::Duration::from_secs(20))
 }
 
 pub fn destroy(pool: &str) -> Cmd {
-    Cmd::new("zpool").args(["destroy", "-f", pool])
+    zpool().args(["destroy", "-f", pool])
 }
 
 pub fn export(pool: &str) -> Cmd {
-    Cmd::new("zpool").args(["export", pool])
+    zpool().args(["export", pool])
 }
 
 pub fn import(pool: &str, device_dir: &Path) -> Cmd {
-    Cmd::new("zpool")
+    zpool()
         .args(["import", "-d"])
         .arg(device_dir.display().to_string())
         .arg(pool)
 }
 
 pub fn scrub(pool: &str) -> Cmd {
-    Cmd::new("zpool").args(["scrub", pool])
+    zpool().args(["scrub", pool])
 }
 
 pub fn status(pool: &str) -> Cmd {
-    Cmd::new("zpool").args(["status", pool])
+    zpool().args(["status", pool])
 }
 
 pub fn healthy(pool: &str) -> Cmd {
-    Cmd::new("zpool").args(["status", "-x", pool])
+    zpool().args(["status", "-x", pool])
 }
 
 /// Effective pool and dataset properties that differ from the defaults.
 pub fn readback(pool: &str) -> Cmd {
-    Cmd::new("zfs").args(["get", "-H", "-o", "property,value,source", "all", pool])
+    Cmd::new("zfs").timeout(ZFS_COMMAND_TIMEOUT).args([
+        "get",
+        "-H",
+        "-o",
+        "property,value,source",
+        "all",
+        pool,
+    ])
 }
 
 /// Splits "atime=off,compression=lz4" into dataset properties.
