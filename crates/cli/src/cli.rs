@@ -3,7 +3,7 @@
 //! ends in one line that says what to change.
 
 use clap::{Args, Parser, Subcommand};
-use fsbench_target::target::DEFAULT_WORK_DIR;
+use fsbench_testbed::target::DEFAULT_WORK_DIR;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]

@@ -50,9 +50,9 @@ impl Failure {
     }
 }
 
-impl From<fsbench_target::TargetError> for Failure {
-    fn from(error: fsbench_target::TargetError) -> Failure {
-        use fsbench_target::TargetError as E;
+impl From<fsbench_testbed::TargetError> for Failure {
+    fn from(error: fsbench_testbed::TargetError) -> Failure {
+        use fsbench_testbed::TargetError as E;
         let code = match error {
             E::Invalid(_) | E::Refused(_) => USAGE,
             E::Unsupported(_) => UNSUPPORTED,
@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn a_cause_the_message_quotes_is_not_repeated() {
         let io = std::io::Error::from_raw_os_error(27);
-        let error = anyhow::Error::new(fsbench_target::TargetError::io(
+        let error = anyhow::Error::new(fsbench_testbed::TargetError::io(
             "create the image",
             "/w/x.img",
             io,

@@ -3,8 +3,8 @@
 use crate::cli::TargetArgs;
 use crate::exit::Failure;
 use anyhow::anyhow;
-use fsbench_target::target::split_options;
-use fsbench_target::{CachePolicy, DeviceSpec, TargetSpec};
+use fsbench_testbed::target::split_options;
+use fsbench_testbed::{CachePolicy, DeviceSpec, TargetSpec};
 use fsbench_workload::StopFlag;
 
 /// The spec the flags ask for, or None when no --fs was given.

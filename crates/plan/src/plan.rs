@@ -6,9 +6,9 @@
 use crate::file::{PlanFile, RuleFile, WorkloadFile};
 use crate::workload::{duration, MatrixSettings, WorkloadSpec};
 use fsbench_measure::units::parse_size;
-use fsbench_target::fs::{self, Lifecycle};
-use fsbench_target::target::DEFAULT_WORK_DIR;
-use fsbench_target::{CachePolicy, DeviceSpec};
+use fsbench_testbed::fs::{self, Lifecycle};
+use fsbench_testbed::target::DEFAULT_WORK_DIR;
+use fsbench_testbed::{CachePolicy, DeviceSpec};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -292,12 +292,12 @@ impl Plan {
         {
             for f in &raw.filesystems {
                 let fs = fs::by_name(f.name.get_ref()).expect("checked");
-                fsbench_target::device::check_size(
+                fsbench_testbed::device::check_size(
                     fs.name(),
                     *bytes,
                     fs.min_device_bytes(),
                     "the image",
-                    fsbench_target::device::SizeSetting::Plan,
+                    fsbench_testbed::device::SizeSetting::Plan,
                 )
                 .map_err(|e| check.at(span, "device.image", e.to_string()))?;
             }

@@ -13,7 +13,7 @@ use crate::workload::{Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_store::{Metric, NewSample, SampleStatus, Store, StoreError};
-use fsbench_target::{System, Target, TargetError, TargetSpec};
+use fsbench_testbed::{System, Target, TargetError, TargetSpec};
 use fsbench_workload::StopFlag;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -222,14 +222,14 @@ fn is_stable(plan: &Plan, samples: Option<&Vec<Vec<Metric>>>) -> bool {
 /// The target spec of a case.
 fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
     let mut spec = TargetSpec::new(&case.config.filesystem, &plan.work_dir)?;
-    spec.mkfs_options = fsbench_target::target::split_options(&case.config.mkfs_options);
+    spec.mkfs_options = fsbench_testbed::target::split_options(&case.config.mkfs_options);
     spec.mount_options = Some(case.config.mount_options.clone()).filter(|o| !o.is_empty());
     spec.scheduler = case.config.scheduler.clone();
     spec.cache = case.config.cache;
     spec.device = plan.device.clone();
     spec.loop_direct_io = plan.loop_direct_io;
     spec.fsck = true;
-    spec.size_setting = fsbench_target::device::SizeSetting::Plan;
+    spec.size_setting = fsbench_testbed::device::SizeSetting::Plan;
     Ok(spec)
 }
 
@@ -525,7 +525,7 @@ pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
         let Some(pid) = name.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        if !fsbench_target::ledger::process_alive(pid)
+        if !fsbench_testbed::ledger::process_alive(pid)
             && std::fs::remove_dir_all(entry.path()).is_ok()
         {
             removed.push(format!("removed {}", entry.path().display()));

@@ -8,7 +8,7 @@
 use fsbench_measure::units::human_bytes;
 use fsbench_measure::units::{parse_duration_ns, size_label, SizeSpec};
 use fsbench_store::{Histogram, Metric};
-use fsbench_target::CachePolicy;
+use fsbench_testbed::CachePolicy;
 use fsbench_workload::matrix::{
     self, CellResult, MatrixObserver, MatrixSpec, MatrixTest, RunStatus,
 };

@@ -5,7 +5,7 @@
 use crate::unit::DisplayUnit;
 use fsbench_measure::host::{HostInfo, MountEntry};
 use fsbench_measure::units::{human_bytes, human_duration, size_label};
-use fsbench_target::TargetInfo;
+use fsbench_testbed::TargetInfo;
 use fsbench_workload::matrix::{CellResult, MatrixOutcome, MatrixPlan, Phase, RunStatus};
 use serde::Serialize;
 use std::collections::BTreeSet;

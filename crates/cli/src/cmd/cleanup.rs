@@ -5,9 +5,9 @@ use crate::cli::CleanupArgs;
 use crate::exit::{self, Failure};
 use crate::out::say;
 use anyhow::anyhow;
-use fsbench_target::ledger;
-use fsbench_target::target::state_dir;
-use fsbench_target::RealSystem;
+use fsbench_testbed::ledger;
+use fsbench_testbed::target::state_dir;
+use fsbench_testbed::RealSystem;
 
 pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     let dir = state_dir(&args.work.work_dir);

@@ -11,7 +11,7 @@ use fsbench_measure::host::{mount_of, HostInfo};
 use fsbench_measure::units::{human_duration, parse_duration_ns, parse_size, SizeSpec};
 use fsbench_report::matrix::{Directory, MatrixDocument, Status};
 use fsbench_report::DisplayUnit;
-use fsbench_target::{CachePolicy, RealSystem, Target, TargetError};
+use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError};
 use fsbench_workload::matrix::{
     self, MatrixOutcome, MatrixPlan, MatrixSpec, MatrixTest, RunStatus,
 };

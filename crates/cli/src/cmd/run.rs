@@ -15,7 +15,7 @@ use fsbench_plan::plan::{case_estimate_ns, quick_profile_text};
 use fsbench_plan::{Campaign, CampaignEnd, Plan};
 use fsbench_report::campaign::write_summary;
 use fsbench_store::{NewRun, RunData, SampleStatus, Store, StoreError};
-use fsbench_target::{fs, RealSystem};
+use fsbench_testbed::{fs, RealSystem};
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
 fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {

@@ -5,8 +5,8 @@ use crate::cli::TargetsArgs;
 use crate::exit::{self, Failure};
 use crate::out::{say, stdout_failed};
 use anyhow::Context;
-use fsbench_target::fs::{self, Support};
-use fsbench_target::RealSystem;
+use fsbench_testbed::fs::{self, Support};
+use fsbench_testbed::RealSystem;
 use std::io::Write;
 use std::path::Path;
 
