@@ -1,18 +1,20 @@
-//! Exit codes, and the one-line error message every failure ends with.
+//! Exit codes, and the one-line error message every failure ends with. The codes of results
+//! come from [`Outcome::exit_code`]; 2 (a usage error: nothing was measured) is the CLI's own.
 
 use crate::out::note;
+use fsbench_model::Outcome;
 
 /// Success.
-pub const OK: i32 = 0;
+pub const OK: i32 = Outcome::Ok.exit_code();
 /// The run failed while measuring (I/O error, full disk); finished results were written.
-pub const FAILED: i32 = 1;
+pub const FAILED: i32 = Outcome::Failed.exit_code();
 /// The command line or the directory is wrong; nothing was measured.
 pub const USAGE: i32 = 2;
 /// The host cannot run the configuration (kernel lacks the filesystem, a tool is missing, the
 /// kernel rejected an option); nothing is left behind.
-pub const UNSUPPORTED: i32 = 3;
+pub const UNSUPPORTED: i32 = Outcome::Unsupported.exit_code();
 /// Stopped by Ctrl-C or SIGTERM; finished results were written.
-pub const INTERRUPTED: i32 = 130;
+pub const INTERRUPTED: i32 = Outcome::Interrupted.exit_code();
 
 /// An error with the exit code it deserves.
 #[derive(Debug)]
@@ -52,13 +54,7 @@ impl Failure {
 
 impl From<fsbench_testbed::TargetError> for Failure {
     fn from(error: fsbench_testbed::TargetError) -> Failure {
-        use fsbench_testbed::TargetError as E;
-        let code = match error {
-            E::Invalid(_) | E::Refused(_) => USAGE,
-            E::Unsupported(_) => UNSUPPORTED,
-            E::Interrupted => INTERRUPTED,
-            _ => FAILED,
-        };
+        let code = error.outcome().map_or(USAGE, Outcome::exit_code);
         Failure {
             code,
             error: error.into(),

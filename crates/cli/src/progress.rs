@@ -4,7 +4,7 @@
 use crate::out::note;
 use fsbench_measure::units::{human_duration, size_label};
 use fsbench_plan::{CampaignObserver, Case};
-use fsbench_store::SampleStatus;
+use fsbench_store::Outcome;
 use fsbench_workload::matrix::{CellResult, MatrixObserver};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -146,13 +146,7 @@ impl CampaignObserver for CampaignProgress {
         }
     }
 
-    fn sample_finished(
-        &mut self,
-        case: &Case,
-        repetition: u32,
-        status: SampleStatus,
-        detail: &str,
-    ) {
+    fn sample_finished(&mut self, case: &Case, repetition: u32, status: Outcome, detail: &str) {
         self.done += 1;
         if !self.enabled {
             return;
@@ -166,7 +160,7 @@ impl CampaignObserver for CampaignProgress {
         if let Some(bar) = &self.bar {
             bar.set_position(self.done.min(self.total) as u64);
         }
-        if !self.terminal || status != SampleStatus::Ok {
+        if !self.terminal || status != Outcome::Ok {
             self.say(format!(
                 "[{}/{}] {} #{repetition}: {} ({took}){detail}",
                 self.done,

@@ -15,4 +15,4 @@ pub mod runner;
 pub mod workload;
 
 pub use plan::{Case, Plan, PlanError};
-pub use runner::{Campaign, CampaignEnd, CampaignObserver};
+pub use runner::{Campaign, CampaignObserver};

@@ -12,7 +12,7 @@ use crate::plan::{Case, Plan};
 use crate::workload::{Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
-use fsbench_store::{Metric, NewSample, SampleStatus, Store, StoreError};
+use fsbench_store::{Metric, NewSample, Outcome, Store, StoreError};
 use fsbench_testbed::{System, Target, TargetError, TargetSpec};
 use fsbench_workload::StopFlag;
 use std::collections::{HashMap, HashSet};
@@ -27,26 +27,13 @@ pub trait CampaignObserver {
     fn sample_started(&mut self, _case: &Case, _repetition: u32) {}
     /// The running workload's latest word on itself (a live rate), every quarter second or so.
     fn sample_status(&mut self, _case: &Case, _repetition: u32, _status: &str) {}
-    fn sample_finished(
-        &mut self,
-        _case: &Case,
-        _repetition: u32,
-        _status: SampleStatus,
-        _detail: &str,
-    ) {
+    fn sample_finished(&mut self, _case: &Case, _repetition: u32, _status: Outcome, _detail: &str) {
     }
 }
 
 /// Ignores every event.
 pub struct Quiet;
 impl CampaignObserver for Quiet {}
-
-/// How a campaign ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CampaignEnd {
-    Complete,
-    Interrupted,
-}
 
 /// Everything the runner needs.
 pub struct Campaign<'a> {
@@ -59,8 +46,8 @@ pub struct Campaign<'a> {
 }
 
 /// What one sample produced.
-struct Outcome {
-    status: SampleStatus,
+struct SampleResult {
+    status: Outcome,
     reason: Option<String>,
     output: JobOutput,
     target_json: Option<String>,
@@ -72,7 +59,7 @@ impl Campaign<'_> {
         &mut self,
         run_id: i64,
         observer: &mut dyn CampaignObserver,
-    ) -> Result<CampaignEnd, StoreError> {
+    ) -> Result<Outcome, StoreError> {
         let plan = self.plan;
         let system = self.system;
         let mut case_ids = HashMap::new();
@@ -93,11 +80,11 @@ impl Campaign<'_> {
         for case in self.store.load(run_id)?.cases {
             for sample in case.samples {
                 match sample.status {
-                    SampleStatus::Ok => values
+                    Outcome::Ok => values
                         .entry(case.case.key.clone())
                         .or_default()
                         .push(sample.metrics),
-                    SampleStatus::Unsupported => {
+                    Outcome::Unsupported => {
                         let reason = sample.reason.unwrap_or_default();
                         let reason = reason.trim_end_matches(" (not retried)").to_string();
                         unsupported.insert(case.case.key.clone(), reason);
@@ -115,7 +102,8 @@ impl Campaign<'_> {
 
         let mut kept: HashMap<String, Target<'_>> = HashMap::new();
         let mut last_sample: HashMap<String, i64> = HashMap::new();
-        let mut end = CampaignEnd::Complete;
+        // Ok when every planned sample ran (whatever each sample's outcome), or Interrupted.
+        let mut end = Outcome::Ok;
         'rounds: for repetition in 1..=plan.repetitions.max {
             for case in &plan.cases {
                 if recorded.contains(&(case.key.clone(), repetition)) {
@@ -125,15 +113,15 @@ impl Campaign<'_> {
                     continue;
                 }
                 if self.stop.is_requested() {
-                    end = CampaignEnd::Interrupted;
+                    end = Outcome::Interrupted;
                     break 'rounds;
                 }
                 observer.sample_started(case, repetition);
                 let started_at = rfc3339_utc(unix_time_s());
                 let started = now_ns();
                 let outcome = match unsupported.get(&case.key) {
-                    Some(reason) => Some(Outcome {
-                        status: SampleStatus::Unsupported,
+                    Some(reason) => Some(SampleResult {
+                        status: Outcome::Unsupported,
                         reason: Some(format!("{reason} (not retried)")),
                         output: JobOutput::default(),
                         target_json: None,
@@ -149,7 +137,7 @@ impl Campaign<'_> {
                     ),
                 };
                 let Some(outcome) = outcome else {
-                    end = CampaignEnd::Interrupted;
+                    end = Outcome::Interrupted;
                     break 'rounds;
                 };
                 let sample_id = self.store.record_sample(
@@ -167,11 +155,11 @@ impl Campaign<'_> {
                 )?;
                 last_sample.insert(case.key.clone(), sample_id);
                 match outcome.status {
-                    SampleStatus::Ok => values
+                    Outcome::Ok => values
                         .entry(case.key.clone())
                         .or_default()
                         .push(outcome.output.metrics),
-                    SampleStatus::Unsupported => {
+                    Outcome::Unsupported => {
                         unsupported
                             .insert(case.key.clone(), outcome.reason.clone().unwrap_or_default());
                     }
@@ -233,14 +221,14 @@ fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
     Ok(spec)
 }
 
-fn not_run(error: TargetError) -> Option<Outcome> {
+fn not_run(error: TargetError) -> Option<SampleResult> {
     // The status says "unsupported" already: the reason is the rest.
     let (status, reason) = match error {
         TargetError::Interrupted => return None,
-        TargetError::Unsupported(reason) => (SampleStatus::Unsupported, reason),
-        other => (SampleStatus::Failed, other.to_string()),
+        TargetError::Unsupported(reason) => (Outcome::Unsupported, reason),
+        other => (Outcome::Failed, other.to_string()),
     };
-    Some(Outcome {
+    Some(SampleResult {
         status,
         reason: Some(reason),
         output: JobOutput::default(),
@@ -257,7 +245,7 @@ fn sample<'s>(
     case: &Case,
     kept: &mut HashMap<String, Target<'s>>,
     status: &mut dyn FnMut(&str),
-) -> Option<Outcome> {
+) -> Option<SampleResult> {
     let prepare = || {
         let spec = target_spec(plan, case)?;
         Target::prepare(system, spec, &|| stop.is_requested())
@@ -296,7 +284,7 @@ fn sample<'s>(
         stop,
         status,
     )?;
-    if outcome.status == SampleStatus::Failed {
+    if outcome.status == Outcome::Failed {
         // A loop device whose image cannot grow fails writes like a full filesystem would:
         // name the disk that is really full.
         if let Some(hint) = target.host_full_hint() {
@@ -309,8 +297,8 @@ fn sample<'s>(
         None => kept[&case.key].info().clone(),
     };
     if let Some(fsck) = info.fsck.as_ref().filter(|f| !f.clean) {
-        if outcome.status == SampleStatus::Ok {
-            outcome.status = SampleStatus::Failed;
+        if outcome.status == Outcome::Ok {
+            outcome.status = Outcome::Failed;
             outcome.reason = Some(format!(
                 "the filesystem check after the run found problems: `{}` exited {:?}",
                 fsck.command, fsck.exit_status
@@ -330,10 +318,10 @@ fn run_child(
     timeout_ns: u64,
     stop: &StopFlag,
     status_seen: &mut dyn FnMut(&str),
-) -> Option<Outcome> {
+) -> Option<SampleResult> {
     let failed = |reason: String| {
-        Some(Outcome {
-            status: SampleStatus::Failed,
+        Some(SampleResult {
+            status: Outcome::Failed,
             reason: Some(reason),
             output: JobOutput::default(),
             target_json: None,
@@ -419,8 +407,8 @@ fn run_child(
         if started.elapsed() >= timeout {
             let _ = child.kill();
             let _ = child.wait();
-            return Some(Outcome {
-                status: SampleStatus::Timeout,
+            return Some(SampleResult {
+                status: Outcome::Timeout,
                 reason: Some(format!(
                     "the workload ran past the {} timeout and was stopped",
                     fsbench_measure::units::human_duration(timeout_ns)
@@ -449,8 +437,8 @@ fn run_child(
                 .map_err(|e| e.to_string())
                 .and_then(|t| serde_json::from_str::<JobOutput>(&t).map_err(|e| e.to_string()));
             match output {
-                Ok(output) => Some(Outcome {
-                    status: SampleStatus::Ok,
+                Ok(output) => Some(SampleResult {
+                    status: Outcome::Ok,
                     reason: None,
                     output,
                     target_json: None,

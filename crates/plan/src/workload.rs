@@ -7,11 +7,9 @@
 
 use fsbench_measure::units::human_bytes;
 use fsbench_measure::units::{parse_duration_ns, size_label, SizeSpec};
-use fsbench_store::{Histogram, Metric};
+use fsbench_store::{Histogram, Metric, Outcome};
 use fsbench_testbed::CachePolicy;
-use fsbench_workload::matrix::{
-    self, CellResult, MatrixObserver, MatrixSpec, MatrixTest, RunStatus,
-};
+use fsbench_workload::matrix::{self, CellResult, MatrixObserver, MatrixSpec, MatrixTest};
 use fsbench_workload::{metric, StopFlag};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -116,11 +114,27 @@ pub struct JobOutput {
     pub warnings: Vec<String>,
 }
 
-/// Outcome of a job that did not produce results.
+/// A job that ended without results: how (interrupted or failed) and why.
 #[derive(Debug)]
-pub enum JobError {
-    Interrupted,
-    Failed(String),
+pub struct Unfinished {
+    pub outcome: Outcome,
+    pub reason: String,
+}
+
+impl Unfinished {
+    pub fn interrupted() -> Unfinished {
+        Unfinished {
+            outcome: Outcome::Interrupted,
+            reason: String::new(),
+        }
+    }
+
+    pub fn failed(reason: impl Into<String>) -> Unfinished {
+        Unfinished {
+            outcome: Outcome::Failed,
+            reason: reason.into(),
+        }
+    }
 }
 
 /// Hands each finished matrix result to a status callback: "write 16m/4k 3.1 GiB/s (5 of 12)".
@@ -145,7 +159,7 @@ pub fn execute(
     dir: &Path,
     stop: &StopFlag,
     status: &mut dyn FnMut(&str),
-) -> Result<JobOutput, JobError> {
+) -> Result<JobOutput, Unfinished> {
     match &job.workload {
         WorkloadSpec::Sleep { duration_ns, .. } => {
             let started = std::time::Instant::now();
@@ -153,7 +167,7 @@ pub fn execute(
             let mut told = std::time::Duration::ZERO;
             while started.elapsed() < total {
                 if stop.is_requested() {
-                    return Err(JobError::Interrupted);
+                    return Err(Unfinished::interrupted());
                 }
                 if started.elapsed() >= told + std::time::Duration::from_millis(250) {
                     told = started.elapsed();
@@ -176,16 +190,16 @@ pub fn execute(
             })
         }
         WorkloadSpec::Matrix(settings) => {
-            let spec = settings.spec(job.cache).map_err(JobError::Failed)?;
-            let plan = spec.plan().map_err(|e| JobError::Failed(e.to_string()))?;
+            let spec = settings.spec(job.cache).map_err(Unfinished::failed)?;
+            let plan = spec.plan().map_err(|e| Unfinished::failed(e.to_string()))?;
             plan.preflight(dir)
-                .map_err(|e| JobError::Failed(e.to_string()))?;
+                .map_err(|e| Unfinished::failed(e.to_string()))?;
             let outcome = matrix::run(&plan, dir, stop, &mut LiveRate(status));
             match outcome.status {
-                RunStatus::Complete => {}
-                RunStatus::Interrupted => return Err(JobError::Interrupted),
-                RunStatus::Failed => {
-                    return Err(JobError::Failed(
+                Outcome::Ok => {}
+                Outcome::Interrupted => return Err(Unfinished::interrupted()),
+                _ => {
+                    return Err(Unfinished::failed(
                         outcome
                             .failure
                             .map(|e| e.to_string())
@@ -257,7 +271,10 @@ mod tests {
         stop.request();
         assert!(matches!(
             execute(&job, Path::new("/"), &stop, &mut |_| {}),
-            Err(JobError::Interrupted)
+            Err(Unfinished {
+                outcome: Outcome::Interrupted,
+                ..
+            })
         ));
     }
 

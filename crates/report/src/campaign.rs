@@ -3,7 +3,7 @@
 //! its reason), and the exports of `fsbench export` (versioned JSON, tidy CSV).
 
 use fsbench_analysis::Summary;
-use fsbench_store::{CaseData, RunData, SampleStatus};
+use fsbench_store::{CaseData, Outcome, RunData};
 use fsbench_workload::metric;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 fn values(case: &CaseData, metric: &str) -> Vec<f64> {
     case.samples
         .iter()
-        .filter(|s| s.status == SampleStatus::Ok)
+        .filter(|s| s.status == Outcome::Ok)
         .filter_map(|s| s.metrics.iter().find(|m| m.name == metric).map(|m| m.value))
         .collect()
 }
@@ -94,7 +94,7 @@ fn number(v: f64) -> String {
 pub fn write_summary(out: &mut dyn Write, data: &RunData, db: &Path) -> io::Result<()> {
     let run = &data.run;
     let samples: Vec<_> = data.cases.iter().flat_map(|c| &c.samples).collect();
-    let count = |status: SampleStatus| samples.iter().filter(|s| s.status == status).count();
+    let count = |status: Outcome| samples.iter().filter(|s| s.status == status).count();
     writeln!(
         out,
         "Run {} \"{}\" ({}): {} samples: {} ok, {} unsupported, {} failed, {} timeout",
@@ -102,10 +102,10 @@ pub fn write_summary(out: &mut dyn Write, data: &RunData, db: &Path) -> io::Resu
         run.plan_name,
         run.status,
         samples.len(),
-        count(SampleStatus::Ok),
-        count(SampleStatus::Unsupported),
-        count(SampleStatus::Failed),
-        count(SampleStatus::Timeout)
+        count(Outcome::Ok),
+        count(Outcome::Unsupported),
+        count(Outcome::Failed),
+        count(Outcome::Timeout)
     )?;
     let mut workloads: Vec<String> = data.cases.iter().map(workload_name).collect();
     workloads.dedup();
@@ -191,7 +191,7 @@ pub fn write_summary(out: &mut dyn Write, data: &RunData, db: &Path) -> io::Resu
             let n = case
                 .samples
                 .iter()
-                .filter(|s| s.status == SampleStatus::Ok)
+                .filter(|s| s.status == Outcome::Ok)
                 .count();
             write!(
                 out,
@@ -203,7 +203,7 @@ pub fn write_summary(out: &mut dyn Write, data: &RunData, db: &Path) -> io::Resu
     }
     let mut problems: BTreeMap<(String, &'static str), (usize, String)> = BTreeMap::new();
     for case in &data.cases {
-        for s in case.samples.iter().filter(|s| s.status != SampleStatus::Ok) {
+        for s in case.samples.iter().filter(|s| s.status != Outcome::Ok) {
             let entry = problems
                 .entry((case.case.key.clone(), s.status.name()))
                 .or_insert((0, s.reason.clone().unwrap_or_default()));

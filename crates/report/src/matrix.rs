@@ -5,8 +5,9 @@
 use crate::unit::DisplayUnit;
 use fsbench_measure::host::{HostInfo, MountEntry};
 use fsbench_measure::units::{human_bytes, human_duration, size_label};
+use fsbench_model::Outcome;
 use fsbench_testbed::TargetInfo;
-use fsbench_workload::matrix::{CellResult, MatrixOutcome, MatrixPlan, Phase, RunStatus};
+use fsbench_workload::matrix::{CellResult, MatrixOutcome, MatrixPlan, Phase};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::io::{self, Write};
@@ -17,25 +18,13 @@ pub const SCHEMA: &str = "fsbench.matrix";
 /// Bumped whenever a field changes meaning or disappears (additions keep the version).
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// How a run ended, as exported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    Complete,
-    Interrupted,
-    Failed,
-    /// The host cannot run the requested configuration (see `error`); nothing was measured.
-    Unsupported,
-}
-
-impl From<RunStatus> for Status {
-    fn from(status: RunStatus) -> Status {
-        match status {
-            RunStatus::Complete => Status::Complete,
-            RunStatus::Interrupted => Status::Interrupted,
-            RunStatus::Failed => Status::Failed,
-        }
-    }
+/// The document's `status`: the outcome, with schema v1's word for ok (`complete`); an
+/// unsupported configuration was not measured at all (see `error`).
+fn status_name<S: serde::Serializer>(status: &Outcome, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(match status {
+        Outcome::Ok => "complete",
+        other => other.name(),
+    })
 }
 
 /// Where the matrix ran.
@@ -56,7 +45,8 @@ pub struct MatrixDocument<'a> {
     pub started_at: String,
     /// Wall-clock time of the whole run, setup included.
     pub elapsed_ns: u64,
-    pub status: Status,
+    #[serde(serialize_with = "status_name")]
+    pub status: Outcome,
     /// Why the run failed or could not run (status "failed" or "unsupported").
     pub error: Option<String>,
     pub host: &'a HostInfo,
@@ -87,13 +77,13 @@ impl<'a> MatrixDocument<'a> {
             fsbench_version: env!("CARGO_PKG_VERSION"),
             started_at,
             elapsed_ns: outcome.elapsed_ns,
-            status: outcome.status.into(),
+            status: outcome.status,
             error: outcome.failure.as_ref().map(|e| e.to_string()),
             host,
             directory,
             target: None,
             config: plan,
-            kept_file: (plan.spec.keep_file && outcome.status == RunStatus::Complete)
+            kept_file: (plan.spec.keep_file && outcome.status == Outcome::Ok)
                 .then_some(outcome.test_file.as_path()),
             warnings: &outcome.warnings,
             results: &outcome.results,
@@ -413,7 +403,7 @@ mod tests {
         .plan()
         .unwrap();
         let outcome = matrix::run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
-        assert_eq!(outcome.status, RunStatus::Complete, "{:?}", outcome.failure);
+        assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
         (plan, outcome, HostInfo::probe())
     }
 

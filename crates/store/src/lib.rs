@@ -104,38 +104,8 @@ pub enum StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// How a sample ended. Every one is a result, shown in every report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SampleStatus {
-    Ok,
-    /// The host cannot run the configuration (kernel, tool, rejected option).
-    Unsupported,
-    /// The target or the workload failed; `reason` says how.
-    Failed,
-    /// The workload ran past the case's timeout and was stopped.
-    Timeout,
-}
-
-impl SampleStatus {
-    pub fn name(self) -> &'static str {
-        match self {
-            SampleStatus::Ok => "ok",
-            SampleStatus::Unsupported => "unsupported",
-            SampleStatus::Failed => "failed",
-            SampleStatus::Timeout => "timeout",
-        }
-    }
-
-    fn parse(text: &str) -> SampleStatus {
-        match text {
-            "ok" => SampleStatus::Ok,
-            "unsupported" => SampleStatus::Unsupported,
-            "timeout" => SampleStatus::Timeout,
-            _ => SampleStatus::Failed,
-        }
-    }
-}
+/// How a sample ended (`interrupted` samples are never stored: the sample is run again).
+pub use fsbench_model::{Outcome, RunState};
 
 /// One measured number, with its unit and direction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,7 +129,7 @@ pub struct Run {
     pub id: i64,
     pub started_at: String,
     pub finished_at: Option<String>,
-    pub status: String,
+    pub status: RunState,
     pub plan_name: String,
     pub plan_text: String,
     pub fsbench_version: String,
@@ -193,7 +163,7 @@ pub struct Case {
 #[derive(Debug, Clone)]
 pub struct NewSample<'a> {
     pub repetition: u32,
-    pub status: SampleStatus,
+    pub status: Outcome,
     pub reason: Option<&'a str>,
     pub started_at: &'a str,
     pub elapsed_ns: u64,
@@ -208,7 +178,7 @@ pub struct NewSample<'a> {
 pub struct Sample {
     pub id: i64,
     pub repetition: u32,
-    pub status: SampleStatus,
+    pub status: Outcome,
     pub reason: Option<String>,
     pub started_at: String,
     pub elapsed_ns: u64,
@@ -237,7 +207,7 @@ pub struct RunListing {
     pub id: i64,
     pub started_at: String,
     /// As stored, except that a `running` run whose process is gone is `interrupted`.
-    pub status: String,
+    pub status: RunState,
     pub plan_name: String,
     pub cases: u64,
     /// Samples the plan asks for; None for runs stored before fsbench recorded it.
@@ -248,9 +218,10 @@ pub struct RunListing {
 
 /// The status to show: a run marked running whose owner process is gone was interrupted (a
 /// SIGKILL, a crash, a power cut); nobody is going to finish it but `--resume`.
-fn effective_status(status: String, owner: Option<&str>) -> String {
-    if status == "running" && !owner.is_some_and(owner::is_alive) {
-        "interrupted".to_string()
+fn effective_status(status: String, owner: Option<&str>) -> RunState {
+    let status = RunState::parse(&status).unwrap_or(RunState::Failed);
+    if status == RunState::Running && !owner.is_some_and(owner::is_alive) {
+        RunState::Interrupted
     } else {
         status
     }
@@ -479,11 +450,16 @@ impl Store {
         Ok(())
     }
 
-    /// Sets a run's final status ("complete", "interrupted", "failed") and lets go of it.
-    pub fn finish_run(&self, run_id: i64, status: &str, finished_at: Option<&str>) -> Result<()> {
+    /// Sets a run's final state (complete, interrupted, failed) and lets go of it.
+    pub fn finish_run(
+        &self,
+        run_id: i64,
+        status: RunState,
+        finished_at: Option<&str>,
+    ) -> Result<()> {
         self.conn.execute(
             "UPDATE runs SET status = ?2, finished_at = ?3, owner = NULL WHERE id = ?1",
-            params![run_id, status, finished_at],
+            params![run_id, status.name(), finished_at],
         )?;
         Ok(())
     }
@@ -696,7 +672,7 @@ impl Store {
                 samples.push(Sample {
                     id: sid,
                     repetition,
-                    status: SampleStatus::parse(&status),
+                    status: Outcome::parse(&status).unwrap_or(Outcome::Failed),
                     reason,
                     started_at,
                     elapsed_ns: elapsed_ns as u64,
@@ -782,7 +758,7 @@ mod tests {
                 case,
                 &NewSample {
                     repetition: 1,
-                    status: SampleStatus::Ok,
+                    status: Outcome::Ok,
                     reason: None,
                     started_at: "2026-11-22T00:00:01Z",
                     elapsed_ns: 5,
@@ -797,7 +773,7 @@ mod tests {
                 case,
                 &NewSample {
                     repetition: 2,
-                    status: SampleStatus::Timeout,
+                    status: Outcome::Timeout,
                     reason: Some("ran past 10s"),
                     started_at: "2026-11-22T00:00:02Z",
                     elapsed_ns: 10,
@@ -808,17 +784,17 @@ mod tests {
             )
             .unwrap();
         store
-            .finish_run(run, "complete", Some("2026-11-22T00:01:00Z"))
+            .finish_run(run, RunState::Complete, Some("2026-11-22T00:01:00Z"))
             .unwrap();
 
         let data = store.load(run).unwrap();
-        assert_eq!(data.run.status, "complete");
+        assert_eq!(data.run.status, RunState::Complete);
         assert_eq!(data.run.host["kernel_release"], "6.18");
         assert_eq!(data.cases.len(), 1);
         let samples = &data.cases[0].samples;
         assert_eq!(samples.len(), 2);
         assert_eq!(samples[0].metrics, metrics);
-        assert_eq!(samples[1].status, SampleStatus::Timeout);
+        assert_eq!(samples[1].status, Outcome::Timeout);
         assert_eq!(samples[1].reason.as_deref(), Some("ran past 10s"));
         assert_eq!(store.histograms(sid).unwrap(), histograms);
         let recorded = store.recorded(run).unwrap();
@@ -860,7 +836,7 @@ mod tests {
         let case = store.add_case(run, "k", 0, "{}", "{}").unwrap();
         let sample = NewSample {
             repetition: 1,
-            status: SampleStatus::Ok,
+            status: Outcome::Ok,
             reason: None,
             started_at: "t",
             elapsed_ns: 1,
@@ -897,7 +873,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let run = new_run(&store);
-        assert_eq!(store.runs().unwrap()[0].status, "running");
+        assert_eq!(store.runs().unwrap()[0].status, RunState::Running);
         assert_eq!(store.runs().unwrap()[0].planned_samples, Some(6));
         let e = store.claim_run(run, 6).unwrap_err();
         assert!(
@@ -912,13 +888,15 @@ mod tests {
                 params![run],
             )
             .unwrap();
-        assert_eq!(store.runs().unwrap()[0].status, "interrupted");
-        assert_eq!(store.run(run).unwrap().status, "interrupted");
+        assert_eq!(store.runs().unwrap()[0].status, RunState::Interrupted);
+        assert_eq!(store.run(run).unwrap().status, RunState::Interrupted);
         store.claim_run(run, 8).unwrap();
-        assert_eq!(store.runs().unwrap()[0].status, "running");
+        assert_eq!(store.runs().unwrap()[0].status, RunState::Running);
         assert_eq!(store.runs().unwrap()[0].planned_samples, Some(8));
-        store.finish_run(run, "complete", Some("t")).unwrap();
-        assert_eq!(store.runs().unwrap()[0].status, "complete");
+        store
+            .finish_run(run, RunState::Complete, Some("t"))
+            .unwrap();
+        assert_eq!(store.runs().unwrap()[0].status, RunState::Complete);
         store.claim_run(run, 8).unwrap();
     }
 

@@ -309,7 +309,7 @@ mod tests {
         // Consent without a device is a mistake, not something to ignore.
         let e = DeviceSpec::parse("image", Some("/dev/sdb")).unwrap_err();
         assert!(e.to_string().contains("without --device /dev/sdb"), "{e}");
-        assert_eq!(e.category(), "invalid");
+        assert_eq!(e.outcome(), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Errors of the target layer. Each message is one line saying what happened and what to do.
 
 use crate::system::{Cmd, CmdOutput};
+use fsbench_model::Outcome;
 use std::io;
 use std::path::PathBuf;
 use thiserror::Error;
@@ -58,14 +59,15 @@ impl TargetError {
         }
     }
 
-    /// The category a campaign records: `unsupported`, `refused`, `invalid` or `failed`.
-    pub fn category(&self) -> &'static str {
+    /// How a case that could not be prepared ended: unsupported, interrupted or failed; None for
+    /// a mistake in the request (invalid, refused device), which is a usage error (exit 2) and
+    /// no result at all.
+    pub fn outcome(&self) -> Option<Outcome> {
         match self {
-            TargetError::Unsupported(_) => "unsupported",
-            TargetError::Refused(_) => "refused",
-            TargetError::Invalid(_) => "invalid",
-            TargetError::Interrupted => "interrupted",
-            _ => "failed",
+            TargetError::Unsupported(_) => Some(Outcome::Unsupported),
+            TargetError::Refused(_) | TargetError::Invalid(_) => None,
+            TargetError::Interrupted => Some(Outcome::Interrupted),
+            _ => Some(Outcome::Failed),
         }
     }
 }

@@ -1245,7 +1245,7 @@ mod tests {
         let mut s = spec("ext4");
         s.mount_options = Some("journal_async_commit".into());
         let err = Target::prepare(&sys, s, &|| false).err().unwrap();
-        assert_eq!(err.category(), "unsupported");
+        assert_eq!(err.outcome(), Some(fsbench_model::Outcome::Unsupported));
         let text = err.to_string();
         assert!(
             text.contains("Unknown parameter 'journal_async_commit'"),
@@ -1295,7 +1295,7 @@ mod tests {
         let sys = host();
         sys.hide_program("mkfs.xfs");
         let err = Target::prepare(&sys, spec("xfs"), &|| false).err().unwrap();
-        assert_eq!(err.category(), "unsupported");
+        assert_eq!(err.outcome(), Some(fsbench_model::Outcome::Unsupported));
         assert!(err.to_string().contains("xfsprogs"), "{err}");
         let err = Target::prepare(&sys, spec("btrfs"), &|| false)
             .err()

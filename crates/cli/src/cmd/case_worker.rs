@@ -5,7 +5,8 @@ use crate::cli::CaseWorkerArgs;
 use crate::exit::{self, Failure};
 use crate::target::stop_on_signals;
 use anyhow::{anyhow, Context};
-use fsbench_plan::workload::{execute, Job, JobError};
+use fsbench_model::Outcome;
+use fsbench_plan::workload::{execute, Job, Unfinished};
 
 pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
     let stop = stop_on_signals();
@@ -35,7 +36,10 @@ pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
                 .with_context(|| format!("cannot write {}", args.out.display()))?;
             Ok(exit::OK)
         }
-        Err(JobError::Interrupted) => Ok(exit::INTERRUPTED),
-        Err(JobError::Failed(reason)) => Err(Failure::failed(anyhow!(reason))),
+        Err(Unfinished {
+            outcome: Outcome::Interrupted,
+            ..
+        }) => Ok(Outcome::Interrupted.exit_code()),
+        Err(Unfinished { reason, .. }) => Err(Failure::failed(anyhow!(reason))),
     }
 }

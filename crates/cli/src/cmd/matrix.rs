@@ -9,12 +9,11 @@ use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
 use fsbench_measure::units::{human_duration, parse_duration_ns, parse_size, SizeSpec};
-use fsbench_report::matrix::{Directory, MatrixDocument, Status};
+use fsbench_model::Outcome;
+use fsbench_report::matrix::{Directory, MatrixDocument};
 use fsbench_report::DisplayUnit;
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError};
-use fsbench_workload::matrix::{
-    self, MatrixOutcome, MatrixPlan, MatrixSpec, MatrixTest, RunStatus,
-};
+use fsbench_workload::matrix::{self, MatrixOutcome, MatrixPlan, MatrixSpec, MatrixTest};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -73,9 +72,8 @@ fn record_not_run(
     plan: &MatrixPlan,
     error: &TargetError,
 ) -> Result<(), Failure> {
-    let status = match error.category() {
-        "unsupported" => Status::Unsupported,
-        "failed" => Status::Failed,
+    let status = match error.outcome() {
+        Some(outcome @ (Outcome::Unsupported | Outcome::Failed)) => outcome,
         _ => return Ok(()),
     };
     let Some(path) = args.json.as_deref() else {
@@ -86,7 +84,7 @@ fn record_not_run(
         results: Vec::new(),
         warnings: Vec::new(),
         elapsed_ns: 0,
-        status: RunStatus::Failed,
+        status: Outcome::Failed,
         failure: None,
         test_file: PathBuf::new(),
     };
@@ -244,7 +242,7 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
             other => other.context("cannot write to standard output")?,
         }
     }
-    if args.keep && outcome.status == RunStatus::Complete {
+    if args.keep && outcome.status == Outcome::Ok {
         note!("kept the last test file: {}", outcome.test_file.display());
         if let Some(tmp) = temporary {
             let _ = tmp.keep();
@@ -274,7 +272,7 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
             )
         });
     match outcome.status {
-        RunStatus::Complete => {
+        Outcome::Ok => {
             if let Some(problem) = fsck_problem {
                 return Err(Failure::failed(anyhow!(
                     "the filesystem check after the run found problems ({problem}); the results are stored, but the filesystem was damaged"
@@ -285,11 +283,11 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
             }
             Ok(exit::OK)
         }
-        RunStatus::Interrupted => {
+        Outcome::Interrupted => {
             note!("fsbench matrix: interrupted; {summary}; the test file was removed");
             Ok(exit::INTERRUPTED)
         }
-        RunStatus::Failed => {
+        _ => {
             let error = outcome
                 .failure
                 .map(anyhow::Error::from)

@@ -12,9 +12,9 @@ use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
 use fsbench_measure::host::HostInfo;
 use fsbench_measure::units::human_duration;
 use fsbench_plan::plan::{case_estimate_ns, quick_profile_text};
-use fsbench_plan::{Campaign, CampaignEnd, Plan};
+use fsbench_plan::{Campaign, Plan};
 use fsbench_report::campaign::write_summary;
-use fsbench_store::{NewRun, RunData, SampleStatus, Store, StoreError};
+use fsbench_store::{NewRun, Outcome, RunData, RunState, Store, StoreError};
 use fsbench_testbed::{fs, RealSystem};
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
@@ -127,26 +127,14 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The exit code of a campaign that ran to its end (README "Exit codes"): 1 when a sample
-/// failed or timed out, 3 when nothing could run because the host supports none of the
-/// configurations (every sample unsupported), 0 otherwise. Unsupported cases beside ok ones
-/// are results listed in the summary, not a failure.
-fn campaign_code(data: &RunData) -> i32 {
-    let statuses: Vec<SampleStatus> = data
-        .cases
-        .iter()
-        .flat_map(|c| c.samples.iter().map(|s| s.status))
-        .collect();
-    if statuses
-        .iter()
-        .any(|s| matches!(s, SampleStatus::Failed | SampleStatus::Timeout))
-    {
-        exit::FAILED
-    } else if !statuses.is_empty() && statuses.iter().all(|s| *s == SampleStatus::Unsupported) {
-        exit::UNSUPPORTED
-    } else {
-        exit::OK
-    }
+/// How a finished campaign ended, by the README's rule ("Exit codes"): failed if any sample
+/// failed or timed out, unsupported if every sample was, else ok.
+fn campaign_outcome(data: &RunData) -> Outcome {
+    Outcome::of_run(
+        data.cases
+            .iter()
+            .flat_map(|c| c.samples.iter().map(|s| s.status)),
+    )
 }
 
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
@@ -216,13 +204,13 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     let end = match end {
         Ok(end) => end,
         Err(e) => {
-            let _ = store.finish_run(run_id, "failed", Some(&rfc3339_utc(unix_time_s())));
+            let _ = store.finish_run(run_id, RunState::Failed, Some(&rfc3339_utc(unix_time_s())));
             return Err(Failure::failed(anyhow!("{e}; the samples stored so far are kept (run {run_id}); `fsbench run --resume {run_id}` continues")));
         }
     };
     let status = match end {
-        CampaignEnd::Complete => "complete",
-        CampaignEnd::Interrupted => "interrupted",
+        Outcome::Interrupted => RunState::Interrupted,
+        _ => RunState::Complete,
     };
     store
         .finish_run(run_id, status, Some(&rfc3339_utc(unix_time_s())))
@@ -244,20 +232,20 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         }
     }
     match end {
-        CampaignEnd::Complete => {
-            let code = campaign_code(&data);
+        Outcome::Interrupted => {
+            note!(
+                "fsbench run: interrupted; every finished sample is stored in run {run_id}; finish it with `fsbench run --resume {run_id}`"
+            );
+            Ok(Outcome::Interrupted.exit_code())
+        }
+        _ => {
+            let code = campaign_outcome(&data).exit_code();
             if code == exit::FAILED {
                 note!("fsbench run: some samples failed or timed out (run {run_id}; reasons in the summary and `fsbench export {run_id}`)");
             } else if code == exit::UNSUPPORTED {
                 note!("fsbench run: this host could run none of the configurations of run {run_id} (every sample unsupported; reasons in the summary)");
             }
             Ok(code)
-        }
-        CampaignEnd::Interrupted => {
-            note!(
-                "fsbench run: interrupted; every finished sample is stored in run {run_id}; finish it with `fsbench run --resume {run_id}`"
-            );
-            Ok(exit::INTERRUPTED)
         }
     }
 }

@@ -15,6 +15,6 @@ mod run;
 mod spec;
 mod test;
 
-pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver, RunStatus};
+pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver};
 pub use spec::{Cell, MatrixPlan, MatrixSpec, SkippedCell, BUFFERED_READ_OFFSET, MAX_RECORD_BYTES};
 pub use test::{Access, Api, Direction, MatrixTest, Phase};

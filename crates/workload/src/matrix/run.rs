@@ -19,6 +19,7 @@ use crate::stdio::{StdioReader, StdioWriter};
 use fsbench_measure::clock::now_ns;
 use fsbench_measure::units::size_label;
 use fsbench_measure::{OpSummary, Recorder};
+use fsbench_model::Outcome;
 use serde::Serialize;
 use std::fs::File;
 use std::io;
@@ -58,15 +59,6 @@ pub struct CellResult {
     pub latency_bins: Vec<(u64, u64)>,
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunStatus {
-    Complete,
-    Interrupted,
-    Failed,
-}
-
 /// Everything a run produced, including how it ended.
 #[derive(Debug)]
 pub struct MatrixOutcome {
@@ -74,7 +66,8 @@ pub struct MatrixOutcome {
     pub warnings: Vec<String>,
     /// Wall-clock time of the whole run, setup included.
     pub elapsed_ns: u64,
-    pub status: RunStatus,
+    /// Ok, Interrupted or Failed (with `failure`).
+    pub status: Outcome,
     /// Why the run failed, when it did.
     pub failure: Option<WorkloadError>,
     /// The test file (removed unless the plan keeps it and the run completed).
@@ -83,7 +76,7 @@ pub struct MatrixOutcome {
 
 /// Measures every cell and phase of `plan` in `dir`. Call [`MatrixPlan::preflight`] first for
 /// friendly errors about the directory. Never panics on I/O errors: they end the run with
-/// `RunStatus::Failed` and the results measured so far.
+/// `Outcome::Failed` and the results measured so far.
 pub fn run(
     plan: &MatrixPlan,
     dir: &Path,
@@ -95,7 +88,7 @@ pub fn run(
     let total = plan.result_count();
     let mut results = Vec::with_capacity(total);
     let mut warnings = Vec::new();
-    let mut status = RunStatus::Complete;
+    let mut status = Outcome::Ok;
     let mut failure = None;
     'cells: for &cell in &plan.cells {
         runner.start_cell();
@@ -115,11 +108,11 @@ pub fn run(
                     observer.result(results.last().expect("just pushed"), results.len(), total);
                 }
                 Err(WorkloadError::Interrupted) => {
-                    status = RunStatus::Interrupted;
+                    status = Outcome::Interrupted;
                     break 'cells;
                 }
                 Err(error) => {
-                    status = RunStatus::Failed;
+                    status = Outcome::Failed;
                     failure = Some(error);
                     break 'cells;
                 }
@@ -127,7 +120,7 @@ pub fn run(
         }
     }
     // The runner's drop removes the file unless it is to be kept (also when a panic unwinds).
-    runner.keep_file = plan.spec.keep_file && status == RunStatus::Complete;
+    runner.keep_file = plan.spec.keep_file && status == Outcome::Ok;
     MatrixOutcome {
         results,
         warnings,
