@@ -277,6 +277,11 @@ pub fn ping() -> Cmd {
         .timeout(std::time::Duration::from_secs(20))
 }
 
+/// Succeeds when the pool exists.
+pub fn listed(pool: &str) -> Cmd {
+    zpool().args(["list", "-H", "-o", "name", pool])
+}
+
 pub fn destroy(pool: &str) -> Cmd {
     zpool().args(["destroy", "-f", pool])
 }
