@@ -6,7 +6,7 @@
 use crate::file::{PlanFile, RuleFile, WorkloadFile};
 use crate::workload::{duration, MatrixSettings, WorkloadSpec};
 use fsbench_measure::units::parse_size;
-use fsbench_testbed::fs::{self, Lifecycle};
+use fsbench_testbed::fs::{self, Storage};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
 use fsbench_testbed::{CachePolicy, DeviceSpec};
 use serde::Serialize;
@@ -359,7 +359,8 @@ impl Plan {
             let default_set = || BTreeMap::from([("default".to_string(), String::new())]);
             let mkfs_sets = f.mkfs_options.clone().unwrap_or_else(default_set);
             let mount_sets = f.mount_options.clone().unwrap_or_else(default_set);
-            let in_memory = fs::by_name(fs_name).expect("known").lifecycle() == Lifecycle::Memory;
+            let in_memory =
+                fs::by_name(fs_name).expect("known").capabilities().storage == Storage::Memory;
             for (mkfs_set, mkfs_options) in &mkfs_sets {
                 for (mount_set, mount_options) in &mount_sets {
                     // A scheduler belongs to a block device: tmpfs has none.
@@ -469,11 +470,8 @@ impl Plan {
 
 /// A rough duration of one repetition of a case: preparing, the workload, fsck and teardown.
 pub fn case_estimate_ns(case: &Case) -> u64 {
-    let prepare: u64 = match fs::by_name(&case.config.filesystem).map(|f| f.lifecycle()) {
-        Some(Lifecycle::Memory) => 200_000_000,
-        Some(Lifecycle::ZfsPool) => 4_000_000_000,
-        _ => 2_000_000_000,
-    };
+    let prepare = fs::by_name(&case.config.filesystem)
+        .map_or(2_000_000_000, |f| f.capabilities().prepare_estimate_ns);
     prepare + case.workload.estimate_ns() + 1_000_000_000
 }
 

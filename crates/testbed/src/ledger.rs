@@ -179,7 +179,7 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
         }
         Resource::ZfsPool { pool } => {
             let listed = sys
-                .run(&Cmd::new("zpool").args(["list", "-H", "-o", "name", pool.as_str()]))
+                .run(&crate::fs::zfs::listed(pool))
                 .is_ok_and(|o| o.success());
             if !listed {
                 return Ok(format!("pool {pool} is gone"));

@@ -323,7 +323,8 @@ fn is_executable(path: &Path) -> bool {
 #[derive(Debug, Default)]
 pub struct RecordingSystem {
     log: Mutex<Vec<String>>,
-    responses: Mutex<Vec<(String, CmdOutput)>>,
+    /// (prefix, output, answered once only).
+    responses: Mutex<Vec<(String, CmdOutput, bool)>>,
     files: Mutex<Vec<(PathBuf, String)>>,
     missing_programs: Mutex<Vec<String>>,
     next_loop: Mutex<u32>,
@@ -342,7 +343,16 @@ impl RecordingSystem {
         self.responses
             .lock()
             .unwrap()
-            .push((prefix.to_string(), output));
+            .push((prefix.to_string(), output, false));
+    }
+
+    /// Like [`RecordingSystem::respond`], for the next matching command only (a daemon that
+    /// does not answer until it is started).
+    pub fn respond_once(&self, prefix: &str, output: CmdOutput) {
+        self.responses
+            .lock()
+            .unwrap()
+            .push((prefix.to_string(), output, true));
     }
 
     /// A failed command's output.
@@ -397,19 +407,38 @@ impl System for RecordingSystem {
     fn run(&self, cmd: &Cmd) -> io::Result<CmdOutput> {
         let line = cmd.to_string();
         self.record(format!("run {line}"));
-        let output = self
-            .responses
-            .lock()
-            .unwrap()
-            .iter()
-            .rev()
-            .find(|(prefix, _)| line.starts_with(prefix.as_str()))
-            .map(|(_, out)| out.clone())
-            .unwrap_or(CmdOutput {
-                timed_out: false,
-                status: Some(0),
-                ..CmdOutput::default()
-            });
+        let output = {
+            let mut responses = self.responses.lock().unwrap();
+            match responses
+                .iter()
+                .rposition(|(prefix, _, _)| line.starts_with(prefix.as_str()))
+            {
+                Some(i) if responses[i].2 => responses.remove(i).1,
+                Some(i) => responses[i].1.clone(),
+                None => CmdOutput {
+                    timed_out: false,
+                    status: Some(0),
+                    ..CmdOutput::default()
+                },
+            }
+        };
+        // A zfs pool is mounted by `zpool create -m MOUNTPOINT ... POOL DEVICE`.
+        if output.success()
+            && cmd.program == "zpool"
+            && cmd.args.first().is_some_and(|a| a == "create")
+        {
+            let arg =
+                |i: Option<usize>| i.and_then(|i| cmd.args.get(i)).cloned().unwrap_or_default();
+            let target = arg(cmd.args.iter().position(|a| a == "-m").map(|i| i + 1));
+            let pool = arg(cmd.args.len().checked_sub(2));
+            let current = self
+                .read_file(Path::new("/proc/self/mountinfo"))
+                .unwrap_or_default();
+            self.set_file(
+                "/proc/self/mountinfo",
+                &format!("{current}91 1 0:50 / {target} rw,relatime - fuse.zfs {pool} rw\n"),
+            );
+        }
         // Successful mounts and unmounts show in the fake's /proc/self/mountinfo.
         if output.success() && (cmd.program == "mount" || cmd.program == "umount") {
             let mountinfo = Path::new("/proc/self/mountinfo");

@@ -6,11 +6,15 @@
 //! support check -> mkdir -> image -> attach loop -> mkfs -> read-back -> mount -> mountinfo
 //! read-back -> scheduler -> [cache] -> workload -> umount -> fsck -> scheduler restore ->
 //! detach -> remove image -> rmdir.
+//!
+//! What differs between filesystems is not decided here: the steps from "mkfs" to "mount", the
+//! cold-cache remount and the check are [`Filesystem`] hooks (zfs and tmpfs override them), and
+//! [`Build`] is the view of a target those hooks work through.
 
 use crate::cache::{parse_meminfo, CachePolicy, CacheReached};
 use crate::device::{self, DeviceSpec};
 use crate::error::TargetError;
-use crate::fs::{self, zfs, Filesystem, Lifecycle};
+use crate::fs::{self, CheckPoint, Filesystem, Storage};
 use crate::ledger::{self, Ledger, Resource};
 use crate::scheduler;
 use crate::system::{Cmd, CmdOutput, HostLock, LoopDevice, System};
@@ -117,7 +121,7 @@ pub struct StepInfo {
 }
 
 impl StepInfo {
-    fn of(cmd: &Cmd, out: &CmdOutput) -> StepInfo {
+    pub(crate) fn of(cmd: &Cmd, out: &CmdOutput) -> StepInfo {
         StepInfo {
             command: cmd.to_string(),
             elapsed_ns: out.elapsed_ns,
@@ -158,7 +162,11 @@ pub struct MountReadBack {
 
 impl MountReadBack {
     /// A mount done by `command`; what is in force is filled in from mountinfo afterwards.
-    fn new(command: String, elapsed_ns: u64, requested: Option<String>) -> MountReadBack {
+    pub(crate) fn new(
+        command: String,
+        elapsed_ns: u64,
+        requested: Option<String>,
+    ) -> MountReadBack {
         MountReadBack {
             command,
             elapsed_ns,
@@ -228,10 +236,16 @@ pub struct Target<'s> {
     info: TargetInfo,
     loop_device: Option<LoopDevice>,
     block_device: Option<PathBuf>,
-    pool: Option<String>,
+    /// Names this target's process, images and mount point (`ext4-PID-N`).
+    tag: String,
+    /// What mount(8) mounts, when it is not the device (`fsbench-tmpfs`, a zfs pool's name).
+    mount_source: Option<String>,
+    /// The ledger entry that holds the filesystem (its mount, or a zfs pool): the check runs
+    /// next to its undoing.
+    filesystem: Option<Resource>,
     mount_cmd: Option<Cmd>,
-    /// Held while this target uses zfs-fuse (one daemon per host: fsbench processes take turns).
-    zfs_lock: Option<HostLock>,
+    /// Host locks held while the target exists (zfs-fuse: fsbench processes take turns).
+    held: Vec<HostLock>,
     torn_down: bool,
 }
 
@@ -274,12 +288,14 @@ impl<'s> Target<'s> {
             ledger,
             loop_device: None,
             block_device: None,
-            pool: None,
+            tag,
+            mount_source: None,
+            filesystem: None,
             mount_cmd: None,
-            zfs_lock: None,
+            held: Vec::new(),
             torn_down: false,
         };
-        match target.build(&tag, stop) {
+        match target.build(stop) {
             Ok(()) => Ok(target),
             Err(error) => {
                 target.teardown();
@@ -301,9 +317,10 @@ impl<'s> Target<'s> {
         self.block_device.as_deref()
     }
 
-    fn build(&mut self, tag: &str, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    fn build(&mut self, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
         let sys = self.sys;
         let fs = self.spec.fs;
+        let storage = fs.capabilities().storage;
         let support = fs::support(sys, fs);
         if !support.supported {
             return Err(TargetError::Unsupported(format!(
@@ -331,39 +348,34 @@ impl<'s> Target<'s> {
         );
         check_stop(stop)?;
 
-        if fs.lifecycle() != Lifecycle::Memory {
-            self.make_device(tag)?;
-            check_stop(stop)?;
-        } else {
-            self.info.device.kind = "memory";
-            self.info.device.size_bytes = match self.spec.device {
-                DeviceSpec::Image { size_bytes } => size_bytes.unwrap_or(1 << 30),
-                DeviceSpec::Block { .. } => {
-                    return Err(TargetError::Invalid(
-                        "tmpfs lives in memory: use --device image[:SIZE] to set its size"
-                            .to_string(),
-                    ))
-                }
-            };
-        }
-        match fs.lifecycle() {
-            Lifecycle::BlockDevice => {
-                self.mkfs()?;
+        match storage {
+            Storage::BlockDevice => {
+                self.make_device()?;
                 check_stop(stop)?;
-                self.mount()?;
             }
-            Lifecycle::Memory => self.mount()?,
-            Lifecycle::ZfsPool => self.create_pool(tag, stop)?,
+            Storage::Memory => {
+                self.info.device.kind = "memory";
+                self.info.device.size_bytes = match self.spec.device {
+                    DeviceSpec::Image { size_bytes } => size_bytes.unwrap_or(1 << 30),
+                    DeviceSpec::Block { .. } => {
+                        return Err(TargetError::Invalid(format!(
+                            "{} lives in memory: use --device image[:SIZE] to set its size",
+                            fs.name()
+                        )))
+                    }
+                };
+            }
         }
+        fs.create(&mut Build { target: self }, stop)?;
         check_stop(stop)?;
         self.read_mount_back()?;
-        if fs.lifecycle() != Lifecycle::Memory {
+        if storage == Storage::BlockDevice {
             self.set_scheduler()?;
         }
         check_stop(stop)
     }
 
-    fn make_device(&mut self, tag: &str) -> Result<(), TargetError> {
+    fn make_device(&mut self) -> Result<(), TargetError> {
         let sys = self.sys;
         let fs = self.spec.fs;
         match self.spec.device.clone() {
@@ -380,7 +392,7 @@ impl<'s> Target<'s> {
                     "the image",
                     self.spec.size_setting,
                 )?;
-                let image = self.spec.work_dir.join(format!("{tag}.img"));
+                let image = self.spec.work_dir.join(format!("{}.img", self.tag));
                 // On record first, like the mount: a kill mid-creation leaves nothing unlisted.
                 let record = Resource::Image {
                     path: image.clone(),
@@ -540,36 +552,31 @@ impl<'s> Target<'s> {
             .map(|(_, text)| text.to_string())
     }
 
-    fn mount_command(&self, options: Option<&str>) -> Cmd {
-        let fs = self.spec.fs;
-        let mut cmd = Cmd::new("mount").arg("-t").arg(fs.mount_type());
-        let mut all: Vec<String> = Vec::new();
-        if fs.lifecycle() == Lifecycle::Memory {
-            all.push(format!("size={}", self.info.device.size_bytes));
-        }
+    /// `mount -t TYPE [-o EXTRA,OPTIONS] SOURCE MOUNTPOINT`.
+    fn mount_command(&self, extra: &[String], options: Option<&str>) -> Cmd {
+        let mut cmd = Cmd::new("mount").arg("-t").arg(self.spec.fs.mount_type());
+        let mut all = extra.to_vec();
         all.extend(options.map(str::to_string));
         if !all.is_empty() {
             cmd = cmd.arg("-o").arg(all.join(","));
         }
-        let source = match fs.lifecycle() {
-            Lifecycle::Memory => "fsbench-tmpfs".to_string(),
-            _ => self.device_path().display().to_string(),
-        };
-        cmd.arg(source)
+        cmd.arg(self.mount_source())
             .arg(self.info.mountpoint.display().to_string())
     }
 
+    /// What is mounted: the device unless a hook named something else.
     fn mount_source(&self) -> String {
-        match self.spec.fs.lifecycle() {
-            Lifecycle::Memory => "fsbench-tmpfs".to_string(),
-            Lifecycle::ZfsPool => self.pool.clone().unwrap_or_default(),
-            Lifecycle::BlockDevice => self.device_path().display().to_string(),
+        match &self.mount_source {
+            Some(source) => source.clone(),
+            None => self.device_path().display().to_string(),
         }
     }
 
-    fn mount(&mut self) -> Result<(), TargetError> {
+    /// mount(8) with `extra` options before the user's; on failure, says whether the kernel
+    /// rejected the user's options.
+    fn mount(&mut self, extra: &[String]) -> Result<(), TargetError> {
         let options = self.spec.mount_options.clone();
-        let cmd = self.mount_command(options.as_deref());
+        let cmd = self.mount_command(extra, options.as_deref());
         let since = self.uptime_s();
         // On record before it exists: a SIGKILL right after mount(8) returns must not leave a
         // mount no ledger knows of (undoing one that never came is a no-op).
@@ -597,7 +604,7 @@ impl<'s> Target<'s> {
             };
             if let Some(options) = options.filter(|o| !o.is_empty()) {
                 // Does it mount without the user's options? Then the kernel rejected them.
-                let plain = self.mount_command(None);
+                let plain = self.mount_command(extra, None);
                 let retry = self.sys.run(&plain).map_err(|e| missing_tool(&plain, e))?;
                 if retry.success() {
                     let _ = self
@@ -622,122 +629,39 @@ impl<'s> Target<'s> {
             self.spec.mount_options.clone(),
         ));
         self.mount_cmd = Some(cmd);
+        self.filesystem = Some(record);
         Ok(())
     }
 
-    /// Waits for the host's zfs-fuse turn (another fsbench process may hold it), at most
-    /// [`ZFS_TURN_WAIT`]; stop requests end the wait.
-    fn take_zfs_turn(&mut self, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
-        let path = Path::new(zfs::HOST_LOCK);
+    /// Waits for a host lock (another fsbench process may hold it), at most `wait`, and holds
+    /// it until teardown ends; stop requests end the wait. `why` tells the user why they wait.
+    fn hold_host_lock(
+        &mut self,
+        path: &Path,
+        wait: std::time::Duration,
+        stop: &dyn Fn() -> bool,
+        why: &str,
+    ) -> Result<(), TargetError> {
         let started = std::time::Instant::now();
         loop {
             match self.sys.try_lock(path) {
                 Ok(Some(lock)) => {
-                    self.zfs_lock = Some(lock);
+                    self.held.push(lock);
                     return Ok(());
                 }
                 Ok(None) => {}
                 Err(e) => return Err(TargetError::io("lock", path, e)),
             }
             check_stop(stop)?;
-            if started.elapsed() >= ZFS_TURN_WAIT {
+            if started.elapsed() >= wait {
                 return Err(TargetError::Invalid(format!(
-                    "another fsbench process used zfs-fuse for {} min ({} is locked); zfs-fuse runs one daemon per host, so zfs cases run one process at a time: wait for it, or run again later",
-                    ZFS_TURN_WAIT.as_secs() / 60,
-                    path.display()
+                    "another fsbench process held {} for {} min; {why}: wait for it, or run again later",
+                    path.display(),
+                    wait.as_secs() / 60,
                 )));
             }
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-    }
-
-    fn create_pool(&mut self, tag: &str, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
-        self.take_zfs_turn(stop)?;
-        let sys = self.sys;
-        if !sys.run(&zfs::ping()).is_ok_and(|o| o.success()) {
-            let run_dir = self.spec.work_dir.join("run");
-            sys.create_dir(&run_dir)
-                .map_err(|e| TargetError::io("create", &run_dir, e))?;
-            let pidfile = run_dir.join(format!("zfs-fuse-{}.pid", std::process::id()));
-            let start = zfs::start_daemon(&pidfile);
-            let out = sys.run(&start).map_err(|e| missing_tool(&start, e))?;
-            if !out.success() {
-                return Err(TargetError::command(
-                    "starting zfs-fuse",
-                    &start,
-                    &out,
-                    "is another zfs-fuse running? see its log",
-                ));
-            }
-            let pid = (0..50)
-                .find_map(|_| {
-                    let pid = sys
-                        .read_file(&pidfile)
-                        .ok()
-                        .and_then(|t| t.trim().parse::<u32>().ok());
-                    if pid.is_none() {
-                        std::thread::sleep(std::time::Duration::from_millis(100));
-                    }
-                    pid
-                })
-                .ok_or_else(|| {
-                    TargetError::Unsupported("zfs-fuse started but wrote no pid file".to_string())
-                })?;
-            self.ledger
-                .push(self.sys, Resource::ZfsDaemon { pid, pidfile });
-            let ready = (0..50).any(|_| {
-                let ok = sys.run(&zfs::ping()).is_ok_and(|o| o.success());
-                if !ok {
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-                ok
-            });
-            if !ready {
-                return Err(TargetError::Unsupported(
-                    "zfs-fuse did not answer within 5 s".to_string(),
-                ));
-            }
-        }
-        let pool = format!("fsbench-{}", tag.replace("zfs-", ""));
-        let device = self.device_path();
-        let properties = zfs::properties(self.spec.mount_options.as_deref());
-        let cmd = zfs::create_pool(
-            &pool,
-            &self.info.mountpoint,
-            &device,
-            &self.spec.mkfs_options,
-            &properties,
-        );
-        let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
-        self.info.mkfs = Some(StepInfo::of(&cmd, &out));
-        if !out.success() {
-            let rejected = out.stderr.contains("property") || out.stderr.contains("invalid");
-            if rejected && !properties.is_empty() {
-                return Err(TargetError::Unsupported(format!(
-                    "zfs-fuse rejected the properties '{}': {}",
-                    properties.join(","),
-                    out.last_line()
-                )));
-            }
-            return Err(TargetError::command("zpool create", &cmd, &out, "check --mkfs-options (zpool create options) and --mount-options (dataset properties)"));
-        }
-        self.pool = Some(pool.clone());
-        self.ledger
-            .push(self.sys, Resource::ZfsPool { pool: pool.clone() });
-        if let Ok(out) = sys.run(&zfs::readback(&pool)) {
-            let local: Vec<&str> = out
-                .stdout
-                .lines()
-                .filter(|l| !l.ends_with("\tdefault") && !l.ends_with("\t-"))
-                .collect();
-            self.info.readback = Some(local.join("\n"));
-        }
-        self.info.mount = Some(MountReadBack::new(
-            cmd.to_string(),
-            out.elapsed_ns,
-            self.spec.mount_options.clone(),
-        ));
-        Ok(())
     }
 
     /// Reads the mount back from /proc/self/mountinfo and compares it with the request.
@@ -755,14 +679,14 @@ impl<'s> Target<'s> {
                     self.info.mountpoint.display()
                 ))
             })?;
-        let is_zfs = self.spec.fs.lifecycle() == Lifecycle::ZfsPool;
+        let compare = self.spec.fs.capabilities().mount_options_in_mountinfo;
         let Some(mount) = self.info.mount.as_mut() else {
             return Ok(());
         };
         mount.fs_type = entry.fs_type.clone();
         mount.mount_options = entry.mount_options.clone();
         mount.super_options = entry.super_options.clone();
-        if !is_zfs {
+        if compare {
             let (changed, not_shown) = compare_options(
                 self.spec.mount_options.as_deref().unwrap_or(""),
                 &entry.mount_options,
@@ -860,11 +784,12 @@ impl<'s> Target<'s> {
                     ))
                 })?;
                 let after = meminfo();
-                let note = match self.spec.fs.lifecycle() {
-                    Lifecycle::Memory => Some("tmpfs keeps its files in the page cache: they cannot be dropped".into()),
-                    Lifecycle::ZfsPool => Some("zfs-fuse caches in its daemon (ARC), which drop_caches does not empty; use --cache remount".into()),
-                    Lifecycle::BlockDevice => None,
-                };
+                let note = self
+                    .spec
+                    .fs
+                    .capabilities()
+                    .undroppable_cache
+                    .map(str::to_string);
                 CacheReached {
                     policy,
                     state: if note.is_some() {
@@ -879,14 +804,14 @@ impl<'s> Target<'s> {
             }
             CachePolicy::Remount => {
                 let before = meminfo();
-                self.remount()?;
+                let fs = self.spec.fs;
+                let note = fs.remount(&mut Build { target: self })?;
                 CacheReached {
                     policy,
                     state: "remounted".into(),
                     before,
                     after: meminfo(),
-                    note: (self.spec.fs.lifecycle() == Lifecycle::Memory)
-                        .then(|| "remounting tmpfs would lose its files: nothing was done".into()),
+                    note: note.map(str::to_string),
                 }
             }
         };
@@ -894,50 +819,26 @@ impl<'s> Target<'s> {
         Ok(reached)
     }
 
-    fn remount(&mut self) -> Result<(), TargetError> {
+    /// umount(8), then the same mount(8) command as before.
+    fn umount_and_mount(&mut self) -> Result<(), TargetError> {
         let sys = self.sys;
-        match self.spec.fs.lifecycle() {
-            Lifecycle::Memory => Ok(()),
-            Lifecycle::ZfsPool => {
-                let pool = self.pool.clone().unwrap_or_default();
-                let dir = self
-                    .device_path()
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| "/dev".into());
-                for cmd in [zfs::export(&pool), zfs::import(&pool, &dir)] {
-                    let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
-                    if !out.success() {
-                        return Err(TargetError::command(
-                            "remount",
-                            &cmd,
-                            &out,
-                            "the pool may be busy",
-                        ));
-                    }
-                }
-                Ok(())
-            }
-            Lifecycle::BlockDevice => {
-                let umount = Cmd::new("umount").arg(self.info.mountpoint.display().to_string());
-                let out = sys.run(&umount).map_err(|e| missing_tool(&umount, e))?;
-                if !out.success() {
-                    return Err(TargetError::command(
-                        "remount",
-                        &umount,
-                        &out,
-                        "a process may still use the mount",
-                    ));
-                }
-                let mount = self.mount_cmd.clone().expect("mounted before");
-                let out = sys.run(&mount).map_err(|e| missing_tool(&mount, e))?;
-                if !out.success() {
-                    // The ledger still lists the mount; teardown will find it gone.
-                    return Err(TargetError::command("remount", &mount, &out, "see `dmesg`"));
-                }
-                Ok(())
-            }
+        let umount = Cmd::new("umount").arg(self.info.mountpoint.display().to_string());
+        let out = sys.run(&umount).map_err(|e| missing_tool(&umount, e))?;
+        if !out.success() {
+            return Err(TargetError::command(
+                "remount",
+                &umount,
+                &out,
+                "a process may still use the mount",
+            ));
         }
+        let mount = self.mount_cmd.clone().expect("mounted before");
+        let out = sys.run(&mount).map_err(|e| missing_tool(&mount, e))?;
+        if !out.success() {
+            // The ledger still lists the mount; teardown will find it gone.
+            return Err(TargetError::command("remount", &mount, &out, "see `dmesg`"));
+        }
+        Ok(())
     }
 
     /// Unmounts, checks, restores and removes everything; returns the full read-back with the
@@ -956,7 +857,12 @@ impl<'s> Target<'s> {
         // Newest first. What cannot be undone stays in the ledger (and its state file), so
         // `fsbench cleanup` can finish the job once the cause is gone.
         let resources: Vec<Resource> = self.ledger.resources().iter().rev().cloned().collect();
+        let check_point = self.spec.fs.check_point();
         for resource in resources {
+            let holds_fs = self.filesystem.as_ref() == Some(&resource);
+            if holds_fs && check_point == CheckPoint::BeforeDestroy {
+                self.check();
+            }
             let result = match &resource {
                 Resource::Loop { .. } => match self.loop_device.take() {
                     Some(device) => {
@@ -967,15 +873,9 @@ impl<'s> Target<'s> {
                     }
                     None => ledger::undo(sys, &resource),
                 },
-                Resource::ZfsPool { pool } => {
-                    if self.spec.fsck && self.info.fsck.is_none() {
-                        self.info.fsck = Some(scrub(sys, pool));
-                    }
-                    ledger::undo(sys, &resource)
-                }
                 other => ledger::undo(sys, other),
             };
-            let unmounted = matches!(resource, Resource::Mount { .. }) && result.is_ok();
+            let unmounted = holds_fs && result.is_ok();
             match result {
                 Ok(note) => {
                     self.info.teardown.push(note);
@@ -983,27 +883,102 @@ impl<'s> Target<'s> {
                 }
                 Err(note) => self.info.teardown.push(format!("error: {note}")),
             }
-            if unmounted && self.spec.fsck && self.spec.fs.lifecycle() == Lifecycle::BlockDevice {
-                self.run_fsck();
+            if unmounted && check_point == CheckPoint::AfterUnmount {
+                self.check();
             }
         }
-        // The next fsbench process may use zfs-fuse once ours is gone.
-        self.zfs_lock = None;
+        // The next fsbench process may take its turn once ours is gone.
+        self.held.clear();
     }
 
-    fn run_fsck(&mut self) {
-        let Some(device) = self.block_device.clone() else {
-            return;
-        };
-        let Some(cmd) = self.spec.fs.fsck(&device) else {
-            return;
-        };
-        let info = match self.sys.run(&cmd) {
+    /// The filesystem's read-only check, once, when the spec asks for it.
+    fn check(&mut self) {
+        if self.spec.fsck && self.info.fsck.is_none() {
+            let fs = self.spec.fs;
+            self.info.fsck = fs.check(&Build { target: self });
+        }
+    }
+}
+
+/// A target as the [`Filesystem`] hooks see it while it is made, remounted or checked: the
+/// generic steps (mkfs, mount, a host lock, the ledger) and the facts they need, nothing more.
+pub struct Build<'a, 's> {
+    target: &'a mut Target<'s>,
+}
+
+impl<'s> Build<'_, 's> {
+    pub(crate) fn sys(&self) -> &'s dyn System {
+        self.target.sys
+    }
+    pub(crate) fn spec(&self) -> &TargetSpec {
+        &self.target.spec
+    }
+    /// The block device (None for a filesystem in memory).
+    pub(crate) fn device(&self) -> Option<&Path> {
+        self.target.block_device.as_deref()
+    }
+    pub(crate) fn mountpoint(&self) -> &Path {
+        &self.target.info.mountpoint
+    }
+    /// Names this target (`zfs-PID-N`), unique on the host.
+    pub(crate) fn tag(&self) -> &str {
+        &self.target.tag
+    }
+    pub(crate) fn info(&self) -> &TargetInfo {
+        &self.target.info
+    }
+    pub(crate) fn info_mut(&mut self) -> &mut TargetInfo {
+        &mut self.target.info
+    }
+    /// What is mounted: the device unless [`Build::set_mount_source`] named something else.
+    pub(crate) fn mount_source(&self) -> String {
+        self.target.mount_source()
+    }
+    pub(crate) fn set_mount_source(&mut self, source: &str) {
+        self.target.mount_source = Some(source.to_string());
+    }
+    /// Puts something made on record, so teardown and `fsbench cleanup` undo it.
+    pub(crate) fn record(&mut self, resource: Resource) {
+        self.target.ledger.push(self.target.sys, resource);
+    }
+    /// Like [`Build::record`], for the entry that holds the filesystem when it is not a mount
+    /// (a zfs pool): the check runs next to its undoing.
+    pub(crate) fn record_filesystem(&mut self, resource: Resource) {
+        self.record(resource.clone());
+        self.target.filesystem = Some(resource);
+    }
+    pub(crate) fn check_stop(&self, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+        check_stop(stop)
+    }
+    /// The filesystem's mkfs with fsbench's defaults and the user's options, then its read-back.
+    pub(crate) fn mkfs(&mut self) -> Result<(), TargetError> {
+        self.target.mkfs()
+    }
+    /// mount(8) with `extra` options before the user's, on record as the filesystem.
+    pub(crate) fn mount(&mut self, extra: &[String]) -> Result<(), TargetError> {
+        self.target.mount(extra)
+    }
+    pub(crate) fn umount_and_mount(&mut self) -> Result<(), TargetError> {
+        self.target.umount_and_mount()
+    }
+    /// Waits for a host lock, holds it until teardown ends; see [`Target::hold_host_lock`].
+    pub(crate) fn hold_host_lock(
+        &mut self,
+        path: &Path,
+        wait: std::time::Duration,
+        stop: &dyn Fn() -> bool,
+        why: &str,
+    ) -> Result<(), TargetError> {
+        self.target.hold_host_lock(path, wait, stop, why)
+    }
+    /// Runs a check command and records what it said; `clean` reads the verdict.
+    pub(crate) fn run_check(&self, cmd: &Cmd, clean: impl Fn(&CmdOutput) -> bool) -> FsckInfo {
+        match self.sys().run(cmd) {
             Ok(out) => FsckInfo {
                 command: cmd.to_string(),
                 elapsed_ns: out.elapsed_ns,
                 exit_status: out.status,
-                clean: self.spec.fs.fsck_clean(&out),
+                clean: clean(&out),
                 output_tail: tail(&format!("{}{}", out.stdout, out.stderr), 6),
             },
             Err(e) => FsckInfo {
@@ -1013,8 +988,7 @@ impl<'s> Target<'s> {
                 clean: false,
                 output_tail: e.to_string(),
             },
-        };
-        self.info.fsck = Some(info);
+        }
     }
 }
 
@@ -1024,10 +998,7 @@ impl Drop for Target<'_> {
     }
 }
 
-/// How long a zfs target waits for another fsbench process to finish with zfs-fuse.
-const ZFS_TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
-
-fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+pub(crate) fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
     if stop() {
         Err(TargetError::Interrupted)
     } else {
@@ -1035,7 +1006,7 @@ fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
     }
 }
 
-fn missing_tool(cmd: &Cmd, e: std::io::Error) -> TargetError {
+pub(crate) fn missing_tool(cmd: &Cmd, e: std::io::Error) -> TargetError {
     if e.kind() == std::io::ErrorKind::NotFound {
         TargetError::Unsupported(format!("{} is not installed", cmd.program))
     } else {
@@ -1043,33 +1014,8 @@ fn missing_tool(cmd: &Cmd, e: std::io::Error) -> TargetError {
     }
 }
 
-/// Scrubs a zfs pool, waits for the scrub, and asks whether the pool is healthy.
-fn scrub(sys: &dyn System, pool: &str) -> FsckInfo {
-    let started = fsbench_measure::clock::now_ns();
-    let mut last = CmdOutput::default();
-    if sys.run(&zfs::scrub(pool)).is_ok_and(|o| o.success()) {
-        for _ in 0..600 {
-            match sys.run(&zfs::status(pool)) {
-                Ok(out) if out.stdout.contains("scrub in progress") => {
-                    std::thread::sleep(std::time::Duration::from_millis(100))
-                }
-                _ => break,
-            }
-        }
-        if let Ok(out) = sys.run(&zfs::healthy(pool)) {
-            last = out;
-        }
-    }
-    FsckInfo {
-        command: format!("zpool scrub {pool}; zpool status -x {pool}"),
-        elapsed_ns: fsbench_measure::clock::now_ns() - started,
-        exit_status: last.status,
-        clean: fs::by_name("zfs").expect("zfs").fsck_clean(&last),
-        output_tail: tail(&last.stdout, 6),
-    }
-}
-
-fn tail(text: &str, lines: usize) -> String {
+/// The last `lines` non-empty lines of `text`.
+pub(crate) fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
@@ -1196,6 +1142,113 @@ mod tests {
             "{:?}",
             info.teardown
         );
+    }
+
+    #[test]
+    fn zfs_takes_its_turn_starts_the_daemon_and_scrubs_before_destroying() {
+        let sys = host();
+        sys.set_file("/proc/filesystems", "nodev\ttmpfs\n\text4\nnodev\tfuse\n");
+        sys.set_file("/dev/fuse", "");
+        let pid = std::process::id();
+        let pidfile = format!("/w/run/zfs-fuse-{pid}.pid");
+        // No daemon answers until ours is started; its pid names no running zfs-fuse here,
+        // so teardown only removes the pid file (a real one would be sent SIGTERM).
+        sys.respond_once(
+            "zpool list",
+            RecordingSystem::failure(1, "connect: refused"),
+        );
+        sys.set_file(&pidfile, "4242\n");
+        sys.respond(
+            "zpool status -x",
+            CmdOutput {
+                status: Some(0),
+                stdout: "pool 'x' is healthy\n".into(),
+                ..CmdOutput::default()
+            },
+        );
+        let mut s = spec("zfs");
+        s.mount_options = Some("atime=off".into());
+        s.cache = CachePolicy::Remount;
+        let mut target = Target::prepare(&sys, s, &|| false).unwrap();
+        let reached = target.apply_cache_policy().unwrap();
+        assert_eq!((reached.state.as_str(), reached.note), ("remounted", None));
+        let info = target.finish();
+        let pool = pool_name(&sys);
+        let log: Vec<String> = actions(&sys)
+            .into_iter()
+            .filter(|l| !l.starts_with("run dpkg-query"))
+            .map(|l| l.replace(&pool, "POOL"))
+            .collect();
+        assert_eq!(
+            log,
+            [
+                "mkdir /w",
+                "mkdir /w/mnt-zfs",
+                "create /w/zfs.img 536870912",
+                "attach /dev/loop40 /w/zfs.img direct_io=true",
+                "lock /run/lock/fsbench-zfs-fuse.lock",
+                "run zpool list",
+                "mkdir /w/run",
+                &format!("run zfs-fuse --pidfile {pidfile}"),
+                "run zpool list",
+                "run zpool create -f -m /w/mnt-zfs -O atime=off POOL /dev/loop40",
+                "run zfs get -H -o property,value,source all POOL",
+                "run zpool export POOL",
+                "run zpool import -d /dev POOL",
+                "run zpool scrub POOL",
+                "run zpool status POOL",
+                "run zpool status -x POOL",
+                "run zpool list -H -o name POOL",
+                "run zpool destroy -f POOL",
+                &format!("rm {pidfile}"),
+                "detach /dev/loop40",
+                "rm /w/zfs.img",
+                "rmdir /w/mnt-zfs",
+            ]
+        );
+        assert!(info.fsck.unwrap().clean);
+        assert_eq!(info.mount.unwrap().fs_type, "fuse.zfs");
+    }
+
+    /// The generated pool name (`fsbench-PID-N`) from the `zpool create` line.
+    fn pool_name(sys: &RecordingSystem) -> String {
+        let create = sys
+            .log()
+            .into_iter()
+            .find(|l| l.starts_with("run zpool create"))
+            .unwrap();
+        create.split(' ').rev().nth(1).unwrap().to_string()
+    }
+
+    #[test]
+    fn tmpfs_mounts_memory_of_the_image_size_and_cannot_go_cold() {
+        let sys = host();
+        let mut s = spec("tmpfs");
+        s.mount_options = Some("noatime".into());
+        s.cache = CachePolicy::Remount;
+        let mut target = Target::prepare(&sys, s, &|| false).unwrap();
+        let reached = target.apply_cache_policy().unwrap();
+        assert!(reached.note.unwrap().contains("would lose its files"));
+        let info = target.finish();
+        assert_eq!(
+            actions(&sys),
+            [
+                "mkdir /w",
+                "mkdir /w/mnt-tmpfs",
+                "run mount -t tmpfs -o size=536870912,noatime fsbench-tmpfs /w/mnt-tmpfs",
+                "run umount /w/mnt-tmpfs",
+                "rmdir /w/mnt-tmpfs",
+            ]
+        );
+        assert_eq!(info.device.kind, "memory");
+        assert!(info.fsck.is_none() && info.scheduler.is_none());
+        let mut s = spec("tmpfs");
+        s.device = DeviceSpec::Block {
+            path: "/dev/sdz".into(),
+            acknowledged_signature: None,
+        };
+        let err = Target::prepare(&sys, s, &|| false).err().unwrap();
+        assert!(err.to_string().contains("tmpfs lives in memory"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! The filesystems fsbench can prepare, one small module each, behind one trait: how to make it,
-//! mount it, check it read-only, ask its tools' versions and read its effective configuration
-//! back. [`all`] lists them; [`by_name`] finds one; [`support`] says whether this host can run it.
+//! mount it, remount it cold, check it read-only, ask its tools' versions and read its effective
+//! configuration back. What is special about one filesystem (zfs's pool and daemon, tmpfs's
+//! memory) lives in its module as [`Filesystem`] hooks, so the generic target lifecycle has no
+//! per-filesystem branch. [`all`] lists them; [`by_name`] finds one; [`support`] says whether
+//! this host can run it.
 
 mod btrfs;
 mod ext;
@@ -12,7 +15,9 @@ mod tmpfs;
 mod xfs;
 pub mod zfs;
 
+use crate::error::TargetError;
 use crate::system::{Cmd, CmdOutput, System};
+use crate::target::{Build, FsckInfo};
 use serde::Serialize;
 use std::path::Path;
 
@@ -23,15 +28,48 @@ pub struct Tool {
     pub package: &'static str,
 }
 
-/// How a filesystem comes into being.
+/// Where a filesystem keeps its data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lifecycle {
-    /// mkfs on a block device, then mount(8).
+pub enum Storage {
+    /// On a block device (an image's loop device or a disk): it has a scheduler.
     BlockDevice,
-    /// Mounted from memory; no device, no mkfs, no fsck.
+    /// In memory: no device, no mkfs, no scheduler, no fsck; the size comes from the image size.
     Memory,
-    /// A zfs-fuse pool on a block device, mounted by the daemon.
-    ZfsPool,
+}
+
+/// What a filesystem is, as data the generic code reads (the behaviours are trait hooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    pub storage: Storage,
+    /// Paths that must exist besides the kernel name (`/dev/fuse` for a FUSE filesystem).
+    pub requires_paths: &'static [&'static str],
+    /// Whether the requested mount options can be compared with /proc/self/mountinfo (zfs
+    /// properties are not mount options).
+    pub mount_options_in_mountinfo: bool,
+    /// Why `--cache drop` cannot empty its cache, when it cannot.
+    pub undroppable_cache: Option<&'static str>,
+    /// A rough time to prepare and take down one target, for plan estimates.
+    pub prepare_estimate_ns: u64,
+}
+
+impl Capabilities {
+    /// mkfs on a block device, then mount(8): most filesystems.
+    pub const BLOCK_DEVICE: Capabilities = Capabilities {
+        storage: Storage::BlockDevice,
+        requires_paths: &[],
+        mount_options_in_mountinfo: true,
+        undroppable_cache: None,
+        prepare_estimate_ns: 2_000_000_000,
+    };
+}
+
+/// When teardown runs the read-only check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckPoint {
+    /// Right after the filesystem is unmounted (fsck needs it unmounted).
+    AfterUnmount,
+    /// Right before the filesystem is destroyed (a zfs scrub needs the pool alive).
+    BeforeDestroy,
 }
 
 /// One filesystem kind.
@@ -42,8 +80,30 @@ pub trait Filesystem: Send + Sync {
     fn kernel_name(&self) -> &'static str;
     /// Programs needed to make, check and read it back.
     fn tools(&self) -> Vec<Tool>;
-    fn lifecycle(&self) -> Lifecycle {
-        Lifecycle::BlockDevice
+    /// Storage kind, required paths and notes; the default is a block-device filesystem.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::BLOCK_DEVICE
+    }
+    /// Makes and mounts the filesystem once its device exists: mkfs with the read-back, then
+    /// mount(8). `stop` is polled between steps (Ctrl-C).
+    fn create(&self, t: &mut Build<'_, '_>, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+        t.mkfs()?;
+        t.check_stop(stop)?;
+        t.mount(&[])
+    }
+    /// Brings it to a cold cache by unmounting and mounting it again; returns a note when that
+    /// is not what happened.
+    fn remount(&self, t: &mut Build<'_, '_>) -> Result<Option<&'static str>, TargetError> {
+        t.umount_and_mount().map(|()| None)
+    }
+    /// When teardown runs [`Filesystem::check`].
+    fn check_point(&self) -> CheckPoint {
+        CheckPoint::AfterUnmount
+    }
+    /// The read-only check in teardown: [`Filesystem::fsck`] on the device, if it has one.
+    fn check(&self, t: &Build<'_, '_>) -> Option<FsckInfo> {
+        let cmd = self.fsck(t.device()?)?;
+        Some(t.run_check(&cmd, |out| self.fsck_clean(out)))
     }
     /// The smallest device mkfs accepts, in bytes.
     fn min_device_bytes(&self) -> u64;
@@ -142,14 +202,10 @@ pub fn support(sys: &dyn System, fs: &dyn Filesystem) -> Support {
             fs.kernel_name()
         ));
     }
-    if fs.lifecycle() == Lifecycle::ZfsPool
-        && kernel
-        && sys.read_file(Path::new("/dev/fuse")).is_err()
-    {
-        let exists = Path::new("/dev/fuse").exists();
-        if !exists {
+    for path in fs.capabilities().requires_paths {
+        if kernel && sys.read_file(Path::new(path)).is_err() && !Path::new(path).exists() {
             kernel = false;
-            reasons.push("/dev/fuse is missing".to_string());
+            reasons.push(format!("{path} is missing"));
         }
     }
     let mut tools_found = Vec::new();

@@ -1,14 +1,20 @@
 //! ZFS through zfs-fuse: a pool on the block device, created and mounted by `zpool create`
 //! (the user-space daemon serves it over FUSE). "mkfs options" are `zpool create` options
 //! (`-o ashift=12`); "mount options" are dataset properties (`atime=off,compression=lz4`),
-//! given as `-O key=value`. The check is a scrub followed by `zpool status`.
+//! given as `-O key=value`. The check is a scrub followed by `zpool status`, before the pool is
+//! destroyed. zfs-fuse runs one daemon per host, so fsbench processes take turns through a host
+//! lock, and the daemon is started when none answers.
 //!
 //! The ARC cache lives in the daemon's memory, so `drop_caches` does not empty it; a cold cache
 //! needs `--cache remount` (export and import).
 
-use super::{Filesystem, Lifecycle, Tool};
-use crate::system::{Cmd, CmdOutput};
+use super::{Capabilities, CheckPoint, Filesystem, Tool};
+use crate::error::TargetError;
+use crate::ledger::Resource;
+use crate::system::{Cmd, CmdOutput, System};
+use crate::target::{missing_tool, tail, Build, FsckInfo, MountReadBack, StepInfo};
 use std::path::Path;
+use std::time::Duration;
 
 pub struct Zfs;
 
@@ -28,8 +34,100 @@ impl Filesystem for Zfs {
             })
             .to_vec()
     }
-    fn lifecycle(&self) -> Lifecycle {
-        Lifecycle::ZfsPool
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            requires_paths: &["/dev/fuse"],
+            mount_options_in_mountinfo: false,
+            undroppable_cache: Some("zfs-fuse caches in its daemon (ARC), which drop_caches does not empty; use --cache remount"),
+            prepare_estimate_ns: 4_000_000_000,
+            ..Capabilities::BLOCK_DEVICE
+        }
+    }
+    /// Takes the host's zfs-fuse turn, starts the daemon if none answers, then `zpool create`
+    /// makes and mounts the pool at once; `zfs get` reads its properties back.
+    fn create(&self, t: &mut Build<'_, '_>, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+        t.hold_host_lock(
+            Path::new(HOST_LOCK),
+            TURN_WAIT,
+            stop,
+            "zfs-fuse runs one daemon per host, so zfs cases run one process at a time",
+        )?;
+        let sys = t.sys();
+        if !sys.run(&ping()).is_ok_and(|o| o.success()) {
+            start_our_daemon(t)?;
+        }
+        let pool = format!("fsbench-{}", t.tag().replace("zfs-", ""));
+        let device = t
+            .device()
+            .expect("a pool is made on a device")
+            .to_path_buf();
+        let spec = t.spec();
+        let properties = properties(spec.mount_options.as_deref());
+        let cmd = create_pool(
+            &pool,
+            t.mountpoint(),
+            &device,
+            &spec.mkfs_options,
+            &properties,
+        );
+        let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        t.info_mut().mkfs = Some(StepInfo::of(&cmd, &out));
+        if !out.success() {
+            let rejected = out.stderr.contains("property") || out.stderr.contains("invalid");
+            if rejected && !properties.is_empty() {
+                return Err(TargetError::Unsupported(format!(
+                    "zfs-fuse rejected the properties '{}': {}",
+                    properties.join(","),
+                    out.last_line()
+                )));
+            }
+            return Err(TargetError::command("zpool create", &cmd, &out, "check --mkfs-options (zpool create options) and --mount-options (dataset properties)"));
+        }
+        t.set_mount_source(&pool);
+        t.record_filesystem(Resource::ZfsPool { pool: pool.clone() });
+        if let Ok(out) = sys.run(&readback(&pool)) {
+            let local: Vec<&str> = out
+                .stdout
+                .lines()
+                .filter(|l| !l.ends_with("\tdefault") && !l.ends_with("\t-"))
+                .collect();
+            t.info_mut().readback = Some(local.join("\n"));
+        }
+        let mount_options = t.spec().mount_options.clone();
+        t.info_mut().mount = Some(MountReadBack::new(
+            cmd.to_string(),
+            out.elapsed_ns,
+            mount_options,
+        ));
+        Ok(())
+    }
+    /// `zpool export` and `zpool import`: the ARC forgets the pool.
+    fn remount(&self, t: &mut Build<'_, '_>) -> Result<Option<&'static str>, TargetError> {
+        let pool = t.mount_source();
+        let dir = t
+            .device()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| "/dev".into());
+        for cmd in [export(&pool), import(&pool, &dir)] {
+            let out = t.sys().run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+            if !out.success() {
+                return Err(TargetError::command(
+                    "remount",
+                    &cmd,
+                    &out,
+                    "the pool may be busy",
+                ));
+            }
+        }
+        Ok(None)
+    }
+    /// A scrub reads the pool, so it runs while the pool still exists.
+    fn check_point(&self) -> CheckPoint {
+        CheckPoint::BeforeDestroy
+    }
+    fn check(&self, t: &Build<'_, '_>) -> Option<FsckInfo> {
+        Some(scrub_check(t.sys(), &t.mount_source()))
     }
     fn min_device_bytes(&self) -> u64 {
         // zpool accepts 64 MiB, but zfs-fuse 0.7 then spins at full CPU in `zpool create` and
@@ -89,6 +187,82 @@ fn zpool() -> Cmd {
 /// fsbench would adopt the first one's daemon (which the first then stops under it).
 pub const HOST_LOCK: &str = "/run/lock/fsbench-zfs-fuse.lock";
 
+/// How long a zfs target waits for another fsbench process to finish with zfs-fuse.
+const TURN_WAIT: Duration = Duration::from_secs(30 * 60);
+
+/// Starts zfs-fuse with a pid file of ours, puts it on record and waits until it answers.
+fn start_our_daemon(t: &mut Build<'_, '_>) -> Result<(), TargetError> {
+    let sys = t.sys();
+    let run_dir = t.spec().work_dir.join("run");
+    sys.create_dir(&run_dir)
+        .map_err(|e| TargetError::io("create", &run_dir, e))?;
+    let pidfile = run_dir.join(format!("zfs-fuse-{}.pid", std::process::id()));
+    let start = start_daemon(&pidfile);
+    let out = sys.run(&start).map_err(|e| missing_tool(&start, e))?;
+    if !out.success() {
+        return Err(TargetError::command(
+            "starting zfs-fuse",
+            &start,
+            &out,
+            "is another zfs-fuse running? see its log",
+        ));
+    }
+    let pid = (0..50)
+        .find_map(|_| {
+            let pid = sys
+                .read_file(&pidfile)
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok());
+            if pid.is_none() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            pid
+        })
+        .ok_or_else(|| {
+            TargetError::Unsupported("zfs-fuse started but wrote no pid file".to_string())
+        })?;
+    t.record(Resource::ZfsDaemon { pid, pidfile });
+    let ready = (0..50).any(|_| {
+        let ok = sys.run(&ping()).is_ok_and(|o| o.success());
+        if !ok {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        ok
+    });
+    if !ready {
+        return Err(TargetError::Unsupported(
+            "zfs-fuse did not answer within 5 s".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Scrubs a pool, waits for the scrub, and asks whether the pool is healthy.
+fn scrub_check(sys: &dyn System, pool: &str) -> FsckInfo {
+    let started = fsbench_measure::clock::now_ns();
+    let mut last = CmdOutput::default();
+    if sys.run(&scrub(pool)).is_ok_and(|o| o.success()) {
+        for _ in 0..600 {
+            match sys.run(&status(pool)) {
+                Ok(out) if out.stdout.contains("scrub in progress") => {
+                    std::thread::sleep(Duration::from_millis(100))
+                }
+                _ => break,
+            }
+        }
+        if let Ok(out) = sys.run(&healthy(pool)) {
+            last = out;
+        }
+    }
+    FsckInfo {
+        command: format!("zpool scrub {pool}; zpool status -x {pool}"),
+        elapsed_ns: fsbench_measure::clock::now_ns() - started,
+        exit_status: last.status,
+        clean: Zfs.fsck_clean(&last),
+        output_tail: tail(&last.stdout, 6),
+    }
+}
+
 /// Starts the daemon with a pid file of ours.
 pub fn start_daemon(pidfile: &Path) -> Cmd {
     Cmd::new("zfs-fuse")
@@ -101,6 +275,11 @@ pub fn ping() -> Cmd {
     zpool()
         .arg("list")
         .timeout(std::time::Duration::from_secs(20))
+}
+
+/// Succeeds when the pool exists.
+pub fn listed(pool: &str) -> Cmd {
+    zpool().args(["list", "-H", "-o", "name", pool])
 }
 
 pub fn destroy(pool: &str) -> Cmd {
