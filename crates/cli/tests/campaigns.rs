@@ -161,7 +161,34 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
         summary.contains("95 % confidence interval") && summary.contains("MiB/s"),
         "{summary}"
     );
+    // Columns are labelled by the axes that vary (and the filesystem), with their prefixes.
+    assert!(
+        summary.contains("ext4 mount=noatime") && summary.contains("btrfs mount=default"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("sched="),
+        "the scheduler does not vary: {summary}"
+    );
     s.assert_clean();
+
+    // The tidy CSV names every case axis, in the order of a case key.
+    let csv = fsbench()
+        .args(["export", &run_id(&output).to_string(), "--csv", "-", "--db"])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    let csv = stdout(&csv);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("run_id,case_key,filesystem,mkfs_set,mount_set,scheduler,cache,workload,repetition,status,reason,metric,value,unit,higher_is_better")
+    );
+    assert!(
+        lines.any(|l| l.contains(",ext4.default.noatime.mq-deadline.warm.small,ext4,default,noatime,mq-deadline,warm,small,")),
+        "{csv}"
+    );
 
     let doc = s.export(run_id(&output));
     assert_eq!(doc["schema"], "fsbench.run");

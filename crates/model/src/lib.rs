@@ -1,6 +1,6 @@
 //! The vocabulary every stage of fsbench shares, defined once: how a sample, a workload, a run
-//! and a command ended ([`Outcome`]), and the state of a stored run ([`RunState`]). Depends on no
-//! other fsbench crate; every layer that speaks of an ending uses these.
+//! and a command ended ([`Outcome`]), the state of a stored run ([`RunState`]), and the axes of
+//! a campaign's cases ([`CaseAxis`]). Depends on no other fsbench crate.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -128,6 +128,73 @@ impl fmt::Display for RunState {
     }
 }
 
+/// One axis of a campaign's case matrix: a case is one value on each, and its stable key is
+/// those values joined by dots in this order (`ext4.default.noatime.mq-deadline.warm.matrix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CaseAxis {
+    Filesystem,
+    /// The name of the mkfs option set (`big-inodes`), not the options themselves.
+    MkfsSet,
+    /// The name of the mount option set.
+    MountSet,
+    Scheduler,
+    Cache,
+    /// The workload's name in the plan.
+    Workload,
+}
+
+/// What a case without a scheduler of its own shows on the scheduler axis (the device keeps
+/// whatever it had; tmpfs has none).
+pub const DEFAULT_SCHEDULER: &str = "default";
+
+impl CaseAxis {
+    /// Every axis, in the order of a case key.
+    pub const ALL: [CaseAxis; 6] = [
+        CaseAxis::Filesystem,
+        CaseAxis::MkfsSet,
+        CaseAxis::MountSet,
+        CaseAxis::Scheduler,
+        CaseAxis::Cache,
+        CaseAxis::Workload,
+    ];
+
+    /// The key of a plan's include/exclude rule on this axis (docs/plans.md).
+    pub const fn rule_key(self) -> &'static str {
+        match self {
+            CaseAxis::Filesystem => "filesystem",
+            CaseAxis::MkfsSet => "mkfs_options",
+            CaseAxis::MountSet => "mount_options",
+            CaseAxis::Scheduler => "scheduler",
+            CaseAxis::Cache => "cache",
+            CaseAxis::Workload => "workload",
+        }
+    }
+
+    /// The column of exports, and the field of a stored case's configuration (the workload's
+    /// name is in its own JSON, under `name`).
+    pub const fn column(self) -> &'static str {
+        match self {
+            CaseAxis::Filesystem => "filesystem",
+            CaseAxis::MkfsSet => "mkfs_set",
+            CaseAxis::MountSet => "mount_set",
+            CaseAxis::Scheduler => "scheduler",
+            CaseAxis::Cache => "cache",
+            CaseAxis::Workload => "workload",
+        }
+    }
+
+    /// How summaries label a configuration's value on this axis (`mount=noatime`).
+    pub const fn label_prefix(self) -> &'static str {
+        match self {
+            CaseAxis::Filesystem | CaseAxis::Workload => "",
+            CaseAxis::MkfsSet => "mkfs=",
+            CaseAxis::MountSet => "mount=",
+            CaseAxis::Scheduler => "sched=",
+            CaseAxis::Cache => "cache=",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +213,20 @@ mod tests {
         // Tables align these with width specifiers.
         assert_eq!(format!("{:<11}|", RunState::Complete), "complete   |");
         assert_eq!(format!("{:>8}|", Outcome::Ok), "      ok|");
+    }
+
+    #[test]
+    fn case_axes_have_distinct_keys_columns_and_a_fixed_order() {
+        let columns = CaseAxis::ALL.map(CaseAxis::column);
+        assert_eq!(
+            columns,
+            ["filesystem", "mkfs_set", "mount_set", "scheduler", "cache", "workload"]
+        );
+        let rules = CaseAxis::ALL.map(CaseAxis::rule_key);
+        let mut unique = rules.to_vec();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), rules.len());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use crate::file::{PlanFile, RuleFile, WorkloadFile};
 use crate::workload::{duration, MatrixSettings, WorkloadSpec};
 use fsbench_measure::units::parse_size;
+use fsbench_model::{CaseAxis, DEFAULT_SCHEDULER};
 use fsbench_testbed::fs::{self, Storage};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
 use fsbench_testbed::{CachePolicy, DeviceSpec};
@@ -68,6 +69,35 @@ pub struct Case {
     pub position: usize,
     pub config: CaseConfig,
     pub workload: WorkloadSpec,
+}
+
+impl Case {
+    /// The case's value on one axis (the scheduler's is `default` when the case sets none).
+    pub fn value(&self, axis: CaseAxis) -> String {
+        match axis {
+            CaseAxis::Filesystem => self.config.filesystem.clone(),
+            CaseAxis::MkfsSet => self.config.mkfs_set.clone(),
+            CaseAxis::MountSet => self.config.mount_set.clone(),
+            CaseAxis::Scheduler => self
+                .config
+                .scheduler
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SCHEDULER.into()),
+            CaseAxis::Cache => self.config.cache.name().to_string(),
+            CaseAxis::Workload => self.workload.name().to_string(),
+        }
+    }
+
+    /// The stable key: the values on every axis, in [`CaseAxis::ALL`]'s order, joined by dots.
+    fn key_of(config: &CaseConfig, workload: &WorkloadSpec) -> String {
+        let case = Case {
+            key: String::new(),
+            position: 0,
+            config: config.clone(),
+            workload: workload.clone(),
+        };
+        CaseAxis::ALL.map(|axis| case.value(axis)).join(".")
+    }
 }
 
 /// A validated plan.
@@ -381,12 +411,7 @@ impl Plan {
                                     scheduler: scheduler.clone(),
                                     cache: *cache,
                                 };
-                                let key = format!(
-                                    "{fs_name}.{mkfs_set}.{mount_set}.{}.{}.{}",
-                                    scheduler.as_deref().unwrap_or("default"),
-                                    cache.name(),
-                                    workload.name()
-                                );
+                                let key = Case::key_of(&config, workload);
                                 if cases.iter().any(|c: &Case| c.key == key) {
                                     return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
                                 }
@@ -475,43 +500,30 @@ pub fn case_estimate_ns(case: &Case) -> u64 {
     prepare + case.workload.estimate_ns() + 1_000_000_000
 }
 
-fn rule_value(rule: &RuleFile) -> [(&'static str, Option<&Spanned<String>>); 6] {
-    [
-        ("filesystem", rule.filesystem.as_ref()),
-        ("mkfs_options", rule.mkfs_options.as_ref()),
-        ("mount_options", rule.mount_options.as_ref()),
-        ("scheduler", rule.scheduler.as_ref()),
-        ("cache", rule.cache.as_ref()),
-        ("workload", rule.workload.as_ref()),
-    ]
-}
-
-fn case_value(case: &Case, key: &str) -> String {
-    match key {
-        "filesystem" => case.config.filesystem.clone(),
-        "mkfs_options" => case.config.mkfs_set.clone(),
-        "mount_options" => case.config.mount_set.clone(),
-        "scheduler" => case
-            .config
-            .scheduler
-            .clone()
-            .unwrap_or_else(|| "default".into()),
-        "cache" => case.config.cache.name().to_string(),
-        _ => case.workload.name().to_string(),
+/// A rule's value on one axis, if it names one.
+fn rule_value(rule: &RuleFile, axis: CaseAxis) -> Option<&Spanned<String>> {
+    match axis {
+        CaseAxis::Filesystem => rule.filesystem.as_ref(),
+        CaseAxis::MkfsSet => rule.mkfs_options.as_ref(),
+        CaseAxis::MountSet => rule.mount_options.as_ref(),
+        CaseAxis::Scheduler => rule.scheduler.as_ref(),
+        CaseAxis::Cache => rule.cache.as_ref(),
+        CaseAxis::Workload => rule.workload.as_ref(),
     }
 }
 
 fn matches(rule: &RuleFile, case: &Case) -> bool {
-    rule_value(rule)
+    CaseAxis::ALL
         .iter()
-        .all(|(key, value)| value.is_none_or(|v| case_value(case, key) == *v.get_ref()))
+        .all(|&axis| rule_value(rule, axis).is_none_or(|v| case.value(axis) == *v.get_ref()))
 }
 
 /// A rule naming a value no case has is a typo, not a silent no-op.
 fn check_rule(check: &Checker<'_>, rule: &RuleFile, cases: &[Case]) -> Result<(), PlanError> {
-    for (key, value) in rule_value(rule) {
-        if let Some(v) = value {
-            let mut known: Vec<String> = cases.iter().map(|c| case_value(c, key)).collect();
+    for axis in CaseAxis::ALL {
+        if let Some(v) = rule_value(rule, axis) {
+            let key = axis.rule_key();
+            let mut known: Vec<String> = cases.iter().map(|c| c.value(axis)).collect();
             known.sort();
             known.dedup();
             if !known.contains(v.get_ref()) {

@@ -3,6 +3,7 @@
 //! its reason), and the exports of `fsbench export` (versioned JSON, tidy CSV).
 
 use fsbench_analysis::Summary;
+use fsbench_model::{CaseAxis, DEFAULT_SCHEDULER};
 use fsbench_store::{CaseData, Outcome, RunData};
 use fsbench_workload::metric;
 use serde::Serialize;
@@ -22,10 +23,14 @@ fn values(case: &CaseData, metric: &str) -> Vec<f64> {
         .collect()
 }
 
-fn config_field(case: &CaseData, key: &str) -> String {
-    match &case.case.config[key] {
+/// A stored case's value on one axis.
+fn axis_value(case: &CaseData, axis: CaseAxis) -> String {
+    if axis == CaseAxis::Workload {
+        return workload_name(case);
+    }
+    match &case.case.config[axis.column()] {
         serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => "default".into(),
+        serde_json::Value::Null => DEFAULT_SCHEDULER.into(),
         other => other.to_string(),
     }
 }
@@ -37,24 +42,17 @@ fn workload_name(case: &CaseData) -> String {
         .to_string()
 }
 
-const AXES: [(&str, &str); 5] = [
-    ("filesystem", ""),
-    ("mkfs_set", "mkfs="),
-    ("mount_set", "mount="),
-    ("scheduler", "sched="),
-    ("cache", "cache="),
-];
-
-/// Short labels naming only the axes that vary across the run's cases.
+/// Short labels naming only the configuration axes that vary across the run's cases (the
+/// filesystem always); the workload heads its own table.
 fn labels(cases: &[&CaseData]) -> Vec<String> {
-    let varying: Vec<(&str, &str)> = AXES
-        .iter()
-        .copied()
-        .filter(|(key, _)| {
-            let mut seen: Vec<String> = cases.iter().map(|c| config_field(c, key)).collect();
+    let varying: Vec<CaseAxis> = CaseAxis::ALL
+        .into_iter()
+        .filter(|&axis| axis != CaseAxis::Workload)
+        .filter(|&axis| {
+            let mut seen: Vec<String> = cases.iter().map(|c| axis_value(c, axis)).collect();
             seen.sort();
             seen.dedup();
-            seen.len() > 1 || *key == "filesystem"
+            seen.len() > 1 || axis == CaseAxis::Filesystem
         })
         .collect();
     cases
@@ -62,7 +60,7 @@ fn labels(cases: &[&CaseData]) -> Vec<String> {
         .map(|c| {
             varying
                 .iter()
-                .map(|(key, prefix)| format!("{prefix}{}", config_field(c, key)))
+                .map(|&axis| format!("{}{}", axis.label_prefix(), axis_value(c, axis)))
                 .collect::<Vec<_>>()
                 .join(" ")
         })
@@ -288,21 +286,16 @@ fn csv_field(text: &str) -> String {
 pub fn write_csv(out: &mut dyn Write, data: &RunData) -> io::Result<()> {
     writeln!(
         out,
-        "run_id,case_key,filesystem,mkfs_set,mount_set,scheduler,cache,workload,repetition,status,reason,metric,value,unit,higher_is_better"
+        "run_id,case_key,{},repetition,status,reason,metric,value,unit,higher_is_better",
+        CaseAxis::ALL.map(CaseAxis::column).join(",")
     )?;
     for case in &data.cases {
-        let fixed = [
-            data.run.id.to_string(),
-            case.case.key.clone(),
-            config_field(case, "filesystem"),
-            config_field(case, "mkfs_set"),
-            config_field(case, "mount_set"),
-            config_field(case, "scheduler"),
-            config_field(case, "cache"),
-            workload_name(case),
-        ]
-        .map(|f| csv_field(&f))
-        .join(",");
+        let fixed = [data.run.id.to_string(), case.case.key.clone()]
+            .into_iter()
+            .chain(CaseAxis::ALL.map(|axis| axis_value(case, axis)))
+            .map(|f| csv_field(&f))
+            .collect::<Vec<_>>()
+            .join(",");
         for s in &case.samples {
             let head = format!(
                 "{fixed},{},{},{}",
