@@ -19,7 +19,9 @@
 # Usage (root, for the tmpfs and loop mounts): [BASELINE=/path/to/older/fsbench] \
 #   bench/matrix-vs-fio.sh [PAIRS] [SECONDS]
 # At 4 KiB the pairs also run fsbench with FSBENCH_CLOCK=monotonic and, with BASELINE, an older
-# build, each against the same pair's C loop: what the TSC clock and the other changes gained.
+# build, each against the same pair's C loop: what the TSC clock and the other changes gained;
+# at 1 MiB, with BASELINE, the older build against fio. A subset: FILESYSTEMS="ext4",
+# SIZES="1m", SPECS="read_pread_re-pread", SKIP_RANDOM=1.
 set -euo pipefail
 PAIRS=${1:-5}
 SECONDS_PER_JOB=${2:-3}
@@ -71,16 +73,23 @@ run_fio() { # file bs rw
     --output-format=json --output="$OUT/fio.json" >/dev/null
 }
 
-for fs in tmpfs ext4; do
+for fs in ${FILESYSTEMS:-tmpfs ext4}; do
   dir="$WORK/$fs"
   for pair in $(seq 1 "$PAIRS"); do
-    for bs in 4k 1m; do
+    for bs in ${SIZES:-4k 1m}; do
       # fio rw (also the C loop mode), fsbench test, the fsbench phase compared
-      for spec in "write pwrite re-pwrite" "read pread re-pread"; do
-        read -r rw test phase <<< "$spec"
+      for spec in ${SPECS:-"write pwrite re-pwrite" "read pread re-pread"}; do
+        read -r rw test phase <<< "${spec//_/ }"
         run_fsbench "$dir" "$test" "$bs"; a=$(phase_kib "$OUT/fsbench.json" "$phase")
         run_fio "$FILE" "$bs" "$rw"; b=$(fio_kib "$OUT/fio.json" "$rw")
         printf '%s\tseq %s %s\t%s\t%s\t%s\n' "$fs" "$rw" "$bs" "$pair" "$a" "$b" >> "$RESULTS"
+        if [ "$bs" != 4k ] && [ -n "${BASELINE:-}" ]; then
+          # The earlier build against fio on its own file, in the same pair.
+          rm -f "$FILE"
+          BIN=$BASELINE run_fsbench "$dir" "$test" "$bs"; o=$(phase_kib "$OUT/fsbench.json" "$phase")
+          run_fio "$FILE" "$bs" "$rw"; ob=$(fio_kib "$OUT/fio.json" "$rw")
+          printf '%s\tseq %s %s, baseline build\t%s\t%s\t%s\n' "$fs" "$rw" "$bs" "$pair" "$o" "$ob" >> "$RESULTS"
+        fi
         if [ "$bs" = 4k ]; then
           c=$("$OUT/cloop" "$rw" "$FILE" 4096 "$SECONDS_PER_JOB" | cut -d' ' -f2)
           printf '%s\t%s 4k vs C loop\t%s\t%s\t%s\n' "$fs" "$test" "$pair" "$a" "$c" >> "$RESULTS"
@@ -98,6 +107,7 @@ for fs in tmpfs ext4; do
         rm -f "$FILE"
       done
     done
+    [ -n "${SKIP_RANDOM:-}" ] && { echo "$fs: pair $pair of $PAIRS done" >&2; continue; }
     run_fsbench "$dir" random 4k
     ar=$(phase_kib "$OUT/fsbench.json" random-read); aw=$(phase_kib "$OUT/fsbench.json" random-write)
     run_fio "$FILE" 4k randread; br=$(fio_kib "$OUT/fio.json" read)

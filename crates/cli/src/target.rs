@@ -3,8 +3,7 @@
 use crate::cli::TargetArgs;
 use crate::exit::Failure;
 use anyhow::anyhow;
-use fsbench_testbed::target::split_options;
-use fsbench_testbed::{CachePolicy, DeviceSpec, TargetSpec};
+use fsbench_testbed::{CachePolicy, DeviceSpec, TargetError, TargetSpec};
 use fsbench_workload::StopFlag;
 
 /// The spec the flags ask for, or None when no --fs was given.
@@ -16,21 +15,25 @@ pub fn spec_from(args: &TargetArgs) -> Result<Option<TargetSpec>, Failure> {
             "--fs {fs}: preparing a filesystem needs root (loop devices, mkfs, mount); run as root, or measure an existing directory with --dir"
         )));
     }
-    let mut spec = TargetSpec::new(fs, &args.work.work_dir)?;
-    spec.mkfs_options = args
-        .mkfs_options
-        .as_deref()
-        .map(split_options)
-        .unwrap_or_default();
-    spec.mount_options = args.mount_options.clone().filter(|o| !o.is_empty());
-    spec.scheduler = args.scheduler.clone();
-    spec.cache = args
+    let cache = args
         .cache
         .parse::<CachePolicy>()
         .map_err(|e| Failure::usage(anyhow!("--cache: {e}")))?;
-    spec.device = DeviceSpec::parse(&args.device, args.destroy_data_on.as_deref())?;
-    spec.loop_direct_io = !args.loop_buffered;
-    spec.fsck = !args.no_fsck;
+    let device = DeviceSpec::parse(&args.device, args.destroy_data_on.as_deref())?;
+    let spec = TargetSpec::builder(fs, &args.work.work_dir)
+        .mkfs_options(args.mkfs_options.as_deref().unwrap_or_default())
+        .mount_options(args.mount_options.as_deref())
+        .scheduler(args.scheduler.as_deref())
+        .cache(cache)
+        .device(device)
+        .loop_direct_io(!args.loop_buffered)
+        .fsck(!args.no_fsck)
+        .build()
+        // The builder speaks of filesystems; the user typed a flag.
+        .map_err(|e| match e {
+            TargetError::Invalid(m) => TargetError::Invalid(format!("--fs: {m}")),
+            other => other,
+        })?;
     Ok(Some(spec))
 }
 

@@ -220,7 +220,14 @@ mod tests {
         let columns = CaseAxis::ALL.map(CaseAxis::column);
         assert_eq!(
             columns,
-            ["filesystem", "mkfs_set", "mount_set", "scheduler", "cache", "workload"]
+            [
+                "filesystem",
+                "mkfs_set",
+                "mount_set",
+                "scheduler",
+                "cache",
+                "workload"
+            ]
         );
         let rules = CaseAxis::ALL.map(CaseAxis::rule_key);
         let mut unique = rules.to_vec();

@@ -209,16 +209,16 @@ fn is_stable(plan: &Plan, samples: Option<&Vec<Vec<Metric>>>) -> bool {
 
 /// The target spec of a case.
 fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
-    let mut spec = TargetSpec::new(&case.config.filesystem, &plan.work_dir)?;
-    spec.mkfs_options = fsbench_testbed::target::split_options(&case.config.mkfs_options);
-    spec.mount_options = Some(case.config.mount_options.clone()).filter(|o| !o.is_empty());
-    spec.scheduler = case.config.scheduler.clone();
-    spec.cache = case.config.cache;
-    spec.device = plan.device.clone();
-    spec.loop_direct_io = plan.loop_direct_io;
-    spec.fsck = true;
-    spec.size_setting = fsbench_testbed::device::SizeSetting::Plan;
-    Ok(spec)
+    // The plan checked the filesystem name at parse time, against its own keys.
+    TargetSpec::builder(&case.config.filesystem, &plan.work_dir)
+        .mkfs_options(&case.config.mkfs_options)
+        .mount_options(Some(&case.config.mount_options))
+        .scheduler(case.config.scheduler.as_deref())
+        .cache(case.config.cache)
+        .device(plan.device.clone())
+        .loop_direct_io(plan.loop_direct_io)
+        .size_setting(fsbench_testbed::device::SizeSetting::Plan)
+        .build()
 }
 
 fn not_run(error: TargetError) -> Option<SampleResult> {

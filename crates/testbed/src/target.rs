@@ -46,31 +46,116 @@ pub struct TargetSpec {
 }
 
 impl TargetSpec {
-    /// A spec for `fs_name` with defaults: an image of the default size, no options, warm cache.
-    pub fn new(fs_name: &str, work_dir: impl Into<PathBuf>) -> Result<TargetSpec, TargetError> {
-        let fs = fs::by_name(fs_name).ok_or_else(|| {
-            TargetError::Invalid(format!(
-                "--fs {fs_name}: unknown filesystem; use one of {}",
-                fs::names()
-            ))
-        })?;
-        Ok(TargetSpec {
-            fs,
-            mkfs_options: Vec::new(),
+    /// The one way to make a spec: start from `fs_name`'s defaults (an image of the default
+    /// size, no options, warm cache, direct I/O, fsck) and set what the caller asks for.
+    pub fn builder(fs_name: &str, work_dir: impl Into<PathBuf>) -> TargetBuilder {
+        TargetBuilder {
+            fs_name: fs_name.to_string(),
+            spec_work_dir: work_dir.into(),
+            mkfs_options: String::new(),
             mount_options: None,
             scheduler: None,
             cache: CachePolicy::Warm,
             device: DeviceSpec::Image { size_bytes: None },
             loop_direct_io: true,
-            work_dir: work_dir.into(),
             fsck: true,
             size_setting: crate::device::SizeSetting::Flag,
-        })
+        }
+    }
+
+    /// A spec for `fs_name` with every default.
+    pub fn new(fs_name: &str, work_dir: impl Into<PathBuf>) -> Result<TargetSpec, TargetError> {
+        TargetSpec::builder(fs_name, work_dir).build()
     }
 
     /// Where the ledgers of running and killed fsbench processes live.
     pub fn state_dir(&self) -> PathBuf {
         state_dir(&self.work_dir)
+    }
+}
+
+/// Typed, already-validated target settings, turned into a [`TargetSpec`] in one place so the
+/// CLI and the plan runner cannot drift apart. Errors speak in testbed terms; callers add
+/// their own flag or key names.
+#[derive(Debug, Clone)]
+pub struct TargetBuilder {
+    fs_name: String,
+    spec_work_dir: PathBuf,
+    mkfs_options: String,
+    mount_options: Option<String>,
+    scheduler: Option<String>,
+    cache: CachePolicy,
+    device: DeviceSpec,
+    loop_direct_io: bool,
+    fsck: bool,
+    size_setting: crate::device::SizeSetting,
+}
+
+impl TargetBuilder {
+    /// The user's mkfs options as one text; split once, in `build`.
+    pub fn mkfs_options(mut self, text: &str) -> Self {
+        self.mkfs_options = text.to_string();
+        self
+    }
+
+    /// Mount options; empty text means none (so the read-back has nothing to compare).
+    pub fn mount_options(mut self, text: Option<&str>) -> Self {
+        self.mount_options = text.filter(|o| !o.is_empty()).map(str::to_string);
+        self
+    }
+
+    pub fn scheduler(mut self, scheduler: Option<&str>) -> Self {
+        self.scheduler = scheduler.map(str::to_string);
+        self
+    }
+
+    pub fn cache(mut self, cache: CachePolicy) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    pub fn device(mut self, device: DeviceSpec) -> Self {
+        self.device = device;
+        self
+    }
+
+    pub fn loop_direct_io(mut self, direct: bool) -> Self {
+        self.loop_direct_io = direct;
+        self
+    }
+
+    pub fn fsck(mut self, fsck: bool) -> Self {
+        self.fsck = fsck;
+        self
+    }
+
+    /// Where the user sets the image size, so size advice names the right knob.
+    pub fn size_setting(mut self, setting: crate::device::SizeSetting) -> Self {
+        self.size_setting = setting;
+        self
+    }
+
+    /// The spec; an unknown filesystem is the only request this can refuse.
+    pub fn build(self) -> Result<TargetSpec, TargetError> {
+        let fs = fs::by_name(&self.fs_name).ok_or_else(|| {
+            TargetError::Invalid(format!(
+                "unknown filesystem '{}'; use one of {}",
+                self.fs_name,
+                fs::names()
+            ))
+        })?;
+        Ok(TargetSpec {
+            fs,
+            mkfs_options: split_options(&self.mkfs_options),
+            mount_options: self.mount_options,
+            scheduler: self.scheduler,
+            cache: self.cache,
+            device: self.device,
+            loop_direct_io: self.loop_direct_io,
+            work_dir: self.spec_work_dir,
+            fsck: self.fsck,
+            size_setting: self.size_setting,
+        })
     }
 }
 
@@ -1069,6 +1154,35 @@ mod tests {
             "[none] mq-deadline kyber bfq\n",
         );
         sys
+    }
+
+    #[test]
+    fn builder_sets_what_it_is_given_and_names_known_filesystems() {
+        let spec = TargetSpec::builder("ext4", "/w")
+            .mkfs_options("-b 4096  -O ^has_journal")
+            .mount_options(Some(""))
+            .scheduler(Some("none"))
+            .cache(CachePolicy::Drop)
+            .loop_direct_io(false)
+            .fsck(false)
+            .build()
+            .unwrap();
+        assert_eq!(spec.fs.name(), "ext4");
+        assert_eq!(spec.mkfs_options, ["-b", "4096", "-O", "^has_journal"]);
+        assert_eq!(spec.mount_options, None);
+        assert_eq!(spec.scheduler.as_deref(), Some("none"));
+        assert_eq!(spec.cache, CachePolicy::Drop);
+        assert!(!spec.loop_direct_io && !spec.fsck);
+        assert_eq!(spec.work_dir, PathBuf::from("/w"));
+        let err = TargetSpec::builder("ntfs", "/w")
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown filesystem 'ntfs'; use one of"),
+            "{err}"
+        );
+        assert!(err.contains("ext4") && !err.contains("--fs"), "{err}");
     }
 
     fn spec(fs: &str) -> TargetSpec {
