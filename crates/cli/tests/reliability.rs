@@ -14,75 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A scratch directory under /var/tmp (a disk-backed filesystem) with a database and a work
-/// directory; after a test, nothing of it may stay mounted.
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        Scratch {
-            dir: tempfile::Builder::new()
-                .prefix("fsbench-test-")
-                .tempdir_in("/var/tmp")
-                .unwrap(),
-        }
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    fn db(&self) -> PathBuf {
-        self.path().join("results.db")
-    }
-    fn work(&self) -> PathBuf {
-        self.path().join("work")
-    }
-    fn plan(&self, text: &str) -> PathBuf {
-        let path = self.path().join("plan.toml");
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-    fn run_command(&self, args: &[&str]) -> Command {
-        let mut command = fsbench();
-        command
-            .arg("run")
-            .arg("--db")
-            .arg(self.db())
-            .arg("--work-dir")
-            .arg(self.work())
-            .args(args);
-        command
-    }
-    fn runs(&self) -> String {
-        let out = fsbench()
-            .arg("runs")
-            .arg("--db")
-            .arg(self.db())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        stdout(&out)
-    }
-    fn export(&self, run: i64) -> Value {
-        let out = fsbench()
-            .args(["export", &run.to_string(), "--json", "-", "--db"])
-            .arg(self.db())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-    /// Nothing under the scratch directory is mounted or attached.
-    fn assert_clean(&self) {
-        let me = self.path().to_string_lossy().to_string();
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-        assert!(!mounts.contains(&me), "mount left:\n{mounts}");
-        let loops = Command::new("losetup").arg("-a").output().unwrap();
-        assert!(!stdout(&loops).contains(&me), "{}", stdout(&loops));
-    }
-}
-
 /// The (stored, planned) pair of run `id` in `fsbench runs` output, with its status.
 fn listing(runs: &str, id: i64) -> Option<(String, u64, u64)> {
     runs.lines().find_map(|line| {
@@ -145,13 +76,13 @@ fn a_run_resumed_while_it_is_still_going_is_refused_and_the_first_finishes() {
     let s = Scratch::new();
     let plan = s.plan(SLOW);
     let first = s
-        .run_command(&["--plan", plan.to_str().unwrap()])
+        .command(&["--plan", plan.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     wait_for_samples(&s, 3);
-    let second = s.run_command(&["--resume", "1"]).output().unwrap();
+    let second = s.command(&["--resume", "1"]).output().unwrap();
     let err = stderr(&second);
     assert_eq!(second.status.code(), Some(2), "{err}");
     assert!(
@@ -166,7 +97,7 @@ fn a_run_resumed_while_it_is_still_going_is_refused_and_the_first_finishes() {
         "{}",
         s.runs()
     );
-    s.assert_clean();
+    s.assert_nothing_mounted();
 }
 
 #[test]
@@ -178,7 +109,7 @@ fn a_killed_owner_shows_as_interrupted_with_planned_counts_and_resume_finishes()
     let s = Scratch::new();
     let plan = s.plan(SLOW);
     let mut first = s
-        .run_command(&["--plan", plan.to_str().unwrap(), "--quiet"])
+        .command(&["--plan", plan.to_str().unwrap(), "--quiet"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -197,14 +128,11 @@ fn a_killed_owner_shows_as_interrupted_with_planned_counts_and_resume_finishes()
         .output()
         .unwrap();
     assert!(cleanup.status.success(), "{}", stderr(&cleanup));
-    s.assert_clean();
-    let resumed = s
-        .run_command(&["--resume", "1", "--quiet"])
-        .output()
-        .unwrap();
+    s.assert_nothing_mounted();
+    let resumed = s.command(&["--resume", "1", "--quiet"]).output().unwrap();
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(listing(&s.runs(), 1), Some(("complete".to_string(), 6, 6)));
-    s.assert_clean();
+    s.assert_nothing_mounted();
 }
 
 #[test]
@@ -385,7 +313,7 @@ duration = "2s"
         .unwrap();
     assert!(cleanup.status.success(), "{}", stderr(&cleanup));
     drop(mount);
-    s.assert_clean();
+    s.assert_nothing_mounted();
 }
 
 #[test]
@@ -435,7 +363,7 @@ duration = "10ms"
 "#,
     );
     let output = s
-        .run_command(&["--quiet", "--plan", plan.to_str().unwrap()])
+        .command(&["--quiet", "--plan", plan.to_str().unwrap()])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
@@ -445,7 +373,7 @@ duration = "10ms"
         .to_string();
     assert_eq!(reason.matches("File too large").count(), 1, "{reason}");
     assert!(images(&s.work()).is_empty(), "{:?}", entries(&s.work()));
-    s.assert_clean();
+    s.assert_nothing_mounted();
 }
 
 #[test]
@@ -494,7 +422,7 @@ fn a_database_on_a_full_disk_leaves_no_file_and_an_empty_file_is_not_made_a_data
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     drop(mount);
-    s.assert_clean();
+    s.assert_nothing_mounted();
 }
 
 /// A stored run: one tmpfs sample.
@@ -513,7 +441,7 @@ duration = "10ms"
 "#,
     );
     let output = s
-        .run_command(&["--quiet", "--plan", plan.to_str().unwrap()])
+        .command(&["--quiet", "--plan", plan.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
@@ -629,7 +557,7 @@ fn reading_commands_read_a_database_on_a_read_only_mount_and_one_only_readable()
         before,
         "the database changed"
     );
-    s.assert_clean();
+    s.assert_nothing_mounted();
 }
 
 #[test]
@@ -653,7 +581,7 @@ duration = "10ms"
 "#,
     );
     let output = s
-        .run_command(&["--plan", plan.to_str().unwrap()])
+        .command(&["--plan", plan.to_str().unwrap()])
         .output()
         .unwrap();
     let err = stderr(&output);
@@ -668,7 +596,7 @@ duration = "10ms"
         reason.contains("the kernel said") && reason.contains("fsbench_no_such_option"),
         "{reason}"
     );
-    s.assert_clean();
+    s.assert_nothing_mounted();
 }
 
 #[test]

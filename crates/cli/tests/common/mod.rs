@@ -1,5 +1,5 @@
-//! Helpers shared by the integration tests: running the binary, root detection, and scratch
-//! mounts that are always unmounted.
+//! Helpers shared by the integration tests: running the binary, root detection, scratch
+//! mounts that are always unmounted, and a scratch campaign directory ([`Scratch`]).
 
 #![allow(dead_code)]
 
@@ -87,4 +87,107 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("json written");
     serde_json::from_str(&text).expect("valid json")
+}
+
+/// A scratch directory under /var/tmp (a disk-backed filesystem) with a results database, a
+/// work directory and plan files, for `fsbench run`; named fsbench-test* like everything the
+/// tests make.
+pub struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("fsbench-test-")
+                .tempdir_in("/var/tmp")
+                .unwrap(),
+        }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn db(&self) -> PathBuf {
+        self.path().join("results.db")
+    }
+    pub fn work(&self) -> PathBuf {
+        self.path().join("work")
+    }
+    pub fn plan(&self, text: &str) -> PathBuf {
+        let path = self.path().join("plan.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+    /// `fsbench run` with this scratch's database and work directory.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = fsbench();
+        command
+            .arg("run")
+            .arg("--db")
+            .arg(self.db())
+            .arg("--work-dir")
+            .arg(self.work())
+            .args(args);
+        command
+    }
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+    /// The same, running in the background with its output captured.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+    /// `fsbench runs` on this scratch's database (which must succeed).
+    pub fn runs(&self) -> String {
+        let out = fsbench()
+            .arg("runs")
+            .arg("--db")
+            .arg(self.db())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    }
+    /// `fsbench export RUN --json -` (which must succeed), parsed.
+    pub fn export(&self, run: i64) -> serde_json::Value {
+        let out = fsbench()
+            .args(["export", &run.to_string(), "--json", "-", "--db"])
+            .arg(self.db())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+    /// Nothing under the scratch directory is mounted or attached.
+    pub fn assert_nothing_mounted(&self) {
+        let me = self.path().to_string_lossy().to_string();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!mounts.contains(&me), "mount left:\n{mounts}");
+        let loops = Command::new("losetup").arg("-a").output().unwrap();
+        assert!(
+            !stdout(&loops).contains(&me),
+            "loop device left: {}",
+            stdout(&loops)
+        );
+    }
+    /// Nothing is mounted or attached, and no image or mount point stays in the work directory.
+    pub fn assert_clean(&self) {
+        self.assert_nothing_mounted();
+        let left: Vec<_> = std::fs::read_dir(self.work())
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(
+            left.iter().all(|n| n == "state" || n == "run"),
+            "left in the work dir: {left:?}"
+        );
+    }
 }
