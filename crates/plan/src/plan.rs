@@ -87,17 +87,6 @@ impl Case {
             CaseAxis::Workload => self.workload.name().to_string(),
         }
     }
-
-    /// The stable key: the values on every axis, in [`CaseAxis::ALL`]'s order, joined by dots.
-    fn key_of(config: &CaseConfig, workload: &WorkloadSpec) -> String {
-        let case = Case {
-            key: String::new(),
-            position: 0,
-            config: config.clone(),
-            workload: workload.clone(),
-        };
-        CaseAxis::ALL.map(|axis| case.value(axis)).join(".")
-    }
 }
 
 /// A validated plan.
@@ -411,16 +400,17 @@ impl Plan {
                                     scheduler: scheduler.clone(),
                                     cache: *cache,
                                 };
-                                let key = Case::key_of(&config, workload);
-                                if cases.iter().any(|c: &Case| c.key == key) {
-                                    return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
-                                }
-                                cases.push(Case {
-                                    key,
+                                let mut case = Case {
+                                    key: String::new(),
                                     position: 0,
                                     config,
                                     workload: workload.clone(),
-                                });
+                                };
+                                case.key = CaseAxis::ALL.map(|axis| case.value(axis)).join(".");
+                                if cases.iter().any(|c: &Case| c.key == case.key) {
+                                    return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
+                                }
+                                cases.push(case);
                             }
                         }
                     }
