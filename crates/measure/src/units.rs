@@ -99,21 +99,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
     Ok((value * scale).round() as u64)
 }
 
-/// Short size label in iozone's style: `4k`, `64m`, `1g`; bytes when not a whole KiB.
-pub fn size_label(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (1 << 40, "t"),
-        (1 << 30, "g"),
-        (1 << 20, "m"),
-        (1 << 10, "k"),
-    ];
-    for (scale, suffix) in UNITS {
-        if bytes >= scale && bytes % scale == 0 {
-            return format!("{}{suffix}", bytes / scale);
-        }
-    }
-    bytes.to_string()
-}
+pub use fsbench_model::size_label;
 
 /// Human size with a binary unit: `1.5 GiB`, `4 KiB`, `512 B`.
 pub fn human_bytes(bytes: u64) -> String {

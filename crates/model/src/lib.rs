@@ -1,7 +1,13 @@
 //! The vocabulary every stage of fsbench shares, defined once: how a sample, a workload, a run
 //! and a command ended ([`Outcome`]), the state of a stored run ([`RunState`]), and the axes of
-//! a campaign's cases ([`CaseAxis`]). Depends on no other fsbench crate.
+//! a campaign's cases ([`CaseAxis`]), and typed results ([`result`]: dimensions, units,
+//! directions, measurements). Depends on no other fsbench crate.
 
+pub mod result;
+
+pub use result::{
+    size_label, Dim, DimValue, Dims, Direction, Measurement, MetricDef, ResultRecord, Sweep, Unit,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -140,6 +140,7 @@ impl Campaign<'_> {
                     end = Outcome::Interrupted;
                     break 'rounds;
                 };
+                let (metrics, histograms) = outcome.output.legacy_metrics();
                 let sample_id = self.store.record_sample(
                     case_ids[&case.key],
                     &NewSample {
@@ -149,16 +150,13 @@ impl Campaign<'_> {
                         started_at: &started_at,
                         elapsed_ns: now_ns() - started,
                         target_json: outcome.target_json.as_deref(),
-                        metrics: &outcome.output.metrics,
-                        histograms: &outcome.output.histograms,
+                        metrics: &metrics,
+                        histograms: &histograms,
                     },
                 )?;
                 last_sample.insert(case.key.clone(), sample_id);
                 match outcome.status {
-                    Outcome::Ok => values
-                        .entry(case.key.clone())
-                        .or_default()
-                        .push(outcome.output.metrics),
+                    Outcome::Ok => values.entry(case.key.clone()).or_default().push(metrics),
                     Outcome::Unsupported => {
                         unsupported
                             .insert(case.key.clone(), outcome.reason.clone().unwrap_or_default());

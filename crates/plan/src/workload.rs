@@ -7,6 +7,7 @@
 
 use fsbench_measure::units::human_bytes;
 use fsbench_measure::units::{parse_duration_ns, size_label, SizeSpec};
+use fsbench_model::{Direction, MetricDef, ResultRecord, Unit};
 use fsbench_store::{Histogram, Metric, Outcome};
 use fsbench_testbed::CachePolicy;
 use fsbench_workload::matrix::{self, CellResult, MatrixObserver, MatrixSpec, MatrixTest};
@@ -99,6 +100,9 @@ impl WorkloadSpec {
     }
 }
 
+/// The sleep workload's one figure: how long it slept.
+const SLEPT: MetricDef = MetricDef::new(metric::SLEPT, Unit::Nanos, Direction::Lower).main();
+
 /// What the child is asked to do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Job {
@@ -106,12 +110,53 @@ pub struct Job {
     pub cache: CachePolicy,
 }
 
-/// What the child hands back.
+/// What the child hands back: every result as a typed record, the warnings the reader of the
+/// results must know, and the seed the workload used.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct JobOutput {
-    pub metrics: Vec<Metric>,
-    pub histograms: Vec<Histogram>,
+    pub results: Vec<ResultRecord>,
     pub warnings: Vec<String>,
+    pub seed: Option<u64>,
+}
+
+impl JobOutput {
+    /// The results as the store's schema 2 names them (`write 16m/4k throughput`, ...), until
+    /// the store keeps typed results.
+    pub fn legacy_metrics(&self) -> (Vec<Metric>, Vec<Histogram>) {
+        let mut metrics = Vec::new();
+        let mut histograms = Vec::new();
+        for r in &self.results {
+            let d = &r.dims;
+            let cell = match (&d.phase, d.file_size_bytes, d.record_size_bytes) {
+                (Some(phase), Some(file), Some(record)) => {
+                    format!("{phase} {}/{}", size_label(file), size_label(record))
+                }
+                _ => String::new(),
+            };
+            for m in &r.measurements {
+                let name = match (cell.is_empty(), m.metric.as_ref()) {
+                    (true, name) => name.to_string(),
+                    (false, "throughput") => metric::throughput(&cell),
+                    (false, "ops_rate") => metric::ops(&cell),
+                    (false, "latency_p99") => metric::p99_latency(&cell),
+                    _ => continue,
+                };
+                metrics.push(Metric {
+                    name,
+                    value: m.value,
+                    unit: m.unit.name().into(),
+                    higher_is_better: m.direction == fsbench_model::Direction::Higher,
+                });
+            }
+            if !cell.is_empty() {
+                histograms.push(Histogram {
+                    name: cell,
+                    bins: r.latency_bins.clone(),
+                });
+            }
+        }
+        (metrics, histograms)
+    }
 }
 
 /// A job that ended without results: how (interrupted or failed) and why.
@@ -180,11 +225,9 @@ pub fn execute(
                 std::thread::sleep(std::time::Duration::from_millis(10).min(total));
             }
             Ok(JobOutput {
-                metrics: vec![Metric {
-                    name: metric::SLEPT.into(),
-                    value: started.elapsed().as_nanos() as f64,
-                    unit: "ns".into(),
-                    higher_is_better: false,
+                results: vec![ResultRecord {
+                    measurements: vec![SLEPT.at(started.elapsed().as_nanos() as f64)],
+                    ..ResultRecord::default()
                 }],
                 ..JobOutput::default()
             })
@@ -207,42 +250,11 @@ pub fn execute(
                     ))
                 }
             }
-            let mut output = JobOutput {
+            Ok(JobOutput {
+                results: outcome.results.iter().map(CellResult::record).collect(),
                 warnings: outcome.warnings.clone(),
-                ..JobOutput::default()
-            };
-            for r in &outcome.results {
-                let cell = format!(
-                    "{} {}/{}",
-                    r.phase,
-                    size_label(r.file_size_bytes),
-                    size_label(r.record_size_bytes)
-                );
-                let s = &r.summary;
-                output.metrics.push(Metric {
-                    name: metric::throughput(&cell),
-                    value: s.bytes_per_s,
-                    unit: "B/s".into(),
-                    higher_is_better: true,
-                });
-                output.metrics.push(Metric {
-                    name: metric::ops(&cell),
-                    value: s.ops_per_s,
-                    unit: "ops/s".into(),
-                    higher_is_better: true,
-                });
-                output.metrics.push(Metric {
-                    name: metric::p99_latency(&cell),
-                    value: s.latency.p99_ns as f64,
-                    unit: "ns".into(),
-                    higher_is_better: false,
-                });
-                output.histograms.push(Histogram {
-                    name: cell,
-                    bins: r.latency_bins.clone(),
-                });
-            }
-            Ok(output)
+                seed: Some(plan.seed),
+            })
         }
     }
 }
@@ -266,7 +278,7 @@ mod tests {
             cache: CachePolicy::Warm,
         };
         let out = execute(&job, Path::new("/"), &StopFlag::new(), &mut |_| {}).unwrap();
-        assert!(out.metrics[0].value >= 20_000_000.0);
+        assert!(out.results[0].main().unwrap().value >= 20_000_000.0);
         let stop = StopFlag::new();
         stop.request();
         assert!(matches!(
@@ -306,16 +318,27 @@ mod tests {
         .unwrap();
         assert_eq!(statuses.len(), 4, "one status per result: {statuses:?}");
         assert!(statuses[3].ends_with("/s (4 of 4)"), "{statuses:?}");
-        // 2 cells x 2 phases x 3 metrics.
-        assert_eq!(out.metrics.len(), 12);
+        // 2 cells x 2 phases; the legacy names keep 3 metrics each.
+        assert_eq!(out.results.len(), 4);
+        let rewrite = out
+            .results
+            .iter()
+            .find(|r| {
+                r.dims.phase.as_deref() == Some("rewrite")
+                    && r.dims.record_size_bytes == Some(16 << 10)
+            })
+            .unwrap();
+        assert_eq!(rewrite.dims.file_size_bytes, Some(64 << 10));
+        assert_eq!(rewrite.main().unwrap().unit, Unit::BytesPerSec);
         assert!(out
-            .metrics
+            .results
+            .iter()
+            .all(|r| r.latency_bins.iter().map(|b| b.1).sum::<u64>() > 0));
+        let (metrics, histograms) = out.legacy_metrics();
+        assert_eq!(metrics.len(), 12);
+        assert!(metrics
             .iter()
             .any(|m| m.name == "rewrite 64k/16k throughput" && m.unit == "B/s"));
-        assert_eq!(out.histograms.len(), 4);
-        assert!(out
-            .histograms
-            .iter()
-            .all(|h| h.bins.iter().map(|b| b.1).sum::<u64>() > 0));
+        assert_eq!(histograms.len(), 4);
     }
 }

@@ -9,8 +9,9 @@
 //! Flow: [`MatrixSpec`] (what the user asked) -> [`MatrixSpec::plan`] validates it into a
 //! [`MatrixPlan`] (cells, phases; no side effects) -> [`MatrixPlan::preflight`] checks the
 //! directory -> [`run`] measures, reporting each [`CellResult`] to a [`MatrixObserver`] as
-//! soon as it exists.
+//! soon as it exists; [`results`] declares the figures each result carries.
 
+pub mod results;
 mod run;
 mod spec;
 mod test;

@@ -1,0 +1,402 @@
+//! Typed results: what every workload hands back, what the store keeps as columns and what
+//! every report reads. A value such as a record size is a dimension ([`Dims`]), never part of a
+//! metric's name; a figure carries its unit, direction and whether it is its workload's main one.
+
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
+
+/// The unit of a stored figure (base units only; reports choose a display scale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Unit {
+    #[serde(rename = "B/s")]
+    BytesPerSec,
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    #[serde(rename = "ns")]
+    Nanos,
+    #[serde(rename = "B")]
+    Bytes,
+    #[serde(rename = "count")]
+    Count,
+    #[serde(rename = "%")]
+    Percent,
+    #[serde(rename = "ratio")]
+    Ratio,
+}
+
+impl Unit {
+    pub const ALL: [Unit; 7] = [
+        Unit::BytesPerSec,
+        Unit::OpsPerSec,
+        Unit::Nanos,
+        Unit::Bytes,
+        Unit::Count,
+        Unit::Percent,
+        Unit::Ratio,
+    ];
+
+    /// The one spelling, in the store and the exports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Unit::BytesPerSec => "B/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::Nanos => "ns",
+            Unit::Bytes => "B",
+            Unit::Count => "count",
+            Unit::Percent => "%",
+            Unit::Ratio => "ratio",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Unit> {
+        Unit::ALL.into_iter().find(|u| u.name() == text)
+    }
+
+    /// The factor and label that show values around `typical` readably: B/s as MiB/s or
+    /// GiB/s, ns as µs, ms or s, bytes as KiB..GiB. Binary prefixes, as everywhere in fsbench.
+    pub fn display(self, typical: f64) -> (f64, &'static str) {
+        const KI: f64 = 1024.0;
+        let t = typical.abs();
+        match self {
+            Unit::BytesPerSec if t >= KI * KI * KI => (KI * KI * KI, "GiB/s"),
+            Unit::BytesPerSec if t >= KI * KI => (KI * KI, "MiB/s"),
+            Unit::BytesPerSec if t >= KI => (KI, "KiB/s"),
+            Unit::BytesPerSec => (1.0, "B/s"),
+            Unit::Bytes if t >= KI * KI * KI => (KI * KI * KI, "GiB"),
+            Unit::Bytes if t >= KI * KI => (KI * KI, "MiB"),
+            Unit::Bytes if t >= KI => (KI, "KiB"),
+            Unit::Bytes => (1.0, "B"),
+            Unit::Nanos if t >= 1e9 => (1e9, "s"),
+            Unit::Nanos if t >= 1e6 => (1e6, "ms"),
+            Unit::Nanos if t >= 1e3 => (1e3, "µs"),
+            Unit::Nanos => (1.0, "ns"),
+            Unit::OpsPerSec => (1.0, "ops/s"),
+            Unit::Count => (1.0, ""),
+            Unit::Percent => (1.0, "%"),
+            Unit::Ratio => (1.0, "x"),
+        }
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// Which way is better for a figure; `None` for facts (passes, bytes moved, CPU time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    Higher,
+    Lower,
+    None,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 3] = [Direction::Higher, Direction::Lower, Direction::None];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Direction::Higher => "higher",
+            Direction::Lower => "lower",
+            Direction::None => "none",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Direction> {
+        Direction::ALL.into_iter().find(|d| d.name() == text)
+    }
+
+    /// What a chart or table says under the figure.
+    pub const fn phrase(self) -> &'static str {
+        match self {
+            Direction::Higher => "higher is better",
+            Direction::Lower => "lower is better",
+            Direction::None => "",
+        }
+    }
+}
+
+/// A figure a workload reports, declared once in its module: name, unit, direction and whether
+/// it is the workload's main figure (what summaries show and adaptive repetitions watch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricDef {
+    pub name: &'static str,
+    pub unit: Unit,
+    pub direction: Direction,
+    pub main: bool,
+}
+
+impl MetricDef {
+    pub const fn new(name: &'static str, unit: Unit, direction: Direction) -> MetricDef {
+        MetricDef {
+            name,
+            unit,
+            direction,
+            main: false,
+        }
+    }
+
+    pub const fn main(self) -> MetricDef {
+        MetricDef { main: true, ..self }
+    }
+
+    pub fn at(&self, value: f64) -> Measurement {
+        Measurement {
+            metric: Cow::Borrowed(self.name),
+            value,
+            unit: self.unit,
+            direction: self.direction,
+            main: self.main,
+        }
+    }
+}
+
+/// One measured figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub metric: Cow<'static, str>,
+    pub value: f64,
+    pub unit: Unit,
+    pub direction: Direction,
+    pub main: bool,
+}
+
+/// A swept parameter without a dimension of its own (the sweep's value of it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub parameter: String,
+    pub value: f64,
+}
+
+/// Where in a workload a result belongs: the closed vocabulary of result dimensions, each a
+/// column in the store and in CSV. A workload sets the ones it has; the rest stay empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Dims {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_size_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_size_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Sweep>,
+}
+
+/// One dimension of [`Dims`], for code that walks them all (columns, labels, grouping).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dim {
+    Phase,
+    Operation,
+    FileSizeBytes,
+    RecordSizeBytes,
+    Threads,
+    Client,
+    Step,
+    Sweep,
+}
+
+/// A dimension's value: text, a size in bytes, a count, or a sweep point.
+#[derive(Debug, Clone, PartialEq, PartialOrd)]
+pub enum DimValue {
+    Text(String),
+    Bytes(u64),
+    Count(u64),
+    Sweep(String, f64),
+}
+
+impl Dim {
+    pub const ALL: [Dim; 8] = [
+        Dim::Phase,
+        Dim::Operation,
+        Dim::FileSizeBytes,
+        Dim::RecordSizeBytes,
+        Dim::Threads,
+        Dim::Client,
+        Dim::Step,
+        Dim::Sweep,
+    ];
+
+    /// The column in the store and in CSV.
+    pub const fn column(self) -> &'static str {
+        match self {
+            Dim::Phase => "phase",
+            Dim::Operation => "operation",
+            Dim::FileSizeBytes => "file_size_bytes",
+            Dim::RecordSizeBytes => "record_size_bytes",
+            Dim::Threads => "threads",
+            Dim::Client => "client",
+            Dim::Step => "step",
+            Dim::Sweep => "sweep",
+        }
+    }
+
+    /// A table header.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Dim::Phase => "phase",
+            Dim::Operation => "operation",
+            Dim::FileSizeBytes => "file",
+            Dim::RecordSizeBytes => "record",
+            Dim::Threads => "threads",
+            Dim::Client => "client",
+            Dim::Step => "step",
+            Dim::Sweep => "sweep",
+        }
+    }
+
+    pub fn get(self, dims: &Dims) -> Option<DimValue> {
+        match self {
+            Dim::Phase => dims.phase.clone().map(DimValue::Text),
+            Dim::Operation => dims.operation.clone().map(DimValue::Text),
+            Dim::FileSizeBytes => dims.file_size_bytes.map(DimValue::Bytes),
+            Dim::RecordSizeBytes => dims.record_size_bytes.map(DimValue::Bytes),
+            Dim::Threads => dims.threads.map(DimValue::Count),
+            Dim::Client => dims.client.map(DimValue::Count),
+            Dim::Step => dims.step.clone().map(DimValue::Text),
+            Dim::Sweep => dims
+                .sweep
+                .as_ref()
+                .map(|s| DimValue::Sweep(s.parameter.clone(), s.value)),
+        }
+    }
+}
+
+impl fmt::Display for DimValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DimValue::Text(t) => f.pad(t),
+            DimValue::Bytes(b) => f.pad(&size_label(*b)),
+            DimValue::Count(n) => f.pad(&n.to_string()),
+            DimValue::Sweep(p, v) => f.pad(&format!("{p}={v}")),
+        }
+    }
+}
+
+/// Short size label in iozone's style: `4k`, `64m`, `1g`; bytes when not a whole KiB.
+pub fn size_label(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "t"),
+        (1 << 30, "g"),
+        (1 << 20, "m"),
+        (1 << 10, "k"),
+    ];
+    for (size, suffix) in UNITS {
+        if bytes >= size && bytes % size == 0 {
+            return format!("{}{suffix}", bytes / size);
+        }
+    }
+    bytes.to_string()
+}
+
+impl Dims {
+    /// The dimensions that are set, in [`Dim::ALL`] order, as `phase=write file=16m record=4k`.
+    pub fn label(&self) -> String {
+        Dim::ALL
+            .into_iter()
+            .filter_map(|d| d.get(self).map(|v| v.to_string()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// One result of a workload: where it belongs, its figures, and (when it timed operations) the
+/// latency histogram as (lowest ns of the bucket, count) for every non-empty bucket.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultRecord {
+    #[serde(flatten)]
+    pub dims: Dims,
+    /// Workload-specific facts that are not dimensions (the matrix's test and cache state).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub attributes: serde_json::Map<String, serde_json::Value>,
+    pub measurements: Vec<Measurement>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_bins: Vec<(u64, u64)>,
+}
+
+impl ResultRecord {
+    /// The workload's main figure, when this record has one.
+    pub fn main(&self) -> Option<&Measurement> {
+        self.measurements.iter().find(|m| m.main)
+    }
+
+    pub fn measurement(&self, metric: &str) -> Option<&Measurement> {
+        self.measurements.iter().find(|m| m.metric == metric)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_match_serde() {
+        for unit in Unit::ALL {
+            assert_eq!(Unit::parse(unit.name()), Some(unit));
+            assert_eq!(
+                serde_json::to_value(unit).unwrap(),
+                serde_json::json!(unit.name())
+            );
+        }
+        for d in Direction::ALL {
+            assert_eq!(Direction::parse(d.name()), Some(d));
+            assert_eq!(
+                serde_json::to_value(d).unwrap(),
+                serde_json::json!(d.name())
+            );
+        }
+        for dim in Dim::ALL {
+            assert_eq!(
+                serde_json::to_value(dim).unwrap(),
+                serde_json::json!(dim.column())
+            );
+        }
+    }
+
+    #[test]
+    fn a_record_serializes_its_dims_as_flat_columns() {
+        const THROUGHPUT: MetricDef =
+            MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher).main();
+        let record = ResultRecord {
+            dims: Dims {
+                phase: Some("write".into()),
+                file_size_bytes: Some(16 << 20),
+                record_size_bytes: Some(4096),
+                ..Dims::default()
+            },
+            measurements: vec![THROUGHPUT.at(1e9)],
+            ..ResultRecord::default()
+        };
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["record_size_bytes"], 4096);
+        assert_eq!(json["measurements"][0]["unit"], "B/s");
+        assert_eq!(json["measurements"][0]["main"], true);
+        let back: ResultRecord = serde_json::from_value(json).unwrap();
+        assert_eq!(back, record);
+        assert_eq!(back.dims.label(), "write 16m 4k");
+        assert_eq!(back.main().unwrap().value, 1e9);
+    }
+
+    #[test]
+    fn display_scales_pick_readable_units() {
+        assert_eq!(
+            Unit::BytesPerSec.display(3e9),
+            (1024.0 * 1024.0 * 1024.0, "GiB/s")
+        );
+        assert_eq!(Unit::Nanos.display(2500.0), (1e3, "µs"));
+        assert_eq!(size_label(4096), "4k");
+        assert_eq!(size_label(3000), "3000");
+    }
+}
