@@ -2,8 +2,10 @@
 //! need validation arrive as text and are checked by the layer that owns them, so every mistake
 //! ends in one line that says what to change.
 
-use clap::{Args, Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
+use fsbench_workload::{WorkloadSettings, KINDS};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -21,12 +23,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Throughput matrix (iozone -a): every file size x record size x test, in one directory.
-    ///
-    /// Each phase of a cell repeats its pass (a write pass on a fresh file, a rewrite on a
-    /// written one, ...) until --min-time of measured time is reached, so small cells are not
-    /// quantised by the clock. Data written is incompressible unless --data says otherwise.
-    Matrix(Box<MatrixArgs>),
+    /// Every workload of the registry is a command of its own (`fsbench matrix`, ...): its
+    /// flags are its settings plus the common [`RunOptions`].
+    #[command(flatten)]
+    Workload(Box<WorkloadCommand>),
 
     /// Run a campaign: every case of a plan (or of the built-in quick profile), repeated,
     /// each sample stored in the results database as it finishes, then a summary.
@@ -223,8 +223,48 @@ pub struct TargetArgs {
     pub work: WorkDirArgs,
 }
 
+/// A workload command: the workload's settings and the options every workload command has.
+#[derive(Debug)]
+pub struct WorkloadCommand {
+    pub settings: WorkloadSettings,
+    pub options: RunOptions,
+}
+
+impl FromArgMatches for WorkloadCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let Some((kind, sub)) = matches.subcommand() else {
+            return Err(clap::Error::new(ErrorKind::MissingSubcommand));
+        };
+        let settings = WorkloadSettings::from_matches(kind, sub)
+            .ok_or_else(|| clap::Error::new(ErrorKind::InvalidSubcommand))??;
+        let options = RunOptions::from_arg_matches(sub)?;
+        Ok(WorkloadCommand { settings, options })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = WorkloadCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for WorkloadCommand {
+    fn augment_subcommands(command: clap::Command) -> clap::Command {
+        command.subcommands(WorkloadSettings::commands(RunOptions::augment_args))
+    }
+
+    fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
+        WorkloadCommand::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        KINDS.contains(&name)
+    }
+}
+
+/// What every workload command takes besides the workload's own settings: where it runs
+/// (a directory, or a filesystem fsbench prepares), how it is scaled and where results go.
 #[derive(Debug, Args)]
-pub struct MatrixArgs {
+pub struct RunOptions {
     /// Directory to run in; its filesystem is what is measured. Default: a new temporary
     /// directory under $TMPDIR (or /tmp), removed afterwards.
     #[arg(long, value_name = "DIR")]
@@ -233,85 +273,9 @@ pub struct MatrixArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Tests to run, comma-separated or repeated, by name or iozone number: write (0),
-    /// read (1), random (2), backward (3), record-rewrite (4), stride (5), fwrite (6),
-    /// fread (7), random-mix (8), pwrite (9), pread (10). Default: all.
-    #[arg(long, short = 'i', value_name = "TESTS", value_delimiter = ',')]
-    pub tests: Vec<String>,
-
-    /// File sizes: a power-of-two range FROM..TO or a list A,B (powers of two KiB; k, m, g
-    /// suffixes are binary).
-    #[arg(long, value_name = "SIZES", default_value = "4k..64m")]
-    pub file_sizes: String,
-
-    /// Record (I/O) sizes: a power-of-two range FROM..TO or a list A,B. Records larger than a
-    /// file are not measured for that file.
-    #[arg(long, value_name = "SIZES", default_value = "4k..16m")]
-    pub record_sizes: String,
-
-    /// Minimum measured time per phase of a cell: passes repeat until it is reached
-    /// (ns, us, ms, s; 0 = one pass).
-    #[arg(long, value_name = "DURATION", default_value = "20ms")]
-    pub min_time: String,
-
-    /// Maximum passes per phase of a cell (default: no limit, or 64 with --purge-cpu-cache).
-    #[arg(long, value_name = "N")]
-    pub max_passes: Option<u64>,
-
-    /// Include fsync in the timing of write phases (iozone -e).
-    #[arg(long, short = 'e')]
-    pub include_fsync: bool,
-
-    /// Include close in the timing of every phase (iozone -c).
-    #[arg(long, short = 'c')]
-    pub include_close: bool,
-
-    /// Bypass the page cache with O_DIRECT (iozone -I); fwrite/fread stay buffered, as in iozone.
-    #[arg(long, short = 'I')]
-    pub direct: bool,
-
-    /// Overwrite a buffer larger than the CPU caches before each pass (iozone -p).
-    #[arg(long, short = 'p')]
-    pub purge_cpu_cache: bool,
-
-    /// Size of the buffer --purge-cpu-cache overwrites (default: twice a core's L2 cache).
-    #[arg(long, value_name = "SIZE")]
-    pub purge_size: Option<String>,
-
-    /// Evict the test file from the page cache (fdatasync + POSIX_FADV_DONTNEED, verified with
-    /// mincore) before every pass of a test's first read phase; results record the state reached.
-    #[arg(long)]
-    pub drop_caches: bool,
-
-    /// Data written: random (incompressible, every 4 KiB block unique), zero, or
-    /// compressible:PERCENT (that share of each 4 KiB block is zeroes).
-    #[arg(long, value_name = "KIND", default_value = "random")]
-    pub data: String,
-
-    /// Seed for data and random offsets (default: a fresh one per run; recorded in the JSON).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// Skip records under 64k for files of 32m and more, as iozone -a does (listed as skipped).
-    #[arg(long)]
-    pub iozone_skip: bool,
-
-    /// Stride of the stride-read test, in records (iozone -j).
-    #[arg(long, value_name = "RECORDS", default_value_t = 17)]
-    pub stride: u64,
-
-    /// Share of reads in the random-mix test, percent.
-    #[arg(long, value_name = "PERCENT", default_value_t = 50)]
-    pub mix_read_percent: u8,
-
-    /// Leave the last test file in the directory (for inspection; not with --fs, whose
-    /// filesystem is removed afterwards).
-    #[arg(long, conflicts_with = "fs")]
-    pub keep: bool,
-
-    /// Shrink the matrix for a quick try: file sizes and --min-time are multiplied by F (0 < F
-    /// <= 1; files rounded up to a power of two, never below their smallest record); record
-    /// sizes never change. Recorded with the results.
+    /// Shrink the workload for a quick try: file sizes and minimum times are multiplied by F
+    /// (0 < F <= 1; files rounded up to a power of two, never below their smallest record);
+    /// record sizes never change. Recorded with the results.
     #[arg(long, value_name = "F", env = "FSBENCH_SCALE", default_value_t = 1.0)]
     pub scale: f64,
 

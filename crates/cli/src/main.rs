@@ -25,6 +25,18 @@ fn main() {
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
+            // A value a flag cannot take: one line, like every other usage error (clap adds a
+            // blank line and a hint to try --help).
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::ValueValidation | ErrorKind::InvalidValue
+            ) {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                out::stderr_line(format_args!("{first}"));
+                std::process::exit(exit::USAGE);
+            }
             // --help, --version and usage errors: a help text that cannot be written is not a
             // success (clap's own exit would say 0).
             let printed = e.print();
@@ -40,7 +52,18 @@ fn main() {
         std::process::exit(exit::report(Err(exit::Failure::usage(anyhow::anyhow!(e)))));
     }
     let outcome = match cli.command {
-        cli::Command::Matrix(args) => cmd::matrix::run(*args),
+        cli::Command::Workload(command) => {
+            let cli::WorkloadCommand { settings, options } = *command;
+            match settings {
+                fsbench_workload::WorkloadSettings::Matrix(settings) => {
+                    cmd::matrix::run(settings, options)
+                }
+                other => Err(exit::Failure::usage(anyhow::anyhow!(
+                    "fsbench {}: not yet a command; run it in a plan",
+                    other.kind()
+                ))),
+            }
+        }
         cli::Command::Run(args) => cmd::run::run(args),
         cli::Command::Runs(args) => cmd::runs::run(args),
         cli::Command::Export(args) => cmd::export::run(args),

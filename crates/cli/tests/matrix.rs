@@ -360,7 +360,7 @@ fn a_directory_too_small_for_the_largest_file_is_refused_up_front() {
         ],
         small.path(),
         2,
-        "lower --file-sizes or free space",
+        "lower the file sizes or free space",
     );
 }
 

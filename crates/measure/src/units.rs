@@ -4,6 +4,7 @@
 //! `t` = 1024 g; an optional trailing `b` or `ib` is accepted (`4KiB`, `4kb`). A bare number is
 //! bytes.
 
+use std::fmt;
 use thiserror::Error;
 
 /// A size or duration that could not be read; the message says what is accepted.
@@ -72,6 +73,85 @@ impl SizeSpec {
         Ok(SizeSpec::List(items))
     }
 }
+
+impl std::str::FromStr for SizeSpec {
+    type Err = UnitError;
+    fn from_str(text: &str) -> Result<SizeSpec, UnitError> {
+        SizeSpec::parse(text)
+    }
+}
+
+/// Written back as it parses: `4k..64m`, `1m,8m`.
+impl fmt::Display for SizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeSpec::Range { from, to } => write!(f, "{}..{}", size_label(*from), size_label(*to)),
+            SizeSpec::List(items) => {
+                let items: Vec<String> = items.iter().map(|&s| size_label(s)).collect();
+                f.write_str(&items.join(","))
+            }
+        }
+    }
+}
+
+/// A size as a setting: `64m`, written back the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Size(pub u64);
+
+impl std::str::FromStr for Size {
+    type Err = UnitError;
+    fn from_str(text: &str) -> Result<Size, UnitError> {
+        parse_size(text).map(Size)
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&size_label(self.0))
+    }
+}
+
+/// A duration as a setting: `20ms`, `1.5s`; written back in the largest unit that keeps it
+/// exact (`20ms`, `1500ms`, `0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct TimeSpan {
+    pub ns: u64,
+}
+
+impl TimeSpan {
+    pub const fn from_ns(ns: u64) -> TimeSpan {
+        TimeSpan { ns }
+    }
+}
+
+impl std::str::FromStr for TimeSpan {
+    type Err = UnitError;
+    fn from_str(text: &str) -> Result<TimeSpan, UnitError> {
+        parse_duration_ns(text).map(TimeSpan::from_ns)
+    }
+}
+
+impl fmt::Display for TimeSpan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [(u64, &str); 5] = [
+            (3_600_000_000_000, "h"),
+            (1_000_000_000, "s"),
+            (1_000_000, "ms"),
+            (1_000, "us"),
+            (1, "ns"),
+        ];
+        if self.ns == 0 {
+            return f.write_str("0");
+        }
+        let (unit, suffix) = UNITS
+            .into_iter()
+            .find(|(unit, _)| self.ns % unit == 0)
+            .unwrap_or((1, "ns"));
+        write!(f, "{}{suffix}", self.ns / unit)
+    }
+}
+
+fsbench_model::text_serde!(SizeSpec, Size, TimeSpan);
 
 /// Parses `50ms`, `2s`, `1.5s`, `500us`, `1m`, `2h`, `100ns` into nanoseconds. A bare number is
 /// seconds.
@@ -184,6 +264,26 @@ mod tests {
         assert_eq!(parse_duration_ns("2h"), Ok(7_200_000_000_000));
         assert!(parse_duration_ns("fast").is_err());
         assert!(parse_duration_ns("-1s").is_err());
+    }
+
+    #[test]
+    fn settings_are_written_back_as_they_parse() {
+        for text in ["4k..64m", "1m,8m", "16k"] {
+            assert_eq!(text.parse::<SizeSpec>().unwrap().to_string(), text);
+        }
+        for text in ["20ms", "0", "1500ms", "3s", "2h", "500us", "7ns"] {
+            assert_eq!(text.parse::<TimeSpan>().unwrap().to_string(), text);
+        }
+        assert_eq!("1.5s".parse::<TimeSpan>().unwrap().to_string(), "1500ms");
+        assert_eq!("2m".parse::<Size>().unwrap().to_string(), "2m");
+        let json = serde_json::to_string(&TimeSpan::from_ns(20_000_000)).unwrap();
+        assert_eq!(json, "\"20ms\"");
+        let back: TimeSpan = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.ns, 20_000_000);
+        let e = serde_json::from_str::<SizeSpec>("\"lots\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'lots' is not a size"), "{e}");
     }
 
     #[test]

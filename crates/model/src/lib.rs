@@ -10,6 +10,7 @@ pub use result::{
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::str::FromStr;
 
 /// How something measured ended: a sample of a campaign, a workload run, a one-case command.
 /// Every outcome is a result, shown in every report with its reason.
@@ -255,4 +256,67 @@ mod tests {
             [0, 3, 1, 1, 130]
         );
     }
+}
+
+/// The page-cache state a workload starts from: warm (as left), drop (sync + drop_caches),
+/// remount (umount + mount), or direct (the workload bypasses the cache with O_DIRECT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CachePolicy {
+    Warm,
+    Drop,
+    Remount,
+    Direct,
+}
+
+impl CachePolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            CachePolicy::Warm => "warm",
+            CachePolicy::Drop => "drop",
+            CachePolicy::Remount => "remount",
+            CachePolicy::Direct => "direct",
+        }
+    }
+}
+
+impl fmt::Display for CachePolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CachePolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CachePolicy, String> {
+        match s {
+            "warm" => Ok(CachePolicy::Warm),
+            "drop" | "cold" => Ok(CachePolicy::Drop),
+            "remount" => Ok(CachePolicy::Remount),
+            "direct" => Ok(CachePolicy::Direct),
+            _ => Err(format!(
+                "unknown cache policy '{s}': use warm, drop, remount or direct"
+            )),
+        }
+    }
+}
+
+/// Serde as text: a value type that is written the same way on the command line, in a plan and
+/// in the stored JSON (`"4k..64m"`, `"20ms"`, `"compressible:50"`) gets `Serialize` from its
+/// `Display` and `Deserialize` from its `FromStr`, whose error message becomes serde's.
+#[macro_export]
+macro_rules! text_serde {
+    ($($type:ty),+ $(,)?) => {$(
+        impl serde::Serialize for $type {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_str(self)
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    )+};
 }

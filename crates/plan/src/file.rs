@@ -32,7 +32,7 @@ pub struct PlanFile {
     #[serde(default)]
     pub filesystems: Vec<FilesystemFile>,
     #[serde(default)]
-    pub workloads: Vec<WorkloadFile>,
+    pub workloads: Vec<WorkloadTable>,
     #[serde(default)]
     pub include: Vec<RuleFile>,
     #[serde(default)]
@@ -60,27 +60,9 @@ pub struct FilesystemFile {
     pub mount_options: Option<BTreeMap<String, String>>,
 }
 
-/// One workload; which keys apply depends on `kind`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadFile {
-    pub kind: Spanned<String>,
-    pub name: Option<Spanned<String>>,
-    // matrix
-    pub tests: Option<Spanned<Vec<String>>>,
-    pub file_sizes: Option<Spanned<String>>,
-    pub record_sizes: Option<Spanned<String>>,
-    pub min_time: Option<Spanned<String>>,
-    pub max_passes: Option<Spanned<i64>>,
-    pub include_fsync: Option<Spanned<bool>>,
-    pub include_close: Option<Spanned<bool>>,
-    pub direct: Option<Spanned<bool>>,
-    pub drop_caches: Option<Spanned<bool>>,
-    pub data: Option<Spanned<String>>,
-    pub iozone_skip: Option<Spanned<bool>>,
-    // sleep
-    pub duration: Option<Spanned<String>>,
-}
+/// One workload as written: its keys with their spans. `kind` picks the settings type that
+/// reads the rest (the workload registry), `name` is the plan's; errors point at the key.
+pub type WorkloadTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
 /// An include or exclude rule: a case matches when every given key equals its value.
 #[derive(Debug, Deserialize)]

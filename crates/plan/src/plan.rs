@@ -3,13 +3,15 @@
 //! Parsing has no side effects; whether the host can run a case is found out when it runs (an
 //! `unsupported` result), not here.
 
-use crate::file::{PlanFile, RuleFile, WorkloadFile};
-use crate::workload::{duration, MatrixSettings, WorkloadSpec};
-use fsbench_measure::units::parse_size;
+use crate::file::{PlanFile, RuleFile, WorkloadTable};
+use crate::workload::PlannedWorkload;
+use fsbench_measure::units::{parse_duration_ns, parse_size};
 use fsbench_model::{CaseAxis, DEFAULT_SCHEDULER};
 use fsbench_testbed::fs::{self, Storage};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
 use fsbench_testbed::{CachePolicy, DeviceSpec};
+use fsbench_workload::workload::Check;
+use fsbench_workload::{Context, WorkloadError, WorkloadSettings, KINDS};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -68,7 +70,7 @@ pub struct Case {
     pub key: String,
     pub position: usize,
     pub config: CaseConfig,
-    pub workload: WorkloadSpec,
+    pub workload: PlannedWorkload,
 }
 
 impl Case {
@@ -84,7 +86,7 @@ impl Case {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_SCHEDULER.into()),
             CaseAxis::Cache => self.config.cache.name().to_string(),
-            CaseAxis::Workload => self.workload.name().to_string(),
+            CaseAxis::Workload => self.workload.name.clone(),
         }
     }
 }
@@ -198,10 +200,10 @@ impl Plan {
         }
         let timeout_ns = match &raw.timeout {
             None => 30 * 60 * 1_000_000_000,
-            Some(t) => match duration(t.get_ref()) {
+            Some(t) => match parse_duration_ns(t.get_ref()) {
                 Ok(0) => return Err(check.at(t, "timeout", "must be longer than 0")),
                 Ok(ns) => ns,
-                Err(e) => return Err(check.at(t, "timeout", e)),
+                Err(e) => return Err(check.at(t, "timeout", e.to_string())),
             },
         };
 
@@ -347,29 +349,23 @@ impl Plan {
                 line: 1,
                 column: 1,
                 key: "workloads".into(),
-                message: "the plan names no workload: add a [[workloads]] table with kind = \"matrix\" (or \"sleep\")".into(),
+                message: format!("the plan names no workload: add a [[workloads]] table with kind = \"matrix\" (or one of {})", KINDS.join(", ")),
             });
         }
-        let mut workloads = Vec::new();
-        for w in &raw.workloads {
-            let mut spec = workload(&check, w)?;
-            if let WorkloadSpec::Matrix(settings) = &mut spec {
-                settings.scale = scale;
-            }
-            if workloads
-                .iter()
-                .any(|x: &WorkloadSpec| x.name() == spec.name())
-            {
-                return Err(check.at(
-                    w.name.as_ref().unwrap_or(&w.kind),
+        let mut workloads: Vec<PlannedWorkload> = Vec::new();
+        for table in &raw.workloads {
+            let (workload, name_span) = workload(&check, table, scale)?;
+            if workloads.iter().any(|x| x.name == workload.name) {
+                return Err(check.error(
+                    name_span,
                     "workloads.name",
                     format!(
                         "two workloads are called '{}': give each a distinct name",
-                        spec.name()
+                        workload.name
                     ),
                 ));
             }
-            workloads.push(spec);
+            workloads.push(workload);
         }
 
         let mut cases = Vec::new();
@@ -487,7 +483,11 @@ impl Plan {
 pub fn case_estimate_ns(case: &Case) -> u64 {
     let prepare = fs::by_name(&case.config.filesystem)
         .map_or(2_000_000_000, |f| f.capabilities().prepare_estimate_ns);
-    prepare + case.workload.estimate_ns() + 1_000_000_000
+    let ctx = Context {
+        scale: 1.0,
+        cache: case.config.cache,
+    };
+    prepare + case.workload.estimate_ns(&ctx) + 1_000_000_000
 }
 
 /// A rule's value on one axis, if it names one.
@@ -532,162 +532,116 @@ fn check_rule(check: &Checker<'_>, rule: &RuleFile, cases: &[Case]) -> Result<()
     Ok(())
 }
 
-const MATRIX_KEYS: &[&str] = &[
-    "tests",
-    "file_sizes",
-    "record_sizes",
-    "min_time",
-    "max_passes",
-    "include_fsync",
-    "include_close",
-    "direct",
-    "drop_caches",
-    "data",
-    "iozone_skip",
-];
+/// The first line of a deserializer's message (toml adds "in `key`" on the next).
+fn first_line(message: &str) -> String {
+    message
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
 
-fn workload(check: &Checker<'_>, w: &WorkloadFile) -> Result<WorkloadSpec, PlanError> {
-    let kind = w.kind.get_ref().as_str();
-    let name = w
-        .name
-        .as_ref()
-        .map_or_else(|| kind.to_string(), |n| n.get_ref().clone());
+/// One `[[workloads]]` table: `kind` picks the settings type from the registry, `name` is the
+/// plan's, every other key is a setting. Each key is read on its own first, so an error points
+/// at the key that is wrong; then the settings are checked as a whole under the plan's scale.
+/// Returns the workload and the span of its name (or kind).
+fn workload(
+    check: &Checker<'_>,
+    table: &WorkloadTable,
+    scale: f64,
+) -> Result<(PlannedWorkload, Range<usize>), PlanError> {
+    let get = |key: &str| table.iter().find(|(k, _)| k.get_ref() == key);
+    let text = |key: &str| -> Result<Option<(String, Range<usize>)>, PlanError> {
+        match get(key) {
+            None => Ok(None),
+            Some((_, v)) => match v.get_ref() {
+                toml::Value::String(s) => Ok(Some((s.clone(), v.span()))),
+                _ => Err(check.at(v, &format!("workloads.{key}"), "must be a string")),
+            },
+        }
+    };
+    let Some((kind, kind_span)) = text("kind")? else {
+        let span = table.keys().next().map_or(0..0, |k| k.span());
+        return Err(check.error(
+            span,
+            "workloads.kind",
+            format!("every workload needs a kind: {}", KINDS.join(", ")),
+        ));
+    };
+    let unknown_kind = || {
+        check.error(
+            kind_span.clone(),
+            "workloads.kind",
+            format!("unknown workload kind '{kind}'; use {}", KINDS.join(" or ")),
+        )
+    };
+    let (name, name_span) = text("name")?.unwrap_or((kind.clone(), kind_span.clone()));
     if name.is_empty() || name.contains(|c: char| c == '.' || c.is_whitespace()) {
-        let at = w.name.as_ref().unwrap_or(&w.kind);
-        return Err(check.at(
-            at,
+        return Err(check.error(
+            name_span,
             "workloads.name",
             "a workload name is one word without dots",
         ));
     }
-    let given = [
-        ("tests", w.tests.as_ref().map(|s| s.span())),
-        ("file_sizes", w.file_sizes.as_ref().map(|s| s.span())),
-        ("record_sizes", w.record_sizes.as_ref().map(|s| s.span())),
-        ("min_time", w.min_time.as_ref().map(|s| s.span())),
-        ("max_passes", w.max_passes.as_ref().map(|s| s.span())),
-        ("include_fsync", w.include_fsync.as_ref().map(|s| s.span())),
-        ("include_close", w.include_close.as_ref().map(|s| s.span())),
-        ("direct", w.direct.as_ref().map(|s| s.span())),
-        ("drop_caches", w.drop_caches.as_ref().map(|s| s.span())),
-        ("data", w.data.as_ref().map(|s| s.span())),
-        ("iozone_skip", w.iozone_skip.as_ref().map(|s| s.span())),
-        ("duration", w.duration.as_ref().map(|s| s.span())),
-    ];
-    let allowed: &[&str] = match kind {
-        "matrix" => MATRIX_KEYS,
-        "sleep" => &["duration"],
-        _ => {
-            return Err(check.at(
-                &w.kind,
-                "workloads.kind",
-                format!("unknown workload kind '{kind}'; use matrix or sleep"),
-            ))
-        }
+    let settings_of = |entries: toml::Table| {
+        WorkloadSettings::from_kind(&kind, toml::Value::Table(entries)).ok_or_else(unknown_kind)
     };
-    if let Some((key, Some(span))) = given
-        .iter()
-        .find(|(k, s)| s.is_some() && !allowed.contains(k))
-    {
-        return Err(check.error(
-            span.clone(),
-            &format!("workloads.{key}"),
-            format!(
-                "does not apply to a {kind} workload; its keys are: name, {}",
-                allowed.join(", ")
+    let defaults = settings_of(toml::Table::new())?
+        .map_err(|e| check.error(kind_span.clone(), "workloads", first_line(&e.to_string())))?;
+    let keys: Vec<String> = match serde_json::to_value(&defaults) {
+        Ok(serde_json::Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, _)| k)
+            .filter(|k| k != "kind")
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut entries = toml::Table::new();
+    for (key, value) in table {
+        let key_text = key.get_ref().as_str();
+        if key_text == "kind" || key_text == "name" {
+            continue;
+        }
+        let at = format!("workloads.{key_text}");
+        if !keys.iter().any(|k| k == key_text) {
+            return Err(check.at(
+                key,
+                &at,
+                format!(
+                    "does not apply to a {kind} workload; its keys are: name, {}",
+                    keys.join(", ")
+                ),
+            ));
+        }
+        let one = toml::Table::from_iter([(key_text.to_string(), value.get_ref().clone())]);
+        if let Err(e) = settings_of(one)? {
+            return Err(check.at(value, &at, first_line(&e.to_string())));
+        }
+        entries.insert(key_text.to_string(), value.get_ref().clone());
+    }
+    let settings = settings_of(entries)?
+        .map_err(|e| check.error(kind_span.clone(), "workloads", first_line(&e.to_string())))?;
+    let ctx = Context {
+        scale,
+        ..Context::default()
+    };
+    if let Err(e) = settings.apply(Check(&ctx)) {
+        let (span, key, message) = match &e {
+            WorkloadError::Invalid { field, message } => (
+                get(field).map_or(kind_span.clone(), |(_, v)| v.span()),
+                format!("workloads.{field}"),
+                message.clone(),
             ),
-        ));
+            other => (
+                kind_span.clone(),
+                "workloads".to_string(),
+                other.to_string(),
+            ),
+        };
+        return Err(check.error(span, &key, message));
     }
-    match kind {
-        "sleep" => {
-            let d = w.duration.as_ref().ok_or_else(|| {
-                check.at(
-                    &w.kind,
-                    "workloads.duration",
-                    "a sleep workload needs duration = \"5s\"",
-                )
-            })?;
-            let duration_ns =
-                duration(d.get_ref()).map_err(|e| check.at(d, "workloads.duration", e))?;
-            Ok(WorkloadSpec::Sleep { name, duration_ns })
-        }
-        _ => {
-            let text = |v: &Option<Spanned<String>>, default: &str| {
-                v.as_ref()
-                    .map_or_else(|| default.to_string(), |s| s.get_ref().clone())
-            };
-            let min_time_ns = match &w.min_time {
-                None => 20_000_000,
-                Some(t) => {
-                    duration(t.get_ref()).map_err(|e| check.at(t, "workloads.min_time", e))?
-                }
-            };
-            let max_passes = match &w.max_passes {
-                None => None,
-                Some(m) if *m.get_ref() >= 1 => Some(*m.get_ref() as u64),
-                Some(m) => return Err(check.at(m, "workloads.max_passes", "must be at least 1")),
-            };
-            let settings = MatrixSettings {
-                name,
-                tests: w
-                    .tests
-                    .as_ref()
-                    .map(|t| t.get_ref().clone())
-                    .unwrap_or_default(),
-                file_sizes: text(&w.file_sizes, "4k..64m"),
-                record_sizes: text(&w.record_sizes, "4k..16m"),
-                min_time_ns,
-                max_passes,
-                include_fsync: w.include_fsync.as_ref().is_some_and(|b| *b.get_ref()),
-                include_close: w.include_close.as_ref().is_some_and(|b| *b.get_ref()),
-                direct: w.direct.as_ref().is_some_and(|b| *b.get_ref()),
-                drop_caches: w.drop_caches.as_ref().is_some_and(|b| *b.get_ref()),
-                data: text(&w.data, "random"),
-                iozone_skip: w.iozone_skip.as_ref().is_some_and(|b| *b.get_ref()),
-                scale: 1.0,
-            };
-            // Validate now, pointing at the key that is wrong.
-            if let Some(t) = &w.tests {
-                for test in t.get_ref() {
-                    fsbench_workload::matrix::MatrixTest::parse(test)
-                        .map_err(|e| check.at(t, "workloads.tests", e))?;
-                }
-            }
-            for (key, value) in [
-                ("file_sizes", &w.file_sizes),
-                ("record_sizes", &w.record_sizes),
-                ("data", &w.data),
-            ] {
-                if let Some(v) = value {
-                    let ok = if key == "data" {
-                        v.get_ref()
-                            .parse::<fsbench_workload::data::DataKind>()
-                            .map(|_| ())
-                    } else {
-                        fsbench_measure::units::SizeSpec::parse(v.get_ref())
-                            .map(|_| ())
-                            .map_err(|e| e.to_string())
-                    };
-                    ok.map_err(|e| check.at(v, &format!("workloads.{key}"), e))?;
-                }
-            }
-            let spec = settings
-                .spec(CachePolicy::Warm)
-                .map_err(|e| check.at(&w.kind, "workloads", e))?;
-            if let Err(e) = spec.plan() {
-                let at = w.file_sizes.as_ref().or(w.record_sizes.as_ref());
-                let message = e
-                    .to_string()
-                    .replace("--file-sizes", "file_sizes")
-                    .replace("--record-sizes", "record_sizes");
-                return Err(match at {
-                    Some(s) => check.at(s, "workloads", message),
-                    None => check.at(&w.kind, "workloads", message),
-                });
-            }
-            Ok(WorkloadSpec::Matrix(settings))
-        }
-    }
+    Ok((PlannedWorkload { name, settings }, name_span))
 }
 
 /// The built-in `quick` profile: every filesystem this host supports, default options, a small
@@ -877,11 +831,14 @@ min_time = "1ms"
                 size_bytes: Some(128 << 20)
             }
         );
-        let WorkloadSpec::Matrix(m) = &scaled.cases[0].workload else {
+        let WorkloadSettings::Matrix(m) = &scaled.cases[0].workload.settings else {
             panic!("a matrix")
         };
-        assert_eq!(m.scale, 0.25);
-        let cells = m.spec(CachePolicy::Warm).unwrap().plan().unwrap();
+        let ctx = Context {
+            scale: scaled.scale,
+            ..Context::default()
+        };
+        let cells = m.plan(&ctx).unwrap();
         // 64k..256k x 0.25 -> 64k (the smallest record keeps its cell).
         assert_eq!(cells.file_sizes_bytes, [64 << 10]);
         // The same keys: a scaled run is the same campaign, smaller.

@@ -270,7 +270,10 @@ fn sample<'s>(
     }
     let job = Job {
         workload: case.workload.clone(),
-        cache: case.config.cache,
+        context: fsbench_workload::Context {
+            scale: plan.scale,
+            cache: case.config.cache,
+        },
     };
     let dir = target.mountpoint().to_path_buf();
     let mut outcome = run_child(

@@ -83,7 +83,7 @@ impl<'a> MatrixDocument<'a> {
             directory,
             target: None,
             config: plan,
-            kept_file: (plan.spec.keep_file && outcome.status == Outcome::Ok)
+            kept_file: (plan.settings.keep && outcome.status == Outcome::Ok)
                 .then_some(outcome.test_file.as_path()),
             warnings: &outcome.warnings,
             results: &outcome.results,
@@ -171,11 +171,11 @@ impl<'a> MatrixDocument<'a> {
             self.results.len(),
             human_duration(self.elapsed_ns)
         )?;
-        if self.config.spec.scale < 1.0 {
+        if self.config.scale < 1.0 {
             writeln!(
                 out,
                 "Scale {}: file sizes and the minimum time were shrunk (--scale or FSBENCH_SCALE); compare only with runs of the same scale.",
-                self.config.spec.scale
+                self.config.scale
             )?;
         }
         if let Some(target) = self.target {
@@ -387,20 +387,20 @@ fn csv_number(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fsbench_measure::units::SizeSpec;
-    use fsbench_workload::matrix::{self, MatrixSpec, MatrixTest, NoObserver};
-    use fsbench_workload::StopFlag;
+    use fsbench_measure::units::{SizeSpec, TimeSpan};
+    use fsbench_workload::matrix::{self, MatrixSettings, MatrixTest, NoObserver};
+    use fsbench_workload::{Context, StopFlag};
 
     fn small_run() -> (MatrixPlan, MatrixOutcome, HostInfo) {
         let dir = tempfile::tempdir().unwrap();
-        let plan = MatrixSpec {
+        let plan = MatrixSettings {
             tests: vec![MatrixTest::Write, MatrixTest::Read],
             file_sizes: SizeSpec::parse("4k..8k").unwrap(),
             record_sizes: SizeSpec::parse("4k..8k").unwrap(),
-            min_time_ns: 0,
-            ..MatrixSpec::default()
+            min_time: TimeSpan::from_ns(0),
+            ..MatrixSettings::default()
         }
-        .plan()
+        .plan(&Context::default())
         .unwrap();
         let outcome = matrix::run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
         assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);

@@ -2,50 +2,9 @@
 //! (sync + drop_caches, checked in /proc/meminfo), remount (umount + mount), or direct (the
 //! workload bypasses the cache with O_DIRECT). What was actually reached is recorded.
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
+use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CachePolicy {
-    Warm,
-    Drop,
-    Remount,
-    Direct,
-}
-
-impl CachePolicy {
-    pub fn name(self) -> &'static str {
-        match self {
-            CachePolicy::Warm => "warm",
-            CachePolicy::Drop => "drop",
-            CachePolicy::Remount => "remount",
-            CachePolicy::Direct => "direct",
-        }
-    }
-}
-
-impl fmt::Display for CachePolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for CachePolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<CachePolicy, String> {
-        match s {
-            "warm" => Ok(CachePolicy::Warm),
-            "drop" | "cold" => Ok(CachePolicy::Drop),
-            "remount" => Ok(CachePolicy::Remount),
-            "direct" => Ok(CachePolicy::Direct),
-            _ => Err(format!(
-                "unknown cache policy '{s}': use warm, drop, remount or direct"
-            )),
-        }
-    }
-}
+pub use fsbench_model::CachePolicy;
 
 /// Page-cache figures from /proc/meminfo, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -17,7 +17,6 @@
 
 use crate::fileio::{AlignedBuf, BUFFER_ALIGN};
 use crate::rng::Rng;
-use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
@@ -26,8 +25,9 @@ pub const POOL_BYTES: usize = 1 << 20;
 const BLOCK: usize = 4096;
 
 /// The content written by workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
+/// Written as text (`random`, `zero`, `compressible:50`) on the command line, in plans and in
+/// the stored JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataKind {
     /// Random, incompressible, every 4 KiB block unique (the default).
     Random,
@@ -46,6 +46,8 @@ impl fmt::Display for DataKind {
         }
     }
 }
+
+fsbench_model::text_serde!(DataKind);
 
 impl FromStr for DataKind {
     type Err = String;

@@ -8,9 +8,16 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum WorkloadError {
-    /// The request itself is wrong (sizes, tests, options); nothing was touched.
+    /// A setting is wrong (sizes, tests, options); nothing was touched. `field` is the
+    /// setting's name, which is its plan key; the command line names its flag instead.
+    #[error("{field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    /// The directory to run in cannot be used (missing, not a directory, not writable).
     #[error("{0}")]
-    InvalidSpec(String),
+    Directory(String),
     /// An operation on the filesystem failed.
     #[error("cannot {action} {}{context}: {source}; {hint}", path.display())]
     Io {
@@ -29,7 +36,26 @@ pub enum WorkloadError {
 impl WorkloadError {
     /// True when the user can fix this by changing the command line (exit code 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, WorkloadError::InvalidSpec(_))
+        matches!(
+            self,
+            WorkloadError::Invalid { .. } | WorkloadError::Directory(_)
+        )
+    }
+
+    /// A wrong setting: `field` is its name (plan key), `message` what is wrong and allowed.
+    pub fn invalid(field: &'static str, message: impl Into<String>) -> WorkloadError {
+        WorkloadError::Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// The message with the setting named by `name(field)` (a flag, a plan key) in front.
+    pub fn naming(&self, name: impl Fn(&str) -> String) -> String {
+        match self {
+            WorkloadError::Invalid { field, message } => format!("{}: {message}", name(field)),
+            other => other.to_string(),
+        }
     }
 
     /// An I/O error on `path`, with advice chosen from the errno.
@@ -56,9 +82,9 @@ impl WorkloadError {
 fn hint_for(error: &io::Error) -> &'static str {
     match error.raw_os_error() {
         Some(libc::ENOSPC) => {
-            "the filesystem is full: free space on it or choose smaller --file-sizes"
+            "the filesystem is full: free space on it or measure smaller files"
         }
-        Some(libc::EDQUOT) => "the disk quota is exhausted: raise it or choose smaller --file-sizes",
+        Some(libc::EDQUOT) => "the disk quota is exhausted: raise it or measure smaller files",
         Some(libc::EROFS) => "the filesystem is mounted read-only: pass a writable --dir",
         Some(libc::EACCES) | Some(libc::EPERM) => {
             "permission denied: pass a directory this user may write to"
@@ -93,9 +119,9 @@ mod tests {
             text.starts_with("cannot write /x/f: No space left on device"),
             "{text}"
         );
-        assert!(text.contains("smaller --file-sizes"), "{text}");
+        assert!(text.contains("measure smaller files"), "{text}");
         assert!(!text.contains('\n'));
         assert!(!e.is_usage());
-        assert!(WorkloadError::InvalidSpec("x".into()).is_usage());
+        assert!(WorkloadError::invalid("x", "y").is_usage());
     }
 }

@@ -4,14 +4,16 @@
 //!
 //! Brief overview:
 //! - [`matrix`]: the iozone-style throughput matrix (file size x record size x test).
+//! - [`sleep`]: waits, touching nothing (the harness testing itself).
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
 //!   stream with glibc's semantics), [`cache`] (evicting a file from the page cache and
 //!   checking it), [`metric`] (the names results are stored under), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
 //!   [`error`] (errors that say what to change).
 //!
-//! To add a workload, add a module beside `matrix` with its own spec, plan and run function, and
-//! reuse the shared modules; nothing in `matrix` needs to change.
+//! The seam is [`workload`]: a workload is one module with one settings type (plan table,
+//! command flags and stored request at once) that implements [`Workload`], and one line in the
+//! registry below. ARCHITECTURE.md, "Adding a workload", walks through it.
 
 pub mod cache;
 pub mod control;
@@ -21,7 +23,52 @@ pub mod fileio;
 pub mod matrix;
 pub mod metric;
 pub mod rng;
+pub mod sleep;
 pub mod stdio;
+pub mod workload;
 
 pub use control::StopFlag;
 pub use error::WorkloadError;
+pub use workload::{Apply, Context, End, Sink, Workload};
+
+workload::workloads! {
+    Matrix(matrix::MatrixSettings),
+    Sleep(sleep::SleepSettings),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same settings with every field at its default, however they arrive: a command
+    /// with no flags, a plan table with no keys, `Default`.
+    #[test]
+    fn every_workload_has_one_set_of_defaults_and_one_name_per_setting() {
+        let commands = WorkloadSettings::commands(|c| c);
+        for (default, command) in WorkloadSettings::defaults().into_iter().zip(commands) {
+            let kind = default.kind();
+            assert_eq!(command.get_name(), kind);
+            let json = serde_json::to_value(&default).unwrap();
+            assert_eq!(json["kind"], kind, "the serde tag is the kind");
+            let from_flags = WorkloadSettings::from_matches(
+                kind,
+                &command.clone().try_get_matches_from([kind]).unwrap(),
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(from_flags, default, "{kind}: flag defaults");
+            let empty = serde_json::Value::Object(Default::default());
+            let from_plan = WorkloadSettings::from_kind(kind, empty).unwrap().unwrap();
+            assert_eq!(from_plan, default, "{kind}: plan defaults");
+            // A setting's plan key is its flag in kebab-case.
+            for key in json.as_object().unwrap().keys().filter(|k| *k != "kind") {
+                let arg = command
+                    .get_arguments()
+                    .find(|a| a.get_id() == key.as_str())
+                    .unwrap_or_else(|| panic!("{kind}: no flag for {key}"));
+                assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));
+            }
+        }
+        assert_eq!(KINDS, ["matrix", "sleep"]);
+    }
+}

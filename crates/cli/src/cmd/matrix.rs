@@ -1,6 +1,6 @@
-//! `fsbench matrix`: flags -> spec -> plan -> preflight -> run -> terminal / JSON / CSV.
+//! `fsbench matrix`: settings -> plan -> preflight -> run -> terminal / JSON / CSV.
 
-use crate::cli::MatrixArgs;
+use crate::cli::RunOptions;
 use crate::exit::{self, Failure};
 use crate::out::note;
 use crate::progress::MatrixProgress;
@@ -8,67 +8,27 @@ use crate::target::{spec_from as target_spec_from, stop_on_signals};
 use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
-use fsbench_measure::units::{human_duration, parse_duration_ns, parse_size, SizeSpec};
+use fsbench_measure::units::human_duration;
 use fsbench_model::Outcome;
 use fsbench_report::matrix::{Directory, MatrixDocument};
 use fsbench_report::DisplayUnit;
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError};
-use fsbench_workload::matrix::{self, MatrixOutcome, MatrixPlan, MatrixSpec, MatrixTest};
+use fsbench_workload::matrix::{self, MatrixOutcome, MatrixPlan, MatrixSettings};
+use fsbench_workload::{Context as WorkloadContext, WorkloadError};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Turns the flags into a spec; every error names its flag.
-fn spec_from(args: &MatrixArgs) -> Result<(MatrixSpec, DisplayUnit), Failure> {
-    let usage = |flag: &str, e: String| Failure::usage(anyhow!("{flag}: {e}"));
-    let tests = args
-        .tests
-        .iter()
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| MatrixTest::parse(t))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| usage("--tests", e))?;
-    let file_sizes =
-        SizeSpec::parse(&args.file_sizes).map_err(|e| usage("--file-sizes", e.to_string()))?;
-    let record_sizes =
-        SizeSpec::parse(&args.record_sizes).map_err(|e| usage("--record-sizes", e.to_string()))?;
-    let min_time_ns =
-        parse_duration_ns(&args.min_time).map_err(|e| usage("--min-time", e.to_string()))?;
-    let purge_bytes = args
-        .purge_size
-        .as_deref()
-        .map(parse_size)
-        .transpose()
-        .map_err(|e| usage("--purge-size", e.to_string()))?;
-    let data = args.data.parse().map_err(|e| usage("--data", e))?;
-    let unit = args.unit.parse().map_err(|e| usage("--unit", e))?;
-    let spec = MatrixSpec {
-        tests,
-        file_sizes,
-        record_sizes,
-        min_time_ns,
-        max_passes: args.max_passes,
-        include_fsync: args.include_fsync,
-        include_close: args.include_close,
-        direct: args.direct,
-        purge_cpu_cache: args.purge_cpu_cache,
-        purge_bytes,
-        drop_caches: args.drop_caches,
-        data,
-        seed: args.seed,
-        iozone_skip: args.iozone_skip,
-        stride_records: args.stride,
-        mix_read_percent: args.mix_read_percent,
-        keep_file: args.keep,
-        scale: args.scale,
-    };
-    Ok((spec, unit))
+/// A workload error on the command line: a setting is named by its flag (`--file-sizes`).
+pub fn usage_error(error: WorkloadError) -> Failure {
+    let message = error.naming(|field| format!("--{}", field.replace('_', "-")));
+    Failure::usage(anyhow!(message))
 }
 
 /// With --json, records a configuration that could not run (unsupported, or failed while being
 /// prepared) as a result of its own: status, reason, and the request; no measurements.
 fn record_not_run(
-    args: &MatrixArgs,
+    args: &RunOptions,
     plan: &MatrixPlan,
     error: &TargetError,
 ) -> Result<(), Failure> {
@@ -137,15 +97,22 @@ fn create_export(path: &Path, flag: &str) -> Result<File, Failure> {
     })
 }
 
-pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
-    let (mut spec, unit) = spec_from(&args)?;
-    let target_spec = target_spec_from(&args.target)?;
-    match target_spec.as_ref().map(|t| t.cache) {
-        Some(CachePolicy::Direct) => spec.direct = true,
-        Some(CachePolicy::Drop) => spec.drop_caches = true,
-        _ => {}
+pub fn run(settings: MatrixSettings, args: RunOptions) -> Result<i32, Failure> {
+    let unit: DisplayUnit = args
+        .unit
+        .parse()
+        .map_err(|e| Failure::usage(anyhow!("--unit: {e}")))?;
+    if settings.keep && args.target.fs.is_some() {
+        return Err(Failure::usage(anyhow!(
+            "--keep: the filesystem of --fs is removed after the run; use --dir to keep the file"
+        )));
     }
-    let plan = spec.plan().map_err(Failure::usage)?;
+    let target_spec = target_spec_from(&args.target)?;
+    let ctx = WorkloadContext {
+        scale: args.scale,
+        cache: target_spec.as_ref().map_or(CachePolicy::Warm, |t| t.cache),
+    };
+    let plan = settings.plan(&ctx).map_err(usage_error)?;
     let stop = stop_on_signals();
 
     // The filesystem under test: prepared by fsbench (--fs), or the directory's own.
@@ -184,7 +151,7 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
         (None, None, Some(tmp)) => tmp.path().to_path_buf(),
         (None, None, None) => unreachable!("a temporary directory exists without --dir and --fs"),
     };
-    plan.preflight(&dir).map_err(Failure::usage)?;
+    plan.preflight(&dir).map_err(usage_error)?;
     let mut json = args
         .json
         .as_deref()
@@ -242,7 +209,7 @@ pub fn run(args: MatrixArgs) -> Result<i32, Failure> {
             other => other.context("cannot write to standard output")?,
         }
     }
-    if args.keep && outcome.status == Outcome::Ok {
+    if settings.keep && outcome.status == Outcome::Ok {
         note!("kept the last test file: {}", outcome.test_file.display());
         if let Some(tmp) = temporary {
             let _ = tmp.keep();

@@ -6,7 +6,7 @@
 //! write pass starts from a fresh file, a rewrite from a written one), so small cells are not
 //! quantised by the clock as iozone's one-pass timing is.
 //!
-//! Flow: [`MatrixSpec`] (what the user asked) -> [`MatrixSpec::plan`] validates it into a
+//! Flow: [`MatrixSettings`] (what the user asked) -> [`MatrixSettings::plan`] validates it into a
 //! [`MatrixPlan`] (cells, phases; no side effects) -> [`MatrixPlan::preflight`] checks the
 //! directory -> [`run`] measures, reporting each [`CellResult`] to a [`MatrixObserver`] as
 //! soon as it exists; [`results`] declares the figures each result carries.
@@ -17,5 +17,77 @@ mod spec;
 mod test;
 
 pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver};
-pub use spec::{Cell, MatrixPlan, MatrixSpec, SkippedCell, BUFFERED_READ_OFFSET, MAX_RECORD_BYTES};
+pub use spec::{
+    Cell, MatrixPlan, MatrixSettings, SkippedCell, BUFFERED_READ_OFFSET, MAX_RECORD_BYTES,
+};
 pub use test::{Access, Api, Direction, MatrixTest, Phase};
+
+use crate::workload::{Context, End, Sink, Workload};
+use crate::{StopFlag, WorkloadError};
+use fsbench_measure::units::{human_bytes, size_label};
+use std::path::Path;
+
+impl Workload for MatrixSettings {
+    const KIND: &'static str = "matrix";
+    const ABOUT: &'static str =
+        "Throughput matrix (iozone -a): every file size x record size x test, in one directory";
+    const LONG_ABOUT: &'static str = "Throughput matrix (iozone -a): every file size x record \
+size x test, in one directory.\n\nEach phase of a cell repeats its pass (a write pass on a fresh \
+file, a rewrite on a written one, ...) until --min-time of measured time is reached, so small \
+cells are not quantised by the clock. Data written is incompressible unless --data says otherwise.";
+
+    fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
+        self.plan(ctx).map(drop)
+    }
+
+    fn estimate_ns(&self, ctx: &Context) -> u64 {
+        match self.plan(ctx) {
+            Ok(plan) => {
+                let per_phase = plan.min_time_ns.max(20_000_000) * 3 / 2;
+                plan.result_count() as u64 * per_phase + plan.cells.len() as u64 * 50_000_000
+            }
+            Err(_) => 0,
+        }
+    }
+
+    fn preflight(&self, ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
+        self.plan(ctx)?.preflight(dir)
+    }
+
+    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+        let plan = match self.plan(ctx) {
+            Ok(plan) => plan,
+            Err(e) => return End::failed(e, self.seed),
+        };
+        if let Err(e) = plan.preflight(dir) {
+            return End::failed(e, Some(plan.seed));
+        }
+        let outcome = run(&plan, dir, stop, &mut ToSink(sink));
+        End {
+            outcome: outcome.status,
+            error: outcome.failure,
+            seed: Some(plan.seed),
+        }
+    }
+}
+
+/// Hands each finished cell to a sink as a record, with a live rate for progress lines:
+/// "write 16m/4k 3.1 GiB/s (5 of 12)".
+struct ToSink<'a>(&'a mut dyn Sink);
+
+impl MatrixObserver for ToSink<'_> {
+    fn result(&mut self, r: &CellResult, done: usize, total: usize) {
+        self.0.status(&format!(
+            "{} {}/{} {}/s ({done} of {total})",
+            r.phase,
+            size_label(r.file_size_bytes),
+            size_label(r.record_size_bytes),
+            human_bytes(r.summary.bytes_per_s as u64)
+        ));
+        self.0.record(r.record(), done, Some(total));
+    }
+
+    fn warning(&mut self, message: &str) {
+        self.0.warning(message);
+    }
+}

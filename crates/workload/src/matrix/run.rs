@@ -120,7 +120,7 @@ pub fn run(
         }
     }
     // The runner's drop removes the file unless it is to be kept (also when a panic unwinds).
-    runner.keep_file = plan.spec.keep_file && status == Outcome::Ok;
+    runner.keep_file = plan.settings.keep && status == Outcome::Ok;
     MatrixOutcome {
         results,
         warnings,
@@ -225,7 +225,7 @@ impl<'p> Runner<'p> {
         Runner {
             plan,
             path: dir.join(unique_file_name()),
-            data: DataSource::new(plan.spec.data, plan.seed, largest_record),
+            data: DataSource::new(plan.settings.data, plan.seed, largest_record),
             // Room for the offset of buffered reads past the page boundary.
             buffer: AlignedBuf::new(largest_record + fileio::BUFFER_ALIGN),
             rng: Rng::new(plan.seed ^ 0x6f66_6673_6574_7321),
@@ -259,9 +259,9 @@ impl<'p> Runner<'p> {
         phase: Phase,
         stop: &StopFlag,
     ) -> Result<CellResult, WorkloadError> {
-        let spec = &self.plan.spec;
-        let direct = spec.direct && phase.api() != Api::Stdio;
-        if spec.direct && !direct && !self.warned_stdio_direct {
+        let plan = self.plan;
+        let direct = plan.direct && phase.api() != Api::Stdio;
+        if plan.direct && !direct && !self.warned_stdio_direct {
             self.warned_stdio_direct = true;
             self.warnings.push("--direct does not apply to fwrite/fread: like iozone's stdio tests they always go through a user-space buffer and the page cache (their results say direct_io: false)".to_string());
         }
@@ -276,7 +276,7 @@ impl<'p> Runner<'p> {
             self.prepare_file(cell)
                 .map_err(|e| WorkloadError::io("write", &self.path, e).during(context()))?;
         }
-        let evict = spec.drop_caches && phase.may_start_cold() && !direct;
+        let evict = plan.drop_caches && phase.may_start_cold() && !direct;
         let mut resident: Option<f64> = None;
         let mut residency_unknown = false;
         self.recorder.reset();
@@ -314,7 +314,7 @@ impl<'p> Runner<'p> {
                 WorkloadError::io(verb, &self.path, e).during(context())
             })?;
             let passes = self.recorder.passes();
-            let enough_time = self.recorder.elapsed_ns() >= self.plan.spec.min_time_ns;
+            let enough_time = self.recorder.elapsed_ns() >= self.plan.min_time_ns;
             if enough_time || self.plan.max_passes.is_some_and(|max| passes >= max) {
                 break;
             }
@@ -401,8 +401,8 @@ impl<'p> Runner<'p> {
     fn timed_pass(&mut self, cell: Cell, phase: Phase, file: File, direct: bool) -> io::Result<()> {
         let records = cell.records();
         let record = cell.record_size_bytes;
-        let spec = &self.plan.spec;
-        let offsets = Offsets::new(phase.access(), records, spec.stride_records, &mut self.rng);
+        let settings = &self.plan.settings;
+        let offsets = Offsets::new(phase.access(), records, settings.stride, &mut self.rng);
         let mut pass = Pass {
             fd: file.as_raw_fd(),
             file: Some(file),
@@ -421,9 +421,9 @@ impl<'p> Runner<'p> {
             writer: &mut self.writer,
             reader: &mut self.reader,
             record,
-            mix_read_percent: u64::from(spec.mix_read_percent),
-            fsync: spec.include_fsync && phase.direction() != Direction::Read,
-            close: spec.include_close,
+            mix_read_percent: u64::from(settings.mix_read_percent),
+            fsync: settings.include_fsync && phase.direction() != Direction::Read,
+            close: settings.include_close,
         };
         let recorder = &mut self.recorder;
         match (phase.api(), phase.direction()) {

@@ -1,4 +1,4 @@
-//! What the user asks of the matrix ([`MatrixSpec`]) and its validated form ([`MatrixPlan`]).
+//! What the user asks of the matrix ([`MatrixSettings`]) and its validated form ([`MatrixPlan`]).
 //! Planning has no side effects; [`MatrixPlan::preflight`] is the only step that touches the
 //! directory, and it leaves nothing behind.
 
@@ -6,9 +6,11 @@ use super::test::{MatrixTest, Phase};
 use crate::data::DataKind;
 use crate::error::WorkloadError;
 use crate::fileio::{self, OpenMode};
+use crate::workload::Context;
 use fsbench_measure::host::free_bytes;
-use fsbench_measure::units::{human_bytes, size_label, SizeSpec};
-use serde::Serialize;
+use fsbench_measure::units::{human_bytes, size_label, Size, SizeSpec, TimeSpan};
+use fsbench_model::CachePolicy;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Files of at least this size skip records under [`IOZONE_SKIP_RECORD`] with `iozone_skip`.
@@ -18,56 +20,94 @@ pub const IOZONE_SKIP_RECORD: u64 = 64 << 10;
 /// read buffer each hold one record, so larger records would cost memory, not insight.
 pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 
-/// The matrix as requested. Defaults are iozone's `-a` ranges, with every test and every cell.
-#[derive(Debug, Clone, Serialize)]
-pub struct MatrixSpec {
-    /// Tests to run; empty means all of them.
-    #[serde(skip)]
+/// The throughput matrix (iozone -a): every file size x record size x test, in one directory.
+/// One type is the plan table (`kind = "matrix"`), the command's flags and the stored request;
+/// its defaults (iozone's `-a` ranges, every test and cell) are the [`Default`] impl, and only
+/// there. Field names are plan keys; flags are the same names in kebab-case.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MatrixSettings {
+    /// Tests to run, comma-separated or repeated, by name or iozone number: write (0),
+    /// read (1), random (2), backward (3), record-rewrite (4), stride (5), fwrite (6),
+    /// fread (7), random-mix (8), pwrite (9), pread (10). Default: all.
+    #[arg(long, short = 'i', value_name = "TESTS", value_delimiter = ',')]
     pub tests: Vec<MatrixTest>,
-    #[serde(skip)]
+
+    /// File sizes: a power-of-two range FROM..TO or a list A,B (powers of two KiB; k, m, g
+    /// suffixes are binary).
+    #[arg(long, value_name = "SIZES", default_value_t = MatrixSettings::default().file_sizes)]
     pub file_sizes: SizeSpec,
-    #[serde(skip)]
+
+    /// Record (I/O) sizes: a power-of-two range FROM..TO or a list A,B. Records larger than a
+    /// file are not measured for that file.
+    #[arg(long, value_name = "SIZES", default_value_t = MatrixSettings::default().record_sizes)]
     pub record_sizes: SizeSpec,
-    /// Each phase of a cell repeats its pass until this much time was measured.
-    pub min_time_ns: u64,
-    /// Upper bound on passes per phase (None: only `min_time_ns` decides).
-    #[serde(skip)]
+
+    /// Minimum measured time per phase of a cell: passes repeat until it is reached
+    /// (ns, us, ms, s; 0 = one pass).
+    #[arg(long, value_name = "DURATION", default_value_t = MatrixSettings::default().min_time)]
+    pub min_time: TimeSpan,
+
+    /// Maximum passes per phase of a cell (default: no limit, or 64 with --purge-cpu-cache).
+    #[arg(long, value_name = "N")]
     pub max_passes: Option<u64>,
-    /// fsync before the timing of a write pass ends (iozone -e).
+
+    /// Include fsync in the timing of write phases (iozone -e).
+    #[arg(long, short = 'e')]
     pub include_fsync: bool,
-    /// close before the timing of a pass ends (iozone -c).
+
+    /// Include close in the timing of every phase (iozone -c).
+    #[arg(long, short = 'c')]
     pub include_close: bool,
-    /// O_DIRECT for read/write and pread/pwrite phases (iozone -I).
+
+    /// Bypass the page cache with O_DIRECT (iozone -I); fwrite/fread stay buffered, as in iozone.
+    #[arg(long, short = 'I')]
     pub direct: bool,
+
     /// Overwrite a buffer larger than the CPU caches before each pass (iozone -p).
+    #[arg(long, short = 'p')]
     pub purge_cpu_cache: bool,
-    /// Size of that buffer (None: twice the level-2 cache of a core).
-    #[serde(skip)]
-    pub purge_bytes: Option<u64>,
-    /// Evict the test file from the page cache before each pass of a first read phase.
+
+    /// Size of the buffer --purge-cpu-cache overwrites (default: twice a core's L2 cache).
+    #[arg(long, value_name = "SIZE")]
+    pub purge_size: Option<Size>,
+
+    /// Evict the test file from the page cache (fdatasync + POSIX_FADV_DONTNEED, verified with
+    /// mincore) before every pass of a test's first read phase; results record the state reached.
+    #[arg(long)]
     pub drop_caches: bool,
-    /// What is written.
+
+    /// Data written: random (incompressible, every 4 KiB block unique), zero, or
+    /// compressible:PERCENT (that share of each 4 KiB block is zeroes).
+    #[arg(long, value_name = "KIND", default_value_t = MatrixSettings::default().data)]
     pub data: DataKind,
-    /// Seed of data and offsets (None: a fresh one per run).
-    #[serde(skip)]
+
+    /// Seed for data and random offsets (default: a fresh one per run; recorded with the results).
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Skip records under 64 KiB for files of 32 MiB and more, as iozone -a does.
+
+    /// Skip records under 64k for files of 32m and more, as iozone -a does (listed as skipped).
+    #[arg(long)]
     pub iozone_skip: bool,
-    /// Stride of the stride-read phase, in records (iozone -j; default 17).
-    pub stride_records: u64,
-    /// Share of reads in the random-mix phase, percent.
+
+    /// Stride of the stride-read test, in records (iozone -j).
+    #[arg(long, value_name = "RECORDS", default_value_t = MatrixSettings::default().stride)]
+    pub stride: u64,
+
+    /// Share of reads in the random-mix test, percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = MatrixSettings::default().mix_read_percent)]
     pub mix_read_percent: u8,
-    /// Leave the last test file in the directory (for inspection).
-    pub keep_file: bool,
-    /// Shrinks the matrix for a quick try (`--scale`, FSBENCH_SCALE): file sizes and the
-    /// minimum time are multiplied by it (see [`scale_file_size`]); record sizes never change.
-    /// 1 is the matrix as asked. Recorded with the results.
-    pub scale: f64,
+
+    /// Leave the last test file in the directory (for inspection; not with --fs, whose
+    /// filesystem is removed afterwards). Not a plan key: a campaign's filesystem is removed.
+    #[arg(long)]
+    #[serde(skip)]
+    pub keep: bool,
 }
 
-impl Default for MatrixSpec {
-    fn default() -> MatrixSpec {
-        MatrixSpec {
+impl Default for MatrixSettings {
+    fn default() -> MatrixSettings {
+        MatrixSettings {
             tests: Vec::new(),
             file_sizes: SizeSpec::Range {
                 from: 4 << 10,
@@ -77,21 +117,20 @@ impl Default for MatrixSpec {
                 from: 4 << 10,
                 to: 16 << 20,
             },
-            min_time_ns: 20_000_000,
+            min_time: TimeSpan::from_ns(20_000_000),
             max_passes: None,
             include_fsync: false,
             include_close: false,
             direct: false,
             purge_cpu_cache: false,
-            purge_bytes: None,
+            purge_size: None,
             drop_caches: false,
             data: DataKind::Random,
             seed: None,
             iozone_skip: false,
-            stride_records: 17,
+            stride: 17,
             mix_read_percent: 50,
-            keep_file: false,
-            scale: 1.0,
+            keep: false,
         }
     }
 }
@@ -121,8 +160,17 @@ pub struct SkippedCell {
 /// A validated matrix: every cell and phase that will be measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct MatrixPlan {
-    #[serde(flatten)]
-    pub spec: MatrixSpec,
+    /// The request, as asked.
+    pub settings: MatrixSettings,
+    /// The run's scale (1: as asked); file sizes and `min_time_ns` are scaled already.
+    pub scale: f64,
+    /// Each phase of a cell repeats its pass until this much time was measured (scaled).
+    pub min_time_ns: u64,
+    /// O_DIRECT for read/write and pread/pwrite phases: asked, or the cache policy `direct`.
+    pub direct: bool,
+    /// Evict the test file before each pass of a first read phase: asked, or the cache policy
+    /// `drop`.
+    pub drop_caches: bool,
     pub tests: Vec<MatrixTest>,
     pub phases: Vec<Phase>,
     pub file_sizes_bytes: Vec<u64>,
@@ -150,18 +198,22 @@ pub const BUFFERED_READ_OFFSET: u64 = 16;
 /// Without an explicit bound, purging the CPU cache (milliseconds each) caps passes at this.
 pub const PURGE_DEFAULT_MAX_PASSES: u64 = 64;
 
-fn expand(spec: &SizeSpec, flag: &str) -> Result<Vec<u64>, WorkloadError> {
+fn expand(spec: &SizeSpec, field: &'static str) -> Result<Vec<u64>, WorkloadError> {
     let check = |size: u64| -> Result<u64, WorkloadError> {
         if size == 0 {
-            return Err(WorkloadError::InvalidSpec(format!(
-                "{flag}: a size of 0 is not allowed; sizes are powers of two from 1k (1k, 2k, 4k, ...)"
-            )));
+            return Err(WorkloadError::invalid(
+                field,
+                "a size of 0 is not allowed; sizes are powers of two from 1k (1k, 2k, 4k, ...)",
+            ));
         }
         if size < 1024 || !size.is_power_of_two() {
-            return Err(WorkloadError::InvalidSpec(format!(
-                "{flag}: {} is not a power of two KiB; use 1k, 2k, 4k, 8k, ... (e.g. 4k..64m or 1m,8m)",
-                size_label(size)
-            )));
+            return Err(WorkloadError::invalid(
+                field,
+                format!(
+                    "{} is not a power of two KiB; use 1k, 2k, 4k, 8k, ... (e.g. 4k..64m or 1m,8m)",
+                    size_label(size)
+                ),
+            ));
         }
         Ok(size)
     };
@@ -169,11 +221,14 @@ fn expand(spec: &SizeSpec, flag: &str) -> Result<Vec<u64>, WorkloadError> {
         SizeSpec::Range { from, to } => {
             let (from, to) = (check(*from)?, check(*to)?);
             if from > to {
-                return Err(WorkloadError::InvalidSpec(format!(
-                    "{flag}: the range {}..{} is empty; write the smaller size first",
-                    size_label(from),
-                    size_label(to)
-                )));
+                return Err(WorkloadError::invalid(
+                    field,
+                    format!(
+                        "the range {}..{} is empty; write the smaller size first",
+                        size_label(from),
+                        size_label(to)
+                    ),
+                ));
             }
             std::iter::successors(Some(from), |&s| (s < to).then_some(s * 2)).collect()
         }
@@ -209,49 +264,55 @@ fn range_label(sizes: &[u64]) -> String {
     }
 }
 
-impl MatrixSpec {
-    /// Validates the request and lists what will be measured. No side effects.
-    pub fn plan(&self) -> Result<MatrixPlan, WorkloadError> {
-        let file_sizes = expand(&self.file_sizes, "--file-sizes")?;
-        let record_sizes = expand(&self.record_sizes, "--record-sizes")?;
+impl MatrixSettings {
+    /// Validates the request under a case's context (its scale and cache policy) and lists what
+    /// will be measured. No side effects. Errors name the setting (`file_sizes`).
+    pub fn plan(&self, ctx: &Context) -> Result<MatrixPlan, WorkloadError> {
+        let file_sizes = expand(&self.file_sizes, "file_sizes")?;
+        let record_sizes = expand(&self.record_sizes, "record_sizes")?;
         if let Some(&largest) = record_sizes.last().filter(|&&r| r > MAX_RECORD_BYTES) {
-            return Err(WorkloadError::InvalidSpec(format!(
-                "--record-sizes: {} is larger than the largest record the matrix measures ({}); use records up to {}",
-                size_label(largest),
-                size_label(MAX_RECORD_BYTES),
-                size_label(MAX_RECORD_BYTES)
-            )));
+            return Err(WorkloadError::invalid(
+                "record_sizes",
+                format!(
+                    "{} is larger than the largest record the matrix measures ({}); use records up to {}",
+                    size_label(largest),
+                    size_label(MAX_RECORD_BYTES),
+                    size_label(MAX_RECORD_BYTES)
+                ),
+            ));
         }
-        if !(self.scale > 0.0 && self.scale <= 1.0) {
-            return Err(WorkloadError::InvalidSpec(format!(
-                "--scale must be above 0 and at most 1 (got {})",
-                self.scale
-            )));
+        let scale = ctx.scale;
+        if !(scale > 0.0 && scale <= 1.0) {
+            return Err(WorkloadError::invalid(
+                "scale",
+                format!("must be above 0 and at most 1 (got {scale})"),
+            ));
         }
         let smallest_record = record_sizes.first().copied().unwrap_or(0);
         let mut file_sizes: Vec<u64> = file_sizes
             .into_iter()
-            .map(|f| scale_file_size(f, self.scale, smallest_record))
+            .map(|f| scale_file_size(f, scale, smallest_record))
             .collect();
         file_sizes.dedup();
         if self.max_passes == Some(0) {
-            return Err(WorkloadError::InvalidSpec(
-                "--max-passes must be at least 1".to_string(),
-            ));
+            return Err(WorkloadError::invalid("max_passes", "must be at least 1"));
         }
-        if self.stride_records == 0 {
-            return Err(WorkloadError::InvalidSpec(
-                "--stride must be at least 1 record".to_string(),
+        if self.stride == 0 {
+            return Err(WorkloadError::invalid(
+                "stride",
+                "must be at least 1 record",
             ));
         }
         if self.mix_read_percent > 100 {
-            return Err(WorkloadError::InvalidSpec(
-                "--mix-read-percent must be between 0 and 100".to_string(),
+            return Err(WorkloadError::invalid(
+                "mix_read_percent",
+                "must be between 0 and 100",
             ));
         }
-        if self.purge_bytes == Some(0) {
-            return Err(WorkloadError::InvalidSpec(
-                "--purge-size must be larger than 0".to_string(),
+        if self.purge_size == Some(Size(0)) {
+            return Err(WorkloadError::invalid(
+                "purge_size",
+                "must be larger than 0",
             ));
         }
         let mut tests = if self.tests.is_empty() {
@@ -274,7 +335,7 @@ impl MatrixSpec {
                     skipped.push(SkippedCell {
                         file_size_bytes: file,
                         record_size_bytes: record,
-                        reason: "iozone -a rule: records under 64k are skipped for files of 32m and more (--iozone-skip)".to_string(),
+                        reason: "iozone -a rule: records under 64k are skipped for files of 32m and more (iozone_skip)".to_string(),
                     });
                 } else {
                     cells.push(Cell {
@@ -285,24 +346,32 @@ impl MatrixSpec {
             }
         }
         if cells.is_empty() {
-            let message = if skipped.is_empty() {
-                format!(
-                    "no cell to measure: every record size ({}) is larger than every file size ({}); lower --record-sizes or raise --file-sizes",
-                    range_label(&record_sizes),
-                    range_label(&file_sizes)
+            return Err(if skipped.is_empty() {
+                WorkloadError::invalid(
+                    "record_sizes",
+                    format!(
+                        "no cell to measure: every record size ({}) is larger than every file size ({}); lower the record sizes or raise the file sizes",
+                        range_label(&record_sizes),
+                        range_label(&file_sizes)
+                    ),
                 )
             } else {
-                "no cell to measure: --iozone-skip skips every cell; drop it or add records of 64k and more".to_string()
-            };
-            return Err(WorkloadError::InvalidSpec(message));
+                WorkloadError::invalid(
+                    "iozone_skip",
+                    "no cell to measure: it skips every cell; drop it or add records of 64k and more",
+                )
+            });
         }
         let max_passes = self
             .max_passes
             .or(self.purge_cpu_cache.then_some(PURGE_DEFAULT_MAX_PASSES));
-        let mut spec = self.clone();
-        spec.min_time_ns = (self.min_time_ns as f64 * self.scale).round() as u64;
+        let direct = self.direct || ctx.cache == CachePolicy::Direct;
         Ok(MatrixPlan {
-            spec,
+            settings: self.clone(),
+            scale,
+            min_time_ns: (self.min_time.ns as f64 * scale).round() as u64,
+            direct,
+            drop_caches: self.drop_caches || ctx.cache == CachePolicy::Drop,
             tests,
             phases,
             file_sizes_bytes: file_sizes,
@@ -311,10 +380,10 @@ impl MatrixSpec {
             skipped,
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
             max_passes,
-            read_buffer_offset_bytes: if self.direct { 0 } else { BUFFERED_READ_OFFSET },
+            read_buffer_offset_bytes: if direct { 0 } else { BUFFERED_READ_OFFSET },
             purge_bytes: self.purge_cpu_cache.then(|| {
-                self.purge_bytes
-                    .unwrap_or_else(super::run::default_purge_bytes)
+                self.purge_size
+                    .map_or_else(super::run::default_purge_bytes, |s| s.0)
             }),
         })
     }
@@ -345,59 +414,33 @@ impl MatrixPlan {
     /// Checks that `dir` exists, is writable, takes O_DIRECT if asked, and has room for the
     /// largest file. Creates and removes one probe file; errors say what to change.
     pub fn preflight(&self, dir: &Path) -> Result<(), WorkloadError> {
+        crate::workload::check_directory(dir)?;
         let shown = dir.display();
-        match std::fs::metadata(dir) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(WorkloadError::InvalidSpec(format!(
-                    "--dir {shown} does not exist: create it or pass another directory"
-                )))
-            }
-            Err(e) => {
-                return Err(WorkloadError::InvalidSpec(format!(
-                    "--dir {shown} cannot be examined ({e}): pass another directory"
-                )))
-            }
-            Ok(m) if !m.is_dir() => {
-                return Err(WorkloadError::InvalidSpec(format!(
-                    "--dir {shown} is not a directory: pass a directory"
-                )))
-            }
-            Ok(_) => {}
-        }
-        let probe = dir.join(format!(".fsbench-probe-{}", std::process::id()));
-        let opened = fileio::open(&probe, OpenMode::CreateNew, false);
-        if let Err(e) = opened {
-            let why = match e.raw_os_error() {
-                Some(libc::EROFS) => "it is on a read-only filesystem".to_string(),
-                Some(libc::EACCES) | Some(libc::EPERM) => {
-                    "this user may not create files in it".to_string()
-                }
-                _ => e.to_string(),
-            };
-            return Err(WorkloadError::InvalidSpec(format!(
-                "--dir {shown} is not writable ({why}): pass a writable directory"
-            )));
-        }
-        drop(opened);
-        let direct_check = if self.spec.direct {
-            fileio::open(&probe, OpenMode::ReadWrite, true).map(drop)
+        let probe = dir.join(format!(".fsbench-probe-direct-{}", std::process::id()));
+        let direct_check = if self.direct {
+            let opened = fileio::open(&probe, OpenMode::CreateNew, true).map(drop);
+            let _ = std::fs::remove_file(&probe);
+            opened
         } else {
             Ok(())
         };
-        let _ = std::fs::remove_file(&probe);
         if let Err(e) = direct_check {
-            return Err(WorkloadError::InvalidSpec(format!(
-                "--direct: the filesystem of {shown} refuses O_DIRECT ({e}); drop --direct or pick another --dir"
-            )));
+            return Err(WorkloadError::invalid(
+                "direct",
+                format!("the filesystem of {shown} refuses O_DIRECT ({e}); drop it or pick another directory"),
+            ));
         }
         let free = free_bytes(dir).unwrap_or(u64::MAX);
         let needed = self.largest_file();
         if free < needed {
-            return Err(WorkloadError::InvalidSpec(format!(
-                "--dir {shown} has {} free but the largest test file needs {}: lower --file-sizes or free space",
-                human_bytes(free),
-                human_bytes(needed)
-            )));
+            return Err(WorkloadError::invalid(
+                "file_sizes",
+                format!(
+                    "the directory {shown} has {} free but the largest test file needs {}: lower the file sizes or free space",
+                    human_bytes(free),
+                    human_bytes(needed)
+                ),
+            ));
         }
         Ok(())
     }
@@ -407,17 +450,24 @@ impl MatrixPlan {
 mod tests {
     use super::*;
 
-    fn spec(files: &str, records: &str) -> MatrixSpec {
-        MatrixSpec {
+    fn spec(files: &str, records: &str) -> MatrixSettings {
+        MatrixSettings {
             file_sizes: SizeSpec::parse(files).unwrap(),
             record_sizes: SizeSpec::parse(records).unwrap(),
-            ..MatrixSpec::default()
+            ..MatrixSettings::default()
+        }
+    }
+
+    fn scaled(scale: f64) -> Context {
+        Context {
+            scale,
+            ..Context::default()
         }
     }
 
     #[test]
     fn default_matrix_has_iozone_shape() {
-        let plan = MatrixSpec::default().plan().unwrap();
+        let plan = MatrixSettings::default().plan(&Context::default()).unwrap();
         assert_eq!(plan.file_sizes_bytes.len(), 15);
         assert_eq!(plan.record_sizes_bytes.len(), 13);
         // Records 4k..16m against files 4k..64m with record <= file: 1 + 2 + ... + 13 + 13 + 13.
@@ -429,41 +479,33 @@ mod tests {
 
     #[test]
     fn scale_shrinks_files_and_time_but_never_records() {
-        let plan = MatrixSpec {
-            scale: 0.05,
-            ..MatrixSpec::default()
-        }
-        .plan()
-        .unwrap();
+        let plan = MatrixSettings::default().plan(&scaled(0.05)).unwrap();
         // 4k..64m x 0.05 -> 4k (at least the smallest record) .. 4m (3.2m rounded up).
         assert_eq!(plan.file_sizes_bytes.first(), Some(&(4 << 10)));
         assert_eq!(plan.file_sizes_bytes.last(), Some(&(4 << 20)));
         assert_eq!(plan.record_sizes_bytes.len(), 13, "records are not scaled");
-        assert_eq!(plan.spec.min_time_ns, 1_000_000);
-        assert_eq!(plan.spec.scale, 0.05);
+        assert_eq!(plan.min_time_ns, 1_000_000);
+        assert_eq!(plan.scale, 0.05);
         // A file keeps its largest record's cell when that record is the only one.
         assert_eq!(scale_file_size(16 << 20, 0.05, 16 << 20), 16 << 20);
         assert_eq!(scale_file_size(16 << 20, 0.05, 4 << 10), 1 << 20);
         assert_eq!(scale_file_size(64 << 10, 1.0, 4 << 10), 64 << 10);
         for bad in [0.0, -1.0, 1.5, f64::NAN] {
-            let e = MatrixSpec {
-                scale: bad,
-                ..MatrixSpec::default()
-            }
-            .plan()
-            .unwrap_err()
-            .to_string();
-            assert!(e.contains("--scale"), "{e}");
+            let e = MatrixSettings::default()
+                .plan(&scaled(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("scale: "), "{e}");
         }
     }
 
     #[test]
     fn iozone_skip_lists_what_it_skips() {
-        let plan = MatrixSpec {
+        let plan = MatrixSettings {
             iozone_skip: true,
-            ..MatrixSpec::default()
+            ..MatrixSettings::default()
         }
-        .plan()
+        .plan(&Context::default())
         .unwrap();
         // Files 32m and 64m lose records 4k, 8k, 16k, 32k.
         assert_eq!(plan.skipped.len(), 8);
@@ -476,7 +518,9 @@ mod tests {
 
     #[test]
     fn cells_are_in_iozone_order() {
-        let plan = spec("4k..16k", "4k..16k").plan().unwrap();
+        let plan = spec("4k..16k", "4k..16k")
+            .plan(&Context::default())
+            .unwrap();
         let cells: Vec<(u64, u64)> = plan
             .cells
             .iter()
@@ -487,39 +531,51 @@ mod tests {
 
     #[test]
     fn invalid_sizes_say_what_to_change() {
-        let e = spec("0", "4k").plan().unwrap_err().to_string();
+        let e = spec("0", "4k")
+            .plan(&Context::default())
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.contains("--file-sizes") && e.contains("0 is not allowed"),
+            e.starts_with("file_sizes: ") && e.contains("0 is not allowed"),
             "{e}"
         );
-        let e = spec("4k..64m", "3k").plan().unwrap_err().to_string();
-        assert!(
-            e.contains("--record-sizes: 3k is not a power of two"),
-            "{e}"
-        );
-        let e = spec("64m..4k", "4k").plan().unwrap_err().to_string();
+        let e = spec("4k..64m", "3k")
+            .plan(&Context::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("record_sizes: 3k is not a power of two"), "{e}");
+        let e = spec("64m..4k", "4k")
+            .plan(&Context::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("empty"), "{e}");
-        let e = spec("4k..1m", "4m..16m").plan().unwrap_err().to_string();
+        let e = spec("4k..1m", "4m..16m")
+            .plan(&Context::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("every record size (4m..16m) is larger than every file size (4k..1m)"),
             "{e}"
         );
-        assert!(spec("512", "512").plan().is_err());
-        let e = spec("256m", "128m").plan().unwrap_err().to_string();
+        assert!(spec("512", "512").plan(&Context::default()).is_err());
+        let e = spec("256m", "128m")
+            .plan(&Context::default())
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.contains("--record-sizes: 128m is larger than the largest record"),
+            e.contains("record_sizes: 128m is larger than the largest record"),
             "{e}"
         );
-        assert!(spec("64m", "64m").plan().is_ok());
+        assert!(spec("64m", "64m").plan(&Context::default()).is_ok());
     }
 
     #[test]
     fn tests_are_deduplicated_in_iozone_order() {
-        let plan = MatrixSpec {
+        let plan = MatrixSettings {
             tests: vec![MatrixTest::Read, MatrixTest::Write, MatrixTest::Read],
             ..spec("4k", "4k")
         }
-        .plan()
+        .plan(&Context::default())
         .unwrap();
         assert_eq!(plan.tests, [MatrixTest::Write, MatrixTest::Read]);
         assert_eq!(
@@ -532,16 +588,19 @@ mod tests {
     fn purging_bounds_passes_unless_told_otherwise() {
         let mut s = spec("4k", "4k");
         s.purge_cpu_cache = true;
-        assert_eq!(s.plan().unwrap().max_passes, Some(PURGE_DEFAULT_MAX_PASSES));
+        assert_eq!(
+            s.plan(&Context::default()).unwrap().max_passes,
+            Some(PURGE_DEFAULT_MAX_PASSES)
+        );
         s.max_passes = Some(5);
-        assert_eq!(s.plan().unwrap().max_passes, Some(5));
+        assert_eq!(s.plan(&Context::default()).unwrap().max_passes, Some(5));
         s.max_passes = Some(0);
-        assert!(s.plan().is_err());
+        assert!(s.plan(&Context::default()).is_err());
     }
 
     #[test]
     fn preflight_checks_the_directory() {
-        let plan = spec("4k", "4k").plan().unwrap();
+        let plan = spec("4k", "4k").plan(&Context::default()).unwrap();
         let dir = tempfile::tempdir().unwrap();
         plan.preflight(dir.path()).unwrap();
         assert_eq!(
@@ -561,5 +620,49 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a directory"));
+    }
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_policy_folds_into_the_plan() {
+        let s = MatrixSettings::default();
+        let direct = Context {
+            cache: CachePolicy::Direct,
+            ..Context::default()
+        };
+        let drop = Context {
+            cache: CachePolicy::Drop,
+            ..Context::default()
+        };
+        let plan = s.plan(&direct).unwrap();
+        assert!(plan.direct && !plan.drop_caches && !plan.settings.direct);
+        assert_eq!(plan.read_buffer_offset_bytes, 0);
+        let plan = s.plan(&drop).unwrap();
+        assert!(plan.drop_caches && !plan.direct);
+    }
+
+    #[test]
+    fn settings_serialize_as_they_are_typed() {
+        let s = MatrixSettings {
+            tests: vec![MatrixTest::Write, MatrixTest::RandomMix],
+            min_time: TimeSpan::from_ns(1_000_000),
+            data: DataKind::Compressible { percent: 50 },
+            keep: true,
+            ..MatrixSettings::default()
+        };
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["file_sizes"], "4k..64m");
+        assert_eq!(json["tests"], serde_json::json!(["write", "random-mix"]));
+        assert_eq!(json["min_time"], "1ms");
+        assert_eq!(json["data"], "compressible:50");
+        assert!(json.get("keep").is_none(), "keep is not a plan key");
+        let back: MatrixSettings = serde_json::from_value(json).unwrap();
+        assert_eq!(back, MatrixSettings { keep: false, ..s });
+        let e = serde_json::from_str::<MatrixSettings>(r#"{"colour": 1}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `colour`"), "{e}");
     }
 }

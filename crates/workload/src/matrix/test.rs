@@ -102,10 +102,13 @@ impl MatrixTest {
     }
 }
 
-/// Serialized as its name, the one spelling used everywhere.
-impl Serialize for MatrixTest {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
+// Serialized as its name, the one spelling used everywhere; read by name or iozone number.
+fsbench_model::text_serde!(MatrixTest);
+
+impl std::str::FromStr for MatrixTest {
+    type Err = String;
+    fn from_str(text: &str) -> Result<MatrixTest, String> {
+        MatrixTest::parse(text)
     }
 }
 

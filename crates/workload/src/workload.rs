@@ -1,0 +1,297 @@
+//! The workload seam: what every workload is ([`Workload`]), what it is given ([`Context`], a
+//! directory, a stop flag) and where its results go ([`Sink`]). The registry in `lib.rs` lists
+//! the workloads, one line each; nothing else in fsbench names a workload.
+
+use crate::control::StopFlag;
+use crate::error::WorkloadError;
+use crate::fileio::{self, OpenMode};
+use fsbench_model::{CachePolicy, Outcome, ResultRecord};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// What a case adds to a workload's settings: the run's scale and the cache policy the target
+/// was prepared with (`drop` asks first reads to start cold, `direct` asks for O_DIRECT).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    /// Sizes, counts and times are multiplied by it (0 < scale <= 1).
+    pub scale: f64,
+    pub cache: CachePolicy,
+}
+
+impl Default for Context {
+    fn default() -> Context {
+        Context {
+            scale: 1.0,
+            cache: CachePolicy::Warm,
+        }
+    }
+}
+
+/// Where a running workload's results, warnings and progress go. Called between timed
+/// sections, never inside one.
+pub trait Sink {
+    /// A finished result; `done` of `total` (when known) exist now.
+    fn record(&mut self, record: ResultRecord, done: usize, total: Option<usize>);
+    /// Something the reader of the results must know (said once per kind).
+    fn warning(&mut self, _message: &str) {}
+    /// The latest word on progress (a live rate), for a progress line.
+    fn status(&mut self, _line: &str) {}
+}
+
+/// Keeps everything in memory (tests, and the child process before it hands results back).
+#[derive(Debug, Default)]
+pub struct Collect {
+    pub records: Vec<ResultRecord>,
+    pub warnings: Vec<String>,
+    pub statuses: Vec<String>,
+}
+
+impl Sink for Collect {
+    fn record(&mut self, record: ResultRecord, _done: usize, _total: Option<usize>) {
+        self.records.push(record);
+    }
+    fn warning(&mut self, message: &str) {
+        self.warnings.push(message.to_string());
+    }
+    fn status(&mut self, line: &str) {
+        self.statuses.push(line.to_string());
+    }
+}
+
+/// How a workload run ended: its outcome, why (when not ok), and the seed it used.
+#[derive(Debug)]
+pub struct End {
+    pub outcome: Outcome,
+    pub error: Option<WorkloadError>,
+    pub seed: Option<u64>,
+}
+
+impl End {
+    pub fn ok(seed: Option<u64>) -> End {
+        End {
+            outcome: Outcome::Ok,
+            error: None,
+            seed,
+        }
+    }
+
+    pub fn interrupted(seed: Option<u64>) -> End {
+        End {
+            outcome: Outcome::Interrupted,
+            error: None,
+            seed,
+        }
+    }
+
+    pub fn failed(error: WorkloadError, seed: Option<u64>) -> End {
+        End {
+            outcome: Outcome::Failed,
+            error: Some(error),
+            seed,
+        }
+    }
+}
+
+/// A workload: one settings type that is at once its plan table, its command's flags and its
+/// stored request (defaults in its `Default`), and the code that runs it. Field names are plan
+/// keys and, in kebab-case, flags; errors name fields ([`WorkloadError::Invalid`]).
+pub trait Workload:
+    clap::Args
+    + Serialize
+    + DeserializeOwned
+    + Default
+    + Clone
+    + PartialEq
+    + fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// The plan's `kind`, the command's name, the stored kind.
+    const KIND: &'static str;
+    /// One line for `fsbench --help`.
+    const ABOUT: &'static str;
+    /// More for `fsbench KIND --help`.
+    const LONG_ABOUT: &'static str;
+
+    /// Validates the settings under a context. No side effects.
+    fn check(&self, ctx: &Context) -> Result<(), WorkloadError>;
+
+    /// A rough duration, for `--dry-run` estimates.
+    fn estimate_ns(&self, ctx: &Context) -> u64;
+
+    /// Checks the directory before anything is measured (exists, writable, room). Leaves
+    /// nothing behind.
+    fn preflight(&self, _ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
+        check_directory(dir)
+    }
+
+    /// Measures in `dir`, handing each result to `sink` as it exists. Never panics on I/O;
+    /// stops between steps when `stop` is requested.
+    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End;
+}
+
+/// Something to do with a workload's settings whatever its type (the registry dispatches).
+pub trait Apply {
+    type Out;
+    fn apply<W: Workload>(self, settings: &W) -> Self::Out;
+}
+
+/// Checks that `dir` exists, is a directory and is writable; creates and removes one probe file.
+pub fn check_directory(dir: &Path) -> Result<(), WorkloadError> {
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(WorkloadError::Directory(format!(
+                "the directory {shown} does not exist: create it or pass another directory"
+            )))
+        }
+        Err(e) => {
+            return Err(WorkloadError::Directory(format!(
+                "the directory {shown} cannot be examined ({e}): pass another directory"
+            )))
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(WorkloadError::Directory(format!(
+                "{shown} is not a directory: pass a directory"
+            )))
+        }
+        Ok(_) => {}
+    }
+    let probe = dir.join(format!(".fsbench-probe-{}", std::process::id()));
+    let opened = fileio::open(&probe, OpenMode::CreateNew, false);
+    if let Err(e) = opened {
+        let why = match e.raw_os_error() {
+            Some(libc::EROFS) => "it is on a read-only filesystem".to_string(),
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                "this user may not create files in it".to_string()
+            }
+            _ => e.to_string(),
+        };
+        return Err(WorkloadError::Directory(format!(
+            "the directory {shown} is not writable ({why}): pass a writable directory"
+        )));
+    }
+    drop(opened);
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Generates [`WorkloadSettings`](crate::WorkloadSettings), the one enum of every workload's
+/// settings (serde-tagged by `kind`), with dispatch by kind for plans, the command line and
+/// [`Apply`]. Invoked once, in `lib.rs`.
+macro_rules! workloads {
+    ($($variant:ident($settings:ty)),+ $(,)?) => {
+        /// Any workload's settings, tagged by its kind: a plan's workload, a stored case's
+        /// workload, the job handed to the worker process.
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(tag = "kind", rename_all = "kebab-case")]
+        pub enum WorkloadSettings {
+            $($variant($settings)),+
+        }
+
+        /// Every workload's kind, in registration order.
+        pub const KINDS: &[&str] = &[$(<$settings as $crate::workload::Workload>::KIND),+];
+
+        impl WorkloadSettings {
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::KIND),+
+                }
+            }
+
+            /// Runs `action` on the settings, whatever their type.
+            pub fn apply<A: $crate::workload::Apply>(&self, action: A) -> A::Out {
+                match self {
+                    $(WorkloadSettings::$variant(settings) => action.apply(settings)),+
+                }
+            }
+
+            /// The settings of `kind` from a plan's table (without `kind`); None for an unknown
+            /// kind.
+            pub fn from_kind<'de, D: serde::Deserializer<'de>>(
+                kind: &str,
+                table: D,
+            ) -> Option<Result<WorkloadSettings, D::Error>> {
+                $(if kind == <$settings as $crate::workload::Workload>::KIND {
+                    return Some(<$settings as serde::Deserialize>::deserialize(table).map(WorkloadSettings::$variant));
+                })+
+                None
+            }
+
+            /// One command per workload, its flags from the settings type after the ones
+            /// `common` adds (directory, target, exports).
+            pub fn commands(common: impl Fn(clap::Command) -> clap::Command) -> Vec<clap::Command> {
+                vec![$({
+                    type W = $settings;
+                    let command = clap::Command::new(<W as $crate::workload::Workload>::KIND);
+                    // After the settings' flags: clap takes the settings type's doc comment
+                    // for the command's help otherwise.
+                    <W as clap::Args>::augment_args(common(command))
+                        .about(<W as $crate::workload::Workload>::ABOUT)
+                        .long_about(<W as $crate::workload::Workload>::LONG_ABOUT)
+                }),+]
+            }
+
+            /// The settings of the command `kind` from its parsed flags; None for an unknown kind.
+            pub fn from_matches(
+                kind: &str,
+                matches: &clap::ArgMatches,
+            ) -> Option<Result<WorkloadSettings, clap::Error>> {
+                $(if kind == <$settings as $crate::workload::Workload>::KIND {
+                    return Some(<$settings as clap::FromArgMatches>::from_arg_matches(matches).map(WorkloadSettings::$variant));
+                })+
+                None
+            }
+
+            /// Every workload's default settings (for guard tests and docs).
+            pub fn defaults() -> Vec<WorkloadSettings> {
+                vec![$(WorkloadSettings::$variant(<$settings>::default())),+]
+            }
+        }
+    };
+}
+pub(crate) use workloads;
+
+/// Validates any workload's settings.
+pub struct Check<'a>(pub &'a Context);
+impl Apply for Check<'_> {
+    type Out = Result<(), WorkloadError>;
+    fn apply<W: Workload>(self, settings: &W) -> Self::Out {
+        settings.check(self.0)
+    }
+}
+
+/// Estimates any workload's duration.
+pub struct Estimate<'a>(pub &'a Context);
+impl Apply for Estimate<'_> {
+    type Out = u64;
+    fn apply<W: Workload>(self, settings: &W) -> u64 {
+        settings.estimate_ns(self.0)
+    }
+}
+
+/// Checks the directory for any workload.
+pub struct Preflight<'a>(pub &'a Context, pub &'a Path);
+impl Apply for Preflight<'_> {
+    type Out = Result<(), WorkloadError>;
+    fn apply<W: Workload>(self, settings: &W) -> Self::Out {
+        settings.preflight(self.0, self.1)
+    }
+}
+
+/// Runs any workload.
+pub struct Execute<'a> {
+    pub ctx: &'a Context,
+    pub dir: &'a Path,
+    pub stop: &'a StopFlag,
+    pub sink: &'a mut dyn Sink,
+}
+impl Apply for Execute<'_> {
+    type Out = End;
+    fn apply<W: Workload>(self, settings: &W) -> End {
+        settings.run(self.ctx, self.dir, self.stop, self.sink)
+    }
+}
