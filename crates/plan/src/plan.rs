@@ -818,6 +818,48 @@ min_time = "1ms"
     }
 
     #[test]
+    fn every_matrix_flag_is_a_plan_key_with_the_same_checks() {
+        let base =
+            "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"matrix\"\n";
+        let plan = Plan::parse(
+            &format!("{base}stride = 3\nmix_read_percent = 70\nseed = 9\npurge_cpu_cache = true\npurge_size = \"1m\"\ndata = \"compressible:50\"\n"),
+            "p.toml",
+        )
+        .unwrap();
+        let WorkloadSettings::Matrix(m) = &plan.cases[0].workload.settings else {
+            panic!("a matrix")
+        };
+        assert_eq!((m.stride, m.mix_read_percent, m.seed), (3, 70, Some(9)));
+        assert!(m.purge_cpu_cache);
+        let e = error_of(&format!("{base}mix_read_percent = 101\n"));
+        assert!(
+            e.starts_with("bad.toml:6:20: workloads.mix_read_percent: must be between 0 and 100"),
+            "{e}"
+        );
+        let e = error_of(&format!("{base}min_time = \"fast\"\n"));
+        assert!(
+            e.starts_with("bad.toml:6:12: workloads.min_time: 'fast' is not a duration"),
+            "{e}"
+        );
+        let e = error_of(&format!("{base}tests = [\"write\", \"fsync\"]\n"));
+        assert!(e.contains("workloads.tests: unknown test 'fsync'"), "{e}");
+        let e = error_of(&format!("{base}keep = true\n"));
+        assert!(
+            e.contains("workloads.keep: does not apply to a matrix workload; its keys are: name, data, direct,"),
+            "{e}"
+        );
+        let e = error_of(
+            "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"fio\"\n",
+        );
+        assert!(
+            e.starts_with(
+                "bad.toml:5:8: workloads.kind: unknown workload kind 'fio'; use matrix or sleep"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn scale_shrinks_workloads_and_images_and_is_kept_in_the_text() {
         let plan = Plan::parse(PLAN, "p.toml").unwrap();
         assert_eq!(plan.scale, 1.0);
