@@ -130,15 +130,9 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct CaseWorkerArgs {
-    #[arg(long)]
-    pub job: PathBuf,
+    /// The directory the job runs in (the job itself comes on standard input).
     #[arg(long)]
     pub dir: PathBuf,
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Where to leave the latest progress line (replaced, never appended).
-    #[arg(long)]
-    pub status: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

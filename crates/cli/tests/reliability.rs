@@ -141,8 +141,6 @@ fn no_subcommand_panics_when_its_output_cannot_be_written() {
     let dir = s.path().to_str().unwrap().to_string();
     let db = s.path().join("none.db");
     let plan = s.plan(SLOW);
-    let empty_job = s.path().join("job.json");
-    std::fs::write(&empty_job, "{}").unwrap();
     let cases: Vec<Vec<String>> = vec![
         vec!["matrix".into(), "--dir".into(), "/nonexistent".into()],
         vec![
@@ -180,15 +178,7 @@ fn no_subcommand_panics_when_its_output_cannot_be_written() {
             "--work-dir".into(),
             s.work().display().to_string(),
         ],
-        vec![
-            "case-worker".into(),
-            "--job".into(),
-            empty_job.display().to_string(),
-            "--dir".into(),
-            dir.clone(),
-            "--out".into(),
-            "/dev/full".into(),
-        ],
+        vec!["case-worker".into(), "--dir".into(), dir.clone()],
         vec!["--help".into()],
         vec!["--version".into()],
         vec!["no-such-command".into()],
@@ -257,8 +247,8 @@ fn a_closed_pipe_on_standard_output_ends_quietly() {
 }
 
 #[test]
-fn a_worker_that_cannot_write_in_a_full_work_directory_still_gives_its_reason() {
-    if !root_or_skip("a_worker_that_cannot_write_in_a_full_work_directory_still_gives_its_reason") {
+fn a_full_work_directory_costs_the_running_sample_nothing() {
+    if !root_or_skip("a_full_work_directory_costs_the_running_sample_nothing") {
         return;
     }
     let s = Scratch::new();
@@ -286,12 +276,14 @@ duration = "2s"
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Once the workload runs, fill the work directory: its results file cannot be written.
+    // Once the workload runs, fill the work directory: the job and its results travel through
+    // pipes, so nothing the sample needs is in it.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !entries(&work.join("jobs"))
-        .iter()
-        .any(|d| d.join("job.json").exists())
-    {
+    let work_text = work.display().to_string();
+    while !std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read_to_string(e.path().join("cmdline"))
+            .is_ok_and(|c| c.contains("case-worker") && c.contains(&work_text))
+    }) {
         assert!(Instant::now() < deadline, "the workload never started");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -299,13 +291,10 @@ duration = "2s"
     let _ = std::fs::write(&fill, vec![0u8; 4 << 20]);
     let output = child.wait_with_output().unwrap();
     let _ = std::fs::remove_file(&fill);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let doc = s.export(1);
     let sample = &doc["cases"][0]["samples"][0];
-    assert_eq!(sample["status"], "failed", "{sample}");
-    let reason = sample["reason"].as_str().unwrap();
-    assert!(reason.contains("No space left on device"), "{reason}");
-    assert!(!reason.contains("101"), "{reason}");
+    assert_eq!(sample["status"], "ok", "{sample}");
     let cleanup = fsbench()
         .args(["cleanup", "--work-dir"])
         .arg(&work)

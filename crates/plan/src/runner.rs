@@ -9,7 +9,7 @@
 //! sample in progress is not stored, and `--resume` later runs exactly the missing ones.
 
 use crate::plan::{Case, Plan};
-use crate::workload::{Job, JobOutput};
+use crate::workload::{Event, Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_store::{Metric, NewSample, Outcome, Store, StoreError};
@@ -40,7 +40,7 @@ pub struct Campaign<'a> {
     pub plan: &'a Plan,
     pub store: &'a mut Store,
     pub system: &'a dyn System,
-    /// The fsbench binary, run as `EXE case-worker --job FILE --dir DIR --out FILE`.
+    /// The fsbench binary, run as `EXE case-worker --dir DIR` (the job on its stdin).
     pub worker: PathBuf,
     pub stop: StopFlag,
 }
@@ -276,15 +276,7 @@ fn sample<'s>(
         },
     };
     let dir = target.mountpoint().to_path_buf();
-    let mut outcome = run_child(
-        worker,
-        &job,
-        &dir,
-        &plan.work_dir,
-        plan.timeout_ns,
-        stop,
-        status,
-    )?;
+    let mut outcome = run_child(worker, &job, &dir, plan.timeout_ns, stop, status)?;
     if outcome.status == Outcome::Failed {
         // A loop device whose image cannot grow fails writes like a full filesystem would:
         // name the disk that is really full.
@@ -310,58 +302,65 @@ fn sample<'s>(
     Some(outcome)
 }
 
-/// Runs the job in a child process under the watchdog. None when interrupted.
+/// Runs the job in a child process under the watchdog. None when interrupted. The job goes
+/// on the child's stdin; its events come back on its stdout as they happen (a reader thread
+/// keeps the pipe flowing), its reason for failing on its stderr. What it finished before a
+/// timeout or a crash is kept with the sample.
 fn run_child(
     worker: &Path,
     job: &Job,
     dir: &Path,
-    work_dir: &Path,
     timeout_ns: u64,
     stop: &StopFlag,
     status_seen: &mut dyn FnMut(&str),
 ) -> Option<SampleResult> {
-    let failed = |reason: String| {
+    let failed = |reason: String, output: JobOutput| {
         Some(SampleResult {
             status: Outcome::Failed,
             reason: Some(reason),
-            output: JobOutput::default(),
+            output,
             target_json: None,
         })
     };
-    let scratch = work_dir
-        .join("jobs")
-        .join(format!("{}-{}", std::process::id(), now_ns()));
-    if let Err(e) = std::fs::create_dir_all(&scratch) {
-        return failed(format!("cannot create {}: {e}", scratch.display()));
-    }
-    let _cleanup = RemoveOnDrop(scratch.clone());
-    let job_path = scratch.join("job.json");
-    let out_path = scratch.join("out.json");
-    let status_path = scratch.join("status.txt");
-    let written = serde_json::to_vec(job)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| std::fs::write(&job_path, bytes).map_err(|e| e.to_string()));
-    if let Err(e) = written {
-        return failed(format!("cannot write the job file: {e}"));
-    }
+    let job_bytes = match serde_json::to_vec(job) {
+        Ok(bytes) => bytes,
+        Err(e) => return failed(format!("cannot encode the job: {e}"), JobOutput::default()),
+    };
     let spawned = Command::new(worker)
         .arg("case-worker")
-        .arg("--job")
-        .arg(&job_path)
         .arg("--dir")
         .arg(dir)
-        .arg("--out")
-        .arg(&out_path)
-        .arg("--status")
-        .arg(&status_path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
     let mut child = match spawned {
         Ok(child) => child,
-        Err(e) => return failed(format!("cannot start {}: {e}", worker.display())),
+        Err(e) => {
+            return failed(
+                format!("cannot start {}: {e}", worker.display()),
+                JobOutput::default(),
+            )
+        }
     };
+    // The job is small (a pipe holds 64 KiB); closing stdin ends it.
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        let _ = stdin.write_all(&job_bytes);
+    }
+    let (events, received) = std::sync::mpsc::channel::<Result<Event, String>>();
+    let stdout_reader = child.stdout.take().map(|pipe| {
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let event = serde_json::from_str::<Event>(&line).map_err(|_| line);
+                if events.send(event).is_err() {
+                    break;
+                }
+            }
+        })
+    });
     // The child's reason comes through a pipe, not a file in the work directory: a full disk
     // must not cost the reason (it is often the reason).
     let stderr_reader = child.stderr.take().map(|pipe| {
@@ -382,24 +381,35 @@ fn run_child(
             String::from_utf8_lossy(&tail).into_owned()
         })
     });
+    let mut output = JobOutput::default();
+    let mut end: Option<(Outcome, Option<String>)> = None;
+    let mut take = |event: Result<Event, String>, output: &mut JobOutput| match event {
+        Ok(Event::Status { line }) => status_seen(line.trim()),
+        Ok(Event::Warning { message }) => output.warnings.push(message),
+        Ok(Event::Result { record }) => output.results.push(record),
+        Ok(Event::End {
+            outcome,
+            reason,
+            seed,
+        }) => {
+            output.seed = seed;
+            end = Some((outcome, reason));
+        }
+        Err(line) => output.warnings.push(format!(
+            "the workload process printed an unexpected line: {}",
+            line.chars().take(200).collect::<String>()
+        )),
+    };
     let started = Instant::now();
     let timeout = Duration::from_nanos(timeout_ns);
-    let mut last_status = String::new();
-    let mut next_status_check = Instant::now();
     let status = loop {
-        if Instant::now() >= next_status_check {
-            next_status_check = Instant::now() + Duration::from_millis(250);
-            if let Ok(text) = std::fs::read_to_string(&status_path) {
-                if text != last_status {
-                    status_seen(text.trim());
-                    last_status = text;
-                }
-            }
+        while let Ok(event) = received.try_recv() {
+            take(event, &mut output);
         }
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) => {}
-            Err(e) => return failed(format!("cannot watch the workload process: {e}")),
+            Err(e) => return failed(format!("cannot watch the workload process: {e}"), output),
         }
         if stop.is_requested() {
             terminate(&mut child);
@@ -408,18 +418,30 @@ fn run_child(
         if started.elapsed() >= timeout {
             let _ = child.kill();
             let _ = child.wait();
+            if let Some(reader) = stdout_reader {
+                let _ = reader.join();
+            }
+            while let Ok(event) = received.try_recv() {
+                take(event, &mut output);
+            }
             return Some(SampleResult {
                 status: Outcome::Timeout,
                 reason: Some(format!(
                     "the workload ran past the {} timeout and was stopped",
                     fsbench_measure::units::human_duration(timeout_ns)
                 )),
-                output: JobOutput::default(),
+                output,
                 target_json: None,
             });
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if let Some(reader) = stdout_reader {
+        let _ = reader.join();
+    }
+    while let Ok(event) = received.try_recv() {
+        take(event, &mut output);
+    }
     let text = stderr_reader
         .and_then(|reader| reader.join().ok())
         .unwrap_or_default();
@@ -432,34 +454,38 @@ fn run_child(
         lines[lines.len().saturating_sub(3)..].join(" / ")
     };
     use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(0), _) => {
-            let output = std::fs::read_to_string(&out_path)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str::<JobOutput>(&t).map_err(|e| e.to_string()));
-            match output {
-                Ok(output) => Some(SampleResult {
-                    status: Outcome::Ok,
-                    reason: None,
-                    output,
-                    target_json: None,
-                }),
-                Err(e) => failed(format!("the workload ended without readable results: {e}")),
-            }
+    match (status.code(), status.signal(), end) {
+        (Some(0), _, Some((Outcome::Ok, _))) => Some(SampleResult {
+            status: Outcome::Ok,
+            reason: None,
+            output,
+            target_json: None,
+        }),
+        (Some(0), _, _) => failed(
+            "the workload process ended without saying how its workload ended".into(),
+            output,
+        ),
+        (Some(130), _, _) if stop.is_requested() => None,
+        (Some(code), _, end) => {
+            let said = end
+                .and_then(|(_, reason)| reason)
+                .unwrap_or_else(stderr_tail);
+            failed(
+                with_reason(format!("the workload exited with {code}"), &said),
+                output,
+            )
         }
-        (Some(130), _) if stop.is_requested() => None,
-        (Some(code), _) => failed(with_reason(
-            format!("the workload exited with {code}"),
-            &stderr_tail(),
-        )),
-        (None, Some(signal)) => failed(with_reason(
-            format!(
-                "the workload was killed by signal {signal} ({})",
-                signal_name(signal)
+        (None, Some(signal), _) => failed(
+            with_reason(
+                format!(
+                    "the workload was killed by signal {signal} ({})",
+                    signal_name(signal)
+                ),
+                &stderr_tail(),
             ),
-            &stderr_tail(),
-        )),
-        (None, None) => failed("the workload ended without an exit status".into()),
+            output,
+        ),
+        (None, None, _) => failed("the workload ended without an exit status".into(), output),
     }
 }
 
@@ -504,8 +530,9 @@ fn terminate(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// Removes the job scratch directories (`<work>/jobs/<pid>-<n>`) of campaigns that are no
-/// longer running; returns what was removed. For `fsbench cleanup`.
+/// Removes the job scratch directories (`<work>/jobs/<pid>-<n>`) that fsbench 0.1 campaigns
+/// made and a kill left behind (jobs now travel through pipes); returns what was removed. For
+/// `fsbench cleanup`.
 pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
     let jobs = work_dir.join("jobs");
     let mut removed = Vec::new();
@@ -522,17 +549,6 @@ pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
     }
     let _ = std::fs::remove_dir(&jobs);
     removed
-}
-
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-        if let Some(parent) = self.0.parent() {
-            let _ = std::fs::remove_dir(parent);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use fsbench_measure::units::size_label;
 use fsbench_model::ResultRecord;
 use fsbench_store::{Histogram, Metric, Outcome};
 use fsbench_workload::workload::{Collect, Estimate, Execute};
-use fsbench_workload::{metric, Context, Sink, StopFlag, WorkloadSettings};
+use fsbench_workload::{metric, Context, End, Sink, StopFlag, WorkloadSettings};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -82,6 +82,28 @@ impl JobOutput {
     }
 }
 
+/// What the child says on its standard output, one JSON object per line, each flushed as it
+/// exists: so a child that is killed or times out has handed back everything it finished.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    Status {
+        line: String,
+    },
+    Warning {
+        message: String,
+    },
+    Result {
+        record: ResultRecord,
+    },
+    /// The last line: how the workload ended, why (when it did not end ok) and its seed.
+    End {
+        outcome: Outcome,
+        reason: Option<String>,
+        seed: Option<u64>,
+    },
+}
+
 /// A job that ended without results: how (interrupted or failed) and why.
 #[derive(Debug)]
 pub struct Unfinished {
@@ -123,7 +145,25 @@ impl Sink for Keep<'_> {
     }
 }
 
-/// Runs a job in `dir` (inside the child process). `status` hears about progress between
+/// Runs a job in `dir`, handing results to `sink` as they exist; the end says how it went.
+pub fn run_job(job: &Job, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+    job.workload.settings.apply(Execute {
+        ctx: &job.context,
+        dir,
+        stop,
+        sink,
+    })
+}
+
+/// The reason to give for an end that is not ok.
+pub fn reason(job: &Job, end: &End) -> String {
+    end.error.as_ref().map_or_else(
+        || format!("the {} workload failed", job.workload.settings.kind()),
+        |e| e.to_string(),
+    )
+}
+
+/// Runs a job in `dir` and keeps its results in memory. `status` hears about progress between
 /// phases, never from inside a timed loop.
 pub fn execute(
     job: &Job,
@@ -135,12 +175,7 @@ pub fn execute(
         kept: Collect::default(),
         status,
     };
-    let end = job.workload.settings.apply(Execute {
-        ctx: &job.context,
-        dir,
-        stop,
-        sink: &mut sink,
-    });
+    let end = run_job(job, dir, stop, &mut sink);
     match end.outcome {
         Outcome::Ok => Ok(JobOutput {
             results: sink.kept.records,
@@ -148,10 +183,7 @@ pub fn execute(
             seed: end.seed,
         }),
         Outcome::Interrupted => Err(Unfinished::interrupted()),
-        _ => Err(Unfinished::failed(end.error.map_or_else(
-            || format!("the {} workload failed", job.workload.settings.kind()),
-            |e| e.to_string(),
-        ))),
+        _ => Err(Unfinished::failed(reason(job, &end))),
     }
 }
 

@@ -1,12 +1,52 @@
-//! `fsbench case-worker` (hidden): the child process of a campaign. Runs one job in a directory
-//! and writes its metrics to a file; exit 0 ok, 1 failed (the reason on stderr), 130 stopped.
+//! `fsbench case-worker` (hidden): the child process of a campaign. Reads one job (JSON) on
+//! standard input, runs it in a directory and says what happens on standard output, one JSON
+//! event per line (`fsbench_plan::workload::Event`), the last one how it ended. Exit 0 ok,
+//! 1 failed (the reason also on stderr), 130 stopped.
 
 use crate::cli::CaseWorkerArgs;
 use crate::exit::{self, Failure};
 use crate::target::stop_on_signals;
 use anyhow::{anyhow, Context};
-use fsbench_model::Outcome;
-use fsbench_plan::workload::{execute, Job, Unfinished};
+use fsbench_model::{Outcome, ResultRecord};
+use fsbench_plan::workload::{reason, run_job, Event, Job};
+use fsbench_workload::Sink;
+use std::io::Write;
+
+/// Writes each event as a line and flushes it; a parent that went away ends the child.
+struct Events {
+    out: std::io::Stdout,
+    broken: bool,
+}
+
+impl Events {
+    fn send(&mut self, event: &Event) {
+        if self.broken {
+            return;
+        }
+        let mut line = serde_json::to_vec(event).expect("events serialize");
+        line.push(b'\n');
+        let mut out = self.out.lock();
+        if out.write_all(&line).and_then(|_| out.flush()).is_err() {
+            self.broken = true;
+        }
+    }
+}
+
+impl Sink for Events {
+    fn record(&mut self, record: ResultRecord, _done: usize, _total: Option<usize>) {
+        self.send(&Event::Result { record });
+    }
+    fn warning(&mut self, message: &str) {
+        self.send(&Event::Warning {
+            message: message.to_string(),
+        });
+    }
+    fn status(&mut self, line: &str) {
+        self.send(&Event::Status {
+            line: line.to_string(),
+        });
+    }
+}
 
 pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
     let stop = stop_on_signals();
@@ -17,29 +57,23 @@ pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
     if unsafe { libc::getppid() } == 1 {
         return Ok(exit::INTERRUPTED);
     }
-    let text = std::fs::read_to_string(&args.job)
-        .with_context(|| format!("cannot read {}", args.job.display()))?;
-    let job: Job = serde_json::from_str(&text).context("the job file is not valid")?;
-    let mut status = |line: &str| {
-        if let Some(path) = &args.status {
-            // Write then rename: the parent never reads half a line.
-            let tmp = path.with_extension("tmp");
-            if std::fs::write(&tmp, line).is_ok() {
-                let _ = std::fs::rename(&tmp, path);
-            }
-        }
+    let job: Job = serde_json::from_reader(std::io::stdin().lock())
+        .context("the job on standard input is not valid")?;
+    let mut events = Events {
+        out: std::io::stdout(),
+        broken: false,
     };
-    match execute(&job, &args.dir, &stop, &mut status) {
-        Ok(output) => {
-            let text = serde_json::to_string(&output).context("cannot encode the results")?;
-            std::fs::write(&args.out, text)
-                .with_context(|| format!("cannot write {}", args.out.display()))?;
-            Ok(exit::OK)
-        }
-        Err(Unfinished {
-            outcome: Outcome::Interrupted,
-            ..
-        }) => Ok(Outcome::Interrupted.exit_code()),
-        Err(Unfinished { reason, .. }) => Err(Failure::failed(anyhow!(reason))),
+    let end = run_job(&job, &args.dir, &stop, &mut events);
+    let why = (end.outcome != Outcome::Ok && end.outcome != Outcome::Interrupted)
+        .then(|| reason(&job, &end));
+    events.send(&Event::End {
+        outcome: end.outcome,
+        reason: why.clone(),
+        seed: end.seed,
+    });
+    match end.outcome {
+        Outcome::Ok => Ok(exit::OK),
+        Outcome::Interrupted => Ok(exit::INTERRUPTED),
+        _ => Err(Failure::failed(anyhow!(why.unwrap_or_default()))),
     }
 }
