@@ -5,7 +5,7 @@
 use crate::control::StopFlag;
 use crate::error::WorkloadError;
 use crate::fileio::{self, OpenMode};
-use fsbench_model::{CachePolicy, Outcome, ResultRecord};
+use fsbench_model::{CachePolicy, Dim, Direction, Outcome, ResultRecord};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -131,6 +131,45 @@ pub trait Workload:
     /// Measures in `dir`, handing each result to `sink` as it exists. Never panics on I/O;
     /// stops between steps when `stop` is requested.
     fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End;
+
+    /// How one run's results lay out as grids on the terminal (the matrix: iozone's report
+    /// blocks); None prints the generic table.
+    fn grid() -> Option<GridView> {
+        None
+    }
+}
+
+/// A terminal layout for one run of a workload: one block per value of `blocks`, rows and
+/// columns by two more dimensions, each cell one measurement in one of `units`. Plain data:
+/// the report layer draws it.
+#[derive(Debug, Clone, Copy)]
+pub struct GridView {
+    pub blocks: Dim,
+    pub rows: Dim,
+    pub columns: Dim,
+    /// The title of a block from its value ("write" -> "Writer report").
+    pub block_title: fn(&str) -> &'static str,
+    /// The units a user may choose (`--unit`); the first is the default.
+    pub units: &'static [GridUnit],
+    /// What a value is ("each value is the rate over all passes of a cell").
+    pub note: &'static str,
+    /// A measurement (a ratio) shown after each value as ±N%, and what it is.
+    pub spread: Option<(&'static str, &'static str)>,
+    /// A line under each block from its records ("passes per cell: 1..9; cache: warm").
+    pub footer: fn(&[&ResultRecord]) -> String,
+}
+
+/// One unit of a grid: the measurement shown, divided by `divisor`, with its label.
+#[derive(Debug, Clone, Copy)]
+pub struct GridUnit {
+    /// The `--unit` value.
+    pub key: &'static str,
+    pub metric: &'static str,
+    pub divisor: f64,
+    pub label: &'static str,
+    pub direction: Direction,
+    /// Digits after the point (values under 10 get two more).
+    pub decimals: usize,
 }
 
 /// Something to do with a workload's settings whatever its type (the registry dispatches).
@@ -244,6 +283,13 @@ macro_rules! workloads {
                     return Some(<$settings as clap::FromArgMatches>::from_arg_matches(matches).map(WorkloadSettings::$variant));
                 })+
                 None
+            }
+
+            /// The grid of the workload's results, if it has one.
+            pub fn grid(&self) -> Option<$crate::workload::GridView> {
+                match self {
+                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::grid()),+
+                }
             }
 
             /// Every workload's default settings (for guard tests and docs).

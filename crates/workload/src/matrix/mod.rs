@@ -22,7 +22,8 @@ pub use spec::{
 };
 pub use test::{Access, Api, Direction, MatrixTest, Phase};
 
-use crate::workload::{Context, End, Sink, Workload};
+use crate::workload::{Context, End, GridUnit, GridView, Sink, Workload};
+use fsbench_model::{Dim, Direction as Better, ResultRecord};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::{human_bytes, size_label};
 use std::path::Path;
@@ -69,6 +70,82 @@ cells are not quantised by the clock. Data written is incompressible unless --da
             seed: Some(plan.seed),
         }
     }
+
+    fn grid() -> Option<GridView> {
+        Some(GridView {
+            blocks: Dim::Phase,
+            rows: Dim::FileSizeBytes,
+            columns: Dim::RecordSizeBytes,
+            block_title: |phase| Phase::parse(phase).map_or("", Phase::report_title),
+            units: GRID_UNITS,
+            note: "each value is the rate over all passes of a cell",
+            spread: Some((
+                results::PASS_RATE_CV.name,
+                "coefficient of variation of the per-pass rates",
+            )),
+            footer: grid_footer,
+        })
+    }
+}
+
+/// The units of the matrix's grid: iozone's KiB/s (its default), MiB/s, ops/s (-O), mean
+/// µs per operation (-N), and the 99th percentile.
+const GRID_UNITS: &[GridUnit] = &[
+    GridUnit {
+        key: "kib",
+        metric: results::THROUGHPUT.name,
+        divisor: 1024.0,
+        label: "KiB/s",
+        direction: Better::Higher,
+        decimals: 0,
+    },
+    GridUnit {
+        key: "mib",
+        metric: results::THROUGHPUT.name,
+        divisor: 1024.0 * 1024.0,
+        label: "MiB/s",
+        direction: Better::Higher,
+        decimals: 1,
+    },
+    GridUnit {
+        key: "ops",
+        metric: results::OPS_RATE.name,
+        divisor: 1.0,
+        label: "ops/s",
+        direction: Better::Higher,
+        decimals: 0,
+    },
+    GridUnit {
+        key: "us",
+        metric: results::LATENCY_MEAN.name,
+        divisor: 1e3,
+        label: "µs/op (mean)",
+        direction: Better::Lower,
+        decimals: 1,
+    },
+    GridUnit {
+        key: "p99",
+        metric: results::LATENCY_P99.name,
+        divisor: 1e3,
+        label: "µs/op (p99)",
+        direction: Better::Lower,
+        decimals: 1,
+    },
+];
+
+/// "passes per cell: 1..9; cache: warm" under each block.
+fn grid_footer(records: &[&ResultRecord]) -> String {
+    let passes = records
+        .iter()
+        .filter_map(|r| r.measurement(results::PASSES.name))
+        .map(|m| m.value as u64);
+    let (min, max) = (passes.clone().min().unwrap_or(0), passes.max().unwrap_or(0));
+    let states: std::collections::BTreeSet<&str> = records
+        .iter()
+        .filter_map(|r| r.attributes.get("cache_state").and_then(|v| v.as_str()))
+        .collect();
+    let states: Vec<&str> = states.into_iter().collect();
+    format!("passes per cell: {min}..{max}; cache: {}", states.join(", "))
 }
 
 /// Hands each finished cell to a sink as a record, with a live rate for progress lines:

@@ -174,6 +174,14 @@ pub enum Direction {
 }
 
 impl Phase {
+    /// The phase of this name, as [`Phase::name`] spells it.
+    pub fn parse(name: &str) -> Option<Phase> {
+        MatrixTest::ALL
+            .iter()
+            .flat_map(|t| t.phases().iter().copied())
+            .find(|p| p.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Phase::Write => "write",
