@@ -142,18 +142,33 @@ mod tests {
         let mut sink = Collect::default();
         settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
         let view = MatrixSettings::grid().unwrap();
-        assert!(unit(&view, Some("furlongs")).unwrap_err().contains("kib, mib, ops, us, p99"));
+        assert!(unit(&view, Some("furlongs"))
+            .unwrap_err()
+            .contains("kib, mib, ops, us, p99"));
         let mut out = Vec::new();
-        write_grids(&mut out, &view, unit(&view, None).unwrap(), &sink.records, true).unwrap();
+        write_grids(
+            &mut out,
+            &view,
+            unit(&view, None).unwrap(),
+            &sink.records,
+            true,
+        )
+        .unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("Values in KiB/s, higher is better; each value is the rate over all passes of a cell; ±N% = coefficient"), "{text}");
-        assert!(text.contains("\nWriter report (write) [KiB/s, higher is better]\n"), "{text}");
+        assert!(
+            text.contains("\nWriter report (write) [KiB/s, higher is better]\n"),
+            "{text}"
+        );
         assert!(text.contains("\nRe-writer report (rewrite)"), "{text}");
         assert!(text.contains("file\\record"), "{text}");
         // Rows 4k and 8k; the 4k file has no 8k record.
         let block: Vec<&str> = text.split("\n\n").nth(1).unwrap().lines().collect();
         assert_eq!(block.len(), 5, "{block:?}");
         assert!(block[2].trim_start().starts_with("4k") && block[2].contains('%'));
-        assert!(block[4].contains("passes per cell: 1..1; cache: "), "{block:?}");
+        assert!(
+            block[4].contains("passes per cell: 1..1; cache: "),
+            "{block:?}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! Brief overview:
 //! - [`matrix`]: the iozone-style throughput matrix (file size x record size x test).
+//! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads.
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
@@ -21,6 +22,7 @@ pub mod data;
 pub mod error;
 pub mod fileio;
 pub mod matrix;
+pub mod metadata;
 pub mod metric;
 pub mod rng;
 pub mod sleep;
@@ -33,6 +35,7 @@ pub use workload::{Apply, Context, End, Sink, Workload};
 
 workload::workloads! {
     Matrix(matrix::MatrixSettings),
+    Metadata(metadata::MetadataSettings),
     Sleep(sleep::SleepSettings),
 }
 
@@ -69,6 +72,6 @@ mod tests {
                 assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));
             }
         }
-        assert_eq!(KINDS, ["matrix", "sleep"]);
+        assert_eq!(KINDS, ["matrix", "metadata", "sleep"]);
     }
 }

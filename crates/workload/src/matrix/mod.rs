@@ -23,9 +23,9 @@ pub use spec::{
 pub use test::{Access, Api, Direction, MatrixTest, Phase};
 
 use crate::workload::{Context, End, GridUnit, GridView, Sink, Workload};
-use fsbench_model::{Dim, Direction as Better, ResultRecord};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::{human_bytes, size_label};
+use fsbench_model::{Dim, Direction as Better, ResultRecord};
 use std::path::Path;
 
 impl Workload for MatrixSettings {
@@ -145,7 +145,10 @@ fn grid_footer(records: &[&ResultRecord]) -> String {
         .filter_map(|r| r.attributes.get("cache_state").and_then(|v| v.as_str()))
         .collect();
     let states: Vec<&str> = states.into_iter().collect();
-    format!("passes per cell: {min}..{max}; cache: {}", states.join(", "))
+    format!(
+        "passes per cell: {min}..{max}; cache: {}",
+        states.join(", ")
+    )
 }
 
 /// Hands each finished cell to a sink as a record, with a live rate for progress lines:

@@ -1,0 +1,1020 @@
+//! The metadata loops of seed 003 (mkdir, touch, echo, cat, dd, rm, rmdir), as system calls: per
+//! operation, every thread times a loop of `count` operations on its own files (or on files in
+//! one shared directory), all threads starting together. Each operation reports its rate over
+//! all threads and its latency distribution; everything made is removed afterwards.
+//!
+//! Names, buffers and directory descriptors are made before the timed loops; a timed operation
+//! is the system calls of the operation and nothing else (`openat`+`close` for create, ...).
+
+use crate::data::{DataKind, DataSource};
+use crate::fileio::{raw, AlignedBuf};
+use crate::workload::{Context, End, Sink, Workload};
+use crate::{StopFlag, WorkloadError};
+use fsbench_measure::clock::now_ns;
+use fsbench_measure::histogram::Histogram;
+use fsbench_measure::units::Size;
+use fsbench_measure::{CpuTimes, Recorder};
+use fsbench_model::{CachePolicy, Dims, Direction, MetricDef, ResultRecord, Unit};
+use serde::{Deserialize, Serialize};
+use std::ffi::CString;
+use std::fmt;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Barrier;
+
+/// One timed metadata operation, in the order a run times them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MetaOp {
+    /// mkdir(2) of a new directory.
+    Mkdir,
+    /// open(O_CREAT|O_EXCL) + close of a new, empty file (touch).
+    Create,
+    /// open(O_APPEND) + a small write + close (echo >>).
+    Append,
+    /// open + read to the end + close (cat).
+    Read,
+    /// open(O_TRUNC) + a few block writes + close (dd).
+    Write,
+    /// stat(2) of a file.
+    Stat,
+    /// rename(2) of a file within its directory.
+    Rename,
+    /// open + getdents64 to the end + close of a directory (ls).
+    Readdir,
+    /// unlink(2) of a file (rm).
+    Unlink,
+    /// rmdir(2) of an empty directory.
+    Rmdir,
+}
+
+impl MetaOp {
+    pub const ALL: [MetaOp; 10] = [
+        MetaOp::Mkdir,
+        MetaOp::Create,
+        MetaOp::Append,
+        MetaOp::Read,
+        MetaOp::Write,
+        MetaOp::Stat,
+        MetaOp::Rename,
+        MetaOp::Readdir,
+        MetaOp::Unlink,
+        MetaOp::Rmdir,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            MetaOp::Mkdir => "mkdir",
+            MetaOp::Create => "create",
+            MetaOp::Append => "append",
+            MetaOp::Read => "read",
+            MetaOp::Write => "write",
+            MetaOp::Stat => "stat",
+            MetaOp::Rename => "rename",
+            MetaOp::Readdir => "readdir",
+            MetaOp::Unlink => "unlink",
+            MetaOp::Rmdir => "rmdir",
+        }
+    }
+
+    fn needs_files(self) -> bool {
+        !matches!(self, MetaOp::Mkdir | MetaOp::Create | MetaOp::Rmdir)
+    }
+}
+
+impl fmt::Display for MetaOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for MetaOp {
+    type Err = String;
+    fn from_str(text: &str) -> Result<MetaOp, String> {
+        let text = text.trim().to_ascii_lowercase();
+        let alias = match text.as_str() {
+            "touch" => "create",
+            "echo" => "append",
+            "cat" => "read",
+            "dd" => "write",
+            "rm" => "unlink",
+            "mv" => "rename",
+            "ls" => "readdir",
+            other => other,
+        };
+        MetaOp::ALL
+            .into_iter()
+            .find(|op| op.name() == alias)
+            .ok_or_else(|| {
+                let names: Vec<&str> = MetaOp::ALL.iter().map(|op| op.name()).collect();
+                format!("unknown operation '{text}': use {}", names.join(", "))
+            })
+    }
+}
+
+fsbench_model::text_serde!(MetaOp);
+
+/// Metadata loops (seed 003): per operation, a timed loop of `count` system calls per thread.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetadataSettings {
+    /// Operations per thread and operation: files (and directories) each thread makes.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = MetadataSettings::default().count)]
+    pub count: u64,
+
+    /// Threads, all timing the same operation at once, each on its own files.
+    #[arg(long, short = 't', value_name = "N", default_value_t = MetadataSettings::default().threads)]
+    pub threads: u64,
+
+    /// Operations to time, comma-separated, run in this order whatever the order given: mkdir,
+    /// create (touch), append (echo >>), read (cat), write (dd), stat, rename, readdir, unlink
+    /// (rm), rmdir. Default: all. What an operation needs (files to read) is made untimed.
+    #[arg(long, value_name = "OPS", value_delimiter = ',')]
+    pub ops: Vec<MetaOp>,
+
+    /// All threads work in one shared directory (default: each in its own).
+    #[arg(long)]
+    pub shared_dir: bool,
+
+    /// Spread each thread's files over this many subdirectories (a two-level tree; 1: one
+    /// directory).
+    #[arg(long, value_name = "N", default_value_t = MetadataSettings::default().dirs)]
+    pub dirs: u64,
+
+    /// Bytes one append writes.
+    #[arg(long, value_name = "SIZE", default_value_t = MetadataSettings::default().append_size)]
+    pub append_size: Size,
+
+    /// Bytes one write writes (the file is truncated first), in blocks of --write-block-size.
+    #[arg(long, value_name = "SIZE", default_value_t = MetadataSettings::default().write_size)]
+    pub write_size: Size,
+
+    /// Block size of a write.
+    #[arg(long, value_name = "SIZE", default_value_t = MetadataSettings::default().write_block_size)]
+    pub write_block_size: Size,
+
+    /// fsync each file before it is closed (create, append, write).
+    #[arg(long)]
+    pub fsync_file: bool,
+
+    /// fsync the directory after each entry changes (mkdir, create, rename, unlink, rmdir).
+    #[arg(long)]
+    pub fsync_dir: bool,
+
+    /// Data written: random (incompressible), zero, or compressible:PERCENT.
+    #[arg(long, value_name = "KIND", default_value_t = MetadataSettings::default().data)]
+    pub data: DataKind,
+
+    /// Seed of the data written (default: a fresh one per run; recorded with the results).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+impl Default for MetadataSettings {
+    fn default() -> MetadataSettings {
+        MetadataSettings {
+            count: 1000,
+            threads: 1,
+            ops: Vec::new(),
+            shared_dir: false,
+            dirs: 1,
+            append_size: Size(16),
+            write_size: Size(16 << 10),
+            write_block_size: Size(4 << 10),
+            fsync_file: false,
+            fsync_dir: false,
+            data: DataKind::Random,
+            seed: None,
+        }
+    }
+}
+
+/// Operations per second over all threads, from the first thread's start to the last one's end.
+pub const OPS_RATE: MetricDef =
+    MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+pub const LATENCY_MEAN: MetricDef = MetricDef::new("latency_mean", Unit::Nanos, Direction::Lower);
+pub const LATENCY_P50: MetricDef = MetricDef::new("latency_p50", Unit::Nanos, Direction::Lower);
+pub const LATENCY_P90: MetricDef = MetricDef::new("latency_p90", Unit::Nanos, Direction::Lower);
+pub const LATENCY_P99: MetricDef = MetricDef::new("latency_p99", Unit::Nanos, Direction::Lower);
+pub const LATENCY_P99_9: MetricDef = MetricDef::new("latency_p99_9", Unit::Nanos, Direction::Lower);
+pub const LATENCY_MAX: MetricDef = MetricDef::new("latency_max", Unit::Nanos, Direction::Lower);
+/// Bytes read or written per second (read, write, append).
+pub const THROUGHPUT: MetricDef =
+    MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher);
+/// Directory entries returned per second (readdir).
+pub const ENTRIES_RATE: MetricDef =
+    MetricDef::new("entries_rate", Unit::OpsPerSec, Direction::Higher);
+pub const OPS: MetricDef = MetricDef::new("ops", Unit::Count, Direction::None);
+pub const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
+pub const ELAPSED: MetricDef = MetricDef::new("elapsed", Unit::Nanos, Direction::None);
+pub const CPU_USER: MetricDef = MetricDef::new("cpu_user", Unit::Nanos, Direction::None);
+pub const CPU_SYS: MetricDef = MetricDef::new("cpu_sys", Unit::Nanos, Direction::None);
+
+/// Operations per timed pass: the stop flag is looked at between passes.
+const PASS: u64 = 1024;
+/// Buffer for reads and directory listings.
+const READ_BUFFER: usize = 64 << 10;
+
+/// A validated run: the operations in order, the scaled count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetadataPlan {
+    pub ops: Vec<MetaOp>,
+    pub count: u64,
+    pub threads: u64,
+    pub dirs: u64,
+    pub seed: u64,
+}
+
+impl MetadataSettings {
+    /// Validates the settings under `ctx` (the count scales, never below 1). No side effects.
+    pub fn plan(&self, ctx: &Context) -> Result<MetadataPlan, WorkloadError> {
+        let positive = |field: &'static str, value: u64| {
+            if value == 0 {
+                Err(WorkloadError::invalid(field, "must be at least 1"))
+            } else {
+                Ok(())
+            }
+        };
+        positive("count", self.count)?;
+        positive("threads", self.threads)?;
+        positive("dirs", self.dirs)?;
+        if self.threads > 4096 {
+            return Err(WorkloadError::invalid("threads", "at most 4096"));
+        }
+        if self.dirs > self.count {
+            return Err(WorkloadError::invalid(
+                "dirs",
+                format!(
+                    "{} directories for {} files per thread leaves some empty; use at most count",
+                    self.dirs, self.count
+                ),
+            ));
+        }
+        positive("write_block_size", self.write_block_size.0)?;
+        if self.write_size.0 > 64 << 20 || self.append_size.0 > 64 << 20 {
+            return Err(WorkloadError::invalid(
+                if self.write_size.0 > 64 << 20 {
+                    "write_size"
+                } else {
+                    "append_size"
+                },
+                "at most 64m: the workload is about metadata, not streaming (see `fsbench matrix`)",
+            ));
+        }
+        if !(ctx.scale > 0.0 && ctx.scale <= 1.0) {
+            return Err(WorkloadError::invalid(
+                "scale",
+                format!("must be above 0 and at most 1 (got {})", ctx.scale),
+            ));
+        }
+        let mut ops = if self.ops.is_empty() {
+            MetaOp::ALL.to_vec()
+        } else {
+            self.ops.clone()
+        };
+        ops.sort_unstable();
+        ops.dedup();
+        let count = ((self.count as f64 * ctx.scale).ceil() as u64)
+            .max(self.dirs)
+            .max(1);
+        Ok(MetadataPlan {
+            ops,
+            count,
+            threads: self.threads,
+            dirs: self.dirs,
+            seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
+        })
+    }
+}
+
+impl Workload for MetadataSettings {
+    const KIND: &'static str = "metadata";
+    const ABOUT: &'static str =
+        "Metadata loops (mkdir, create, append, read, write, stat, rename, readdir, unlink, rmdir) as system calls, 1..N threads";
+    const LONG_ABOUT: &'static str = "Metadata loops (mkdir, create, append, read, write, stat, \
+rename, readdir, unlink, rmdir) as system calls, 1..N threads.\n\nPer operation, every thread \
+times a loop of --count operations on its own files (or, with --shared-dir, in one directory), \
+all threads starting together; each operation reports its rate over all threads and its latency \
+percentiles. What an operation needs (files to read) is made untimed; everything is removed \
+afterwards. With the cache policy `drop`, caches are dropped before each operation.";
+
+    fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
+        self.plan(ctx).map(drop)
+    }
+
+    fn estimate_ns(&self, ctx: &Context) -> u64 {
+        // About 20 µs per operation on a cached filesystem, more with fsync.
+        let per_op = if self.fsync_file || self.fsync_dir {
+            2_000_000
+        } else {
+            20_000
+        };
+        self.plan(ctx).map_or(0, |p| {
+            p.ops.len() as u64 * p.count * per_op * p.threads.div_ceil(2)
+        })
+    }
+
+    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+        let plan = match self.plan(ctx) {
+            Ok(plan) => plan,
+            Err(e) => return End::failed(e, self.seed),
+        };
+        let seed = Some(plan.seed);
+        if let Err(e) = self.preflight(ctx, dir) {
+            return End::failed(e, seed);
+        }
+        let top = dir.join(format!("fsbench-metadata-{}", std::process::id()));
+        let outcome = run(self, &plan, ctx, &top, stop, sink);
+        // Everything made goes, whatever happened (untimed).
+        let _ = std::fs::remove_dir_all(&top);
+        match outcome {
+            Ok(true) => End::ok(seed),
+            Ok(false) => End::interrupted(seed),
+            Err(e) => End::failed(e, seed),
+        }
+    }
+}
+
+/// `openat`-style calls through syscall(2), as the matrix issues them (no glibc wrappers).
+mod sys {
+    use std::ffi::CStr;
+    use std::io;
+    use std::os::fd::RawFd;
+
+    fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
+        if ret < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(ret)
+        }
+    }
+
+    #[inline]
+    pub fn openat(
+        dir: RawFd,
+        name: &CStr,
+        flags: libc::c_int,
+        mode: libc::mode_t,
+    ) -> io::Result<RawFd> {
+        // SAFETY: name is NUL-terminated; the kernel reads it only.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_openat,
+                dir,
+                name.as_ptr(),
+                flags | libc::O_CLOEXEC,
+                mode,
+            )
+        })
+        .map(|fd| fd as RawFd)
+    }
+
+    #[inline]
+    pub fn close(fd: RawFd) -> io::Result<()> {
+        // SAFETY: fd was opened by this module and is closed once.
+        check(unsafe { libc::syscall(libc::SYS_close, fd) }).map(drop)
+    }
+
+    #[inline]
+    pub fn fsync(fd: RawFd) -> io::Result<()> {
+        // SAFETY: plain descriptor argument.
+        check(unsafe { libc::syscall(libc::SYS_fsync, fd) }).map(drop)
+    }
+
+    #[inline]
+    pub fn mkdirat(dir: RawFd, name: &CStr) -> io::Result<()> {
+        // SAFETY: name is NUL-terminated.
+        check(unsafe { libc::syscall(libc::SYS_mkdirat, dir, name.as_ptr(), 0o755) }).map(drop)
+    }
+
+    #[inline]
+    pub fn unlinkat(dir: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
+        // SAFETY: name is NUL-terminated.
+        check(unsafe { libc::syscall(libc::SYS_unlinkat, dir, name.as_ptr(), flags) }).map(drop)
+    }
+
+    #[inline]
+    pub fn renameat(dir: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
+        // SAFETY: both names are NUL-terminated.
+        check(unsafe { libc::syscall(libc::SYS_renameat, dir, from.as_ptr(), dir, to.as_ptr()) })
+            .map(drop)
+    }
+
+    #[inline]
+    pub fn fstatat(dir: RawFd, name: &CStr, stat: &mut libc::stat) -> io::Result<()> {
+        // SAFETY: name is NUL-terminated; stat is a valid, writable struct stat.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_newfstatat,
+                dir,
+                name.as_ptr(),
+                stat as *mut libc::stat,
+                0,
+            )
+        })
+        .map(drop)
+    }
+
+    /// Bytes of directory entries read into `buf`; 0 at the end of the directory.
+    #[inline]
+    pub fn getdents64(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+        // SAFETY: buf is valid and writable for buf.len() bytes.
+        check(unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) })
+            .map(|n| n as usize)
+    }
+
+    /// Entries in a getdents64 buffer of `len` bytes.
+    pub fn count_entries(buf: &[u8], len: usize) -> u64 {
+        let (mut at, mut entries) = (0usize, 0u64);
+        // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+        while at + 18 < len {
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            if reclen == 0 {
+                break;
+            }
+            entries += 1;
+            at += reclen;
+        }
+        entries
+    }
+}
+
+/// One thread's files and buffers, all made before anything is timed.
+struct Worker {
+    /// Where this thread's directories go (mkdir, rmdir).
+    base: OwnedFd,
+    /// The directories its files are spread over.
+    file_dirs: Vec<OwnedFd>,
+    files: Vec<CString>,
+    renamed: Vec<CString>,
+    subdirs: Vec<CString>,
+    files_exist: bool,
+    files_renamed: bool,
+    subdirs_exist: bool,
+    write_data: Vec<u8>,
+    append_data: Vec<u8>,
+    block: usize,
+    read_buf: AlignedBuf,
+    stat: libc::stat,
+    fsync_file: bool,
+    fsync_dir: bool,
+    recorder: Recorder,
+    /// Directory listings: entries seen.
+    entries: u64,
+}
+
+fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    let name = CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let fd = sys::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    // SAFETY: fd was just opened and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn cname(text: String) -> CString {
+    CString::new(text).expect("names have no NUL")
+}
+
+impl Worker {
+    fn new(
+        settings: &MetadataSettings,
+        plan: &MetadataPlan,
+        top: &Path,
+        thread: u64,
+    ) -> Result<Worker, WorkloadError> {
+        let base_path = if settings.shared_dir {
+            top.join("shared")
+        } else {
+            top.join(format!("t{thread}"))
+        };
+        let mkdir = |path: &Path| match std::fs::create_dir(path) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+                Err(WorkloadError::io("create the directory", path, e))
+            }
+            _ => Ok(()),
+        };
+        mkdir(&base_path)?;
+        let base = open_dir(&base_path).map_err(|e| WorkloadError::io("open", &base_path, e))?;
+        let mut file_dirs = Vec::new();
+        for d in 0..plan.dirs {
+            let path = if plan.dirs == 1 {
+                base_path.clone()
+            } else {
+                let path = base_path.join(format!("s{d}"));
+                mkdir(&path)?;
+                path
+            };
+            file_dirs.push(open_dir(&path).map_err(|e| WorkloadError::io("open", &path, e))?);
+        }
+        let n = plan.count;
+        let mut data = DataSource::new(
+            settings.data,
+            plan.seed ^ thread,
+            settings.write_size.0.max(settings.append_size.0).max(1) as usize,
+        );
+        Ok(Worker {
+            base,
+            file_dirs,
+            files: (0..n).map(|i| cname(format!("f{thread}-{i}"))).collect(),
+            renamed: (0..n).map(|i| cname(format!("r{thread}-{i}"))).collect(),
+            subdirs: (0..n).map(|i| cname(format!("d{thread}-{i}"))).collect(),
+            files_exist: false,
+            files_renamed: false,
+            subdirs_exist: false,
+            write_data: data.next(settings.write_size.0 as usize).to_vec(),
+            append_data: data.next(settings.append_size.0 as usize).to_vec(),
+            block: settings.write_block_size.0 as usize,
+            read_buf: AlignedBuf::new(READ_BUFFER),
+            // SAFETY: struct stat is plain data; all zeroes is a valid value.
+            stat: unsafe { std::mem::zeroed() },
+            fsync_file: settings.fsync_file,
+            fsync_dir: settings.fsync_dir,
+            recorder: Recorder::new(),
+            entries: 0,
+        })
+    }
+
+    fn dir_of(&self, i: u64) -> RawFd {
+        self.file_dirs[(i % self.file_dirs.len() as u64) as usize].as_raw_fd()
+    }
+
+    fn name(&self, i: u64) -> &CString {
+        if self.files_renamed {
+            &self.renamed[i as usize]
+        } else {
+            &self.files[i as usize]
+        }
+    }
+
+    fn sync_dir(&self, dir: RawFd) -> io::Result<()> {
+        if self.fsync_dir {
+            sys::fsync(dir)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn finish_file(&self, fd: RawFd) -> io::Result<()> {
+        let synced = if self.fsync_file {
+            sys::fsync(fd)
+        } else {
+            Ok(())
+        };
+        let closed = sys::close(fd);
+        synced.and(closed)
+    }
+
+    /// One operation on file or directory `i`; the bytes it moved (entries for readdir).
+    #[inline]
+    fn op(&mut self, op: MetaOp, i: u64) -> io::Result<u64> {
+        let dir = self.dir_of(i);
+        match op {
+            MetaOp::Mkdir => {
+                let base = self.base.as_raw_fd();
+                sys::mkdirat(base, &self.subdirs[i as usize])?;
+                self.sync_dir(base)?;
+                Ok(0)
+            }
+            MetaOp::Create => {
+                let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
+                let fd = sys::openat(dir, &self.files[i as usize], flags, 0o644)?;
+                self.finish_file(fd)?;
+                self.sync_dir(dir)?;
+                Ok(0)
+            }
+            MetaOp::Append => {
+                let fd = sys::openat(dir, self.name(i), libc::O_WRONLY | libc::O_APPEND, 0)?;
+                let written = raw::write_all(fd, &self.append_data);
+                let finished = self.finish_file(fd);
+                written.and(finished)?;
+                Ok(self.append_data.len() as u64)
+            }
+            MetaOp::Read => {
+                let fd = sys::openat(dir, self.name(i), libc::O_RDONLY, 0)?;
+                let mut total = 0u64;
+                let read = loop {
+                    match raw::read_some(fd, self.read_buf.as_mut_slice()) {
+                        Ok(0) => break Ok(()),
+                        Ok(n) => total += n as u64,
+                        Err(e) => break Err(e),
+                    }
+                };
+                let closed = sys::close(fd);
+                read.and(closed)?;
+                Ok(total)
+            }
+            MetaOp::Write => {
+                let fd = sys::openat(dir, self.name(i), libc::O_WRONLY | libc::O_TRUNC, 0)?;
+                let mut written = Ok(());
+                for block in self.write_data.chunks(self.block) {
+                    written = raw::write_all(fd, block);
+                    if written.is_err() {
+                        break;
+                    }
+                }
+                let finished = self.finish_file(fd);
+                written.and(finished)?;
+                Ok(self.write_data.len() as u64)
+            }
+            MetaOp::Stat => {
+                let name = if self.files_renamed {
+                    &self.renamed[i as usize]
+                } else {
+                    &self.files[i as usize]
+                };
+                sys::fstatat(dir, name, &mut self.stat)?;
+                Ok(0)
+            }
+            MetaOp::Rename => {
+                sys::renameat(dir, &self.files[i as usize], &self.renamed[i as usize])?;
+                self.sync_dir(dir)?;
+                Ok(0)
+            }
+            MetaOp::Readdir => {
+                let fd = sys::openat(dir, c".", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+                let mut entries = 0u64;
+                let listed = loop {
+                    match sys::getdents64(fd, self.read_buf.as_mut_slice()) {
+                        Ok(0) => break Ok(()),
+                        Ok(n) => entries += sys::count_entries(self.read_buf.as_slice(), n),
+                        Err(e) => break Err(e),
+                    }
+                };
+                let closed = sys::close(fd);
+                listed.and(closed)?;
+                self.entries += entries;
+                Ok(0)
+            }
+            MetaOp::Unlink => {
+                sys::unlinkat(dir, self.name(i), 0)?;
+                self.sync_dir(dir)?;
+                Ok(0)
+            }
+            MetaOp::Rmdir => {
+                let base = self.base.as_raw_fd();
+                sys::unlinkat(base, &self.subdirs[i as usize], libc::AT_REMOVEDIR)?;
+                self.sync_dir(base)?;
+                Ok(0)
+            }
+        }
+    }
+
+    /// Makes, untimed, what `op` needs: files to act on, directories to remove.
+    fn prepare(&mut self, op: MetaOp) -> io::Result<()> {
+        if op.needs_files() && !self.files_exist {
+            for i in 0..self.files.len() as u64 {
+                let (fsync_file, fsync_dir) = (self.fsync_file, self.fsync_dir);
+                (self.fsync_file, self.fsync_dir) = (false, false);
+                let made = self.op(MetaOp::Create, i);
+                (self.fsync_file, self.fsync_dir) = (fsync_file, fsync_dir);
+                made?;
+            }
+            self.files_exist = true;
+        }
+        if op == MetaOp::Rmdir && !self.subdirs_exist {
+            for i in 0..self.subdirs.len() as u64 {
+                sys::mkdirat(self.base.as_raw_fd(), &self.subdirs[i as usize])?;
+            }
+            self.subdirs_exist = true;
+        }
+        Ok(())
+    }
+
+    /// How many timed operations `op` is: one per file or directory, and for readdir as many
+    /// listings as it takes to return `count` entries (at least one per directory).
+    fn op_count(&self, op: MetaOp) -> u64 {
+        let n = self.files.len() as u64;
+        match op {
+            MetaOp::Readdir => {
+                let per_dir = n.div_ceil(self.file_dirs.len() as u64).max(1);
+                (n / per_dir).max(self.file_dirs.len() as u64)
+            }
+            _ => n,
+        }
+    }
+
+    /// Times `op` in passes of at most [`PASS`] operations, looking at `stop` in between.
+    /// Returns false when stopped.
+    fn time(&mut self, op: MetaOp, stop: &StopFlag) -> io::Result<bool> {
+        let total = self.op_count(op);
+        let mut done = 0u64;
+        let mut recorder = std::mem::take(&mut self.recorder);
+        let mut result = Ok(true);
+        while done < total {
+            if stop.is_requested() {
+                result = Ok(false);
+                break;
+            }
+            let pass = PASS.min(total - done);
+            let first = done;
+            let timed = recorder.time_pass(self, pass, |w, k| w.op(op, first + k), |_| Ok(()));
+            if let Err(e) = timed {
+                let name = match op {
+                    MetaOp::Mkdir | MetaOp::Rmdir => {
+                        self.subdirs[(first % self.subdirs.len() as u64) as usize].clone()
+                    }
+                    _ => self.name(first).clone(),
+                };
+                result = Err(io::Error::new(
+                    e.kind(),
+                    format!("{e} (around {})", name.to_string_lossy()),
+                ));
+                break;
+            }
+            done += pass;
+        }
+        self.recorder = recorder;
+        match op {
+            MetaOp::Mkdir => self.subdirs_exist = true,
+            MetaOp::Create => self.files_exist = true,
+            MetaOp::Rename => self.files_renamed = true,
+            MetaOp::Unlink => self.files_exist = false,
+            MetaOp::Rmdir => self.subdirs_exist = false,
+            _ => {}
+        }
+        result
+    }
+}
+
+/// Drops the page, dentry and inode caches (cache policy `drop`); a message when it cannot.
+fn drop_caches() -> Option<String> {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "3")
+        .err()
+        .map(|e| {
+            format!("caches could not be dropped before each operation ({e}); they started warm")
+        })
+}
+
+fn run(
+    settings: &MetadataSettings,
+    plan: &MetadataPlan,
+    ctx: &Context,
+    top: &Path,
+    stop: &StopFlag,
+    sink: &mut dyn Sink,
+) -> Result<bool, WorkloadError> {
+    std::fs::create_dir(top).map_err(|e| WorkloadError::io("create the directory", top, e))?;
+    let mut workers = (0..plan.threads)
+        .map(|t| Worker::new(settings, plan, top, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let total = plan.ops.len();
+    let mut warned = false;
+    for (done, &op) in plan.ops.iter().enumerate() {
+        if stop.is_requested() {
+            return Ok(false);
+        }
+        for w in workers.iter_mut() {
+            w.prepare(op)
+                .map_err(|e| WorkloadError::io(format!("prepare {op} in"), top, e))?;
+            w.recorder.reset();
+            w.entries = 0;
+        }
+        let cache = if ctx.cache == CachePolicy::Drop {
+            match drop_caches() {
+                Some(message) if !warned => {
+                    warned = true;
+                    sink.warning(&message);
+                    "warm"
+                }
+                Some(_) => "warm",
+                None => "dropped",
+            }
+        } else {
+            "warm"
+        };
+        let barrier = Barrier::new(workers.len());
+        let outcomes: Vec<(u64, u64, io::Result<bool>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = workers
+                .iter_mut()
+                .map(|w| {
+                    let barrier = &barrier;
+                    s.spawn(move || {
+                        barrier.wait();
+                        let start = now_ns();
+                        let timed = w.time(op, stop);
+                        (start, now_ns(), timed)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a metadata thread panicked"))
+                .collect()
+        });
+        let start = outcomes.iter().map(|o| o.0).min().unwrap_or(0);
+        let end = outcomes.iter().map(|o| o.1).max().unwrap_or(0);
+        for (_, _, timed) in outcomes {
+            match timed {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(e) => return Err(WorkloadError::io(format!("{op} in"), top, e)),
+            }
+        }
+        let record = record(op, plan, &workers, end.saturating_sub(start).max(1), cache);
+        sink.status(&format!(
+            "{op} {:.0} ops/s ({} of {total})",
+            record.main().map_or(0.0, |m| m.value),
+            done + 1
+        ));
+        sink.record(record, done + 1, Some(total));
+    }
+    Ok(true)
+}
+
+/// One operation's result over all threads.
+fn record(
+    op: MetaOp,
+    plan: &MetadataPlan,
+    workers: &[Worker],
+    wall_ns: u64,
+    cache: &str,
+) -> ResultRecord {
+    let mut histogram = Histogram::new();
+    let (mut ops, mut bytes, mut entries, mut cpu) = (0u64, 0u64, 0u64, CpuTimes::default());
+    for w in workers {
+        histogram.merge(w.recorder.histogram());
+        let s = w.recorder.summary();
+        ops += s.ops;
+        bytes += s.bytes;
+        cpu.add(s.cpu);
+        entries += w.entries;
+    }
+    let seconds = wall_ns as f64 / 1e9;
+    let l = histogram.summary();
+    let mut measurements = vec![
+        OPS_RATE.at(ops as f64 / seconds),
+        LATENCY_MEAN.at(l.mean_ns),
+        LATENCY_P50.at(l.p50_ns as f64),
+        LATENCY_P90.at(l.p90_ns as f64),
+        LATENCY_P99.at(l.p99_ns as f64),
+        LATENCY_P99_9.at(l.p99_9_ns as f64),
+        LATENCY_MAX.at(l.max_ns as f64),
+        OPS.at(ops as f64),
+        ELAPSED.at(wall_ns as f64),
+        CPU_USER.at(cpu.user_ns as f64),
+        CPU_SYS.at(cpu.sys_ns as f64),
+    ];
+    if matches!(op, MetaOp::Read | MetaOp::Write | MetaOp::Append) {
+        measurements.push(THROUGHPUT.at(bytes as f64 / seconds));
+        measurements.push(BYTES.at(bytes as f64));
+    }
+    if op == MetaOp::Readdir {
+        measurements.push(ENTRIES_RATE.at(entries as f64 / seconds));
+    }
+    let mut attributes = serde_json::Map::new();
+    attributes.insert("cache_state".into(), cache.into());
+    attributes.insert("files_per_thread".into(), plan.count.into());
+    ResultRecord {
+        dims: Dims {
+            operation: Some(op.name().to_string()),
+            threads: Some(plan.threads),
+            ..Dims::default()
+        },
+        attributes,
+        measurements,
+        latency_bins: histogram.bins(),
+    }
+}
+
+/// Where a run's files go under `dir` (for tests and messages).
+pub fn work_dir_in(dir: &Path) -> PathBuf {
+    dir.join(format!("fsbench-metadata-{}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Collect;
+    use fsbench_model::Outcome;
+
+    fn run_in(dir: &Path, settings: &MetadataSettings) -> (End, Collect) {
+        let mut sink = Collect::default();
+        let end = settings.run(&Context::default(), dir, &StopFlag::new(), &mut sink);
+        (end, sink)
+    }
+
+    fn value(r: &ResultRecord, metric: &str) -> f64 {
+        r.measurement(metric).unwrap().value
+    }
+
+    #[test]
+    fn every_operation_does_what_it_reports_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MetadataSettings {
+            count: 50,
+            threads: 2,
+            dirs: 5,
+            ..MetadataSettings::default()
+        };
+        let (end, sink) = run_in(dir.path(), &settings);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        let ops: Vec<&str> = sink
+            .records
+            .iter()
+            .map(|r| r.dims.operation.as_deref().unwrap())
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                "mkdir", "create", "append", "read", "write", "stat", "rename", "readdir",
+                "unlink", "rmdir"
+            ]
+        );
+        for r in &sink.records {
+            assert_eq!(r.dims.threads, Some(2));
+            assert!(value(r, "ops_rate") > 0.0 && r.main().unwrap().metric == "ops_rate");
+            let bins: u64 = r.latency_bins.iter().map(|b| b.1).sum();
+            assert_eq!(bins as f64, value(r, "ops"), "{:?}", r.dims.operation);
+        }
+        let by = |op: &str| {
+            sink.records
+                .iter()
+                .find(|r| r.dims.operation.as_deref() == Some(op))
+                .unwrap()
+        };
+        assert_eq!(value(by("create"), "ops"), 100.0);
+        // append wrote 16 bytes per file; read read them (the files were appended to once).
+        assert_eq!(value(by("append"), "bytes"), 100.0 * 16.0);
+        assert_eq!(value(by("read"), "bytes"), 100.0 * 16.0);
+        assert_eq!(value(by("write"), "bytes"), 100.0 * 16384.0);
+        // readdir: 5 directories of 10 files per thread, one listing each.
+        assert_eq!(value(by("readdir"), "ops"), 10.0);
+        assert!(value(by("readdir"), "entries_rate") > 0.0);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "left behind"
+        );
+    }
+
+    #[test]
+    fn a_shared_directory_holds_every_thread_s_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MetadataSettings {
+            count: 20,
+            threads: 3,
+            shared_dir: true,
+            ops: vec![MetaOp::Create],
+            ..MetadataSettings::default()
+        };
+        let mut sink = Collect::default();
+        let ctx = Context::default();
+        let plan = settings.plan(&ctx).unwrap();
+        let top = work_dir_in(dir.path());
+        assert!(super::run(&settings, &plan, &ctx, &top, &StopFlag::new(), &mut sink).unwrap());
+        assert_eq!(std::fs::read_dir(top.join("shared")).unwrap().count(), 60);
+        std::fs::remove_dir_all(&top).unwrap();
+        assert_eq!(value(&sink.records[0], "ops"), 60.0);
+    }
+
+    #[test]
+    fn settings_are_checked_in_their_own_terms() {
+        let ctx = Context::default();
+        let bad = |s: MetadataSettings| s.plan(&ctx).unwrap_err().to_string();
+        assert_eq!(
+            bad(MetadataSettings {
+                count: 0,
+                ..Default::default()
+            }),
+            "count: must be at least 1"
+        );
+        assert!(bad(MetadataSettings {
+            dirs: 2000,
+            ..Default::default()
+        })
+        .starts_with("dirs: "));
+        assert_eq!("touch".parse::<MetaOp>(), Ok(MetaOp::Create));
+        assert!("chmod"
+            .parse::<MetaOp>()
+            .unwrap_err()
+            .contains("use mkdir, create"));
+        let plan = MetadataSettings {
+            count: 1000,
+            ..Default::default()
+        }
+        .plan(&Context { scale: 0.05, ..ctx })
+        .unwrap();
+        assert_eq!(plan.count, 50);
+    }
+
+    #[test]
+    fn a_missing_directory_and_a_stop_end_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let (end, _) = run_in(&dir.path().join("missing"), &MetadataSettings::default());
+        assert_eq!(end.outcome, Outcome::Failed);
+        assert!(end.error.unwrap().to_string().contains("does not exist"));
+        let stop = StopFlag::new();
+        stop.request();
+        let end = MetadataSettings::default().run(
+            &Context::default(),
+            dir.path(),
+            &stop,
+            &mut Collect::default(),
+        );
+        assert_eq!(end.outcome, Outcome::Interrupted);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
