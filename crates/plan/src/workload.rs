@@ -1,5 +1,5 @@
 //! What a case runs: the workload specs a plan can name, and their execution inside the child
-//! process (`fsbench case-worker`), which turns a workload's results into stored metrics.
+//! process (`fsbench case-worker`), which hands back a workload's typed results.
 //!
 //! Workloads: `matrix` (the throughput matrix, fsbench_workload::matrix) and `sleep` (the
 //! harness testing itself, like fio's null engine: it only waits, so timeouts and interruption
@@ -8,10 +8,10 @@
 use fsbench_measure::units::human_bytes;
 use fsbench_measure::units::{parse_duration_ns, size_label, SizeSpec};
 use fsbench_model::{Direction, MetricDef, ResultRecord, Unit};
-use fsbench_store::{Histogram, Metric, Outcome};
+use fsbench_store::Outcome;
 use fsbench_testbed::CachePolicy;
 use fsbench_workload::matrix::{self, CellResult, MatrixObserver, MatrixSpec, MatrixTest};
-use fsbench_workload::{metric, StopFlag};
+use fsbench_workload::StopFlag;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -101,7 +101,7 @@ impl WorkloadSpec {
 }
 
 /// The sleep workload's one figure: how long it slept.
-const SLEPT: MetricDef = MetricDef::new(metric::SLEPT, Unit::Nanos, Direction::Lower).main();
+const SLEPT: MetricDef = MetricDef::new("slept", Unit::Nanos, Direction::Lower).main();
 
 /// What the child is asked to do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -117,46 +117,6 @@ pub struct JobOutput {
     pub results: Vec<ResultRecord>,
     pub warnings: Vec<String>,
     pub seed: Option<u64>,
-}
-
-impl JobOutput {
-    /// The results as the store's schema 2 names them (`write 16m/4k throughput`, ...), until
-    /// the store keeps typed results.
-    pub fn legacy_metrics(&self) -> (Vec<Metric>, Vec<Histogram>) {
-        let mut metrics = Vec::new();
-        let mut histograms = Vec::new();
-        for r in &self.results {
-            let d = &r.dims;
-            let cell = match (&d.phase, d.file_size_bytes, d.record_size_bytes) {
-                (Some(phase), Some(file), Some(record)) => {
-                    format!("{phase} {}/{}", size_label(file), size_label(record))
-                }
-                _ => String::new(),
-            };
-            for m in &r.measurements {
-                let name = match (cell.is_empty(), m.metric.as_ref()) {
-                    (true, name) => name.to_string(),
-                    (false, "throughput") => metric::throughput(&cell),
-                    (false, "ops_rate") => metric::ops(&cell),
-                    (false, "latency_p99") => metric::p99_latency(&cell),
-                    _ => continue,
-                };
-                metrics.push(Metric {
-                    name,
-                    value: m.value,
-                    unit: m.unit.name().into(),
-                    higher_is_better: m.direction == fsbench_model::Direction::Higher,
-                });
-            }
-            if !cell.is_empty() {
-                histograms.push(Histogram {
-                    name: cell,
-                    bins: r.latency_bins.clone(),
-                });
-            }
-        }
-        (metrics, histograms)
-    }
 }
 
 /// A job that ended without results: how (interrupted or failed) and why.
@@ -291,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn matrix_results_become_metrics_and_histograms() {
+    fn matrix_results_are_typed_records_with_their_seed() {
         let dir = tempfile::tempdir().unwrap();
         let job = Job {
             workload: WorkloadSpec::Matrix(MatrixSettings {
@@ -318,7 +278,7 @@ mod tests {
         .unwrap();
         assert_eq!(statuses.len(), 4, "one status per result: {statuses:?}");
         assert!(statuses[3].ends_with("/s (4 of 4)"), "{statuses:?}");
-        // 2 cells x 2 phases; the legacy names keep 3 metrics each.
+        // 2 cells x 2 phases.
         assert_eq!(out.results.len(), 4);
         let rewrite = out
             .results
@@ -334,11 +294,12 @@ mod tests {
             .results
             .iter()
             .all(|r| r.latency_bins.iter().map(|b| b.1).sum::<u64>() > 0));
-        let (metrics, histograms) = out.legacy_metrics();
-        assert_eq!(metrics.len(), 12);
-        assert!(metrics
-            .iter()
-            .any(|m| m.name == "rewrite 64k/16k throughput" && m.unit == "B/s"));
-        assert_eq!(histograms.len(), 4);
+        assert!(
+            out.results
+                .iter()
+                .all(|r| r.measurement("ops_rate").is_some()
+                    && r.measurement("latency_p99").is_some())
+        );
+        assert!(out.seed.is_some());
     }
 }
