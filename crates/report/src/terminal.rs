@@ -28,7 +28,8 @@ fn number(v: f64) -> String {
     }
 }
 
-/// Writes one table; `titled_by_metric` when its workload has more than one table shown.
+/// Writes one table; `titled_by_metric` when its workload has more than one table shown. The
+/// unit is in the header when every row shares it, else at the end of each row.
 fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io::Result<()> {
     // Each row in its own display unit, from its first measured cell.
     let units: Vec<(f64, &str)> = table
@@ -45,19 +46,7 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
         })
         .collect();
     let shared = units.windows(2).all(|w| w[0].1 == w[1].1);
-    let labels: Vec<String> = table
-        .rows
-        .iter()
-        .zip(&units)
-        .map(|(row, (_, unit))| {
-            let label = row.label(&table.metric);
-            if shared {
-                label
-            } else {
-                format!("{label} ({unit})")
-            }
-        })
-        .collect();
+    let labels: Vec<String> = table.rows.iter().map(|r| r.label(&table.metric)).collect();
     let mut title = table.workload_names.join(", ");
     if titled_by_metric {
         title = format!("{title} {}", table.metric);
@@ -127,7 +116,7 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
         write!(out, "  {}", pad(&column.label, width))?;
     }
     writeln!(out)?;
-    for (label, row) in labels.iter().zip(&cells) {
+    for ((label, row), (_, unit)) in labels.iter().zip(&cells).zip(&units) {
         write!(
             out,
             "{label}{}",
@@ -135,6 +124,10 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
         )?;
         for cell in row {
             write!(out, "  {}", pad(cell, width))?;
+        }
+        // Units that differ between rows close each row (the labels and columns stay aligned).
+        if !shared {
+            write!(out, "  {unit}")?;
         }
         writeln!(out)?;
     }

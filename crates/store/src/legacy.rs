@@ -6,6 +6,7 @@ use crate::{insert_results, Result};
 use fsbench_model::{Dims, Direction, Measurement, ResultRecord, Unit};
 use rusqlite::{params, Transaction};
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 /// What a schema 2 name says: the cell (phase, file size, record size) it belongs to, if any,
 /// and the metric's typed name and whether it is the workload's main one.
@@ -102,8 +103,23 @@ pub(crate) fn results(
     metrics: &[(String, f64, String, bool)],
     histograms: Vec<(String, Vec<(u64, u64)>)>,
 ) -> Vec<ResultRecord> {
-    // (the cell's key, or None for an unparsed name: a result of its own), record.
-    let mut out: Vec<(Option<Dims>, ResultRecord)> = Vec::new();
+    // Records in order of first appearance, and where each cell's record is (an unparsed name
+    // is a record of its own).
+    let mut out: Vec<ResultRecord> = Vec::new();
+    let mut of_cell: HashMap<String, usize> = HashMap::new();
+    let mut find_or_add = |out: &mut Vec<ResultRecord>, cell: &Option<Cell>| -> usize {
+        let key = match cell {
+            None => String::new(),
+            Some(c) => format!("{} {}/{}", c.phase, c.file_size_bytes, c.record_size_bytes),
+        };
+        *of_cell.entry(key).or_insert_with(|| {
+            out.push(ResultRecord {
+                dims: dims(cell),
+                ..ResultRecord::default()
+            });
+            out.len() - 1
+        })
+    };
     for (name, value, unit, higher) in metrics {
         let measurement = |metric: String, main: bool| Measurement {
             metric: Cow::Owned(metric),
@@ -119,56 +135,32 @@ pub(crate) fn results(
         };
         match parse(name) {
             Some(parsed) => {
-                let key = dims(&parsed.cell);
-                let m = measurement(parsed.metric, parsed.main);
-                match out.iter_mut().find(|(k, _)| k.as_ref() == Some(&key)) {
-                    Some((_, record)) => record.measurements.push(m),
-                    None => out.push((
-                        Some(key.clone()),
-                        ResultRecord {
-                            dims: key,
-                            measurements: vec![m],
-                            ..ResultRecord::default()
-                        },
-                    )),
-                }
+                let i = find_or_add(&mut out, &parsed.cell);
+                out[i]
+                    .measurements
+                    .push(measurement(parsed.metric, parsed.main));
             }
-            None => out.push((
-                None,
-                ResultRecord {
-                    attributes: legacy(name),
-                    measurements: vec![measurement(name.clone(), false)],
-                    ..ResultRecord::default()
-                },
-            )),
+            None => out.push(ResultRecord {
+                attributes: legacy(name),
+                measurements: vec![measurement(name.clone(), false)],
+                ..ResultRecord::default()
+            }),
         }
     }
     for (name, bins) in histograms {
-        let Some(cell) = parse_cell(&name) else {
-            out.push((
-                None,
-                ResultRecord {
-                    attributes: legacy(&name),
-                    latency_bins: bins,
-                    ..ResultRecord::default()
-                },
-            ));
-            continue;
-        };
-        let key = dims(&Some(cell));
-        match out.iter_mut().find(|(k, _)| k.as_ref() == Some(&key)) {
-            Some((_, record)) => record.latency_bins = bins,
-            None => out.push((
-                Some(key.clone()),
-                ResultRecord {
-                    dims: key,
-                    latency_bins: bins,
-                    ..ResultRecord::default()
-                },
-            )),
+        match parse_cell(&name) {
+            Some(cell) => {
+                let i = find_or_add(&mut out, &Some(cell));
+                out[i].latency_bins = bins;
+            }
+            None => out.push(ResultRecord {
+                attributes: legacy(&name),
+                latency_bins: bins,
+                ..ResultRecord::default()
+            }),
         }
     }
-    out.into_iter().map(|(_, r)| r).collect()
+    out
 }
 
 /// Migration 3's Rust step: every sample's `metrics` and `histograms` rows become results

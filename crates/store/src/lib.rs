@@ -476,6 +476,10 @@ impl Store {
                 found,
             });
         }
+        if found == SCHEMA_VERSION {
+            // Another process migrated it meanwhile.
+            return Ok(());
+        }
         for steps in MIGRATIONS.iter().skip(found as usize) {
             for step in *steps {
                 match step {
