@@ -549,6 +549,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn stability_is_judged_per_result_on_its_main_measurement() {
+        use fsbench_model::{Dims, Direction, MetricDef, Unit};
+        const THROUGHPUT: MetricDef =
+            MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher).main();
+        const P99: MetricDef = MetricDef::new("latency_p99", Unit::Nanos, Direction::Lower);
+        let plan = Plan::parse(
+            "name = \"a\"\nrepetitions = 2\ntarget_ci_percent = 5.0\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n",
+            "a.toml",
+        )
+        .unwrap();
+        let sample = |write: f64, read: f64, p99: f64| {
+            ["write", "read"]
+                .into_iter()
+                .zip([write, read])
+                .map(|(phase, rate)| ResultRecord {
+                    dims: Dims {
+                        phase: Some(phase.into()),
+                        ..Dims::default()
+                    },
+                    measurements: vec![THROUGHPUT.at(rate), P99.at(p99)],
+                    ..ResultRecord::default()
+                })
+                .collect::<Vec<_>>()
+        };
+        // Each phase steady; the p99 latency (not main) wild: stable.
+        let steady = vec![sample(100.0, 5.0, 1.0), sample(100.1, 5.001, 900.0)];
+        assert!(is_stable(&plan, Some(&steady)));
+        // One phase's throughput moves: not stable, although the other phase is steady.
+        let moving = vec![sample(100.0, 5.0, 1.0), sample(100.1, 9.0, 1.0)];
+        assert!(!is_stable(&plan, Some(&moving)));
+        assert!(is_stable(&plan, Some(&Vec::new())));
+    }
+
+    #[test]
     fn a_reason_never_ends_on_a_dangling_colon() {
         let silent = with_reason(
             format!("the workload was killed by signal 9 ({})", signal_name(9)),
