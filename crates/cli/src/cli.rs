@@ -38,7 +38,7 @@ pub enum Command {
     /// List the runs stored in the results database.
     Runs(RunsArgs),
 
-    /// Write one stored run as JSON (with per-metric summaries) or tidy CSV.
+    /// Write one stored run as JSON (with its summary tables) or tidy CSV.
     Export(ExportArgs),
 
     /// Which filesystems this host can prepare, and exactly why not where it cannot.

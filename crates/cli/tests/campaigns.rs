@@ -25,7 +25,7 @@ fn run_id(output: &Output) -> i64 {
 
 fn samples(doc: &Value) -> Vec<(String, u64, String)> {
     let mut out = Vec::new();
-    for case in doc["cases"].as_array().unwrap() {
+    for case in run_cases(doc) {
         for s in case["samples"].as_array().unwrap() {
             out.push((
                 case["key"].as_str().unwrap().to_string(),
@@ -74,8 +74,9 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
     let output = s.run(&["--plan", plan.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     let summary = stdout(&output);
+    // Throughput in a binary-prefixed unit chosen for its size (MiB/s, GiB/s).
     assert!(
-        summary.contains("95 % confidence interval") && summary.contains("MiB/s"),
+        summary.contains("95 % confidence interval") && summary.contains("iB/s"),
         "{summary}"
     );
     // Columns are labelled by the axes that vary (and the filesystem), with their prefixes.
@@ -100,24 +101,31 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("run_id,case_key,filesystem,mkfs_set,mount_set,scheduler,cache,workload,repetition,status,reason,metric,value,unit,higher_is_better")
+        Some("run_id,case_key,filesystem,mkfs_set,mount_set,scheduler,cache,workload,repetition,status,reason,phase,operation,file_size_bytes,record_size_bytes,threads,client,step,sweep,metric,value,unit,direction,main")
     );
     assert!(
         lines.any(|l| l.contains(",ext4.default.noatime.mq-deadline.warm.small,ext4,default,noatime,mq-deadline,warm,small,")),
         "{csv}"
     );
+    // Sizes are integer columns; one row per sample x result x measurement, unit and direction
+    // with every value.
+    let throughput: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains(",write,,262144,65536,,,,,throughput,"))
+        .collect();
+    assert_eq!(throughput.len(), 8, "{csv}");
+    assert!(
+        throughput.iter().all(|l| l.ends_with(",B/s,higher,true")),
+        "{throughput:?}"
+    );
 
     let doc = s.export(run_id(&output));
     assert_eq!(doc["schema"], "fsbench.run");
-    assert_eq!(doc["run"]["status"], "complete");
-    assert!(!doc["run"]["host"]["kernel_release"]
-        .as_str()
-        .unwrap()
-        .is_empty());
-    assert!(doc["run"]["plan_text"]
-        .as_str()
-        .unwrap()
-        .contains("two-by-two"));
+    assert_eq!(doc["schema_version"], 2);
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "complete");
+    assert!(!run["host"]["kernel_release"].as_str().unwrap().is_empty());
+    assert!(run["plan_text"].as_str().unwrap().contains("two-by-two"));
     let mut expected = BTreeSet::new();
     for fs in ["ext4", "btrfs"] {
         for mount in ["default", "noatime"] {
@@ -135,7 +143,9 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
 
     let mut rep1_ids = Vec::new();
     let mut rep2_ids = Vec::new();
-    for case in doc["cases"].as_array().unwrap() {
+    for case in run_cases(&doc) {
+        assert_eq!(case["axes"]["mount_set"], case["config"]["mount_set"]);
+        assert_eq!(case["kind"], "matrix");
         for sample in case["samples"].as_array().unwrap() {
             let id = sample["id"].as_i64().unwrap();
             if sample["repetition"] == 1 {
@@ -148,15 +158,46 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
             assert!(!target["tool_versions"].as_array().unwrap().is_empty());
             assert_eq!(target["scheduler"]["in_force"], "mq-deadline");
             assert!(target["fsck"]["clean"].as_bool().unwrap());
-            let metrics = sample["metrics"].as_array().unwrap();
-            // 1 cell x 4 phases x 3 metrics.
-            assert_eq!(metrics.len(), 12, "{sample}");
-            assert!(metrics
-                .iter()
-                .all(|m| !m["unit"].as_str().unwrap().is_empty()));
+            // 1 cell x 4 phases, each with its dimensions as typed fields.
+            let results = sample["results"].as_array().unwrap();
+            assert_eq!(results.len(), 4, "{sample}");
+            for r in results {
+                assert_eq!(r["file_size_bytes"], 262144, "{r}");
+                assert_eq!(r["record_size_bytes"], 65536, "{r}");
+                let measurements = r["measurements"].as_array().unwrap();
+                assert!(measurements
+                    .iter()
+                    .all(|m| !m["unit"].as_str().unwrap().is_empty()));
+                let main: Vec<&Value> = measurements.iter().filter(|m| m["main"] == true).collect();
+                assert_eq!(main.len(), 1, "{r}");
+                assert_eq!(main[0]["metric"], "throughput");
+                assert_eq!(main[0]["unit"], "B/s");
+                assert_eq!(main[0]["direction"], "higher");
+            }
+            assert!(sample["seed"].is_u64(), "{sample}");
         }
-        assert!(case["summaries"]["write 256k/64k throughput"]["n"] == 2);
     }
+    // The summary table of the main metric: a row per phase, a column per case, n = 2 each.
+    let table = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["metric"] == "throughput")
+        .unwrap();
+    assert_eq!(table["columns"].as_array().unwrap().len(), 4);
+    assert_eq!(table["rows"].as_array().unwrap().len(), 4);
+    let write = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["dims"]["phase"] == "write")
+        .unwrap();
+    assert!(write["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["n"] == 2));
+    assert_eq!(doc["problems"].as_array().unwrap().len(), 0);
     // Interleaved: every first repetition comes before any second one.
     assert!(
         rep1_ids.iter().max() < rep2_ids.iter().min(),
@@ -173,6 +214,107 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
         "{}",
         stdout(&runs)
     );
+}
+
+/// A small matrix on tmpfs with `drop_caches`: tmpfs keeps its files in memory, so the
+/// matrix warns that its reads stayed warm; that warning and the seed are stored with the sample.
+const TMPFS_MATRIX: &str = r#"
+name = "typed"
+repetitions = 1
+[device]
+image = "16m"
+[[filesystems]]
+name = "tmpfs"
+[[workloads]]
+kind = "matrix"
+name = "tiny"
+tests = ["write", "read"]
+file_sizes = "64k"
+record_sizes = "4k,16k"
+min_time = "1ms"
+drop_caches = true
+"#;
+
+#[test]
+fn a_matrix_sample_stores_typed_dims_its_seed_and_its_warnings() {
+    if !root_or_skip("a_matrix_sample_stores_typed_dims_its_seed_and_its_warnings") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(TMPFS_MATRIX);
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let id = run_id(&output);
+
+    // Plain SQL on the results database: the record size is a column of its own.
+    let conn =
+        rusqlite::Connection::open_with_flags(s.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut sizes: Vec<i64> = conn
+        .prepare("SELECT record_size_bytes FROM results")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    sizes.sort_unstable();
+    sizes.dedup();
+    assert_eq!(sizes, [4096, 16384]);
+    let (rows, kind): (i64, String) = conn
+        .query_row(
+            "SELECT COUNT(*), MIN(workload) FROM measurement_rows
+             WHERE metric = 'throughput' AND main = 1 AND unit = 'B/s'",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    // 2 cells x 4 phases (write, rewrite, read, reread).
+    assert_eq!((rows, kind.as_str()), (8, "matrix"));
+    drop(conn);
+
+    let doc = s.export(id);
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "ok");
+    assert!(sample["seed"].is_u64(), "{sample}");
+    let warnings = sample["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("--drop-caches")),
+        "{warnings:?}"
+    );
+    assert_eq!(sample["config"]["workload"]["name"], "tiny");
+    let results = sample["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8);
+    assert!(results
+        .iter()
+        .all(|r| r["record_size_bytes"].is_u64() && r["file_size_bytes"] == 65536));
+    assert!(results
+        .iter()
+        .all(|r| r["test"].is_null() && r["attributes"]["test"].is_string()));
+
+    let csv = fsbench()
+        .args(["export", &id.to_string(), "--csv", "-", "--db"])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    let csv = stdout(&csv);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (record, metric) = (column("record_size_bytes"), column("metric"));
+    let mut records: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[metric] == "throughput")
+        .map(|f| f[record].parse().expect("an integer record size"))
+        .collect();
+    assert_eq!(records.len(), 8, "{csv}");
+    records.sort_unstable();
+    records.dedup();
+    assert_eq!(records, [4096, 16384]);
 }
 
 #[test]
@@ -230,14 +372,30 @@ duration = "10ms"
             ),
         ]
     );
-    let reason = doc["cases"][0]["samples"][0]["reason"]
+    let cases = run_cases(&doc);
+    let reason = cases[0]["samples"][0]["reason"]
         .as_str()
         .unwrap()
         .to_string()
-        + doc["cases"][1]["samples"][0]["reason"]
-            .as_str()
-            .unwrap_or("");
+        + cases[1]["samples"][0]["reason"].as_str().unwrap_or("");
     assert!(reason.contains("fsbench_no_such_option"), "{reason}");
+    // The sleep samples that ran: one result without dimensions, its main figure in ns.
+    let slept = cases
+        .iter()
+        .flat_map(|c| c["samples"].as_array().unwrap())
+        .filter(|s| s["status"] == "ok")
+        .map(|s| &s["results"][0]["measurements"][0])
+        .collect::<Vec<_>>();
+    assert_eq!(slept.len(), 2);
+    assert!(slept
+        .iter()
+        .all(|m| m["metric"] == "slept" && m["unit"] == "ns" && m["main"] == true));
+    let problems = doc["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(
+        (&problems[0]["status"], &problems[0]["count"]),
+        (&Value::from("unsupported"), &Value::from(2))
+    );
 }
 
 #[test]
@@ -267,7 +425,7 @@ duration = "1h"
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     s.assert_clean();
     let doc = s.export(run_id(&output));
-    let sample = &doc["cases"][0]["samples"][0];
+    let sample = first_sample(&doc);
     assert_eq!(sample["status"], "timeout");
     assert!(
         sample["reason"].as_str().unwrap().contains("timeout"),
@@ -342,7 +500,7 @@ fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     s.assert_clean();
     let after = s.export(id);
-    assert_eq!(after["run"]["status"], "complete");
+    assert_eq!(after["runs"][0]["status"], "complete");
 
     let fresh = s.run(&["--plan", plan.to_str().unwrap()]);
     assert!(fresh.status.success(), "{}", stderr(&fresh));

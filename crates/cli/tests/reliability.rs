@@ -293,8 +293,12 @@ duration = "2s"
     let _ = std::fs::remove_file(&fill);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let doc = s.export(1);
-    let sample = &doc["cases"][0]["samples"][0];
+    let sample = first_sample(&doc);
     assert_eq!(sample["status"], "ok", "{sample}");
+    assert_eq!(
+        sample["results"][0]["measurements"][0]["metric"], "slept",
+        "{sample}"
+    );
     let cleanup = fsbench()
         .args(["cleanup", "--work-dir"])
         .arg(&work)
@@ -356,7 +360,7 @@ duration = "10ms"
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let reason = s.export(1)["cases"][0]["samples"][0]["reason"]
+    let reason = first_sample(&s.export(1))["reason"]
         .as_str()
         .unwrap()
         .to_string();
@@ -483,7 +487,7 @@ fn reads_without_writing(runs: Output, export: Output) {
     );
     assert!(export.status.success(), "{}", stderr(&export));
     let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
-    assert_eq!(doc["run"]["status"], "complete");
+    assert_eq!(doc["runs"][0]["status"], "complete");
 }
 
 #[test]
@@ -576,7 +580,7 @@ duration = "10ms"
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(3), "{err}");
     assert!(!err.contains("unsupported: unsupported"), "{err}");
-    let reason = s.export(1)["cases"][0]["samples"][0]["reason"]
+    let reason = first_sample(&s.export(1))["reason"]
         .as_str()
         .unwrap()
         .to_string();

@@ -573,7 +573,10 @@ fn workload(
         check.error(
             kind_span.clone(),
             "workloads.kind",
-            format!("unknown workload kind '{kind}'; use {}", KINDS.join(" or ")),
+            format!(
+                "unknown workload kind '{kind}'; use one of {}",
+                KINDS.join(", ")
+            ),
         )
     };
     let (name, name_span) = text("name")?.unwrap_or((kind.clone(), kind_span.clone()));
@@ -853,7 +856,7 @@ min_time = "1ms"
         );
         assert!(
             e.starts_with(
-                "bad.toml:5:8: workloads.kind: unknown workload kind 'fio'; use matrix or sleep"
+                "bad.toml:5:8: workloads.kind: unknown workload kind 'fio'; use one of matrix, metadata, sleep"
             ),
             "{e}"
         );

@@ -12,7 +12,8 @@ use crate::plan::{Case, Plan};
 use crate::workload::{Event, Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
-use fsbench_store::{Metric, NewSample, Outcome, Store, StoreError};
+use fsbench_model::ResultRecord;
+use fsbench_store::{NewSample, Outcome, Store, StoreError};
 use fsbench_testbed::{System, Target, TargetError, TargetSpec};
 use fsbench_workload::StopFlag;
 use std::collections::{HashMap, HashSet};
@@ -74,8 +75,8 @@ impl Campaign<'_> {
             case_ids.insert(case.key.clone(), id);
         }
         let recorded: HashSet<(String, u32)> = self.store.recorded(run_id)?;
-        // Metric values and unsupported reasons of what exists already (resume).
-        let mut values: HashMap<String, Vec<Vec<Metric>>> = HashMap::new();
+        // Results and unsupported reasons of what exists already (resume).
+        let mut values: HashMap<String, Vec<Vec<ResultRecord>>> = HashMap::new();
         let mut unsupported: HashMap<String, String> = HashMap::new();
         for case in self.store.load(run_id)?.cases {
             for sample in case.samples {
@@ -83,7 +84,7 @@ impl Campaign<'_> {
                     Outcome::Ok => values
                         .entry(case.case.key.clone())
                         .or_default()
-                        .push(sample.metrics),
+                        .push(sample.results),
                     Outcome::Unsupported => {
                         let reason = sample.reason.unwrap_or_default();
                         let reason = reason.trim_end_matches(" (not retried)").to_string();
@@ -140,7 +141,13 @@ impl Campaign<'_> {
                     end = Outcome::Interrupted;
                     break 'rounds;
                 };
-                let (metrics, histograms) = outcome.output.legacy_metrics();
+                let output = &outcome.output;
+                // The workload's configuration as it ran, when it ran (its output came back).
+                let config =
+                    (outcome.status == Outcome::Ok || !output.results.is_empty()).then(|| {
+                        serde_json::json!({ "cache": case.config.cache, "workload": case.workload })
+                            .to_string()
+                    });
                 let sample_id = self.store.record_sample(
                     case_ids[&case.key],
                     &NewSample {
@@ -150,13 +157,18 @@ impl Campaign<'_> {
                         started_at: &started_at,
                         elapsed_ns: now_ns() - started,
                         target_json: outcome.target_json.as_deref(),
-                        metrics: &metrics,
-                        histograms: &histograms,
+                        results: &output.results,
+                        seed: output.seed,
+                        warnings: &output.warnings,
+                        config_json: config.as_deref(),
                     },
                 )?;
                 last_sample.insert(case.key.clone(), sample_id);
                 match outcome.status {
-                    Outcome::Ok => values.entry(case.key.clone()).or_default().push(metrics),
+                    Outcome::Ok => values
+                        .entry(case.key.clone())
+                        .or_default()
+                        .push(outcome.output.results),
                     Outcome::Unsupported => {
                         unsupported
                             .insert(case.key.clone(), outcome.reason.clone().unwrap_or_default());
@@ -179,30 +191,30 @@ impl Campaign<'_> {
     }
 }
 
-/// True when a case needs no more repetitions: no stability target, nothing measured, or every
-/// main metric's 95 % CI within the target.
-fn is_stable(plan: &Plan, samples: Option<&Vec<Vec<Metric>>>) -> bool {
+/// True when a case needs no more repetitions: no stability target, nothing measured, or the
+/// 95 % CI of every result's main measurement (the same dimensions and metric across samples)
+/// within the target.
+fn is_stable(plan: &Plan, samples: Option<&Vec<Vec<ResultRecord>>>) -> bool {
     let Some(target) = plan.repetitions.target_ci else {
         return true;
     };
     let Some(samples) = samples.filter(|s| !s.is_empty()) else {
         return true;
     };
-    let mut names: Vec<&str> = samples
-        .iter()
-        .flatten()
-        .filter(|m| fsbench_workload::metric::is_main(&m.name))
-        .map(|m| m.name.as_str())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names.iter().all(|name| {
-        let values: Vec<f64> = samples
-            .iter()
-            .filter_map(|metrics| metrics.iter().find(|m| m.name == *name).map(|m| m.value))
-            .collect();
-        Summary::of(&values).is_some_and(|s| s.is_stable(target))
-    })
+    let mut series: HashMap<(String, &str), Vec<f64>> = HashMap::new();
+    for results in samples {
+        for r in results {
+            if let Some(main) = r.main() {
+                series
+                    .entry((r.dims.label(), main.metric.as_ref()))
+                    .or_default()
+                    .push(main.value);
+            }
+        }
+    }
+    series
+        .values()
+        .all(|values| Summary::of(values).is_some_and(|s| s.is_stable(target)))
 }
 
 /// The target spec of a case.
@@ -554,6 +566,40 @@ pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stability_is_judged_per_result_on_its_main_measurement() {
+        use fsbench_model::{Dims, Direction, MetricDef, Unit};
+        const THROUGHPUT: MetricDef =
+            MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher).main();
+        const P99: MetricDef = MetricDef::new("latency_p99", Unit::Nanos, Direction::Lower);
+        let plan = Plan::parse(
+            "name = \"a\"\nrepetitions = 2\ntarget_ci_percent = 5.0\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n",
+            "a.toml",
+        )
+        .unwrap();
+        let sample = |write: f64, read: f64, p99: f64| {
+            ["write", "read"]
+                .into_iter()
+                .zip([write, read])
+                .map(|(phase, rate)| ResultRecord {
+                    dims: Dims {
+                        phase: Some(phase.into()),
+                        ..Dims::default()
+                    },
+                    measurements: vec![THROUGHPUT.at(rate), P99.at(p99)],
+                    ..ResultRecord::default()
+                })
+                .collect::<Vec<_>>()
+        };
+        // Each phase steady; the p99 latency (not main) wild: stable.
+        let steady = vec![sample(100.0, 5.0, 1.0), sample(100.1, 5.001, 900.0)];
+        assert!(is_stable(&plan, Some(&steady)));
+        // One phase's throughput moves: not stable, although the other phase is steady.
+        let moving = vec![sample(100.0, 5.0, 1.0), sample(100.1, 9.0, 1.0)];
+        assert!(!is_stable(&plan, Some(&moving)));
+        assert!(is_stable(&plan, Some(&Vec::new())));
+    }
 
     #[test]
     fn a_reason_never_ends_on_a_dangling_colon() {

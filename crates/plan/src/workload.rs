@@ -2,11 +2,10 @@
 //! and its execution inside the child process (`fsbench case-worker`), which hands back the
 //! workload's typed results.
 
-use fsbench_measure::units::size_label;
 use fsbench_model::ResultRecord;
-use fsbench_store::{Histogram, Metric, Outcome};
+use fsbench_store::Outcome;
 use fsbench_workload::workload::{Collect, Estimate, Execute};
-use fsbench_workload::{metric, Context, End, Sink, StopFlag, WorkloadSettings};
+use fsbench_workload::{Context, End, Sink, StopFlag, WorkloadSettings};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -40,46 +39,6 @@ pub struct JobOutput {
     pub results: Vec<ResultRecord>,
     pub warnings: Vec<String>,
     pub seed: Option<u64>,
-}
-
-impl JobOutput {
-    /// The results as the store's schema 2 names them (`write 16m/4k throughput`, ...), until
-    /// the store keeps typed results.
-    pub fn legacy_metrics(&self) -> (Vec<Metric>, Vec<Histogram>) {
-        let mut metrics = Vec::new();
-        let mut histograms = Vec::new();
-        for r in &self.results {
-            let d = &r.dims;
-            let cell = match (&d.phase, d.file_size_bytes, d.record_size_bytes) {
-                (Some(phase), Some(file), Some(record)) => {
-                    format!("{phase} {}/{}", size_label(file), size_label(record))
-                }
-                _ => String::new(),
-            };
-            for m in &r.measurements {
-                let name = match (cell.is_empty(), m.metric.as_ref()) {
-                    (true, name) => name.to_string(),
-                    (false, "throughput") => metric::throughput(&cell),
-                    (false, "ops_rate") => metric::ops(&cell),
-                    (false, "latency_p99") => metric::p99_latency(&cell),
-                    _ => continue,
-                };
-                metrics.push(Metric {
-                    name,
-                    value: m.value,
-                    unit: m.unit.name().into(),
-                    higher_is_better: m.direction == fsbench_model::Direction::Higher,
-                });
-            }
-            if !cell.is_empty() {
-                histograms.push(Histogram {
-                    name: cell,
-                    bins: r.latency_bins.clone(),
-                });
-            }
-        }
-        (metrics, histograms)
-    }
 }
 
 /// What the child says on its standard output, one JSON object per line, each flushed as it
@@ -230,7 +189,7 @@ mod tests {
     }
 
     #[test]
-    fn matrix_results_become_typed_records() {
+    fn matrix_results_are_typed_records_with_their_seed() {
         let dir = tempfile::tempdir().unwrap();
         let job = job(WorkloadSettings::Matrix(MatrixSettings {
             tests: vec![MatrixTest::Write],
@@ -263,11 +222,12 @@ mod tests {
             .results
             .iter()
             .all(|r| r.latency_bins.iter().map(|b| b.1).sum::<u64>() > 0));
-        let (metrics, histograms) = out.legacy_metrics();
-        assert_eq!(metrics.len(), 12);
-        assert!(metrics
-            .iter()
-            .any(|m| m.name == "rewrite 64k/16k throughput" && m.unit == "B/s"));
-        assert_eq!(histograms.len(), 4);
+        assert!(
+            out.results
+                .iter()
+                .all(|r| r.measurement("ops_rate").is_some()
+                    && r.measurement("latency_p99").is_some())
+        );
+        assert!(out.seed.is_some());
     }
 }

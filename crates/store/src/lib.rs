@@ -4,21 +4,32 @@
 //! and migrated forward on open; docs/results-schema.md describes it.
 //!
 //! Brief overview: [`Store::open`] -> [`Store::begin_run`] -> [`Store::add_case`] ->
-//! [`Store::record_sample`] (metrics and histograms with it) -> [`Store::finish_run`];
-//! reading: [`Store::runs`], [`Store::load`], [`Store::recorded`].
+//! [`Store::record_sample`] (its typed results with it) -> [`Store::finish_run`];
+//! reading: [`Store::runs`], [`Store::load`] (results included), [`Store::recorded`].
 
 pub mod owner;
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-use serde::{Deserialize, Serialize};
+mod legacy;
+
+use fsbench_model::{Dims, Direction, Measurement, Sweep, Unit};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Schema versions, each the SQL that brings the previous version to it.
-const MIGRATIONS: &[&str] = &[
+/// One step of a migration: SQL, or Rust for what SQL cannot say (parsing old metric names).
+enum Step {
+    Sql(&'static str),
+    Rust(fn(&Transaction<'_>) -> Result<()>),
+}
+
+/// Schema versions, each the steps that bring the previous version to it.
+const MIGRATIONS: &[&[Step]] = &[
     // 1: runs, cases, samples, metrics, histograms.
-    "CREATE TABLE runs (
+    &[Step::Sql(
+        "CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
         started_at TEXT NOT NULL,
         finished_at TEXT,
@@ -62,10 +73,75 @@ const MIGRATIONS: &[&str] = &[
         bins_json TEXT NOT NULL,
         PRIMARY KEY (sample_id, name)
     );",
+    )],
     // 2: who owns a running run (one process at a time; a gone owner means interrupted), and
     // how many samples the plan asks for (the minimum repetitions of every case).
-    "ALTER TABLE runs ADD COLUMN owner TEXT;
+    &[Step::Sql(
+        "ALTER TABLE runs ADD COLUMN owner TEXT;
     ALTER TABLE runs ADD COLUMN planned_samples INTEGER;",
+    )],
+    // 3: typed results. Samples may be `interrupted` and keep their seed, warnings and the
+    // workload's resolved configuration (a CHECK cannot be altered: the table is rebuilt);
+    // results with their dimensions as columns and measurements replace metrics and
+    // histograms, whose rows are converted (legacy::convert), never dropped unread.
+    &[
+        Step::Sql(
+            "CREATE TABLE samples_v3 (
+        id INTEGER PRIMARY KEY,
+        case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        repetition INTEGER NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('ok', 'unsupported', 'failed', 'timeout', 'interrupted')),
+        reason TEXT,
+        started_at TEXT NOT NULL,
+        elapsed_ns INTEGER NOT NULL,
+        target_json TEXT,
+        seed INTEGER,
+        warnings_json TEXT NOT NULL DEFAULT '[]',
+        config_json TEXT,
+        UNIQUE (case_id, repetition)
+    );
+    INSERT INTO samples_v3 (id, case_id, repetition, status, reason, started_at, elapsed_ns, target_json)
+        SELECT id, case_id, repetition, status, reason, started_at, elapsed_ns, target_json FROM samples;
+    DROP TABLE samples;
+    ALTER TABLE samples_v3 RENAME TO samples;
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY,
+        sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        workload TEXT NOT NULL,
+        phase TEXT,
+        operation TEXT,
+        file_size_bytes INTEGER,
+        record_size_bytes INTEGER,
+        threads INTEGER,
+        client INTEGER,
+        step TEXT,
+        sweep_parameter TEXT,
+        sweep_value REAL,
+        attributes_json TEXT NOT NULL DEFAULT '{}',
+        bins_json TEXT,
+        UNIQUE (sample_id, position)
+    );
+    CREATE TABLE measurements (
+        result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+        metric TEXT NOT NULL,
+        value REAL NOT NULL,
+        main INTEGER NOT NULL,
+        unit TEXT NOT NULL,
+        direction TEXT NOT NULL,
+        PRIMARY KEY (result_id, metric)
+    );
+    CREATE INDEX results_by_sample ON results(sample_id);
+    CREATE VIEW measurement_rows AS
+        SELECT r.sample_id, r.workload, r.phase, r.operation, r.file_size_bytes,
+               r.record_size_bytes, r.threads, r.client, r.step, r.sweep_parameter,
+               r.sweep_value, m.metric, m.value, m.unit, m.direction, m.main
+        FROM results r JOIN measurements m ON m.result_id = r.id;",
+        ),
+        Step::Rust(legacy::convert),
+        Step::Sql("DROP TABLE metrics; DROP TABLE histograms;"),
+    ],
 ];
 
 /// The schema version this build writes.
@@ -98,30 +174,16 @@ pub enum StoreError {
         found: u32,
         source: Box<StoreError>,
     },
+    #[error("results database: {0}; the database is unchanged")]
+    Migration(String),
     #[error("run {run_id} is still running in process {pid}; wait for it to end, or stop it (Ctrl-C, `kill {pid}`) and resume then")]
     Busy { run_id: i64, pid: u32 },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// How a sample ended (`interrupted` samples are never stored: the sample is run again).
-pub use fsbench_model::{Outcome, RunState};
-
-/// One measured number, with its unit and direction.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Metric {
-    pub name: String,
-    pub value: f64,
-    pub unit: String,
-    pub higher_is_better: bool,
-}
-
-/// A latency histogram: (lowest value of the bucket in ns, count) for each non-empty bucket.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Histogram {
-    pub name: String,
-    pub bins: Vec<(u64, u64)>,
-}
+/// How a sample ended (a campaign never stores `interrupted` samples: the sample is run again).
+pub use fsbench_model::{Outcome, ResultRecord, RunState};
 
 /// A run as stored.
 #[derive(Debug, Clone, Serialize)]
@@ -169,8 +231,14 @@ pub struct NewSample<'a> {
     pub elapsed_ns: u64,
     /// The target read-back (device, mkfs, mount, scheduler, cache, fsck), JSON.
     pub target_json: Option<&'a str>,
-    pub metrics: &'a [Metric],
-    pub histograms: &'a [Histogram],
+    /// Every result of the workload, in the order it produced them.
+    pub results: &'a [ResultRecord],
+    /// The seed the workload used (data, offsets), to run it again alike.
+    pub seed: Option<u64>,
+    /// What the reader of the results must know (a cache that could not be dropped).
+    pub warnings: &'a [String],
+    /// The workload's resolved configuration as it ran, JSON.
+    pub config_json: Option<&'a str>,
 }
 
 /// A sample as stored.
@@ -183,7 +251,10 @@ pub struct Sample {
     pub started_at: String,
     pub elapsed_ns: u64,
     pub target: Option<serde_json::Value>,
-    pub metrics: Vec<Metric>,
+    pub seed: Option<u64>,
+    pub warnings: Vec<String>,
+    pub config: Option<serde_json::Value>,
+    pub results: Vec<ResultRecord>,
 }
 
 /// A case with its samples, in repetition order.
@@ -236,6 +307,9 @@ struct SampleRow {
     started_at: String,
     elapsed_ns: i64,
     target: Option<String>,
+    seed: Option<i64>,
+    warnings: String,
+    config: Option<String>,
 }
 
 pub struct Store {
@@ -374,7 +448,9 @@ impl Store {
 
     /// Brings the schema up to date. Two processes may open a new database at once (a
     /// campaign and `fsbench runs`): the version is read again inside a write-locked
-    /// transaction, so only one of them migrates and the other sees the result.
+    /// transaction, so only one of them migrates and the other sees the result. Foreign keys
+    /// are off meanwhile (rebuilding a table must not cascade into its children; the pragma is
+    /// a no-op inside a transaction), and checked before the commit.
     fn migrate(&mut self) -> Result<()> {
         let version = |conn: &Connection| -> Result<u32> {
             Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)
@@ -382,18 +458,43 @@ impl Store {
         if version(&self.conn)? == SCHEMA_VERSION {
             return Ok(());
         }
+        self.conn.pragma_update(None, "foreign_keys", "OFF")?;
+        let migrated = self.migrate_unchecked();
+        let restored = self.conn.pragma_update(None, "foreign_keys", "ON");
+        migrated?;
+        Ok(restored?)
+    }
+
+    fn migrate_unchecked(&mut self) -> Result<()> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let found = version(&tx)?;
+        let found: u32 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
         if found > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
                 path: self.path.clone(),
                 found,
             });
         }
-        for sql in MIGRATIONS.iter().skip(found as usize) {
-            tx.execute_batch(sql)?;
+        if found == SCHEMA_VERSION {
+            // Another process migrated it meanwhile.
+            return Ok(());
+        }
+        for steps in MIGRATIONS.iter().skip(found as usize) {
+            for step in *steps {
+                match step {
+                    Step::Sql(sql) => tx.execute_batch(sql)?,
+                    Step::Rust(convert) => convert(&tx)?,
+                }
+            }
+        }
+        let broken: Option<String> = tx
+            .query_row("PRAGMA foreign_key_check", [], |row| row.get(0))
+            .optional()?;
+        if let Some(table) = broken {
+            return Err(StoreError::Migration(format!(
+                "the migration to schema {SCHEMA_VERSION} left rows of {table} without their parent"
+            )));
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
@@ -485,12 +586,13 @@ impl Store {
         )?)
     }
 
-    /// Records a sample with its metrics and histograms, in one transaction.
+    /// Records a sample with its results, in one transaction.
     pub fn record_sample(&mut self, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO samples (case_id, repetition, status, reason, started_at, elapsed_ns, target_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO samples (case_id, repetition, status, reason, started_at, elapsed_ns,
+                                  target_json, seed, warnings_json, config_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 case_id,
                 sample.repetition,
@@ -498,31 +600,21 @@ impl Store {
                 sample.reason,
                 sample.started_at,
                 sample.elapsed_ns as i64,
-                sample.target_json
+                sample.target_json,
+                // SQLite integers are signed: a seed above i64::MAX is stored as its two's
+                // complement, and read back as the same u64.
+                sample.seed.map(|s| s as i64),
+                serde_json::to_string(sample.warnings)?,
+                sample.config_json,
             ],
         )?;
         let sample_id = tx.last_insert_rowid();
-        {
-            let mut insert = tx.prepare(
-                "INSERT INTO metrics (sample_id, name, value, unit, higher_is_better)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?;
-            for m in sample.metrics {
-                insert.execute(params![
-                    sample_id,
-                    m.name,
-                    m.value,
-                    m.unit,
-                    m.higher_is_better
-                ])?;
-            }
-            let mut insert = tx.prepare(
-                "INSERT INTO histograms (sample_id, name, bins_json) VALUES (?1, ?2, ?3)",
-            )?;
-            for h in sample.histograms {
-                insert.execute(params![sample_id, h.name, serde_json::to_string(&h.bins)?])?;
-            }
-        }
+        let workload: String = tx.query_row(
+            "SELECT COALESCE(json_extract(workload_json, '$.kind'), '') FROM cases WHERE id = ?1",
+            params![case_id],
+            |row| row.get(0),
+        )?;
+        insert_results(&tx, sample_id, &workload, sample.results)?;
         tx.commit()?;
         Ok(sample_id)
     }
@@ -627,11 +719,9 @@ impl Store {
             })?
             .collect::<std::result::Result<_, _>>()?;
         let mut samples_stmt = self.conn.prepare(
-            "SELECT id, repetition, status, reason, started_at, elapsed_ns, target_json
+            "SELECT id, repetition, status, reason, started_at, elapsed_ns, target_json,
+                    seed, warnings_json, config_json
              FROM samples WHERE case_id = ?1 ORDER BY repetition",
-        )?;
-        let mut metrics_stmt = self.conn.prepare(
-            "SELECT name, value, unit, higher_is_better FROM metrics WHERE sample_id = ?1 ORDER BY rowid",
         )?;
         let mut out = Vec::with_capacity(cases.len());
         for (id, key, position, config, workload) in cases {
@@ -645,39 +735,26 @@ impl Store {
                         started_at: row.get(4)?,
                         elapsed_ns: row.get(5)?,
                         target: row.get(6)?,
+                        seed: row.get(7)?,
+                        warnings: row.get(8)?,
+                        config: row.get(9)?,
                     })
                 })?
                 .collect::<std::result::Result<_, _>>()?;
             let mut samples = Vec::with_capacity(raw.len());
-            for SampleRow {
-                id: sid,
-                repetition,
-                status,
-                reason,
-                started_at,
-                elapsed_ns,
-                target,
-            } in raw
-            {
-                let metrics = metrics_stmt
-                    .query_map(params![sid], |row| {
-                        Ok(Metric {
-                            name: row.get(0)?,
-                            value: row.get(1)?,
-                            unit: row.get(2)?,
-                            higher_is_better: row.get(3)?,
-                        })
-                    })?
-                    .collect::<std::result::Result<_, _>>()?;
+            for row in raw {
                 samples.push(Sample {
-                    id: sid,
-                    repetition,
-                    status: Outcome::parse(&status).unwrap_or(Outcome::Failed),
-                    reason,
-                    started_at,
-                    elapsed_ns: elapsed_ns as u64,
-                    target: target.map(|t| serde_json::from_str(&t)).transpose()?,
-                    metrics,
+                    id: row.id,
+                    repetition: row.repetition,
+                    status: Outcome::parse(&row.status).unwrap_or(Outcome::Failed),
+                    reason: row.reason,
+                    started_at: row.started_at,
+                    elapsed_ns: row.elapsed_ns as u64,
+                    target: row.target.map(|t| serde_json::from_str(&t)).transpose()?,
+                    seed: row.seed.map(|s| s as u64),
+                    warnings: serde_json::from_str(&row.warnings)?,
+                    config: row.config.map(|c| serde_json::from_str(&c)).transpose()?,
+                    results: self.results(row.id)?,
                 });
             }
             out.push(CaseData {
@@ -694,23 +771,130 @@ impl Store {
         Ok(RunData { run, cases: out })
     }
 
-    /// The histograms of a sample.
-    pub fn histograms(&self, sample_id: i64) -> Result<Vec<Histogram>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT name, bins_json FROM histograms WHERE sample_id = ?1 ORDER BY name")?;
-        let rows: Vec<(String, String)> = stmt
-            .query_map(params![sample_id], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect::<std::result::Result<_, _>>()?;
-        rows.into_iter()
-            .map(|(name, bins)| {
-                Ok(Histogram {
-                    name,
-                    bins: serde_json::from_str(&bins)?,
-                })
-            })
-            .collect()
+    /// A sample's results in the order the workload produced them, measurements in theirs.
+    pub fn results(&self, sample_id: i64) -> Result<Vec<ResultRecord>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT position, phase, operation, file_size_bytes, record_size_bytes, threads,
+                    client, step, sweep_parameter, sweep_value, attributes_json, bins_json
+             FROM results WHERE sample_id = ?1 ORDER BY position",
+        )?;
+        let mut positions = Vec::new();
+        let mut records = Vec::new();
+        let rows = stmt.query_map(params![sample_id], |row| {
+            let int = |i: usize| row.get::<_, Option<i64>>(i).map(|v| v.map(|v| v as u64));
+            let sweep = match (row.get::<_, Option<String>>(8)?, row.get(9)?) {
+                (Some(parameter), Some(value)) => Some(Sweep { parameter, value }),
+                _ => None,
+            };
+            Ok((
+                row.get::<_, i64>(0)?,
+                Dims {
+                    phase: row.get(1)?,
+                    operation: row.get(2)?,
+                    file_size_bytes: int(3)?,
+                    record_size_bytes: int(4)?,
+                    threads: int(5)?,
+                    client: int(6)?,
+                    step: row.get(7)?,
+                    sweep,
+                },
+                row.get::<_, String>(10)?,
+                row.get::<_, Option<String>>(11)?,
+            ))
+        })?;
+        for row in rows {
+            let (position, dims, attributes, bins) = row?;
+            positions.push(position);
+            records.push(ResultRecord {
+                dims,
+                attributes: serde_json::from_str(&attributes)?,
+                measurements: Vec::new(),
+                latency_bins: bins
+                    .map(|b| serde_json::from_str(&b))
+                    .transpose()?
+                    .unwrap_or_default(),
+            });
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT r.position, m.metric, m.value, m.unit, m.direction, m.main
+             FROM measurements m JOIN results r ON m.result_id = r.id
+             WHERE r.sample_id = ?1 ORDER BY r.position, m.rowid",
+        )?;
+        let rows = stmt.query_map(params![sample_id], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                Measurement {
+                    metric: Cow::Owned(row.get(1)?),
+                    value: row.get(2)?,
+                    unit: Unit::parse(&row.get::<_, String>(3)?).unwrap_or(Unit::Count),
+                    direction: Direction::parse(&row.get::<_, String>(4)?)
+                        .unwrap_or(Direction::None),
+                    main: row.get(5)?,
+                },
+            ))
+        })?;
+        for row in rows {
+            let (position, measurement) = row?;
+            if let Ok(i) = positions.binary_search(&position) {
+                records[i].measurements.push(measurement);
+            }
+        }
+        Ok(records)
     }
+}
+
+/// Inserts a sample's results and their measurements (inside the caller's transaction).
+fn insert_results(
+    tx: &Transaction<'_>,
+    sample_id: i64,
+    workload: &str,
+    results: &[ResultRecord],
+) -> Result<()> {
+    let mut result = tx.prepare_cached(
+        "INSERT INTO results (sample_id, position, workload, phase, operation, file_size_bytes,
+                              record_size_bytes, threads, client, step, sweep_parameter,
+                              sweep_value, attributes_json, bins_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    let mut measurement = tx.prepare_cached(
+        "INSERT INTO measurements (result_id, metric, value, main, unit, direction)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (position, r) in results.iter().enumerate() {
+        let d = &r.dims;
+        let int = |v: Option<u64>| v.map(|v| v as i64);
+        let bins = (!r.latency_bins.is_empty())
+            .then(|| serde_json::to_string(&r.latency_bins))
+            .transpose()?;
+        result.execute(params![
+            sample_id,
+            position as i64,
+            workload,
+            d.phase,
+            d.operation,
+            int(d.file_size_bytes),
+            int(d.record_size_bytes),
+            int(d.threads),
+            int(d.client),
+            d.step,
+            d.sweep.as_ref().map(|s| &s.parameter),
+            d.sweep.as_ref().map(|s| s.value),
+            serde_json::to_string(&r.attributes)?,
+            bins,
+        ])?;
+        let result_id = tx.last_insert_rowid();
+        for m in &r.measurements {
+            measurement.execute(params![
+                result_id,
+                m.metric.as_ref(),
+                m.value,
+                m.main,
+                m.unit.name(),
+                m.direction.name(),
+            ])?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -730,30 +914,68 @@ mod tests {
             .unwrap()
     }
 
+    fn empty_sample(repetition: u32) -> NewSample<'static> {
+        NewSample {
+            repetition,
+            status: Outcome::Ok,
+            reason: None,
+            started_at: "t",
+            elapsed_ns: 1,
+            target_json: None,
+            results: &[],
+            seed: None,
+            warnings: &[],
+            config_json: None,
+        }
+    }
+
+    fn record() -> ResultRecord {
+        const THROUGHPUT: fsbench_model::MetricDef =
+            fsbench_model::MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher)
+                .main();
+        const PASSES: fsbench_model::MetricDef =
+            fsbench_model::MetricDef::new("passes", Unit::Count, Direction::None);
+        let mut attributes = serde_json::Map::new();
+        attributes.insert("test".into(), "write".into());
+        ResultRecord {
+            dims: Dims {
+                phase: Some("rewrite".into()),
+                file_size_bytes: Some(16 << 20),
+                record_size_bytes: Some(4096),
+                sweep: Some(Sweep {
+                    parameter: "queue_depth".into(),
+                    value: 4.0,
+                }),
+                ..Dims::default()
+            },
+            attributes,
+            measurements: vec![THROUGHPUT.at(1.5e9), PASSES.at(3.0)],
+            latency_bins: vec![(1000, 3), (2000, 1)],
+        }
+    }
+
     #[test]
-    fn round_trips_a_run_with_samples_metrics_and_histograms() {
+    fn round_trips_a_run_with_samples_and_typed_results() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("sub/results.db")).unwrap();
         let run = new_run(&store);
         let case = store
-            .add_case(run, "ext4.default", 0, "{\"fs\":\"ext4\"}", "{}")
+            .add_case(
+                run,
+                "ext4.default",
+                0,
+                "{\"fs\":\"ext4\"}",
+                "{\"kind\":\"matrix\"}",
+            )
             .unwrap();
         assert_eq!(
             store.add_case(run, "ext4.default", 0, "{}", "{}").unwrap(),
             case,
             "idempotent"
         );
-        let metrics = [Metric {
-            name: "write:throughput".into(),
-            value: 1.5e9,
-            unit: "B/s".into(),
-            higher_is_better: true,
-        }];
-        let histograms = [Histogram {
-            name: "write".into(),
-            bins: vec![(1000, 3), (2000, 1)],
-        }];
-        let sid = store
+        let results = [record(), ResultRecord::default()];
+        let warnings = ["the page cache could not be dropped".to_string()];
+        store
             .record_sample(
                 case,
                 &NewSample {
@@ -763,8 +985,10 @@ mod tests {
                     started_at: "2026-11-22T00:00:01Z",
                     elapsed_ns: 5,
                     target_json: Some("{\"filesystem\":\"ext4\"}"),
-                    metrics: &metrics,
-                    histograms: &histograms,
+                    results: &results,
+                    seed: Some(u64::MAX - 1),
+                    warnings: &warnings,
+                    config_json: Some("{\"cache\":\"warm\"}"),
                 },
             )
             .unwrap();
@@ -772,14 +996,18 @@ mod tests {
             .record_sample(
                 case,
                 &NewSample {
-                    repetition: 2,
                     status: Outcome::Timeout,
                     reason: Some("ran past 10s"),
-                    started_at: "2026-11-22T00:00:02Z",
-                    elapsed_ns: 10,
-                    target_json: None,
-                    metrics: &[],
-                    histograms: &[],
+                    ..empty_sample(2)
+                },
+            )
+            .unwrap();
+        store
+            .record_sample(
+                case,
+                &NewSample {
+                    status: Outcome::Interrupted,
+                    ..empty_sample(3)
                 },
             )
             .unwrap();
@@ -792,18 +1020,170 @@ mod tests {
         assert_eq!(data.run.host["kernel_release"], "6.18");
         assert_eq!(data.cases.len(), 1);
         let samples = &data.cases[0].samples;
-        assert_eq!(samples.len(), 2);
-        assert_eq!(samples[0].metrics, metrics);
+        assert_eq!(samples.len(), 3);
+        assert_eq!(samples[0].results, results);
+        assert_eq!(samples[0].seed, Some(u64::MAX - 1));
+        assert_eq!(samples[0].warnings, warnings);
+        assert_eq!(samples[0].config.as_ref().unwrap()["cache"], "warm");
         assert_eq!(samples[1].status, Outcome::Timeout);
         assert_eq!(samples[1].reason.as_deref(), Some("ran past 10s"));
-        assert_eq!(store.histograms(sid).unwrap(), histograms);
+        assert!(samples[1].results.is_empty() && samples[1].warnings.is_empty());
+        assert_eq!(samples[2].status, Outcome::Interrupted);
+        // The dimensions are columns, with the workload's kind beside them.
+        let (workload, record_size, value): (String, i64, f64) = store
+            .conn
+            .query_row(
+                "SELECT workload, record_size_bytes, value FROM measurement_rows
+                 WHERE metric = 'throughput' AND main = 1",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (workload.as_str(), record_size, value),
+            ("matrix", 4096, 1.5e9)
+        );
         let recorded = store.recorded(run).unwrap();
         assert!(recorded.contains(&("ext4.default".to_string(), 2)));
         let listing = store.runs().unwrap();
         assert_eq!(
             (listing[0].cases, listing[0].samples, listing[0].ok_samples),
-            (1, 2, 1)
+            (1, 3, 1)
         );
+    }
+
+    /// Schema 2 as fsbench wrote it: migrations 1 and 2 as literal SQL, one matrix sample (a
+    /// cell's three metrics, its histogram, and a name that does not parse) and a sleep sample.
+    fn write_v2_fixture(path: &Path) {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = ON;
+             CREATE TABLE runs (id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT,
+                 status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+                 plan_name TEXT NOT NULL, plan_text TEXT NOT NULL, fsbench_version TEXT NOT NULL,
+                 host_json TEXT NOT NULL);
+             CREATE TABLE cases (id INTEGER PRIMARY KEY,
+                 run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+                 case_key TEXT NOT NULL, position INTEGER NOT NULL, config_json TEXT NOT NULL,
+                 workload_json TEXT NOT NULL, UNIQUE (run_id, case_key));
+             CREATE TABLE samples (id INTEGER PRIMARY KEY,
+                 case_id INTEGER NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+                 repetition INTEGER NOT NULL,
+                 status TEXT NOT NULL CHECK (status IN ('ok', 'unsupported', 'failed', 'timeout')),
+                 reason TEXT, started_at TEXT NOT NULL, elapsed_ns INTEGER NOT NULL, target_json TEXT,
+                 UNIQUE (case_id, repetition));
+             CREATE TABLE metrics (sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+                 name TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL,
+                 higher_is_better INTEGER NOT NULL, PRIMARY KEY (sample_id, name));
+             CREATE TABLE histograms (sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+                 name TEXT NOT NULL, bins_json TEXT NOT NULL, PRIMARY KEY (sample_id, name));
+             ALTER TABLE runs ADD COLUMN owner TEXT;
+             ALTER TABLE runs ADD COLUMN planned_samples INTEGER;
+             PRAGMA user_version = 2;
+             INSERT INTO runs VALUES (1, 't0', 't1', 'complete', 'old', '', '0.1.0', '{}', NULL, 3);
+             INSERT INTO cases VALUES (1, 1, 'ext4.m', 0, '{}', '{\"kind\":\"matrix\",\"name\":\"m\"}');
+             INSERT INTO cases VALUES (2, 1, 'ext4.s', 1, '{}', '{\"kind\":\"sleep\",\"name\":\"s\"}');
+             INSERT INTO samples VALUES (1, 1, 1, 'ok', NULL, 't', 5, '{\"filesystem\":\"ext4\"}');
+             INSERT INTO samples VALUES (2, 2, 1, 'ok', NULL, 't', 5, NULL);
+             INSERT INTO samples VALUES (3, 2, 2, 'unsupported', 'no', 't', 5, NULL);
+             INSERT INTO metrics VALUES (1, 'write 16m/4k throughput', 1.5e9, 'B/s', 1);
+             INSERT INTO metrics VALUES (1, 'write 16m/4k ops', 366210.9, 'ops/s', 1);
+             INSERT INTO metrics VALUES (1, 'write 16m/4k p99 latency', 4200, 'ns', 0);
+             INSERT INTO metrics VALUES (1, 'write:throughput', 7, 'B/s', 1);
+             INSERT INTO histograms VALUES (1, 'write 16m/4k', '[[1000,3],[2000,1]]');
+             INSERT INTO metrics VALUES (2, 'slept', 20000000, 'ns', 0);",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_schema_2_database_migrates_to_typed_results_losing_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        write_v2_fixture(&path);
+        // A reading command migrates an older database too.
+        let store = Store::open_existing(&path).unwrap();
+        let version: u32 = store
+            .conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let record_size: i64 = store
+            .conn
+            .query_row(
+                "SELECT record_size_bytes FROM results WHERE phase = 'write'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(record_size, 4096);
+        for gone in ["metrics", "histograms"] {
+            let n: i64 = store
+                .conn
+                .query_row(
+                    "SELECT COUNT(*) FROM sqlite_schema WHERE name = ?1",
+                    params![gone],
+                    |row| row.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 0, "{gone} is dropped");
+        }
+        let data = store.load(1).unwrap();
+        let matrix = &data.cases[0].samples[0];
+        assert_eq!(matrix.target.as_ref().unwrap()["filesystem"], "ext4");
+        assert_eq!(matrix.results.len(), 2, "{:?}", matrix.results);
+        let cell = &matrix.results[0];
+        assert_eq!(cell.dims.phase.as_deref(), Some("write"));
+        assert_eq!(cell.dims.file_size_bytes, Some(16 << 20));
+        assert_eq!(cell.measurements.len(), 3);
+        assert_eq!(
+            cell.measurements
+                .iter()
+                .map(|m| (m.metric.as_ref(), m.unit, m.direction, m.main))
+                .collect::<Vec<_>>(),
+            [
+                ("throughput", Unit::BytesPerSec, Direction::Higher, true),
+                ("ops_rate", Unit::OpsPerSec, Direction::Higher, false),
+                ("latency_p99", Unit::Nanos, Direction::Lower, false),
+            ]
+        );
+        assert_eq!(cell.latency_bins, [(1000, 3), (2000, 1)]);
+        let odd = &matrix.results[1];
+        assert_eq!(odd.attributes["legacy_name"], "write:throughput");
+        assert_eq!(odd.measurements[0].metric, "write:throughput");
+        assert_eq!(odd.dims, Dims::default());
+        let sleep = &data.cases[1].samples;
+        assert_eq!(sleep[0].results.len(), 1);
+        assert_eq!(sleep[0].results[0].dims, Dims::default());
+        assert_eq!(sleep[0].results[0].main().unwrap().metric, "slept");
+        assert_eq!(sleep[1].status, Outcome::Unsupported);
+        assert!(sleep[1].results.is_empty() && sleep[1].seed.is_none());
+        let workloads: Vec<String> = store
+            .conn
+            .prepare("SELECT workload FROM results ORDER BY id")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(workloads, ["matrix", "matrix", "sleep"]);
+        drop(store);
+        // Foreign keys are on again, and a new sample may be interrupted.
+        let mut store = Store::open(&path).unwrap();
+        let on: bool = store
+            .conn
+            .pragma_query_value(None, "foreign_keys", |row| row.get(0))
+            .unwrap();
+        assert!(on);
+        store
+            .record_sample(
+                2,
+                &NewSample {
+                    status: Outcome::Interrupted,
+                    ..empty_sample(3)
+                },
+            )
+            .unwrap();
     }
 
     #[test]
@@ -834,16 +1214,7 @@ mod tests {
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let run = new_run(&store);
         let case = store.add_case(run, "k", 0, "{}", "{}").unwrap();
-        let sample = NewSample {
-            repetition: 1,
-            status: Outcome::Ok,
-            reason: None,
-            started_at: "t",
-            elapsed_ns: 1,
-            target_json: None,
-            metrics: &[],
-            histograms: &[],
-        };
+        let sample = empty_sample(1);
         store.record_sample(case, &sample).unwrap();
         assert!(store.record_sample(case, &sample).is_err());
     }

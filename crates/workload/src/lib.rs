@@ -9,7 +9,7 @@
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
 //!   stream with glibc's semantics), [`cache`] (evicting a file from the page cache and
-//!   checking it), [`metric`] (the names results are stored under), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
+//!   checking it), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
 //!   [`error`] (errors that say what to change).
 //!
 //! The seam is [`workload`]: a workload is one module with one settings type (plan table,
@@ -23,7 +23,6 @@ pub mod error;
 pub mod fileio;
 pub mod matrix;
 pub mod metadata;
-pub mod metric;
 pub mod rng;
 pub mod sleep;
 pub mod stdio;

@@ -13,8 +13,8 @@ use fsbench_measure::host::HostInfo;
 use fsbench_measure::units::human_duration;
 use fsbench_plan::plan::{case_estimate_ns, quick_profile_text};
 use fsbench_plan::{Campaign, Plan};
-use fsbench_report::campaign::write_summary;
-use fsbench_store::{NewRun, Outcome, RunData, RunState, Store, StoreError};
+use fsbench_report::{Exporter, ReportModel, Terminal};
+use fsbench_store::{NewRun, Outcome, RunState, Store, StoreError};
 use fsbench_testbed::{fs, RealSystem};
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
@@ -129,10 +129,10 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
 
 /// How a finished campaign ended, by the README's rule ("Exit codes"): failed if any sample
 /// failed or timed out, unsupported if every sample was, else ok.
-fn campaign_outcome(data: &RunData) -> Outcome {
+fn campaign_outcome(model: &ReportModel) -> Outcome {
     Outcome::of_run(
-        data.cases
-            .iter()
+        model
+            .cases()
             .flat_map(|c| c.samples.iter().map(|s| s.status)),
     )
 }
@@ -215,7 +215,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     store
         .finish_run(run_id, status, Some(&rfc3339_utc(unix_time_s())))
         .map_err(Failure::failed)?;
-    let data = store.load(run_id).map_err(Failure::failed)?;
+    let model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
     if !args.quiet {
         if plan.scale < 1.0 {
             say!(
@@ -224,7 +224,11 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             )?;
         }
         let mut stdout = std::io::stdout().lock();
-        let written = write_summary(&mut stdout, &data, store.path());
+        let summary = Terminal {
+            db: Some(store.path()),
+            all_metrics: false,
+        };
+        let written = summary.write(&model, &mut stdout);
         if let Err(e) = written {
             if e.kind() != std::io::ErrorKind::BrokenPipe {
                 return Err(Failure::failed(anyhow!("cannot write the summary: {e}")));
@@ -239,7 +243,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             Ok(Outcome::Interrupted.exit_code())
         }
         _ => {
-            let code = campaign_outcome(&data).exit_code();
+            let code = campaign_outcome(&model).exit_code();
             if code == exit::FAILED {
                 note!("fsbench run: some samples failed or timed out (run {run_id}; reasons in the summary and `fsbench export {run_id}`)");
             } else if code == exit::UNSUPPORTED {

@@ -89,6 +89,18 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("valid json")
 }
 
+/// The cases of the one run of an `fsbench export RUN --json` document (`fsbench.run` v2).
+pub fn run_cases(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
+    assert_eq!(doc["schema"], "fsbench.run");
+    assert_eq!(doc["schema_version"], 2);
+    doc["runs"][0]["cases"].as_array().expect("runs[0].cases")
+}
+
+/// The first sample of the first case of an export's one run.
+pub fn first_sample(doc: &serde_json::Value) -> &serde_json::Value {
+    &run_cases(doc)[0]["samples"][0]
+}
+
 /// A scratch directory under /var/tmp (a disk-backed filesystem) with a results database, a
 /// work directory and plan files, for `fsbench run`; named fsbench-test* like everything the
 /// tests make.

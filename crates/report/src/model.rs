@@ -1,0 +1,378 @@
+//! The report model: stored runs read once into what every exporter renders — each case with
+//! its typed axes and its samples' typed results, the summary tables (one per workload kind,
+//! metric and unit; rows are result dimensions, columns are cases, cells are means with their
+//! confidence intervals) and the samples that were not measured, with their reasons.
+
+use fsbench_analysis::Summary;
+use fsbench_model::{CaseAxis, Dim, Dims, Direction, Unit, DEFAULT_SCHEDULER};
+use fsbench_store::{Outcome, Run, Sample, Store, StoreError};
+use serde::{Serialize, Serializer};
+use std::collections::{BTreeMap, HashMap};
+
+/// The JSON export's schema name and version (docs/results-schema.md).
+pub const SCHEMA: &str = "fsbench.run";
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// One or more stored runs, ready to render.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportModel {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    /// Each run's row with its cases (in position order) and their samples.
+    pub runs: Vec<RunView>,
+    /// The summary: one table per (workload kind, metric, unit), in order of appearance.
+    pub tables: Vec<Table>,
+    /// Samples that are not `ok`, per case and outcome, with the first reason.
+    pub problems: Vec<Problem>,
+}
+
+/// A run as stored, with its cases.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    #[serde(flatten)]
+    pub run: Run,
+    pub cases: Vec<CaseView>,
+}
+
+/// A case: its key, its value on every axis, its configuration and workload as stored, and
+/// its samples in repetition order (each with its typed results, seed and warnings).
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseView {
+    pub run_id: i64,
+    pub id: i64,
+    pub key: String,
+    pub position: i64,
+    #[serde(serialize_with = "axis_map")]
+    pub axes: BTreeMap<CaseAxis, String>,
+    /// The workload's kind (`matrix`, `sleep`); its name in the plan is the workload axis.
+    pub kind: String,
+    pub config: serde_json::Value,
+    pub workload: serde_json::Value,
+    pub samples: Vec<Sample>,
+}
+
+impl CaseView {
+    pub fn axis(&self, axis: CaseAxis) -> &str {
+        self.axes.get(&axis).map_or("", String::as_str)
+    }
+
+    /// (ok samples, all samples).
+    pub fn counts(&self) -> (usize, usize) {
+        let ok = self
+            .samples
+            .iter()
+            .filter(|s| s.status == Outcome::Ok)
+            .count();
+        (ok, self.samples.len())
+    }
+}
+
+/// A column of a table: one case of one run, labelled by the axes that vary in the table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Column {
+    pub run_id: i64,
+    pub case_key: String,
+    pub label: String,
+    /// The case's (ok, all) sample counts.
+    pub ok: usize,
+    pub samples: usize,
+}
+
+/// One metric of one workload kind in one unit, over every case of that kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    /// The workload kind.
+    pub workload: String,
+    /// The names the plans gave the workloads of its columns, in order of appearance.
+    pub workload_names: Vec<String>,
+    pub metric: String,
+    pub unit: Unit,
+    pub direction: Direction,
+    /// The workload's main figure (what the terminal summary shows).
+    pub main: bool,
+    pub columns: Vec<Column>,
+    #[serde(serialize_with = "axis_list")]
+    pub varying_axes: Vec<CaseAxis>,
+    /// The dimensions that differ between rows.
+    pub varying_dims: Vec<Dim>,
+    pub rows: Vec<Row>,
+}
+
+/// The results that share their dimensions, one cell per column.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub dims: Dims,
+    pub cells: Vec<Option<Cell>>,
+}
+
+impl Row {
+    /// The row's name: its dimensions (`write 16m 4k`), or the metric's name without any.
+    pub fn label(&self, metric: &str) -> String {
+        let label = self.dims.label();
+        if label.is_empty() {
+            metric.to_string()
+        } else {
+            label
+        }
+    }
+}
+
+/// A metric's values over the `ok` samples of one case: mean, spread, 95 % CI, n.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// Samples of a case that ended other than `ok`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    pub run_id: i64,
+    pub case_key: String,
+    pub status: Outcome,
+    pub count: usize,
+    /// The first sample's reason.
+    pub reason: String,
+}
+
+fn axis_map<S: Serializer>(axes: &BTreeMap<CaseAxis, String>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(axes.iter().map(|(axis, value)| (axis.column(), value)))
+}
+
+fn axis_list<S: Serializer>(axes: &[CaseAxis], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(axes.iter().map(|axis| axis.column()))
+}
+
+/// A stored case's value on one axis: the workload's name from its JSON, the rest from its
+/// configuration (no scheduler is [`DEFAULT_SCHEDULER`]).
+fn axis_value(config: &serde_json::Value, workload: &serde_json::Value, axis: CaseAxis) -> String {
+    if axis == CaseAxis::Workload {
+        return workload["name"].as_str().unwrap_or("?").to_string();
+    }
+    match &config[axis.column()] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => DEFAULT_SCHEDULER.into(),
+        other => other.to_string(),
+    }
+}
+
+/// A table while it is built: rows by their dimensions, values per (row, column).
+struct Builder {
+    table: Table,
+    row_of: HashMap<String, usize>,
+    values: HashMap<(usize, usize), Vec<f64>>,
+}
+
+impl ReportModel {
+    /// Reads the runs (in the order given) from the store and builds the tables.
+    pub fn load(store: &Store, runs: &[i64]) -> Result<ReportModel, StoreError> {
+        let mut views = Vec::with_capacity(runs.len());
+        for &id in runs {
+            let data = store.load(id)?;
+            let cases = data
+                .cases
+                .into_iter()
+                .map(|c| CaseView {
+                    run_id: id,
+                    id: c.case.id,
+                    axes: CaseAxis::ALL
+                        .into_iter()
+                        .map(|axis| (axis, axis_value(&c.case.config, &c.case.workload, axis)))
+                        .collect(),
+                    kind: c.case.workload["kind"].as_str().unwrap_or("?").to_string(),
+                    key: c.case.key,
+                    position: c.case.position,
+                    config: c.case.config,
+                    workload: c.case.workload,
+                    samples: c.samples,
+                })
+                .collect();
+            views.push(RunView {
+                run: data.run,
+                cases,
+            });
+        }
+        Ok(ReportModel::from_runs(views))
+    }
+
+    /// The model of runs already read.
+    pub fn from_runs(runs: Vec<RunView>) -> ReportModel {
+        let tables = tables(&runs);
+        let mut problems: BTreeMap<(i64, String, Outcome), (usize, String)> = BTreeMap::new();
+        for case in runs.iter().flat_map(|r| &r.cases) {
+            for s in case.samples.iter().filter(|s| s.status != Outcome::Ok) {
+                problems
+                    .entry((case.run_id, case.key.clone(), s.status))
+                    .or_insert((0, s.reason.clone().unwrap_or_default()))
+                    .0 += 1;
+            }
+        }
+        ReportModel {
+            schema: SCHEMA,
+            schema_version: SCHEMA_VERSION,
+            runs,
+            tables,
+            problems: problems
+                .into_iter()
+                .map(|((run_id, case_key, status), (count, reason))| Problem {
+                    run_id,
+                    case_key,
+                    status,
+                    count,
+                    reason,
+                })
+                .collect(),
+        }
+    }
+
+    /// Every case of every run, in order.
+    pub fn cases(&self) -> impl Iterator<Item = &CaseView> {
+        self.runs.iter().flat_map(|r| &r.cases)
+    }
+
+    /// The workload kinds, in order of appearance.
+    pub fn kinds(&self) -> Vec<&str> {
+        let mut kinds: Vec<&str> = Vec::new();
+        for case in self.cases() {
+            if !kinds.contains(&case.kind.as_str()) {
+                kinds.push(&case.kind);
+            }
+        }
+        kinds
+    }
+}
+
+/// The labels of `cases` by the axes that vary among them (the filesystem always), and those
+/// axes; the run id leads when the cases come from more than one run.
+fn labels(cases: &[&CaseView]) -> (Vec<String>, Vec<CaseAxis>) {
+    let varying: Vec<CaseAxis> = CaseAxis::ALL
+        .into_iter()
+        .filter(|&axis| {
+            let mut seen: Vec<&str> = cases.iter().map(|c| c.axis(axis)).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len() > 1 || axis == CaseAxis::Filesystem
+        })
+        .collect();
+    let runs = {
+        let mut ids: Vec<i64> = cases.iter().map(|c| c.run_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    };
+    let labels = cases
+        .iter()
+        .map(|c| {
+            let axes = varying
+                .iter()
+                .map(|&axis| format!("{}{}", axis.label_prefix(), c.axis(axis)));
+            let run = (runs > 1).then(|| format!("run {}", c.run_id));
+            run.into_iter().chain(axes).collect::<Vec<_>>().join(" ")
+        })
+        .collect();
+    (labels, varying)
+}
+
+fn tables(runs: &[RunView]) -> Vec<Table> {
+    let cases: Vec<&CaseView> = runs.iter().flat_map(|r| &r.cases).collect();
+    let mut kinds: Vec<&str> = Vec::new();
+    for case in &cases {
+        if !kinds.contains(&case.kind.as_str()) {
+            kinds.push(&case.kind);
+        }
+    }
+    let mut out = Vec::new();
+    for kind in kinds {
+        let columns: Vec<&CaseView> = cases.iter().copied().filter(|c| c.kind == kind).collect();
+        let (labels, varying_axes) = labels(&columns);
+        let mut names: Vec<String> = Vec::new();
+        for c in &columns {
+            let name = c.axis(CaseAxis::Workload).to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let column_list: Vec<Column> = columns
+            .iter()
+            .zip(labels)
+            .map(|(c, label)| {
+                let (ok, samples) = c.counts();
+                Column {
+                    run_id: c.run_id,
+                    case_key: c.key.clone(),
+                    label,
+                    ok,
+                    samples,
+                }
+            })
+            .collect();
+        let mut builders: Vec<Builder> = Vec::new();
+        let mut builder_of: HashMap<(String, Unit), usize> = HashMap::new();
+        for (col, case) in columns.iter().enumerate() {
+            for sample in &case.samples {
+                let ok = sample.status == Outcome::Ok;
+                for result in &sample.results {
+                    let dims_key = serde_json::to_string(&result.dims).unwrap_or_default();
+                    for m in &result.measurements {
+                        let b = *builder_of
+                            .entry((m.metric.to_string(), m.unit))
+                            .or_insert_with(|| {
+                                builders.push(Builder {
+                                    table: Table {
+                                        workload: kind.to_string(),
+                                        workload_names: names.clone(),
+                                        metric: m.metric.to_string(),
+                                        unit: m.unit,
+                                        direction: m.direction,
+                                        main: m.main,
+                                        columns: column_list.clone(),
+                                        varying_axes: varying_axes.clone(),
+                                        varying_dims: Vec::new(),
+                                        rows: Vec::new(),
+                                    },
+                                    row_of: HashMap::new(),
+                                    values: HashMap::new(),
+                                });
+                                builders.len() - 1
+                            });
+                        let builder = &mut builders[b];
+                        builder.table.main |= m.main;
+                        let rows = &mut builder.table.rows;
+                        let row = *builder.row_of.entry(dims_key.clone()).or_insert_with(|| {
+                            rows.push(Row {
+                                dims: result.dims.clone(),
+                                cells: Vec::new(),
+                            });
+                            rows.len() - 1
+                        });
+                        if ok && m.value.is_finite() {
+                            builder.values.entry((row, col)).or_default().push(m.value);
+                        }
+                    }
+                }
+            }
+        }
+        for mut b in builders {
+            let n = b.table.columns.len();
+            for (i, row) in b.table.rows.iter_mut().enumerate() {
+                row.cells = (0..n)
+                    .map(|col| {
+                        b.values
+                            .get(&(i, col))
+                            .and_then(|v| Summary::of(v))
+                            .map(|summary| Cell { summary })
+                    })
+                    .collect();
+            }
+            b.table.varying_dims = Dim::ALL
+                .into_iter()
+                .filter(|d| {
+                    let first = b.table.rows.first().map(|r| d.get(&r.dims));
+                    b.table.rows.iter().any(|r| Some(d.get(&r.dims)) != first)
+                })
+                .collect();
+            out.push(b.table);
+        }
+    }
+    out
+}

@@ -1,0 +1,217 @@
+//! The terminal summary of stored runs (`fsbench run` ends with it): per run its sample
+//! counts; per table (by default the workloads' main metrics) one row per result dimensions
+//! and one column per case, each cell the mean ± the half-width of its 95 % confidence
+//! interval in a readable unit; every sample that is not `ok`, with its reason.
+
+use crate::export::Exporter;
+use crate::model::{ReportModel, Table};
+use fsbench_store::Outcome;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// The terminal summary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Terminal<'a> {
+    /// The database the runs are stored in, for the closing "Stored as run N in DB" line.
+    pub db: Option<&'a Path>,
+    /// Every metric, not only each workload's main one.
+    pub all_metrics: bool,
+}
+
+fn number(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Writes one table; `titled_by_metric` when its workload has more than one table shown. The
+/// unit is in the header when every row shares it, else at the end of each row.
+fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io::Result<()> {
+    // Each row in its own display unit, from its first measured cell.
+    let units: Vec<(f64, &str)> = table
+        .rows
+        .iter()
+        .map(|row| {
+            let typical = row
+                .cells
+                .iter()
+                .flatten()
+                .next()
+                .map_or(0.0, |c| c.summary.mean);
+            table.unit.display(typical)
+        })
+        .collect();
+    let shared = units.windows(2).all(|w| w[0].1 == w[1].1);
+    let labels: Vec<String> = table.rows.iter().map(|r| r.label(&table.metric)).collect();
+    let mut title = table.workload_names.join(", ");
+    if titled_by_metric {
+        title = format!("{title} {}", table.metric);
+    }
+    let mut notes: Vec<&str> = Vec::new();
+    if shared {
+        notes.push(units.first().map_or("", |u| u.1));
+    }
+    notes.push(table.direction.phrase());
+    let notes: Vec<&str> = notes.into_iter().filter(|n| !n.is_empty()).collect();
+    writeln!(
+        out,
+        "\n{title} [{}each cell: mean ± half-width of the 95 % confidence interval]",
+        if notes.is_empty() {
+            String::new()
+        } else {
+            format!("{}; ", notes.join(", "))
+        }
+    )?;
+    let cells: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .zip(&units)
+        .map(|(row, (factor, _))| {
+            row.cells
+                .iter()
+                .map(|cell| match cell {
+                    None => "—".to_string(),
+                    Some(c) => {
+                        let s = &c.summary;
+                        match s.ci95_half_width {
+                            Some(h) => {
+                                format!("{} ± {}", number(s.mean / factor), number(h / factor))
+                            }
+                            None => format!("{} (n=1)", number(s.mean / factor)),
+                        }
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let counts: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| format!("{} of {}", c.ok, c.samples))
+        .collect();
+    let name_width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(6);
+    let width = cells
+        .iter()
+        .flatten()
+        .chain(&counts)
+        .map(|c| c.chars().count())
+        .chain(table.columns.iter().map(|c| c.label.chars().count()))
+        .max()
+        .unwrap_or(8);
+    let pad = |text: &str, w: usize| {
+        let n = text.chars().count();
+        format!("{}{text}", " ".repeat(w.saturating_sub(n)))
+    };
+    write!(out, "{:<name_width$}", "")?;
+    for column in &table.columns {
+        write!(out, "  {}", pad(&column.label, width))?;
+    }
+    writeln!(out)?;
+    for ((label, row), (_, unit)) in labels.iter().zip(&cells).zip(&units) {
+        write!(
+            out,
+            "{label}{}",
+            " ".repeat(name_width - label.chars().count())
+        )?;
+        for cell in row {
+            write!(out, "  {}", pad(cell, width))?;
+        }
+        // Units that differ between rows close each row (the labels and columns stay aligned).
+        if !shared {
+            write!(out, "  {unit}")?;
+        }
+        writeln!(out)?;
+    }
+    write!(out, "{:<name_width$}", "n")?;
+    for count in &counts {
+        write!(out, "  {}", pad(count, width))?;
+    }
+    writeln!(out)
+}
+
+impl Exporter for Terminal<'_> {
+    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+        for view in &model.runs {
+            let run = &view.run;
+            let statuses: Vec<Outcome> = view
+                .cases
+                .iter()
+                .flat_map(|c| c.samples.iter().map(|s| s.status))
+                .collect();
+            let count = |o: Outcome| statuses.iter().filter(|s| **s == o).count();
+            let interrupted = match count(Outcome::Interrupted) {
+                0 => String::new(),
+                n => format!(", {n} interrupted"),
+            };
+            writeln!(
+                out,
+                "Run {} \"{}\" ({}): {} samples: {} ok, {} unsupported, {} failed, {} timeout{interrupted}",
+                run.id,
+                run.plan_name,
+                run.status,
+                statuses.len(),
+                count(Outcome::Ok),
+                count(Outcome::Unsupported),
+                count(Outcome::Failed),
+                count(Outcome::Timeout),
+            )?;
+        }
+        for kind in model.kinds() {
+            let tables: Vec<&Table> = model
+                .tables
+                .iter()
+                .filter(|t| t.workload == kind && (self.all_metrics || t.main))
+                .collect();
+            if tables.is_empty() {
+                let mut names: Vec<&str> = Vec::new();
+                for c in model.cases().filter(|c| c.kind == kind) {
+                    let name = c.axis(fsbench_model::CaseAxis::Workload);
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                writeln!(out, "\n{}: no sample measured anything", names.join(", "))?;
+            }
+            for table in &tables {
+                write_table(out, table, tables.len() > 1)?;
+            }
+        }
+        if !model.problems.is_empty() {
+            writeln!(out, "\nNot measured:")?;
+            let several_runs = model.runs.len() > 1;
+            for p in &model.problems {
+                let run = if several_runs {
+                    format!("run {} ", p.run_id)
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    out,
+                    "  {run}{}: {} ×{}: {}",
+                    p.case_key,
+                    p.status,
+                    p.count,
+                    p.reason.trim_end_matches(" (not retried)")
+                )?;
+            }
+        }
+        if let (Some(db), [view]) = (self.db, model.runs.as_slice()) {
+            let id = view.run.id;
+            writeln!(
+                out,
+                "\nStored as run {id} in {} (`fsbench export {id} --json FILE`).",
+                db.display()
+            )?;
+        }
+        Ok(())
+    }
+}
