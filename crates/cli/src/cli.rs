@@ -58,14 +58,30 @@ pub enum Command {
 /// Where the results database is.
 #[derive(Debug, Args)]
 pub struct DbArgs {
-    /// The results database (SQLite; created with its directory when missing).
-    #[arg(
-        long,
-        value_name = "FILE",
-        env = "FSBENCH_DB",
-        default_value = "/var/lib/fsbench/results.db"
-    )]
-    pub db: PathBuf,
+    /// The results database (SQLite; created with its directory when missing). Default:
+    /// /var/lib/fsbench/results.db for root, else $XDG_DATA_HOME/fsbench/results.db
+    /// (~/.local/share/fsbench/results.db).
+    #[arg(long = "db", value_name = "FILE", env = "FSBENCH_DB")]
+    pub given: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// The database to use: the one given, or the default for this user.
+    pub fn path(&self) -> PathBuf {
+        if let Some(path) = &self.given {
+            return path.clone();
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            return PathBuf::from("/var/lib/fsbench/results.db");
+        }
+        let data = std::env::var_os("XDG_DATA_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .unwrap_or_else(|| PathBuf::from("."));
+        data.join("fsbench/results.db")
+    }
 }
 
 #[derive(Debug, Args)]
@@ -267,31 +283,41 @@ pub struct RunOptions {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Shrink the workload for a quick try: file sizes and minimum times are multiplied by F
-    /// (0 < F <= 1; files rounded up to a power of two, never below their smallest record);
-    /// record sizes never change. Recorded with the results.
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Do not store the run (by default it is stored like a campaign's, for `fsbench runs`,
+    /// `export` and comparison); --db and FSBENCH_DB are then not used.
+    #[arg(long)]
+    pub no_store: bool,
+
+    /// Shrink the workload for a quick try: sizes, counts and minimum times are multiplied by F
+    /// (0 < F <= 1; matrix files rounded up to a power of two, never below their smallest
+    /// record; record sizes never change). Recorded with the results.
     #[arg(long, value_name = "F", env = "FSBENCH_SCALE", default_value_t = 1.0)]
     pub scale: f64,
 
-    /// Write the results as JSON (schema: docs/results-schema.md); "-" for standard output.
+    /// Write the run as JSON, as `fsbench export RUN --json` does (schema fsbench.run,
+    /// docs/results-schema.md); "-" for standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Write the results as tidy CSV (one row per phase x file size x record size x metric);
-    /// "-" for standard output.
+    /// Write the run as tidy CSV (one row per result x measurement), as `fsbench export RUN
+    /// --csv` does; "-" for standard output.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 
-    /// Unit of the terminal grid: kib (KiB/s), mib (MiB/s), ops (ops/s, iozone -O),
-    /// us (mean µs per op, iozone -N), p99 (99th percentile µs per op).
-    #[arg(long, value_name = "UNIT", default_value = "kib")]
-    pub unit: String,
+    /// Unit of the terminal grid, for workloads that have one (the matrix: kib (KiB/s, the
+    /// default), mib (MiB/s), ops (ops/s, iozone -O), us (mean µs per op, iozone -N), p99
+    /// (99th percentile µs per op)).
+    #[arg(long, value_name = "UNIT")]
+    pub unit: Option<String>,
 
     /// Leave out the ±CV% spread after each grid value.
     #[arg(long)]
     pub no_spread: bool,
 
-    /// Print no grid and no progress (exports and errors only).
+    /// Print no results and no progress (exports and errors only).
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

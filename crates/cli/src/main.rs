@@ -1,10 +1,10 @@
 //! `fsbench`: the command line. Parses flags, wires the layers together, draws progress and
 //! prints; the only crate that writes to the terminal.
 //!
-//! Flow of `fsbench matrix`: flags -> `MatrixSpec` -> `plan()` (validation, no side effects)
-//! -> `preflight(dir)` -> `matrix::run` (results stream to the progress observer) ->
-//! `MatrixDocument` -> terminal grid, JSON, CSV. With `--fs`, the workload runs inside a
-//! `Target` (prepared before, finished after, torn down on every path).
+//! Flow of a workload command (`fsbench matrix`, `fsbench metadata`, ...): flags -> the
+//! workload's settings (one type per workload, from the registry) -> check -> the target
+//! (`--fs`) or the directory -> preflight -> the workload, in process -> one stored sample ->
+//! `ReportModel` -> terminal (grid or table), JSON, CSV: a one-case run.
 //!
 //! Flow of `fsbench run`: plan file or profile -> `Plan` (validated, no side effects) ->
 //! `Store::begin_run` -> `Campaign::run` (per sample: target, child `case-worker`, record) ->
@@ -54,15 +54,7 @@ fn main() {
     let outcome = match cli.command {
         cli::Command::Workload(command) => {
             let cli::WorkloadCommand { settings, options } = *command;
-            match settings {
-                fsbench_workload::WorkloadSettings::Matrix(settings) => {
-                    cmd::matrix::run(settings, options)
-                }
-                other => Err(exit::Failure::usage(anyhow::anyhow!(
-                    "fsbench {}: not yet a command; run it in a plan",
-                    other.kind()
-                ))),
-            }
+            cmd::workload::run(settings, options)
         }
         cli::Command::Run(args) => cmd::run::run(args),
         cli::Command::Runs(args) => cmd::runs::run(args),

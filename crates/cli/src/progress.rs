@@ -2,10 +2,11 @@
 //! warnings printed above it. Nothing is drawn when stderr is not a terminal.
 
 use crate::out::note;
-use fsbench_measure::units::{human_duration, size_label};
+use fsbench_measure::units::human_duration;
+use fsbench_model::ResultRecord;
 use fsbench_plan::{CampaignObserver, Case};
 use fsbench_store::Outcome;
-use fsbench_workload::matrix::{CellResult, MatrixObserver};
+use fsbench_workload::Sink;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -27,18 +28,26 @@ fn bar(total: usize, what: &str) -> ProgressBar {
 /// Runs shorter than this show no bar.
 const SHOW_AFTER: Duration = Duration::from_secs(2);
 
-pub struct MatrixProgress {
+/// A workload command's progress and its sink: keeps the results and warnings, draws a bar
+/// of results done once the run has taken a few seconds, and prints warnings above it.
+pub struct WorkloadProgress {
     started: Instant,
     bar: Option<ProgressBar>,
     enabled: bool,
+    pub records: Vec<ResultRecord>,
+    pub warnings: Vec<String>,
+    status: String,
 }
 
-impl MatrixProgress {
-    pub fn new(enabled: bool) -> MatrixProgress {
-        MatrixProgress {
+impl WorkloadProgress {
+    pub fn new(enabled: bool) -> WorkloadProgress {
+        WorkloadProgress {
             started: Instant::now(),
             bar: None,
             enabled: enabled && std::io::stderr().is_terminal(),
+            records: Vec::new(),
+            warnings: Vec::new(),
+            status: String::new(),
         }
     }
 
@@ -49,26 +58,27 @@ impl MatrixProgress {
     }
 }
 
-impl MatrixObserver for MatrixProgress {
-    fn result(&mut self, result: &CellResult, done: usize, total: usize) {
+impl Sink for WorkloadProgress {
+    fn record(&mut self, record: ResultRecord, done: usize, total: Option<usize>) {
+        self.records.push(record);
         if !self.enabled {
             return;
         }
         if self.bar.is_none() && self.started.elapsed() >= SHOW_AFTER {
-            self.bar = Some(bar(total, "results"));
+            self.bar = Some(bar(total.unwrap_or(done), "results"));
         }
         if let Some(bar) = &self.bar {
             bar.set_position(done as u64);
-            bar.set_message(format!(
-                "{} file {} record {}",
-                result.phase,
-                size_label(result.file_size_bytes),
-                size_label(result.record_size_bytes)
-            ));
+            bar.set_message(self.status.clone());
         }
     }
 
+    fn status(&mut self, line: &str) {
+        self.status = line.to_string();
+    }
+
     fn warning(&mut self, message: &str) {
+        self.warnings.push(message.to_string());
         match &self.bar {
             Some(bar) => bar.println(format!("warning: {message}")),
             None => note!("warning: {message}"),

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 const KIB: u64 = 1024;
 
-fn results(doc: &Value) -> &Vec<Value> {
-    doc["results"].as_array().expect("results array")
+fn results(doc: &Value) -> Vec<Value> {
+    flat_results(doc)
 }
 
 #[test]
@@ -43,8 +43,8 @@ fn yields_every_expected_cell_and_no_other() {
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let doc = read_json(&json);
-    assert_eq!(doc["schema"], "fsbench.matrix");
-    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["schema"], "fsbench.run");
+    assert_eq!(first_sample(&doc)["status"], "ok");
 
     let phases = [
         "write",
@@ -79,7 +79,7 @@ fn yields_every_expected_cell_and_no_other() {
         "a cell was measured twice"
     );
 
-    for r in results(&doc) {
+    for r in &results(&doc) {
         let (file, record) = (
             r["file_size_bytes"].as_u64().unwrap(),
             r["record_size_bytes"].as_u64().unwrap(),
@@ -89,13 +89,10 @@ fn yields_every_expected_cell_and_no_other() {
         // Every pass moves the whole file, one record per operation: reads count what they got.
         assert_eq!(r["ops"].as_u64().unwrap(), passes * file / record, "{r}");
         assert_eq!(r["bytes"].as_u64().unwrap(), passes * file, "{r}");
-        assert_eq!(
-            r["latency"]["count"].as_u64().unwrap(),
-            passes * file / record
-        );
+        assert_eq!(r["latency_count"].as_u64().unwrap(), passes * file / record);
         // Passes repeat until the minimum measured time.
-        assert!(r["elapsed_ns"].as_u64().unwrap() >= 2_000_000, "{r}");
-        assert!(r["ops_per_s"].as_f64().unwrap() > 0.0);
+        assert!(r["elapsed"].as_u64().unwrap() >= 2_000_000, "{r}");
+        assert!(r["ops_rate"].as_f64().unwrap() > 0.0);
         let cache = r["cache_state"].as_str().unwrap();
         if r["phase"] == "write" {
             assert_eq!(cache, "new-file");
@@ -140,14 +137,14 @@ fn small_cells_repeat_passes_instead_of_quantising() {
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let doc = read_json(&json);
-    for r in results(&doc) {
+    for r in &results(&doc) {
         // One 4 KiB read takes about a microsecond: 20 ms needs thousands of passes.
         assert!(r["passes"].as_u64().unwrap() > 100, "{r}");
-        let spread = &r["pass_ops_per_s"];
-        assert_eq!(spread["n"], r["passes"]);
-        assert!(spread["stddev"].as_f64().unwrap() >= 0.0);
+        // The spread of the per-pass rates is recorded with them.
+        assert!(r["pass_rate_stddev"].as_f64().unwrap() >= 0.0, "{r}");
+        assert!(r["pass_rate_cv"].as_f64().unwrap() >= 0.0, "{r}");
         // No rate is a round clock quantum like iozone's 1,000,000 ops/s.
-        assert_ne!(r["ops_per_s"].as_f64().unwrap() % 1_000_000.0, 0.0);
+        assert_ne!(r["ops_rate"].as_f64().unwrap() % 1_000_000.0, 0.0);
     }
 }
 
@@ -249,7 +246,9 @@ fn iozone_skip_reproduces_iozone_auto_mode_and_lists_what_it_skipped() {
         .map(|r| r["record_size_bytes"].as_u64().unwrap())
         .collect();
     assert_eq!(records, BTreeSet::from([64 * KIB, 128 * KIB]));
-    let skipped = doc["config"]["skipped"].as_array().unwrap();
+    let skipped = first_sample(&doc)["config"]["plan"]["skipped"]
+        .as_array()
+        .unwrap();
     assert_eq!(skipped.len(), 1);
     assert_eq!(skipped[0]["record_size_bytes"], 32 * KIB);
     assert!(skipped[0]["reason"].as_str().unwrap().contains("iozone"));
@@ -431,8 +430,11 @@ fn a_filesystem_that_fills_up_mid_run_ends_cleanly() {
         "the partial test file was removed"
     );
     let doc = read_json(&json);
-    assert_eq!(doc["status"], "failed");
-    assert!(doc["error"].as_str().unwrap().contains("No space left"));
+    assert_eq!(first_sample(&doc)["status"], "failed");
+    assert!(first_sample(&doc)["reason"]
+        .as_str()
+        .unwrap()
+        .contains("No space left"));
 }
 
 #[test]
@@ -480,7 +482,7 @@ fn ctrl_c_keeps_finished_results_and_removes_the_test_file() {
         entries(dir.path())
     );
     let doc = read_json(&json);
-    assert_eq!(doc["status"], "interrupted");
+    assert_eq!(first_sample(&doc)["status"], "interrupted");
     let n = results(&doc).len();
     assert!((4..12).contains(&n), "{n} results");
 }
@@ -535,10 +537,10 @@ fn records_larger_than_the_data_pool_are_measured() {
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let doc = read_json(&json);
-    assert_eq!(doc["status"], "complete");
+    assert_eq!(first_sample(&doc)["status"], "ok");
     // Cells: 2m/2m, 16m/2m, 16m/16m, 32m/2m, 32m/16m; 8 phases each.
     assert_eq!(results(&doc).len(), 5 * 8);
-    for r in results(&doc) {
+    for r in &results(&doc) {
         let record = r["record_size_bytes"].as_u64().unwrap();
         let file = r["file_size_bytes"].as_u64().unwrap();
         let passes = r["passes"].as_u64().unwrap();
@@ -569,8 +571,8 @@ fn the_full_default_matrix_runs_on_tmpfs() {
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let doc = read_json(&json);
-    assert_eq!(doc["status"], "complete");
-    assert_eq!(doc["config"]["scale"], 1.0);
+    assert_eq!(first_sample(&doc)["status"], "ok");
+    assert_eq!(first_sample(&doc)["config"]["context"]["scale"], 1.0);
     assert_eq!(results(&doc).len(), 117 * 18);
     let largest = results(&doc)
         .iter()

@@ -473,6 +473,15 @@ impl Plan {
         self.cases.iter().map(case_estimate_ns).sum::<u64>() * self.repetitions.min as u64
     }
 
+    /// What a case's workload is given besides its settings: the plan's scale, the case's cache
+    /// policy.
+    pub fn context(&self, case: &Case) -> Context {
+        Context {
+            scale: self.scale,
+            cache: case.config.cache,
+        }
+    }
+
     /// Samples the campaign takes at its minimum repetitions.
     pub fn sample_count(&self) -> usize {
         self.cases.len() * self.repetitions.min as usize

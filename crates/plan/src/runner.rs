@@ -9,7 +9,7 @@
 //! sample in progress is not stored, and `--resume` later runs exactly the missing ones.
 
 use crate::plan::{Case, Plan};
-use crate::workload::{Event, Job, JobOutput};
+use crate::workload::{sample_config, Event, Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_model::ResultRecord;
@@ -143,11 +143,8 @@ impl Campaign<'_> {
                 };
                 let output = &outcome.output;
                 // The workload's configuration as it ran, when it ran (its output came back).
-                let config =
-                    (outcome.status == Outcome::Ok || !output.results.is_empty()).then(|| {
-                        serde_json::json!({ "cache": case.config.cache, "workload": case.workload })
-                            .to_string()
-                    });
+                let config = (outcome.status == Outcome::Ok || !output.results.is_empty())
+                    .then(|| sample_config(&case.workload, &plan.context(case)));
                 let sample_id = self.store.record_sample(
                     case_ids[&case.key],
                     &NewSample {
@@ -282,10 +279,7 @@ fn sample<'s>(
     }
     let job = Job {
         workload: case.workload.clone(),
-        context: fsbench_workload::Context {
-            scale: plan.scale,
-            cache: case.config.cache,
-        },
+        context: plan.context(case),
     };
     let dir = target.mountpoint().to_path_buf();
     let mut outcome = run_child(worker, &job, &dir, plan.timeout_ns, stop, status)?;

@@ -4,7 +4,7 @@
 
 use fsbench_model::ResultRecord;
 use fsbench_store::Outcome;
-use fsbench_workload::workload::{Collect, Estimate, Execute};
+use fsbench_workload::workload::{Collect, Describe, Estimate, Execute};
 use fsbench_workload::{Context, End, Sink, StopFlag, WorkloadSettings};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -23,6 +23,17 @@ impl PlannedWorkload {
     pub fn estimate_ns(&self, ctx: &Context) -> u64 {
         self.settings.apply(Estimate(ctx))
     }
+}
+
+/// What is stored with a sample about how its workload ran: the context (scale, cache policy),
+/// the workload as named and set, and what its settings resolved to (the matrix's cells).
+pub fn sample_config(workload: &PlannedWorkload, ctx: &Context) -> String {
+    serde_json::json!({
+        "context": ctx,
+        "workload": workload,
+        "plan": workload.settings.apply(Describe(ctx)),
+    })
+    .to_string()
 }
 
 /// What the child is asked to do.

@@ -122,6 +122,109 @@ pub fn write_grids(
     Ok(())
 }
 
+/// One run's results as a table, for workloads without a grid: a row per result (labelled by
+/// the dimensions that vary), a column per figure in `shown` (empty: every figure that has a
+/// direction; facts such as counts are in the exports), each column in one readable unit.
+pub fn write_table(
+    out: &mut dyn Write,
+    records: &[ResultRecord],
+    shown: &[&str],
+) -> io::Result<()> {
+    let mut columns: Vec<(&str, fsbench_model::Unit, fsbench_model::Direction)> = Vec::new();
+    for m in records.iter().flat_map(|r| &r.measurements) {
+        let wanted = if shown.is_empty() {
+            m.direction != fsbench_model::Direction::None
+        } else {
+            shown.contains(&m.metric.as_ref())
+        };
+        if wanted && !columns.iter().any(|c| c.0 == m.metric) {
+            columns.push((&m.metric, m.unit, m.direction));
+        }
+    }
+    if !shown.is_empty() {
+        columns.sort_by_key(|c| shown.iter().position(|s| *s == c.0));
+    }
+    let all: Vec<&ResultRecord> = records.iter().collect();
+    let varying: Vec<Dim> = Dim::ALL
+        .into_iter()
+        .filter(|&d| values(&all, d, false).len() > 1)
+        .collect();
+    let labels: Vec<String> = records
+        .iter()
+        .map(|r| {
+            let label: Vec<String> = varying
+                .iter()
+                .filter_map(|d| d.get(&r.dims).map(|v| v.to_string()))
+                .collect();
+            if label.is_empty() {
+                "-".to_string()
+            } else {
+                label.join(" ")
+            }
+        })
+        .collect();
+    let label_width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1)
+        .max(6);
+    let mut cells: Vec<Vec<String>> = vec![Vec::new(); records.len()];
+    let mut headers = Vec::new();
+    for (metric, unit, direction) in &columns {
+        let typical = records
+            .iter()
+            .filter_map(|r| r.measurement(metric))
+            .map(|m| m.value.abs())
+            .fold(0.0, f64::max);
+        let (divisor, label) = unit.display(typical);
+        let arrow = match direction {
+            fsbench_model::Direction::Higher => "↑",
+            _ => "↓",
+        };
+        headers.push(if label.is_empty() {
+            format!("{metric} {arrow}")
+        } else {
+            format!("{metric} [{label}] {arrow}")
+        });
+        for (row, r) in records.iter().enumerate() {
+            cells[row].push(r.measurement(metric).map_or("-".into(), |m| {
+                let v = m.value / divisor;
+                if v.abs() >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            }));
+        }
+    }
+    let widths: Vec<usize> = headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            cells
+                .iter()
+                .map(|row| row[i].chars().count())
+                .chain([h.chars().count()])
+                .max()
+                .unwrap_or(1)
+        })
+        .collect();
+    write!(out, "{:<label_width$}", "")?;
+    for (h, w) in headers.iter().zip(&widths) {
+        write!(out, "  {h:>w$}")?;
+    }
+    writeln!(out)?;
+    for (label, row) in labels.iter().zip(&cells) {
+        write!(out, "{label:<label_width$}")?;
+        for (cell, w) in row.iter().zip(&widths) {
+            write!(out, "  {cell:>w$}")?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "(↑ higher is better, ↓ lower is better)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +272,52 @@ mod tests {
         assert!(
             block[4].contains("passes per cell: 1..1; cache: "),
             "{block:?}"
+        );
+    }
+
+    #[test]
+    fn a_table_has_a_row_per_result_and_a_column_per_figure() {
+        use fsbench_model::{Dims, Direction, MetricDef, Unit};
+        const RATE: MetricDef =
+            MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+        const P99: MetricDef = MetricDef::new("latency_p99", Unit::Nanos, Direction::Lower);
+        const OPS: MetricDef = MetricDef::new("ops", Unit::Count, Direction::None);
+        let record = |op: &str, rate: f64| ResultRecord {
+            dims: Dims {
+                operation: Some(op.into()),
+                threads: Some(2),
+                ..Dims::default()
+            },
+            measurements: vec![RATE.at(rate), P99.at(25_000.0), OPS.at(100.0)],
+            ..ResultRecord::default()
+        };
+        let mut out = Vec::new();
+        let records = [record("create", 51234.0), record("unlink", 9.5)];
+        write_table(&mut out, &records, &[]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].contains("ops_rate [ops/s] ↑") && lines[0].contains("latency_p99 [µs] ↓"),
+            "{text}"
+        );
+        assert!(
+            !lines[0].contains(" ops "),
+            "facts stay in the exports: {text}"
+        );
+        assert!(
+            lines[1].starts_with("create ")
+                && lines[1].contains("51234")
+                && lines[1].contains("25.00"),
+            "{text}"
+        );
+        assert!(lines[2].contains("9.50"), "{text}");
+        let mut out = Vec::new();
+        write_table(&mut out, &records, &["latency_p99", "ops_rate"]).unwrap();
+        let header = String::from_utf8(out).unwrap();
+        let header = header.lines().next().unwrap();
+        assert!(
+            header.find("latency_p99") < header.find("ops_rate"),
+            "{header}"
         );
     }
 }

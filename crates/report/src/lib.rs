@@ -7,23 +7,19 @@
 //!   results, summary tables, problems), what `fsbench run` and `fsbench export` render.
 //! - [`export`]: the [`Exporter`] trait, [`Json`] (`fsbench.run` v2) and [`Csv`] (v2).
 //! - [`terminal`]: the campaign summary ([`Terminal`]).
-//! - [`matrix`]: the throughput matrix's document ([`matrix::MatrixDocument`]), its versioned
-//!   JSON, tidy CSV and iozone-style terminal grid.
+//! - [`target`]: a prepared target in a few lines (device, mkfs, mount, scheduler, cache, fsck).
 //! - [`grid`]: one run's results as the grids its workload lays out (the matrix's iozone
 //!   blocks).
-//! - [`unit`]: the display units `fsbench matrix` offers, with their direction.
 
 pub mod export;
 pub mod grid;
-pub mod matrix;
 pub mod model;
+pub mod target;
 pub mod terminal;
-pub mod unit;
 
 pub use export::{Csv, Exporter, Json};
 pub use model::ReportModel;
 pub use terminal::Terminal;
-pub use unit::DisplayUnit;
 
 #[cfg(test)]
 mod tests;

@@ -303,6 +303,18 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
         self.plan(ctx).map(drop)
     }
 
+    fn table_columns() -> &'static [&'static str] {
+        &[
+            OPS_RATE.name,
+            THROUGHPUT.name,
+            ENTRIES_RATE.name,
+            LATENCY_MEAN.name,
+            LATENCY_P50.name,
+            LATENCY_P99.name,
+            LATENCY_MAX.name,
+        ]
+    }
+
     fn estimate_ns(&self, ctx: &Context) -> u64 {
         // About 20 µs per operation on a cached filesystem, more with fsync.
         let per_op = if self.fsync_file || self.fsync_dir {

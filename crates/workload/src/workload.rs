@@ -9,7 +9,7 @@ use fsbench_model::{CachePolicy, Dim, Direction, Outcome, ResultRecord};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What a case adds to a workload's settings: the run's scale and the cache policy the target
 /// was prepared with (`drop` asks first reads to start cold, `direct` asks for O_DIRECT).
@@ -66,6 +66,8 @@ pub struct End {
     pub outcome: Outcome,
     pub error: Option<WorkloadError>,
     pub seed: Option<u64>,
+    /// What the workload left in the directory on purpose (the matrix's `--keep`).
+    pub kept: Vec<PathBuf>,
 }
 
 impl End {
@@ -74,6 +76,7 @@ impl End {
             outcome: Outcome::Ok,
             error: None,
             seed,
+            kept: Vec::new(),
         }
     }
 
@@ -82,6 +85,7 @@ impl End {
             outcome: Outcome::Interrupted,
             error: None,
             seed,
+            kept: Vec::new(),
         }
     }
 
@@ -90,6 +94,7 @@ impl End {
             outcome: Outcome::Failed,
             error: Some(error),
             seed,
+            kept: Vec::new(),
         }
     }
 }
@@ -122,6 +127,18 @@ pub trait Workload:
     /// A rough duration, for `--dry-run` estimates.
     fn estimate_ns(&self, ctx: &Context) -> u64;
 
+    /// What the settings resolve to under `ctx` (the matrix: its cells, phases and skipped
+    /// cells), stored with each sample; None when there is nothing beyond the settings.
+    fn describe(&self, _ctx: &Context) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// Whether the run leaves files on purpose (then it cannot run on a filesystem fsbench
+    /// removes afterwards).
+    fn keeps_files(&self) -> bool {
+        false
+    }
+
     /// Checks the directory before anything is measured (exists, writable, room). Leaves
     /// nothing behind.
     fn preflight(&self, _ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
@@ -136,6 +153,12 @@ pub trait Workload:
     /// blocks); None prints the generic table.
     fn grid() -> Option<GridView> {
         None
+    }
+
+    /// The figures a one-run table shows on the terminal, in order (the exports have every
+    /// one); empty: every figure that has a direction.
+    fn table_columns() -> &'static [&'static str] {
+        &[]
     }
 }
 
@@ -292,6 +315,13 @@ macro_rules! workloads {
                 }
             }
 
+            /// The figures a one-run table shows on the terminal.
+            pub fn table_columns(&self) -> &'static [&'static str] {
+                match self {
+                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::table_columns()),+
+                }
+            }
+
             /// Every workload's default settings (for guard tests and docs).
             pub fn defaults() -> Vec<WorkloadSettings> {
                 vec![$(WorkloadSettings::$variant(<$settings>::default())),+]
@@ -316,6 +346,24 @@ impl Apply for Estimate<'_> {
     type Out = u64;
     fn apply<W: Workload>(self, settings: &W) -> u64 {
         settings.estimate_ns(self.0)
+    }
+}
+
+/// What any workload's settings resolve to.
+pub struct Describe<'a>(pub &'a Context);
+impl Apply for Describe<'_> {
+    type Out = Option<serde_json::Value>;
+    fn apply<W: Workload>(self, settings: &W) -> Self::Out {
+        settings.describe(self.0)
+    }
+}
+
+/// Whether any workload keeps files.
+pub struct KeepsFiles;
+impl Apply for KeepsFiles {
+    type Out = bool;
+    fn apply<W: Workload>(self, settings: &W) -> bool {
+        settings.keeps_files()
     }
 }
 

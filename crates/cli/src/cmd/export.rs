@@ -30,7 +30,7 @@ pub fn write_to(path: &Path, exporter: &dyn Exporter, model: &ReportModel) -> Re
 }
 
 pub fn run(args: ExportArgs) -> Result<i32, Failure> {
-    let store = Store::open_existing(&args.db.db).map_err(Failure::usage)?;
+    let store = Store::open_existing(&args.db.path()).map_err(Failure::usage)?;
     let model = ReportModel::load(&store, &[args.run]).map_err(|e| match e {
         StoreError::NoSuchRun(_) => Failure::usage(e),
         other => Failure::failed(other),

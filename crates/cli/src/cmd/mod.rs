@@ -3,7 +3,7 @@
 pub mod case_worker;
 pub mod cleanup;
 pub mod export;
-pub mod matrix;
 pub mod run;
 pub mod runs;
 pub mod targets;
+pub mod workload;

@@ -153,7 +153,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             "a campaign prepares filesystems on loop devices and needs root: run it as root (`fsbench run --dry-run` works without)"
         )));
     }
-    let mut store = Store::open(&args.db.db).map_err(Failure::usage)?;
+    let mut store = Store::open(&args.db.path()).map_err(Failure::usage)?;
     let plan = match checked {
         Some(plan) => plan,
         None => load_plan(&args, Some(&store))?,

@@ -7,7 +7,7 @@ use crate::out::say;
 use fsbench_store::Store;
 
 pub fn run(args: RunsArgs) -> Result<i32, Failure> {
-    let store = match Store::open_existing(&args.db.db) {
+    let store = match Store::open_existing(&args.db.path()) {
         Ok(store) => store,
         Err(fsbench_store::StoreError::Missing(path)) => {
             say!(
@@ -22,7 +22,7 @@ pub fn run(args: RunsArgs) -> Result<i32, Failure> {
     if runs.is_empty() {
         say!(
             "no runs in {}; start one with `fsbench run`",
-            args.db.db.display()
+            args.db.path().display()
         )?;
         return Ok(exit::OK);
     }

@@ -7,8 +7,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The fsbench binary built for these tests.
+/// The binary, storing one-case runs in the tests' own database (never the host's default).
 pub fn fsbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fsbench"));
+    command.env(
+        "FSBENCH_DB",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/fsbench-tests.db"),
+    );
+    command
 }
 
 pub fn stderr(output: &Output) -> String {
@@ -94,6 +100,51 @@ pub fn run_cases(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
     assert_eq!(doc["schema"], "fsbench.run");
     assert_eq!(doc["schema_version"], 2);
     doc["runs"][0]["cases"].as_array().expect("runs[0].cases")
+}
+
+/// The results of an export's first sample as flat objects, as a reader of one run sees them:
+/// its dimensions, its attributes, every measurement by its metric, and `latency_count` (the
+/// operations in its latency histogram).
+pub fn flat_results(doc: &serde_json::Value) -> Vec<serde_json::Value> {
+    let sample = first_sample(doc);
+    sample["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            let mut flat = serde_json::Map::new();
+            for (key, value) in r.as_object().unwrap() {
+                match key.as_str() {
+                    "measurements" => {
+                        for m in value.as_array().unwrap() {
+                            // Whole values (counts, bytes, ns) read back as integers.
+                            let v = m["value"].as_f64().unwrap();
+                            let v = if v.fract() == 0.0 && (0.0..9e15).contains(&v) {
+                                serde_json::Value::from(v as u64)
+                            } else {
+                                m["value"].clone()
+                            };
+                            flat.insert(m["metric"].as_str().unwrap().into(), v);
+                        }
+                    }
+                    "attributes" => flat.extend(value.as_object().unwrap().clone()),
+                    "latency_bins" => {
+                        let count: u64 = value
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|b| b[1].as_u64().unwrap())
+                            .sum();
+                        flat.insert("latency_count".into(), count.into());
+                    }
+                    _ => {
+                        flat.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            serde_json::Value::Object(flat)
+        })
+        .collect()
 }
 
 /// The first sample of the first case of an export's one run.

@@ -64,11 +64,31 @@ cells are not quantised by the clock. Data written is incompressible unless --da
             return End::failed(e, Some(plan.seed));
         }
         let outcome = run(&plan, dir, stop, &mut ToSink(sink));
+        let kept = plan.settings.keep && outcome.status == fsbench_model::Outcome::Ok;
         End {
             outcome: outcome.status,
             error: outcome.failure,
             seed: Some(plan.seed),
+            kept: if kept {
+                vec![outcome.test_file]
+            } else {
+                Vec::new()
+            },
         }
+    }
+
+    fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
+        let mut plan = serde_json::to_value(self.plan(ctx).ok()?).ok()?;
+        // The seed of the run is stored on its own; this one was drawn only to describe.
+        if let Some(map) = plan.as_object_mut() {
+            map.remove("seed");
+            map.remove("settings");
+        }
+        Some(plan)
+    }
+
+    fn keeps_files(&self) -> bool {
+        self.keep
     }
 
     fn grid() -> Option<GridView> {

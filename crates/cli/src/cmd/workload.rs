@@ -1,0 +1,485 @@
+//! Every workload command (`fsbench matrix`, `fsbench metadata`, `fsbench sleep`, ...) is a
+//! one-case run: settings -> check -> the filesystem (prepared with --fs, or the directory's
+//! own) -> preflight -> the workload, in this process -> the target finished (fsck) -> one
+//! stored sample -> the report model -> terminal (the workload's grid, or its table), JSON and
+//! CSV, exactly what `fsbench export RUN` writes.
+//!
+//! Mistakes found before anything runs (a bad flag, a missing directory, a refused device) store
+//! nothing and exit 2. A configuration the host cannot run is stored as `unsupported` (exit 3).
+
+use crate::cli::RunOptions;
+use crate::exit::{self, Failure};
+use crate::out::note;
+use crate::progress::WorkloadProgress;
+use crate::target::{spec_from as target_spec_from, stop_on_signals};
+use anyhow::{anyhow, Context};
+use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
+use fsbench_measure::host::{mount_of, HostInfo};
+use fsbench_measure::units::human_duration;
+use fsbench_model::{CaseAxis, Outcome, RunState};
+use fsbench_plan::plan::{Case, CaseConfig};
+use fsbench_plan::workload::{sample_config, PlannedWorkload};
+use fsbench_report::grid;
+use fsbench_report::target::write_target;
+use fsbench_report::{Csv, Exporter, Json, ReportModel};
+use fsbench_store::{NewRun, NewSample, Store};
+use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
+use fsbench_workload::workload::{Check, Execute, KeepsFiles, Preflight};
+use fsbench_workload::{Context as WorkloadContext, WorkloadError, WorkloadSettings};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A workload error on the command line: a setting is named by its flag (`--file-sizes`).
+pub fn usage_error(error: WorkloadError) -> Failure {
+    let message = error.naming(|field| format!("--{}", field.replace('_', "-")));
+    Failure::usage(anyhow!(message))
+}
+
+/// "1 result", "12 results".
+fn results(n: usize) -> String {
+    if n == 1 {
+        "1 result".into()
+    } else {
+        format!("{n} results")
+    }
+}
+
+/// True when an export path means standard output.
+fn is_stdout(path: Option<&Path>) -> bool {
+    path == Some(Path::new("-"))
+}
+
+/// Opens an export file before the run, so a bad path fails in a second, not after an hour;
+/// `-` is standard output.
+fn create_export(path: &Path, flag: &str) -> Result<File, Failure> {
+    if is_stdout(Some(path)) {
+        use std::os::fd::AsFd;
+        return std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(File::from)
+            .map_err(|e| Failure::usage(anyhow!("{flag} -: cannot use standard output ({e})")));
+    }
+    File::create(path).map_err(|e| {
+        Failure::usage(anyhow!(
+            "{flag} {}: cannot create the file ({e}); pass a writable path",
+            path.display()
+        ))
+    })
+}
+
+fn export(
+    file: File,
+    path: &Path,
+    exporter: &dyn Exporter,
+    model: &ReportModel,
+) -> Result<(), Failure> {
+    let mut out = BufWriter::new(file);
+    match exporter.write(model, &mut out).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && is_stdout(Some(path)) => Ok(()),
+        other => other
+            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(Failure::failed),
+    }
+}
+
+/// The case of a one-case run: the configuration as the campaign's cases name theirs, so it
+/// reports, exports and compares alike. A directory's filesystem is what its mount says, its
+/// option sets `existing`.
+fn case_of(
+    settings: &WorkloadSettings,
+    args: &RunOptions,
+    cache: CachePolicy,
+    dir: Option<&Path>,
+) -> Case {
+    let set = |options: &Option<String>| match options.as_deref() {
+        None | Some("") => ("default".to_string(), String::new()),
+        Some(options) => ("given".to_string(), options.to_string()),
+    };
+    let config = match (&args.target.fs, dir) {
+        (Some(fs), _) => {
+            let (mkfs_set, mkfs_options) = set(&args.target.mkfs_options);
+            let (mount_set, mount_options) = set(&args.target.mount_options);
+            CaseConfig {
+                filesystem: fsbench_testbed::fs::by_name(fs)
+                    .map_or(fs.clone(), |f| f.name().to_string()),
+                mkfs_set,
+                mkfs_options,
+                mount_set,
+                mount_options,
+                scheduler: args.target.scheduler.clone(),
+                cache,
+            }
+        }
+        (None, dir) => {
+            let mount = dir.and_then(mount_of);
+            CaseConfig {
+                filesystem: mount
+                    .as_ref()
+                    .map_or("unknown".into(), |m| m.fs_type.clone()),
+                mkfs_set: "existing".into(),
+                mkfs_options: String::new(),
+                mount_set: "existing".into(),
+                mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
+                scheduler: None,
+                cache,
+            }
+        }
+    };
+    let mut case = Case {
+        key: String::new(),
+        position: 0,
+        config,
+        workload: PlannedWorkload {
+            name: settings.kind().to_string(),
+            settings: settings.clone(),
+        },
+    };
+    case.key = CaseAxis::ALL.map(|axis| case.value(axis)).join(".");
+    case
+}
+
+/// What a one-case run stores as its plan text: the command, for provenance (it is not a plan
+/// to resume: the command is run again instead).
+pub const ONE_CASE_MARK: &str = "# one-case run:";
+
+fn plan_text(kind: &str, case: &Case, dir: &Path, scale: f64) -> String {
+    format!(
+        "{ONE_CASE_MARK} fsbench {kind}\n# case {}\n# directory {}\n# scale {scale}\n# workload {}\n",
+        case.key,
+        dir.display(),
+        serde_json::to_string(&case.workload).unwrap_or_default()
+    )
+}
+
+pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure> {
+    let kind = settings.kind();
+    let view = settings.grid();
+    let unit = match (&view, args.unit.as_deref()) {
+        (Some(view), key) => {
+            Some(*grid::unit(view, key).map_err(|e| Failure::usage(anyhow!("--unit: {e}")))?)
+        }
+        (None, Some(_)) => {
+            return Err(Failure::usage(anyhow!(
+                "--unit: the {kind} workload prints a table, not a grid; drop --unit"
+            )))
+        }
+        (None, None) => None,
+    };
+    if settings.apply(KeepsFiles) && args.target.fs.is_some() {
+        return Err(Failure::usage(anyhow!(
+            "--keep: the filesystem of --fs is removed after the run; use --dir to keep the file"
+        )));
+    }
+    if !(args.scale > 0.0 && args.scale <= 1.0) {
+        return Err(Failure::usage(anyhow!(
+            "--scale must be above 0 and at most 1 (got {})",
+            args.scale
+        )));
+    }
+    let target_spec = target_spec_from(&args.target)?;
+    let cache = target_spec.as_ref().map_or(CachePolicy::Warm, |t| t.cache);
+    let ctx = WorkloadContext {
+        scale: args.scale,
+        cache,
+    };
+    settings.apply(Check(&ctx)).map_err(usage_error)?;
+    let json = args
+        .json
+        .as_deref()
+        .map(|p| create_export(p, "--json"))
+        .transpose()?;
+    let csv = args
+        .csv
+        .as_deref()
+        .map(|p| create_export(p, "--csv"))
+        .transpose()?;
+    // The store opens before anything runs, so a bad --db fails in a second; --no-store keeps
+    // the run in a database that is removed at the end.
+    let scratch_db = if args.no_store {
+        Some(tempfile::tempdir().context("cannot create a temporary directory for --no-store")?)
+    } else {
+        None
+    };
+    let db_path = match &scratch_db {
+        Some(dir) => dir.path().join("results.db"),
+        None => args.db.path(),
+    };
+    let mut store = Store::open(&db_path).map_err(Failure::usage)?;
+    let stop = stop_on_signals();
+
+    // The filesystem under test: prepared by fsbench (--fs), or the directory's own.
+    let system = RealSystem;
+    let mut not_run: Option<TargetError> = None;
+    let mut target = match target_spec {
+        Some(spec) => match Target::prepare(&system, spec, &|| stop.is_requested()) {
+            Ok(target) => Some(target),
+            Err(TargetError::Interrupted) => {
+                note!("fsbench {kind}: interrupted while preparing the target; everything made was undone");
+                return Ok(exit::INTERRUPTED);
+            }
+            Err(error) if error.outcome().is_none() => return Err(error.into()),
+            Err(error) => {
+                not_run = Some(error);
+                None
+            }
+        },
+        None => None,
+    };
+    if let Some(target) = target.as_mut() {
+        if let Err(error) = target.apply_cache_policy() {
+            not_run = Some(error);
+        }
+    }
+
+    // The directory: the target's mount point, the user's, or a temporary one removed afterwards.
+    let temporary = match (&args.dir, &target, &not_run) {
+        (None, None, None) => Some(
+            tempfile::Builder::new()
+                .prefix(&format!("fsbench-{kind}-"))
+                .tempdir()
+                .context("cannot create a temporary directory; pass --dir")?,
+        ),
+        _ => None,
+    };
+    let dir: PathBuf = match (&args.dir, &target, &temporary) {
+        (Some(dir), _, _) => dir.clone(),
+        (None, Some(target), _) => target.mountpoint().to_path_buf(),
+        (None, None, Some(tmp)) => tmp.path().to_path_buf(),
+        (None, None, None) => args.target.work.work_dir.clone(),
+    };
+    if not_run.is_none() {
+        settings.apply(Preflight(&ctx, &dir)).map_err(usage_error)?;
+    }
+
+    // From here on, what happens is stored.
+    let case = case_of(
+        &settings,
+        &args,
+        cache,
+        (args.target.fs.is_none()).then_some(dir.as_path()),
+    );
+    let host = serde_json::to_string(&HostInfo::probe()).context("cannot encode the host")?;
+    let started_at = rfc3339_utc(unix_time_s());
+    let run_id = store
+        .begin_run(&NewRun {
+            started_at: &started_at,
+            plan_name: kind,
+            plan_text: &plan_text(kind, &case, &dir, args.scale),
+            fsbench_version: env!("CARGO_PKG_VERSION"),
+            host_json: &host,
+            planned_samples: 1,
+        })
+        .map_err(Failure::failed)?;
+    let case_id = store
+        .add_case(
+            run_id,
+            &case.key,
+            0,
+            &serde_json::to_string(&case.config).context("cannot encode the case")?,
+            &serde_json::to_string(&case.workload).context("cannot encode the workload")?,
+        )
+        .map_err(Failure::failed)?;
+
+    // Read now: a prepared target's mount is gone when the results are shown.
+    let mount = mount_of(&dir)
+        .map(|m| format!(" ({} {}, {})", m.fs_type, m.source, m.mount_options))
+        .unwrap_or_default();
+    let started = now_ns();
+    let mut progress = WorkloadProgress::new(!args.quiet);
+    let (outcome, mut reason, seed, kept, info) = match not_run {
+        Some(error) => {
+            let outcome = error.outcome().unwrap_or(Outcome::Failed);
+            // The status says "unsupported" already: the reason is the rest.
+            let reason = match &error {
+                TargetError::Unsupported(reason) => reason.clone(),
+                other => other.to_string(),
+            };
+            let info = target.map(Target::finish);
+            (outcome, Some(reason), None, Vec::new(), info)
+        }
+        None => {
+            let end = settings.apply(Execute {
+                ctx: &ctx,
+                dir: &dir,
+                stop: &stop,
+                sink: &mut progress,
+            });
+            progress.finish();
+            // Before teardown: is the disk under the image full (then that is why)?
+            let host_full = target.as_ref().and_then(Target::host_full_hint);
+            let info: Option<TargetInfo> = target.map(Target::finish);
+            let reason = end.error.map(|e| {
+                let said = e.naming(|field| format!("--{}", field.replace('_', "-")));
+                match &host_full {
+                    Some(hint) => format!("{hint} (the workload saw: {said})"),
+                    None => said,
+                }
+            });
+            (end.outcome, reason, end.seed, end.kept, info)
+        }
+    };
+    let mut outcome = outcome;
+    if let Some(fsck) = info
+        .as_ref()
+        .and_then(|t| t.fsck.as_ref())
+        .filter(|f| !f.clean)
+    {
+        if outcome == Outcome::Ok {
+            outcome = Outcome::Failed;
+            reason = Some(format!(
+                "the filesystem check after the run found problems: `{}` exited {:?}: {}; the results are stored, but the filesystem was damaged",
+                fsck.command,
+                fsck.exit_status,
+                fsck.output_tail.replace('\n', " / ")
+            ));
+        }
+    }
+    let target_json = info
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .context("cannot encode the target")?;
+    let ran = outcome == Outcome::Ok || !progress.records.is_empty();
+    let config = ran.then(|| sample_config(&case.workload, &ctx));
+    store
+        .record_sample(
+            case_id,
+            &NewSample {
+                repetition: 1,
+                status: outcome,
+                reason: reason.as_deref(),
+                started_at: &started_at,
+                elapsed_ns: now_ns() - started,
+                target_json: target_json.as_deref(),
+                results: &progress.records,
+                seed,
+                warnings: &progress.warnings,
+                config_json: config.as_deref(),
+            },
+        )
+        .map_err(Failure::failed)?;
+    let state = match outcome {
+        Outcome::Interrupted => RunState::Interrupted,
+        _ => RunState::Complete,
+    };
+    store
+        .finish_run(run_id, state, Some(&rfc3339_utc(unix_time_s())))
+        .map_err(Failure::failed)?;
+    let model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
+    if let (Some(file), Some(path)) = (json, args.json.as_deref()) {
+        export(file, path, &Json, &model)?;
+    }
+    if let (Some(file), Some(path)) = (csv, args.csv.as_deref()) {
+        export(file, path, &Csv, &model)?;
+    }
+    let elapsed = now_ns() - started;
+    // The terminal comes after the exports: a closed pipe (`| head`) must not cost the results.
+    // An export on standard output takes its place.
+    let exports_on_stdout = is_stdout(args.json.as_deref()) || is_stdout(args.csv.as_deref());
+    if !args.quiet && !exports_on_stdout && !progress.records.is_empty() {
+        let mut stdout = std::io::stdout().lock();
+        let written = write_terminal(
+            &mut stdout,
+            &settings,
+            &format!("{}{mount}", dir.display()),
+            info.as_ref(),
+            &progress.records,
+            view.zip(unit),
+            args.scale,
+            elapsed,
+            !args.no_spread,
+        )
+        .and_then(|_| stdout.flush());
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            other => other.context("cannot write to standard output")?,
+        }
+    }
+    for path in &kept {
+        note!("kept the last test file: {}", path.display());
+        if let Some(tmp) = temporary {
+            let _ = tmp.keep();
+            break;
+        }
+    }
+    for line in info.iter().flat_map(|t| t.teardown.iter()) {
+        if line.starts_with("error") {
+            note!("warning: teardown: {line}; run `fsbench cleanup`");
+        }
+    }
+    let stored = if args.no_store {
+        String::new()
+    } else {
+        format!(
+            "; stored as run {run_id} in {} (`fsbench export {run_id}`)",
+            db_path.display()
+        )
+    };
+    let summary = format!(
+        "{} in {} (wall clock){stored}",
+        results(progress.records.len()),
+        human_duration(elapsed)
+    );
+    let reason = reason.unwrap_or_default();
+    match outcome {
+        Outcome::Ok => {
+            if !args.quiet {
+                note!("fsbench {kind}: {summary}");
+            }
+            Ok(exit::OK)
+        }
+        Outcome::Interrupted => {
+            note!("fsbench {kind}: interrupted; {summary}; files it made were removed");
+            Ok(exit::INTERRUPTED)
+        }
+        Outcome::Unsupported => Err(Failure {
+            code: exit::UNSUPPORTED,
+            error: anyhow!("{reason}{stored}"),
+            silent: false,
+        }),
+        _ => Err(Failure::failed(anyhow!(
+            "{kind} stopped after {summary}: {reason}; files it made were removed"
+        ))),
+    }
+}
+
+/// The terminal view of a one-case run: where it ran, at what scale, the target, then the
+/// workload's grid or its table.
+#[allow(clippy::too_many_arguments)]
+fn write_terminal(
+    out: &mut dyn Write,
+    settings: &WorkloadSettings,
+    place: &str,
+    target: Option<&TargetInfo>,
+    records: &[fsbench_model::ResultRecord],
+    grid_view: Option<(
+        fsbench_workload::workload::GridView,
+        fsbench_workload::workload::GridUnit,
+    )>,
+    scale: f64,
+    elapsed_ns: u64,
+    spread: bool,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "fsbench {} on {place}: {} in {}",
+        settings.kind(),
+        results(records.len()),
+        human_duration(elapsed_ns)
+    )?;
+    if scale < 1.0 {
+        writeln!(
+            out,
+            "Scale {scale}: sizes, counts and minimum times were shrunk (--scale or FSBENCH_SCALE); compare only with runs of the same scale."
+        )?;
+    }
+    if let Some(target) = target {
+        write_target(out, target)?;
+    }
+    match grid_view {
+        Some((view, unit)) => grid::write_grids(out, &view, &unit, records, spread),
+        None => grid::write_table(out, records, settings.table_columns()),
+    }
+}

@@ -1,0 +1,205 @@
+//! Every workload command is a one-case run: stored like a campaign's sample, listed by
+//! `fsbench runs`, exported alike; and every workload runs from a plan as well.
+//!
+//! - pipeline: `--json` is what `fsbench export RUN --json` writes; `--no-store` stores nothing
+//! - the workloads of the registry from the command line (matrix, metadata, sleep)
+//! - metadata: what it reports it did, from the command line and from a campaign
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// The run id a one-case command names on stderr ("stored as run 7 in ...").
+fn stored_run(output: &std::process::Output) -> i64 {
+    let err = stderr(output);
+    let at = err.find("stored as run ").expect(&err) + "stored as run ".len();
+    err[at..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{err}"))
+}
+
+#[test]
+fn a_matrix_on_a_directory_is_stored_listed_and_exported_like_a_campaign() {
+    let s = Scratch::new();
+    let dir = tempfile::tempdir().unwrap();
+    let json = s.path().join("m.json");
+    let output = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "0,1",
+            "--file-sizes",
+            "64k",
+            "--record-sizes",
+            "16k,64k",
+        ])
+        .args(["--min-time", "0", "--db"])
+        .arg(s.db())
+        .arg("--json")
+        .arg(&json)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = stored_run(&output);
+    assert!(s.runs().contains("matrix"), "{}", s.runs());
+    let exported = s.export(run);
+    assert_eq!(read_json(&json), exported, "--json is the run's export");
+    let case = &run_cases(&exported)[0];
+    assert_eq!(case["axes"]["mkfs_set"], "existing");
+    let results = flat_results(&exported);
+    assert_eq!(results.len(), 2 * 2 * 2, "2 cells x 4 phases... of 2 tests");
+    assert!(results.iter().all(|r| r["record_size_bytes"].is_u64()));
+    // The record size is a column: one stored row per result with it.
+    let conn = rusqlite::Connection::open(s.db()).unwrap();
+    let records: Vec<i64> = conn
+        .prepare("SELECT DISTINCT record_size_bytes FROM results ORDER BY 1")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(records, [16 << 10, 64 << 10]);
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn no_store_leaves_no_database_and_still_exports() {
+    let s = Scratch::new();
+    let dir = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args([
+            "sleep",
+            "--duration",
+            "20ms",
+            "--no-store",
+            "--json",
+            "-",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .env("FSBENCH_DB", s.db())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "ok");
+    assert_eq!(sample["results"][0]["measurements"][0]["metric"], "slept");
+    assert!(!s.db().exists(), "--no-store stored");
+    assert!(
+        !stderr(&output).contains("stored as run"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn the_metadata_loops_run_from_the_command_line_and_report_what_they_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Scratch::new();
+    let output = fsbench()
+        .args([
+            "metadata", "-n", "40", "-t", "2", "--dirs", "4", "--json", "-", "--db",
+        ])
+        .arg(s.db())
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let results = flat_results(&doc);
+    let ops: Vec<&str> = results
+        .iter()
+        .map(|r| r["operation"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "mkdir", "create", "append", "read", "write", "stat", "rename", "readdir", "unlink",
+            "rmdir"
+        ]
+    );
+    for r in &results {
+        assert_eq!(r["threads"], 2);
+        assert_eq!(r["latency_count"], r["ops"], "{r}");
+        if r["operation"] != "readdir" {
+            assert_eq!(r["ops"], 80, "{r}");
+        }
+    }
+    assert!(entries(dir.path()).is_empty(), "left behind");
+    // Bad settings are refused in flag terms, before anything runs.
+    let bad = fsbench()
+        .args(["metadata", "--ops", "mkdir,chmod", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("unknown operation 'chmod'"),
+        "{}",
+        stderr(&bad)
+    );
+    let bad = fsbench()
+        .args(["metadata", "--count", "0", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(stderr(&bad).trim(), "error: --count: must be at least 1");
+}
+
+#[test]
+fn the_metadata_loops_run_in_a_campaign_on_a_prepared_filesystem() {
+    if !root_or_skip("the_metadata_loops_run_in_a_campaign_on_a_prepared_filesystem") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "meta"
+repetitions = 2
+[device]
+image = "64m"
+[[filesystems]]
+name = "ext4"
+[[workloads]]
+kind = "metadata"
+name = "small"
+count = 100
+threads = 2
+ops = ["create", "stat", "unlink"]
+fsync_dir = true
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let doc = s.export(1);
+    let case = &run_cases(&doc)[0];
+    assert_eq!(case["key"], "ext4.default.default.default.warm.small");
+    for sample in case["samples"].as_array().unwrap() {
+        assert_eq!(sample["status"], "ok");
+        let ops: Vec<&str> = sample["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["operation"].as_str().unwrap())
+            .collect();
+        assert_eq!(ops, ["create", "stat", "unlink"]);
+    }
+    // The summary table has a row per operation, in ops/s.
+    let table = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["metric"] == "ops_rate")
+        .expect("an ops_rate table");
+    assert_eq!(table["rows"].as_array().unwrap().len(), 3, "{table}");
+}

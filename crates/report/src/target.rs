@@ -1,0 +1,98 @@
+//! A prepared target in a few lines for the terminal: what it is, what it took, and the
+//! integrity verdict (the full read-back is in the stored sample and the exports).
+
+use fsbench_measure::units::{human_bytes, human_duration};
+use fsbench_testbed::TargetInfo;
+use std::io::{self, Write};
+
+/// The prepared target in a few lines: what it is, what it took, and the integrity verdict.
+pub fn write_target(out: &mut dyn Write, t: &TargetInfo) -> io::Result<()> {
+    let device = match (&t.device.path, &t.device.image) {
+        (Some(dev), Some(_)) => format!(
+            "{} on {} ({} sparse image, {} backing I/O)",
+            t.filesystem,
+            dev.display(),
+            human_bytes(t.device.size_bytes),
+            if t.device.loop_direct_io == Some(true) {
+                "direct"
+            } else {
+                "buffered"
+            }
+        ),
+        (Some(dev), None) => format!(
+            "{} on {} ({})",
+            t.filesystem,
+            dev.display(),
+            human_bytes(t.device.size_bytes)
+        ),
+        _ => format!(
+            "{} in memory ({})",
+            t.filesystem,
+            human_bytes(t.device.size_bytes)
+        ),
+    };
+    writeln!(out, "Target: {device}")?;
+    if let Some(mkfs) = &t.mkfs {
+        writeln!(
+            out,
+            "  made: `{}` in {}",
+            mkfs.command,
+            human_duration(mkfs.elapsed_ns)
+        )?;
+    }
+    if let Some(m) = &t.mount {
+        writeln!(
+            out,
+            "  mounted: {} ({}) in {}",
+            m.mount_options,
+            m.super_options,
+            human_duration(m.elapsed_ns)
+        )?;
+        for (asked, got) in &m.changed {
+            writeln!(
+                out,
+                "  mount option changed by the kernel: {asked} -> {got}"
+            )?;
+        }
+        if !m.not_shown.is_empty() {
+            writeln!(
+                out,
+                "  mount options the kernel does not show: {}",
+                m.not_shown.join(",")
+            )?;
+        }
+    }
+    if let Some(s) = &t.scheduler {
+        let note = s
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let backing = s
+            .backing_disk
+            .as_deref()
+            .map(|b| format!(", backing disk: {b}"))
+            .unwrap_or_default();
+        writeln!(out, "  scheduler: {}{note}{backing}", s.in_force)?;
+    }
+    if let Some(c) = &t.cache {
+        let note = c
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        writeln!(out, "  cache: {} -> {}{note}", c.policy, c.state)?;
+    }
+    match &t.fsck {
+        Some(f) => writeln!(
+            out,
+            "  fsck: {} (`{}`, exit {}, {})",
+            if f.clean { "clean" } else { "PROBLEMS FOUND" },
+            f.command,
+            f.exit_status.map_or("none".to_string(), |s| s.to_string()),
+            human_duration(f.elapsed_ns)
+        )?,
+        None => writeln!(out, "  fsck: not run")?,
+    }
+    Ok(())
+}
