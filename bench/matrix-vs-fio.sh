@@ -54,18 +54,30 @@ mount "$LOOP" "$WORK/ext4"
 RESULTS="$OUT/raw-$(date -u +%Y%m%dT%H%M%SZ).tsv"
 printf 'fs\tcomparison\tpair\tfsbench_kib_s\tother_kib_s\n' > "$RESULTS"
 
-# fsbench JSON -> KiB/s of one phase.
+# fsbench JSON -> KiB/s of one phase: fsbench.run v2 (a one-case run), or the fsbench.matrix
+# document of a BASELINE older than it.
 phase_kib() {
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(r["bytes_per_s"]/1024 for r in d["results"] if r["phase"]==sys.argv[2]))' "$1" "$2"
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+if "results" in d:
+    print(next(r["bytes_per_s"] / 1024 for r in d["results"] if r["phase"] == sys.argv[2]))
+else:
+    results = d["runs"][0]["cases"][0]["samples"][0]["results"]
+    print(next(m["value"] / 1024 for r in results if r.get("phase") == sys.argv[2]
+               for m in r["measurements"] if m["metric"] == "throughput"))
+' "$1" "$2"
 }
 # fio JSON -> KiB/s of the job's direction.
 fio_kib() {
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j[sys.argv[2]]["bw_bytes"]/1024)' "$1" "$2"
 }
-run_fsbench() { # dir test record: leaves its test file, named in $OUT/fsbench.json
-  "${BIN:-$FSBENCH}" matrix --dir "$1" -i "$2" --file-sizes 1g --record-sizes "$3" --keep \
-    --min-time "${SECONDS_PER_JOB}s" --quiet --json "$OUT/fsbench.json" 2>/dev/null >/dev/null
-  FILE=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept_file"])' "$OUT/fsbench.json")
+run_fsbench() { # dir test record: leaves its test file, named on stderr (older: in the JSON)
+  FSBENCH_DB="$OUT/bench.db" "${BIN:-$FSBENCH}" matrix --dir "$1" -i "$2" --file-sizes 1g \
+    --record-sizes "$3" --keep --min-time "${SECONDS_PER_JOB}s" --quiet \
+    --json "$OUT/fsbench.json" 2>"$OUT/fsbench.err" >/dev/null
+  FILE=$(sed -n 's/^kept the last test file: //p' "$OUT/fsbench.err")
+  [ -n "$FILE" ] || FILE=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept_file"])' "$OUT/fsbench.json")
 }
 run_fio() { # file bs rw
   fio --name=job --filename="$1" --size=1g --bs="$2" --rw="$3" --ioengine=psync \

@@ -25,10 +25,11 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// README.md and every page in docs/, in a stable order.
+/// README.md and every page in docs/ and docs/workloads/, in a stable order.
 fn documents() -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
-        .unwrap()
+    let mut docs: Vec<PathBuf> = ["docs", "docs/workloads"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(repo().join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
@@ -138,4 +139,27 @@ fn no_command_escapes_the_doc_tests() {
         escaped.join("\n")
     );
     assert!(tested >= 10, "only {tested} documented commands found");
+}
+
+/// Every workload of the registry has its page, docs/workloads/<kind>.md, and the page names
+/// every setting as its plan key and as its flag.
+#[test]
+fn every_workload_setting_is_documented() {
+    let mut missing = Vec::new();
+    for settings in fsbench_workload::WorkloadSettings::defaults() {
+        let kind = settings.kind();
+        let page = repo().join(format!("docs/workloads/{kind}.md"));
+        let Ok(text) = std::fs::read_to_string(&page) else {
+            missing.push(format!("{}: no page", page.display()));
+            continue;
+        };
+        let json = serde_json::to_value(&settings).unwrap();
+        for key in json.as_object().unwrap().keys().filter(|k| *k != "kind") {
+            let flag = format!("--{}", key.replace('_', "-"));
+            if !text.contains(&format!("`{key}`")) || !text.contains(&flag) {
+                missing.push(format!("{kind}: `{key}` / {flag}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "undocumented settings: {missing:?}");
 }

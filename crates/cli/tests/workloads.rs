@@ -66,6 +66,14 @@ fn a_matrix_on_a_directory_is_stored_listed_and_exported_like_a_campaign() {
         .collect();
     assert_eq!(records, [16 << 10, 64 << 10]);
     assert!(entries(dir.path()).is_empty());
+    // It is not a campaign: --resume says what to do instead.
+    let resume = s.run(&["--resume", &run.to_string()]);
+    assert_eq!(resume.status.code(), Some(2), "{}", stderr(&resume));
+    assert!(
+        stderr(&resume).contains("one-case run of `fsbench matrix`"),
+        "{}",
+        stderr(&resume)
+    );
 }
 
 #[test]

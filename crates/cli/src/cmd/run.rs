@@ -22,6 +22,15 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
     let mut plan = if let Some(run_id) = args.resume {
         let store = store.expect("a store is open when resuming");
         let run = store.run(run_id).map_err(Failure::usage)?;
+        if run
+            .plan_text
+            .starts_with(crate::cmd::workload::ONE_CASE_MARK)
+        {
+            return Err(Failure::usage(anyhow!(
+                "run {run_id} is a one-case run of `fsbench {}`, not a campaign: run the command again instead of --resume",
+                run.plan_name
+            )));
+        }
         Plan::parse(&run.plan_text, &format!("(plan of run {run_id})")).map_err(Failure::usage)?
     } else if let Some(path) = &args.plan {
         let text = std::fs::read_to_string(path).map_err(|e| {
