@@ -60,7 +60,9 @@ impl Workload for SleepSettings {
                     total.as_secs_f64()
                 ));
             }
-            std::thread::sleep(Duration::from_millis(10).min(total));
+            // Never past the end: the overshoot is then one wake-up, not part of a 10 ms step.
+            let left = total.saturating_sub(started.elapsed());
+            std::thread::sleep(Duration::from_millis(10).min(left));
         }
         let record = ResultRecord {
             measurements: vec![SLEPT.at(started.elapsed().as_nanos() as f64)],
