@@ -7,7 +7,7 @@
 //! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads.
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
-//!   [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
+//!   [`figures`] (the figures several workloads report), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
 //!   stream with glibc's semantics), [`cache`] (evicting a file from the page cache and
 //!   checking it), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
 //!   [`error`] (errors that say what to change).
@@ -20,6 +20,7 @@ pub mod cache;
 pub mod control;
 pub mod data;
 pub mod error;
+pub mod figures;
 pub mod fileio;
 pub mod matrix;
 pub mod metadata;

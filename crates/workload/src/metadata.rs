@@ -190,26 +190,17 @@ impl Default for MetadataSettings {
     }
 }
 
-/// Operations per second over all threads, from the first thread's start to the last one's end.
-pub const OPS_RATE: MetricDef =
-    MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
-pub const LATENCY_MEAN: MetricDef = MetricDef::new("latency_mean", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P50: MetricDef = MetricDef::new("latency_p50", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P90: MetricDef = MetricDef::new("latency_p90", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P99: MetricDef = MetricDef::new("latency_p99", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P99_9: MetricDef = MetricDef::new("latency_p99_9", Unit::Nanos, Direction::Lower);
-pub const LATENCY_MAX: MetricDef = MetricDef::new("latency_max", Unit::Nanos, Direction::Lower);
-/// Bytes read or written per second (read, write, append).
-pub const THROUGHPUT: MetricDef =
-    MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher);
+use crate::figures::{
+    BYTES, CPU_SYS, CPU_USER, ELAPSED, LATENCY_MAX, LATENCY_MEAN, LATENCY_P50, LATENCY_P99, OPS,
+    THROUGHPUT,
+};
+
+/// Operations per second over all threads, from the first thread's start to the last one's
+/// end: the main figure.
+pub const OPS_RATE: MetricDef = crate::figures::OPS_RATE.main();
 /// Directory entries returned per second (readdir).
 pub const ENTRIES_RATE: MetricDef =
     MetricDef::new("entries_rate", Unit::OpsPerSec, Direction::Higher);
-pub const OPS: MetricDef = MetricDef::new("ops", Unit::Count, Direction::None);
-pub const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
-pub const ELAPSED: MetricDef = MetricDef::new("elapsed", Unit::Nanos, Direction::None);
-pub const CPU_USER: MetricDef = MetricDef::new("cpu_user", Unit::Nanos, Direction::None);
-pub const CPU_SYS: MetricDef = MetricDef::new("cpu_sys", Unit::Nanos, Direction::None);
 
 /// Operations per timed pass: the stop flag is looked at between passes.
 const PASS: u64 = 1024;
@@ -262,12 +253,7 @@ impl MetadataSettings {
                 "at most 64m: the workload is about metadata, not streaming (see `fsbench matrix`)",
             ));
         }
-        if !(ctx.scale > 0.0 && ctx.scale <= 1.0) {
-            return Err(WorkloadError::invalid(
-                "scale",
-                format!("must be above 0 and at most 1 (got {})", ctx.scale),
-            ));
-        }
+        ctx.check()?;
         let mut ops = if self.ops.is_empty() {
             MetaOp::ALL.to_vec()
         } else {
@@ -855,20 +841,14 @@ fn record(
         entries += w.entries;
     }
     let seconds = wall_ns as f64 / 1e9;
-    let l = histogram.summary();
-    let mut measurements = vec![
-        OPS_RATE.at(ops as f64 / seconds),
-        LATENCY_MEAN.at(l.mean_ns),
-        LATENCY_P50.at(l.p50_ns as f64),
-        LATENCY_P90.at(l.p90_ns as f64),
-        LATENCY_P99.at(l.p99_ns as f64),
-        LATENCY_P99_9.at(l.p99_9_ns as f64),
-        LATENCY_MAX.at(l.max_ns as f64),
+    let mut measurements = vec![OPS_RATE.at(ops as f64 / seconds)];
+    measurements.extend(crate::figures::latency(&histogram.summary()));
+    measurements.extend([
         OPS.at(ops as f64),
         ELAPSED.at(wall_ns as f64),
         CPU_USER.at(cpu.user_ns as f64),
         CPU_SYS.at(cpu.sys_ns as f64),
-    ];
+    ]);
     if matches!(op, MetaOp::Read | MetaOp::Write | MetaOp::Append) {
         measurements.push(THROUGHPUT.at(bytes as f64 / seconds));
         measurements.push(BYTES.at(bytes as f64));

@@ -20,6 +20,20 @@ pub struct Context {
     pub cache: CachePolicy,
 }
 
+impl Context {
+    /// A scale is above 0 and at most 1.
+    pub fn check(&self) -> Result<(), WorkloadError> {
+        if self.scale > 0.0 && self.scale <= 1.0 {
+            Ok(())
+        } else {
+            Err(WorkloadError::invalid(
+                "scale",
+                format!("must be above 0 and at most 1 (got {})", self.scale),
+            ))
+        }
+    }
+}
+
 impl Default for Context {
     fn default() -> Context {
         Context {

@@ -172,18 +172,13 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
             "--keep: the filesystem of --fs is removed after the run; use --dir to keep the file"
         )));
     }
-    if !(args.scale > 0.0 && args.scale <= 1.0) {
-        return Err(Failure::usage(anyhow!(
-            "--scale must be above 0 and at most 1 (got {})",
-            args.scale
-        )));
-    }
     let target_spec = target_spec_from(&args.target)?;
     let cache = target_spec.as_ref().map_or(CachePolicy::Warm, |t| t.cache);
     let ctx = WorkloadContext {
         scale: args.scale,
         cache,
     };
+    ctx.check().map_err(usage_error)?;
     settings.apply(Check(&ctx)).map_err(usage_error)?;
     let json = args
         .json

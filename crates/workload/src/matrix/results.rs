@@ -5,27 +5,16 @@ use super::run::CellResult;
 use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
 use serde_json::json;
 
+pub use crate::figures::{
+    BYTES, CPU_SYS, CPU_USER, ELAPSED, LATENCY_MAX, LATENCY_MEAN, LATENCY_MIN, LATENCY_P50,
+    LATENCY_P90, LATENCY_P99, LATENCY_P99_9, OPS, OPS_RATE,
+};
+
 /// Bytes per second over the measured time of every pass: the matrix's main figure.
-pub const THROUGHPUT: MetricDef =
-    MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher).main();
-/// Operations per second.
-pub const OPS_RATE: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher);
-pub const LATENCY_MIN: MetricDef = MetricDef::new("latency_min", Unit::Nanos, Direction::Lower);
-pub const LATENCY_MEAN: MetricDef = MetricDef::new("latency_mean", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P50: MetricDef = MetricDef::new("latency_p50", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P90: MetricDef = MetricDef::new("latency_p90", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P99: MetricDef = MetricDef::new("latency_p99", Unit::Nanos, Direction::Lower);
-pub const LATENCY_P99_9: MetricDef = MetricDef::new("latency_p99_9", Unit::Nanos, Direction::Lower);
-pub const LATENCY_MAX: MetricDef = MetricDef::new("latency_max", Unit::Nanos, Direction::Lower);
-/// Facts about how the figures were measured (no direction).
+pub const THROUGHPUT: MetricDef = crate::figures::THROUGHPUT.main();
 pub const PASSES: MetricDef = MetricDef::new("passes", Unit::Count, Direction::None);
-pub const OPS: MetricDef = MetricDef::new("ops", Unit::Count, Direction::None);
-pub const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
-pub const ELAPSED: MetricDef = MetricDef::new("elapsed", Unit::Nanos, Direction::None);
 /// Part of `elapsed` spent finishing (fsync, close, flushing a stdio buffer).
 pub const FINISH: MetricDef = MetricDef::new("finish", Unit::Nanos, Direction::None);
-pub const CPU_USER: MetricDef = MetricDef::new("cpu_user", Unit::Nanos, Direction::None);
-pub const CPU_SYS: MetricDef = MetricDef::new("cpu_sys", Unit::Nanos, Direction::None);
 /// Spread of the per-pass operation rates.
 pub const PASS_RATE_STDDEV: MetricDef =
     MetricDef::new("pass_rate_stddev", Unit::OpsPerSec, Direction::None);
@@ -38,17 +27,9 @@ impl CellResult {
     /// The result as the store and every report read it.
     pub fn record(&self) -> ResultRecord {
         let s = &self.summary;
-        let l = &s.latency;
-        let mut measurements = vec![
-            THROUGHPUT.at(s.bytes_per_s),
-            OPS_RATE.at(s.ops_per_s),
-            LATENCY_MIN.at(l.min_ns as f64),
-            LATENCY_MEAN.at(l.mean_ns),
-            LATENCY_P50.at(l.p50_ns as f64),
-            LATENCY_P90.at(l.p90_ns as f64),
-            LATENCY_P99.at(l.p99_ns as f64),
-            LATENCY_P99_9.at(l.p99_9_ns as f64),
-            LATENCY_MAX.at(l.max_ns as f64),
+        let mut measurements = vec![THROUGHPUT.at(s.bytes_per_s), OPS_RATE.at(s.ops_per_s)];
+        measurements.extend(crate::figures::latency(&s.latency));
+        measurements.extend([
             PASSES.at(s.passes as f64),
             OPS.at(s.ops as f64),
             BYTES.at(s.bytes as f64),
@@ -58,7 +39,7 @@ impl CellResult {
             CPU_SYS.at(s.cpu.sys_ns as f64),
             PASS_RATE_STDDEV.at(s.pass_ops_per_s.stddev),
             PASS_RATE_CV.at(s.pass_ops_per_s.cv),
-        ];
+        ]);
         if let Some(resident) = self.resident_before_percent {
             measurements.push(RESIDENT_BEFORE.at(resident));
         }

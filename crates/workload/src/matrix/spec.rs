@@ -281,13 +281,8 @@ impl MatrixSettings {
                 ),
             ));
         }
+        ctx.check()?;
         let scale = ctx.scale;
-        if !(scale > 0.0 && scale <= 1.0) {
-            return Err(WorkloadError::invalid(
-                "scale",
-                format!("must be above 0 and at most 1 (got {scale})"),
-            ));
-        }
         let smallest_record = record_sizes.first().copied().unwrap_or(0);
         let mut file_sizes: Vec<u64> = file_sizes
             .into_iter()
