@@ -211,3 +211,81 @@ fsync_dir = true
         .expect("an ops_rate table");
     assert_eq!(table["rows"].as_array().unwrap().len(), 3, "{table}");
 }
+
+#[test]
+fn seed_002s_mix_runs_shortened_from_a_plan_and_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args([
+            "mix",
+            "--threads",
+            "3",
+            "--duration",
+            "200ms",
+            "--num-files",
+            "30",
+        ])
+        .args(["--stat-weight", "1", "--no-store", "--json", "-", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let results = flat_results(&doc);
+    let labels: Vec<&str> = results
+        .iter()
+        .map(|r| r["operation"].as_str().unwrap_or("(all)"))
+        .collect();
+    assert_eq!(
+        labels,
+        ["fileset", "(all)", "create", "write", "readall", "stat"]
+    );
+    assert_eq!(results[0]["ops"], 30, "the fileset");
+    assert!(results[1]["tps"].as_f64().unwrap() > 0.0);
+    assert!(entries(dir.path()).is_empty(), "left behind");
+    if !root_or_skip("seed_002s_mix_runs_shortened_from_a_plan") {
+        return;
+    }
+    // Seed 002's profile as written but for its length and fileset (1,800 s and 5,000 files
+    // would fill a test image): 0.3 s on 256 files.
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "ffsb-002"
+repetitions = 1
+[device]
+image = "1g"
+[[filesystems]]
+name = "ext4"
+mkfs_options = { i256 = "-I 256" }
+mount_options = { writeback = "data=writeback" }
+[[workloads]]
+kind = "mix"
+threads = 128
+duration = "300ms"
+num_files = 256
+num_dirs = 1000
+min_filesize = "4k"
+max_filesize = "512k"
+write_size = "4k"
+write_blocksize = "4k"
+read_blocksize = "4k"
+create_weight = 1
+write_weight = 1
+readall_weight = 2
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let doc = s.export(1);
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "ok", "{sample}");
+    let overall = flat_results(&doc)
+        .into_iter()
+        .find(|r| r.get("operation").is_none())
+        .unwrap();
+    assert_eq!(overall["threads"], 128);
+    assert!(overall["tps"].as_f64().unwrap() > 0.0, "{overall}");
+    assert!(sample["target"]["fsck"]["clean"].as_bool().unwrap());
+}

@@ -5,6 +5,7 @@
 //! Brief overview:
 //! - [`matrix`]: the iozone-style throughput matrix (file size x record size x test).
 //! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads.
+//! - [`mix`]: a weighted small-file mix with FFSB's semantics (a fileset, then threads).
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`figures`] (the figures several workloads report), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
@@ -24,6 +25,7 @@ pub mod figures;
 pub mod fileio;
 pub mod matrix;
 pub mod metadata;
+pub mod mix;
 pub mod rng;
 pub mod sleep;
 pub mod stdio;
@@ -36,6 +38,7 @@ pub use workload::{Apply, Context, End, Sink, Workload};
 workload::workloads! {
     Matrix(matrix::MatrixSettings),
     Metadata(metadata::MetadataSettings),
+    Mix(mix::MixSettings),
     Sleep(sleep::SleepSettings),
 }
 
@@ -72,6 +75,6 @@ mod tests {
                 assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));
             }
         }
-        assert_eq!(KINDS, ["matrix", "metadata", "sleep"]);
+        assert_eq!(KINDS, ["matrix", "metadata", "mix", "sleep"]);
     }
 }

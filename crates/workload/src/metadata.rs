@@ -7,7 +7,7 @@
 //! is the system calls of the operation and nothing else (`openat`+`close` for create, ...).
 
 use crate::data::{DataKind, DataSource};
-use crate::fileio::{raw, AlignedBuf};
+use crate::fileio::{at, raw, AlignedBuf};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::now_ns;
@@ -334,110 +334,6 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
     }
 }
 
-/// `openat`-style calls through syscall(2), as the matrix issues them (no glibc wrappers).
-mod sys {
-    use std::ffi::CStr;
-    use std::io;
-    use std::os::fd::RawFd;
-
-    fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
-        if ret < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(ret)
-        }
-    }
-
-    #[inline]
-    pub fn openat(
-        dir: RawFd,
-        name: &CStr,
-        flags: libc::c_int,
-        mode: libc::mode_t,
-    ) -> io::Result<RawFd> {
-        // SAFETY: name is NUL-terminated; the kernel reads it only.
-        check(unsafe {
-            libc::syscall(
-                libc::SYS_openat,
-                dir,
-                name.as_ptr(),
-                flags | libc::O_CLOEXEC,
-                mode,
-            )
-        })
-        .map(|fd| fd as RawFd)
-    }
-
-    #[inline]
-    pub fn close(fd: RawFd) -> io::Result<()> {
-        // SAFETY: fd was opened by this module and is closed once.
-        check(unsafe { libc::syscall(libc::SYS_close, fd) }).map(drop)
-    }
-
-    #[inline]
-    pub fn fsync(fd: RawFd) -> io::Result<()> {
-        // SAFETY: plain descriptor argument.
-        check(unsafe { libc::syscall(libc::SYS_fsync, fd) }).map(drop)
-    }
-
-    #[inline]
-    pub fn mkdirat(dir: RawFd, name: &CStr) -> io::Result<()> {
-        // SAFETY: name is NUL-terminated.
-        check(unsafe { libc::syscall(libc::SYS_mkdirat, dir, name.as_ptr(), 0o755) }).map(drop)
-    }
-
-    #[inline]
-    pub fn unlinkat(dir: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-        // SAFETY: name is NUL-terminated.
-        check(unsafe { libc::syscall(libc::SYS_unlinkat, dir, name.as_ptr(), flags) }).map(drop)
-    }
-
-    #[inline]
-    pub fn renameat(dir: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
-        // SAFETY: both names are NUL-terminated.
-        check(unsafe { libc::syscall(libc::SYS_renameat, dir, from.as_ptr(), dir, to.as_ptr()) })
-            .map(drop)
-    }
-
-    #[inline]
-    pub fn fstatat(dir: RawFd, name: &CStr, stat: &mut libc::stat) -> io::Result<()> {
-        // SAFETY: name is NUL-terminated; stat is a valid, writable struct stat.
-        check(unsafe {
-            libc::syscall(
-                libc::SYS_newfstatat,
-                dir,
-                name.as_ptr(),
-                stat as *mut libc::stat,
-                0,
-            )
-        })
-        .map(drop)
-    }
-
-    /// Bytes of directory entries read into `buf`; 0 at the end of the directory.
-    #[inline]
-    pub fn getdents64(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-        // SAFETY: buf is valid and writable for buf.len() bytes.
-        check(unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) })
-            .map(|n| n as usize)
-    }
-
-    /// Entries in a getdents64 buffer of `len` bytes.
-    pub fn count_entries(buf: &[u8], len: usize) -> u64 {
-        let (mut at, mut entries) = (0usize, 0u64);
-        // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
-        while at + 18 < len {
-            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-            if reclen == 0 {
-                break;
-            }
-            entries += 1;
-            at += reclen;
-        }
-        entries
-    }
-}
-
 /// One thread's files and buffers, all made before anything is timed.
 struct Worker {
     /// Where this thread's directories go (mkdir, rmdir).
@@ -465,7 +361,7 @@ struct Worker {
 fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     let name = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let fd = sys::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    let fd = at::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
     // SAFETY: fd was just opened and is owned here alone.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
@@ -547,7 +443,7 @@ impl Worker {
 
     fn sync_dir(&self, dir: RawFd) -> io::Result<()> {
         if self.fsync_dir {
-            sys::fsync(dir)
+            at::fsync(dir)
         } else {
             Ok(())
         }
@@ -555,11 +451,11 @@ impl Worker {
 
     fn finish_file(&self, fd: RawFd) -> io::Result<()> {
         let synced = if self.fsync_file {
-            sys::fsync(fd)
+            at::fsync(fd)
         } else {
             Ok(())
         };
-        let closed = sys::close(fd);
+        let closed = at::close(fd);
         synced.and(closed)
     }
 
@@ -570,26 +466,26 @@ impl Worker {
         match op {
             MetaOp::Mkdir => {
                 let base = self.base.as_raw_fd();
-                sys::mkdirat(base, &self.subdirs[i as usize])?;
+                at::mkdirat(base, &self.subdirs[i as usize])?;
                 self.sync_dir(base)?;
                 Ok(0)
             }
             MetaOp::Create => {
                 let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
-                let fd = sys::openat(dir, &self.files[i as usize], flags, 0o644)?;
+                let fd = at::openat(dir, &self.files[i as usize], flags, 0o644)?;
                 self.finish_file(fd)?;
                 self.sync_dir(dir)?;
                 Ok(0)
             }
             MetaOp::Append => {
-                let fd = sys::openat(dir, self.name(i), libc::O_WRONLY | libc::O_APPEND, 0)?;
+                let fd = at::openat(dir, self.name(i), libc::O_WRONLY | libc::O_APPEND, 0)?;
                 let written = raw::write_all(fd, &self.append_data);
                 let finished = self.finish_file(fd);
                 written.and(finished)?;
                 Ok(self.append_data.len() as u64)
             }
             MetaOp::Read => {
-                let fd = sys::openat(dir, self.name(i), libc::O_RDONLY, 0)?;
+                let fd = at::openat(dir, self.name(i), libc::O_RDONLY, 0)?;
                 let mut total = 0u64;
                 let read = loop {
                     match raw::read_some(fd, self.read_buf.as_mut_slice()) {
@@ -598,12 +494,12 @@ impl Worker {
                         Err(e) => break Err(e),
                     }
                 };
-                let closed = sys::close(fd);
+                let closed = at::close(fd);
                 read.and(closed)?;
                 Ok(total)
             }
             MetaOp::Write => {
-                let fd = sys::openat(dir, self.name(i), libc::O_WRONLY | libc::O_TRUNC, 0)?;
+                let fd = at::openat(dir, self.name(i), libc::O_WRONLY | libc::O_TRUNC, 0)?;
                 let mut written = Ok(());
                 for block in self.write_data.chunks(self.block) {
                     written = raw::write_all(fd, block);
@@ -621,37 +517,37 @@ impl Worker {
                 } else {
                     &self.files[i as usize]
                 };
-                sys::fstatat(dir, name, &mut self.stat)?;
+                at::fstatat(dir, name, &mut self.stat)?;
                 Ok(0)
             }
             MetaOp::Rename => {
-                sys::renameat(dir, &self.files[i as usize], &self.renamed[i as usize])?;
+                at::renameat(dir, &self.files[i as usize], &self.renamed[i as usize])?;
                 self.sync_dir(dir)?;
                 Ok(0)
             }
             MetaOp::Readdir => {
-                let fd = sys::openat(dir, c".", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+                let fd = at::openat(dir, c".", libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
                 let mut entries = 0u64;
                 let listed = loop {
-                    match sys::getdents64(fd, self.read_buf.as_mut_slice()) {
+                    match at::getdents64(fd, self.read_buf.as_mut_slice()) {
                         Ok(0) => break Ok(()),
-                        Ok(n) => entries += sys::count_entries(self.read_buf.as_slice(), n),
+                        Ok(n) => entries += at::count_entries(self.read_buf.as_slice(), n),
                         Err(e) => break Err(e),
                     }
                 };
-                let closed = sys::close(fd);
+                let closed = at::close(fd);
                 listed.and(closed)?;
                 self.entries += entries;
                 Ok(0)
             }
             MetaOp::Unlink => {
-                sys::unlinkat(dir, self.name(i), 0)?;
+                at::unlinkat(dir, self.name(i), 0)?;
                 self.sync_dir(dir)?;
                 Ok(0)
             }
             MetaOp::Rmdir => {
                 let base = self.base.as_raw_fd();
-                sys::unlinkat(base, &self.subdirs[i as usize], libc::AT_REMOVEDIR)?;
+                at::unlinkat(base, &self.subdirs[i as usize], libc::AT_REMOVEDIR)?;
                 self.sync_dir(base)?;
                 Ok(0)
             }
@@ -672,7 +568,7 @@ impl Worker {
         }
         if op == MetaOp::Rmdir && !self.subdirs_exist {
             for i in 0..self.subdirs.len() as u64 {
-                sys::mkdirat(self.base.as_raw_fd(), &self.subdirs[i as usize])?;
+                at::mkdirat(self.base.as_raw_fd(), &self.subdirs[i as usize])?;
             }
             self.subdirs_exist = true;
         }

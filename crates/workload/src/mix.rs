@@ -1,0 +1,1153 @@
+//! A weighted small-file mix with FFSB's semantics and parameter names (seed 002): a fileset of
+//! `num_files` files in `num_dirs` directories is created first (timed and reported on its own),
+//! then `threads` threads pick operations by weight — create, write, append, read, readall,
+//! delete, stat, metaop — for `duration`. Reported as FFSB reports it: transactions per second
+//! (one transaction per read or write call, one per delete, stat or metaop), MB/s read and
+//! written, CPU utilisation of all cores; and per operation, with latency percentiles.
+//!
+//! FFSB keeps one file list under locks; here each thread owns an equal share of the fileset
+//! (and the files it creates), so the harness takes no lock. Names, buffers and descriptors of
+//! the directories are made before the timed loop.
+
+use crate::data::{DataKind, DataSource};
+use crate::figures::{
+    BYTES, CPU_SYS, CPU_USER, ELAPSED, LATENCY_MAX, LATENCY_MEAN, LATENCY_P50, LATENCY_P99, OPS,
+    OPS_RATE,
+};
+use crate::fileio::{at, raw, AlignedBuf};
+use crate::rng::Rng;
+use crate::workload::{Context, End, Sink, Workload};
+use crate::{StopFlag, WorkloadError};
+use fsbench_measure::clock::Clock;
+use fsbench_measure::histogram::Histogram;
+use fsbench_measure::units::{Size, TimeSpan};
+use fsbench_measure::CpuTimes;
+use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
+use serde::{Deserialize, Serialize};
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::sync::Barrier;
+
+/// Transactions per second as FFSB counts them: the main figure.
+pub const TPS: MetricDef = MetricDef::new("tps", Unit::OpsPerSec, Direction::Higher).main();
+pub const READ_THROUGHPUT: MetricDef =
+    MetricDef::new("read_throughput", Unit::BytesPerSec, Direction::Higher);
+pub const WRITE_THROUGHPUT: MetricDef =
+    MetricDef::new("write_throughput", Unit::BytesPerSec, Direction::Higher);
+/// CPU time of the whole process over the timed run, % of all cores (as FFSB printed it).
+pub const CPU_USER_PERCENT: MetricDef =
+    MetricDef::new("cpu_user_percent", Unit::Percent, Direction::None);
+pub const CPU_SYS_PERCENT: MetricDef =
+    MetricDef::new("cpu_sys_percent", Unit::Percent, Direction::None);
+pub const TRANSACTIONS: MetricDef = MetricDef::new("transactions", Unit::Count, Direction::None);
+
+/// The operations a thread chooses from, by weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Create,
+    Write,
+    Append,
+    Read,
+    Readall,
+    Delete,
+    Stat,
+    Metaop,
+}
+
+const OPS_ALL: [Op; 8] = [
+    Op::Create,
+    Op::Write,
+    Op::Append,
+    Op::Read,
+    Op::Readall,
+    Op::Delete,
+    Op::Stat,
+    Op::Metaop,
+];
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Create => "create",
+            Op::Write => "write",
+            Op::Append => "append",
+            Op::Read => "read",
+            Op::Readall => "readall",
+            Op::Delete => "delete",
+            Op::Stat => "stat",
+            Op::Metaop => "metaop",
+        }
+    }
+}
+
+/// A weighted small-file mix (FFSB): a fileset, then threads choosing operations by weight.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MixSettings {
+    /// Threads choosing operations (FFSB num_threads).
+    #[arg(long, short = 't', value_name = "N", default_value_t = MixSettings::default().threads)]
+    pub threads: u64,
+
+    /// How long the threads run (FFSB time); scaled by --scale.
+    #[arg(long, value_name = "DURATION", default_value_t = MixSettings::default().duration)]
+    pub duration: TimeSpan,
+
+    /// Files created before the run (FFSB num_files); scaled by --scale.
+    #[arg(long, value_name = "N", default_value_t = MixSettings::default().num_files)]
+    pub num_files: u64,
+
+    /// Directories the files are spread over (FFSB num_dirs).
+    #[arg(long, value_name = "N", default_value_t = MixSettings::default().num_dirs)]
+    pub num_dirs: u64,
+
+    /// Smallest file size (FFSB min_filesize).
+    #[arg(long, value_name = "SIZE", default_value_t = MixSettings::default().min_filesize)]
+    pub min_filesize: Size,
+
+    /// Largest file size (FFSB max_filesize); sizes are uniform in between unless
+    /// --size-weights is given.
+    #[arg(long, value_name = "SIZE", default_value_t = MixSettings::default().max_filesize)]
+    pub max_filesize: Size,
+
+    /// File sizes by weight instead of uniform, SIZE:WEIGHT comma-separated (FFSB size_weight):
+    /// 4k:1,64k:2.
+    #[arg(long, value_name = "SIZE:WEIGHT", value_delimiter = ',')]
+    pub size_weights: Vec<String>,
+
+    /// Weight of create: a new file of a file size, written in write_blocksize writes.
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().create_weight)]
+    pub create_weight: u32,
+    /// Weight of write: write_size bytes at a random offset of a file.
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().write_weight)]
+    pub write_weight: u32,
+    /// Weight of append: write_size bytes at the end of a file.
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().append_weight)]
+    pub append_weight: u32,
+    /// Weight of read: read_size bytes at a random offset of a file.
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().read_weight)]
+    pub read_weight: u32,
+    /// Weight of readall: a whole file, in read_blocksize reads.
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().readall_weight)]
+    pub readall_weight: u32,
+    /// Weight of delete: unlink of a file.
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().delete_weight)]
+    pub delete_weight: u32,
+    /// Weight of stat: stat of a file.
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().stat_weight)]
+    pub stat_weight: u32,
+    /// Weight of metaop: two mkdir, one rmdir and one rename of directories (FFSB metaop).
+    #[arg(long, value_name = "W", default_value_t = MixSettings::default().metaop_weight)]
+    pub metaop_weight: u32,
+
+    /// Bytes a write or an append writes (FFSB write_size).
+    #[arg(long, value_name = "SIZE", default_value_t = MixSettings::default().write_size)]
+    pub write_size: Size,
+    /// Size of each write call (FFSB write_blocksize).
+    #[arg(long, value_name = "SIZE", default_value_t = MixSettings::default().write_blocksize)]
+    pub write_blocksize: Size,
+    /// Bytes a read reads (FFSB read_size).
+    #[arg(long, value_name = "SIZE", default_value_t = MixSettings::default().read_size)]
+    pub read_size: Size,
+    /// Size of each read call (FFSB read_blocksize).
+    #[arg(long, value_name = "SIZE", default_value_t = MixSettings::default().read_blocksize)]
+    pub read_blocksize: Size,
+    /// A read reads read_blocksize pieces at random offsets instead of read_size in sequence
+    /// (FFSB read_random).
+    #[arg(long)]
+    pub read_random: bool,
+    /// A write writes write_blocksize pieces at random offsets instead of write_size in
+    /// sequence (FFSB write_random).
+    #[arg(long)]
+    pub write_random: bool,
+    /// fsync after create, write and append, inside the timing (FFSB fsync_file).
+    #[arg(long)]
+    pub fsync_file: bool,
+    /// O_DIRECT for every read and write (FFSB directio); sizes are then whole 4 KiB blocks.
+    #[arg(long)]
+    pub directio: bool,
+    /// Data written: random (incompressible), zero, or compressible:PERCENT.
+    #[arg(long, value_name = "KIND", default_value_t = MixSettings::default().data)]
+    pub data: DataKind,
+    /// Seed of sizes, choices, offsets and data (default: a fresh one per run; stored).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+impl Default for MixSettings {
+    /// Seed 002's operation mix (create 1, write 1, readall 2; 4 KiB writes and reads) on a
+    /// smaller fileset and for a shorter time than its 1,800 s.
+    fn default() -> MixSettings {
+        MixSettings {
+            threads: 4,
+            duration: TimeSpan::from_ns(10_000_000_000),
+            num_files: 1000,
+            num_dirs: 100,
+            min_filesize: Size(4 << 10),
+            max_filesize: Size(64 << 10),
+            size_weights: Vec::new(),
+            create_weight: 1,
+            write_weight: 1,
+            append_weight: 0,
+            read_weight: 0,
+            readall_weight: 2,
+            delete_weight: 0,
+            stat_weight: 0,
+            metaop_weight: 0,
+            write_size: Size(4 << 10),
+            write_blocksize: Size(4 << 10),
+            read_size: Size(4 << 10),
+            read_blocksize: Size(4 << 10),
+            read_random: false,
+            write_random: false,
+            fsync_file: false,
+            directio: false,
+            data: DataKind::Random,
+            seed: None,
+        }
+    }
+}
+
+/// The validated mix: scaled counts and time, the weights in operation order, the sizes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MixPlan {
+    pub num_files: u64,
+    pub duration_ns: u64,
+    pub weights: Vec<(String, u32)>,
+    pub size_weights: Vec<(u64, u32)>,
+    pub seed: u64,
+}
+
+const BLOCK: u64 = 4096;
+
+impl MixSettings {
+    fn weights(&self) -> [u32; 8] {
+        [
+            self.create_weight,
+            self.write_weight,
+            self.append_weight,
+            self.read_weight,
+            self.readall_weight,
+            self.delete_weight,
+            self.stat_weight,
+            self.metaop_weight,
+        ]
+    }
+
+    /// Validates the settings under `ctx`. No side effects.
+    pub fn plan(&self, ctx: &Context) -> Result<MixPlan, WorkloadError> {
+        ctx.check()?;
+        let positive = |field: &'static str, value: u64| {
+            if value == 0 {
+                Err(WorkloadError::invalid(field, "must be at least 1"))
+            } else {
+                Ok(())
+            }
+        };
+        positive("threads", self.threads)?;
+        positive("num_files", self.num_files)?;
+        positive("num_dirs", self.num_dirs)?;
+        positive("write_blocksize", self.write_blocksize.0)?;
+        positive("read_blocksize", self.read_blocksize.0)?;
+        positive("min_filesize", self.min_filesize.0)?;
+        if self.threads > 4096 {
+            return Err(WorkloadError::invalid("threads", "at most 4096"));
+        }
+        if self.duration.ns == 0 {
+            return Err(WorkloadError::invalid("duration", "must be longer than 0"));
+        }
+        if self.min_filesize > self.max_filesize {
+            return Err(WorkloadError::invalid(
+                "max_filesize",
+                format!(
+                    "{} is below min_filesize ({})",
+                    self.max_filesize, self.min_filesize
+                ),
+            ));
+        }
+        if self.max_filesize.0 > 1 << 30 {
+            return Err(WorkloadError::invalid("max_filesize", "at most 1g"));
+        }
+        if self.weights().iter().all(|&w| w == 0) {
+            return Err(WorkloadError::invalid(
+                "create_weight",
+                "every operation weight is 0; give at least one (e.g. --create-weight 1)",
+            ));
+        }
+        let mut size_weights = Vec::new();
+        for entry in &self.size_weights {
+            let (size, weight) = entry.split_once(':').ok_or_else(|| {
+                WorkloadError::invalid(
+                    "size_weights",
+                    format!("'{entry}' is not SIZE:WEIGHT (e.g. 64k:2)"),
+                )
+            })?;
+            let size: Size = size
+                .parse()
+                .map_err(|e| WorkloadError::invalid("size_weights", format!("{e}")))?;
+            let weight: u32 = weight.parse().map_err(|_| {
+                WorkloadError::invalid("size_weights", format!("'{weight}' is not a weight"))
+            })?;
+            if size.0 == 0 || size.0 > 1 << 30 {
+                return Err(WorkloadError::invalid(
+                    "size_weights",
+                    format!("{size}: sizes are 1 byte to 1g"),
+                ));
+            }
+            size_weights.push((size.0, weight));
+        }
+        if !size_weights.is_empty() && size_weights.iter().all(|s| s.1 == 0) {
+            return Err(WorkloadError::invalid("size_weights", "every weight is 0"));
+        }
+        let smallest = size_weights
+            .iter()
+            .map(|s| s.0)
+            .min()
+            .unwrap_or(self.min_filesize.0);
+        // FFSB asserts these at run time; here they are refused before anything is made.
+        if self.write_weight > 0 && self.write_size.0 > smallest {
+            return Err(WorkloadError::invalid(
+                "write_size",
+                format!(
+                    "{} is larger than the smallest file ({}): a write stays inside its file",
+                    self.write_size,
+                    Size(smallest)
+                ),
+            ));
+        }
+        if self.read_weight > 0 && self.read_size.0 > smallest {
+            return Err(WorkloadError::invalid(
+                "read_size",
+                format!(
+                    "{} is larger than the smallest file ({}): a read stays inside its file",
+                    self.read_size,
+                    Size(smallest)
+                ),
+            ));
+        }
+        if self.directio {
+            for (field, size) in [
+                ("write_blocksize", self.write_blocksize),
+                ("read_blocksize", self.read_blocksize),
+                ("write_size", self.write_size),
+                ("read_size", self.read_size),
+            ] {
+                if size.0 % BLOCK != 0 {
+                    return Err(WorkloadError::invalid(
+                        field,
+                        format!("{size} is not whole 4 KiB blocks, which directio needs"),
+                    ));
+                }
+            }
+        }
+        let num_files = ((self.num_files as f64 * ctx.scale).ceil() as u64).max(self.threads);
+        let duration_ns = ((self.duration.ns as f64 * ctx.scale) as u64).max(1_000_000);
+        Ok(MixPlan {
+            num_files,
+            duration_ns,
+            weights: OPS_ALL
+                .iter()
+                .zip(self.weights())
+                .map(|(op, w)| (op.name().to_string(), w))
+                .collect(),
+            size_weights,
+            seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
+        })
+    }
+}
+
+/// Per operation: how many, their transactions and bytes, and their latency.
+#[derive(Default)]
+struct Tally {
+    ops: u64,
+    transactions: u64,
+    read_bytes: u64,
+    written_bytes: u64,
+    latency: Histogram,
+}
+
+/// One thread: its share of the fileset, its buffers and its tallies.
+struct Worker {
+    /// The run's top directory; every name is relative to it (`d12/t3-7`), as FFSB's are paths.
+    top: RawFd,
+    num_dirs: u64,
+    /// Files as (path below the top, size).
+    files: Vec<(CString, u64)>,
+    /// Directories metaop made and has not removed (in `meta/`).
+    meta_dirs: Vec<CString>,
+    next_name: u64,
+    thread: u64,
+    rng: Rng,
+    data: Vec<u8>,
+    buf: AlignedBuf,
+    stat: libc::stat,
+    tallies: [Tally; 8],
+    cpu: CpuTimes,
+}
+
+fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    let name = CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let fd = at::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    // SAFETY: fd was just opened and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Everything one run needs that is the same for every thread.
+struct Shared<'a> {
+    settings: &'a MixSettings,
+    plan: &'a MixPlan,
+    cumulative: [u32; 8],
+    total_weight: u32,
+    size_total: u32,
+}
+
+impl Shared<'_> {
+    fn pick(&self, rng: &mut Rng) -> Op {
+        let r = (rng.next_u64() % self.total_weight as u64) as u32;
+        let i = self.cumulative.iter().position(|&c| r < c).unwrap_or(0);
+        OPS_ALL[i]
+    }
+
+    fn file_size(&self, rng: &mut Rng) -> u64 {
+        let s = self.settings;
+        let size = if self.plan.size_weights.is_empty() {
+            let range = s.max_filesize.0 - s.min_filesize.0;
+            s.min_filesize.0
+                + if range == 0 {
+                    0
+                } else {
+                    rng.next_u64() % (range + 1)
+                }
+        } else {
+            let mut r = (rng.next_u64() % self.size_total as u64) as u32;
+            let mut chosen = self.plan.size_weights[0].0;
+            for &(size, weight) in &self.plan.size_weights {
+                if r < weight {
+                    chosen = size;
+                    break;
+                }
+                r -= weight;
+            }
+            chosen
+        };
+        if s.directio {
+            (size / BLOCK).max(1) * BLOCK
+        } else {
+            size
+        }
+    }
+}
+
+impl Worker {
+    fn flags(&self, s: &MixSettings, flags: libc::c_int) -> libc::c_int {
+        if s.directio {
+            flags | libc::O_DIRECT
+        } else {
+            flags
+        }
+    }
+
+    /// A new name in directory `dir` (`d12/t3-7`), or in `meta/`.
+    fn new_name(&mut self, dir: Option<u64>) -> CString {
+        self.next_name += 1;
+        let (thread, n) = (self.thread, self.next_name);
+        let path = match dir {
+            Some(d) => format!("d{d}/t{thread}-{n}"),
+            None => format!("meta/t{thread}-{n}"),
+        };
+        CString::new(path).expect("no NUL")
+    }
+
+    /// Writes `len` bytes from the current position in `block`-sized calls; the calls made.
+    fn write_blocks(
+        &mut self,
+        fd: RawFd,
+        len: u64,
+        block: u64,
+        offset: Option<u64>,
+    ) -> io::Result<u64> {
+        let mut done = 0u64;
+        let mut calls = 0u64;
+        while done < len {
+            let n = block.min(len - done) as usize;
+            let chunk = &self.data[..n];
+            match offset {
+                Some(at) => raw::pwrite_all(fd, chunk, at + done)?,
+                None => raw::write_all(fd, chunk)?,
+            }
+            done += n as u64;
+            calls += 1;
+        }
+        Ok(calls)
+    }
+
+    fn finish(&self, s: &MixSettings, fd: RawFd, sync: bool) -> io::Result<()> {
+        let synced = if sync && s.fsync_file {
+            at::fsync(fd)
+        } else {
+            Ok(())
+        };
+        let closed = at::close(fd);
+        synced.and(closed)
+    }
+
+    /// Creates a file of `size` in directory `dir`, written in write_blocksize calls; returns
+    /// the calls made.
+    fn create(&mut self, s: &MixSettings, dir: u64, size: u64, sync: bool) -> io::Result<u64> {
+        let name = self.new_name(Some(dir));
+        let flags = self.flags(s, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY);
+        let fd = at::openat(self.top, &name, flags, 0o644)?;
+        let written = self.write_blocks(fd, size, s.write_blocksize.0, None);
+        let finished = self.finish(s, fd, sync);
+        let calls = written?;
+        finished?;
+        self.files.push((name, size));
+        Ok(calls)
+    }
+
+    /// One operation, timed by the caller: (transactions, bytes read, bytes written).
+    fn op(&mut self, shared: &Shared<'_>, op: Op) -> io::Result<(u64, u64, u64)> {
+        let s = shared.settings;
+        // An operation on a file with no file left is a create (FFSB would block).
+        let op = if self.files.is_empty() && !matches!(op, Op::Create | Op::Metaop) {
+            Op::Create
+        } else {
+            op
+        };
+        let pick = |rng: &mut Rng, n: usize| (rng.next_u64() % n as u64) as usize;
+        match op {
+            Op::Create => {
+                let dir = self.rng.next_u64() % self.num_dirs;
+                let size = shared.file_size(&mut self.rng);
+                let calls = self.create(s, dir, size, true)?;
+                Ok((calls, 0, size))
+            }
+            Op::Write | Op::Append => {
+                let i = pick(&mut self.rng, self.files.len());
+                let size = self.files[i].1;
+                let len = s.write_size.0;
+                let flags = if op == Op::Append {
+                    libc::O_WRONLY | libc::O_APPEND
+                } else {
+                    libc::O_WRONLY
+                };
+                let fd = at::openat(self.top, &self.files[i].0, self.flags(s, flags), 0)?;
+                let written = if op == Op::Append {
+                    self.write_blocks(fd, len, s.write_blocksize.0, None)
+                } else if s.write_random {
+                    let block = s.write_blocksize.0;
+                    let range = size.saturating_sub(block);
+                    let mut calls = 0;
+                    let mut result = Ok(0);
+                    for _ in 0..(len / block).max(1) {
+                        let mut at = if range == 0 {
+                            0
+                        } else {
+                            self.rng.next_u64() % range
+                        };
+                        if s.directio {
+                            at -= at % BLOCK;
+                        }
+                        if let Err(e) = self.write_blocks(fd, block.min(size), block, Some(at)) {
+                            result = Err(e);
+                            break;
+                        }
+                        calls += 1;
+                    }
+                    result.map(|_: u64| calls)
+                } else {
+                    let range = size - len;
+                    let mut at = if range == 0 {
+                        0
+                    } else {
+                        self.rng.next_u64() % range
+                    };
+                    if s.directio {
+                        at -= at % BLOCK;
+                    }
+                    self.write_blocks(fd, len, s.write_blocksize.0, Some(at))
+                };
+                let finished = self.finish(s, fd, true);
+                let calls = written?;
+                finished?;
+                if op == Op::Append {
+                    self.files[i].1 += len;
+                }
+                Ok((calls, 0, len))
+            }
+            Op::Read | Op::Readall => {
+                let i = pick(&mut self.rng, self.files.len());
+                let size = self.files[i].1;
+                let fd = at::openat(self.top, &self.files[i].0, self.flags(s, libc::O_RDONLY), 0)?;
+                let (mut calls, mut bytes) = (0u64, 0u64);
+                let result = (|| -> io::Result<()> {
+                    if op == Op::Readall {
+                        let block = s.read_blocksize.0 as usize;
+                        loop {
+                            let n = raw::read_some(fd, &mut self.buf.as_mut_slice()[..block])?;
+                            calls += 1;
+                            if n == 0 {
+                                return Ok(());
+                            }
+                            bytes += n as u64;
+                        }
+                    }
+                    let block = s.read_blocksize.0;
+                    let len = s.read_size.0;
+                    if s.read_random {
+                        let range = size.saturating_sub(block);
+                        for _ in 0..(len / block).max(1) {
+                            let mut at = if range == 0 {
+                                0
+                            } else {
+                                self.rng.next_u64() % range
+                            };
+                            if s.directio {
+                                at -= at % BLOCK;
+                            }
+                            let n = block.min(size) as usize;
+                            raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at)?;
+                            calls += 1;
+                            bytes += n as u64;
+                        }
+                    } else {
+                        let range = size - len;
+                        let mut at = if range == 0 {
+                            0
+                        } else {
+                            self.rng.next_u64() % range
+                        };
+                        if s.directio {
+                            at -= at % BLOCK;
+                        }
+                        let mut done = 0;
+                        while done < len {
+                            let n = block.min(len - done) as usize;
+                            raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at + done)?;
+                            done += n as u64;
+                            calls += 1;
+                        }
+                        bytes += len;
+                    }
+                    Ok(())
+                })();
+                let closed = at::close(fd);
+                result.and(closed)?;
+                Ok((calls, bytes, 0))
+            }
+            Op::Delete => {
+                let i = pick(&mut self.rng, self.files.len());
+                let (name, _) = self.files.swap_remove(i);
+                at::unlinkat(self.top, &name, 0)?;
+                Ok((1, 0, 0))
+            }
+            Op::Stat => {
+                let i = pick(&mut self.rng, self.files.len());
+                at::fstatat(self.top, &self.files[i].0, &mut self.stat)?;
+                Ok((1, 0, 0))
+            }
+            Op::Metaop => {
+                // FFSB's metaop: two mkdir, one rmdir, one rename, counted as one transaction.
+                let base = self.top;
+                for _ in 0..2 {
+                    let name = self.new_name(None);
+                    at::mkdirat(base, &name)?;
+                    self.meta_dirs.push(name);
+                }
+                let i = pick(&mut self.rng, self.meta_dirs.len());
+                let gone = self.meta_dirs.swap_remove(i);
+                at::unlinkat(base, &gone, libc::AT_REMOVEDIR)?;
+                let i = pick(&mut self.rng, self.meta_dirs.len());
+                let to = self.new_name(None);
+                at::renameat(base, &self.meta_dirs[i], &to)?;
+                self.meta_dirs[i] = to;
+                Ok((1, 0, 0))
+            }
+        }
+    }
+
+    /// Runs operations until `deadline_ns` (Clock ns since `start`); false when stopped.
+    fn run(
+        &mut self,
+        shared: &Shared<'_>,
+        start: u64,
+        duration_ns: u64,
+        stop: &StopFlag,
+    ) -> io::Result<bool> {
+        let clock = Clock::get();
+        let cpu_before = CpuTimes::thread();
+        let mut before = clock.ticks();
+        let mut n = 0u64;
+        loop {
+            if clock.ns(before.saturating_sub(start)) >= duration_ns {
+                break;
+            }
+            n += 1;
+            if n % 256 == 0 && stop.is_requested() {
+                return Ok(false);
+            }
+            let op = shared.pick(&mut self.rng);
+            let (transactions, read, written) = self.op(shared, op)?;
+            let after = clock.ticks();
+            let tally = &mut self.tallies[op as usize];
+            tally.latency.record(clock.ns(after.saturating_sub(before)));
+            tally.ops += 1;
+            tally.transactions += transactions;
+            tally.read_bytes += read;
+            tally.written_bytes += written;
+            before = after;
+        }
+        self.cpu = CpuTimes::thread().since(cpu_before);
+        Ok(true)
+    }
+}
+
+impl Workload for MixSettings {
+    const KIND: &'static str = "mix";
+    const ABOUT: &'static str =
+        "Weighted small-file mix (FFSB): a fileset, then threads choosing create/write/append/read/readall/delete/stat/metaop by weight";
+    const LONG_ABOUT: &'static str = "Weighted small-file mix with FFSB's semantics and \
+parameter names (seed 002).\n\nA fileset of --num-files files in --num-dirs directories is \
+created first (timed and reported as the `fileset` result), then --threads threads choose \
+operations by weight for --duration. Reported as FFSB reports it: transactions per second (one \
+per read or write call, one per delete, stat or metaop), MB/s read and written, CPU use of all \
+cores; and per operation, with latency percentiles. Each thread owns an equal share of the \
+fileset, so the harness takes no lock.";
+
+    fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
+        self.plan(ctx).map(drop)
+    }
+
+    fn estimate_ns(&self, ctx: &Context) -> u64 {
+        self.plan(ctx)
+            .map_or(0, |p| p.duration_ns + p.num_files * 100_000)
+    }
+
+    fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
+        let mut plan = serde_json::to_value(self.plan(ctx).ok()?).ok()?;
+        plan.as_object_mut()?.remove("seed");
+        Some(plan)
+    }
+
+    fn table_columns() -> &'static [&'static str] {
+        &[
+            TPS.name,
+            OPS_RATE.name,
+            READ_THROUGHPUT.name,
+            WRITE_THROUGHPUT.name,
+            LATENCY_MEAN.name,
+            LATENCY_P50.name,
+            LATENCY_P99.name,
+            LATENCY_MAX.name,
+            CPU_USER_PERCENT.name,
+            CPU_SYS_PERCENT.name,
+        ]
+    }
+
+    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+        let plan = match self.plan(ctx) {
+            Ok(plan) => plan,
+            Err(e) => return End::failed(e, self.seed),
+        };
+        let seed = Some(plan.seed);
+        if let Err(e) = self.preflight(ctx, dir) {
+            return End::failed(e, seed);
+        }
+        let top = dir.join(format!("fsbench-mix-{}", std::process::id()));
+        let outcome = run(self, &plan, &top, stop, sink);
+        let _ = std::fs::remove_dir_all(&top);
+        match outcome {
+            Ok(true) => End::ok(seed),
+            Ok(false) => End::interrupted(seed),
+            Err(e) => End::failed(e, seed),
+        }
+    }
+}
+
+fn run(
+    settings: &MixSettings,
+    plan: &MixPlan,
+    top: &Path,
+    stop: &StopFlag,
+    sink: &mut dyn Sink,
+) -> Result<bool, WorkloadError> {
+    std::fs::create_dir(top).map_err(|e| WorkloadError::io("create the directory", top, e))?;
+    for name in (0..settings.num_dirs)
+        .map(|d| format!("d{d}"))
+        .chain(["meta".to_string()])
+    {
+        let path = top.join(name);
+        std::fs::create_dir(&path)
+            .map_err(|e| WorkloadError::io("create the directory", &path, e))?;
+    }
+    // One descriptor for every thread: names below it are paths, as FFSB's are.
+    let top_fd = open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
+    let weights = settings.weights();
+    let mut cumulative = [0u32; 8];
+    let mut sum = 0;
+    for (c, w) in cumulative.iter_mut().zip(weights) {
+        sum += w;
+        *c = sum;
+    }
+    let shared = Shared {
+        settings,
+        plan,
+        cumulative,
+        total_weight: sum,
+        size_total: plan.size_weights.iter().map(|s| s.1).sum(),
+    };
+    let read_buffer = settings.read_blocksize.0.max(settings.read_size.0) as usize;
+    let mut workers = Vec::new();
+    for t in 0..settings.threads {
+        let mut data = DataSource::new(
+            settings.data,
+            plan.seed ^ t,
+            settings.write_blocksize.0.max(settings.write_size.0) as usize,
+        );
+        let mut worker = Worker {
+            top: top_fd.as_raw_fd(),
+            num_dirs: settings.num_dirs,
+            files: Vec::new(),
+            meta_dirs: Vec::new(),
+            next_name: 0,
+            thread: t,
+            rng: Rng::new(
+                plan.seed
+                    .wrapping_add(t.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            ),
+            data: Vec::new(),
+            buf: AlignedBuf::new(read_buffer.max(4096)),
+            // SAFETY: struct stat is plain data; all zeroes is a valid value.
+            stat: unsafe { std::mem::zeroed() },
+            tallies: Default::default(),
+            cpu: CpuTimes::default(),
+        };
+        // Every write call writes from one block of data, as large as the largest call.
+        worker.data = data
+            .next(settings.write_blocksize.0.max(settings.write_size.0) as usize)
+            .to_vec();
+        workers.push(worker);
+    }
+
+    // The fileset, timed on its own: every thread creates its share, all at once.
+    let files_per_thread = plan.num_files.div_ceil(settings.threads);
+    let fileset = timed(&mut workers, |w| {
+        let mut tally = Tally::default();
+        let clock = Clock::get();
+        for i in 0..files_per_thread {
+            if w.thread * files_per_thread + i >= plan.num_files {
+                break;
+            }
+            if i % 256 == 255 && stop.is_requested() {
+                return Ok(false);
+            }
+            let dir = w.rng.next_u64() % w.num_dirs;
+            let size = shared.file_size(&mut w.rng);
+            let before = clock.ticks();
+            let calls = w.create(settings, dir, size, false)?;
+            tally
+                .latency
+                .record(clock.ns(clock.ticks().saturating_sub(before)));
+            tally.ops += 1;
+            tally.transactions += calls;
+            tally.written_bytes += size;
+        }
+        w.tallies[Op::Create as usize] = tally;
+        Ok(true)
+    })
+    .map_err(|e| WorkloadError::io("create the fileset in", top, e))?;
+    let Some((wall, cpu)) = fileset else {
+        return Ok(false);
+    };
+    let created: Vec<&Tally> = workers
+        .iter()
+        .map(|w| &w.tallies[Op::Create as usize])
+        .collect();
+    let mut record = summary_record("fileset", &created, wall, cpu, settings.threads);
+    record
+        .attributes
+        .insert("files".into(), plan.num_files.into());
+    sink.status(&format!("fileset of {} files made", plan.num_files));
+    sink.record(record, 1, None);
+    for w in workers.iter_mut() {
+        w.tallies = Default::default();
+    }
+
+    // The mix.
+    let ran = timed(&mut workers, |w| {
+        let start = Clock::get().ticks();
+        w.run(&shared, start, plan.duration_ns, stop)
+    })
+    .map_err(|e| WorkloadError::io("run the mix in", top, e))?;
+    let Some((wall, cpu)) = ran else {
+        return Ok(false);
+    };
+    let all: Vec<&Tally> = workers.iter().flat_map(|w| w.tallies.iter()).collect();
+    let mut overall = summary_record("", &all, wall, cpu, settings.threads);
+    overall.dims.operation = None;
+    sink.status(&format!(
+        "{:.0} transactions/s",
+        overall.main().map_or(0.0, |m| m.value)
+    ));
+    sink.record(overall, 2, None);
+    let mut n = 2;
+    for (i, op) in OPS_ALL.iter().enumerate() {
+        if weights[i] == 0 {
+            continue;
+        }
+        let tallies: Vec<&Tally> = workers.iter().map(|w| &w.tallies[i]).collect();
+        let record = summary_record(
+            op.name(),
+            &tallies,
+            wall,
+            CpuTimes::default(),
+            settings.threads,
+        );
+        n += 1;
+        sink.record(record, n, None);
+    }
+    Ok(true)
+}
+
+/// Runs `work` on every worker in its own thread, all starting together; the wall time from
+/// the first start to the last end and the process's CPU time over it. None when stopped.
+fn timed(
+    workers: &mut [Worker],
+    work: impl Fn(&mut Worker) -> io::Result<bool> + Sync,
+) -> io::Result<Option<(u64, CpuTimes)>> {
+    let barrier = Barrier::new(workers.len() + 1);
+    let clock = Clock::get();
+    let (outcomes, start, end, cpu) = std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .iter_mut()
+            .map(|w| {
+                let (barrier, work) = (&barrier, &work);
+                s.spawn(move || {
+                    barrier.wait();
+                    work(w)
+                })
+            })
+            .collect();
+        let cpu_before = CpuTimes::process();
+        barrier.wait();
+        let start = clock.ticks();
+        let outcomes: Vec<io::Result<bool>> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a mix thread panicked"))
+            .collect();
+        let end = clock.ticks();
+        (outcomes, start, end, CpuTimes::process().since(cpu_before))
+    });
+    for outcome in outcomes {
+        if !outcome? {
+            return Ok(None);
+        }
+    }
+    Ok(Some((clock.ns(end.saturating_sub(start)).max(1), cpu)))
+}
+
+/// A result over `tallies` (merged) in `wall_ns`, as FFSB reports it.
+fn summary_record(
+    operation: &str,
+    tallies: &[&Tally],
+    wall_ns: u64,
+    cpu: CpuTimes,
+    threads: u64,
+) -> ResultRecord {
+    let mut latency = Histogram::new();
+    let (mut ops, mut transactions, mut read, mut written) = (0u64, 0u64, 0u64, 0u64);
+    for t in tallies {
+        latency.merge(&t.latency);
+        ops += t.ops;
+        transactions += t.transactions;
+        read += t.read_bytes;
+        written += t.written_bytes;
+    }
+    let seconds = wall_ns as f64 / 1e9;
+    let mut measurements = vec![
+        TPS.at(transactions as f64 / seconds),
+        OPS_RATE.at(ops as f64 / seconds),
+        READ_THROUGHPUT.at(read as f64 / seconds),
+        WRITE_THROUGHPUT.at(written as f64 / seconds),
+    ];
+    if ops > 0 {
+        measurements.extend(crate::figures::latency(&latency.summary()));
+    }
+    measurements.extend([
+        OPS.at(ops as f64),
+        TRANSACTIONS.at(transactions as f64),
+        BYTES.at((read + written) as f64),
+        ELAPSED.at(wall_ns as f64),
+    ]);
+    if cpu != CpuTimes::default() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let percent = |ns: u64| ns as f64 / (wall_ns as f64 * cores) * 100.0;
+        measurements.extend([
+            CPU_USER.at(cpu.user_ns as f64),
+            CPU_SYS.at(cpu.sys_ns as f64),
+            CPU_USER_PERCENT.at(percent(cpu.user_ns)),
+            CPU_SYS_PERCENT.at(percent(cpu.sys_ns)),
+        ]);
+    }
+    ResultRecord {
+        dims: Dims {
+            operation: (!operation.is_empty()).then(|| operation.to_string()),
+            threads: Some(threads),
+            ..Dims::default()
+        },
+        latency_bins: latency.bins(),
+        measurements,
+        ..ResultRecord::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Collect;
+    use fsbench_model::Outcome;
+
+    fn value(r: &ResultRecord, metric: &str) -> f64 {
+        r.measurement(metric).map_or(f64::NAN, |m| m.value)
+    }
+
+    fn by<'a>(records: &'a [ResultRecord], op: Option<&str>) -> &'a ResultRecord {
+        records
+            .iter()
+            .find(|r| r.dims.operation.as_deref() == op)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_mix_does_what_it_reports_and_honours_weights() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MixSettings {
+            threads: 2,
+            duration: TimeSpan::from_ns(300_000_000),
+            num_files: 40,
+            num_dirs: 4,
+            min_filesize: Size(8 << 10),
+            max_filesize: Size(16 << 10),
+            create_weight: 1,
+            write_weight: 1,
+            readall_weight: 2,
+            stat_weight: 4,
+            metaop_weight: 0,
+            ..MixSettings::default()
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        let fileset = by(&sink.records, Some("fileset"));
+        assert_eq!(value(fileset, "ops"), 40.0);
+        // 8..16 KiB files in 4 KiB writes: 2..4 transactions each.
+        let t = value(fileset, "transactions");
+        assert!((80.0..=160.0).contains(&t), "{t}");
+        let overall = by(&sink.records, None);
+        assert_eq!(overall.main().unwrap().metric, "tps");
+        let ops = |op| value(by(&sink.records, Some(op)), "ops");
+        let total = ops("create") + ops("write") + ops("readall") + ops("stat");
+        assert_eq!(total, value(overall, "ops"));
+        assert!(
+            total > 400.0,
+            "a 0.3 s mix on a cached fs runs many ops: {total}"
+        );
+        // Weights 1:1:2:4 within a few percent of the operations.
+        let share = |op| ops(op) / total;
+        assert!((share("stat") - 0.5).abs() < 0.08, "stat {}", share("stat"));
+        assert!(
+            (share("readall") - 0.25).abs() < 0.08,
+            "readall {}",
+            share("readall")
+        );
+        // A write writes write_size (4 KiB) in one call; a stat is one transaction.
+        let write = by(&sink.records, Some("write"));
+        assert_eq!(value(write, "transactions"), value(write, "ops"));
+        assert_eq!(value(write, "bytes"), 4096.0 * value(write, "ops"));
+        let stat = by(&sink.records, Some("stat"));
+        assert_eq!(value(stat, "transactions"), value(stat, "ops"));
+        // readall reads whole files: at least 8 KiB each.
+        let readall = by(&sink.records, Some("readall"));
+        assert!(value(readall, "bytes") >= 8192.0 * value(readall, "ops"));
+        assert!(value(overall, "cpu_sys_percent") >= 0.0);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "left behind"
+        );
+    }
+
+    #[test]
+    fn metaop_delete_and_empty_shares_work_and_settings_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MixSettings {
+            threads: 2,
+            duration: TimeSpan::from_ns(100_000_000),
+            num_files: 2,
+            num_dirs: 1,
+            create_weight: 0,
+            write_weight: 0,
+            readall_weight: 0,
+            delete_weight: 1,
+            metaop_weight: 1,
+            ..MixSettings::default()
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert!(value(by(&sink.records, Some("metaop")), "ops") > 0.0);
+        let ctx = Context::default();
+        let bad = |s: MixSettings| s.plan(&ctx).unwrap_err().to_string();
+        let none = MixSettings {
+            create_weight: 0,
+            write_weight: 0,
+            readall_weight: 0,
+            ..MixSettings::default()
+        };
+        assert!(bad(none).starts_with("create_weight: every operation weight is 0"));
+        let big = MixSettings {
+            write_size: Size(1 << 20),
+            ..MixSettings::default()
+        };
+        assert!(bad(big).starts_with("write_size: 1m is larger than the smallest file"));
+        let direct = MixSettings {
+            directio: true,
+            read_blocksize: Size(1000),
+            ..MixSettings::default()
+        };
+        assert!(bad(direct).starts_with("read_blocksize: 1000 is not whole 4 KiB blocks"));
+        let weights = MixSettings {
+            size_weights: vec!["4k".into()],
+            ..MixSettings::default()
+        };
+        assert!(bad(weights).starts_with("size_weights: '4k' is not SIZE:WEIGHT"));
+    }
+
+    #[test]
+    fn seed_002s_profile_is_expressible_exactly() {
+        let ffsb: MixSettings = serde_json::from_value(serde_json::json!({
+            "threads": 128, "duration": "1800s", "num_files": 5000, "num_dirs": 1000,
+            "max_filesize": "512k", "min_filesize": "4k",
+            "write_size": "4k", "write_blocksize": "4k", "read_blocksize": "4k",
+            "create_weight": 1, "write_weight": 1, "readall_weight": 2,
+        }))
+        .unwrap();
+        let plan = ffsb.plan(&Context::default()).unwrap();
+        assert_eq!(
+            (plan.num_files, plan.duration_ns),
+            (5000, 1_800_000_000_000)
+        );
+        let scaled = ffsb
+            .plan(&Context {
+                scale: 0.01,
+                ..Context::default()
+            })
+            .unwrap();
+        assert_eq!(
+            (scaled.num_files, scaled.duration_ns),
+            (128, 18_000_000_000)
+        );
+    }
+}
