@@ -5,6 +5,7 @@
 use clap::error::ErrorKind;
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
+use fsbench_workload::sweep::SweepSpec;
 use fsbench_workload::{WorkloadSettings, KINDS};
 use std::path::PathBuf;
 
@@ -296,6 +297,11 @@ pub struct RunOptions {
     /// record; record sizes never change). Recorded with the results.
     #[arg(long, value_name = "F", env = "FSBENCH_SCALE", default_value_t = 1.0)]
     pub scale: f64,
+
+    /// Run the workload at each value of one of its numeric settings and report the curve, its
+    /// peak and its knee: SETTING=V1,V2,... (e.g. --sweep threads=1,2,4,8).
+    #[arg(long, value_name = "SETTING=VALUES")]
+    pub sweep: Option<SweepSpec>,
 
     /// Write the run as JSON, as `fsbench export RUN --json` does (schema fsbench.run,
     /// docs/results-schema.md); "-" for standard output.

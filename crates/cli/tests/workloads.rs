@@ -289,3 +289,87 @@ readall_weight = 2
     assert!(overall["tps"].as_f64().unwrap() > 0.0, "{overall}");
     assert!(sample["target"]["fsck"]["clean"].as_bool().unwrap());
 }
+
+#[test]
+fn a_sweep_runs_from_the_command_line_and_in_a_campaign_and_its_curve_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args([
+            "metadata",
+            "--ops",
+            "create",
+            "-n",
+            "200",
+            "--sweep",
+            "threads=1,2",
+        ])
+        .args(["--no-store", "--json", "-", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let points: Vec<(Value, Value)> = flat_results(&doc)
+        .iter()
+        .map(|r| (r["sweep"]["value"].clone(), r["threads"].clone()))
+        .collect();
+    assert_eq!(points, [(1.0.into(), 1.into()), (2.0.into(), 2.into())]);
+    let bad = fsbench()
+        .args(["metadata", "--sweep", "threads=1,0", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("--sweep: threads=0: threads: must be at least 1"),
+        "{}",
+        stderr(&bad)
+    );
+    if !root_or_skip("a_sweep_runs_in_a_campaign") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "sweep"
+repetitions = 1
+[device]
+image = "64m"
+[[filesystems]]
+name = "tmpfs"
+[[workloads]]
+kind = "metadata"
+ops = ["create"]
+count = 100
+sweep = "threads=1,4"
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let conn = rusqlite::Connection::open(s.db()).unwrap();
+    let curve: Vec<(String, f64, i64)> = conn
+        .prepare("SELECT sweep_parameter, sweep_value, threads FROM results ORDER BY sweep_value")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        curve,
+        [
+            ("threads".to_string(), 1.0, 1),
+            ("threads".to_string(), 4.0, 4)
+        ]
+    );
+    // A sweep that names no setting is a plan error at its key.
+    let bad = s.plan("name = \"x\"\n[[filesystems]]\nname = \"tmpfs\"\n[[workloads]]\nkind = \"sleep\"\nsweep = \"threads=1,2\"\n");
+    let output = s.run(&["--plan", bad.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(
+            "plan.toml:6:9: workloads.sweep: the sleep workload has no setting 'threads'"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -10,6 +10,7 @@ use fsbench_model::{CaseAxis, DEFAULT_SCHEDULER};
 use fsbench_testbed::fs::{self, Storage};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
 use fsbench_testbed::{CachePolicy, DeviceSpec};
+use fsbench_workload::sweep::SweepSpec;
 use fsbench_workload::workload::Check;
 use fsbench_workload::{Context, WorkloadError, WorkloadSettings, KINDS};
 use serde::Serialize;
@@ -589,6 +590,7 @@ fn workload(
         )
     };
     let (name, name_span) = text("name")?.unwrap_or((kind.clone(), kind_span.clone()));
+    let sweep = text("sweep")?;
     if name.is_empty() || name.contains(|c: char| c == '.' || c.is_whitespace()) {
         return Err(check.error(
             name_span,
@@ -612,7 +614,7 @@ fn workload(
     let mut entries = toml::Table::new();
     for (key, value) in table {
         let key_text = key.get_ref().as_str();
-        if key_text == "kind" || key_text == "name" {
+        if key_text == "kind" || key_text == "name" || key_text == "sweep" {
             continue;
         }
         let at = format!("workloads.{key_text}");
@@ -621,7 +623,7 @@ fn workload(
                 key,
                 &at,
                 format!(
-                    "does not apply to a {kind} workload; its keys are: name, {}",
+                    "does not apply to a {kind} workload; its keys are: name, sweep, {}",
                     keys.join(", ")
                 ),
             ));
@@ -653,7 +655,30 @@ fn workload(
         };
         return Err(check.error(span, &key, message));
     }
-    Ok((PlannedWorkload { name, settings }, name_span))
+    let sweep = match sweep {
+        None => None,
+        Some((text, span)) => {
+            let spec: SweepSpec = text
+                .parse()
+                .map_err(|e: String| check.error(span.clone(), "workloads.sweep", e))?;
+            spec.points(&settings, &ctx).map_err(|e| {
+                let message = match e {
+                    WorkloadError::Invalid { message, .. } => message,
+                    other => other.to_string(),
+                };
+                check.error(span.clone(), "workloads.sweep", message)
+            })?;
+            Some(spec)
+        }
+    };
+    Ok((
+        PlannedWorkload {
+            name,
+            sweep,
+            settings,
+        },
+        name_span,
+    ))
 }
 
 /// The built-in `quick` profile: every filesystem this host supports, default options, a small
@@ -857,7 +882,7 @@ min_time = "1ms"
         assert!(e.contains("workloads.tests: unknown test 'fsync'"), "{e}");
         let e = error_of(&format!("{base}keep = true\n"));
         assert!(
-            e.contains("workloads.keep: does not apply to a matrix workload; its keys are: name, data, direct,"),
+            e.contains("workloads.keep: does not apply to a matrix workload; its keys are: name, sweep, data, direct,"),
             "{e}"
         );
         let e = error_of(

@@ -4,7 +4,8 @@
 
 use fsbench_model::ResultRecord;
 use fsbench_store::Outcome;
-use fsbench_workload::workload::{Collect, Describe, Estimate, Execute};
+use fsbench_workload::sweep::{self, SweepSpec};
+use fsbench_workload::workload::{Collect, Describe, Estimate};
 use fsbench_workload::{Context, End, Sink, StopFlag, WorkloadSettings};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -14,14 +15,27 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedWorkload {
     pub name: String,
+    /// Run at each value of one setting (`threads=1,2,4`) instead of once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSpec>,
     #[serde(flatten)]
     pub settings: WorkloadSettings,
 }
 
 impl PlannedWorkload {
-    /// A rough duration of one run under `ctx`, for `--dry-run` estimates.
+    /// A rough duration of one run under `ctx` (every point of a sweep), for `--dry-run`.
     pub fn estimate_ns(&self, ctx: &Context) -> u64 {
-        self.settings.apply(Estimate(ctx))
+        match &self.sweep {
+            Some(sweep) => sweep.points(&self.settings, ctx).map_or(0, |points| {
+                points.iter().map(|(_, p)| p.apply(Estimate(ctx))).sum()
+            }),
+            None => self.settings.apply(Estimate(ctx)),
+        }
+    }
+
+    /// Runs it (every point of a sweep) in `dir`.
+    pub fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+        sweep::execute(&self.settings, self.sweep.as_ref(), ctx, dir, stop, sink)
     }
 }
 
@@ -117,12 +131,7 @@ impl Sink for Keep<'_> {
 
 /// Runs a job in `dir`, handing results to `sink` as they exist; the end says how it went.
 pub fn run_job(job: &Job, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
-    job.workload.settings.apply(Execute {
-        ctx: &job.context,
-        dir,
-        stop,
-        sink,
-    })
+    job.workload.run(&job.context, dir, stop, sink)
 }
 
 /// The reason to give for an end that is not ok.

@@ -145,9 +145,14 @@ pub fn write_table(
         columns.sort_by_key(|c| shown.iter().position(|s| *s == c.0));
     }
     let all: Vec<&ResultRecord> = records.iter().collect();
+    // A swept setting that is a dimension of its own (threads) is shown once, as the sweep.
+    let swept: Option<&str> = records
+        .iter()
+        .find_map(|r| r.dims.sweep.as_ref())
+        .map(|s| s.parameter.as_str());
     let varying: Vec<Dim> = Dim::ALL
         .into_iter()
-        .filter(|&d| values(&all, d, false).len() > 1)
+        .filter(|&d| values(&all, d, false).len() > 1 && Some(d.column()) != swept)
         .collect();
     let labels: Vec<String> = records
         .iter()
@@ -157,7 +162,7 @@ pub fn write_table(
                 .filter_map(|d| d.get(&r.dims).map(|v| v.to_string()))
                 .collect();
             if label.is_empty() {
-                "-".to_string()
+                "(all)".to_string()
             } else {
                 label.join(" ")
             }
@@ -179,13 +184,14 @@ pub fn write_table(
             .fold(0.0, f64::max);
         let (divisor, label) = unit.display(typical);
         let arrow = match direction {
-            fsbench_model::Direction::Higher => "↑",
-            _ => "↓",
+            fsbench_model::Direction::Higher => " ↑",
+            fsbench_model::Direction::Lower => " ↓",
+            fsbench_model::Direction::None => "",
         };
         headers.push(if label.is_empty() {
-            format!("{metric} {arrow}")
+            format!("{metric}{arrow}")
         } else {
-            format!("{metric} [{label}] {arrow}")
+            format!("{metric} [{label}]{arrow}")
         });
         for (row, r) in records.iter().enumerate() {
             cells[row].push(r.measurement(metric).map_or("-".into(), |m| {
@@ -223,6 +229,53 @@ pub fn write_table(
         writeln!(out)?;
     }
     writeln!(out, "(↑ higher is better, ↓ lower is better)")
+}
+
+/// For results of a sweep: per result kind (the same dimensions but the sweep point), its main
+/// figure at every point, the peak and the knee (`fsbench_workload::sweep::curve`).
+pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result<()> {
+    let mut groups: Vec<(String, String, Vec<(f64, f64)>)> = Vec::new();
+    for r in records {
+        let (Some(point), Some(main)) = (&r.dims.sweep, r.main()) else {
+            continue;
+        };
+        if main.direction != fsbench_model::Direction::Higher {
+            continue;
+        }
+        let mut dims = r.dims.clone();
+        dims.sweep = None;
+        dims.threads = None;
+        let label = if dims.label().is_empty() {
+            "(all)".into()
+        } else {
+            dims.label()
+        };
+        let key = format!("{label} {}", main.metric);
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.2.push((point.value, main.value)),
+            None => groups.push((
+                key,
+                point.parameter.clone(),
+                vec![(point.value, main.value)],
+            )),
+        }
+    }
+    for (key, parameter, mut points) in groups {
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let Some(curve) = fsbench_workload::sweep::curve(&points) else {
+            continue;
+        };
+        let knee = match curve.knee {
+            Some((x, y)) => format!("knee at {parameter}={x} ({y:.0})"),
+            None => "no knee: still climbing at the last point".into(),
+        };
+        writeln!(
+            out,
+            "{key} over {parameter}: peak at {parameter}={} ({:.0}); {knee}",
+            curve.peak.0, curve.peak.1
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

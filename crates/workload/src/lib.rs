@@ -7,6 +7,8 @@
 //! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads.
 //! - [`mix`]: a weighted small-file mix with FFSB's semantics (a fileset, then threads).
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
+//! - [`sweep`]: any workload at each value of one of its numeric settings, and the curve's
+//!   peak and knee.
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`figures`] (the figures several workloads report), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
 //!   stream with glibc's semantics), [`cache`] (evicting a file from the page cache and
@@ -29,6 +31,7 @@ pub mod mix;
 pub mod rng;
 pub mod sleep;
 pub mod stdio;
+pub mod sweep;
 pub mod workload;
 
 pub use control::StopFlag;

@@ -24,7 +24,7 @@ use fsbench_report::target::write_target;
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, NewSample, Store};
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
-use fsbench_workload::workload::{Check, Execute, KeepsFiles, Preflight};
+use fsbench_workload::workload::{Check, KeepsFiles, Preflight};
 use fsbench_workload::{Context as WorkloadContext, WorkloadError, WorkloadSettings};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -133,6 +133,7 @@ fn case_of(
         config,
         workload: PlannedWorkload {
             name: settings.kind().to_string(),
+            sweep: args.sweep.clone(),
             settings: settings.clone(),
         },
     };
@@ -180,6 +181,9 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
     };
     ctx.check().map_err(usage_error)?;
     settings.apply(Check(&ctx)).map_err(usage_error)?;
+    if let Some(sweep) = &args.sweep {
+        sweep.points(&settings, &ctx).map_err(usage_error)?;
+    }
     let json = args
         .json
         .as_deref()
@@ -295,12 +299,7 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
             (outcome, Some(reason), None, Vec::new(), info)
         }
         None => {
-            let end = settings.apply(Execute {
-                ctx: &ctx,
-                dir: &dir,
-                stop: &stop,
-                sink: &mut progress,
-            });
+            let end = case.workload.run(&ctx, &dir, &stop, &mut progress);
             progress.finish();
             // Before teardown: is the disk under the image full (then that is why)?
             let host_full = target.as_ref().and_then(Target::host_full_hint);
@@ -381,7 +380,7 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
             &format!("{}{mount}", dir.display()),
             info.as_ref(),
             &progress.records,
-            view.zip(unit),
+            view.zip(unit).filter(|_| args.sweep.is_none()),
             args.scale,
             elapsed,
             !args.no_spread,
@@ -475,6 +474,9 @@ fn write_terminal(
     }
     match grid_view {
         Some((view, unit)) => grid::write_grids(out, &view, &unit, records, spread),
-        None => grid::write_table(out, records, settings.table_columns()),
+        None => {
+            grid::write_table(out, records, settings.table_columns())?;
+            grid::write_curves(out, records)
+        }
     }
 }
