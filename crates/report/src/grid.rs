@@ -234,7 +234,9 @@ pub fn write_table(
 /// For results of a sweep: per result kind (the same dimensions but the sweep point), its main
 /// figure at every point, the peak and the knee (`fsbench_workload::sweep::curve`).
 pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result<()> {
-    let mut groups: Vec<(String, String, Vec<(f64, f64)>)> = Vec::new();
+    /// (result kind and figure, swept setting, its points).
+    type Group = (String, String, Vec<(f64, f64)>);
+    let mut groups: Vec<Group> = Vec::new();
     for r in records {
         let (Some(point), Some(main)) = (&r.dims.sweep, r.main()) else {
             continue;
