@@ -178,6 +178,7 @@ mod tests {
         Job {
             workload: PlannedWorkload {
                 name: settings.kind().into(),
+                sweep: None,
                 settings,
             },
             context: Context::default(),
