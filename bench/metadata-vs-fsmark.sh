@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Creates per second of `fsbench metadata --ops create` against fs_mark (-S 0: no sync, empty
+# files, one thread) and a bare C loop of open(O_CREAT)+close (createloop.c), in the same run,
+# on tmpfs and on ext4 on a loop device. Each comparison runs as PAIRS alternating triples
+# (fsbench, fs_mark, C loop) of FILES files each, in a fresh directory; printed: the median
+# fsbench/other ratio over the pairs and its range. Raw figures go to bench/out/.
+#
+# Usage (root, for the mounts; needs fsmark: apt-get install -y fsmark):
+#   bench/metadata-vs-fsmark.sh [PAIRS=7] [FILES=100000]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${1:-7}
+FILES=${2:-100000}
+command -v fs_mark >/dev/null || { echo "fs_mark is missing: apt-get install -y fsmark" >&2; exit 2; }
+cargo build --release --quiet
+FSBENCH=$PWD/target/release/fsbench
+OUT=bench/out
+mkdir -p "$OUT"
+cc -O2 -o "$OUT/createloop" bench/createloop.c
+WORK=$(mktemp -d /var/tmp/fsbench-bench.XXXXXX)
+cleanup() {
+  umount "$WORK/tmpfs" 2>/dev/null || true
+  umount "$WORK/ext4" 2>/dev/null || true
+  [ -n "${LOOP:-}" ] && losetup -d "$LOOP" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+mkdir -p "$WORK/tmpfs" "$WORK/ext4"
+mount -t tmpfs -o size=2g fsbench-bench "$WORK/tmpfs"
+truncate -s 4g "$WORK/ext4.img"
+LOOP=$(losetup --find --show --direct-io=on "$WORK/ext4.img")
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
+mount "$LOOP" "$WORK/ext4"
+RESULTS="$OUT/metadata-$(date -u +%Y%m%dT%H%M%SZ).tsv"
+printf 'fs\tcomparison\tpair\tfsbench_files_s\tother_files_s\n' > "$RESULTS"
+
+fresh() { rm -rf "$1/run"; mkdir "$1/run"; sync; }
+for fs in tmpfs ext4; do
+  dir="$WORK/$fs"
+  for pair in $(seq 1 "$PAIRS"); do
+    fresh "$dir"
+    a=$("$FSBENCH" metadata --dir "$dir/run" --ops create --count "$FILES" --no-store --quiet --json - \
+      | python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["runs"][0]["cases"][0]["samples"][0]["results"][0]; print(next(m["value"] for m in r["measurements"] if m["metric"]=="ops_rate"))')
+    fresh "$dir"
+    f=$(fs_mark -S 0 -s 0 -n "$FILES" -t 1 -L 1 -d "$dir/run/fsmark" 2>/dev/null \
+      | awk '$1 ~ /^[0-9]+$/ && NF >= 5 { print $4 }' | tail -1)
+    fresh "$dir"
+    c=$("$OUT/createloop" "$dir/run" "$FILES")
+    printf '%s\tcreate vs fs_mark -S 0\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$f" >> "$RESULTS"
+    printf '%s\tcreate vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
+  done
+  rm -rf "$dir/run"
+done
+
+python3 - "$RESULTS" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+groups = {}
+for r in rows:
+    ratio = float(r["fsbench_files_s"]) / float(r["other_files_s"])
+    groups.setdefault((r["fs"], r["comparison"]), []).append((ratio, float(r["fsbench_files_s"]), float(r["other_files_s"])))
+print("| filesystem | comparison | fsbench files/s (median) | other files/s (median) | ratio median | ratio min..max | pairs |")
+print("|---|---|---:|---:|---:|---|---:|")
+for (fs, comparison), v in groups.items():
+    ratios = [x[0] for x in v]
+    print(f"| {fs} | {comparison} | {statistics.median(x[1] for x in v):,.0f} | {statistics.median(x[2] for x in v):,.0f} | "
+          f"**{statistics.median(ratios):.3f}** | {min(ratios):.3f}..{max(ratios):.3f} | {len(v)} |")
+PY
+echo "raw: $RESULTS"
