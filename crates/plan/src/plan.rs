@@ -890,7 +890,7 @@ min_time = "1ms"
         );
         assert!(
             e.starts_with(
-                "bad.toml:5:8: workloads.kind: unknown workload kind 'fio'; use one of matrix, metadata, sleep"
+                "bad.toml:5:8: workloads.kind: unknown workload kind 'fio'; use one of matrix, metadata, mix, sleep"
             ),
             "{e}"
         );
