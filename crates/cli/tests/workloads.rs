@@ -374,3 +374,36 @@ sweep = "threads=1,4"
         stderr(&output)
     );
 }
+
+#[test]
+fn a_refused_run_neither_empties_nor_leaves_its_export_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("keep.json");
+    std::fs::write(&kept, "precious").unwrap();
+    let new = dir.path().join("new.csv");
+    let output = fsbench()
+        .args(["metadata", "--dir", "/nonexistent", "--no-store", "--json"])
+        .arg(&kept)
+        .arg("--csv")
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "precious");
+    assert!(!new.exists(), "a refused run left {}", new.display());
+    // A run that measures replaces the old content.
+    let output = fsbench()
+        .args([
+            "sleep",
+            "--duration",
+            "1ms",
+            "--no-store",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&kept)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(read_json(&kept)["schema"], "fsbench.run");
+}

@@ -357,10 +357,43 @@ fn run_child(
     let (events, received) = std::sync::mpsc::channel::<Result<Event, String>>();
     let stdout_reader = child.stdout.take().map(|pipe| {
         std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(pipe).lines() {
-                let Ok(line) = line else { break };
-                let event = serde_json::from_str::<Event>(&line).map_err(|_| line);
+            use std::io::{BufRead, Read};
+            // One line at a time, at most EVENT_LINE_MAX bytes of it kept: a line that is not
+            // an event (not UTF-8, not JSON, too long) becomes a warning and reading goes on,
+            // so the events after it still arrive.
+            let mut reader = std::io::BufReader::new(pipe);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                let read = (&mut reader)
+                    .take(EVENT_LINE_MAX as u64)
+                    .read_until(b'\n', &mut line);
+                match read {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if line.last() != Some(&b'\n') && line.len() == EVENT_LINE_MAX {
+                    // Skip the rest of an overlong line, keeping none of it.
+                    while let Ok(buf) = reader.fill_buf() {
+                        if buf.is_empty() {
+                            break;
+                        }
+                        match buf.iter().position(|&b| b == b'\n') {
+                            Some(end) => {
+                                reader.consume(end + 1);
+                                break;
+                            }
+                            None => {
+                                let n = buf.len();
+                                reader.consume(n);
+                            }
+                        }
+                    }
+                    let _ = events.send(Err(format!("a line of more than {EVENT_LINE_MAX} bytes")));
+                    continue;
+                }
+                let event = serde_json::from_slice::<Event>(&line)
+                    .map_err(|_| String::from_utf8_lossy(&line).trim_end().to_string());
                 if events.send(event).is_err() {
                     break;
                 }
@@ -495,6 +528,9 @@ fn run_child(
     }
 }
 
+/// The longest event line kept from the child (a result with its histogram is a few KiB).
+const EVENT_LINE_MAX: usize = 16 << 20;
+
 /// The child's stderr kept for the reason (its last lines are what matter).
 const STDERR_KEPT: usize = 64 * 1024;
 
@@ -560,6 +596,47 @@ pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A worker that says odd things before its events: they become warnings, and the events
+    /// after them still arrive.
+    #[test]
+    fn lines_that_are_not_events_do_not_cost_the_events_after_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let worker = dir.path().join("worker");
+        let result = r#"{"event":"result","record":{"measurements":[{"metric":"slept","value":5.0,"unit":"ns","direction":"lower","main":true}]}}"#;
+        let end = r#"{"event":"end","outcome":"ok","reason":null,"seed":7}"#;
+        std::fs::write(
+            &worker,
+            format!(
+                "#!/bin/sh\ncat >/dev/null\nprintf '\\377\\376 not utf-8\\n'\necho 'hello'\necho '{result}'\necho '{end}'\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&worker, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let job = Job {
+            workload: crate::workload::PlannedWorkload {
+                name: "sleep".into(),
+                sweep: None,
+                settings: fsbench_workload::WorkloadSettings::Sleep(Default::default()),
+            },
+            context: Default::default(),
+        };
+        let got = run_child(
+            &worker,
+            &job,
+            dir.path(),
+            60_000_000_000,
+            &StopFlag::new(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(got.status, Outcome::Ok, "{:?}", got.reason);
+        assert_eq!(got.output.results.len(), 1);
+        assert_eq!(got.output.seed, Some(7));
+        assert_eq!(got.output.warnings.len(), 2, "{:?}", got.output.warnings);
+        assert!(got.output.warnings[1].ends_with("hello"));
+    }
 
     #[test]
     fn stability_is_judged_per_result_on_its_main_measurement() {

@@ -154,10 +154,16 @@ pub fn write_table(
         .into_iter()
         .filter(|&d| values(&all, d, false).len() > 1 && Some(d.column()) != swept)
         .collect();
+    // Rows are told apart by the dimensions that vary; a lone row shows all of its own.
+    let shown: Vec<Dim> = if varying.is_empty() {
+        Dim::ALL.to_vec()
+    } else {
+        varying
+    };
     let labels: Vec<String> = records
         .iter()
         .map(|r| {
-            let label: Vec<String> = varying
+            let label: Vec<String> = shown
                 .iter()
                 .filter_map(|d| d.get(&r.dims).map(|v| v.to_string()))
                 .collect();

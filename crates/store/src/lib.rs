@@ -166,7 +166,7 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error("{} is empty, not a results database; remove it or pass another --db", .0.display())]
     Empty(PathBuf),
-    #[error("the results database {} is read-only, and a campaign stores its samples in it; pass a writable --db (`fsbench runs` and `fsbench export` read it as it is)", .0.display())]
+    #[error("the results database {} is read-only, and fsbench stores what it measures in it; pass a writable --db (or --no-store) (`fsbench runs` and `fsbench export` read it as it is)", .0.display())]
     ReadOnly(PathBuf),
     #[error("the results database {} has schema version {found} and cannot be upgraded here ({source}); run `fsbench runs --db {}` once with write access", path.display(), path.display())]
     Outdated {

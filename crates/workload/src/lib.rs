@@ -10,7 +10,8 @@
 //! - [`sweep`]: any workload at each value of one of its numeric settings, and the curve's
 //!   peak and knee.
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
-//!   [`figures`] (the figures several workloads report), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
+//!   [`figures`] (the figures several workloads report), [`together`] (threads released at
+//!   once; the scratch directory removed on every way out), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
 //!   stream with glibc's semantics), [`cache`] (evicting a file from the page cache and
 //!   checking it), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
 //!   [`error`] (errors that say what to change).
@@ -32,6 +33,7 @@ pub mod rng;
 pub mod sleep;
 pub mod stdio;
 pub mod sweep;
+pub mod together;
 pub mod workload;
 
 pub use control::StopFlag;

@@ -8,6 +8,7 @@
 
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
+use crate::together::{run_together, ScratchDir};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::now_ns;
@@ -20,9 +21,8 @@ use std::ffi::CString;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
-use std::sync::Barrier;
 
 /// One timed metadata operation, in the order a run times them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -202,6 +202,9 @@ pub const OPS_RATE: MetricDef = crate::figures::OPS_RATE.main();
 pub const ENTRIES_RATE: MetricDef =
     MetricDef::new("entries_rate", Unit::OpsPerSec, Direction::Higher);
 
+/// The most files one run makes over all threads.
+pub const MAX_FILES: u64 = 10_000_000;
+
 /// Operations per timed pass: the stop flag is looked at between passes.
 const PASS: u64 = 1024;
 /// Buffer for reads and directory listings.
@@ -232,6 +235,18 @@ impl MetadataSettings {
         positive("dirs", self.dirs)?;
         if self.threads > 4096 {
             return Err(WorkloadError::invalid("threads", "at most 4096"));
+        }
+        // Names are made before anything is timed (about 100 bytes per file and thread).
+        if self.count.saturating_mul(self.threads) > MAX_FILES {
+            return Err(WorkloadError::invalid(
+                "count",
+                format!(
+                    "{} files per thread x {} threads is more than {MAX_FILES} files (their names alone would take {} of memory); lower count or threads",
+                    self.count,
+                    self.threads,
+                    fsbench_measure::units::human_bytes(self.count.saturating_mul(self.threads).saturating_mul(100))
+                ),
+            ));
         }
         if self.dirs > self.count {
             return Err(WorkloadError::invalid(
@@ -322,10 +337,13 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
         if let Err(e) = self.preflight(ctx, dir) {
             return End::failed(e, seed);
         }
-        let top = dir.join(format!("fsbench-metadata-{}", std::process::id()));
-        let outcome = run(self, &plan, ctx, &top, stop, sink);
-        // Everything made goes, whatever happened (untimed).
-        let _ = std::fs::remove_dir_all(&top);
+        // Everything made goes, whatever happens (untimed; a panic included).
+        let scratch = match ScratchDir::make(dir, "fsbench-metadata") {
+            Ok(scratch) => scratch,
+            Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), seed),
+        };
+        let outcome = run(self, &plan, ctx, scratch.path(), stop, sink);
+        drop(scratch);
         match outcome {
             Ok(true) => End::ok(seed),
             Ok(false) => End::interrupted(seed),
@@ -602,17 +620,27 @@ impl Worker {
             }
             let pass = PASS.min(total - done);
             let first = done;
-            let timed = recorder.time_pass(self, pass, |w, k| w.op(op, first + k), |_| Ok(()));
+            let mut at = first;
+            let timed = recorder.time_pass(
+                self,
+                pass,
+                |w, k| {
+                    at = first + k;
+                    w.op(op, at)
+                },
+                |_| Ok(()),
+            );
             if let Err(e) = timed {
                 let name = match op {
                     MetaOp::Mkdir | MetaOp::Rmdir => {
-                        self.subdirs[(first % self.subdirs.len() as u64) as usize].clone()
+                        self.subdirs[(at % self.subdirs.len() as u64) as usize].clone()
                     }
-                    _ => self.name(first).clone(),
+                    MetaOp::Readdir => c".".to_owned(),
+                    _ => self.name(at).clone(),
                 };
                 result = Err(io::Error::new(
                     e.kind(),
-                    format!("{e} (around {})", name.to_string_lossy()),
+                    format!("{e} (at {})", name.to_string_lossy()),
                 ));
                 break;
             }
@@ -650,7 +678,6 @@ fn run(
     stop: &StopFlag,
     sink: &mut dyn Sink,
 ) -> Result<bool, WorkloadError> {
-    std::fs::create_dir(top).map_err(|e| WorkloadError::io("create the directory", top, e))?;
     let mut workers = (0..plan.threads)
         .map(|t| Worker::new(settings, plan, top, t))
         .collect::<Result<Vec<_>, _>>()?;
@@ -679,25 +706,13 @@ fn run(
         } else {
             "warm"
         };
-        let barrier = Barrier::new(workers.len());
-        let outcomes: Vec<(u64, u64, io::Result<bool>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = workers
-                .iter_mut()
-                .map(|w| {
-                    let barrier = &barrier;
-                    s.spawn(move || {
-                        barrier.wait();
-                        let start = now_ns();
-                        let timed = w.time(op, stop);
-                        (start, now_ns(), timed)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a metadata thread panicked"))
-                .collect()
-        });
+        let outcomes = run_together(&mut workers, |w| {
+            let start = now_ns();
+            let timed = w.time(op, stop);
+            (start, now_ns(), timed)
+        })
+        .map_err(|e| WorkloadError::io(format!("{op} in"), top, e))?
+        .results;
         let start = outcomes.iter().map(|o| o.0).min().unwrap_or(0);
         let end = outcomes.iter().map(|o| o.1).max().unwrap_or(0);
         for (_, _, timed) in outcomes {
@@ -765,11 +780,6 @@ fn record(
         measurements,
         latency_bins: histogram.bins(),
     }
-}
-
-/// Where a run's files go under `dir` (for tests and messages).
-pub fn work_dir_in(dir: &Path) -> PathBuf {
-    dir.join(format!("fsbench-metadata-{}", std::process::id()))
 }
 
 #[cfg(test)]
@@ -851,7 +861,8 @@ mod tests {
         let mut sink = Collect::default();
         let ctx = Context::default();
         let plan = settings.plan(&ctx).unwrap();
-        let top = work_dir_in(dir.path());
+        let top = dir.path().join("top");
+        std::fs::create_dir(&top).unwrap();
         assert!(super::run(&settings, &plan, &ctx, &top, &StopFlag::new(), &mut sink).unwrap());
         assert_eq!(std::fs::read_dir(top.join("shared")).unwrap().count(), 60);
         std::fs::remove_dir_all(&top).unwrap();

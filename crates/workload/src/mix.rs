@@ -16,6 +16,7 @@ use crate::figures::{
 };
 use crate::fileio::{at, raw, AlignedBuf};
 use crate::rng::Rng;
+use crate::together::{run_together, ScratchDir};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::Clock;
@@ -28,7 +29,6 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
-use std::sync::Barrier;
 
 /// Transactions per second as FFSB counts them: the main figure.
 pub const TPS: MetricDef = MetricDef::new("tps", Unit::OpsPerSec, Direction::Higher).main();
@@ -253,6 +253,19 @@ impl MixSettings {
         positive("min_filesize", self.min_filesize.0)?;
         if self.threads > 4096 {
             return Err(WorkloadError::invalid("threads", "at most 4096"));
+        }
+        if self.num_files > crate::metadata::MAX_FILES || self.num_dirs > 1_000_000 {
+            return Err(WorkloadError::invalid(
+                if self.num_dirs > 1_000_000 {
+                    "num_dirs"
+                } else {
+                    "num_files"
+                },
+                format!(
+                    "at most {} files in at most 1000000 directories",
+                    crate::metadata::MAX_FILES
+                ),
+            ));
         }
         if self.duration.ns == 0 {
             return Err(WorkloadError::invalid("duration", "must be longer than 0"));
@@ -755,9 +768,13 @@ fileset, so the harness takes no lock.";
         if let Err(e) = self.preflight(ctx, dir) {
             return End::failed(e, seed);
         }
-        let top = dir.join(format!("fsbench-mix-{}", std::process::id()));
-        let outcome = run(self, &plan, &top, stop, sink);
-        let _ = std::fs::remove_dir_all(&top);
+        // Everything made goes, whatever happens (a panic included).
+        let scratch = match ScratchDir::make(dir, "fsbench-mix") {
+            Ok(scratch) => scratch,
+            Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), seed),
+        };
+        let outcome = run(self, &plan, scratch.path(), stop, sink);
+        drop(scratch);
         match outcome {
             Ok(true) => End::ok(seed),
             Ok(false) => End::interrupted(seed),
@@ -773,7 +790,6 @@ fn run(
     stop: &StopFlag,
     sink: &mut dyn Sink,
 ) -> Result<bool, WorkloadError> {
-    std::fs::create_dir(top).map_err(|e| WorkloadError::io("create the directory", top, e))?;
     for name in (0..settings.num_dirs)
         .map(|d| format!("d{d}"))
         .chain(["meta".to_string()])
@@ -911,41 +927,21 @@ fn run(
     Ok(true)
 }
 
-/// Runs `work` on every worker in its own thread, all starting together; the wall time from
-/// the first start to the last end and the process's CPU time over it. None when stopped.
+/// Runs `work` on every worker in its own thread, all released together; the wall time from
+/// the release to the last end and the process's CPU time over it. None when stopped.
 fn timed(
     workers: &mut [Worker],
     work: impl Fn(&mut Worker) -> io::Result<bool> + Sync,
 ) -> io::Result<Option<(u64, CpuTimes)>> {
-    let barrier = Barrier::new(workers.len() + 1);
     let clock = Clock::get();
-    let (outcomes, start, end, cpu) = std::thread::scope(|s| {
-        let handles: Vec<_> = workers
-            .iter_mut()
-            .map(|w| {
-                let (barrier, work) = (&barrier, &work);
-                s.spawn(move || {
-                    barrier.wait();
-                    work(w)
-                })
-            })
-            .collect();
-        let cpu_before = CpuTimes::process();
-        barrier.wait();
-        let start = clock.ticks();
-        let outcomes: Vec<io::Result<bool>> = handles
-            .into_iter()
-            .map(|h| h.join().expect("a mix thread panicked"))
-            .collect();
-        let end = clock.ticks();
-        (outcomes, start, end, CpuTimes::process().since(cpu_before))
-    });
-    for outcome in outcomes {
+    let done = run_together(workers, work)?;
+    for outcome in done.results {
         if !outcome? {
             return Ok(None);
         }
     }
-    Ok(Some((clock.ns(end.saturating_sub(start)).max(1), cpu)))
+    let wall = clock.ns(done.ended.saturating_sub(done.released)).max(1);
+    Ok(Some((wall, done.cpu)))
 }
 
 /// A result over `tallies` (merged) in `wall_ns`, as FFSB reports it.

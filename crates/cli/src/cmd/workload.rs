@@ -50,37 +50,79 @@ fn is_stdout(path: Option<&Path>) -> bool {
     path == Some(Path::new("-"))
 }
 
-/// Opens an export file before the run, so a bad path fails in a second, not after an hour;
-/// `-` is standard output.
-fn create_export(path: &Path, flag: &str) -> Result<File, Failure> {
-    if is_stdout(Some(path)) {
-        use std::os::fd::AsFd;
-        return std::io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(File::from)
-            .map_err(|e| Failure::usage(anyhow!("{flag} -: cannot use standard output ({e})")));
-    }
-    File::create(path).map_err(|e| {
-        Failure::usage(anyhow!(
-            "{flag} {}: cannot create the file ({e}); pass a writable path",
-            path.display()
-        ))
-    })
+/// An export file, opened before the run so a bad path fails in a second, not after an hour —
+/// but neither emptied nor left behind by a run that is refused: an existing file keeps its
+/// content until the results are written, and a file this run created goes again unless
+/// written. `-` is standard output.
+struct ExportFile {
+    file: File,
+    path: PathBuf,
+    made: bool,
+    written: bool,
 }
 
-fn export(
-    file: File,
-    path: &Path,
-    exporter: &dyn Exporter,
-    model: &ReportModel,
-) -> Result<(), Failure> {
-    let mut out = BufWriter::new(file);
-    match exporter.write(model, &mut out).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && is_stdout(Some(path)) => Ok(()),
-        other => other
-            .with_context(|| format!("cannot write {}", path.display()))
-            .map_err(Failure::failed),
+impl ExportFile {
+    fn open(path: &Path, flag: &str) -> Result<ExportFile, Failure> {
+        if is_stdout(Some(path)) {
+            use std::os::fd::AsFd;
+            let file = std::io::stdout()
+                .as_fd()
+                .try_clone_to_owned()
+                .map(File::from)
+                .map_err(|e| {
+                    Failure::usage(anyhow!("{flag} -: cannot use standard output ({e})"))
+                })?;
+            return Ok(ExportFile {
+                file,
+                path: path.to_path_buf(),
+                made: false,
+                written: true,
+            });
+        }
+        let made = !path.exists();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| {
+                Failure::usage(anyhow!(
+                    "{flag} {}: cannot create the file ({e}); pass a writable path",
+                    path.display()
+                ))
+            })?;
+        Ok(ExportFile {
+            file,
+            path: path.to_path_buf(),
+            made,
+            written: false,
+        })
+    }
+
+    /// Replaces the file's content with `model` through `exporter`.
+    fn write(mut self, exporter: &dyn Exporter, model: &ReportModel) -> Result<(), Failure> {
+        self.written = true;
+        let stdout = is_stdout(Some(&self.path));
+        if !stdout {
+            self.file
+                .set_len(0)
+                .with_context(|| format!("cannot write {}", self.path.display()))?;
+        }
+        let mut out = BufWriter::new(&self.file);
+        match exporter.write(model, &mut out).and_then(|_| out.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && stdout => Ok(()),
+            other => other
+                .with_context(|| format!("cannot write {}", self.path.display()))
+                .map_err(Failure::failed),
+        }
+    }
+}
+
+impl Drop for ExportFile {
+    fn drop(&mut self) {
+        if self.made && !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -187,12 +229,12 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
     let json = args
         .json
         .as_deref()
-        .map(|p| create_export(p, "--json"))
+        .map(|p| ExportFile::open(p, "--json"))
         .transpose()?;
     let csv = args
         .csv
         .as_deref()
-        .map(|p| create_export(p, "--csv"))
+        .map(|p| ExportFile::open(p, "--csv"))
         .transpose()?;
     // The store opens before anything runs, so a bad --db fails in a second; --no-store keeps
     // the run in a database that is removed at the end.
@@ -362,11 +404,11 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
         .finish_run(run_id, state, Some(&rfc3339_utc(unix_time_s())))
         .map_err(Failure::failed)?;
     let model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
-    if let (Some(file), Some(path)) = (json, args.json.as_deref()) {
-        export(file, path, &Json, &model)?;
+    if let Some(file) = json {
+        file.write(&Json, &model)?;
     }
-    if let (Some(file), Some(path)) = (csv, args.csv.as_deref()) {
-        export(file, path, &Csv, &model)?;
+    if let Some(file) = csv {
+        file.write(&Csv, &model)?;
     }
     let elapsed = now_ns() - started;
     // The terminal comes after the exports: a closed pipe (`| head`) must not cost the results.

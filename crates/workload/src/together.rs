@@ -1,0 +1,160 @@
+//! Threads that start together, for workloads with 1..N threads: every thread is spawned and
+//! waits until all exist, then they are released at once; a thread the host refuses to create
+//! releases the others with a stop instead of leaving them waiting. And the scratch directory
+//! a workload makes in the directory under test, removed on every way out (panics included)
+//! and only when this run made it.
+
+use fsbench_measure::clock::Clock;
+use fsbench_measure::CpuTimes;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Gate {
+    Wait,
+    Go,
+    Abort,
+}
+
+/// What running the threads took: their results, the clock ticks at release and at the last
+/// thread's end, and the process's CPU time in between.
+pub struct Together<R> {
+    pub results: Vec<R>,
+    pub released: u64,
+    pub ended: u64,
+    pub cpu: CpuTimes,
+}
+
+/// Runs `work` on every item in a thread of its own, all released together. `Ok(None)` from a
+/// thread's point of view means it was told to stop before starting (never, unless spawning
+/// failed); an error spawning a thread is returned after the others have stopped.
+pub fn run_together<W: Send, R: Send>(
+    items: &mut [W],
+    work: impl Fn(&mut W) -> R + Sync,
+) -> io::Result<Together<R>> {
+    let total = items.len();
+    let gate = (Mutex::new(Gate::Wait), Condvar::new());
+    let clock = Clock::get();
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(items.len());
+        let mut spawn_error = None;
+        for item in items.iter_mut() {
+            let (gate, work) = (&gate, &work);
+            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
+                let mut state = gate.0.lock().unwrap_or_else(|p| p.into_inner());
+                while *state == Gate::Wait {
+                    state = gate.1.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+                let go = *state == Gate::Go;
+                drop(state);
+                go.then(|| work(item))
+            });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => {
+                    spawn_error = Some(e);
+                    break;
+                }
+            }
+        }
+        let cpu_before = CpuTimes::process();
+        let released = clock.ticks();
+        {
+            let mut state = gate.0.lock().unwrap_or_else(|p| p.into_inner());
+            *state = if spawn_error.is_some() {
+                Gate::Abort
+            } else {
+                Gate::Go
+            };
+            gate.1.notify_all();
+        }
+        let results: Vec<Option<R>> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a workload thread panicked"))
+            .collect();
+        let ended = clock.ticks();
+        if let Some(e) = spawn_error {
+            return Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot start thread {} of {total} ({e}); use fewer threads",
+                    results.len() + 1
+                ),
+            ));
+        }
+        Ok(Together {
+            results: results.into_iter().map(|r| r.expect("released")).collect(),
+            released,
+            ended,
+            cpu: CpuTimes::process().since(cpu_before),
+        })
+    })
+}
+
+/// A directory a workload made for its files; removed when dropped (on success, on error and
+/// when a panic unwinds), and never one it did not make.
+pub struct ScratchDir {
+    path: PathBuf,
+}
+
+impl ScratchDir {
+    /// Makes `dir/<prefix>-<pid>`; an existing one is an error (it is not this run's).
+    pub fn make(dir: &Path, prefix: &str) -> io::Result<ScratchDir> {
+        let path = dir.join(format!("{prefix}-{}", std::process::id()));
+        std::fs::create_dir(&path)?;
+        Ok(ScratchDir { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_start_together_and_each_gets_its_item() {
+        let mut items = vec![1u64, 2, 3, 4];
+        let done = run_together(&mut items, |x| {
+            *x *= 10;
+            *x
+        })
+        .unwrap();
+        assert_eq!(done.results, [10, 20, 30, 40]);
+        assert!(done.ended >= done.released);
+    }
+
+    #[test]
+    fn a_scratch_directory_goes_on_every_way_out_and_only_if_it_is_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = {
+            let scratch = ScratchDir::make(dir.path(), "x").unwrap();
+            std::fs::write(scratch.path().join("f"), b"1").unwrap();
+            scratch.path().to_path_buf()
+        };
+        assert!(!path.exists());
+        std::fs::create_dir(&path).unwrap();
+        assert!(ScratchDir::make(dir.path(), "x").is_err());
+        assert!(path.exists(), "someone else's directory stays");
+        let caught = std::panic::catch_unwind(|| {
+            let _scratch = ScratchDir::make(&dir.path().join("x-sub-never"), "y");
+            let scratch = ScratchDir::make(dir.path(), "z").unwrap();
+            std::fs::write(scratch.path().join("f"), b"1").unwrap();
+            panic!("unwinds");
+        });
+        assert!(caught.is_err());
+        assert!(!dir
+            .path()
+            .join(format!("z-{}", std::process::id()))
+            .exists());
+    }
+}
