@@ -17,18 +17,21 @@ FSBENCH=$PWD/target/release/fsbench
 OUT=bench/out
 mkdir -p "$OUT"
 cc -O2 -o "$OUT/createloop" bench/createloop.c
-WORK=$(mktemp -d /var/tmp/fsbench-bench.XXXXXX)
+# fs_mark wants its directory's path under 40 bytes: a short work directory.
+WORK=$(mktemp -d /tmp/fsb.XXXX)
 cleanup() {
   umount "$WORK/tmpfs" 2>/dev/null || true
   umount "$WORK/ext4" 2>/dev/null || true
   [ -n "${LOOP:-}" ] && losetup -d "$LOOP" 2>/dev/null || true
   rm -rf "$WORK"
+  rm -f "${IMAGE:-}"
 }
 trap cleanup EXIT
 mkdir -p "$WORK/tmpfs" "$WORK/ext4"
 mount -t tmpfs -o size=2g fsbench-bench "$WORK/tmpfs"
-truncate -s 4g "$WORK/ext4.img"
-LOOP=$(losetup --find --show --direct-io=on "$WORK/ext4.img")
+IMAGE=$(mktemp /var/tmp/fsbench-bench.XXXXXX.img)
+truncate -s 4g "$IMAGE"
+LOOP=$(losetup --find --show --direct-io=on "$IMAGE")
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
 mount "$LOOP" "$WORK/ext4"
 RESULTS="$OUT/metadata-$(date -u +%Y%m%dT%H%M%SZ).tsv"
@@ -42,7 +45,7 @@ for fs in tmpfs ext4; do
     a=$("$FSBENCH" metadata --dir "$dir/run" --ops create --count "$FILES" --no-store --quiet --json - \
       | python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["runs"][0]["cases"][0]["samples"][0]["results"][0]; print(next(m["value"] for m in r["measurements"] if m["metric"]=="ops_rate"))')
     fresh "$dir"
-    f=$(fs_mark -S 0 -s 0 -n "$FILES" -t 1 -L 1 -d "$dir/run/fsmark" 2>/dev/null \
+    f=$(fs_mark -S 0 -s 0 -n "$FILES" -t 1 -L 1 -l "$WORK/fs_log.txt" -d "$dir/run/fsm" \
       | awk '$1 ~ /^[0-9]+$/ && NF >= 5 { print $4 }' | tail -1)
     fresh "$dir"
     c=$("$OUT/createloop" "$dir/run" "$FILES")
