@@ -301,12 +301,23 @@ pub fn size_label(bytes: u64) -> String {
     bytes.to_string()
 }
 
+impl Dim {
+    /// The value as a label shows it: text and sizes as they are (`write`, `16m`), counts
+    /// with their name (`threads=4`), sweep points as `threads=4`.
+    pub fn text(self, dims: &Dims) -> Option<String> {
+        self.get(dims).map(|v| match v {
+            DimValue::Count(n) => format!("{}={n}", self.label()),
+            other => other.to_string(),
+        })
+    }
+}
+
 impl Dims {
-    /// The dimensions that are set, in [`Dim::ALL`] order, as `phase=write file=16m record=4k`.
+    /// The dimensions that are set, in [`Dim::ALL`] order: `write 16m 4k`, `create threads=4`.
     pub fn label(&self) -> String {
         Dim::ALL
             .into_iter()
-            .filter_map(|d| d.get(self).map(|v| v.to_string()))
+            .filter_map(|d| d.text(self))
             .collect::<Vec<_>>()
             .join(" ")
     }

@@ -163,10 +163,7 @@ pub fn write_table(
     let labels: Vec<String> = records
         .iter()
         .map(|r| {
-            let label: Vec<String> = shown
-                .iter()
-                .filter_map(|d| d.get(&r.dims).map(|v| v.to_string()))
-                .collect();
+            let label: Vec<String> = shown.iter().filter_map(|d| d.text(&r.dims)).collect();
             if label.is_empty() {
                 "(all)".to_string()
             } else {
