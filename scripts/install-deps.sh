@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what fsbench needs on a fresh Debian machine, and nothing that is already there:
-# a C toolchain, gzip (tests), the filesystem tools (zfs through zfs-fuse), fio (benchmarks). Rust itself must be
-# present (rustup); this script says so when it is not.
+# a C toolchain, gzip (tests), the filesystem tools (zfs through zfs-fuse), fio and fsmark
+# (benchmarks), dbench (its client.txt loadfile, for the tests and benchmarks of `fsbench
+# clients`). Rust itself must be present (rustup); this script says so when it is not.
 set -euo pipefail
 
-packages=(build-essential gzip util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio)
+packages=(build-essential gzip util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio dbench fsmark)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

@@ -407,3 +407,90 @@ fn a_refused_run_neither_empties_nor_leaves_its_export_files() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(read_json(&kept)["schema"], "fsbench.run");
 }
+
+#[test]
+fn client_loads_replay_debians_client_txt_in_its_proportions() {
+    let dir = tempfile::tempdir().unwrap();
+    // A bad loadfile line is refused with its number, before anything runs.
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "Close 1 NT_STATUS_OK\nReadX 1 NT_STATUS_OK\n").unwrap();
+    let output = fsbench()
+        .args(["clients", "--no-store", "--loadfile"])
+        .arg(&bad)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("bad.txt:2: ReadX needs 4 arguments"),
+        "{}",
+        stderr(&output)
+    );
+    let client_txt = std::path::Path::new("/usr/share/dbench/client.txt");
+    assert!(
+        client_txt.exists() || !is_root(),
+        "scripts/install-deps.sh installs dbench for its client.txt"
+    );
+    if !client_txt.exists() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args([
+            "clients",
+            "--clients",
+            "2",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0",
+        ])
+        .args(["--no-store", "--json", "-", "--loadfile"])
+        .arg(client_txt)
+        .arg("--dir")
+        .arg(work.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let results = flat_results(&doc);
+    let ops = |name: &str| {
+        results
+            .iter()
+            .find(|r| r["operation"] == name)
+            .map_or(0.0, |r| r["ops"].as_f64().unwrap())
+    };
+    // Without a warm-up, each client replayed the file's first lines (458k lines take longer
+    // than 2 s): the counts are those of that prefix, in its proportions.
+    let text = std::fs::read_to_string(client_txt).unwrap();
+    let replayed: f64 = results
+        .iter()
+        .filter(|r| r.get("operation").is_some())
+        .map(|r| r["ops"].as_f64().unwrap())
+        .sum();
+    let prefix: Vec<&str> = text.lines().take((replayed / 2.0) as usize).collect();
+    assert!(
+        prefix.len() < text.lines().count(),
+        "more than a whole pass: shorten the run"
+    );
+    let in_prefix = |op: &str| {
+        prefix
+            .iter()
+            .filter(|l| l.starts_with(&format!("{op} ")))
+            .count() as f64
+    };
+    for op in ["ReadX", "WriteX", "NTCreateX", "Close"] {
+        let (got, want) = (ops(op), 2.0 * in_prefix(op));
+        assert!(
+            (got / want - 1.0).abs() < 0.05,
+            "{op}: {got} replayed, {want} in the prefix"
+        );
+    }
+    let overall = results
+        .iter()
+        .find(|r| r.get("operation").is_none() && r.get("client").is_none())
+        .unwrap();
+    assert!(overall["throughput"].as_f64().unwrap() > 0.0);
+    assert!(entries(work.path()).is_empty(), "left behind");
+}

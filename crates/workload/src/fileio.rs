@@ -281,6 +281,27 @@ pub mod at {
             .map(drop)
     }
 
+    /// rename(2) from one directory to another.
+    #[inline]
+    pub fn rename_between(
+        from_dir: RawFd,
+        from: &CStr,
+        to_dir: RawFd,
+        to: &CStr,
+    ) -> io::Result<()> {
+        // SAFETY: both names are NUL-terminated.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_renameat,
+                from_dir,
+                from.as_ptr(),
+                to_dir,
+                to.as_ptr(),
+            )
+        })
+        .map(drop)
+    }
+
     #[inline]
     pub fn fstatat(dir: RawFd, name: &CStr, stat: &mut libc::stat) -> io::Result<()> {
         // SAFETY: name is NUL-terminated; stat is a valid, writable struct stat.

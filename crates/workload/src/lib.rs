@@ -4,6 +4,7 @@
 //!
 //! Brief overview:
 //! - [`matrix`]: the iozone-style throughput matrix (file size x record size x test).
+//! - [`clients`]: client load replay in dbench's loadfile format.
 //! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads.
 //! - [`mix`]: a weighted small-file mix with FFSB's semantics (a fileset, then threads).
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
@@ -21,6 +22,7 @@
 //! registry below. ARCHITECTURE.md, "Adding a workload", walks through it.
 
 pub mod cache;
+pub mod clients;
 pub mod control;
 pub mod data;
 pub mod error;
@@ -42,6 +44,7 @@ pub use workload::{Apply, Context, End, Sink, Workload};
 
 workload::workloads! {
     Matrix(matrix::MatrixSettings),
+    Clients(clients::ClientsSettings),
     Metadata(metadata::MetadataSettings),
     Mix(mix::MixSettings),
     Sleep(sleep::SleepSettings),
@@ -80,6 +83,6 @@ mod tests {
                 assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));
             }
         }
-        assert_eq!(KINDS, ["matrix", "metadata", "mix", "sleep"]);
+        assert_eq!(KINDS, ["matrix", "clients", "metadata", "mix", "sleep"]);
     }
 }

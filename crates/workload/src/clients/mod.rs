@@ -1,0 +1,748 @@
+//! Client load replay (dbench): N clients, each in its own directory, replay a loadfile in
+//! dbench's format — Debian's `/usr/share/dbench/client.txt` or the built-in one — over and
+//! over for a time, each operation mapped to POSIX calls as dbench's fileio backend maps it.
+//! Throughput is counted as dbench counts it: the bytes every ReadX and WriteX asked for, over
+//! the measured time (after the warm-up), in MB/s; per operation its count, mean and maximum
+//! latency; per client its throughput.
+
+mod loadfile;
+
+pub use loadfile::{parse, LoadOp, NAMES};
+
+use crate::figures::{LATENCY_MAX, LATENCY_MEAN, LATENCY_P99, OPS, OPS_RATE};
+use crate::fileio::at;
+use crate::together::{run_together, ScratchDir};
+use crate::workload::{Context, End, Sink, Workload};
+use crate::{StopFlag, WorkloadError};
+use fsbench_measure::clock::Clock;
+use fsbench_measure::histogram::Histogram;
+use fsbench_measure::units::TimeSpan;
+use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
+use loadfile::{Base, Line, LoadPath};
+use serde::{Deserialize, Serialize};
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+/// The built-in loadfile (docs/workloads/clients.md says what it models).
+pub const BUILTIN: &str = include_str!("builtin.txt");
+
+/// Bytes asked for by ReadX and WriteX per second, as dbench counts them: the main figure.
+pub const THROUGHPUT: MetricDef = crate::figures::THROUGHPUT.main();
+/// Lines whose outcome was not the status the loadfile expects (dbench prints them).
+pub const UNEXPECTED: MetricDef = MetricDef::new("unexpected", Unit::Count, Direction::Lower);
+
+/// Client load replay (dbench).
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClientsSettings {
+    /// Clients, each a thread replaying the loadfile in its own directory.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = ClientsSettings::default().clients)]
+    pub clients: u64,
+
+    /// How long the measured replay runs (after the warm-up); scaled by --scale.
+    #[arg(long, value_name = "DURATION", default_value_t = ClientsSettings::default().duration)]
+    pub duration: TimeSpan,
+
+    /// How long the clients replay before measuring starts; scaled by --scale.
+    #[arg(long, value_name = "DURATION", default_value_t = ClientsSettings::default().warmup)]
+    pub warmup: TimeSpan,
+
+    /// A loadfile in dbench's format (e.g. /usr/share/dbench/client.txt); default: the
+    /// built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub loadfile: Option<PathBuf>,
+}
+
+impl Default for ClientsSettings {
+    fn default() -> ClientsSettings {
+        ClientsSettings {
+            clients: 2,
+            duration: TimeSpan::from_ns(10_000_000_000),
+            warmup: TimeSpan::from_ns(1_000_000_000),
+            loadfile: None,
+        }
+    }
+}
+
+impl ClientsSettings {
+    fn lines(&self) -> Result<Vec<Line>, WorkloadError> {
+        match &self.loadfile {
+            None => parse(BUILTIN, "(built-in loadfile)")
+                .map_err(|e| WorkloadError::invalid("loadfile", e)),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    WorkloadError::invalid(
+                        "loadfile",
+                        format!("cannot read {} ({e})", path.display()),
+                    )
+                })?;
+                parse(&text, &path.display().to_string())
+                    .map_err(|e| WorkloadError::invalid("loadfile", e))
+            }
+        }
+    }
+
+    fn check_counts(&self, ctx: &Context) -> Result<(u64, u64), WorkloadError> {
+        ctx.check()?;
+        if self.clients == 0 || self.clients > 4096 {
+            return Err(WorkloadError::invalid(
+                "clients",
+                "must be between 1 and 4096",
+            ));
+        }
+        if self.duration.ns == 0 {
+            return Err(WorkloadError::invalid("duration", "must be longer than 0"));
+        }
+        let duration = ((self.duration.ns as f64 * ctx.scale) as u64).max(1_000_000);
+        let warmup = (self.warmup.ns as f64 * ctx.scale) as u64;
+        Ok((duration, warmup))
+    }
+}
+
+/// One client: its directory, its open handles, a buffer, and per operation its tally.
+struct Client {
+    id: u64,
+    top: RawFd,
+    dir: Option<OwnedFd>,
+    dir_path: PathBuf,
+    handles: Vec<(u32, RawFd, usize)>,
+    buffer: Vec<u8>,
+    counting: bool,
+    bytes: u64,
+    unexpected: u64,
+    counts: Vec<Histogram>,
+    failure: Option<String>,
+}
+
+impl Client {
+    fn base(&self, path: &LoadPath) -> RawFd {
+        match (path.base, &self.dir) {
+            (Base::Client, Some(dir)) => dir.as_raw_fd(),
+            _ => self.top,
+        }
+    }
+
+    fn fd(&self, handle: u32) -> Option<RawFd> {
+        self.handles.iter().find(|h| h.0 == handle).map(|h| h.1)
+    }
+
+    /// The client's directory, opened (again) after a Deltree or an NTCreateX made it.
+    fn reopen(&mut self) {
+        self.dir = open_dir(&self.dir_path).ok();
+    }
+
+    /// One line; Err only for what dbench treats as fatal (a write that fails, an unlink,
+    /// rename or rmdir whose outcome is not the expected one).
+    fn op(&mut self, line: &Line, lines: &[Line]) -> Result<(), String> {
+        let fatal = |what: &str, e: io::Error| {
+            format!(
+                "line {}: {what} ({e}), expected {}",
+                line.number,
+                if line.expect_ok { "success" } else { "failure" }
+            )
+        };
+        let outcome = |ok: bool| ok == line.expect_ok;
+        match &line.op {
+            LoadOp::NtCreateX {
+                path,
+                directory,
+                create,
+                overwrite,
+                handle,
+            } => {
+                let base = self.base(path);
+                let mut flags = libc::O_RDWR;
+                if *create {
+                    flags |= libc::O_CREAT;
+                }
+                if *overwrite {
+                    flags |= libc::O_CREAT | libc::O_TRUNC;
+                }
+                if *directory {
+                    let _ = at::mkdirat(base, &path.rel);
+                    flags = libc::O_RDONLY | libc::O_DIRECTORY;
+                }
+                let mut opened = at::openat(base, &path.rel, flags, 0o600);
+                if let Err(e) = &opened {
+                    if e.raw_os_error() == Some(libc::EISDIR) {
+                        opened = at::openat(base, &path.rel, libc::O_RDONLY | libc::O_DIRECTORY, 0);
+                    }
+                }
+                match opened {
+                    Ok(fd) if line.expect_ok => {
+                        let index = lines
+                            .iter()
+                            .position(|l| std::ptr::eq(l, line))
+                            .unwrap_or(0);
+                        self.handles.push((*handle, fd, index));
+                        if path.base == Base::Client && path.rel.as_bytes() == b"." {
+                            self.reopen();
+                        }
+                    }
+                    Ok(fd) => {
+                        self.unexpected += 1;
+                        let _ = at::close(fd);
+                    }
+                    Err(_) if !line.expect_ok => {}
+                    Err(_) => self.unexpected += 1,
+                }
+                Ok(())
+            }
+            LoadOp::Close { handle } => {
+                if let Some(i) = self.handles.iter().position(|h| h.0 == *handle) {
+                    let (_, fd, _) = self.handles.swap_remove(i);
+                    let _ = at::close(fd);
+                }
+                Ok(())
+            }
+            LoadOp::Rename { from, to } => {
+                let done = at::rename_between(self.base(from), &from.rel, self.base(to), &to.rel);
+                match done {
+                    Ok(()) if outcome(true) => Ok(()),
+                    Err(_) if outcome(false) => Ok(()),
+                    Ok(()) => Err(fatal("rename succeeded", io::Error::other("no error"))),
+                    Err(e) => Err(fatal("rename failed", e)),
+                }
+            }
+            LoadOp::Unlink { path } | LoadOp::Rmdir { path } => {
+                let flags = if matches!(line.op, LoadOp::Rmdir { .. }) {
+                    libc::AT_REMOVEDIR
+                } else {
+                    0
+                };
+                match at::unlinkat(self.base(path), &path.rel, flags) {
+                    Ok(()) if outcome(true) => Ok(()),
+                    Err(_) if outcome(false) => Ok(()),
+                    Ok(()) => Err(fatal("unlink succeeded", io::Error::other("no error"))),
+                    Err(e) => Err(fatal("unlink failed", e)),
+                }
+            }
+            LoadOp::Deltree { path } => {
+                let target = match path.base {
+                    Base::Client => self.dir_path.join(cstr_path(&path.rel)),
+                    Base::Top => self
+                        .dir_path
+                        .parent()
+                        .unwrap_or(Path::new("."))
+                        .to_path_buf(),
+                };
+                // The client's own directory goes with its contents, as in dbench (which
+                // unlinks the files and leaves the directories to NTCreateX's mkdir).
+                let _ = std::fs::remove_dir_all(&target);
+                if path.base == Base::Client && path.rel.as_bytes() == b"." {
+                    let _ = std::fs::create_dir(&self.dir_path);
+                    self.reopen();
+                }
+                Ok(())
+            }
+            LoadOp::Mkdir { path } => {
+                let _ = at::mkdirat(self.base(path), &path.rel);
+                Ok(())
+            }
+            LoadOp::QueryPath { path } => {
+                // SAFETY: stat is plain data; all zeroes is a valid value.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                if at::fstatat(self.base(path), &path.rel, &mut st).is_err() {
+                    // dbench then searches the directory for the name, ignoring case.
+                    let parent = parent_of(&path.rel);
+                    let _ = list(self.base(path), &parent, u32::MAX, &mut self.buffer);
+                }
+                Ok(())
+            }
+            LoadOp::QueryFile { handle } | LoadOp::SetFile { handle } => {
+                if let Some(fd) = self.fd(*handle) {
+                    // SAFETY: stat is plain data; fstat fills it.
+                    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                    // SAFETY: fd is open; st is valid and writable.
+                    unsafe { libc::fstat(fd, &mut st) };
+                    if matches!(line.op, LoadOp::SetFile { .. }) {
+                        let times = [
+                            libc::timespec {
+                                tv_sec: st.st_atime - 10,
+                                tv_nsec: 0,
+                            },
+                            libc::timespec {
+                                tv_sec: st.st_mtime - 12,
+                                tv_nsec: 0,
+                            },
+                        ];
+                        // SAFETY: fd is open; times holds two timespecs.
+                        unsafe { libc::futimens(fd, times.as_ptr()) };
+                    }
+                }
+                Ok(())
+            }
+            LoadOp::QueryFs => {
+                // SAFETY: statvfs is plain data; fstatvfs fills it.
+                let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+                let fd = self.dir.as_ref().map_or(self.top, |d| d.as_raw_fd());
+                // SAFETY: fd is an open directory; st is valid and writable.
+                unsafe { libc::fstatvfs(fd, &mut st) };
+                Ok(())
+            }
+            LoadOp::FindFirst { path, max } => {
+                let wildcard = path.rel.as_bytes().iter().any(|b| b"<>*?\"".contains(b));
+                if wildcard {
+                    let parent = parent_of(&path.rel);
+                    let _ = list(self.base(path), &parent, *max, &mut self.buffer);
+                }
+                Ok(())
+            }
+            LoadOp::WriteX {
+                handle,
+                offset,
+                size,
+                expect,
+            } => {
+                let Some(fd) = self.fd(*handle) else {
+                    return Err(format!("line {}: handle {handle} is not open", line.number));
+                };
+                let data = &self.buffer[..*size as usize];
+                // SAFETY: data is valid for size bytes.
+                let n =
+                    unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), *offset as i64) };
+                if n < 0 {
+                    return Err(fatal("write failed", io::Error::last_os_error()));
+                }
+                if n as u32 != *expect {
+                    return Err(format!(
+                        "line {}: wrote {n} bytes, expected {expect}",
+                        line.number
+                    ));
+                }
+                if self.counting {
+                    self.bytes += *size as u64;
+                }
+                Ok(())
+            }
+            LoadOp::ReadX {
+                handle,
+                offset,
+                size,
+                expect,
+            } => {
+                if let Some(fd) = self.fd(*handle) {
+                    let buf = &mut self.buffer[..*size as usize];
+                    // SAFETY: buf is valid and writable for size bytes.
+                    let n = unsafe {
+                        libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), *offset as i64)
+                    };
+                    if n != *expect as isize {
+                        self.unexpected += 1;
+                    }
+                }
+                if self.counting {
+                    self.bytes += *size as u64;
+                }
+                Ok(())
+            }
+            LoadOp::LockX {
+                handle,
+                offset,
+                size,
+            }
+            | LoadOp::UnlockX {
+                handle,
+                offset,
+                size,
+            } => {
+                if let Some(fd) = self.fd(*handle) {
+                    let kind = if matches!(line.op, LoadOp::LockX { .. }) {
+                        libc::F_WRLCK
+                    } else {
+                        libc::F_UNLCK
+                    };
+                    // SAFETY: flock is plain data.
+                    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+                    lock.l_type = kind as i16;
+                    lock.l_whence = libc::SEEK_SET as i16;
+                    lock.l_start = *offset as i64;
+                    lock.l_len = *size as i64;
+                    // SAFETY: fd is open; lock is a valid flock.
+                    unsafe { libc::fcntl(fd, libc::F_SETLKW, &lock) };
+                }
+                Ok(())
+            }
+            LoadOp::Flush { handle } => {
+                if let Some(fd) = self.fd(*handle) {
+                    let _ = at::fsync(fd);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Replays the loadfile from `start` (ticks) until `end_ns` after it; whether stopped.
+    fn replay(
+        &mut self,
+        lines: &[Line],
+        start: u64,
+        warmup_ns: u64,
+        total_ns: u64,
+        stop: &StopFlag,
+    ) -> bool {
+        let clock = Clock::get();
+        self.counting = warmup_ns == 0;
+        let mut n = 0u64;
+        loop {
+            for line in lines {
+                let before = clock.ticks();
+                let since = clock.ns(before.saturating_sub(start));
+                if since >= total_ns {
+                    return true;
+                }
+                if !self.counting && since >= warmup_ns {
+                    self.counting = true;
+                }
+                n += 1;
+                if n % 1024 == 0 && stop.is_requested() {
+                    return false;
+                }
+                if let Err(e) = self.op(line, lines) {
+                    self.failure = Some(e);
+                    return true;
+                }
+                if self.counting {
+                    let kind = line.op.kind();
+                    self.counts[kind].record(clock.ns(clock.ticks().saturating_sub(before)));
+                }
+            }
+        }
+    }
+
+    fn close_all(&mut self) {
+        for (_, fd, _) in self.handles.drain(..) {
+            let _ = at::close(fd);
+        }
+    }
+}
+
+fn cstr_path(name: &CStr) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()))
+}
+
+fn parent_of(rel: &CStr) -> std::ffi::CString {
+    let bytes = rel.to_bytes();
+    match bytes.iter().rposition(|&b| b == b'/') {
+        Some(i) => std::ffi::CString::new(&bytes[..i]).expect("no NUL"),
+        None => std::ffi::CString::new(".").expect("no NUL"),
+    }
+}
+
+/// Lists up to `max` entries of a directory (getdents64), as FIND_FIRST does.
+fn list(base: RawFd, dir: &CStr, max: u32, buf: &mut [u8]) -> io::Result<()> {
+    let fd = at::openat(base, dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    let mut seen = 0u64;
+    let result = loop {
+        match at::getdents64(fd, buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                seen += at::count_entries(buf, n);
+                if seen >= max as u64 {
+                    break Ok(());
+                }
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = at::close(fd);
+    result
+}
+
+fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let fd = at::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    // SAFETY: fd was just opened and is owned here alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+impl Workload for ClientsSettings {
+    const KIND: &'static str = "clients";
+    const ABOUT: &'static str =
+        "Client load replay (dbench): N clients replay a loadfile in dbench's format, throughput as dbench counts it";
+    const LONG_ABOUT: &'static str = "Client load replay (dbench).\n\nN clients, each a thread \
+in its own directory, replay a loadfile in dbench's format (Debian's \
+/usr/share/dbench/client.txt, or the built-in one) over and over: first for --warmup, then for \
+--duration measured. Throughput is counted as dbench counts it: the bytes every ReadX and WriteX \
+asked for, over the measured time. Per operation: count, mean and maximum latency; per client: \
+throughput. A loadfile line that cannot be read is refused with its line number before anything \
+runs.";
+
+    fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
+        self.check_counts(ctx)?;
+        self.lines().map(drop)
+    }
+
+    fn estimate_ns(&self, ctx: &Context) -> u64 {
+        self.check_counts(ctx).map_or(0, |(d, w)| d + w)
+    }
+
+    fn table_columns() -> &'static [&'static str] {
+        &[
+            THROUGHPUT.name,
+            OPS_RATE.name,
+            LATENCY_MEAN.name,
+            LATENCY_P99.name,
+            LATENCY_MAX.name,
+        ]
+    }
+
+    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+        let (duration, warmup) = match self.check_counts(ctx) {
+            Ok(t) => t,
+            Err(e) => return End::failed(e, None),
+        };
+        let lines = match self.lines() {
+            Ok(lines) => lines,
+            Err(e) => return End::failed(e, None),
+        };
+        if let Err(e) = self.preflight(ctx, dir) {
+            return End::failed(e, None);
+        }
+        let scratch = match ScratchDir::make(dir, "fsbench-clients") {
+            Ok(scratch) => scratch,
+            Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), None),
+        };
+        let outcome = replay(self, &lines, scratch.path(), duration, warmup, stop, sink);
+        drop(scratch);
+        match outcome {
+            Ok(true) => End::ok(None),
+            Ok(false) => End::interrupted(None),
+            Err(e) => End::failed(e, None),
+        }
+    }
+}
+
+fn replay(
+    settings: &ClientsSettings,
+    lines: &[Line],
+    top: &Path,
+    duration_ns: u64,
+    warmup_ns: u64,
+    stop: &StopFlag,
+    sink: &mut dyn Sink,
+) -> Result<bool, WorkloadError> {
+    let biggest = lines
+        .iter()
+        .map(|l| match l.op {
+            LoadOp::WriteX { size, .. } | LoadOp::ReadX { size, .. } => size as usize,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+        .max(64 << 10);
+    let top_fd = open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
+    let clients_dir = top.join("clients");
+    std::fs::create_dir(&clients_dir)
+        .map_err(|e| WorkloadError::io("create the directory", &clients_dir, e))?;
+    let mut clients: Vec<Client> = (1..=settings.clients)
+        .map(|id| Client {
+            id,
+            top: top_fd.as_raw_fd(),
+            dir: None,
+            dir_path: clients_dir.join(format!("client{id}")),
+            handles: Vec::with_capacity(256),
+            buffer: vec![0u8; biggest],
+            counting: false,
+            bytes: 0,
+            unexpected: 0,
+            counts: (0..NAMES.len()).map(|_| Histogram::new()).collect(),
+            failure: None,
+        })
+        .collect();
+    let total_ns = warmup_ns + duration_ns;
+    let clock = Clock::get();
+    let done = run_together(&mut clients, |c| {
+        let start = clock.ticks();
+        let finished = c.replay(lines, start, warmup_ns, total_ns, stop);
+        c.close_all();
+        finished
+    })
+    .map_err(|e| WorkloadError::io("start the clients in", top, e))?;
+    if done.results.iter().any(|finished| !finished) {
+        return Ok(false);
+    }
+    if let Some((id, e)) = clients
+        .iter()
+        .find_map(|c| c.failure.as_ref().map(|e| (c.id, e)))
+    {
+        return Err(WorkloadError::io(
+            format!("replay the loadfile (client {id}) in"),
+            top,
+            io::Error::other(e.clone()),
+        ));
+    }
+    let seconds = duration_ns as f64 / 1e9;
+    let bytes: u64 = clients.iter().map(|c| c.bytes).sum();
+    let unexpected: u64 = clients.iter().map(|c| c.unexpected).sum();
+    let all_ops: u64 = clients
+        .iter()
+        .flat_map(|c| c.counts.iter())
+        .map(|h| h.count())
+        .sum();
+    let mut n = 0;
+    let mut emit = |record: ResultRecord, sink: &mut dyn Sink| {
+        n += 1;
+        sink.record(record, n, None);
+    };
+    emit(
+        ResultRecord {
+            dims: Dims {
+                threads: Some(settings.clients),
+                ..Dims::default()
+            },
+            measurements: vec![
+                THROUGHPUT.at(bytes as f64 / seconds),
+                OPS_RATE.at(all_ops as f64 / seconds),
+                OPS.at(all_ops as f64),
+                UNEXPECTED.at(unexpected as f64),
+            ],
+            ..ResultRecord::default()
+        },
+        sink,
+    );
+    for (kind, name) in NAMES.iter().enumerate() {
+        let mut h = Histogram::new();
+        for c in &clients {
+            h.merge(&c.counts[kind]);
+        }
+        if h.count() == 0 {
+            continue;
+        }
+        let l = h.summary();
+        emit(
+            ResultRecord {
+                dims: Dims {
+                    operation: Some((*name).to_string()),
+                    threads: Some(settings.clients),
+                    ..Dims::default()
+                },
+                measurements: vec![
+                    OPS_RATE.at(h.count() as f64 / seconds),
+                    OPS.at(h.count() as f64),
+                    LATENCY_MEAN.at(l.mean_ns),
+                    LATENCY_P99.at(l.p99_ns as f64),
+                    LATENCY_MAX.at(l.max_ns as f64),
+                ],
+                latency_bins: h.bins(),
+                ..ResultRecord::default()
+            },
+            sink,
+        );
+    }
+    for c in &clients {
+        emit(
+            ResultRecord {
+                dims: Dims {
+                    client: Some(c.id),
+                    threads: Some(settings.clients),
+                    ..Dims::default()
+                },
+                measurements: vec![THROUGHPUT.at(c.bytes as f64 / seconds)],
+                ..ResultRecord::default()
+            },
+            sink,
+        );
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Collect;
+    use fsbench_model::Outcome;
+
+    #[test]
+    fn the_built_in_load_replays_and_is_counted_as_dbench_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = ClientsSettings {
+            clients: 3,
+            duration: TimeSpan::from_ns(300_000_000),
+            warmup: TimeSpan::from_ns(50_000_000),
+            loadfile: None,
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        let overall = &sink.records[0];
+        assert_eq!(overall.main().unwrap().metric, "throughput");
+        assert!(overall.main().unwrap().value > 0.0);
+        assert_eq!(
+            overall.measurement("unexpected").unwrap().value,
+            0.0,
+            "the built-in load runs as written"
+        );
+        let per_op = |name: &str| {
+            sink.records
+                .iter()
+                .find(|r| r.dims.operation.as_deref() == Some(name))
+                .map(|r| r.measurement("ops").unwrap().value)
+        };
+        // Operations in the proportions of the loadfile (whole replays, plus one partial).
+        let in_file = |op: &str| BUILTIN.lines().filter(|l| l.starts_with(op)).count() as f64;
+        let (reads, writes) = (per_op("ReadX").unwrap(), per_op("WriteX").unwrap());
+        let expected = in_file("ReadX ") / in_file("WriteX ");
+        assert!(
+            (reads / writes - expected).abs() < 0.1 * expected,
+            "{reads} reads, {writes} writes"
+        );
+        let clients: Vec<u64> = sink.records.iter().filter_map(|r| r.dims.client).collect();
+        assert_eq!(clients, [1, 2, 3]);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "left behind"
+        );
+    }
+
+    /// What docs/workloads/clients.md says of the built-in loadfile.
+    #[test]
+    fn the_built_in_loadfile_moves_bytes_as_client_txt_does() {
+        let lines = parse(BUILTIN, "builtin").unwrap();
+        assert_eq!(lines.len(), 72);
+        let bytes = |read: bool| -> u64 {
+            lines
+                .iter()
+                .map(|l| match l.op {
+                    LoadOp::ReadX { size, .. } if read => size as u64,
+                    LoadOp::WriteX { size, .. } if !read => size as u64,
+                    _ => 0,
+                })
+                .sum()
+        };
+        let share = bytes(true) as f64 / (bytes(true) + bytes(false)) as f64;
+        assert!(
+            (share - 0.59).abs() < 0.01,
+            "reads move {share} of the bytes"
+        );
+        let kinds: std::collections::BTreeSet<usize> = lines.iter().map(|l| l.op.kind()).collect();
+        assert!(
+            kinds.len() >= 14,
+            "most of client.txt's operation kinds: {kinds:?}"
+        );
+    }
+
+    #[test]
+    fn a_bad_loadfile_is_refused_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("load.txt");
+        std::fs::write(&file, "Close 1 NT_STATUS_OK\nReadX 1 NT_STATUS_OK\n").unwrap();
+        let settings = ClientsSettings {
+            loadfile: Some(file.clone()),
+            ..ClientsSettings::default()
+        };
+        let e = settings.check(&Context::default()).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "loadfile: {}:2: ReadX needs 4 arguments",
+                file.display()
+            )),
+            "{e}"
+        );
+    }
+}
