@@ -889,9 +889,10 @@ min_time = "1ms"
             "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"fio\"\n",
         );
         assert!(
-            e.starts_with(
-                "bad.toml:5:8: workloads.kind: unknown workload kind 'fio'; use one of matrix, metadata, mix, sleep"
-            ),
+            e.starts_with(&format!(
+                "bad.toml:5:8: workloads.kind: unknown workload kind 'fio'; use one of {}",
+                KINDS.join(", ")
+            )),
             "{e}"
         );
     }
