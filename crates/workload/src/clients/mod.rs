@@ -107,7 +107,7 @@ struct Client {
     top: RawFd,
     dir: Option<OwnedFd>,
     dir_path: PathBuf,
-    handles: Vec<(u32, RawFd, usize)>,
+    handles: Vec<(u32, RawFd)>,
     buffer: Vec<u8>,
     counting: bool,
     bytes: u64,
@@ -128,6 +128,19 @@ impl Client {
         self.handles.iter().find(|h| h.0 == handle).map(|h| h.1)
     }
 
+    /// dbench's name resolution (its pvfs_resolve_name simulation), done before every
+    /// operation on a path: a stat, and when the name does not exist, a listing of its
+    /// directory (where a case-insensitive server would look for it).
+    fn resolve(&mut self, path: &LoadPath) {
+        // SAFETY: stat is plain data; all zeroes is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let base = self.base(path);
+        if at::fstatat(base, &path.rel, &mut st).is_err() {
+            let parent = parent_of(&path.rel);
+            let _ = list(base, &parent, u32::MAX, &mut self.buffer);
+        }
+    }
+
     /// The client's directory, opened (again) after a Deltree or an NTCreateX made it.
     fn reopen(&mut self) {
         self.dir = open_dir(&self.dir_path).ok();
@@ -135,7 +148,7 @@ impl Client {
 
     /// One line; Err only for what dbench treats as fatal (a write that fails, an unlink,
     /// rename or rmdir whose outcome is not the expected one).
-    fn op(&mut self, line: &Line, lines: &[Line]) -> Result<(), String> {
+    fn op(&mut self, line: &Line) -> Result<(), String> {
         let fatal = |what: &str, e: io::Error| {
             format!(
                 "line {}: {what} ({e}), expected {}",
@@ -152,6 +165,7 @@ impl Client {
                 overwrite,
                 handle,
             } => {
+                self.resolve(path);
                 let base = self.base(path);
                 let mut flags = libc::O_RDWR;
                 if *create {
@@ -172,11 +186,7 @@ impl Client {
                 }
                 match opened {
                     Ok(fd) if line.expect_ok => {
-                        let index = lines
-                            .iter()
-                            .position(|l| std::ptr::eq(l, line))
-                            .unwrap_or(0);
-                        self.handles.push((*handle, fd, index));
+                        self.handles.push((*handle, fd));
                         if path.base == Base::Client && path.rel.as_bytes() == b"." {
                             self.reopen();
                         }
@@ -192,12 +202,14 @@ impl Client {
             }
             LoadOp::Close { handle } => {
                 if let Some(i) = self.handles.iter().position(|h| h.0 == *handle) {
-                    let (_, fd, _) = self.handles.swap_remove(i);
+                    let (_, fd) = self.handles.swap_remove(i);
                     let _ = at::close(fd);
                 }
                 Ok(())
             }
             LoadOp::Rename { from, to } => {
+                self.resolve(from);
+                self.resolve(to);
                 let done = at::rename_between(self.base(from), &from.rel, self.base(to), &to.rel);
                 match done {
                     Ok(()) if outcome(true) => Ok(()),
@@ -207,6 +219,7 @@ impl Client {
                 }
             }
             LoadOp::Unlink { path } | LoadOp::Rmdir { path } => {
+                self.resolve(path);
                 let flags = if matches!(line.op, LoadOp::Rmdir { .. }) {
                     libc::AT_REMOVEDIR
                 } else {
@@ -238,17 +251,12 @@ impl Client {
                 Ok(())
             }
             LoadOp::Mkdir { path } => {
+                self.resolve(path);
                 let _ = at::mkdirat(self.base(path), &path.rel);
                 Ok(())
             }
             LoadOp::QueryPath { path } => {
-                // SAFETY: stat is plain data; all zeroes is a valid value.
-                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                if at::fstatat(self.base(path), &path.rel, &mut st).is_err() {
-                    // dbench then searches the directory for the name, ignoring case.
-                    let parent = parent_of(&path.rel);
-                    let _ = list(self.base(path), &parent, u32::MAX, &mut self.buffer);
-                }
+                self.resolve(path);
                 Ok(())
             }
             LoadOp::QueryFile { handle } | LoadOp::SetFile { handle } => {
@@ -283,6 +291,7 @@ impl Client {
                 Ok(())
             }
             LoadOp::FindFirst { path, max } => {
+                self.resolve(path);
                 let wildcard = path.rel.as_bytes().iter().any(|b| b"<>*?\"".contains(b));
                 if wildcard {
                     let parent = parent_of(&path.rel);
@@ -400,7 +409,7 @@ impl Client {
                 if n % 1024 == 0 && stop.is_requested() {
                     return false;
                 }
-                if let Err(e) = self.op(line, lines) {
+                if let Err(e) = self.op(line) {
                     self.failure = Some(e);
                     return true;
                 }
@@ -413,7 +422,7 @@ impl Client {
     }
 
     fn close_all(&mut self) {
-        for (_, fd, _) in self.handles.drain(..) {
+        for (_, fd) in self.handles.drain(..) {
             let _ = at::close(fd);
         }
     }
