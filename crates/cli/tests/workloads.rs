@@ -494,3 +494,66 @@ fn client_loads_replay_debians_client_txt_in_its_proportions() {
     assert!(overall["throughput"].as_f64().unwrap() > 0.0);
     assert!(entries(work.path()).is_empty(), "left behind");
 }
+
+#[test]
+fn too_few_file_descriptors_for_the_clients_is_a_clear_error_that_keeps_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 64; exec {} clients --clients 200 --duration 1s --warmup 0 --no-store --quiet --json - --dir {}",
+            env!("CARGO_BIN_EXE_fsbench"),
+            dir.path().display()
+        ))
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("Too many open files") && err.contains("ulimit -n"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "failed");
+    assert!(
+        !sample["results"].as_array().unwrap().is_empty(),
+        "what was measured is kept"
+    );
+    assert!(entries(dir.path()).is_empty(), "left behind");
+}
+
+#[test]
+fn a_client_load_runs_in_a_campaign() {
+    if !root_or_skip("a_client_load_runs_in_a_campaign") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "dbench"
+repetitions = 2
+[device]
+image = "64m"
+[[filesystems]]
+name = "tmpfs"
+[[workloads]]
+kind = "clients"
+clients = 3
+duration = "300ms"
+warmup = "100ms"
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let doc = s.export(1);
+    let table = doc["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["workload"] == "clients" && t["metric"] == "throughput")
+        .expect("a throughput table");
+    assert!(!table["rows"].as_array().unwrap().is_empty(), "{table}");
+    assert!(stdout(&output).contains("clients"), "{}", stdout(&output));
+}

@@ -142,8 +142,13 @@ impl Client {
     }
 
     /// The client's directory, opened (again) after a Deltree or an NTCreateX made it.
-    fn reopen(&mut self) {
-        self.dir = open_dir(&self.dir_path).ok();
+    fn reopen(&mut self) -> Result<(), String> {
+        self.dir = None;
+        let dir = open_dir(&self.dir_path).map_err(|e| {
+            too_many(&e).unwrap_or_else(|| format!("cannot open {} ({e})", self.dir_path.display()))
+        })?;
+        self.dir = Some(dir);
+        Ok(())
     }
 
     /// One line; Err only for what dbench treats as fatal (a write that fails, an unlink,
@@ -188,15 +193,22 @@ impl Client {
                     Ok(fd) if line.expect_ok => {
                         self.handles.push((*handle, fd));
                         if path.base == Base::Client && path.rel.as_bytes() == b"." {
-                            self.reopen();
+                            self.reopen()?;
                         }
                     }
                     Ok(fd) => {
                         self.unexpected += 1;
                         let _ = at::close(fd);
                     }
-                    Err(_) if !line.expect_ok => {}
-                    Err(_) => self.unexpected += 1,
+                    Err(e) => {
+                        // Out of descriptors is the host's limit, not the loadfile's outcome.
+                        if let Some(message) = too_many(&e) {
+                            return Err(format!("line {}: {message}", line.number));
+                        }
+                        if line.expect_ok {
+                            self.unexpected += 1;
+                        }
+                    }
                 }
                 Ok(())
             }
@@ -246,7 +258,7 @@ impl Client {
                 let _ = std::fs::remove_dir_all(&target);
                 if path.base == Base::Client && path.rel.as_bytes() == b"." {
                     let _ = std::fs::create_dir(&self.dir_path);
-                    self.reopen();
+                    self.reopen()?;
                 }
                 Ok(())
             }
@@ -428,6 +440,13 @@ impl Client {
     }
 }
 
+/// The message for running out of file descriptors, which no loadfile status expects.
+fn too_many(e: &io::Error) -> Option<String> {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)).then(|| {
+        format!("{e}: the clients hold more open files than this process may; raise `ulimit -n` or run fewer clients")
+    })
+}
+
 fn cstr_path(name: &CStr) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()))
@@ -575,16 +594,6 @@ fn replay(
     if done.results.iter().any(|finished| !finished) {
         return Ok(false);
     }
-    if let Some((id, e)) = clients
-        .iter()
-        .find_map(|c| c.failure.as_ref().map(|e| (c.id, e)))
-    {
-        return Err(WorkloadError::io(
-            format!("replay the loadfile (client {id}) in"),
-            top,
-            io::Error::other(e.clone()),
-        ));
-    }
     let seconds = duration_ns as f64 / 1e9;
     let bytes: u64 = clients.iter().map(|c| c.bytes).sum();
     let unexpected: u64 = clients.iter().map(|c| c.unexpected).sum();
@@ -656,6 +665,17 @@ fn replay(
             },
             sink,
         );
+    }
+    // What was measured is kept (above); then the first client that could not go on says why.
+    if let Some((id, e)) = clients
+        .iter()
+        .find_map(|c| c.failure.as_ref().map(|e| (c.id, e)))
+    {
+        return Err(WorkloadError::io(
+            format!("replay the loadfile (client {id}) in"),
+            top,
+            io::Error::other(e.clone()),
+        ));
     }
     Ok(true)
 }
