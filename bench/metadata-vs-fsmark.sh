@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Creates per second of `fsbench metadata --ops create` against fs_mark (-S 0: no sync, empty
-# files, one thread) and a bare C loop of open(O_CREAT)+close (createloop.c), in the same run,
+# Creates per second of `fsbench metadata --ops create` against fs_mark (-S 0: no sync, one
+# thread; empty files and 4 KiB files) and a bare C loop of open(O_CREAT)+close (createloop.c),
+# in the same run,
 # on tmpfs and on ext4 on a loop device. Each comparison runs as PAIRS alternating triples
 # (fsbench, fs_mark, C loop) of FILES files each, in a fresh directory; printed: the median
 # fsbench/other ratio over the pairs and its range. Raw figures go to bench/out/.
@@ -51,6 +52,14 @@ for fs in tmpfs ext4; do
     c=$("$OUT/createloop" "$dir/run" "$FILES")
     printf '%s\tcreate vs fs_mark -S 0\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$f" >> "$RESULTS"
     printf '%s\tcreate vs C loop\t%s\t%s\t%s\n' "$fs" "$pair" "$a" "$c" >> "$RESULTS"
+    # 4 KiB files: one 4 KiB write before the close, as fs_mark -s 4096 writes them.
+    fresh "$dir"
+    a4=$("$FSBENCH" metadata --dir "$dir/run" --ops create --create-size 4k --count "$FILES" --no-store --quiet --json - \
+      | python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["runs"][0]["cases"][0]["samples"][0]["results"][0]; print(next(m["value"] for m in r["measurements"] if m["metric"]=="ops_rate"))')
+    fresh "$dir"
+    f4=$(fs_mark -S 0 -s 4096 -n "$FILES" -t 1 -L 1 -l "$WORK/fs_log.txt" -d "$dir/run/fsm" \
+      | awk '$1 ~ /^[0-9]+$/ && NF >= 5 { print $4 }' | tail -1)
+    printf '%s\tcreate 4k vs fs_mark -S 0 -s 4096\t%s\t%s\t%s\n' "$fs" "$pair" "$a4" "$f4" >> "$RESULTS"
   done
   rm -rf "$dir/run"
 done

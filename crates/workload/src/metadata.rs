@@ -142,6 +142,11 @@ pub struct MetadataSettings {
     #[arg(long, value_name = "N", default_value_t = MetadataSettings::default().dirs)]
     pub dirs: u64,
 
+    /// Bytes `create` writes into each new file before closing it, in one write (0: an empty
+    /// file, as touch makes; 4k: as fs_mark -s 4096).
+    #[arg(long, value_name = "SIZE", default_value_t = MetadataSettings::default().create_size)]
+    pub create_size: Size,
+
     /// Bytes one append writes.
     #[arg(long, value_name = "SIZE", default_value_t = MetadataSettings::default().append_size)]
     pub append_size: Size,
@@ -179,6 +184,7 @@ impl Default for MetadataSettings {
             ops: Vec::new(),
             shared_dir: false,
             dirs: 1,
+            create_size: Size(0),
             append_size: Size(16),
             write_size: Size(16 << 10),
             write_block_size: Size(4 << 10),
@@ -365,6 +371,7 @@ struct Worker {
     files_renamed: bool,
     subdirs_exist: bool,
     write_data: Vec<u8>,
+    create_data: Vec<u8>,
     append_data: Vec<u8>,
     block: usize,
     read_buf: AlignedBuf,
@@ -423,7 +430,12 @@ impl Worker {
         let mut data = DataSource::new(
             settings.data,
             plan.seed ^ thread,
-            settings.write_size.0.max(settings.append_size.0).max(1) as usize,
+            settings
+                .write_size
+                .0
+                .max(settings.append_size.0)
+                .max(settings.create_size.0)
+                .max(1) as usize,
         );
         Ok(Worker {
             base,
@@ -436,6 +448,7 @@ impl Worker {
             subdirs_exist: false,
             write_data: data.next(settings.write_size.0 as usize).to_vec(),
             append_data: data.next(settings.append_size.0 as usize).to_vec(),
+            create_data: data.next(settings.create_size.0 as usize).to_vec(),
             block: settings.write_block_size.0 as usize,
             read_buf: AlignedBuf::new(READ_BUFFER),
             // SAFETY: struct stat is plain data; all zeroes is a valid value.
@@ -491,9 +504,15 @@ impl Worker {
             MetaOp::Create => {
                 let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
                 let fd = at::openat(dir, &self.files[i as usize], flags, 0o644)?;
-                self.finish_file(fd)?;
+                let written = if self.create_data.is_empty() {
+                    Ok(())
+                } else {
+                    raw::write_all(fd, &self.create_data)
+                };
+                let finished = self.finish_file(fd);
+                written.and(finished)?;
                 self.sync_dir(dir)?;
-                Ok(0)
+                Ok(self.create_data.len() as u64)
             }
             MetaOp::Append => {
                 let fd = at::openat(dir, self.name(i), libc::O_WRONLY | libc::O_APPEND, 0)?;
@@ -760,7 +779,9 @@ fn record(
         CPU_USER.at(cpu.user_ns as f64),
         CPU_SYS.at(cpu.sys_ns as f64),
     ]);
-    if matches!(op, MetaOp::Read | MetaOp::Write | MetaOp::Append) {
+    if matches!(op, MetaOp::Read | MetaOp::Write | MetaOp::Append)
+        || (op == MetaOp::Create && bytes > 0)
+    {
         measurements.push(THROUGHPUT.at(bytes as f64 / seconds));
         measurements.push(BYTES.at(bytes as f64));
     }
@@ -846,6 +867,30 @@ mod tests {
             0,
             "left behind"
         );
+    }
+
+    #[test]
+    fn create_can_write_its_files_as_fs_mark_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MetadataSettings {
+            count: 30,
+            ops: vec![MetaOp::Create],
+            create_size: Size(4096),
+            ..MetadataSettings::default()
+        };
+        let mut sink = Collect::default();
+        let ctx = Context::default();
+        let plan = settings.plan(&ctx).unwrap();
+        let top = dir.path().join("top");
+        std::fs::create_dir(&top).unwrap();
+        assert!(super::run(&settings, &plan, &ctx, &top, &StopFlag::new(), &mut sink).unwrap());
+        let files: Vec<u64> = std::fs::read_dir(top.join("t0"))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .collect();
+        assert_eq!(files.len(), 30);
+        assert!(files.iter().all(|&len| len == 4096), "{files:?}");
+        assert_eq!(value(&sink.records[0], "bytes"), 30.0 * 4096.0);
     }
 
     #[test]
