@@ -337,7 +337,7 @@ repetitions = 1
 [device]
 image = "64m"
 [[filesystems]]
-name = "tmpfs"
+name = "ext4"
 [[workloads]]
 kind = "metadata"
 ops = ["create"]
@@ -536,7 +536,7 @@ repetitions = 2
 [device]
 image = "64m"
 [[filesystems]]
-name = "tmpfs"
+name = "ext4"
 [[workloads]]
 kind = "clients"
 clients = 3
@@ -556,4 +556,34 @@ warmup = "100ms"
         .expect("a throughput table");
     assert!(!table["rows"].as_array().unwrap().is_empty(), "{table}");
     assert!(stdout(&output).contains("clients"), "{}", stdout(&output));
+}
+
+#[test]
+fn a_full_filesystem_mid_mix_is_a_clear_error_that_keeps_the_results() {
+    if !root_or_skip("a_full_filesystem_mid_mix_is_a_clear_error_that_keeps_the_results") {
+        return;
+    }
+    let small = ScratchMount::tmpfs("size=4m");
+    let output = fsbench()
+        .args(["mix", "--num-files", "20", "--duration", "2s"])
+        .args(["--no-store", "--quiet", "--json", "-", "--dir"])
+        .arg(small.path())
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("No space left on device") && err.contains("the filesystem is full"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "failed");
+    let labels: Vec<Value> = flat_results(&doc)
+        .iter()
+        .map(|r| r["operation"].clone())
+        .collect();
+    assert_eq!(labels[0], "fileset");
+    assert!(labels.len() > 2, "the mix's results are kept: {labels:?}");
+    assert!(entries(small.path()).is_empty(), "left behind");
 }

@@ -397,6 +397,8 @@ struct Worker {
     stat: libc::stat,
     tallies: [Tally; 8],
     cpu: CpuTimes,
+    /// Why this thread stopped before the time was up (a full disk); what it measured stays.
+    failure: Option<io::Error>,
 }
 
 fn open_dir(path: &Path) -> io::Result<OwnedFd> {
@@ -702,7 +704,13 @@ impl Worker {
                 return Ok(false);
             }
             let op = shared.pick(&mut self.rng);
-            let (transactions, read, written) = self.op(shared, op)?;
+            let (transactions, read, written) = match self.op(shared, op) {
+                Ok(done) => done,
+                Err(e) => {
+                    self.failure = Some(e);
+                    break;
+                }
+            };
             let after = clock.ticks();
             let tally = &mut self.tallies[op as usize];
             tally.latency.record(clock.ns(after.saturating_sub(before)));
@@ -839,6 +847,7 @@ fn run(
             stat: unsafe { std::mem::zeroed() },
             tallies: Default::default(),
             cpu: CpuTimes::default(),
+            failure: None,
         };
         // Every write call writes from one block of data, as large as the largest call.
         worker.data = data
@@ -923,6 +932,10 @@ fn run(
         );
         n += 1;
         sink.record(record, n, None);
+    }
+    // What was measured is kept (above); then the first thread that could not go on says why.
+    if let Some(e) = workers.iter_mut().find_map(|w| w.failure.take()) {
+        return Err(WorkloadError::io("run the mix in", top, e));
     }
     Ok(true)
 }
