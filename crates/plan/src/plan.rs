@@ -75,6 +75,11 @@ pub struct Case {
 }
 
 impl Case {
+    /// The stable key the case's axes make: `fs.mkfs-set.mount-set.scheduler.cache.workload`.
+    pub fn key_of(&self) -> String {
+        CaseAxis::ALL.map(|axis| self.value(axis)).join(".")
+    }
+
     /// The case's value on one axis (the scheduler's is `default` when the case sets none).
     pub fn value(&self, axis: CaseAxis) -> String {
         match axis {
@@ -403,7 +408,7 @@ impl Plan {
                                     config,
                                     workload: workload.clone(),
                                 };
-                                case.key = CaseAxis::ALL.map(|axis| case.value(axis)).join(".");
+                                case.key = case.key_of();
                                 if cases.iter().any(|c: &Case| c.key == case.key) {
                                     return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
                                 }

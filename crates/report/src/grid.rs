@@ -237,8 +237,8 @@ pub fn write_table(
 /// For results of a sweep: per result kind (the same dimensions but the sweep point), its main
 /// figure at every point, the peak and the knee (`fsbench_workload::sweep::curve`).
 pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result<()> {
-    /// (result kind and figure, swept setting, its points).
-    type Group = (String, String, Vec<(f64, f64)>);
+    /// (result kind and figure, swept setting, the figure's unit, its points).
+    type Group = (String, String, fsbench_model::Unit, Vec<(f64, f64)>);
     let mut groups: Vec<Group> = Vec::new();
     for r in records {
         let (Some(point), Some(main)) = (&r.dims.sweep, r.main()) else {
@@ -257,27 +257,31 @@ pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result
         };
         let key = format!("{label} {}", main.metric);
         match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.2.push((point.value, main.value)),
+            Some(g) => g.3.push((point.value, main.value)),
             None => groups.push((
                 key,
                 point.parameter.clone(),
+                main.unit,
                 vec![(point.value, main.value)],
             )),
         }
     }
-    for (key, parameter, mut points) in groups {
+    for (key, parameter, unit, mut points) in groups {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let Some(curve) = fsbench_workload::sweep::curve(&points) else {
             continue;
         };
+        let (divisor, label) = unit.display(curve.peak.1);
+        let value = |y: f64| format!("{:.1} {label}", y / divisor);
         let knee = match curve.knee {
-            Some((x, y)) => format!("knee at {parameter}={x} ({y:.0})"),
+            Some((x, y)) => format!("knee at {parameter}={x} ({})", value(y)),
             None => "no knee: still climbing at the last point".into(),
         };
         writeln!(
             out,
-            "{key} over {parameter}: peak at {parameter}={} ({:.0}); {knee}",
-            curve.peak.0, curve.peak.1
+            "{key} over {parameter}: peak at {parameter}={} ({}); {knee}",
+            curve.peak.0,
+            value(curve.peak.1)
         )?;
     }
     Ok(())

@@ -325,6 +325,16 @@ pub mod at {
             .map(|n| n as usize)
     }
 
+    /// Opens a directory by path (set-up, not a timed call).
+    pub fn open_dir(path: &std::path::Path) -> io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::FromRawFd;
+        let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let fd = openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+        // SAFETY: fd was just opened and is owned here alone.
+        Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    }
+
     /// Entries in a getdents64 buffer of `len` bytes.
     pub fn count_entries(buf: &[u8], len: usize) -> u64 {
         let (mut at, mut entries) = (0usize, 0u64);

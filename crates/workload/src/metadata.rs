@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -344,17 +344,9 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
             return End::failed(e, seed);
         }
         // Everything made goes, whatever happens (untimed; a panic included).
-        let scratch = match ScratchDir::make(dir, "fsbench-metadata") {
-            Ok(scratch) => scratch,
-            Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), seed),
-        };
-        let outcome = run(self, &plan, ctx, scratch.path(), stop, sink);
-        drop(scratch);
-        match outcome {
-            Ok(true) => End::ok(seed),
-            Ok(false) => End::interrupted(seed),
-            Err(e) => End::failed(e, seed),
-        }
+        ScratchDir::run(dir, "fsbench-metadata", seed, |top| {
+            run(self, &plan, ctx, top, stop, sink)
+        })
     }
 }
 
@@ -383,14 +375,6 @@ struct Worker {
     entries: u64,
 }
 
-fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    let name = CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let fd = at::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    // SAFETY: fd was just opened and is owned here alone.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 fn cname(text: String) -> CString {
     CString::new(text).expect("names have no NUL")
 }
@@ -414,7 +398,8 @@ impl Worker {
             _ => Ok(()),
         };
         mkdir(&base_path)?;
-        let base = open_dir(&base_path).map_err(|e| WorkloadError::io("open", &base_path, e))?;
+        let base =
+            at::open_dir(&base_path).map_err(|e| WorkloadError::io("open", &base_path, e))?;
         let mut file_dirs = Vec::new();
         for d in 0..plan.dirs {
             let path = if plan.dirs == 1 {
@@ -424,7 +409,7 @@ impl Worker {
                 mkdir(&path)?;
                 path
             };
-            file_dirs.push(open_dir(&path).map_err(|e| WorkloadError::io("open", &path, e))?);
+            file_dirs.push(at::open_dir(&path).map_err(|e| WorkloadError::io("open", &path, e))?);
         }
         let n = plan.count;
         let mut data = DataSource::new(

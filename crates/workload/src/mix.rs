@@ -27,7 +27,7 @@ use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 
 /// Transactions per second as FFSB counts them: the main figure.
@@ -401,14 +401,6 @@ struct Worker {
     failure: Option<io::Error>,
 }
 
-fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    let name = CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let fd = at::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    // SAFETY: fd was just opened and is owned here alone.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 /// Everything one run needs that is the same for every thread.
 struct Shared<'a> {
     settings: &'a MixSettings,
@@ -461,6 +453,20 @@ impl Worker {
             flags | libc::O_DIRECT
         } else {
             flags
+        }
+    }
+
+    /// A random offset below `range` (0 when there is no room), on a 4 KiB block with O_DIRECT.
+    fn offset(&mut self, range: u64, directio: bool) -> u64 {
+        let at = if range == 0 {
+            0
+        } else {
+            self.rng.next_u64() % range
+        };
+        if directio {
+            at - at % BLOCK
+        } else {
+            at
         }
     }
 
@@ -557,14 +563,7 @@ impl Worker {
                     let mut calls = 0;
                     let mut result = Ok(0);
                     for _ in 0..(len / block).max(1) {
-                        let mut at = if range == 0 {
-                            0
-                        } else {
-                            self.rng.next_u64() % range
-                        };
-                        if s.directio {
-                            at -= at % BLOCK;
-                        }
+                        let at = self.offset(range, s.directio);
                         if let Err(e) = self.write_blocks(fd, block.min(size), block, Some(at)) {
                             result = Err(e);
                             break;
@@ -574,14 +573,7 @@ impl Worker {
                     result.map(|_: u64| calls)
                 } else {
                     let range = size - len;
-                    let mut at = if range == 0 {
-                        0
-                    } else {
-                        self.rng.next_u64() % range
-                    };
-                    if s.directio {
-                        at -= at % BLOCK;
-                    }
+                    let at = self.offset(range, s.directio);
                     self.write_blocks(fd, len, s.write_blocksize.0, Some(at))
                 };
                 let finished = self.finish(s, fd, true);
@@ -614,14 +606,7 @@ impl Worker {
                     if s.read_random {
                         let range = size.saturating_sub(block);
                         for _ in 0..(len / block).max(1) {
-                            let mut at = if range == 0 {
-                                0
-                            } else {
-                                self.rng.next_u64() % range
-                            };
-                            if s.directio {
-                                at -= at % BLOCK;
-                            }
+                            let at = self.offset(range, s.directio);
                             let n = block.min(size) as usize;
                             raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at)?;
                             calls += 1;
@@ -629,14 +614,7 @@ impl Worker {
                         }
                     } else {
                         let range = size - len;
-                        let mut at = if range == 0 {
-                            0
-                        } else {
-                            self.rng.next_u64() % range
-                        };
-                        if s.directio {
-                            at -= at % BLOCK;
-                        }
+                        let at = self.offset(range, s.directio);
                         let mut done = 0;
                         while done < len {
                             let n = block.min(len - done) as usize;
@@ -776,18 +754,10 @@ fileset, so the harness takes no lock.";
         if let Err(e) = self.preflight(ctx, dir) {
             return End::failed(e, seed);
         }
-        // Everything made goes, whatever happens (a panic included).
-        let scratch = match ScratchDir::make(dir, "fsbench-mix") {
-            Ok(scratch) => scratch,
-            Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), seed),
-        };
-        let outcome = run(self, &plan, scratch.path(), stop, sink);
-        drop(scratch);
-        match outcome {
-            Ok(true) => End::ok(seed),
-            Ok(false) => End::interrupted(seed),
-            Err(e) => End::failed(e, seed),
-        }
+        // Everything made goes, whatever happens (untimed; a panic included).
+        ScratchDir::run(dir, "fsbench-mix", seed, |top| {
+            run(self, &plan, top, stop, sink)
+        })
     }
 }
 
@@ -807,7 +777,7 @@ fn run(
             .map_err(|e| WorkloadError::io("create the directory", &path, e))?;
     }
     // One descriptor for every thread: names below it are paths, as FFSB's are.
-    let top_fd = open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
+    let top_fd = at::open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
     let weights = settings.weights();
     let mut cumulative = [0u32; 8];
     let mut sum = 0;

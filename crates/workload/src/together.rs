@@ -4,6 +4,8 @@
 //! a workload makes in the directory under test, removed on every way out (panics included)
 //! and only when this run made it.
 
+use crate::workload::End;
+use crate::WorkloadError;
 use fsbench_measure::clock::Clock;
 use fsbench_measure::CpuTimes;
 use std::io;
@@ -108,6 +110,27 @@ impl ScratchDir {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Runs a workload's `work` in `dir/<prefix>-<pid>`, removed afterwards whatever happens,
+    /// and turns what it says (`Ok(true)` done, `Ok(false)` stopped) into how it ended.
+    pub fn run(
+        dir: &Path,
+        prefix: &str,
+        seed: Option<u64>,
+        work: impl FnOnce(&Path) -> Result<bool, WorkloadError>,
+    ) -> End {
+        let scratch = match ScratchDir::make(dir, prefix) {
+            Ok(scratch) => scratch,
+            Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), seed),
+        };
+        let outcome = work(scratch.path());
+        drop(scratch);
+        match outcome {
+            Ok(true) => End::ok(seed),
+            Ok(false) => End::interrupted(seed),
+            Err(e) => End::failed(e, seed),
+        }
     }
 }
 

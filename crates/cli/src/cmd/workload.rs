@@ -16,7 +16,7 @@ use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
 use fsbench_measure::units::human_duration;
-use fsbench_model::{CaseAxis, Outcome, RunState};
+use fsbench_model::{Outcome, RunState};
 use fsbench_plan::plan::{Case, CaseConfig};
 use fsbench_plan::workload::{sample_config, PlannedWorkload};
 use fsbench_report::grid;
@@ -30,10 +30,14 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// A workload error on the command line: a setting is named by its flag (`--file-sizes`).
+/// A workload error in command-line terms: a setting is named by its flag (`--file-sizes`).
+fn in_flags(error: &WorkloadError) -> String {
+    error.naming(|field| format!("--{}", field.replace('_', "-")))
+}
+
+/// A workload error found before anything ran: a usage error, in flag terms.
 pub fn usage_error(error: WorkloadError) -> Failure {
-    let message = error.naming(|field| format!("--{}", field.replace('_', "-")));
-    Failure::usage(anyhow!(message))
+    Failure::usage(anyhow!(in_flags(&error)))
 }
 
 /// "1 result", "12 results".
@@ -179,7 +183,7 @@ fn case_of(
             settings: settings.clone(),
         },
     };
-    case.key = CaseAxis::ALL.map(|axis| case.value(axis)).join(".");
+    case.key = case.key_of();
     case
 }
 
@@ -347,7 +351,7 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
             let host_full = target.as_ref().and_then(Target::host_full_hint);
             let info: Option<TargetInfo> = target.map(Target::finish);
             let reason = end.error.map(|e| {
-                let said = e.naming(|field| format!("--{}", field.replace('_', "-")));
+                let said = in_flags(&e);
                 match &host_full {
                     Some(hint) => format!("{hint} (the workload saw: {said})"),
                     None => said,

@@ -22,7 +22,7 @@ use loadfile::{Base, Line, LoadPath};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 /// The built-in loadfile (docs/workloads/clients.md says what it models).
@@ -144,7 +144,7 @@ impl Client {
     /// The client's directory, opened (again) after a Deltree or an NTCreateX made it.
     fn reopen(&mut self) -> Result<(), String> {
         self.dir = None;
-        let dir = open_dir(&self.dir_path).map_err(|e| {
+        let dir = at::open_dir(&self.dir_path).map_err(|e| {
             too_many(&e).unwrap_or_else(|| format!("cannot open {} ({e})", self.dir_path.display()))
         })?;
         self.dir = Some(dir);
@@ -480,14 +480,6 @@ fn list(base: RawFd, dir: &CStr, max: u32, buf: &mut [u8]) -> io::Result<()> {
     result
 }
 
-fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let fd = at::openat(libc::AT_FDCWD, &name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    // SAFETY: fd was just opened and is owned here alone.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
 impl Workload for ClientsSettings {
     const KIND: &'static str = "clients";
     const ABOUT: &'static str =
@@ -531,17 +523,10 @@ runs.";
         if let Err(e) = self.preflight(ctx, dir) {
             return End::failed(e, None);
         }
-        let scratch = match ScratchDir::make(dir, "fsbench-clients") {
-            Ok(scratch) => scratch,
-            Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), None),
-        };
-        let outcome = replay(self, &lines, scratch.path(), duration, warmup, stop, sink);
-        drop(scratch);
-        match outcome {
-            Ok(true) => End::ok(None),
-            Ok(false) => End::interrupted(None),
-            Err(e) => End::failed(e, None),
-        }
+        // Everything made goes, whatever happens (a panic included).
+        ScratchDir::run(dir, "fsbench-clients", None, |top| {
+            replay(self, &lines, top, duration, warmup, stop, sink)
+        })
     }
 }
 
@@ -563,7 +548,7 @@ fn replay(
         .max()
         .unwrap_or(0)
         .max(64 << 10);
-    let top_fd = open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
+    let top_fd = at::open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
     let clients_dir = top.join("clients");
     std::fs::create_dir(&clients_dir)
         .map_err(|e| WorkloadError::io("create the directory", &clients_dir, e))?;
