@@ -146,7 +146,11 @@ fn no_command_escapes_the_doc_tests() {
 #[test]
 fn every_workload_setting_is_documented() {
     let mut missing = Vec::new();
-    for settings in fsbench_workload::WorkloadSettings::defaults() {
+    let commands = fsbench_workload::WorkloadSettings::commands(|c| c);
+    for (settings, command) in fsbench_workload::WorkloadSettings::defaults()
+        .into_iter()
+        .zip(commands)
+    {
         let kind = settings.kind();
         let page = repo().join(format!("docs/workloads/{kind}.md"));
         let Ok(text) = std::fs::read_to_string(&page) else {
@@ -155,7 +159,16 @@ fn every_workload_setting_is_documented() {
         };
         let json = serde_json::to_value(&settings).unwrap();
         for key in json.as_object().unwrap().keys().filter(|k| *k != "kind") {
-            let flag = format!("--{}", key.replace('_', "-"));
+            // A positional setting (the task chain) is named by its value name instead.
+            let positional = command
+                .get_arguments()
+                .find(|a| a.get_id() == key.as_str())
+                .filter(|a| a.is_positional())
+                .and_then(|a| a.get_value_names().and_then(|v| v.first().cloned()));
+            let flag = match positional {
+                Some(name) => name.to_string(),
+                None => format!("--{}", key.replace('_', "-")),
+            };
             if !text.contains(&format!("`{key}`")) || !text.contains(&flag) {
                 missing.push(format!("{kind}: `{key}` / {flag}"));
             }

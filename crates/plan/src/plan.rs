@@ -485,6 +485,8 @@ impl Plan {
         Context {
             scale: self.scale,
             cache: case.config.cache,
+            // A target kept for the next repetition must not fill up with what each left.
+            disposable: self.remake_target,
         }
     }
 
@@ -501,6 +503,7 @@ pub fn case_estimate_ns(case: &Case) -> u64 {
     let ctx = Context {
         scale: 1.0,
         cache: case.config.cache,
+        disposable: true,
     };
     prepare + case.workload.estimate_ns(&ctx) + 1_000_000_000
 }

@@ -9,7 +9,7 @@
 //! sample in progress is not stored, and `--resume` later runs exactly the missing ones.
 
 use crate::plan::{Case, Plan};
-use crate::workload::{sample_config, Event, Job, JobOutput};
+use crate::workload::{sample_config, ColdReply, Event, Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_model::ResultRecord;
@@ -282,7 +282,8 @@ fn sample<'s>(
         context: plan.context(case),
     };
     let dir = target.mountpoint().to_path_buf();
-    let mut outcome = run_child(worker, &job, &dir, plan.timeout_ns, stop, status)?;
+    let mut cold = || target.remount_cold().map_err(|e| e.to_string());
+    let mut outcome = run_child(worker, &job, &dir, plan.timeout_ns, stop, status, &mut cold)?;
     if outcome.status == Outcome::Failed {
         // A loop device whose image cannot grow fails writes like a full filesystem would:
         // name the disk that is really full.
@@ -295,6 +296,13 @@ fn sample<'s>(
         Some(target) => target.finish(),
         None => kept[&case.key].info().clone(),
     };
+    if let Some(fsck) = &info.fsck {
+        let check = case
+            .workload
+            .settings
+            .check_result(&fsck.command, fsck.elapsed_ns);
+        outcome.output.results.extend(check);
+    }
     if let Some(fsck) = info.fsck.as_ref().filter(|f| !f.clean) {
         if outcome.status == Outcome::Ok {
             outcome.status = Outcome::Failed;
@@ -319,6 +327,7 @@ fn run_child(
     timeout_ns: u64,
     stop: &StopFlag,
     status_seen: &mut dyn FnMut(&str),
+    cold: &mut dyn FnMut() -> Result<String, String>,
 ) -> Option<SampleResult> {
     let failed = |reason: String, output: JobOutput| {
         Some(SampleResult {
@@ -349,10 +358,14 @@ fn run_child(
             )
         }
     };
-    // The job is small (a pipe holds 64 KiB); closing stdin ends it.
-    if let Some(mut stdin) = child.stdin.take() {
+    // The job is one line (small: a pipe holds 64 KiB). Stdin stays open for the answers to
+    // the child's requests for a cold cache ([`Event::Cold`]).
+    let mut stdin = child.stdin.take();
+    if let Some(pipe) = stdin.as_mut() {
         use std::io::Write;
-        let _ = stdin.write_all(&job_bytes);
+        let _ = pipe
+            .write_all(&job_bytes)
+            .and_then(|_| pipe.write_all(b"\n"));
     }
     let (events, received) = std::sync::mpsc::channel::<Result<Event, String>>();
     let stdout_reader = child.stdout.take().map(|pipe| {
@@ -424,6 +437,15 @@ fn run_child(
     let mut end: Option<(Outcome, Option<String>)> = None;
     let mut take = |event: Result<Event, String>, output: &mut JobOutput| match event {
         Ok(Event::Status { line }) => status_seen(line.trim()),
+        Ok(Event::Cold) => {
+            let reply = ColdReply::from(cold());
+            let mut line = serde_json::to_vec(&reply).expect("replies serialize");
+            line.push(b'\n');
+            if let Some(pipe) = stdin.as_mut() {
+                use std::io::Write;
+                let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
+            }
+        }
         Ok(Event::Warning { message }) => output.warnings.push(message),
         Ok(Event::Result { record }) => output.results.push(record),
         Ok(Event::End {
@@ -609,7 +631,7 @@ mod tests {
         std::fs::write(
             &worker,
             format!(
-                "#!/bin/sh\ncat >/dev/null\nprintf '\\377\\376 not utf-8\\n'\necho 'hello'\necho '{result}'\necho '{end}'\n"
+                "#!/bin/sh\nhead -n 1 >/dev/null\nprintf '\\377\\376 not utf-8\\n'\necho 'hello'\necho '{result}'\necho '{end}'\n"
             ),
         )
         .unwrap();
@@ -629,6 +651,7 @@ mod tests {
             60_000_000_000,
             &StopFlag::new(),
             &mut |_| {},
+            &mut || Err("no target".into()),
         )
         .unwrap();
         assert_eq!(got.status, Outcome::Ok, "{:?}", got.reason);

@@ -80,6 +80,9 @@ pub enum Event {
     Result {
         record: ResultRecord,
     },
+    /// The workload asks for a cold page cache between two steps ([`Sink::cold`]); the
+    /// campaign remounts the target and answers with a [`ColdReply`] line on stdin.
+    Cold,
     /// The last line: how the workload ended, why (when it did not end ok) and its seed.
     End {
         outcome: Outcome,
@@ -126,6 +129,33 @@ impl Sink for Keep<'_> {
     }
     fn status(&mut self, line: &str) {
         (self.status)(line);
+    }
+}
+
+/// The campaign's answer to [`Event::Cold`], one JSON line on the child's standard input:
+/// how the cache was made cold, or why it could not be.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColdReply {
+    Done(String),
+    Refused(String),
+}
+
+impl From<Result<String, String>> for ColdReply {
+    fn from(result: Result<String, String>) -> ColdReply {
+        match result {
+            Ok(how) => ColdReply::Done(how),
+            Err(why) => ColdReply::Refused(why),
+        }
+    }
+}
+
+impl From<ColdReply> for Result<String, String> {
+    fn from(reply: ColdReply) -> Result<String, String> {
+        match reply {
+            ColdReply::Done(how) => Ok(how),
+            ColdReply::Refused(why) => Err(why),
+        }
     }
 }
 

@@ -904,6 +904,18 @@ impl<'s> Target<'s> {
         Ok(reached)
     }
 
+    /// Remounts the filesystem (umount + mount, or its own way) so that what follows starts
+    /// with a cold page cache, whatever the spec's policy; says how. For a workload's request
+    /// between two of its steps (the task chain's read-all).
+    pub fn remount_cold(&mut self) -> Result<String, TargetError> {
+        let fs = self.spec.fs;
+        let note = fs.remount(&mut Build { target: self })?;
+        Ok(match note {
+            Some(note) => format!("remounted ({note})"),
+            None => "remounted".to_string(),
+        })
+    }
+
     /// umount(8), then the same mount(8) command as before.
     fn umount_and_mount(&mut self) -> Result<(), TargetError> {
         let sys = self.sys;

@@ -28,6 +28,9 @@ pub enum WorkloadError {
         source: io::Error,
         hint: String,
     },
+    /// A task of the task chain failed or cannot run here; the message says which and why.
+    #[error("{0}")]
+    Task(String),
     /// A stop was requested (Ctrl-C); finished results are kept.
     #[error("interrupted")]
     Interrupted,

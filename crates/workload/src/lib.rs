@@ -7,6 +7,8 @@
 //! - [`clients`]: client load replay in dbench's loadfile format.
 //! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads.
 //! - [`mix`]: a weighted small-file mix with FFSB's semantics (a fileset, then threads).
+//! - [`task`]: real-world tasks (copy, untar, remove, read-all, build, exec) timed as
+//!   real/user/sys with their sync, as one chain, on data fsbench generates.
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
 //! - [`sweep`]: any workload at each value of one of its numeric settings, and the curve's
 //!   peak and knee.
@@ -35,6 +37,7 @@ pub mod rng;
 pub mod sleep;
 pub mod stdio;
 pub mod sweep;
+pub mod task;
 pub mod together;
 pub mod workload;
 
@@ -47,6 +50,7 @@ workload::workloads! {
     Clients(clients::ClientsSettings),
     Metadata(metadata::MetadataSettings),
     Mix(mix::MixSettings),
+    Task(task::TaskSettings),
     Sleep(sleep::SleepSettings),
 }
 
@@ -74,15 +78,22 @@ mod tests {
             let empty = serde_json::Value::Object(Default::default());
             let from_plan = WorkloadSettings::from_kind(kind, empty).unwrap().unwrap();
             assert_eq!(from_plan, default, "{kind}: plan defaults");
-            // A setting's plan key is its flag in kebab-case.
+            // A setting's plan key is its flag in kebab-case (or its positional argument).
             for key in json.as_object().unwrap().keys().filter(|k| *k != "kind") {
                 let arg = command
                     .get_arguments()
                     .find(|a| a.get_id() == key.as_str())
                     .unwrap_or_else(|| panic!("{kind}: no flag for {key}"));
+                // A positional setting (the task chain) is named by its plan key alone.
+                if arg.is_positional() {
+                    continue;
+                }
                 assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));
             }
         }
-        assert_eq!(KINDS, ["matrix", "clients", "metadata", "mix", "sleep"]);
+        assert_eq!(
+            KINDS,
+            ["matrix", "clients", "metadata", "mix", "task", "sleep"]
+        );
     }
 }

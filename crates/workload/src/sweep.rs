@@ -141,6 +141,9 @@ impl Sink for Tag<'_> {
         let line = format!("{}={}: {line}", self.point.parameter, self.point.value);
         self.inner.status(&line);
     }
+    fn cold(&mut self) -> Result<String, String> {
+        self.inner.cold()
+    }
 }
 
 /// Runs `settings` at every point of `sweep`, in order; stops at the first point that does not

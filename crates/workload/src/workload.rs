@@ -18,6 +18,11 @@ pub struct Context {
     /// Sizes, counts and times are multiplied by it (0 < scale <= 1).
     pub scale: f64,
     pub cache: CachePolicy,
+    /// The filesystem was made for this case and is removed after it (a campaign's target,
+    /// `--fs`): files left in it cost nothing, and the filesystem check that follows sees them
+    /// (the task chain leaves its tree for it, as study 001 checked a full filesystem).
+    #[serde(default)]
+    pub disposable: bool,
 }
 
 impl Context {
@@ -39,6 +44,7 @@ impl Default for Context {
         Context {
             scale: 1.0,
             cache: CachePolicy::Warm,
+            disposable: false,
         }
     }
 }
@@ -52,6 +58,22 @@ pub trait Sink {
     fn warning(&mut self, _message: &str) {}
     /// The latest word on progress (a live rate), for a progress line.
     fn status(&mut self, _line: &str) {}
+    /// Brings the page cache cold between two steps, as well as the harness can, and says how
+    /// ("remounted", "dropped"). A campaign's target and `--fs` remount the filesystem (the
+    /// workload holds no file open in it then); elsewhere every cache is dropped (root only).
+    fn cold(&mut self) -> Result<String, String> {
+        drop_caches()
+    }
+}
+
+/// `sync`, then `3 > /proc/sys/vm/drop_caches`: page cache, dentries and inodes of every
+/// filesystem; needs root.
+pub fn drop_caches() -> Result<String, String> {
+    // SAFETY: sync(2) has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "3")
+        .map(|_| "dropped".to_string())
+        .map_err(|e| format!("cannot drop caches ({e}): that needs root"))
 }
 
 /// Keeps everything in memory (tests, and the child process before it hands results back).
@@ -173,6 +195,13 @@ pub trait Workload:
     /// one); empty: every figure that has a direction.
     fn table_columns() -> &'static [&'static str] {
         &[]
+    }
+
+    /// The filesystem check that followed a run on a disposable filesystem (its command and
+    /// duration) as a result of the workload's own, for workloads that report it with theirs
+    /// (the task chain, as study 001 timed fsck after its tasks); None for the others.
+    fn check_result(_command: &str, _elapsed_ns: u64) -> Option<ResultRecord> {
+        None
     }
 }
 
@@ -333,6 +362,13 @@ macro_rules! workloads {
             pub fn table_columns(&self) -> &'static [&'static str] {
                 match self {
                     $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::table_columns()),+
+                }
+            }
+
+            /// The filesystem check after a run as a result, for workloads that report it.
+            pub fn check_result(&self, command: &str, elapsed_ns: u64) -> Option<fsbench_model::ResultRecord> {
+                match self {
+                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::check_result(command, elapsed_ns)),+
                 }
             }
 

@@ -1,5 +1,5 @@
-//! `fsbench case-worker` (hidden): the child process of a campaign. Reads one job (JSON) on
-//! standard input, runs it in a directory and says what happens on standard output, one JSON
+//! `fsbench case-worker` (hidden): the child process of a campaign. Reads one job (a JSON line)
+//! on standard input (later lines answer its requests for a cold cache), runs it in a directory and says what happens on standard output, one JSON
 //! event per line (`fsbench_plan::workload::Event`), the last one how it ended. Exit 0 ok,
 //! 1 failed (the reason also on stderr), 130 stopped.
 
@@ -8,7 +8,7 @@ use crate::exit::{self, Failure};
 use crate::target::stop_on_signals;
 use anyhow::{anyhow, Context};
 use fsbench_model::{Outcome, ResultRecord};
-use fsbench_plan::workload::{reason, run_job, Event, Job};
+use fsbench_plan::workload::{reason, run_job, ColdReply, Event, Job};
 use fsbench_workload::Sink;
 use std::io::Write;
 
@@ -46,6 +46,16 @@ impl Sink for Events {
             line: line.to_string(),
         });
     }
+    fn cold(&mut self) -> Result<String, String> {
+        self.send(&Event::Cold);
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(n) if n > 0 => serde_json::from_str::<ColdReply>(&line)
+                .map(Into::into)
+                .unwrap_or_else(|e| Err(format!("the campaign's answer is not valid: {e}"))),
+            _ => Err("the campaign did not answer the request for a cold cache".into()),
+        }
+    }
 }
 
 pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
@@ -57,8 +67,12 @@ pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
     if unsafe { libc::getppid() } == 1 {
         return Ok(exit::INTERRUPTED);
     }
-    let job: Job = serde_json::from_reader(std::io::stdin().lock())
-        .context("the job on standard input is not valid")?;
+    // The job is the first line; later lines answer requests for a cold cache.
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("cannot read the job on standard input")?;
+    let job: Job = serde_json::from_str(&line).context("the job on standard input is not valid")?;
     let mut events = Events {
         out: std::io::stdout(),
         broken: false,

@@ -16,7 +16,7 @@ use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
 use fsbench_measure::units::human_duration;
-use fsbench_model::{Outcome, RunState};
+use fsbench_model::{Outcome, ResultRecord, RunState};
 use fsbench_plan::plan::{Case, CaseConfig};
 use fsbench_plan::workload::{sample_config, PlannedWorkload};
 use fsbench_report::grid;
@@ -25,7 +25,7 @@ use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, NewSample, Store};
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
 use fsbench_workload::workload::{Check, KeepsFiles, Preflight};
-use fsbench_workload::{Context as WorkloadContext, WorkloadError, WorkloadSettings};
+use fsbench_workload::{Context as WorkloadContext, Sink, WorkloadError, WorkloadSettings};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -130,6 +130,30 @@ impl Drop for ExportFile {
     }
 }
 
+/// The run's sink on a target fsbench prepared: a request for a cold cache remounts it.
+struct OnTarget<'p, 's> {
+    progress: &'p mut WorkloadProgress,
+    target: Option<&'p mut Target<'s>>,
+}
+
+impl Sink for OnTarget<'_, '_> {
+    fn record(&mut self, record: ResultRecord, done: usize, total: Option<usize>) {
+        self.progress.record(record, done, total);
+    }
+    fn warning(&mut self, message: &str) {
+        self.progress.warning(message);
+    }
+    fn status(&mut self, line: &str) {
+        self.progress.status(line);
+    }
+    fn cold(&mut self) -> Result<String, String> {
+        match self.target.as_mut() {
+            Some(target) => target.remount_cold().map_err(|e| e.to_string()),
+            None => fsbench_workload::workload::drop_caches(),
+        }
+    }
+}
+
 /// The case of a one-case run: the configuration as the campaign's cases name theirs, so it
 /// reports, exports and compares alike. A directory's filesystem is what its mount says, its
 /// option sets `existing`.
@@ -224,6 +248,8 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
     let ctx = WorkloadContext {
         scale: args.scale,
         cache,
+        // --fs makes a filesystem for this run alone.
+        disposable: target_spec.is_some(),
     };
     ctx.check().map_err(usage_error)?;
     settings.apply(Check(&ctx)).map_err(usage_error)?;
@@ -345,7 +371,15 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
             (outcome, Some(reason), None, Vec::new(), info)
         }
         None => {
-            let end = case.workload.run(&ctx, &dir, &stop, &mut progress);
+            let end = case.workload.run(
+                &ctx,
+                &dir,
+                &stop,
+                &mut OnTarget {
+                    progress: &mut progress,
+                    target: target.as_mut(),
+                },
+            );
             progress.finish();
             // Before teardown: is the disk under the image full (then that is why)?
             let host_full = target.as_ref().and_then(Target::host_full_hint);
@@ -361,6 +395,10 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
         }
     };
     let mut outcome = outcome;
+    if let Some(fsck) = info.as_ref().and_then(|t| t.fsck.as_ref()) {
+        let check = settings.check_result(&fsck.command, fsck.elapsed_ns);
+        progress.records.extend(check);
+    }
     if let Some(fsck) = info
         .as_ref()
         .and_then(|t| t.fsck.as_ref())

@@ -1,0 +1,1281 @@
+//! Real-world tasks (studies 000 and 001), timed as `time` times them — real, user and system
+//! time including children, with the `sync` after each inside the total and on its own — and
+//! run as one ordered chain on one filesystem: copy a big file in, untar a source tree, build
+//! it, read every file cold, remove it, or run any command of the user's. The data is made by
+//! fsbench from a seed ([`tree`]: a tree modelled on a kernel's, with a C project in it), or a
+//! real tarball or tree given with `--source`. Each task runs with the real tool (`tar`, `cp`,
+//! `rm`, `make`) or natively ([`native`]: the filesystem alone, no decompressor on the clock).
+
+pub mod native;
+pub mod project;
+pub mod timing;
+pub mod tree;
+
+use crate::workload::{check_directory, Context, End, Sink, Workload};
+use crate::{StopFlag, WorkloadError};
+use fsbench_measure::units::{human_bytes, human_duration, Size};
+use fsbench_model::{Direction, MetricDef, Outcome, ResultRecord, Unit};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use timing::{Times, ToolEnd};
+use tree::{Compression, TreeModel};
+
+/// One task of a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskName {
+    Copy,
+    Untar,
+    Remove,
+    ReadAll,
+    Build,
+    Exec,
+}
+
+impl TaskName {
+    pub const ALL: [TaskName; 6] = [
+        TaskName::Copy,
+        TaskName::Untar,
+        TaskName::Remove,
+        TaskName::ReadAll,
+        TaskName::Build,
+        TaskName::Exec,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskName::Copy => "copy",
+            TaskName::Untar => "untar",
+            TaskName::Remove => "remove",
+            TaskName::ReadAll => "read-all",
+            TaskName::Build => "build",
+            TaskName::Exec => "exec",
+        }
+    }
+
+    /// Whether it works on the extracted tree (made untimed first when no untar came before).
+    fn needs_tree(self) -> bool {
+        matches!(
+            self,
+            TaskName::Untar | TaskName::Remove | TaskName::ReadAll | TaskName::Build
+        )
+    }
+}
+
+/// The tasks of a chain, in order (`copy,untar,remove`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskChain(pub Vec<TaskName>);
+
+impl fmt::Display for TaskChain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|t| t.name()).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+impl FromStr for TaskChain {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TaskChain, String> {
+        let mut chain = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let task = TaskName::ALL
+                .into_iter()
+                .find(|t| t.name() == part)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown task '{part}': use copy, untar, remove, read-all, build or exec (a chain: untar,build,read-all)"
+                    )
+                })?;
+            chain.push(task);
+        }
+        if chain.is_empty() {
+            return Err("no task given: name one or a chain (copy,untar,remove)".into());
+        }
+        Ok(TaskChain(chain))
+    }
+}
+
+fsbench_model::text_serde!(TaskChain);
+
+/// How a task is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// The real tool, as the studies typed it (tar, cp, rm).
+    #[default]
+    Tool,
+    /// In fsbench's own process: the filesystem alone.
+    Native,
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Tool => "tool",
+            Method::Native => "native",
+        })
+    }
+}
+
+impl FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Method, String> {
+        match s {
+            "tool" => Ok(Method::Tool),
+            "native" => Ok(Method::Native),
+            _ => Err(format!("unknown method '{s}': use tool or native")),
+        }
+    }
+}
+
+fsbench_model::text_serde!(Method);
+
+/// The big file's size: `auto` or a size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BigFile {
+    /// 1.9 GB (study 000's ISO), at most 40 % of the free space where it is made and copied
+    /// to and 25 % of the memory available.
+    #[default]
+    Auto,
+    Bytes(u64),
+}
+
+/// Study 000 copied a 1.9 GB ISO.
+pub const SEED_BIG_FILE: u64 = 1_900_000_000;
+
+impl fmt::Display for BigFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BigFile::Auto => f.write_str("auto"),
+            BigFile::Bytes(b) => write!(f, "{}", Size(*b)),
+        }
+    }
+}
+
+impl FromStr for BigFile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BigFile, String> {
+        if s == "auto" {
+            return Ok(BigFile::Auto);
+        }
+        match s.parse::<Size>() {
+            Ok(Size(0)) => Err("the big file must not be empty: give a size or auto".into()),
+            Ok(Size(b)) => Ok(BigFile::Bytes(b)),
+            Err(e) => Err(format!("{e}; or auto")),
+        }
+    }
+}
+
+fsbench_model::text_serde!(BigFile);
+
+/// Real-world tasks, timed as real/user/sys with their sync, one chain per run.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TaskSettings {
+    /// The tasks, in order, as one chain on one filesystem: copy, untar, remove, read-all,
+    /// build, exec (study 000: copy,untar,remove; study 001: untar,build,read-all).
+    #[arg(value_name = "TASKS", default_value_t = TaskSettings::default().tasks)]
+    pub tasks: TaskChain,
+
+    /// tool: the real programs (tar, cp, rm); native: fsbench's own system calls, the
+    /// filesystem alone (build and exec always run their programs).
+    #[arg(long, value_name = "METHOD", default_value_t = TaskSettings::default().method)]
+    pub method: Method,
+
+    /// A real tarball (tar, .gz, .bz2, .xz) or directory tree to use instead of the generated
+    /// one (a kernel source to build with `make defconfig`).
+    #[arg(long, value_name = "PATH")]
+    pub source: Option<PathBuf>,
+
+    /// The tree to generate: linux-6.1 (78,579 files, 1.3 GB) or qt-4.6.0 (30,786 files, as
+    /// study 000 removed). Scaled by the run's scale.
+    #[arg(long, value_name = "MODEL", default_value_t = TaskSettings::default().tree)]
+    pub tree: TreeModel,
+
+    /// How the generated tarball is compressed: none, gzip, bzip2 (as the studies' `tar xjf`)
+    /// or xz.
+    #[arg(long, value_name = "FORMAT", default_value_t = TaskSettings::default().compression)]
+    pub compression: Compression,
+
+    /// Size of the file `copy` copies (incompressible): a size, or auto (1.9 GB as study 000,
+    /// at most 40 % of the free space and 25 % of the available memory). Scaled by the run's
+    /// scale.
+    #[arg(long, value_name = "SIZE", default_value_t = TaskSettings::default().big_file)]
+    pub big_file: BigFile,
+
+    /// Translation units of the C project in the generated tree (what `build` compiles).
+    /// Scaled by the run's scale (at least 8).
+    #[arg(long, value_name = "N", default_value_t = TaskSettings::default().build_units)]
+    pub build_units: u64,
+
+    /// Parallel jobs of `make -jN` (0: one per CPU).
+    #[arg(long, value_name = "N", default_value_t = TaskSettings::default().jobs)]
+    pub jobs: u64,
+
+    /// The make target that configures before the build (the kernel's defconfig; timed apart).
+    #[arg(long, value_name = "TARGET", default_value_t = TaskSettings::default().config)]
+    pub config: String,
+
+    /// The shell command `exec` times (sh -c, in the run's directory; $FSBENCH_DIR is that
+    /// directory, $FSBENCH_TREE the extracted tree if any).
+    #[arg(long, value_name = "CMD", default_value_t)]
+    pub command: String,
+
+    /// A shell command run before `exec`'s command, untimed.
+    #[arg(long, value_name = "CMD", default_value_t)]
+    pub setup: String,
+
+    /// A shell command run after `exec`'s command, untimed.
+    #[arg(long, value_name = "CMD", default_value_t)]
+    pub teardown: String,
+
+    /// Sync the filesystem after each task (inside its real time, and reported on its own), as
+    /// the studies' `&& sync`.
+    #[arg(long, value_name = "BOOL", default_value_t = TaskSettings::default().sync, action = clap::ArgAction::Set)]
+    pub sync: bool,
+
+    /// Seed of the generated data (fixed by default, so every configuration gets the same
+    /// tree and file).
+    #[arg(long, value_name = "N", default_value_t = TaskSettings::default().seed)]
+    pub seed: u64,
+
+    /// Where generated data is made and kept (the tarball is reused by later runs; the big
+    /// file is removed after the copy). Default: /var/cache/fsbench for root, else
+    /// ~/.cache/fsbench. Put it on another filesystem than the one measured.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Default for TaskSettings {
+    fn default() -> TaskSettings {
+        TaskSettings {
+            tasks: TaskChain(vec![TaskName::Copy, TaskName::Untar, TaskName::Remove]),
+            method: Method::Tool,
+            source: None,
+            tree: TreeModel::default(),
+            compression: Compression::Bzip2,
+            big_file: BigFile::Auto,
+            build_units: 400,
+            jobs: 0,
+            config: "defconfig".into(),
+            command: String::new(),
+            setup: String::new(),
+            teardown: String::new(),
+            sync: true,
+            seed: 1,
+            data_dir: None,
+        }
+    }
+}
+
+/// Real (wall) time of a task, its sync included: the main figure, as the studies' tables.
+pub const REAL: MetricDef = MetricDef::new("real", Unit::Nanos, Direction::Lower).main();
+/// User CPU time, children included.
+pub const USER: MetricDef = MetricDef::new("user", Unit::Nanos, Direction::Lower);
+/// System CPU time, children included.
+pub const SYS: MetricDef = MetricDef::new("sys", Unit::Nanos, Direction::Lower);
+/// The sync after the task, on its own (also inside `real`).
+pub const SYNC: MetricDef = MetricDef::new("sync", Unit::Nanos, Direction::Lower);
+/// Bytes copied, extracted or read per second of real time.
+pub const RATE: MetricDef = MetricDef::new("rate", Unit::BytesPerSec, Direction::Higher);
+pub const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
+pub const FILES: MetricDef = MetricDef::new("files", Unit::Count, Direction::None);
+
+/// A failed step: how the run ends (failed or unsupported) and why.
+struct StepError {
+    outcome: Outcome,
+    message: String,
+}
+
+impl StepError {
+    fn failed(message: impl Into<String>) -> StepError {
+        StepError {
+            outcome: Outcome::Failed,
+            message: message.into(),
+        }
+    }
+
+    fn unsupported(message: impl Into<String>) -> StepError {
+        StepError {
+            outcome: Outcome::Unsupported,
+            message: message.into(),
+        }
+    }
+
+    fn io(action: impl fmt::Display, path: &Path, e: std::io::Error) -> StepError {
+        StepError::failed(WorkloadError::io(action, path, e).to_string())
+    }
+}
+
+impl From<native::Failed> for StepError {
+    fn from(f: native::Failed) -> StepError {
+        StepError::failed(WorkloadError::io(f.action, Path::new(&f.name), f.error).to_string())
+    }
+}
+
+/// What one timed step measured.
+struct Measured {
+    times: Times,
+    files: Option<u64>,
+    bytes: Option<u64>,
+    attributes: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Measured {
+    fn new(times: Times) -> Measured {
+        Measured {
+            times,
+            files: None,
+            bytes: None,
+            attributes: serde_json::Map::new(),
+        }
+    }
+
+    fn note(mut self, key: &str, value: impl Into<serde_json::Value>) -> Measured {
+        self.attributes.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// Makes a program's absence a clear, unsupported end.
+fn require(program: &str, package: &str, why: &str) -> Result<(), StepError> {
+    let found = std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths)
+            .any(|dir| std::fs::metadata(dir.join(program)).is_ok_and(|m| m.is_file()))
+    });
+    if found {
+        Ok(())
+    } else {
+        Err(StepError::unsupported(format!(
+            "{program} is not installed ({why}): install it (apt-get install {package}){}",
+            if program == "make" || program == "cc" {
+                ""
+            } else {
+                " or use --method native"
+            }
+        )))
+    }
+}
+
+/// The scaled figures of a run: the tree model and the number of build units.
+fn scaled_tree(settings: &TaskSettings, ctx: &Context) -> (tree::Model, u64) {
+    let model = tree::scaled(&settings.tree.0, ctx.scale);
+    let units = ((settings.build_units as f64 * ctx.scale).round() as u64).max(8);
+    (model, units)
+}
+
+/// Free bytes and inodes of the filesystem of `path`.
+fn free_space(path: &Path) -> Option<(u64, u64)> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: plain data; statvfs fills it for a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    let inodes = if st.f_files == 0 {
+        u64::MAX // btrfs and others allocate inodes on demand
+    } else {
+        st.f_favail as u64
+    };
+    Some((st.f_bavail as u64 * st.f_frsize as u64, inodes))
+}
+
+fn mem_available() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(u64::MAX, |kib| kib * 1024)
+}
+
+fn device_of(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.dev())
+}
+
+/// The default place for generated data.
+fn default_data_dir() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/cache/fsbench");
+    }
+    match std::env::var_os("XDG_CACHE_HOME").or_else(|| {
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").into_os_string())
+    }) {
+        Some(base) => PathBuf::from(base).join("fsbench"),
+        None => std::env::temp_dir().join("fsbench-cache"),
+    }
+}
+
+impl TaskSettings {
+    fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(default_data_dir)
+    }
+
+    fn jobs(&self) -> u64 {
+        if self.jobs > 0 {
+            return self.jobs;
+        }
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    }
+
+    /// The big file's size for `dir`.
+    fn big_file_bytes(&self, ctx: &Context, dir: &Path) -> u64 {
+        let scaled = |b: u64| ((b as f64 * ctx.scale).round() as u64).max(1);
+        match self.big_file {
+            BigFile::Bytes(b) => scaled(b),
+            BigFile::Auto => {
+                let free = |p: &Path| free_space(p).map_or(u64::MAX, |(b, _)| b);
+                let data = self.data_dir();
+                let data_free = free(if data.exists() { &data } else { dir });
+                scaled(SEED_BIG_FILE)
+                    .min(free(dir) / 10 * 4)
+                    .min(data_free / 10 * 4)
+                    .min(mem_available() / 4)
+                    .max(1 << 20)
+            }
+        }
+    }
+}
+
+impl Workload for TaskSettings {
+    const KIND: &'static str = "task";
+    const ABOUT: &'static str =
+        "Real-world tasks timed as real/user/sys with their sync: copy, untar, remove, read-all, build, exec";
+    const LONG_ABOUT: &'static str = "Real-world tasks (studies 000 and 001), timed as `time` \
+times them: real, user and system time including children, with the sync after each task inside \
+the real time and on its own. TASKS is one task or a chain run in order on one filesystem: copy \
+(a big incompressible file from another filesystem), untar (a source tree), remove (rm -rf), \
+read-all (every byte of every file, from a cold cache: the target is remounted), build \
+(make defconfig, then make -jN), exec (any command). The tree is generated from a seed (modelled \
+on Linux 6.1, with a C project in it) or given with --source. --method tool runs tar, cp and rm; \
+native does the same with fsbench's own system calls. On a filesystem fsbench made (--fs, \
+campaigns) the tree stays for the filesystem check, which is reported with the tasks.";
+
+    fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
+        ctx.check()?;
+        if self.tasks.0.contains(&TaskName::Exec) && self.command.trim().is_empty() {
+            return Err(WorkloadError::invalid(
+                "command",
+                "exec needs a command to time: pass --command 'CMD'",
+            ));
+        }
+        if self.build_units == 0 || self.build_units > 100_000 {
+            return Err(WorkloadError::invalid(
+                "build_units",
+                format!("must be 1 to 100000 (got {})", self.build_units),
+            ));
+        }
+        if self.jobs > 4096 {
+            return Err(WorkloadError::invalid(
+                "jobs",
+                format!("must be at most 4096 (got {})", self.jobs),
+            ));
+        }
+        if self.config.trim().is_empty() || self.config.starts_with('-') {
+            return Err(WorkloadError::invalid(
+                "config",
+                "must name a make target (defconfig, allnoconfig, ...)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn estimate_ns(&self, ctx: &Context) -> u64 {
+        let (model, units) = scaled_tree(self, ctx);
+        self.tasks
+            .0
+            .iter()
+            .map(|t| match t {
+                TaskName::Copy => (SEED_BIG_FILE as f64 * ctx.scale / 300e6 * 1e9) as u64,
+                TaskName::Untar | TaskName::ReadAll | TaskName::Remove => {
+                    (model.bytes as f64 / 100e6 * 1e9) as u64 + model.files * 20_000
+                }
+                TaskName::Build => units * 40_000_000 / self.jobs().max(1),
+                TaskName::Exec => 1_000_000_000,
+            })
+            .sum()
+    }
+
+    fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
+        let (model, units) = scaled_tree(self, ctx);
+        Some(serde_json::json!({
+            "tree": self.source.as_ref().map_or_else(
+                || serde_json::json!({
+                    "model": model.name,
+                    "files": model.files,
+                    "dirs": model.dirs + 1,
+                    "symlinks": model.symlinks,
+                    "bytes": model.bytes,
+                    "build_units": units,
+                }),
+                |s| serde_json::json!({ "source": s }),
+            ),
+            "jobs": self.jobs(),
+        }))
+    }
+
+    fn preflight(&self, ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
+        check_directory(dir)?;
+        if let Some(source) = &self.source {
+            if !source.exists() {
+                return Err(WorkloadError::invalid(
+                    "source",
+                    format!(
+                        "{} does not exist: pass a tarball or a directory",
+                        source.display()
+                    ),
+                ));
+            }
+        }
+        let data = self.data_dir();
+        std::fs::create_dir_all(&data).map_err(|e| {
+            WorkloadError::invalid(
+                "data_dir",
+                format!(
+                    "cannot create {} ({e}): pass another --data-dir",
+                    data.display()
+                ),
+            )
+        })?;
+        let (free, inodes) = free_space(dir).unwrap_or((u64::MAX, u64::MAX));
+        if self.tasks.0.iter().any(|t| t.needs_tree()) && self.source.is_none() {
+            let (model, units) = scaled_tree(self, ctx);
+            let tree = tree::generate(&model, units, self.seed);
+            let room = tree.totals.room_bytes(&tree.entries);
+            if room > free || tree.totals.inodes() > inodes {
+                return Err(WorkloadError::Directory(format!(
+                    "the tree needs about {} and {} inodes; {} has {} and {} free: use a bigger target (--size), a smaller --scale or --tree qt-4.6.0",
+                    human_bytes(room),
+                    tree.totals.inodes(),
+                    dir.display(),
+                    human_bytes(free),
+                    if inodes == u64::MAX { "unlimited".to_string() } else { inodes.to_string() },
+                )));
+            }
+        }
+        if self.tasks.0.contains(&TaskName::Copy) {
+            let need = self.big_file_bytes(ctx, dir);
+            if need > free {
+                return Err(WorkloadError::Directory(format!(
+                    "the copy needs {} and {} has {} free: pass a smaller --big-file or use a bigger target",
+                    human_bytes(need),
+                    dir.display(),
+                    human_bytes(free)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+        let scratch = dir.join(format!("fsbench-task-{}", std::process::id()));
+        if let Err(e) = std::fs::create_dir(&scratch) {
+            return End::failed(
+                WorkloadError::io("create a directory in", dir, e),
+                Some(self.seed),
+            );
+        }
+        // On a filesystem made for this run, the tree stays for the check that follows.
+        let keep = ctx.disposable;
+        let mut chain = Chain {
+            settings: self,
+            ctx,
+            scratch: scratch.clone(),
+            stop,
+            tarball: None,
+            tree_dir: None,
+            extracted: 0,
+            temporary: Vec::new(),
+        };
+        let outcome = chain.run(sink);
+        for path in chain.temporary.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+        if !keep || outcome.is_err() {
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
+        match outcome {
+            Ok(true) => End::ok(Some(self.seed)),
+            Ok(false) => End::interrupted(Some(self.seed)),
+            Err(e) => End {
+                outcome: e.outcome,
+                error: Some(WorkloadError::Task(e.message)),
+                seed: Some(self.seed),
+                kept: Vec::new(),
+            },
+        }
+    }
+
+    fn table_columns() -> &'static [&'static str] {
+        &["real", "user", "sys", "sync", "rate"]
+    }
+
+    fn check_result(command: &str, elapsed_ns: u64) -> Option<ResultRecord> {
+        let mut record = ResultRecord {
+            measurements: vec![REAL.at(elapsed_ns as f64)],
+            ..ResultRecord::default()
+        };
+        record.dims.step = Some("fsck".into());
+        record.dims.operation = Some("tool".into());
+        record
+            .attributes
+            .insert("command".into(), command.to_string().into());
+        Some(record)
+    }
+}
+
+/// The tarball a chain extracts: where, how compressed, and what it holds.
+struct Tarball {
+    path: PathBuf,
+    compression: Compression,
+    totals: tree::Totals,
+    /// Generated by fsbench (with the model's name) or the user's.
+    origin: String,
+}
+
+/// The state of a chain between its steps.
+struct Chain<'a> {
+    settings: &'a TaskSettings,
+    ctx: &'a Context,
+    scratch: PathBuf,
+    stop: &'a StopFlag,
+    tarball: Option<Tarball>,
+    /// Where the tree was extracted (holding its top directory), while it exists.
+    tree_dir: Option<PathBuf>,
+    extracted: u32,
+    /// Files made for this run outside the directory (removed at the end).
+    temporary: Vec<PathBuf>,
+}
+
+impl Chain<'_> {
+    /// Runs every step in order; false when stopped. A failed step ends the chain; the steps
+    /// after it are named as not run.
+    fn run(&mut self, sink: &mut dyn Sink) -> Result<bool, StepError> {
+        let tasks = self.settings.tasks.0.clone();
+        let total = tasks.len();
+        let mut done = 0;
+        for (i, task) in tasks.iter().enumerate() {
+            if self.stop.is_requested() {
+                return Ok(false);
+            }
+            sink.status(&format!("{} ({} of {total})", task.name(), i + 1));
+            let measured = match self.step(*task, sink) {
+                Ok(Some(m)) => m,
+                Ok(None) => return Ok(false),
+                Err(mut e) => {
+                    let rest: Vec<&str> = tasks[i + 1..].iter().map(|t| t.name()).collect();
+                    e.message = format!("{} failed: {}", task.name(), e.message);
+                    if !rest.is_empty() {
+                        e.message
+                            .push_str(&format!("; not run: {}", rest.join(", ")));
+                    }
+                    return Err(e);
+                }
+            };
+            for record in measured {
+                done += 1;
+                let real = record.measurement("real").map_or(0.0, |m| m.value);
+                sink.status(&format!("{} {}", task.name(), human_duration(real as u64)));
+                sink.record(record, done, None);
+            }
+        }
+        Ok(true)
+    }
+
+    /// One step: its records (build has two: configure and compile), None when stopped.
+    fn step(
+        &mut self,
+        task: TaskName,
+        sink: &mut dyn Sink,
+    ) -> Result<Option<Vec<ResultRecord>>, StepError> {
+        if task.needs_tree() && self.tarball.is_none() {
+            self.prepare_tarball(sink)?;
+        }
+        if matches!(task, TaskName::Remove | TaskName::ReadAll | TaskName::Build)
+            && self.tree_dir.is_none()
+        {
+            // Nothing extracted yet: extract untimed.
+            if !self.extract_untimed()? {
+                return Ok(None);
+            }
+        }
+        let method = match task {
+            TaskName::Build | TaskName::Exec => Method::Tool,
+            _ => self.settings.method,
+        };
+        let steps = match task {
+            TaskName::Copy => self.copy(method, sink)?.map(|m| vec![("", m)]),
+            TaskName::Untar => self.untar(method)?.map(|m| vec![("", m)]),
+            TaskName::Remove => self.remove(method)?.map(|m| vec![("", m)]),
+            TaskName::ReadAll => self.read_all(method, sink)?.map(|m| vec![("", m)]),
+            TaskName::Build => self.build()?,
+            TaskName::Exec => self.exec()?.map(|m| vec![("", m)]),
+        };
+        let Some(steps) = steps else {
+            return Ok(None);
+        };
+        let mut records = Vec::new();
+        for (phase, measured) in steps {
+            let sync = if self.settings.sync && phase != "configure" {
+                timing::sync(&self.scratch).map_err(|e| StepError::io("sync", &self.scratch, e))?
+            } else {
+                Times::default()
+            };
+            records.push(self.record(task, method, phase, measured, sync));
+        }
+        Ok(Some(records))
+    }
+
+    fn record(
+        &self,
+        task: TaskName,
+        method: Method,
+        phase: &str,
+        m: Measured,
+        sync: Times,
+    ) -> ResultRecord {
+        let total = m.times + sync;
+        let mut measurements = vec![
+            REAL.at(total.real_ns as f64),
+            USER.at(total.user_ns as f64),
+            SYS.at(total.sys_ns as f64),
+        ];
+        if self.settings.sync {
+            measurements.push(SYNC.at(sync.real_ns as f64));
+        }
+        if let Some(bytes) = m.bytes {
+            if total.real_ns > 0 {
+                measurements.push(RATE.at(bytes as f64 * 1e9 / total.real_ns as f64));
+            }
+            measurements.push(BYTES.at(bytes as f64));
+        }
+        if let Some(files) = m.files {
+            measurements.push(FILES.at(files as f64));
+        }
+        let mut record = ResultRecord {
+            measurements,
+            attributes: m.attributes,
+            ..ResultRecord::default()
+        };
+        record.dims.step = Some(task.name().into());
+        record.dims.operation = Some(method.to_string());
+        if !phase.is_empty() {
+            record.dims.phase = Some(phase.into());
+        }
+        record
+    }
+
+    /// Finds or makes the tarball (untimed): the user's, a packed copy of the user's tree, or
+    /// the generated one (kept in the data directory for later runs).
+    fn prepare_tarball(&mut self, sink: &mut dyn Sink) -> Result<(), StepError> {
+        let data = self.settings.data_dir();
+        std::fs::create_dir_all(&data).map_err(|e| StepError::io("create", &data, e))?;
+        let tarball = match &self.settings.source {
+            Some(source) if source.is_dir() => {
+                let path = data.join(format!("fsbench-source-{}.tar", std::process::id()));
+                sink.status(&format!("packing {}", source.display()));
+                self.temporary.push(path.clone());
+                let packed = (|| {
+                    let file = std::fs::File::create(&path)?;
+                    let mut builder = tar::Builder::new(std::io::BufWriter::new(file));
+                    builder.follow_symlinks(false);
+                    let top = source
+                        .file_name()
+                        .map_or_else(|| "source".into(), |n| n.to_string_lossy().into_owned());
+                    builder.append_dir_all(&top, source)?;
+                    builder
+                        .into_inner()?
+                        .into_inner()
+                        .map_err(|e| e.into_error())?;
+                    Ok::<_, std::io::Error>(())
+                })();
+                packed.map_err(|e| StepError::io("pack the tree", source, e))?;
+                self.user_tarball(&path, source)?
+            }
+            Some(source) => self.user_tarball(source, source)?,
+            None => {
+                let (model, units) = scaled_tree(self.settings, self.ctx);
+                let tree = tree::generate(&model, units, self.settings.seed);
+                let path = data.join(format!(
+                    "fsbench-tree-{}-{}f-{}u-seed{}.{}",
+                    model.name,
+                    model.files,
+                    units,
+                    self.settings.seed,
+                    self.settings.compression.extension()
+                ));
+                if !path.exists() {
+                    sink.status(&format!(
+                        "generating the {} tree ({} files, {}) in {}",
+                        model.name,
+                        tree.totals.files,
+                        human_bytes(tree.totals.bytes),
+                        data.display()
+                    ));
+                }
+                tree::pack_to_file(&tree, self.settings.compression, &path)
+                    .map_err(|e| StepError::io("write the tarball", &path, e))?;
+                Tarball {
+                    path,
+                    compression: self.settings.compression,
+                    totals: tree.totals,
+                    origin: format!("generated {} (seed {})", model.name, self.settings.seed),
+                }
+            }
+        };
+        self.tarball = Some(tarball);
+        Ok(())
+    }
+
+    /// A user's tarball: its compression sniffed, its contents counted (untimed).
+    fn user_tarball(&self, path: &Path, shown: &Path) -> Result<Tarball, StepError> {
+        let mut head = [0u8; 512];
+        let n = {
+            use std::io::Read;
+            let mut f = std::fs::File::open(path).map_err(|e| StepError::io("open", path, e))?;
+            let mut n = 0;
+            while n < head.len() {
+                match f.read(&mut head[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) => return Err(StepError::io("read", path, e)),
+                }
+            }
+            n
+        };
+        let compression = Compression::sniff(&head[..n]).ok_or_else(|| {
+            StepError::failed(format!(
+                "{} is not a tar archive (nor gzip, bzip2 or xz): pass a tarball or a directory as --source",
+                shown.display()
+            ))
+        })?;
+        let file = std::fs::File::open(path).map_err(|e| StepError::io("open", path, e))?;
+        let mut totals = tree::Totals::default();
+        let mut archive = tar::Archive::new(compression.reader(std::io::BufReader::new(file)));
+        let bad = |e: std::io::Error| {
+            StepError::failed(format!(
+                "{} is not a readable tar archive ({e}): pass a tarball or a directory as --source",
+                shown.display()
+            ))
+        };
+        for entry in archive.entries().map_err(bad)? {
+            let entry = entry.map_err(bad)?;
+            match entry.header().entry_type() {
+                tar::EntryType::Directory => totals.dirs += 1,
+                tar::EntryType::Regular | tar::EntryType::Continuous => {
+                    totals.files += 1;
+                    totals.bytes += entry.size();
+                }
+                tar::EntryType::Symlink => totals.symlinks += 1,
+                _ => {}
+            }
+        }
+        Ok(Tarball {
+            path: path.to_path_buf(),
+            compression,
+            totals,
+            origin: shown.display().to_string(),
+        })
+    }
+
+    fn tarball(&self) -> &Tarball {
+        self.tarball.as_ref().expect("prepared before")
+    }
+
+    /// A fresh directory to extract into.
+    fn new_tree_dir(&mut self) -> Result<PathBuf, StepError> {
+        self.extracted += 1;
+        let path = self.scratch.join(format!("tree-{}", self.extracted));
+        std::fs::create_dir(&path).map_err(|e| StepError::io("create", &path, e))?;
+        Ok(path)
+    }
+
+    fn load(&self) -> Result<native::Loaded, StepError> {
+        let tarball = self.tarball();
+        let need = tarball.totals.bytes + tarball.totals.bytes / 4;
+        if need > mem_available() {
+            return Err(StepError::failed(format!(
+                "the native extraction holds the archive in memory ({}), more than is available: use --method tool or a smaller --scale",
+                human_bytes(tarball.totals.bytes)
+            )));
+        }
+        let file = std::fs::File::open(&tarball.path)
+            .map_err(|e| StepError::io("open", &tarball.path, e))?;
+        let reader = tarball
+            .compression
+            .reader(std::io::BufReader::with_capacity(1 << 20, file));
+        native::load(reader).map_err(|e| {
+            StepError::failed(format!(
+                "{} is not a readable tar archive ({e})",
+                tarball.origin
+            ))
+        })
+    }
+
+    fn extract_untimed(&mut self) -> Result<bool, StepError> {
+        let loaded = self.load()?;
+        let dir = self.new_tree_dir()?;
+        let fd = crate::fileio::at::open_dir(&dir).map_err(|e| StepError::io("open", &dir, e))?;
+        let done = native::extract(&loaded, fd.as_raw_fd(), self.stop)?;
+        self.tree_dir = Some(dir);
+        Ok(done)
+    }
+
+    fn untar(&mut self, method: Method) -> Result<Option<Measured>, StepError> {
+        let dir = self.new_tree_dir()?;
+        let (totals, origin, compression, path) = {
+            let t = self.tarball();
+            (t.totals, t.origin.clone(), t.compression, t.path.clone())
+        };
+        let measured = match method {
+            Method::Tool => {
+                require("tar", "tar", "untar runs GNU tar")?;
+                if let Some(program) = compression.program() {
+                    require(program, program, "tar runs it to decompress")?;
+                }
+                let path_text = path.to_string_lossy().into_owned();
+                let dir_text = dir.to_string_lossy().into_owned();
+                let mut args = vec!["-x"];
+                args.extend(compression.tar_flag());
+                args.extend(["-f", &path_text, "-C", &dir_text]);
+                let command = format!("tar {}", args.join(" "));
+                match self.tool("tar", &args, &command)? {
+                    Some(times) => Measured::new(times).note("command", command),
+                    None => return Ok(None),
+                }
+            }
+            Method::Native => {
+                let loaded = self.load()?;
+                let fd = crate::fileio::at::open_dir(&dir)
+                    .map_err(|e| StepError::io("open", &dir, e))?;
+                let (done, times) =
+                    timing::native(|| native::extract(&loaded, fd.as_raw_fd(), self.stop));
+                if !done? {
+                    return Ok(None);
+                }
+                Measured::new(times).note("command", "native extraction (archive in memory)")
+            }
+        };
+        self.tree_dir = Some(dir);
+        let mut m = measured.note("source", origin);
+        m.files = Some(totals.files);
+        m.bytes = Some(totals.bytes);
+        Ok(Some(m))
+    }
+
+    /// Runs a tool with its failure as the step's error.
+    fn tool(&self, program: &str, args: &[&str], shown: &str) -> Result<Option<Times>, StepError> {
+        match timing::tool(program, args, &self.scratch, self.stop) {
+            Ok(ToolEnd::Ok(times)) => Ok(Some(times)),
+            Ok(ToolEnd::Stopped) => Ok(None),
+            Ok(ToolEnd::Failed { status, stderr, .. }) => Err(StepError::failed(format!(
+                "`{shown}` {status}: {}",
+                if stderr.is_empty() {
+                    "no message"
+                } else {
+                    &stderr
+                }
+            ))),
+            Err(e) => Err(StepError::failed(format!("cannot run `{shown}`: {e}"))),
+        }
+    }
+
+    fn remove(&mut self, method: Method) -> Result<Option<Measured>, StepError> {
+        let dir = self.tree_dir.clone().expect("extracted before");
+        let totals = self.tarball().totals;
+        let measured = match method {
+            Method::Tool => {
+                require("rm", "coreutils", "remove runs rm -rf")?;
+                let text = dir.to_string_lossy().into_owned();
+                let command = format!("rm -rf {text}");
+                match self.tool("rm", &["-rf", &text], &command)? {
+                    Some(times) => Measured::new(times).note("command", command),
+                    None => return Ok(None),
+                }
+            }
+            Method::Native => {
+                let mut buffers = native::Buffers::new();
+                let fd = crate::fileio::at::open_dir(&dir)
+                    .map_err(|e| StepError::io("open", &dir, e))?;
+                let (walked, times) = timing::native(|| {
+                    let walked = native::remove_below(fd.as_raw_fd(), &mut buffers, self.stop)?;
+                    if walked.is_some() {
+                        std::fs::remove_dir(&dir).map_err(|e| native::Failed {
+                            action: "remove the directory",
+                            name: dir.display().to_string(),
+                            error: e,
+                        })?;
+                    }
+                    Ok::<_, native::Failed>(walked)
+                });
+                if walked?.is_none() {
+                    return Ok(None);
+                }
+                Measured::new(times).note("command", "native removal (unlinkat, depth first)")
+            }
+        };
+        self.tree_dir = None;
+        let mut m = measured;
+        m.files = Some(totals.files);
+        Ok(Some(m))
+    }
+
+    fn read_all(
+        &mut self,
+        method: Method,
+        sink: &mut dyn Sink,
+    ) -> Result<Option<Measured>, StepError> {
+        let dir = self.tree_dir.clone().expect("extracted before");
+        let cache = match sink.cold() {
+            Ok(how) => how,
+            Err(why) => {
+                sink.warning(&format!(
+                    "read-all: the page cache could not be dropped ({why}); every file was evicted on its own instead (dentries and inodes stay cached)"
+                ));
+                evict_tree(&dir);
+                "evicted file by file".to_string()
+            }
+        };
+        let totals = self.tarball().totals;
+        let measured = match method {
+            Method::Tool => {
+                require("tar", "tar", "read-all runs GNU tar")?;
+                let text = dir.to_string_lossy().into_owned();
+                // GNU tar does not read the files when the archive is /dev/null.
+                let command = format!("tar -c -f /dev/zero -C {text} .");
+                let mut m = match self.tool(
+                    "tar",
+                    &["-c", "-f", "/dev/zero", "-C", &text, "."],
+                    &command,
+                )? {
+                    Some(times) => Measured::new(times).note("command", command),
+                    None => return Ok(None),
+                };
+                m.files = Some(totals.files);
+                m.bytes = Some(totals.bytes);
+                m
+            }
+            Method::Native => {
+                let mut buffers = native::Buffers::new();
+                let fd = crate::fileio::at::open_dir(&dir)
+                    .map_err(|e| StepError::io("open", &dir, e))?;
+                let (walked, times) =
+                    timing::native(|| native::read_all(fd.as_raw_fd(), &mut buffers, self.stop));
+                let Some(walked) = walked? else {
+                    return Ok(None);
+                };
+                let mut m = Measured::new(times).note("command", "native read (1 MiB reads)");
+                m.files = Some(walked.files);
+                m.bytes = Some(walked.bytes);
+                m
+            }
+        };
+        Ok(Some(measured.note("cache", cache)))
+    }
+
+    /// The top of the extracted tree: its one top directory, or the directory itself.
+    fn tree_top(&self) -> PathBuf {
+        let dir = self.tree_dir.clone().expect("extracted before");
+        let entries: Vec<_> = std::fs::read_dir(&dir)
+            .map(|r| r.filter_map(Result::ok).collect())
+            .unwrap_or_default();
+        match entries.as_slice() {
+            [one] if one.file_type().is_ok_and(|t| t.is_dir()) => one.path(),
+            _ => dir,
+        }
+    }
+
+    fn build(&mut self) -> Result<Option<Vec<(&'static str, Measured)>>, StepError> {
+        require("make", "make", "build runs make")?;
+        require("cc", "gcc", "build compiles C")?;
+        let top = self.tree_top();
+        if !top.join("Makefile").exists() {
+            return Err(StepError::failed(format!(
+                "{} has no Makefile: build needs the generated tree, a kernel source or a C project with a Makefile as --source",
+                top.display()
+            )));
+        }
+        let top_text = top.to_string_lossy().into_owned();
+        let config = self.settings.config.clone();
+        let configure = format!("make -C {top_text} {config}");
+        let Some(configured) = self.tool("make", &["-C", &top_text, &config], &configure)? else {
+            return Ok(None);
+        };
+        let jobs = format!("-j{}", self.settings.jobs());
+        let compile = format!("make -C {top_text} {jobs}");
+        let Some(compiled) = self.tool("make", &["-C", &top_text, &jobs], &compile)? else {
+            return Ok(None);
+        };
+        Ok(Some(vec![
+            (
+                "configure",
+                Measured::new(configured).note("command", configure),
+            ),
+            ("compile", Measured::new(compiled).note("command", compile)),
+        ]))
+    }
+
+    fn exec(&mut self) -> Result<Option<Measured>, StepError> {
+        let s = self.settings;
+        let env_dir = self.scratch.to_string_lossy().into_owned();
+        let tree = self
+            .tree_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let script = |cmd: &str| {
+            format!("FSBENCH_DIR='{env_dir}' FSBENCH_TREE='{tree}'; export FSBENCH_DIR FSBENCH_TREE; {cmd}")
+        };
+        let run = |what: &str, cmd: &str| -> Result<Option<Times>, StepError> {
+            match timing::shell(&script(cmd), &self.scratch, self.stop) {
+                Ok(ToolEnd::Ok(times)) => Ok(Some(times)),
+                Ok(ToolEnd::Stopped) => Ok(None),
+                Ok(ToolEnd::Failed { status, stderr, .. }) => Err(StepError::failed(format!(
+                    "the {what} `{cmd}` {status}: {}",
+                    if stderr.is_empty() {
+                        "no message"
+                    } else {
+                        &stderr
+                    }
+                ))),
+                Err(e) => Err(StepError::failed(format!("cannot run sh: {e}"))),
+            }
+        };
+        if !s.setup.trim().is_empty() && run("setup", &s.setup)?.is_none() {
+            return Ok(None);
+        }
+        let Some(times) = run("command", &s.command)? else {
+            return Ok(None);
+        };
+        if !s.teardown.trim().is_empty() && run("teardown", &s.teardown)?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(
+            Measured::new(times).note("command", s.command.clone()),
+        ))
+    }
+
+    fn copy(&mut self, method: Method, sink: &mut dyn Sink) -> Result<Option<Measured>, StepError> {
+        let data = self.settings.data_dir();
+        std::fs::create_dir_all(&data).map_err(|e| StepError::io("create", &data, e))?;
+        let bytes = self.settings.big_file_bytes(self.ctx, &self.scratch);
+        let source = data.join(format!("fsbench-big-file-{}", std::process::id()));
+        self.temporary.push(source.clone());
+        sink.status(&format!("writing the {} file to copy", human_bytes(bytes)));
+        write_big_file(&source, bytes, self.settings.seed)
+            .map_err(|e| StepError::io("write", &source, e))?;
+        if device_of(&data) == device_of(&self.scratch) {
+            sink.warning(&format!(
+                "copy: the file copied is on the same filesystem as the target ({}): pass --data-dir on another filesystem, as study 000 copied from another partition",
+                data.display()
+            ));
+        }
+        let target = self.scratch.join("big-file");
+        let measured = match method {
+            Method::Tool => {
+                require("cp", "coreutils", "copy runs cp")?;
+                let (from, to) = (
+                    source.to_string_lossy().into_owned(),
+                    target.to_string_lossy().into_owned(),
+                );
+                // cp reflinks by default on xfs and btrfs (coreutils 9): a real copy is asked for.
+                let command = format!("cp --reflink=never {from} {to}");
+                match self.tool("cp", &["--reflink=never", &from, &to], &command)? {
+                    Some(times) => Measured::new(times).note("command", command),
+                    None => return Ok(None),
+                }
+            }
+            Method::Native => {
+                let mut buf = crate::fileio::AlignedBuf::new(1 << 20);
+                let (copied, times) = timing::native(|| {
+                    native::copy(&source, &target, buf.as_mut_slice(), self.stop)
+                });
+                match copied.map_err(|e| StepError::io("copy to", &target, e))? {
+                    Some(_) => {}
+                    None => return Ok(None),
+                }
+                Measured::new(times).note(
+                    "command",
+                    "native copy (read/write, 1 MiB; no copy_file_range)",
+                )
+            }
+        };
+        let _ = std::fs::remove_file(&source);
+        let mut m = measured.note("source", format!("{} (in the page cache)", data.display()));
+        m.bytes = Some(bytes);
+        m.files = Some(1);
+        Ok(Some(m))
+    }
+}
+
+/// Writes `bytes` of incompressible data to `path` and syncs it, so the copy reads it from the
+/// page cache and nothing of it is still being written back while the copy is timed.
+fn write_big_file(path: &Path, bytes: u64, seed: u64) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path)?;
+    let mut rng = crate::rng::Rng::new(seed ^ 0x0b16_f11e);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        rng.fill(&mut buf[..n]);
+        file.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    file.sync_all()
+}
+
+/// Evicts every file below `dir` from the page cache (when caches cannot be dropped).
+fn evict_tree(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => evict_tree(&entry.path()),
+            Ok(t) if t.is_file() => {
+                if let Ok(f) = std::fs::File::open(entry.path()) {
+                    let _ = crate::cache::evict(&f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chains_parse_and_print_in_order() {
+        let chain: TaskChain = "untar,build,read-all".parse().unwrap();
+        assert_eq!(
+            chain.0,
+            [TaskName::Untar, TaskName::Build, TaskName::ReadAll]
+        );
+        assert_eq!(chain.to_string(), "untar,build,read-all");
+        let err = "untar,bake".parse::<TaskChain>().unwrap_err();
+        assert!(err.contains("unknown task 'bake'"), "{err}");
+        assert!("".parse::<TaskChain>().is_err());
+        assert_eq!("auto".parse::<BigFile>(), Ok(BigFile::Auto));
+        assert_eq!("1m".parse::<BigFile>(), Ok(BigFile::Bytes(1 << 20)));
+        assert!("0".parse::<BigFile>().is_err());
+    }
+
+    #[test]
+    fn exec_needs_a_command() {
+        let s = TaskSettings {
+            tasks: "exec".parse().unwrap(),
+            ..TaskSettings::default()
+        };
+        let e = s.check(&Context::default()).unwrap_err();
+        assert!(e.to_string().contains("--command"), "{e}");
+    }
+}
