@@ -132,7 +132,7 @@ name = "xfs"
 name = "btrfs"
 [[workloads]]
 kind = "task"
-name = "linux-source-6.1"
+name = "linux-source"
 tasks = "untar,read-all,remove"
 source = "$KERNEL"
 EOF
