@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what fsbench needs on a fresh Debian machine, and nothing that is already there:
 # a C toolchain (and make: the task workload's build), tar, gzip, bzip2, xz-utils (the task
-# workload's tools) and time (its test against /usr/bin/time), the filesystem tools (zfs
-# through zfs-fuse), fio and fsmark (benchmarks), dbench (its client.txt loadfile, for the tests
-# and benchmarks of `fsbench clients`). The task benchmark's real kernel tarball comes from
-# linux-source-6.1 (bench/tasks-vs-tar.sh says so; not installed here: 138 MB). Rust itself must be present (rustup); this script says so when it is not.
+# workload's tools), time (its test against /usr/bin/time), chromium (the HTML report is
+# rendered headless in the tests), the filesystem tools (zfs through zfs-fuse), fio and fsmark
+# (benchmarks), dbench (its client.txt loadfile, for the tests and benchmarks of `fsbench
+# clients`). The task benchmark's real kernel tarball comes from linux-source-6.1
+# (bench/tasks-vs-tar.sh says so; not installed here: 138 MB). Rust itself must be present
+# (rustup); this script says so when it is not.
 set -euo pipefail
 
-packages=(build-essential make tar gzip bzip2 xz-utils time util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio dbench fsmark)
+packages=(build-essential make tar gzip bzip2 xz-utils time chromium util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio dbench fsmark)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

@@ -42,6 +42,18 @@ pub enum Command {
     /// Write one stored run as JSON (with its summary tables) or tidy CSV.
     Export(ExportArgs),
 
+    /// Write the report of stored runs: a self-contained HTML page with charts, a Markdown
+    /// summary, an XLSX workbook. Without a file flag, the Markdown goes to standard output.
+    ///
+    /// Every figure is a mean with its 95 % confidence interval; each discipline's winner is
+    /// compared with the others (paired by round within a run), differences that are not
+    /// significant are ties; rankings give points per placement (docs/metrics.md).
+    Report(ReportArgs),
+
+    /// Compare stored runs (the same plan on two kernels): per case and figure, the ratio of
+    /// each later run to the first with its 95 % interval and whether the change is real.
+    Compare(CompareArgs),
+
     /// Which filesystems this host can prepare, and exactly why not where it cannot.
     Targets(TargetsArgs),
 
@@ -140,6 +152,64 @@ pub struct ExportArgs {
     /// Write tidy CSV (one row per sample and metric) to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// How the standings are computed (report and compare).
+#[derive(Debug, Args)]
+pub struct StandingsArgs {
+    /// The configuration the composite and the relative charts are measured against, by its
+    /// label as the report shows it (default: the first configuration; relative charts: the
+    /// best of each discipline).
+    #[arg(long, value_name = "CONFIG")]
+    pub baseline: Option<String>,
+
+    /// The weight of a category in the overall ranking: throughput, metadata or tasks
+    /// (repeatable; default 1 each): --weight metadata=2.
+    #[arg(long, value_name = "CATEGORY=W")]
+    pub weight: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The runs' numbers (see `fsbench runs`); several are reported side by side.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<i64>,
+
+    /// Write the HTML report to FILE (one file, charts inline, opens from disk).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Write the Markdown summary to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write the XLSX workbook to FILE (iozone's sheets per test, a summary, a tidy sheet).
+    #[arg(long, value_name = "FILE")]
+    pub xlsx: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub standings: StandingsArgs,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The runs: the first is the reference, each later one is compared with it.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub runs: Vec<i64>,
+
+    /// Exit 1 when a figure got significantly worse by more than PCT percent (for CI).
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+
+    /// Also write the HTML report of the runs, with the comparison, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 
     #[command(flatten)]
     pub db: DbArgs,

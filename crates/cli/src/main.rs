@@ -59,6 +59,8 @@ fn main() {
         cli::Command::Run(args) => cmd::run::run(args),
         cli::Command::Runs(args) => cmd::runs::run(args),
         cli::Command::Export(args) => cmd::export::run(args),
+        cli::Command::Report(args) => cmd::report::run(args),
+        cli::Command::Compare(args) => cmd::report::compare(args),
         cli::Command::CaseWorker(args) => cmd::case_worker::run(args),
         cli::Command::Targets(args) => cmd::targets::run(args),
         cli::Command::Cleanup(args) => cmd::cleanup::run(args),

@@ -48,55 +48,78 @@ fn field(text: &str) -> String {
     }
 }
 
-/// A dimension as a CSV value: sizes and counts as plain integers.
-fn dim_field(value: Option<DimValue>) -> String {
+/// One value of a tidy row: text, or a number (which the XLSX keeps as a number).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CsvValue {
+    Text(String),
+    Number(f64),
+}
+
+fn dim_value(value: Option<DimValue>) -> CsvValue {
     match value {
-        None => String::new(),
-        Some(DimValue::Text(t)) => field(&t),
-        Some(DimValue::Bytes(n) | DimValue::Count(n)) => n.to_string(),
-        Some(DimValue::Sweep(p, v)) => field(&format!("{p}={v}")),
+        None => CsvValue::Text(String::new()),
+        Some(DimValue::Text(t)) => CsvValue::Text(t),
+        Some(DimValue::Bytes(n) | DimValue::Count(n)) => CsvValue::Number(n as f64),
+        Some(DimValue::Sweep(p, v)) => CsvValue::Text(format!("{p}={v}")),
     }
+}
+
+/// The tidy rows (one per sample x result x measurement; a sample or result without any has
+/// one row with empty dimension and metric columns), in the order of [`csv_header`].
+pub fn csv_row_values(model: &ReportModel) -> Vec<Vec<CsvValue>> {
+    let text = |t: &str| CsvValue::Text(t.to_string());
+    let empty = || CsvValue::Text(String::new());
+    let mut rows = Vec::new();
+    for case in model.cases() {
+        let fixed: Vec<CsvValue> = [CsvValue::Number(case.run_id as f64), text(&case.key)]
+            .into_iter()
+            .chain(CaseAxis::ALL.map(|axis| text(case.axis(axis))))
+            .collect();
+        for s in &case.samples {
+            let mut head = fixed.clone();
+            head.extend([
+                CsvValue::Number(f64::from(s.repetition)),
+                text(s.status.name()),
+                text(s.reason.as_deref().unwrap_or("")),
+            ]);
+            let no_dims = || (0..Dim::ALL.len()).map(|_| empty()).collect::<Vec<_>>();
+            let no_metric = || (0..5).map(|_| empty()).collect::<Vec<_>>();
+            if s.results.is_empty() {
+                rows.push([head.clone(), no_dims(), no_metric()].concat());
+            }
+            for r in &s.results {
+                let dims: Vec<CsvValue> = Dim::ALL.map(|d| dim_value(d.get(&r.dims))).to_vec();
+                if r.measurements.is_empty() {
+                    rows.push([head.clone(), dims.clone(), no_metric()].concat());
+                }
+                for m in &r.measurements {
+                    let measurement = vec![
+                        text(&m.metric),
+                        CsvValue::Number(m.value),
+                        text(m.unit.name()),
+                        text(m.direction.name()),
+                        text(if m.main { "true" } else { "false" }),
+                    ];
+                    rows.push([head.clone(), dims.clone(), measurement].concat());
+                }
+            }
+        }
+    }
+    rows
 }
 
 impl Exporter for Csv {
     fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{}", csv_header())?;
-        let no_dims = vec![String::new(); Dim::ALL.len()].join(",");
-        for case in model.cases() {
-            let fixed = [case.run_id.to_string(), case.key.clone()]
+        for row in csv_row_values(model) {
+            let line: Vec<String> = row
                 .into_iter()
-                .chain(CaseAxis::ALL.map(|axis| case.axis(axis).to_string()))
-                .map(|f| field(&f))
-                .collect::<Vec<_>>()
-                .join(",");
-            for s in &case.samples {
-                let head = format!(
-                    "{fixed},{},{},{}",
-                    s.repetition,
-                    s.status.name(),
-                    field(s.reason.as_deref().unwrap_or(""))
-                );
-                if s.results.is_empty() {
-                    writeln!(out, "{head},{no_dims},,,,,")?;
-                }
-                for r in &s.results {
-                    let dims = Dim::ALL.map(|d| dim_field(d.get(&r.dims))).join(",");
-                    if r.measurements.is_empty() {
-                        writeln!(out, "{head},{dims},,,,,")?;
-                    }
-                    for m in &r.measurements {
-                        writeln!(
-                            out,
-                            "{head},{dims},{},{},{},{},{}",
-                            field(&m.metric),
-                            m.value,
-                            m.unit.name(),
-                            m.direction.name(),
-                            m.main
-                        )?;
-                    }
-                }
-            }
+                .map(|v| match v {
+                    CsvValue::Text(t) => field(&t),
+                    CsvValue::Number(n) => n.to_string(),
+                })
+                .collect();
+            writeln!(out, "{}", line.join(","))?;
         }
         Ok(())
     }

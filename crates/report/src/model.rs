@@ -122,6 +122,10 @@ impl Row {
 pub struct Cell {
     #[serde(flatten)]
     pub summary: Summary,
+    /// Each value with the repetition (round) it was measured in, for comparisons paired by
+    /// round (not exported: the samples carry them).
+    #[serde(skip)]
+    pub values: Vec<(u32, f64)>,
 }
 
 /// Samples of a case that ended other than `ok`.
@@ -160,7 +164,7 @@ fn axis_value(config: &serde_json::Value, workload: &serde_json::Value, axis: Ca
 struct Builder {
     table: Table,
     row_of: HashMap<String, usize>,
-    values: HashMap<(usize, usize), Vec<f64>>,
+    values: HashMap<(usize, usize), Vec<(u32, f64)>>,
 }
 
 impl ReportModel {
@@ -346,7 +350,11 @@ fn tables(runs: &[RunView]) -> Vec<Table> {
                             rows.len() - 1
                         });
                         if ok && m.value.is_finite() {
-                            builder.values.entry((row, col)).or_default().push(m.value);
+                            builder
+                                .values
+                                .entry((row, col))
+                                .or_default()
+                                .push((sample.repetition, m.value));
                         }
                     }
                 }
@@ -357,10 +365,9 @@ fn tables(runs: &[RunView]) -> Vec<Table> {
             for (i, row) in b.table.rows.iter_mut().enumerate() {
                 row.cells = (0..n)
                     .map(|col| {
-                        b.values
-                            .get(&(i, col))
-                            .and_then(|v| Summary::of(v))
-                            .map(|summary| Cell { summary })
+                        let values = b.values.remove(&(i, col)).unwrap_or_default();
+                        let plain: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
+                        Summary::of(&plain).map(|summary| Cell { summary, values })
                     })
                     .collect();
             }

@@ -252,3 +252,227 @@ fn the_terminal_summary_shows_main_metrics_each_row_in_its_unit() {
         "{all}"
     );
 }
+
+#[test]
+fn the_markdown_names_winners_with_their_margin_rankings_and_failures() {
+    let (_dir, store, run) = fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let md = render(&crate::Markdown::default(), &model);
+    // noatime is twice as fast in both rows; its two rounds pair with default's.
+    assert!(md.contains("| small write 1m 4k (throughput) (higher is better) | ext4 mount=noatime | 2.00 GiB/s | ext4 mount=default | 50.0 % lower (95 % CI"), "{md}");
+    assert!(md.contains("paired by round"), "{md}");
+    assert!(
+        md.contains("| 1 | ext4 mount=noatime | 4.0 (2 disciplines) |"),
+        "{md}"
+    );
+    assert!(md.contains("| ext4.default.bogus.default.warm.nap | unsupported | 2 | the kernel said no (not retried) |"), "{md}");
+}
+
+/// Every chart has a title with its direction and axis titles with units; every configuration
+/// appears; the failed ones are listed; nothing is fetched from the network.
+#[test]
+fn the_html_report_is_self_contained_and_every_chart_is_labelled() {
+    let (_dir, store, run) = fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let html = render(&crate::Html::default(), &model);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    let svgs: Vec<&str> = html
+        .split("<svg")
+        .skip(1)
+        .map(|s| &s[..s.find("</svg>").unwrap()])
+        .collect();
+    // write @4k and @64k lines (file size on a log axis), a heat-map per configuration, the
+    // relative chart.
+    assert!(svgs.len() >= 4, "{} charts", svgs.len());
+    for svg in &svgs {
+        assert!(
+            svg.contains("is better"),
+            "a chart without its direction: {svg}"
+        );
+        assert!(
+            svg.contains("[GiB/s]") || svg.contains("GiB/s") || svg.contains("[ratio"),
+            "a chart without a unit: {svg}"
+        );
+    }
+    // One file size: bars with error bars per test and record size.
+    assert!(
+        html.contains("write, file 1m, record 4k (higher is better)"),
+        "{html}"
+    );
+    for label in ["ext4 mount=default", "ext4 mount=noatime"] {
+        assert!(html.contains(label), "{label}");
+    }
+    assert!(html.contains("the kernel said no"));
+    assert!(!html.contains("<script"));
+    let external = html
+        .match_indices("http")
+        .filter(|(i, _)| !html[*i..].starts_with("http://www.w3.org/"))
+        .count();
+    assert_eq!(external, 0, "a link to the network");
+}
+
+/// The workbook reads back: iozone's sheet holds the means in KiB/s at (file size, record
+/// size), and the tidy sheet every stored value exactly.
+#[test]
+fn the_xlsx_reads_back_as_stored() {
+    use calamine::{Data, Reader, Xlsx as XlsxReader};
+    let (_dir, store, run) = fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let mut bytes = Vec::new();
+    crate::Xlsx.write(&model, &mut bytes).unwrap();
+    let mut book: XlsxReader<_> = XlsxReader::new(std::io::Cursor::new(bytes)).unwrap();
+    assert_eq!(book.sheet_names(), ["write", "summary", "tidy"]);
+    let write = book.worksheet_range("write").unwrap();
+    // Block 1 (ext4 mount=default): title, header (record KiB), then file 1024 KiB.
+    assert_eq!(write.get((1, 1)), Some(&Data::Float(4.0)));
+    assert_eq!(write.get((1, 2)), Some(&Data::Float(64.0)));
+    assert_eq!(write.get((2, 0)), Some(&Data::Float(1024.0)));
+    let mean = model.tables[0].rows[0].cells[0]
+        .as_ref()
+        .unwrap()
+        .summary
+        .mean;
+    assert_eq!(
+        write.get((2, 1)),
+        Some(&Data::Float((mean / 1024.0).round()))
+    );
+    let tidy = book.worksheet_range("tidy").unwrap();
+    let csv = render(&Csv, &model);
+    assert_eq!(tidy.height(), csv.lines().count());
+    let value_col = crate::export::csv_header()
+        .split(',')
+        .position(|h| h == "value")
+        .unwrap();
+    for (row, line) in tidy.rows().zip(csv.lines()).skip(1) {
+        let text = line.split(',').nth(value_col).unwrap();
+        match &row[value_col] {
+            Data::Float(v) => assert_eq!(v.to_string(), text),
+            Data::Empty => assert_eq!(text, ""),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// A store with a swept metadata case and a task case on two filesystems, 3 rounds each.
+fn sweep_and_task_fixture() -> (tempfile::TempDir, Store, i64) {
+    use fsbench_model::Sweep;
+    const OPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+    const REAL: MetricDef = MetricDef::new("real", Unit::Nanos, Direction::Lower).main();
+    const USER: MetricDef = MetricDef::new("user", Unit::Nanos, Direction::Lower);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            started_at: "t0",
+            plan_name: "p",
+            plan_text: "",
+            fsbench_version: "0",
+            host_json: "{}",
+            planned_samples: 12,
+        })
+        .unwrap();
+    let mut position = 0;
+    for (fs, speed) in [("ext4", 1.0), ("xfs", 1.5)] {
+        let config = format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+        );
+        let meta = store
+            .add_case(
+                run,
+                &format!("{fs}.meta"),
+                position,
+                &config,
+                r#"{"kind":"metadata","name":"meta"}"#,
+            )
+            .unwrap();
+        let task = store
+            .add_case(
+                run,
+                &format!("{fs}.untar"),
+                position + 1,
+                &config,
+                r#"{"kind":"task","name":"untar"}"#,
+            )
+            .unwrap();
+        position += 2;
+        for rep in 1..=3u32 {
+            let jitter = 1.0 + rep as f64 * 0.01;
+            let swept: Vec<ResultRecord> = [1.0, 2.0, 4.0, 8.0]
+                .iter()
+                .map(|&t| ResultRecord {
+                    dims: Dims {
+                        operation: Some("create".into()),
+                        sweep: Some(Sweep {
+                            parameter: "threads".into(),
+                            value: t,
+                        }),
+                        ..Dims::default()
+                    },
+                    // Saturates at 4 threads.
+                    measurements: vec![OPS.at(1000.0 * speed * jitter * f64::min(t, 4.0))],
+                    ..ResultRecord::default()
+                })
+                .collect();
+            store
+                .record_sample(
+                    meta,
+                    &NewSample {
+                        results: &swept,
+                        ..sample(rep, Outcome::Ok)
+                    },
+                )
+                .unwrap();
+            let untar = [ResultRecord {
+                dims: Dims {
+                    step: Some("untar".into()),
+                    operation: Some("tool".into()),
+                    ..Dims::default()
+                },
+                measurements: vec![REAL.at(2e9 / speed * jitter), USER.at(1e9)],
+                ..ResultRecord::default()
+            }];
+            store
+                .record_sample(
+                    task,
+                    &NewSample {
+                        results: &untar,
+                        ..sample(rep, Outcome::Ok)
+                    },
+                )
+                .unwrap();
+        }
+    }
+    (dir, store, run)
+}
+
+/// Saturation curves carry their peak and knee; tasks get the studies' real/user/sys tables;
+/// xfs wins both disciplines by a significant margin and ranks first in each category.
+#[test]
+fn sweeps_become_curves_with_peak_and_knee_and_tasks_become_tables() {
+    let (_dir, store, run) = sweep_and_task_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let html = render(&crate::Html::default(), &model);
+    assert!(
+        html.contains("create: ops_rate over threads (higher is better)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("\npeak\n</text>") && html.contains("\nknee\n</text>"),
+        "peak and knee marked"
+    );
+    assert!(
+        html.contains("untar (tool), lower is better"),
+        "the task table"
+    );
+    assert!(html.contains("real [s]") && html.contains("user [s]"));
+    let standings = crate::standings::Standings::of(&model, &Default::default());
+    assert_eq!(standings.scores[0].label, "xfs");
+    let untar = standings
+        .disciplines
+        .iter()
+        .find(|d| d.row.contains("untar"))
+        .unwrap();
+    let ext4 = untar.entries.iter().find(|e| e.label == "ext4").unwrap();
+    let c = ext4.vs_best.unwrap();
+    assert!(c.paired && (c.ratio - 1.5).abs() < 1e-9, "{c:?}");
+}

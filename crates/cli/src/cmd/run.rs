@@ -244,6 +244,18 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             }
         }
     }
+    // The HTML report next to the database; a directory it cannot be written in costs only
+    // the report (the run is stored).
+    let report = crate::cmd::report::report_path(store.path(), run_id);
+    let html = fsbench_report::Html::default();
+    match crate::cmd::export::write_to(&report, &html, &model) {
+        Ok(()) if !args.quiet => say!("Report: {} (open it in a browser)", report.display())?,
+        Ok(()) => {}
+        Err(e) => note!(
+            "fsbench run: the HTML report was not written: {:#}",
+            e.error
+        ),
+    }
     match end {
         Outcome::Interrupted => {
             note!(

@@ -1,0 +1,323 @@
+//! Who won what, and whether it is real: every main figure of every result row is a
+//! discipline; in each, every configuration is compared with the best one (paired by round when
+//! both come from one run, Welch otherwise: `fsbench_analysis::compare`), placed and given
+//! points (ties share them: `fsbench_analysis::rank`), and the points add up per category and
+//! overall; a geometric-mean composite relative to a baseline configuration sums it up in one
+//! number. Built from a [`ReportModel`]; rendered by the Markdown, HTML and terminal exporters.
+
+use crate::model::{Cell, ReportModel, Table};
+use fsbench_analysis::compare::{paired, welch, Comparison, Verdict};
+use fsbench_analysis::rank::{geometric_mean, placements, Placement};
+use fsbench_model::{Direction, Unit};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What a discipline measures, for per-category rankings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// Bytes per second: the matrix, the client load.
+    Throughput,
+    /// Metadata loops and small-file mixes.
+    Metadata,
+    /// Whole tasks (untar, build, ...).
+    Tasks,
+}
+
+impl Category {
+    pub const ALL: [Category; 3] = [Category::Throughput, Category::Metadata, Category::Tasks];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Throughput => "throughput",
+            Category::Metadata => "metadata",
+            Category::Tasks => "tasks",
+        }
+    }
+
+    /// The category of a workload kind; None for kinds that measure the harness (sleep).
+    pub fn of_kind(kind: &str) -> Option<Category> {
+        match kind {
+            "matrix" | "clients" => Some(Category::Throughput),
+            "metadata" | "mix" => Some(Category::Metadata),
+            "task" => Some(Category::Tasks),
+            _ => None,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == text)
+    }
+}
+
+/// One configuration in one discipline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    /// Index into the table's columns.
+    pub column: usize,
+    pub label: String,
+    pub mean: f64,
+    /// Its value relative to the best (best = 1; below 1 is worse whatever the direction).
+    pub relative_to_best: f64,
+    /// This configuration / the best, with the interval and verdict (None for the best itself).
+    pub vs_best: Option<Comparison>,
+    pub placement: Option<Placement>,
+}
+
+/// One figure of one result row, over the configurations that measured it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Discipline {
+    pub workload: String,
+    pub category: Category,
+    pub metric: String,
+    pub unit: Unit,
+    pub direction: Direction,
+    /// The row's dimensions (`write 16m 4k`, `untar`), or the metric's name.
+    pub row: String,
+    /// Index of the best configuration's column.
+    pub best: usize,
+    pub entries: Vec<Entry>,
+}
+
+impl Discipline {
+    pub fn title(&self) -> String {
+        if self.row == self.metric {
+            format!("{} {}", self.workload, self.metric)
+        } else {
+            format!("{} {} ({})", self.workload, self.row, self.metric)
+        }
+    }
+}
+
+/// A configuration's total.
+#[derive(Debug, Clone, Serialize)]
+pub struct Score {
+    pub label: String,
+    /// Points per category (sum over its disciplines).
+    pub points: BTreeMap<Category, f64>,
+    /// Disciplines it was placed in, per category.
+    pub placed: BTreeMap<Category, usize>,
+    /// Σ weight × (mean points per discipline of the category).
+    pub overall: f64,
+    /// Geometric mean over disciplines of value relative to the baseline (> 1: better).
+    pub composite: Option<f64>,
+}
+
+/// Everything the rankings say.
+#[derive(Debug, Clone, Serialize)]
+pub struct Standings {
+    pub disciplines: Vec<Discipline>,
+    /// Best overall first.
+    pub scores: Vec<Score>,
+    pub baseline: Option<String>,
+    pub weights: BTreeMap<Category, f64>,
+    /// Median width of paired intervals relative to unpaired ones over the comparisons that
+    /// could be made both ways (how much pairing by round narrowed them), with the count.
+    pub pairing_gain: Option<(f64, usize)>,
+}
+
+/// How a standings table is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The configuration label the composite is relative to (default: the first one).
+    pub baseline: Option<String>,
+    /// Category weights (default 1 each).
+    pub weights: BTreeMap<Category, f64>,
+}
+
+fn better(direction: Direction) -> impl Fn(f64, f64) -> bool {
+    move |a, b| match direction {
+        Direction::Lower => a < b,
+        _ => a > b,
+    }
+}
+
+/// B / A for two cells: paired by round when they share at least 2 rounds of one run, else
+/// Welch. Also returns the unpaired comparison when the paired one was made.
+fn compare(a: &Cell, b: &Cell, same_run: bool) -> (Option<Comparison>, Option<Comparison>) {
+    let va: Vec<f64> = a.values.iter().map(|(_, v)| *v).collect();
+    let vb: Vec<f64> = b.values.iter().map(|(_, v)| *v).collect();
+    let unpaired = welch(&va, &vb);
+    if same_run {
+        let pairs: Vec<(f64, f64)> = a
+            .values
+            .iter()
+            .filter_map(|(r, x)| {
+                b.values
+                    .iter()
+                    .find(|(rb, _)| rb == r)
+                    .map(|(_, y)| (*x, *y))
+            })
+            .collect();
+        if pairs.len() >= 2 {
+            return (paired(&pairs), unpaired);
+        }
+    }
+    (unpaired, None)
+}
+
+fn disciplines_of(table: &Table, gains: &mut Vec<f64>) -> Vec<Discipline> {
+    let Some(category) = Category::of_kind(&table.workload) else {
+        return Vec::new();
+    };
+    if !table.main || table.direction == Direction::None {
+        return Vec::new();
+    }
+    let is_better = better(table.direction);
+    let mut out = Vec::new();
+    for row in &table.rows {
+        let means: Vec<Option<f64>> = row
+            .cells
+            .iter()
+            .map(|c| c.as_ref().map(|c| c.summary.mean))
+            .collect();
+        let Some(best) = (0..means.len())
+            .filter(|&i| means[i].is_some())
+            .reduce(|i, j| {
+                if is_better(means[j].unwrap(), means[i].unwrap()) {
+                    j
+                } else {
+                    i
+                }
+            })
+        else {
+            continue;
+        };
+        let cell = |i: usize| row.cells[i].as_ref().expect("measured");
+        let same_run = |i: usize, j: usize| table.columns[i].run_id == table.columns[j].run_id;
+        let differs = |i: usize, j: usize| {
+            let (c, _) = compare(cell(i), cell(j), same_run(i, j));
+            c.is_some_and(|c| matches!(c.verdict, Verdict::Higher | Verdict::Lower))
+        };
+        let placed = placements(&means, &is_better, differs);
+        let best_mean = means[best].unwrap();
+        let mut entries = Vec::new();
+        for (i, mean) in means.iter().enumerate() {
+            let Some(mean) = *mean else { continue };
+            let (vs_best, unpaired) = if i == best {
+                (None, None)
+            } else {
+                compare(cell(best), cell(i), same_run(best, i))
+            };
+            if let (Some(p), Some(u)) = (vs_best, unpaired) {
+                if let (Some(pl), Some(ph), Some(ul), Some(uh)) =
+                    (p.ci95_low, p.ci95_high, u.ci95_low, u.ci95_high)
+                {
+                    let (pw, uw) = ((ph / pl).ln(), (uh / ul).ln());
+                    if uw > 0.0 {
+                        gains.push(pw / uw);
+                    }
+                }
+            }
+            let relative_to_best = match table.direction {
+                Direction::Lower if mean > 0.0 => best_mean / mean,
+                _ if best_mean != 0.0 => mean / best_mean,
+                _ => 1.0,
+            };
+            entries.push(Entry {
+                column: i,
+                label: table.columns[i].label.clone(),
+                mean,
+                relative_to_best,
+                vs_best,
+                placement: placed[i],
+            });
+        }
+        out.push(Discipline {
+            workload: table.workload_names.join(", "),
+            category,
+            metric: table.metric.clone(),
+            unit: table.unit,
+            direction: table.direction,
+            row: row.label(&table.metric),
+            best,
+            entries,
+        });
+    }
+    out
+}
+
+impl Standings {
+    pub fn of(model: &ReportModel, options: &Options) -> Standings {
+        let mut gains = Vec::new();
+        let disciplines: Vec<Discipline> = model
+            .tables
+            .iter()
+            .flat_map(|t| disciplines_of(t, &mut gains))
+            .collect();
+        let mut labels: Vec<String> = Vec::new();
+        for d in &disciplines {
+            for e in &d.entries {
+                if !labels.contains(&e.label) {
+                    labels.push(e.label.clone());
+                }
+            }
+        }
+        let baseline = options
+            .baseline
+            .clone()
+            .filter(|b| labels.contains(b))
+            .or_else(|| labels.first().cloned());
+        let weights: BTreeMap<Category, f64> = Category::ALL
+            .into_iter()
+            .map(|c| (c, options.weights.get(&c).copied().unwrap_or(1.0)))
+            .collect();
+        let mut scores: Vec<Score> = labels
+            .iter()
+            .map(|label| {
+                let mut points = BTreeMap::new();
+                let mut placed = BTreeMap::new();
+                let mut relative = Vec::new();
+                for d in &disciplines {
+                    let Some(e) = d.entries.iter().find(|e| &e.label == label) else {
+                        continue;
+                    };
+                    if let Some(p) = e.placement {
+                        *points.entry(d.category).or_insert(0.0) += p.points;
+                        *placed.entry(d.category).or_insert(0) += 1;
+                    }
+                    let base = baseline
+                        .as_ref()
+                        .and_then(|b| d.entries.iter().find(|e| &e.label == b));
+                    if let Some(base) = base {
+                        if e.mean > 0.0 && base.mean > 0.0 {
+                            relative.push(match d.direction {
+                                Direction::Lower => base.mean / e.mean,
+                                _ => e.mean / base.mean,
+                            });
+                        }
+                    }
+                }
+                let overall = points
+                    .iter()
+                    .map(|(c, p)| weights[c] * p / placed[c] as f64)
+                    .sum();
+                Score {
+                    label: label.clone(),
+                    points,
+                    placed,
+                    overall,
+                    composite: geometric_mean(&relative),
+                }
+            })
+            .collect();
+        scores.sort_by(|a, b| b.overall.total_cmp(&a.overall));
+        gains.sort_by(f64::total_cmp);
+        let pairing_gain = (!gains.is_empty()).then(|| (gains[gains.len() / 2], gains.len()));
+        Standings {
+            disciplines,
+            scores,
+            baseline,
+            weights,
+            pairing_gain,
+        }
+    }
+
+    /// The categories that have disciplines, in order.
+    pub fn categories(&self) -> Vec<Category> {
+        Category::ALL
+            .into_iter()
+            .filter(|c| self.disciplines.iter().any(|d| d.category == *c))
+            .collect()
+    }
+}
