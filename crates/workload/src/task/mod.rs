@@ -1123,17 +1123,14 @@ impl Chain<'_> {
 
     fn exec(&mut self) -> Result<Option<Measured>, StepError> {
         let s = self.settings;
-        let env_dir = self.scratch.to_string_lossy().into_owned();
-        let tree = self
-            .tree_dir
-            .as_ref()
-            .map(|d| d.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let script = |cmd: &str| {
-            format!("FSBENCH_DIR='{env_dir}' FSBENCH_TREE='{tree}'; export FSBENCH_DIR FSBENCH_TREE; {cmd}")
-        };
+        // Passed in the environment, not spliced into the script: any path is safe.
+        let tree = self.tree_dir.clone().unwrap_or_default();
+        let env = [
+            ("FSBENCH_DIR", self.scratch.as_os_str()),
+            ("FSBENCH_TREE", tree.as_os_str()),
+        ];
         let run = |what: &str, cmd: &str| -> Result<Option<Times>, StepError> {
-            match timing::shell(&script(cmd), &self.scratch, self.stop) {
+            match timing::shell(cmd, &self.scratch, &env, self.stop) {
                 Ok(ToolEnd::Ok(times)) => Ok(Some(times)),
                 Ok(ToolEnd::Stopped) => Ok(None),
                 Ok(ToolEnd::Failed { status, stderr, .. }) => Err(StepError::failed(format!(

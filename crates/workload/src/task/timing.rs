@@ -86,10 +86,16 @@ pub fn tool(program: &str, args: &[&str], cwd: &Path, stop: &StopFlag) -> io::Re
     run(command, cwd, stop)
 }
 
-/// Runs `script` with `sh -c` in `cwd`, timed as [`tool`].
-pub fn shell(script: &str, cwd: &Path, stop: &StopFlag) -> io::Result<ToolEnd> {
+/// Runs `script` with `sh -c` in `cwd` with `env` added to its environment, timed as [`tool`].
+pub fn shell(
+    script: &str,
+    cwd: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+    stop: &StopFlag,
+) -> io::Result<ToolEnd> {
     let mut command = Command::new("sh");
     command.arg("-c").arg(script);
+    command.envs(env.iter().copied());
     run(command, cwd, stop)
 }
 
@@ -215,6 +221,7 @@ mod tests {
         let end = shell(
             "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'",
             dir.path(),
+            &[],
             &stop,
         )
         .unwrap();
@@ -223,7 +230,7 @@ mod tests {
         };
         assert!(times.user_ns + times.sys_ns > 10_000_000, "{times:?}");
         assert!(times.real_ns >= times.user_ns / 2, "{times:?}");
-        let end = shell("echo no such thing >&2; exit 3", dir.path(), &stop).unwrap();
+        let end = shell("echo no such thing >&2; exit 3", dir.path(), &[], &stop).unwrap();
         match end {
             ToolEnd::Failed { status, stderr, .. } => {
                 assert_eq!(status, "exited with 3");
@@ -246,7 +253,7 @@ mod tests {
             })
         };
         let started = Instant::now();
-        let end = shell("sleep 30 & sleep 30; wait", dir.path(), &stop).unwrap();
+        let end = shell("sleep 30 & sleep 30; wait", dir.path(), &[], &stop).unwrap();
         requester.join().unwrap();
         assert!(matches!(end, ToolEnd::Stopped), "{end:?}");
         assert!(started.elapsed() < Duration::from_secs(5));
