@@ -36,6 +36,10 @@ pub enum Command {
     /// options, a small throughput matrix, 3 repetitions, on loop-device images (a few minutes).
     Run(RunArgs),
 
+    /// List the built-in profiles (the five studies and the quick main job), one line each;
+    /// with a NAME, print that profile's plan file (to copy and edit).
+    Profiles(ProfilesArgs),
+
     /// List the runs stored in the results database.
     Runs(RunsArgs),
 
@@ -103,7 +107,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     pub plan: Option<PathBuf>,
 
-    /// Built-in profile to run without --plan: quick.
+    /// Built-in profile to run without --plan (`fsbench profiles` lists them).
     #[arg(long, value_name = "NAME", default_value = "quick", conflicts_with_all = ["plan", "resume"])]
     pub profile: String,
 
@@ -220,6 +224,13 @@ pub struct CaseWorkerArgs {
     /// The directory the job runs in (the job itself comes on standard input).
     #[arg(long)]
     pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfilesArgs {
+    /// A profile whose plan file to print.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]

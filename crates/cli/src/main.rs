@@ -57,6 +57,7 @@ fn main() {
             cmd::workload::run(settings, options)
         }
         cli::Command::Run(args) => cmd::run::run(args),
+        cli::Command::Profiles(args) => cmd::profiles::run(args),
         cli::Command::Runs(args) => cmd::runs::run(args),
         cli::Command::Export(args) => cmd::export::run(args),
         cli::Command::Report(args) => cmd::report::run(args),

@@ -136,7 +136,8 @@ impl fmt::Display for RunState {
 }
 
 /// One axis of a campaign's case matrix: a case is one value on each, and its stable key is
-/// those values joined by dots in this order (`ext4.default.noatime.mq-deadline.warm.matrix`).
+/// those values joined by dots in this order (`ext4.default.noatime.mq-deadline.warm.matrix`;
+/// the platform only when the plan names platforms: `ext4.default.default.default.ram.warm.matrix`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CaseAxis {
     Filesystem,
@@ -145,6 +146,9 @@ pub enum CaseAxis {
     /// The name of the mount option set.
     MountSet,
     Scheduler,
+    /// The name of the platform (the device and CPU the configuration runs on); `default` when
+    /// the plan names none.
+    Platform,
     Cache,
     /// The workload's name in the plan.
     Workload,
@@ -156,11 +160,12 @@ pub const DEFAULT_SCHEDULER: &str = "default";
 
 impl CaseAxis {
     /// Every axis, in the order of a case key.
-    pub const ALL: [CaseAxis; 6] = [
+    pub const ALL: [CaseAxis; 7] = [
         CaseAxis::Filesystem,
         CaseAxis::MkfsSet,
         CaseAxis::MountSet,
         CaseAxis::Scheduler,
+        CaseAxis::Platform,
         CaseAxis::Cache,
         CaseAxis::Workload,
     ];
@@ -172,6 +177,7 @@ impl CaseAxis {
             CaseAxis::MkfsSet => "mkfs_options",
             CaseAxis::MountSet => "mount_options",
             CaseAxis::Scheduler => "scheduler",
+            CaseAxis::Platform => "platform",
             CaseAxis::Cache => "cache",
             CaseAxis::Workload => "workload",
         }
@@ -185,6 +191,7 @@ impl CaseAxis {
             CaseAxis::MkfsSet => "mkfs_set",
             CaseAxis::MountSet => "mount_set",
             CaseAxis::Scheduler => "scheduler",
+            CaseAxis::Platform => "platform",
             CaseAxis::Cache => "cache",
             CaseAxis::Workload => "workload",
         }
@@ -197,6 +204,7 @@ impl CaseAxis {
             CaseAxis::MkfsSet => "mkfs=",
             CaseAxis::MountSet => "mount=",
             CaseAxis::Scheduler => "sched=",
+            CaseAxis::Platform => "on=",
             CaseAxis::Cache => "cache=",
         }
     }
@@ -232,6 +240,7 @@ mod tests {
                 "mkfs_set",
                 "mount_set",
                 "scheduler",
+                "platform",
                 "cache",
                 "workload"
             ]

@@ -10,6 +10,8 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 pub struct PlanFile {
     pub name: Spanned<String>,
+    /// One line saying what the plan measures (`fsbench profiles` lists it).
+    pub description: Option<Spanned<String>>,
     /// Repetitions of every case (the minimum when adaptive).
     pub repetitions: Option<Spanned<i64>>,
     /// Adaptive repetitions: stop at this many even if not stable.
@@ -21,14 +23,19 @@ pub struct PlanFile {
     pub timeout: Option<Spanned<String>>,
     /// Shrinks every workload's sizes and times and the image (0 < scale <= 1; default 1).
     pub scale: Option<Spanned<f64>>,
-    /// Make the target anew for every repetition (default true).
-    pub remake_target: Option<bool>,
+    /// When targets are made anew: true (every sample, the default), "configuration" (once
+    /// per configuration and round, its workloads one after another on it) or false (once per
+    /// case for the whole campaign).
+    pub remake_target: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub schedulers: Vec<Spanned<String>>,
     #[serde(default)]
     pub cache: Vec<Spanned<String>>,
     pub work_dir: Option<String>,
     pub device: Option<DeviceFile>,
+    /// Named platforms: where the configurations run (the device's place, the CPU's share).
+    #[serde(default)]
+    pub platforms: BTreeMap<String, PlatformFile>,
     #[serde(default)]
     pub filesystems: Vec<FilesystemFile>,
     #[serde(default)]
@@ -48,6 +55,17 @@ pub struct DeviceFile {
     pub block: Option<Spanned<String>>,
     pub destroy_data_on: Option<Spanned<String>>,
     pub loop_buffered: Option<bool>,
+}
+
+/// One `[platforms.NAME]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlatformFile {
+    /// The loop image lives in memory (a tmpfs) instead of the work directory's disk.
+    pub ram: Option<bool>,
+    /// The workload's processes get at most this share of the machine's CPU time (a cgroup CPU
+    /// quota), in percent.
+    pub cpu_percent: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -72,6 +90,7 @@ pub struct RuleFile {
     pub mkfs_options: Option<Spanned<String>>,
     pub mount_options: Option<Spanned<String>>,
     pub scheduler: Option<Spanned<String>>,
+    pub platform: Option<Spanned<String>>,
     pub cache: Option<Spanned<String>>,
     pub workload: Option<Spanned<String>>,
 }

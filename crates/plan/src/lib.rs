@@ -5,12 +5,14 @@
 //!
 //! Brief overview:
 //! - [`file`]: the plan file as written (TOML with spans for precise errors).
-//! - [`plan`]: validation into [`Plan`] and [`Case`]s; the built-in `quick` profile; estimates.
+//! - [`plan`]: validation into [`Plan`] and [`Case`]s; estimates.
+//! - [`profiles`]: the built-in profiles, plan files from `profiles/` compiled in.
 //! - [`workload`]: what a case runs, and how the child turns results into metrics.
 //! - [`runner`]: the campaign: interleaved repetitions, timeouts, resume.
 
 pub mod file;
 pub mod plan;
+pub mod profiles;
 pub mod runner;
 pub mod workload;
 

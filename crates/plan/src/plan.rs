@@ -61,7 +61,29 @@ pub struct CaseConfig {
     pub mount_set: String,
     pub mount_options: String,
     pub scheduler: Option<String>,
+    /// The platform's name (`default` when the plan names none) and what it sets.
+    pub platform: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub image_in_ram: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_percent: Option<f64>,
     pub cache: CachePolicy,
+}
+
+/// The platform a plan that names none runs on: the `[device]` as given, the whole CPU.
+pub const DEFAULT_PLATFORM: &str = "default";
+
+/// When a campaign makes its targets anew (`remake_target`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Remake {
+    /// For every sample (`true`, the default): no sample sees what another left.
+    Sample,
+    /// Once per configuration and round (`"configuration"`): the configuration's workloads run
+    /// one after another on it, each cleaning up after itself; fsck once, after the last.
+    Configuration,
+    /// Once per case for the whole campaign (`false`).
+    Never,
 }
 
 /// One configuration x workload, run `repetitions` times.
@@ -75,9 +97,23 @@ pub struct Case {
 }
 
 impl Case {
-    /// The stable key the case's axes make: `fs.mkfs-set.mount-set.scheduler.cache.workload`.
+    /// The stable key the case's axes make: `fs.mkfs-set.mount-set.scheduler.cache.workload`,
+    /// with the platform before the cache when the plan names platforms.
     pub fn key_of(&self) -> String {
-        CaseAxis::ALL.map(|axis| self.value(axis)).join(".")
+        CaseAxis::ALL
+            .into_iter()
+            .filter(|&axis| axis != CaseAxis::Platform || self.config.platform != DEFAULT_PLATFORM)
+            .map(|axis| self.value(axis))
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    /// The key of the case's configuration: its key without the workload (the cases that
+    /// share one target when targets are made per configuration).
+    pub fn config_key(&self) -> String {
+        self.key
+            .rsplit_once('.')
+            .map_or(self.key.clone(), |(config, _)| config.to_string())
     }
 
     /// The case's value on one axis (the scheduler's is `default` when the case sets none).
@@ -91,6 +127,7 @@ impl Case {
                 .scheduler
                 .clone()
                 .unwrap_or_else(|| DEFAULT_SCHEDULER.into()),
+            CaseAxis::Platform => self.config.platform.clone(),
             CaseAxis::Cache => self.config.cache.name().to_string(),
             CaseAxis::Workload => self.workload.name.clone(),
         }
@@ -101,11 +138,13 @@ impl Case {
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub name: String,
+    /// One line saying what the plan measures (empty when it has none).
+    pub description: String,
     /// The plan's source text (stored with the run, so `--resume` rebuilds the same cases).
     pub text: String,
     pub repetitions: Repetitions,
     pub timeout_ns: u64,
-    pub remake_target: bool,
+    pub remake: Remake,
     pub work_dir: PathBuf,
     pub device: DeviceSpec,
     pub loop_direct_io: bool,
@@ -263,6 +302,65 @@ impl Plan {
             }
         };
 
+        let description = match &raw.description {
+            None => String::new(),
+            Some(d) if d.get_ref().contains('\n') => {
+                return Err(check.at(d, "description", "must be one line"))
+            }
+            Some(d) => d.get_ref().trim().to_string(),
+        };
+        let remake = match &raw.remake_target {
+            None => Remake::Sample,
+            Some(v) => match v.get_ref() {
+                toml::Value::Boolean(true) => Remake::Sample,
+                toml::Value::Boolean(false) => Remake::Never,
+                toml::Value::String(s) if s == "configuration" => Remake::Configuration,
+                _ => {
+                    return Err(check.at(
+                        v,
+                        "remake_target",
+                        "must be true (every sample), \"configuration\" (once per configuration and round) or false (once per case)",
+                    ))
+                }
+            },
+        };
+        let mut platforms: Vec<(String, bool, Option<f64>)> = Vec::new();
+        for (name, p) in &raw.platforms {
+            if name.is_empty() || name.contains(|c: char| c == '.' || c.is_whitespace()) {
+                return Err(PlanError {
+                    file: file.to_string(),
+                    line: 1,
+                    column: 1,
+                    key: format!("platforms.{name}"),
+                    message: "a platform name is one word without dots".into(),
+                });
+            }
+            let ram = p.ram.unwrap_or(false);
+            if ram && matches!(device, DeviceSpec::Block { .. }) {
+                return Err(PlanError {
+                    file: file.to_string(),
+                    line: 1,
+                    column: 1,
+                    key: format!("platforms.{name}.ram"),
+                    message: "puts a loop image in memory, but the plan's device is a real block device: use [device] image = \"SIZE\" or drop ram".into(),
+                });
+            }
+            let cpu =
+                match &p.cpu_percent {
+                    None => None,
+                    Some(c) if *c.get_ref() > 0.0 && *c.get_ref() <= 100.0 => Some(*c.get_ref()),
+                    Some(c) => return Err(check.at(
+                        c,
+                        &format!("platforms.{name}.cpu_percent"),
+                        "must be a percentage of the machine's CPU time above 0 and at most 100",
+                    )),
+                };
+            platforms.push((name.clone(), ram, cpu));
+        }
+        if platforms.is_empty() {
+            platforms.push((DEFAULT_PLATFORM.to_string(), false, None));
+        }
+
         let mut schedulers: Vec<Option<String>> = Vec::new();
         for s in &raw.schedulers {
             let name = s.get_ref().trim();
@@ -390,30 +488,33 @@ impl Plan {
                     } else {
                         schedulers.clone()
                     };
-                    for scheduler in &fs_schedulers {
-                        for cache in &caches {
-                            for workload in &workloads {
-                                let config = CaseConfig {
-                                    filesystem: fs_name.to_string(),
-                                    mkfs_set: mkfs_set.clone(),
-                                    mkfs_options: mkfs_options.clone(),
-                                    mount_set: mount_set.clone(),
-                                    mount_options: mount_options.clone(),
-                                    scheduler: scheduler.clone(),
-                                    cache: *cache,
-                                };
-                                let mut case = Case {
-                                    key: String::new(),
-                                    position: 0,
-                                    config,
-                                    workload: workload.clone(),
-                                };
-                                case.key = case.key_of();
-                                if cases.iter().any(|c: &Case| c.key == case.key) {
-                                    return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
-                                }
-                                cases.push(case);
+                    for (scheduler, (platform, ram, cpu), cache) in
+                        combinations(&fs_schedulers, &platforms, &caches)
+                    {
+                        for workload in &workloads {
+                            let config = CaseConfig {
+                                filesystem: fs_name.to_string(),
+                                mkfs_set: mkfs_set.clone(),
+                                mkfs_options: mkfs_options.clone(),
+                                mount_set: mount_set.clone(),
+                                mount_options: mount_options.clone(),
+                                scheduler: scheduler.clone(),
+                                platform: platform.clone(),
+                                image_in_ram: *ram && !in_memory,
+                                cpu_percent: *cpu,
+                                cache: *cache,
+                            };
+                            let mut case = Case {
+                                key: String::new(),
+                                position: 0,
+                                config,
+                                workload: workload.clone(),
+                            };
+                            case.key = case.key_of();
+                            if cases.iter().any(|c: &Case| c.key == case.key) {
+                                return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
                             }
+                            cases.push(case);
                         }
                     }
                 }
@@ -440,6 +541,7 @@ impl Plan {
         }
         Ok(Plan {
             name,
+            description,
             text: text.to_string(),
             repetitions: Repetitions {
                 min,
@@ -447,7 +549,7 @@ impl Plan {
                 target_ci,
             },
             timeout_ns,
-            remake_target: raw.remake_target.unwrap_or(true),
+            remake,
             work_dir: raw
                 .work_dir
                 .map_or_else(|| PathBuf::from(DEFAULT_WORK_DIR), PathBuf::from),
@@ -476,7 +578,30 @@ impl Plan {
 
     /// A rough duration of the whole campaign at its minimum repetitions.
     pub fn estimate_ns(&self) -> u64 {
-        self.cases.iter().map(case_estimate_ns).sum::<u64>() * self.repetitions.min as u64
+        self.cases
+            .iter()
+            .map(|c| self.case_estimate_ns(c))
+            .sum::<u64>()
+            * self.repetitions.min as u64
+    }
+
+    /// A rough duration of one repetition of a case at the plan's scale: its workload, the
+    /// child's start, and making, checking and taking down its target (its share of that when
+    /// the target serves several samples).
+    pub fn case_estimate_ns(&self, case: &Case) -> u64 {
+        let target = fs::by_name(&case.config.filesystem)
+            .map_or(2_000_000_000, |f| f.capabilities().prepare_estimate_ns)
+            + 1_000_000_000;
+        let share = match self.remake {
+            Remake::Sample => target,
+            Remake::Configuration => {
+                let key = case.config_key();
+                let sharing = self.cases.iter().filter(|c| c.config_key() == key).count();
+                target / sharing.max(1) as u64
+            }
+            Remake::Never => target / self.repetitions.min.max(1) as u64,
+        };
+        share + case.workload.estimate_ns(&self.context(case)) + 200_000_000
     }
 
     /// What a case's workload is given besides its settings: the plan's scale, the case's cache
@@ -485,8 +610,8 @@ impl Plan {
         Context {
             scale: self.scale,
             cache: case.config.cache,
-            // A target kept for the next repetition must not fill up with what each left.
-            disposable: self.remake_target,
+            // A target kept for the next sample must not fill up with what each left.
+            disposable: self.remake == Remake::Sample,
         }
     }
 
@@ -496,16 +621,14 @@ impl Plan {
     }
 }
 
-/// A rough duration of one repetition of a case: preparing, the workload, fsck and teardown.
-pub fn case_estimate_ns(case: &Case) -> u64 {
-    let prepare = fs::by_name(&case.config.filesystem)
-        .map_or(2_000_000_000, |f| f.capabilities().prepare_estimate_ns);
-    let ctx = Context {
-        scale: 1.0,
-        cache: case.config.cache,
-        disposable: true,
-    };
-    prepare + case.workload.estimate_ns(&ctx) + 1_000_000_000
+/// Every combination of a scheduler, a platform and a cache policy, in that nesting order.
+fn combinations<'a, A, B, C>(
+    a: &'a [A],
+    b: &'a [B],
+    c: &'a [C],
+) -> impl Iterator<Item = (&'a A, &'a B, &'a C)> {
+    a.iter()
+        .flat_map(move |x| b.iter().flat_map(move |y| c.iter().map(move |z| (x, y, z))))
 }
 
 /// A rule's value on one axis, if it names one.
@@ -515,6 +638,7 @@ fn rule_value(rule: &RuleFile, axis: CaseAxis) -> Option<&Spanned<String>> {
         CaseAxis::MkfsSet => rule.mkfs_options.as_ref(),
         CaseAxis::MountSet => rule.mount_options.as_ref(),
         CaseAxis::Scheduler => rule.scheduler.as_ref(),
+        CaseAxis::Platform => rule.platform.as_ref(),
         CaseAxis::Cache => rule.cache.as_ref(),
         CaseAxis::Workload => rule.workload.as_ref(),
     }
@@ -687,32 +811,6 @@ fn workload(
         },
         name_span,
     ))
-}
-
-/// The built-in `quick` profile: every filesystem this host supports, default options, a small
-/// matrix, 3 repetitions, on 1 GiB loop images. `supported` lists the filesystem names.
-pub fn quick_profile_text(supported: &[&str]) -> String {
-    let mut text = String::from(
-        "# The built-in quick profile: every filesystem this host supports, default options.\n\
-         name = \"quick\"\n\
-         repetitions = 3\n\
-         timeout = \"10m\"\n\n\
-         [device]\n\
-         image = \"1g\"\n\n",
-    );
-    for name in supported {
-        text.push_str(&format!("[[filesystems]]\nname = \"{name}\"\n\n"));
-    }
-    text.push_str(
-        "[[workloads]]\n\
-         kind = \"matrix\"\n\
-         name = \"matrix-quick\"\n\
-         tests = [\"write\", \"read\", \"random\"]\n\
-         file_sizes = \"16m\"\n\
-         record_sizes = \"4k,1m\"\n\
-         min_time = \"200ms\"\n",
-    );
-    text
 }
 
 #[cfg(test)]
@@ -978,14 +1076,9 @@ min_time = "1ms"
     }
 
     #[test]
-    fn tmpfs_has_no_scheduler_axis_and_the_quick_profile_parses() {
-        let text = quick_profile_text(&["ext4", "xfs", "tmpfs"]);
-        let plan = Plan::parse(&text, "quick").unwrap();
-        assert_eq!(plan.name, "quick");
-        assert_eq!(plan.cases.len(), 3);
-        assert_eq!(plan.repetitions.min, 3);
-        let with_scheduler = format!("schedulers = [\"none\", \"bfq\"]\n{text}");
-        let plan = Plan::parse(&with_scheduler, "quick").unwrap();
+    fn tmpfs_has_no_scheduler_axis() {
+        let text = "name = \"q\"\nschedulers = [\"none\", \"bfq\"]\n[[filesystems]]\nname = \"ext4\"\n[[filesystems]]\nname = \"xfs\"\n[[filesystems]]\nname = \"tmpfs\"\n[[workloads]]\nkind = \"sleep\"\n";
+        let plan = Plan::parse(text, "q").unwrap();
         assert_eq!(
             plan.cases
                 .iter()
@@ -994,6 +1087,71 @@ min_time = "1ms"
             1
         );
         assert_eq!(plan.cases.len(), 5);
+    }
+
+    #[test]
+    fn platforms_multiply_the_configurations_and_name_themselves_in_the_key() {
+        let text = format!("{PLAN}\n[platforms.disk]\n[platforms.ram]\nram = true\n[platforms.slow]\ncpu_percent = 50\n");
+        let plan = Plan::parse(&text, "p.toml").unwrap();
+        assert_eq!(plan.cases.len(), 12);
+        let ram: Vec<&Case> = plan
+            .cases
+            .iter()
+            .filter(|c| c.config.platform == "ram")
+            .collect();
+        assert_eq!(ram.len(), 4);
+        assert!(ram
+            .iter()
+            .all(|c| c.config.image_in_ram && c.config.cpu_percent.is_none()));
+        assert_eq!(
+            ram[0].key,
+            "ext4.default.default.mq-deadline.ram.warm.small"
+        );
+        let slow = plan
+            .cases
+            .iter()
+            .find(|c| c.config.platform == "slow")
+            .unwrap();
+        assert_eq!(slow.config.cpu_percent, Some(50.0));
+        assert!(!slow.config.image_in_ram);
+        // Without platforms the keys are as they always were (stored runs resume).
+        let plain = Plan::parse(PLAN, "p.toml").unwrap();
+        assert_eq!(
+            plain.cases[0].key,
+            "ext4.default.default.mq-deadline.warm.small"
+        );
+        assert_eq!(
+            plain.cases[0].config_key(),
+            "ext4.default.default.mq-deadline.warm"
+        );
+        // A rule can pick a platform.
+        let only = format!("{text}\n[[include]]\nplatform = \"ram\"\n");
+        assert_eq!(Plan::parse(&only, "p.toml").unwrap().cases.len(), 4);
+        let e = error_of(&format!("{PLAN}\n[platforms.slow]\ncpu_percent = 150\n"));
+        assert!(e.contains("platforms.slow.cpu_percent"), "{e}");
+        let e = error_of(&format!("{PLAN}\n[platforms.\"a.b\"]\n"));
+        assert!(e.contains("one word without dots"), "{e}");
+    }
+
+    #[test]
+    fn remake_target_takes_true_false_or_configuration() {
+        for (value, remake) in [
+            ("true", Remake::Sample),
+            ("false", Remake::Never),
+            ("\"configuration\"", Remake::Configuration),
+        ] {
+            let plan = Plan::parse(&format!("remake_target = {value}\n{PLAN}"), "p").unwrap();
+            assert_eq!(plan.remake, remake);
+            assert_eq!(
+                plan.context(&plan.cases[0]).disposable,
+                remake == Remake::Sample
+            );
+        }
+        let e = error_of(&format!("remake_target = \"round\"\n{PLAN}"));
+        assert!(
+            e.contains("remake_target") && e.contains("configuration"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //! Every sample is stored the moment it exists; Ctrl-C or SIGTERM stops between steps, the
 //! sample in progress is not stored, and `--resume` later runs exactly the missing ones.
 
-use crate::plan::{Case, Plan};
+use crate::plan::{Case, Plan, Remake};
 use crate::workload::{sample_config, ColdReply, Event, Job, JobOutput};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_model::ResultRecord;
 use fsbench_store::{NewSample, Outcome, Store, StoreError};
+use fsbench_testbed::cgroup::CpuQuota;
 use fsbench_testbed::{System, Target, TargetError, TargetSpec};
 use fsbench_workload::StopFlag;
 use std::collections::{HashMap, HashSet};
@@ -117,6 +118,16 @@ impl Campaign<'_> {
                     end = Outcome::Interrupted;
                     break 'rounds;
                 }
+                // A target made per configuration ends when its configuration's cases do.
+                if plan.remake == Remake::Configuration {
+                    let key = case.config_key();
+                    let done: Vec<String> = kept.keys().filter(|k| **k != key).cloned().collect();
+                    for k in done {
+                        if let Some(target) = kept.remove(&k) {
+                            self.finish_kept(&k, target, &last_sample)?;
+                        }
+                    }
+                }
                 observer.sample_started(case, repetition);
                 let started_at = rfc3339_utc(unix_time_s());
                 let started = now_ns();
@@ -160,31 +171,58 @@ impl Campaign<'_> {
                         config_json: config.as_deref(),
                     },
                 )?;
-                last_sample.insert(case.key.clone(), sample_id);
+                last_sample.insert(target_key(plan, case), sample_id);
                 match outcome.status {
                     Outcome::Ok => values
                         .entry(case.key.clone())
                         .or_default()
                         .push(outcome.output.results),
                     Outcome::Unsupported => {
-                        unsupported
-                            .insert(case.key.clone(), outcome.reason.clone().unwrap_or_default());
+                        let reason = outcome.reason.clone().unwrap_or_default();
+                        let reason = reason.trim_end_matches(" (not retried)").to_string();
+                        unsupported.insert(case.key.clone(), reason);
                     }
                     _ => {}
                 }
                 let detail = outcome.reason.unwrap_or_default();
                 observer.sample_finished(case, repetition, outcome.status, &detail);
             }
-        }
-        // Kept targets (remake_target = false): their fsck verdict goes to their last sample.
-        for (key, target) in kept {
-            let info = target.finish();
-            if let Some(sample_id) = last_sample.get(&key) {
-                self.store
-                    .update_sample_target(*sample_id, &serde_json::to_string(&info)?)?;
+            // A round ends the targets made for it.
+            if plan.remake == Remake::Configuration {
+                for (key, target) in std::mem::take(&mut kept) {
+                    self.finish_kept(&key, target, &last_sample)?;
+                }
             }
         }
+        // Kept targets: their fsck verdict goes to their last sample.
+        for (key, target) in kept {
+            self.finish_kept(&key, target, &last_sample)?;
+        }
         Ok(end)
+    }
+
+    /// Tears down a target that served several samples; its fsck verdict goes to the last.
+    fn finish_kept(
+        &mut self,
+        key: &str,
+        target: Target<'_>,
+        last_sample: &HashMap<String, i64>,
+    ) -> Result<(), StoreError> {
+        let info = target.finish();
+        if let Some(sample_id) = last_sample.get(key) {
+            self.store
+                .update_sample_target(*sample_id, &serde_json::to_string(&info)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// The key of the target a case runs on when targets are kept: its configuration's (made per
+/// configuration) or its own.
+fn target_key(plan: &Plan, case: &Case) -> String {
+    match plan.remake {
+        Remake::Configuration => case.config_key(),
+        Remake::Sample | Remake::Never => case.key.clone(),
     }
 }
 
@@ -217,15 +255,19 @@ fn is_stable(plan: &Plan, samples: Option<&Vec<Vec<ResultRecord>>>) -> bool {
 /// The target spec of a case.
 fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
     // The plan checked the filesystem name at parse time, against its own keys.
-    TargetSpec::builder(&case.config.filesystem, &plan.work_dir)
+    let builder = TargetSpec::builder(&case.config.filesystem, &plan.work_dir)
         .mkfs_options(&case.config.mkfs_options)
         .mount_options(Some(&case.config.mount_options))
         .scheduler(case.config.scheduler.as_deref())
         .cache(case.config.cache)
         .device(plan.device.clone())
         .loop_direct_io(plan.loop_direct_io)
-        .size_setting(fsbench_testbed::device::SizeSetting::Plan)
-        .build()
+        .size_setting(fsbench_testbed::device::SizeSetting::Plan);
+    if case.config.image_in_ram {
+        builder.image_in_memory()?.build()
+    } else {
+        builder.build()
+    }
 }
 
 fn not_run(error: TargetError) -> Option<SampleResult> {
@@ -258,21 +300,22 @@ fn sample<'s>(
         Target::prepare(system, spec, &|| stop.is_requested())
     };
     let mut fresh = None;
-    let target: &mut Target<'s> = if plan.remake_target {
+    let key = target_key(plan, case);
+    let target: &mut Target<'s> = if plan.remake == Remake::Sample {
         match prepare() {
             Ok(t) => fresh.insert(t),
             Err(e) => return not_run(e),
         }
     } else {
-        if !kept.contains_key(&case.key) {
+        if !kept.contains_key(&key) {
             match prepare() {
                 Ok(t) => {
-                    kept.insert(case.key.clone(), t);
+                    kept.insert(key.clone(), t);
                 }
                 Err(e) => return not_run(e),
             }
         }
-        kept.get_mut(&case.key).expect("inserted above")
+        kept.get_mut(&key).expect("inserted above")
     };
     if let Err(e) = target.apply_cache_policy() {
         return not_run(e);
@@ -281,9 +324,18 @@ fn sample<'s>(
         workload: case.workload.clone(),
         context: plan.context(case),
     };
+    // A platform with a CPU share: the workload's processes run under a cgroup quota.
+    let quota = match case.config.cpu_percent.map(CpuQuota::new).transpose() {
+        Ok(quota) => quota,
+        Err(e) => return not_run(e),
+    };
     let dir = target.mountpoint().to_path_buf();
     let mut cold = || target.remount_cold().map_err(|e| e.to_string());
-    let mut outcome = run_child(worker, &job, &dir, plan.timeout_ns, stop, status, &mut cold)?;
+    let limits = Limits {
+        timeout_ns: plan.timeout_ns,
+        quota: quota.as_ref(),
+    };
+    let mut outcome = run_child(worker, &job, &dir, limits, stop, status, &mut cold)?;
     if outcome.status == Outcome::Failed {
         // A loop device whose image cannot grow fails writes like a full filesystem would:
         // name the disk that is really full.
@@ -294,7 +346,7 @@ fn sample<'s>(
     }
     let info = match fresh.take() {
         Some(target) => target.finish(),
-        None => kept[&case.key].info().clone(),
+        None => kept[&key].info().clone(),
     };
     if let Some(fsck) = &info.fsck {
         let check = case
@@ -320,15 +372,22 @@ fn sample<'s>(
 /// on the child's stdin; its events come back on its stdout as they happen (a reader thread
 /// keeps the pipe flowing), its reason for failing on its stderr. What it finished before a
 /// timeout or a crash is kept with the sample.
+/// What bounds a workload's child: its time, and its CPU share when the platform sets one.
+struct Limits<'q> {
+    timeout_ns: u64,
+    quota: Option<&'q CpuQuota>,
+}
+
 fn run_child(
     worker: &Path,
     job: &Job,
     dir: &Path,
-    timeout_ns: u64,
+    limits: Limits<'_>,
     stop: &StopFlag,
     status_seen: &mut dyn FnMut(&str),
     cold: &mut dyn FnMut() -> Result<String, String>,
 ) -> Option<SampleResult> {
+    let Limits { timeout_ns, quota } = limits;
     let failed = |reason: String, output: JobOutput| {
         Some(SampleResult {
             status: Outcome::Failed,
@@ -358,6 +417,19 @@ fn run_child(
             )
         }
     };
+    // Into the quota's cgroup before it has its job, so all it does is slowed.
+    if let Some(quota) = quota {
+        if let Err(e) = quota.add(child.id()) {
+            terminate(&mut child);
+            return failed(
+                format!(
+                    "cannot put the workload under its CPU quota ({}: {e})",
+                    quota.dir().display()
+                ),
+                JobOutput::default(),
+            );
+        }
+    }
     // The job is one line (small: a pipe holds 64 KiB). Stdin stays open for the answers to
     // the child's requests for a cold cache ([`Event::Cold`]).
     let mut stdin = child.stdin.take();
@@ -648,7 +720,10 @@ mod tests {
             &worker,
             &job,
             dir.path(),
-            60_000_000_000,
+            Limits {
+                timeout_ns: 60_000_000_000,
+                quota: None,
+            },
             &StopFlag::new(),
             &mut |_| {},
             &mut || Err("no target".into()),

@@ -1,5 +1,5 @@
 //! Exporters: one trait, rendering a [`ReportModel`] into any writer, and the two file formats
-//! of `fsbench export` — versioned JSON (`fsbench.run` v2: the whole model) and tidy CSV (v2:
+//! of `fsbench export` — versioned JSON (`fsbench.run` v2: the whole model) and tidy CSV (v3:
 //! one row per sample, result and measurement, every case axis and dimension a column).
 
 use crate::model::ReportModel;
@@ -22,7 +22,7 @@ impl Exporter for Json {
     }
 }
 
-/// Tidy CSV (version 2): one row per sample × result × measurement. A sample without results
+/// Tidy CSV (version 3): one row per sample × result × measurement. A sample without results
 /// (unsupported, failed, timeout) has one row with empty dimension and metric columns, so
 /// failures stay visible.
 pub struct Csv;

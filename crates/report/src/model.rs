@@ -73,6 +73,10 @@ pub struct Column {
     pub run_id: i64,
     pub case_key: String,
     pub label: String,
+    /// The plan's name of the column's workload.
+    pub workload: String,
+    /// The label without the workload: the configuration alone (what rankings rank).
+    pub config_label: String,
     /// The case's (ok, all) sample counts.
     pub ok: usize,
     pub samples: usize,
@@ -248,9 +252,10 @@ impl ReportModel {
 
 /// The labels of `cases` by the axes that vary among them (the filesystem always), and those
 /// axes; the run id leads when the cases come from more than one run.
-fn labels(cases: &[&CaseView]) -> (Vec<String>, Vec<CaseAxis>) {
+fn labels(cases: &[&CaseView], with_workload: bool) -> (Vec<String>, Vec<CaseAxis>) {
     let varying: Vec<CaseAxis> = CaseAxis::ALL
         .into_iter()
+        .filter(|&axis| with_workload || axis != CaseAxis::Workload)
         .filter(|&axis| {
             let mut seen: Vec<&str> = cases.iter().map(|c| c.axis(axis)).collect();
             seen.sort_unstable();
@@ -288,7 +293,8 @@ fn tables(runs: &[RunView]) -> Vec<Table> {
     let mut out = Vec::new();
     for kind in kinds {
         let columns: Vec<&CaseView> = cases.iter().copied().filter(|c| c.kind == kind).collect();
-        let (labels, varying_axes) = labels(&columns);
+        let (labels, varying_axes) = labels(&columns, true);
+        let (config_labels, _) = self::labels(&columns, false);
         let mut names: Vec<String> = Vec::new();
         for c in &columns {
             let name = c.axis(CaseAxis::Workload).to_string();
@@ -298,13 +304,15 @@ fn tables(runs: &[RunView]) -> Vec<Table> {
         }
         let column_list: Vec<Column> = columns
             .iter()
-            .zip(labels)
-            .map(|(c, label)| {
+            .zip(labels.into_iter().zip(config_labels))
+            .map(|(c, (label, config_label))| {
                 let (ok, samples) = c.counts();
                 Column {
                     run_id: c.run_id,
                     case_key: c.key.clone(),
                     label,
+                    workload: c.axis(CaseAxis::Workload).to_string(),
+                    config_label,
                     ok,
                     samples,
                 }

@@ -5,7 +5,7 @@
 //! overall; a geometric-mean composite relative to a baseline configuration sums it up in one
 //! number. Built from a [`ReportModel`]; rendered by the Markdown, HTML and terminal exporters.
 
-use crate::model::{Cell, ReportModel, Table};
+use crate::model::{Cell, ReportModel, Row, Table};
 use fsbench_analysis::compare::{paired, welch, Comparison, Verdict};
 use fsbench_analysis::rank::{geometric_mean, placements, Placement};
 use fsbench_model::{Direction, Unit};
@@ -165,76 +165,97 @@ fn disciplines_of(table: &Table, gains: &mut Vec<f64>) -> Vec<Discipline> {
     }
     let is_better = better(table.direction);
     let mut out = Vec::new();
-    for row in &table.rows {
-        let means: Vec<Option<f64>> = row
-            .cells
-            .iter()
-            .map(|c| c.as_ref().map(|c| c.summary.mean))
-            .collect();
-        let Some(best) = (0..means.len())
-            .filter(|&i| means[i].is_some())
-            .reduce(|i, j| {
-                if is_better(means[j].unwrap(), means[i].unwrap()) {
-                    j
-                } else {
-                    i
-                }
-            })
-        else {
-            continue;
-        };
-        let cell = |i: usize| row.cells[i].as_ref().expect("measured");
-        let same_run = |i: usize, j: usize| table.columns[i].run_id == table.columns[j].run_id;
-        let differs = |i: usize, j: usize| {
-            let (c, _) = compare(cell(i), cell(j), same_run(i, j));
-            c.is_some_and(|c| matches!(c.verdict, Verdict::Higher | Verdict::Lower))
-        };
-        let placed = placements(&means, &is_better, differs);
-        let best_mean = means[best].unwrap();
-        let mut entries = Vec::new();
-        for (i, mean) in means.iter().enumerate() {
-            let Some(mean) = *mean else { continue };
-            let (vs_best, unpaired) = if i == best {
-                (None, None)
-            } else {
-                compare(cell(best), cell(i), same_run(best, i))
-            };
-            if let (Some(p), Some(u)) = (vs_best, unpaired) {
-                if let (Some(pl), Some(ph), Some(ul), Some(uh)) =
-                    (p.ci95_low, p.ci95_high, u.ci95_low, u.ci95_high)
-                {
-                    let (pw, uw) = ((ph / pl).ln(), (uh / ul).ln());
-                    if uw > 0.0 {
-                        gains.push(pw / uw);
-                    }
-                }
+    // Two workloads of one kind (a plan's `files` and `fsync` metadata loops) are different
+    // disciplines: a configuration competes with the others on the same workload only.
+    for workload in &table.workload_names {
+        // One client's share of a client load is a breakdown of the whole, not a discipline.
+        for row in table.rows.iter().filter(|r| r.dims.client.is_none()) {
+            if let Some(d) = discipline(table, row, workload, category, &is_better, gains) {
+                out.push(d);
             }
-            let relative_to_best = match table.direction {
-                Direction::Lower if mean > 0.0 => best_mean / mean,
-                _ if best_mean != 0.0 => mean / best_mean,
-                _ => 1.0,
-            };
-            entries.push(Entry {
-                column: i,
-                label: table.columns[i].label.clone(),
-                mean,
-                relative_to_best,
-                vs_best,
-                placement: placed[i],
-            });
         }
-        out.push(Discipline {
-            workload: table.workload_names.join(", "),
-            category,
-            metric: table.metric.clone(),
-            unit: table.unit,
-            direction: table.direction,
-            row: row.label(&table.metric),
-            best,
-            entries,
-        });
     }
     out
+}
+
+/// One row of a table for one workload's columns, placed; None when nobody measured it.
+fn discipline(
+    table: &Table,
+    row: &Row,
+    workload: &str,
+    category: Category,
+    is_better: &impl Fn(f64, f64) -> bool,
+    gains: &mut Vec<f64>,
+) -> Option<Discipline> {
+    let means: Vec<Option<f64>> = row
+        .cells
+        .iter()
+        .zip(&table.columns)
+        .map(|(c, col)| {
+            c.as_ref()
+                .filter(|_| col.workload == workload)
+                .map(|c| c.summary.mean)
+        })
+        .collect();
+    let best = (0..means.len())
+        .filter(|&i| means[i].is_some())
+        .reduce(|i, j| {
+            if is_better(means[j].unwrap(), means[i].unwrap()) {
+                j
+            } else {
+                i
+            }
+        })?;
+    let cell = |i: usize| row.cells[i].as_ref().expect("measured");
+    let same_run = |i: usize, j: usize| table.columns[i].run_id == table.columns[j].run_id;
+    let differs = |i: usize, j: usize| {
+        let (c, _) = compare(cell(i), cell(j), same_run(i, j));
+        c.is_some_and(|c| matches!(c.verdict, Verdict::Higher | Verdict::Lower))
+    };
+    let placed = placements(&means, is_better, differs);
+    let best_mean = means[best].unwrap();
+    let mut entries = Vec::new();
+    for (i, mean) in means.iter().enumerate() {
+        let Some(mean) = *mean else { continue };
+        let (vs_best, unpaired) = if i == best {
+            (None, None)
+        } else {
+            compare(cell(best), cell(i), same_run(best, i))
+        };
+        if let (Some(p), Some(u)) = (vs_best, unpaired) {
+            if let (Some(pl), Some(ph), Some(ul), Some(uh)) =
+                (p.ci95_low, p.ci95_high, u.ci95_low, u.ci95_high)
+            {
+                let (pw, uw) = ((ph / pl).ln(), (uh / ul).ln());
+                if uw > 0.0 {
+                    gains.push(pw / uw);
+                }
+            }
+        }
+        let relative_to_best = match table.direction {
+            Direction::Lower if mean > 0.0 => best_mean / mean,
+            _ if best_mean != 0.0 => mean / best_mean,
+            _ => 1.0,
+        };
+        entries.push(Entry {
+            column: i,
+            label: table.columns[i].config_label.clone(),
+            mean,
+            relative_to_best,
+            vs_best,
+            placement: placed[i],
+        });
+    }
+    Some(Discipline {
+        workload: workload.to_string(),
+        category,
+        metric: table.metric.clone(),
+        unit: table.unit,
+        direction: table.direction,
+        row: row.label(&table.metric),
+        best,
+        entries,
+    })
 }
 
 impl Standings {

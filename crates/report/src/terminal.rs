@@ -1,10 +1,13 @@
 //! The terminal summary of stored runs (`fsbench run` ends with it): per run its sample
 //! counts; per table (by default the workloads' main metrics) one row per result dimensions
 //! and one column per case, each cell the mean ± the half-width of its 95 % confidence
-//! interval in a readable unit; every sample that is not `ok`, with its reason.
+//! interval in a readable unit; for a campaign, each discipline's winner and the ranking
+//! (crate::standings); every sample that is not `ok`, with its reason.
 
 use crate::export::Exporter;
+use crate::markdown::{value_text, versus_text};
 use crate::model::{ReportModel, Table};
+use crate::standings::{Options, Standings};
 use fsbench_store::Outcome;
 use std::io::{self, Write};
 use std::path::Path;
@@ -16,6 +19,8 @@ pub struct Terminal<'a> {
     pub db: Option<&'a Path>,
     /// Every metric, not only each workload's main one.
     pub all_metrics: bool,
+    /// End with each discipline's winner and the ranking (a campaign's summary).
+    pub ranking: bool,
 }
 
 fn number(v: f64) -> String {
@@ -185,23 +190,35 @@ impl Exporter for Terminal<'_> {
                 write_table(out, table, tables.len() > 1)?;
             }
         }
+        if self.ranking {
+            write_ranking(out, &Standings::of(model, &Options::default()))?;
+        }
         if !model.problems.is_empty() {
             writeln!(out, "\nNot measured:")?;
             let several_runs = model.runs.len() > 1;
+            // One line per configuration, status and reason, its workloads listed.
+            let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
             for p in &model.problems {
                 let run = if several_runs {
                     format!("run {} ", p.run_id)
                 } else {
                     String::new()
                 };
-                writeln!(
-                    out,
-                    "  {run}{}: {} ×{}: {}",
-                    p.case_key,
+                let (config, workload) = p.case_key.rsplit_once('.').unwrap_or((&p.case_key, ""));
+                let head = format!("{run}{config}");
+                let tail = format!(
+                    "{} ×{}: {}",
                     p.status,
                     p.count,
                     p.reason.trim_end_matches(" (not retried)")
-                )?;
+                );
+                match lines.iter_mut().find(|(h, t, _)| *h == head && *t == tail) {
+                    Some((_, _, workloads)) => workloads.push(workload.to_string()),
+                    None => lines.push((head, tail, vec![workload.to_string()])),
+                }
+            }
+            for (head, tail, workloads) in lines {
+                writeln!(out, "  {head} ({}): {tail}", workloads.join(", "))?;
             }
         }
         if let (Some(db), [view]) = (self.db, model.runs.as_slice()) {
@@ -214,4 +231,81 @@ impl Exporter for Terminal<'_> {
         }
         Ok(())
     }
+}
+
+/// Each discipline's winner with the runner-up against it, and the ranking by points.
+fn write_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
+    if standings.disciplines.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nWinners (mean of the repetitions; the runner-up against the winner with its 95 % interval; a tie: no difference can be claimed):"
+    )?;
+    let width = standings
+        .disciplines
+        .iter()
+        .map(|d| d.title().chars().count())
+        .max()
+        .unwrap_or(10);
+    for d in &standings.disciplines {
+        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+        let runner = d
+            .entries
+            .iter()
+            .filter(|e| e.column != d.best)
+            .max_by(|a, b| a.relative_to_best.total_cmp(&b.relative_to_best));
+        let versus = match runner {
+            Some(r) => format!(
+                "; {}: {}",
+                r.label,
+                r.vs_best
+                    .as_ref()
+                    .map_or("-".into(), |c| versus_text(d.direction, c))
+            ),
+            None => String::new(),
+        };
+        writeln!(
+            out,
+            "  {:<width$}  {} {} ({}){versus}",
+            d.title(),
+            best.label,
+            value_text(d, best.mean),
+            d.direction.phrase(),
+        )?;
+    }
+    let categories = standings.categories();
+    writeln!(
+        out,
+        "\nRanking (points per placement in each discipline, ties share them; overall = mean points per discipline, summed over {}):",
+        categories
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    let width = standings
+        .scores
+        .iter()
+        .map(|s| s.label.chars().count())
+        .max()
+        .unwrap_or(10);
+    for (i, s) in standings.scores.iter().enumerate() {
+        let parts: Vec<String> = categories
+            .iter()
+            .map(|c| match s.points.get(c) {
+                Some(p) => format!("{} {p:.1} pts in {}", c.name(), s.placed[c]),
+                None => format!("{} -", c.name()),
+            })
+            .collect();
+        writeln!(
+            out,
+            "  {:>2}. {:<width$}  overall {:>5.2}  ({})",
+            i + 1,
+            s.label,
+            s.overall,
+            parts.join(", ")
+        )?;
+    }
+    Ok(())
 }

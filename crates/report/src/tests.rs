@@ -175,7 +175,7 @@ fn csv_is_tidy_with_integer_sizes_and_a_row_for_every_sample() {
     // 4 samples x 2 results x 2 measurements, and one row per unsupported sample.
     assert_eq!(lines.len(), 1 + 16 + 2);
     assert!(lines.contains(
-        &"1,ext4.default.noatime.default.warm.small,ext4,default,noatime,default,warm,small,2,ok,,write,,1048576,65536,,,,,latency_p99,4200,ns,lower,false"
+        &"1,ext4.default.noatime.default.warm.small,ext4,default,noatime,default,default,warm,small,2,ok,,write,,1048576,65536,,,,,latency_p99,4200,ns,lower,false"
     ), "{csv}");
     assert!(
         lines.iter().any(
@@ -199,6 +199,7 @@ fn the_terminal_summary_shows_main_metrics_each_row_in_its_unit() {
         &Terminal {
             db: Some(&db),
             all_metrics: false,
+            ranking: false,
         },
         &model,
     );
@@ -229,7 +230,7 @@ fn the_terminal_summary_shows_main_metrics_each_row_in_its_unit() {
     );
     assert!(
         text.contains(
-            "  ext4.default.bogus.default.warm.nap: unsupported ×2: the kernel said no\n"
+            "  ext4.default.bogus.default.warm (nap): unsupported ×2: the kernel said no\n"
         ),
         "{text}"
     );
@@ -244,6 +245,7 @@ fn the_terminal_summary_shows_main_metrics_each_row_in_its_unit() {
         &Terminal {
             db: None,
             all_metrics: true,
+            ranking: true,
         },
         &model,
     );

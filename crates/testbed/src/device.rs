@@ -246,6 +246,24 @@ pub fn check_size(
     Ok(())
 }
 
+/// Where an image in memory goes: /dev/shm, the tmpfs every Linux distribution mounts (its
+/// files live in RAM, counted against the memory it may use). Unsupported when it is missing or
+/// not a tmpfs.
+pub fn memory_dir() -> Result<PathBuf, TargetError> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let dir = PathBuf::from("/dev/shm");
+    let path = std::ffi::CString::new("/dev/shm").expect("no NUL");
+    // SAFETY: a valid C string and a zeroed statfs for the kernel to fill.
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statfs(path.as_ptr(), &mut stat) };
+    if rc != 0 || stat.f_type as i64 != TMPFS_MAGIC {
+        return Err(TargetError::Unsupported(
+            "an image in memory goes in /dev/shm, which is missing or not a tmpfs on this host (mount one: mount -t tmpfs tmpfs /dev/shm)".into(),
+        ));
+    }
+    Ok(dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

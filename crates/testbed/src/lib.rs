@@ -10,9 +10,11 @@
 //! - [`device`]: images and real devices, with the safety checks for the latter.
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
 //! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run.
-//! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces.
+//! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces; [`cgroup`]: a CPU quota for
+//!   a platform that slows the workload.
 
 pub mod cache;
+pub mod cgroup;
 pub mod device;
 pub mod disk;
 pub mod error;

@@ -3,6 +3,7 @@
 pub mod case_worker;
 pub mod cleanup;
 pub mod export;
+pub mod profiles;
 pub mod report;
 pub mod run;
 pub mod runs;

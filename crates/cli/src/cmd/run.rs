@@ -11,11 +11,11 @@ use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
 use fsbench_measure::host::HostInfo;
 use fsbench_measure::units::human_duration;
-use fsbench_plan::plan::{case_estimate_ns, quick_profile_text};
+use fsbench_plan::profiles;
 use fsbench_plan::{Campaign, Plan};
 use fsbench_report::{Exporter, ReportModel, Terminal};
 use fsbench_store::{NewRun, Outcome, RunState, Store, StoreError};
-use fsbench_testbed::{fs, RealSystem};
+use fsbench_testbed::RealSystem;
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
 fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
@@ -38,27 +38,14 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
         })?;
         Plan::parse(&text, &path.display().to_string()).map_err(Failure::usage)?
     } else {
-        match args.profile.as_str() {
-            "quick" => {
-                let supported: Vec<&str> = fs::all()
-                    .iter()
-                    .filter(|f| fs::support(&RealSystem, **f).supported)
-                    .map(|f| f.name())
-                    .collect();
-                if supported.is_empty() {
-                    return Err(Failure::failed(anyhow!(
-                        "this host supports no filesystem fsbench can prepare; see `fsbench targets`"
-                    )));
-                }
-                Plan::parse(&quick_profile_text(&supported), "(built-in profile quick)")
-                    .map_err(Failure::failed)?
-            }
-            other => {
-                return Err(Failure::usage(anyhow!(
-                    "--profile {other}: unknown profile; the built-in one is quick (or pass --plan FILE)"
-                )))
-            }
-        }
+        let profile = profiles::by_name(&args.profile).ok_or_else(|| {
+            Failure::usage(anyhow!(
+                "--profile {}: unknown profile; the built-in ones are {} (`fsbench profiles` says what each does), or pass --plan FILE",
+                args.profile,
+                profiles::names()
+            ))
+        })?;
+        profile.plan().map_err(Failure::failed)?
     };
     // --scale (or FSBENCH_SCALE) shrinks a new run; a resumed run keeps the scale it has.
     if let (Some(scale), None) = (args.scale, args.resume) {
@@ -130,7 +117,7 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
             case.config.filesystem,
             quote(&case.config.mkfs_options),
             quote(&case.config.mount_options),
-            human_duration(case_estimate_ns(case))
+            human_duration(plan.case_estimate_ns(case))
         )?;
     }
     Ok(())
@@ -236,6 +223,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         let summary = Terminal {
             db: Some(store.path()),
             all_metrics: false,
+            ranking: true,
         };
         let written = summary.write(&model, &mut stdout);
         if let Err(e) = written {

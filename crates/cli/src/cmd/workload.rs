@@ -17,7 +17,7 @@ use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
 use fsbench_measure::units::human_duration;
 use fsbench_model::{Outcome, ResultRecord, RunState};
-use fsbench_plan::plan::{Case, CaseConfig};
+use fsbench_plan::plan::{Case, CaseConfig, DEFAULT_PLATFORM};
 use fsbench_plan::workload::{sample_config, PlannedWorkload};
 use fsbench_report::grid;
 use fsbench_report::target::write_target;
@@ -179,6 +179,9 @@ fn case_of(
                 mount_set,
                 mount_options,
                 scheduler: args.target.scheduler.clone(),
+                platform: DEFAULT_PLATFORM.into(),
+                image_in_ram: false,
+                cpu_percent: None,
                 cache,
             }
         }
@@ -193,6 +196,9 @@ fn case_of(
                 mount_set: "existing".into(),
                 mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
                 scheduler: None,
+                platform: DEFAULT_PLATFORM.into(),
+                image_in_ram: false,
+                cpu_percent: None,
                 cache,
             }
         }

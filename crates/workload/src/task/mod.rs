@@ -193,6 +193,11 @@ pub struct TaskSettings {
     #[arg(long, value_name = "MODEL", default_value_t = TaskSettings::default().tree)]
     pub tree: TreeModel,
 
+    /// The share of the model generated (its files, directories, bytes and symlinks), before
+    /// the run's scale: 0.02 is a 1,572-file tree of the kernel's shape (0 < F <= 1).
+    #[arg(long, value_name = "F", default_value_t = TaskSettings::default().tree_fraction)]
+    pub tree_fraction: f64,
+
     /// How the generated tarball is compressed: none, gzip, bzip2 (as the studies' `tar xjf`)
     /// or xz.
     #[arg(long, value_name = "FORMAT", default_value_t = TaskSettings::default().compression)]
@@ -254,6 +259,7 @@ impl Default for TaskSettings {
             method: Method::Tool,
             source: None,
             tree: TreeModel::default(),
+            tree_fraction: 1.0,
             compression: Compression::Bzip2,
             big_file: BigFile::Auto,
             build_units: 400,
@@ -360,7 +366,7 @@ fn require(program: &str, package: &str, why: &str) -> Result<(), StepError> {
 
 /// The scaled figures of a run: the tree model and the number of build units.
 fn scaled_tree(settings: &TaskSettings, ctx: &Context) -> (tree::Model, u64) {
-    let model = tree::scaled(&settings.tree.0, ctx.scale);
+    let model = tree::scaled(&settings.tree.0, settings.tree_fraction * ctx.scale);
     let units = ((settings.build_units as f64 * ctx.scale).round() as u64).max(8);
     (model, units)
 }
@@ -463,6 +469,12 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             return Err(WorkloadError::invalid(
                 "command",
                 "exec needs a command to time: pass --command 'CMD'",
+            ));
+        }
+        if !(self.tree_fraction > 0.0 && self.tree_fraction <= 1.0) {
+            return Err(WorkloadError::invalid(
+                "tree_fraction",
+                format!("must be above 0 and at most 1 (got {})", self.tree_fraction),
             ));
         }
         if self.build_units == 0 || self.build_units > 100_000 {

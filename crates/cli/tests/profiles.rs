@@ -1,0 +1,191 @@
+//! Built-in profiles and what they rely on: platforms (an image in RAM, a CPU quota) and
+//! targets made once per configuration and round, run for real on loop devices; every profile
+//! parses and lists the study's configurations; each runs end to end at a small scale.
+
+mod common;
+
+use common::{fsbench, root_or_skip, stderr, stdout, Scratch};
+
+fn export(scratch: &Scratch, run: u32) -> serde_json::Value {
+    let json = scratch.path().join(format!("run{run}.json"));
+    let out = fsbench()
+        .args(["export", &run.to_string(), "--db"])
+        .arg(scratch.db())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::read_json(&json)
+}
+
+/// Our cgroups and RAM images: none may outlive a run.
+fn leftovers() -> Vec<String> {
+    let mut left = Vec::new();
+    for dir in ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup", "/dev/shm"] {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with("fsbench-") {
+                    left.push(format!("{dir}/{name}"));
+                }
+            }
+        }
+    }
+    left
+}
+
+/// A CPU-bound command for `exec`: ~0.3 s of shell arithmetic at full speed.
+const SPIN: &str = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
+
+#[test]
+fn platforms_put_the_image_in_ram_and_the_workload_under_a_cpu_quota() {
+    if !root_or_skip("platforms_put_the_image_in_ram_and_the_workload_under_a_cpu_quota") {
+        return;
+    }
+    let before = leftovers();
+    let scratch = Scratch::new();
+    let plan = scratch.plan(&format!(
+        r#"
+name = "platforms"
+repetitions = 2
+remake_target = "configuration"
+
+[device]
+image = "512m"
+
+[platforms.disk]
+[platforms.ram]
+ram = true
+[platforms.slow]
+cpu_percent = 10
+
+[[filesystems]]
+name = "ext4"
+
+[[workloads]]
+kind = "task"
+name = "spin"
+tasks = "exec"
+command = "{SPIN}"
+
+[[workloads]]
+kind = "metadata"
+name = "files"
+count = 200
+ops = ["create", "unlink"]
+"#
+    ));
+    let out = scratch.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let doc = export(&scratch, 1);
+    let cases = common::run_cases(&doc);
+    assert_eq!(cases.len(), 6, "3 platforms x 2 workloads");
+    let case = |key: &str| {
+        cases
+            .iter()
+            .find(|c| c["key"] == key)
+            .unwrap_or_else(|| panic!("no case {key}"))
+    };
+    let real = |key: &str| -> f64 {
+        let samples = case(key)["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2, "{key}");
+        let values: Vec<f64> = samples
+            .iter()
+            .map(|s| {
+                assert_eq!(s["status"], "ok", "{key}: {s}");
+                s["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|r| r["step"] == "exec")
+                    .and_then(|r| {
+                        r["measurements"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .find(|m| m["metric"] == "real")
+                    })
+                    .map(|m| m["value"].as_f64().unwrap())
+                    .unwrap_or_else(|| panic!("{key}: no exec real time in {s}"))
+            })
+            .collect();
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    let full = real("ext4.default.default.default.disk.warm.spin");
+    let slow = real("ext4.default.default.default.slow.warm.spin");
+    // 10 % of the machine's CPU time: the spin takes several times as long.
+    assert!(
+        slow > 2.5 * full,
+        "under a 10 % quota the spin took {slow} ns, at full speed {full} ns"
+    );
+    // The RAM platform's image was in /dev/shm, attached buffered.
+    let ram = &case("ext4.default.default.default.ram.warm.files")["samples"][0]["target"];
+    let image = ram["device"]["image"].as_str().unwrap_or_default();
+    assert!(image.starts_with("/dev/shm/"), "{ram}");
+    assert_eq!(ram["device"]["loop_direct_io"], false, "{ram}");
+    let disk = &case("ext4.default.default.default.disk.warm.files")["samples"][0]["target"];
+    assert!(
+        !disk["device"]["image"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("/dev/shm/"),
+        "{disk}"
+    );
+    // One target per configuration and round: both workloads of a round saw the same device,
+    // and the round's last sample carries the fsck verdict.
+    for platform in ["disk", "ram", "slow"] {
+        for round in 0..2 {
+            let spin = &case(&format!(
+                "ext4.default.default.default.{platform}.warm.spin"
+            ))["samples"][round]["target"];
+            let files = &case(&format!(
+                "ext4.default.default.default.{platform}.warm.files"
+            ))["samples"][round]["target"];
+            assert_eq!(spin["device"]["image"], files["device"]["image"]);
+            assert_eq!(files["fsck"]["clean"], true, "{files}");
+        }
+    }
+    assert_eq!(leftovers(), before, "cgroups or RAM images left behind");
+}
+
+#[test]
+fn a_platform_error_names_the_key() {
+    let scratch = Scratch::new();
+    let plan = scratch.plan(
+        "name = \"p\"\n[platforms.slow]\ncpu_percent = 0\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\n",
+    );
+    let out = scratch.run(&["--plan", plan.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("platforms.slow.cpu_percent: must be a percentage"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn profiles_lists_every_profile_and_prints_one() {
+    let out = fsbench().arg("profiles").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for profile in fsbench_plan::profiles::ALL {
+        assert!(
+            text.lines().any(|l| l.starts_with(profile.name)),
+            "{} missing from:\n{text}",
+            profile.name
+        );
+    }
+    let out = fsbench().args(["profiles", "quick"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("name = \"quick\""));
+    let out = fsbench().args(["profiles", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown profile 'nope'; the built-in ones are quick"));
+    let out = fsbench()
+        .args(["run", "--profile", "nope", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--profile nope: unknown profile"));
+}

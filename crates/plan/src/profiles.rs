@@ -1,0 +1,91 @@
+//! The built-in profiles: plan files shipped in the repository's `profiles/` directory and
+//! compiled into the binary. Nothing about them is special in code: `--profile NAME` runs the
+//! text exactly as `--plan profiles/NAME.toml` would.
+
+use crate::plan::{Plan, PlanError};
+
+/// One built-in profile: its name (the file's stem) and its plan text.
+#[derive(Debug, Clone, Copy)]
+pub struct Profile {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+impl Profile {
+    /// The profile as a plan (named `(profile NAME)` in errors).
+    pub fn plan(&self) -> Result<Plan, PlanError> {
+        Plan::parse(self.text, &format!("(profile {})", self.name))
+    }
+}
+
+macro_rules! profiles {
+    ($($name:literal),* $(,)?) => {
+        /// Every built-in profile, the default first.
+        pub const ALL: &[Profile] = &[$(Profile {
+            name: $name,
+            text: include_str!(concat!("../../../profiles/", $name, ".toml")),
+        }),*];
+    };
+}
+
+profiles![
+    "quick",
+    "lourdas-2009",
+    "ext4-kernel-build-2008",
+    "ffsb-smallfile-2008",
+    "linuxmag-2012",
+    "gus3-dbench-2012",
+];
+
+/// The profile `fsbench run` runs without --plan or --profile.
+pub const DEFAULT: &str = "quick";
+
+/// The built-in profile called `name`.
+pub fn by_name(name: &str) -> Option<&'static Profile> {
+    ALL.iter().find(|p| p.name == name)
+}
+
+/// The names of every profile, for messages.
+pub fn names() -> String {
+    ALL.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_parses_names_itself_and_says_what_it_does() {
+        for profile in ALL {
+            let plan = profile.plan().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                plan.name, profile.name,
+                "a profile's name is its file's stem"
+            );
+            assert!(
+                !plan.description.is_empty() && plan.description.len() <= 200,
+                "{}: one line of description",
+                profile.name
+            );
+        }
+        assert_eq!(ALL[0].name, DEFAULT);
+    }
+
+    /// The configurations of each write-up (docs/studies.md counts them), times its workloads.
+    #[test]
+    fn each_study_profile_has_the_write_ups_configurations() {
+        let count = |name: &str| by_name(name).unwrap().plan().unwrap().cases.len();
+        // 10 filesystems x 5 workloads.
+        assert_eq!(count("quick"), 50);
+        // ext3, ext4, xfs, xfs with bigger logs, jfs, reiserfs x {matrix, task chain}.
+        assert_eq!(count("lourdas-2009"), 12);
+        // The 17 rows of the two tables: ext3 x 2, xfs, ext4 x 8 + 6.
+        assert_eq!(count("ext4-kernel-build-2008"), 17);
+        // The 13 rows of the FFSB table, the xfs that hung included.
+        assert_eq!(count("ffsb-smallfile-2008"), 13);
+        // 7 filesystems x 2 platforms (disk, RAM) x {matrix, metadata loops}.
+        assert_eq!(count("linuxmag-2012"), 28);
+        // 5 filesystems x 4 schedulers x 2 CPU platforms x {5, 20 clients}, and 5 sweeps.
+        assert_eq!(count("gus3-dbench-2012"), 85);
+    }
+}
