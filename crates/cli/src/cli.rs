@@ -121,7 +121,7 @@ pub struct RunArgs {
     pub resume: Option<i64>,
 
     /// Shrink the campaign for a quick try: every workload's file sizes and minimum times, and
-    /// the image size (never below the largest minimum of the plan's filesystems), are multiplied by F (0 < F <= 1).
+    /// the image size (never below the largest minimum of the plan's filesystems, nor 4 GiB), are multiplied by F (0 < F <= 1).
     /// Stored with the run as the plan's `scale` key; repetitions and timeouts do not change.
     #[arg(long, value_name = "F", env = "FSBENCH_SCALE")]
     pub scale: Option<f64>,

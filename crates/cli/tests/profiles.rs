@@ -189,3 +189,64 @@ fn profiles_lists_every_profile_and_prints_one() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--profile nope: unknown profile"));
 }
+
+/// Every study profile end to end at a small scale on loop devices: it completes, every
+/// configuration of the write-up is in the report (measured, or listed with the reason it was
+/// not), and the HTML report has the charts and the ranking. At this scale FFSB's create-only
+/// mix (no deletes, as the study's profile) can fill even the 4 GiB image within its seconds on
+/// the fastest configurations: such a sample fails with the full disk as its reason.
+#[test]
+fn every_study_profile_runs_end_to_end_at_a_small_scale() {
+    if !root_or_skip("every_study_profile_runs_end_to_end_at_a_small_scale") {
+        return;
+    }
+    let scratch = Scratch::new();
+    for (run, profile) in fsbench_plan::profiles::ALL
+        .iter()
+        .filter(|p| p.name != fsbench_plan::profiles::DEFAULT)
+        .enumerate()
+    {
+        let run = run as u32 + 1;
+        let out = scratch.run(&["--profile", profile.name, "--scale", "0.001"]);
+        let text = stdout(&out);
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(1)),
+            "{}: {text}{}",
+            profile.name,
+            stderr(&out)
+        );
+        let doc = export(&scratch, run);
+        let cases = common::run_cases(&doc);
+        let planned = profile.plan().unwrap().cases.len();
+        assert_eq!(cases.len(), planned, "{}", profile.name);
+        let mut measured = 0;
+        for case in cases {
+            for sample in case["samples"].as_array().unwrap() {
+                match sample["status"].as_str().unwrap() {
+                    "ok" => measured += 1,
+                    "unsupported" => assert!(
+                        !sample["reason"].as_str().unwrap_or("").is_empty(),
+                        "{}: {sample}",
+                        case["key"]
+                    ),
+                    _ => assert!(
+                        sample["reason"]
+                            .as_str()
+                            .unwrap_or("")
+                            .contains("No space left on device"),
+                        "{}: {} {sample}",
+                        profile.name,
+                        case["key"]
+                    ),
+                }
+            }
+        }
+        assert!(measured > 0, "{}: nothing measured\n{text}", profile.name);
+        assert!(text.contains("\nRanking ("), "{}: {text}", profile.name);
+        let html = scratch.path().join(format!("report-run-{run}.html"));
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("<svg"), "{}: no chart", profile.name);
+        assert!(page.contains("is better"), "{}", profile.name);
+    }
+    assert!(leftovers().is_empty(), "{:?}", leftovers());
+}

@@ -428,7 +428,9 @@ impl Plan {
             }
         }
         // A scaled image shrinks with the plan (in whole MiB), never below what its largest
-        // filesystem needs: the size the plan asked for was checked above.
+        // filesystem needs nor below 4 GiB (or the size asked for, if smaller): not every
+        // workload's data shrinks with the scale (a mix's file sizes, a task's least tree),
+        // and a sparse image costs only what is written to it.
         let device = match device {
             DeviceSpec::Image {
                 size_bytes: Some(bytes),
@@ -442,7 +444,7 @@ impl Plan {
                     .unwrap_or(0);
                 let scaled = ((bytes as f64 * scale) as u64) >> 20 << 20;
                 DeviceSpec::Image {
-                    size_bytes: Some(scaled.max(floor).min(bytes)),
+                    size_bytes: Some(scaled.max(floor).max(4 << 30).min(bytes)),
                 }
             }
             other => other,
@@ -1011,12 +1013,23 @@ min_time = "1ms"
         assert!(text.starts_with("scale = 0.25\n"), "{text}");
         let scaled = Plan::parse(&text, "p.toml").unwrap();
         assert_eq!(scaled.scale, 0.25);
+        // An image shrinks, but never below 4 GiB (or the size asked for, if smaller).
         assert_eq!(
             scaled.device,
             DeviceSpec::Image {
-                size_bytes: Some(128 << 20)
+                size_bytes: Some(512 << 20)
             }
         );
+        let big = PLAN.replace("image = \"512m\"", "image = \"8g\"");
+        for (factor, gib) in [(0.75, 6), (0.01, 4)] {
+            let text = Plan::parse(&big, "p").unwrap().scaled_text(factor).unwrap();
+            assert_eq!(
+                Plan::parse(&text, "p").unwrap().device,
+                DeviceSpec::Image {
+                    size_bytes: Some(gib << 30)
+                }
+            );
+        }
         let WorkloadSettings::Matrix(m) = &scaled.cases[0].workload.settings else {
             panic!("a matrix")
         };
