@@ -247,6 +247,11 @@ fn every_study_profile_runs_end_to_end_at_a_small_scale() {
         let page = std::fs::read_to_string(&html).unwrap();
         assert!(page.contains("<svg"), "{}: no chart", profile.name);
         assert!(page.contains("is better"), "{}", profile.name);
+        assert!(
+            page.contains("at scale 0.001"),
+            "{}: the report does not state its scale",
+            profile.name
+        );
     }
     assert!(leftovers().is_empty(), "{:?}", leftovers());
 }

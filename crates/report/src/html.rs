@@ -642,7 +642,7 @@ impl Exporter for Html {
                 minijinja::context! {
                     id => run.id,
                     plan => run.plan_name.clone(),
-                    status => run.status.name(),
+                    status => format!("{}{}", run.status.name(), view.scale_note()),
                     started => run.started_at.clone(),
                     finished => run.finished_at.clone(),
                     host => s("hostname"),

@@ -80,8 +80,11 @@ impl Exporter for Markdown {
             let run = &view.run;
             writeln!(
                 out,
-                "# fsbench report: run {} \"{}\" ({})\n",
-                run.id, run.plan_name, run.status
+                "# fsbench report: run {} \"{}\" ({}{})\n",
+                run.id,
+                run.plan_name,
+                run.status,
+                view.scale_note()
             )?;
             let host = &run.host;
             writeln!(

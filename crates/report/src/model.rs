@@ -34,6 +34,32 @@ pub struct RunView {
     pub cases: Vec<CaseView>,
 }
 
+impl RunView {
+    /// The scale the run ran at (its plan's top-level `scale` key; 1 when it has none): every
+    /// report states it, since sizes and durations shrank with it.
+    pub fn scale(&self) -> f64 {
+        self.run
+            .plan_text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| !l.starts_with('['))
+            .filter_map(|l| l.strip_prefix("scale"))
+            .filter_map(|rest| rest.trim_start().strip_prefix('='))
+            .find_map(|v| v.split('#').next()?.trim().parse::<f64>().ok())
+            .unwrap_or(1.0)
+    }
+
+    /// ", at scale F" when the run was scaled, else nothing.
+    pub fn scale_note(&self) -> String {
+        let scale = self.scale();
+        if scale == 1.0 {
+            String::new()
+        } else {
+            format!(", at scale {scale}")
+        }
+    }
+}
+
 /// A case: its key, its value on every axis, its configuration and workload as stored, and
 /// its samples in repetition order (each with its typed results, seed and warnings).
 #[derive(Debug, Clone, Serialize)]
