@@ -480,6 +480,109 @@ fn task_tables(model: &ReportModel, section: &mut Section) {
     }
 }
 
+/// The study's table of a workload (002's TPS, CPU % and fsck time): one row per
+/// configuration, one column per figure of the workload's whole-run results (rows without
+/// dimensions, or of a client load's total), and the time of the filesystem check after it.
+fn summary_table(model: &ReportModel, kind: &str, section: &mut Section) {
+    // The one row of a table that is the whole run: no operation, phase, step, client or
+    // sweep point of its own.
+    let whole = |t: &'_ Table| -> Option<usize> {
+        let rows: Vec<usize> = (0..t.rows.len())
+            .filter(|&i| {
+                let d = &t.rows[i].dims;
+                d.operation.is_none()
+                    && d.phase.is_none()
+                    && d.step.is_none()
+                    && d.client.is_none()
+                    && d.sweep.is_none()
+            })
+            .collect();
+        (rows.len() == 1).then(|| rows[0])
+    };
+    let tables: Vec<(&Table, usize)> = model
+        .tables
+        .iter()
+        .filter(|t| t.workload == kind)
+        .filter_map(|t| Some((t, whole(t)?)))
+        .collect();
+    let Some(&(first, _)) = tables.first() else {
+        return;
+    };
+    // One scale per column, chosen by its largest mean (as the charts choose theirs).
+    let display = |t: &Table, row: usize| {
+        let typical = t.rows[row]
+            .cells
+            .iter()
+            .flatten()
+            .map(|c| c.summary.mean.abs())
+            .fold(0.0, f64::max);
+        t.unit.display(typical)
+    };
+    let mut header: Vec<String> = tables
+        .iter()
+        .map(|&(t, row)| {
+            let (_, unit) = display(t, row);
+            if unit.is_empty() {
+                t.metric.clone()
+            } else {
+                format!("{} [{unit}]", t.metric)
+            }
+        })
+        .collect();
+    header.push("fsck [s]".into());
+    let fsck_of = |case_key: &str, run_id: i64| -> String {
+        let times: Vec<f64> = model
+            .cases()
+            .filter(|c| c.key == case_key && c.run_id == run_id)
+            .flat_map(|c| &c.samples)
+            .filter_map(|s| s.target.as_ref()?["fsck"]["elapsed_ns"].as_f64())
+            .collect();
+        if times.is_empty() {
+            "—".into()
+        } else {
+            format!(
+                "{:.2}",
+                times.iter().sum::<f64>() / times.len() as f64 / 1e9
+            )
+        }
+    };
+    let rows = first
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| {
+            let mut cells: Vec<String> = tables
+                .iter()
+                .map(|&(t, row)| {
+                    let (factor, _) = display(t, row);
+                    match t.rows[row].cells.get(i).and_then(|c| c.as_ref()) {
+                        Some(c) => match c.summary.ci95_half_width {
+                            Some(h) => {
+                                format!("{:.2} ± {:.2}", c.summary.mean / factor, h / factor)
+                            }
+                            None => format!("{:.2} (n=1)", c.summary.mean / factor),
+                        },
+                        None => "—".into(),
+                    }
+                })
+                .collect();
+            cells.push(fsck_of(&column.case_key, column.run_id));
+            RowView {
+                name: column.label.clone(),
+                cells,
+            }
+        })
+        .collect();
+    section.tables.push(TableView {
+        title: format!(
+            "{}: every figure of the whole run per configuration (mean ± 95 % CI half-width), and the filesystem check after it",
+            first.workload_names.join(", ")
+        ),
+        header,
+        rows,
+    });
+}
+
 /// Relative to the best per discipline (or to the baseline), as study 004 normalised: the
 /// geometric mean over the workload's disciplines, per configuration.
 fn relative_chart(
@@ -736,17 +839,18 @@ impl Exporter for Html {
                         section.charts.push(bar_chart(table, row, &title));
                     }
                 }
-                if let Some(chart) = relative_chart(
-                    &standings,
-                    &table.workload_names.join(", "),
-                    self.options.baseline.as_deref(),
-                ) {
-                    section.charts.push(chart);
+                for workload in &table.workload_names {
+                    if let Some(chart) =
+                        relative_chart(&standings, workload, self.options.baseline.as_deref())
+                    {
+                        section.charts.push(chart);
+                    }
                 }
             }
             if kind == "task" {
                 task_tables(model, &mut section);
             } else if kind != "matrix" {
+                summary_table(model, kind, &mut section);
                 latency_charts(model, kind, &mut section);
             }
             if section.charts.is_empty() && section.tables.is_empty() {

@@ -478,3 +478,89 @@ fn sweeps_become_curves_with_peak_and_knee_and_tasks_become_tables() {
     let c = ext4.vs_best.unwrap();
     assert!(c.paired && (c.ratio - 1.5).abs() < 1e-9, "{c:?}");
 }
+
+/// Study 002's table: a workload's whole-run figures (TPS, CPU %) per configuration, each in
+/// its unit with its interval, and the filesystem check's time from the targets.
+#[test]
+fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
+    const TPS: MetricDef = MetricDef::new("tps", Unit::OpsPerSec, Direction::Higher).main();
+    const CPU: MetricDef = MetricDef::new("cpu_sys_percent", Unit::Percent, Direction::Lower);
+    const OPEN: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            started_at: "t0",
+            plan_name: "p",
+            plan_text: "",
+            fsbench_version: "0",
+            host_json: "{}",
+            planned_samples: 4,
+        })
+        .unwrap();
+    for (position, (fs, fsck_s)) in [("ext4", 1.25), ("xfs", 0.5)].into_iter().enumerate() {
+        let config = format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+        );
+        let case = store
+            .add_case(
+                run,
+                &format!("{fs}.smallfile"),
+                position as i64,
+                &config,
+                r#"{"kind":"mix","name":"smallfile"}"#,
+            )
+            .unwrap();
+        let target = format!(
+            r#"{{"fsck":{{"clean":true,"elapsed_ns":{}}}}}"#,
+            fsck_s * 1e9
+        );
+        for rep in 1..=2u32 {
+            let tps = 1000.0 * (position + 1) as f64 + rep as f64;
+            let results = [
+                ResultRecord {
+                    measurements: vec![TPS.at(tps), CPU.at(12.0 + rep as f64)],
+                    ..ResultRecord::default()
+                },
+                ResultRecord {
+                    dims: Dims {
+                        operation: Some("read".into()),
+                        ..Dims::default()
+                    },
+                    measurements: vec![OPEN.at(tps / 2.0)],
+                    ..ResultRecord::default()
+                },
+            ];
+            store
+                .record_sample(
+                    case,
+                    &NewSample {
+                        results: &results,
+                        target_json: Some(&target),
+                        ..sample(rep, Outcome::Ok)
+                    },
+                )
+                .unwrap();
+        }
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let html = render(&crate::Html::default(), &model);
+    let table = html
+        .split("every figure of the whole run per configuration")
+        .nth(1)
+        .expect("the whole-run table")
+        .split("</table>")
+        .next()
+        .unwrap();
+    for header in ["tps [ops&#x2f;s]", "cpu_sys_percent [%]", "fsck [s]"] {
+        assert!(table.contains(header), "{header}: {table}");
+    }
+    assert!(
+        !table.contains("ops_rate"),
+        "per-operation rows are not whole-run"
+    );
+    for row in ["1001.50 ± ", "2001.50 ± ", "13.50 ± ", "1.25", "0.50"] {
+        assert!(table.contains(row), "{row}: {table}");
+    }
+    assert!(table.contains("ext4") && table.contains("xfs"));
+}
