@@ -7,9 +7,18 @@
 # clients`). The task benchmark's real kernel tarball comes from linux-source-6.1
 # (bench/tasks-vs-tar.sh says so; not installed here: 138 MB). Rust itself must be present
 # (rustup); this script says so when it is not.
+#
+# With --mpi, also what the `mpi` feature (scale-out under mpirun) builds and runs with: Open
+# MPI's headers, libraries and mpirun, and libclang (rsmpi generates its bindings with bindgen).
 set -euo pipefail
 
 packages=(build-essential make tar gzip bzip2 xz-utils time chromium util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio dbench fsmark)
+for arg in "$@"; do
+  case "$arg" in
+    --mpi) packages+=(libopenmpi-dev openmpi-bin libclang-dev) ;;
+    *) echo "usage: $0 [--mpi]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \

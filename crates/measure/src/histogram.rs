@@ -102,6 +102,13 @@ impl Histogram {
         self.counts[bucket_index(value_ns)] += 1;
     }
 
+    /// Counts `n` values in the bucket that holds `value_ns`, as [`Histogram::count_in_bucket`]
+    /// does one: with the (lowest value, count) pairs of [`Histogram::bins`] and
+    /// [`Histogram::add_totals`], another process's histogram is rebuilt exactly.
+    pub fn count_many_in_bucket(&mut self, value_ns: u64, n: u64) {
+        self.counts[bucket_index(value_ns)] += n;
+    }
+
     /// Adds the totals of values counted with [`Histogram::count_in_bucket`].
     pub fn add_totals(&mut self, count: u64, sum_ns: u64, min_ns: u64, max_ns: u64) {
         if count == 0 {

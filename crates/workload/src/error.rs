@@ -34,6 +34,10 @@ pub enum WorkloadError {
     /// A stop was requested (Ctrl-C); finished results are kept.
     #[error("interrupted")]
     Interrupted,
+    /// Another rank of a scale-out job did not finish, or the ranks' results cannot be merged;
+    /// the message names the ranks and their hosts.
+    #[error("{0}")]
+    Job(String),
 }
 
 impl WorkloadError {

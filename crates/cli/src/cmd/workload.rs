@@ -6,6 +6,10 @@
 //!
 //! Mistakes found before anything runs (a bad flag, a missing directory, a refused device) store
 //! nothing and exit 2. A configuration the host cannot run is stored as `unsupported` (exit 3).
+//!
+//! Under mpirun (a build with the `mpi` feature), every rank runs the workload in its own
+//! `DIR/rank-N`, all start together, and rank 0 alone stores and shows one result merged from
+//! every rank's (fsbench-scale); the other ranks store nothing and print nothing.
 
 use crate::cli::RunOptions;
 use crate::exit::{self, Failure};
@@ -231,7 +235,63 @@ fn plan_text(kind: &str, case: &Case, dir: &Path, scale: f64) -> String {
 }
 
 pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure> {
+    let job = fsbench_scale::launcher().map_err(|e| Failure::usage(anyhow!(e)))?;
+    let mut met = false;
+    let result = run_on(settings, args, job.as_deref(), &mut met);
+    if let Some(job) = &job {
+        // A rank that stops before the ranks have met for the last time would leave the others
+        // waiting for it: it says why, and ends the job.
+        if !met && result.is_err() {
+            let Err(mut failure) = result else {
+                unreachable!("an error, just checked")
+            };
+            failure.error = failure.error.context(format!(
+                "rank {} of {} (host {})",
+                job.rank(),
+                job.size(),
+                HostInfo::probe().hostname
+            ));
+            let code = exit::report(Err(failure));
+            job.abort(code);
+        }
+    }
+    result
+}
+
+/// The run, as one process or as one rank of `job`; `met` is set once the ranks have met for
+/// the last time (after that a rank can end on its own).
+fn run_on(
+    settings: WorkloadSettings,
+    mut args: RunOptions,
+    job: Option<&dyn fsbench_scale::Collective>,
+    met: &mut bool,
+) -> Result<i32, Failure> {
     let kind = settings.kind();
+    if let Some(job) = job {
+        if args.target.fs.is_some() {
+            return Err(Failure::usage(anyhow!(
+                "--fs under mpirun: every rank would prepare a filesystem of its own; pass --dir \
+                 (each rank works in DIR/rank-N)"
+            )));
+        }
+        if kind == "task" {
+            return Err(Failure::usage(anyhow!(
+                "the task workload does not run under mpirun: its tools are not ranks"
+            )));
+        }
+        if let Some(dir) = &args.dir {
+            let mine = dir.join(format!("rank-{}", job.rank()));
+            std::fs::create_dir_all(&mine)
+                .with_context(|| format!("cannot create {}", mine.display()))?;
+            args.dir = Some(mine);
+        }
+        if job.rank() != 0 {
+            args.no_store = true;
+            args.quiet = true;
+            args.json = None;
+            args.csv = None;
+        }
+    }
     let view = settings.grid();
     let unit = match (&view, args.unit.as_deref()) {
         (Some(view), key) => {
@@ -327,17 +387,34 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
         (None, None, None) => args.target.work.work_dir.clone(),
     };
     if not_run.is_none() {
-        settings.apply(Preflight(&ctx, &dir)).map_err(usage_error)?;
+        let preflight = settings.apply(Preflight(&ctx, &dir));
+        // Every rank starts, or none: a rank that cannot start would leave the others waiting.
+        if let Some(job) = job {
+            if !job.all_ok(preflight.is_ok()) && preflight.is_ok() {
+                return Err(Failure::usage(anyhow!(
+                    "another rank could not start the workload (its error is above); nothing ran"
+                )));
+            }
+        }
+        preflight.map_err(usage_error)?;
     }
 
     // From here on, what happens is stored.
-    let case = case_of(
+    let mut case = case_of(
         &settings,
         &args,
         cache,
         (args.target.fs.is_none()).then_some(dir.as_path()),
     );
-    let host = serde_json::to_string(&HostInfo::probe()).context("cannot encode the host")?;
+    let mut host = serde_json::to_value(HostInfo::probe()).context("cannot encode the host")?;
+    if let Some(job) = job {
+        // A job's results never pool with one process's: the key names the ranks.
+        case.key = format!("{}.np{}", case.key, job.size());
+        if let Some(all) = fsbench_scale::gather_hosts(job, &host) {
+            host = all.map_err(Failure::failed)?;
+        }
+    }
+    let host = host.to_string();
     let started_at = rfc3339_utc(unix_time_s());
     let run_id = store
         .begin_run(&NewRun {
@@ -377,7 +454,7 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
             (outcome, Some(reason), None, Vec::new(), info)
         }
         None => {
-            let end = case.workload.run(
+            let mut end = case.workload.run(
                 &ctx,
                 &dir,
                 &stop,
@@ -387,6 +464,39 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
                 },
             );
             progress.finish();
+            if let Some(job) = job {
+                let hostname = HostInfo::probe().hostname;
+                let mine = fsbench_scale::RankReport {
+                    rank: job.rank(),
+                    host: hostname,
+                    failure: end.error.as_ref().map(in_flags).or_else(|| {
+                        (end.outcome != Outcome::Ok).then(|| end.outcome.name().to_string())
+                    }),
+                    records: std::mem::take(&mut progress.records),
+                };
+                let merged = fsbench_scale::gather_and_merge(job, &mine);
+                *met = true;
+                match merged {
+                    // Another rank: its own records, for its own exit status.
+                    None => progress.records = mine.records,
+                    Some(Ok(merged)) => {
+                        progress.records = merged.records;
+                        if !merged.failures.is_empty() {
+                            end.outcome = Outcome::Failed;
+                            end.error = Some(WorkloadError::Job(format!(
+                                "{} of {} ranks did not finish: {}",
+                                merged.failures.len(),
+                                job.size(),
+                                merged.failures.join("; ")
+                            )));
+                        }
+                    }
+                    Some(Err(e)) => {
+                        end.outcome = Outcome::Failed;
+                        end.error = Some(WorkloadError::Job(e.to_string()));
+                    }
+                }
+            }
             // Before teardown: is the disk under the image full (then that is why)?
             let host_full = target.as_ref().and_then(Target::host_full_hint);
             let info: Option<TargetInfo> = target.map(Target::finish);
@@ -467,7 +577,16 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
         let written = write_terminal(
             &mut stdout,
             &settings,
-            &format!("{}{mount}", dir.display()),
+            &match job {
+                Some(job) if args.dir.is_some() => format!(
+                    "{} ranks in {}/rank-0..{}{mount}",
+                    job.size(),
+                    dir.parent().unwrap_or(&dir).display(),
+                    job.size() - 1
+                ),
+                Some(job) => format!("{} ranks, each in a temporary directory{mount}", job.size()),
+                None => format!("{}{mount}", dir.display()),
+            },
             info.as_ref(),
             &progress.records,
             view.zip(unit).filter(|_| args.sweep.is_none()),

@@ -1,0 +1,192 @@
+//! How ranks meet: the few collective operations scale-out needs (agree to start, gather bytes
+//! at rank 0), behind a trait so the protocol runs the same over MPI and over threads in tests.
+
+use std::sync::{Arc, Barrier, Mutex};
+
+/// The collective operations of a job of `size` ranks. Every rank must call each operation, in
+/// the same order.
+pub trait Collective {
+    fn rank(&self) -> u32;
+    fn size(&self) -> u32;
+    /// A barrier that also agrees: true on every rank when every rank passed true.
+    fn all_ok(&self, mine: bool) -> bool;
+    /// Every rank's bytes at rank 0, in rank order; `None` on the other ranks.
+    fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>>;
+    /// Ends every rank of the job with `code`: for a rank that cannot go on while the others
+    /// wait for it.
+    fn abort(&self, code: i32) -> !;
+}
+
+/// Ranks as threads of one process, for tests of the protocol without MPI.
+pub struct Threads {
+    rank: u32,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    size: u32,
+    barrier: Barrier,
+    slots: Mutex<Vec<Vec<u8>>>,
+    ok: Mutex<bool>,
+}
+
+impl Threads {
+    /// `size` ranks, one per returned value (move each into its own thread).
+    pub fn job(size: u32) -> Vec<Threads> {
+        let shared = Arc::new(Shared {
+            size,
+            barrier: Barrier::new(size as usize),
+            slots: Mutex::new(vec![Vec::new(); size as usize]),
+            ok: Mutex::new(true),
+        });
+        (0..size)
+            .map(|rank| Threads {
+                rank,
+                shared: shared.clone(),
+            })
+            .collect()
+    }
+}
+
+impl Collective for Threads {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.shared.size
+    }
+
+    fn all_ok(&self, mine: bool) -> bool {
+        if !mine {
+            *self.shared.ok.lock().unwrap() = false;
+        }
+        self.shared.barrier.wait();
+        let all = *self.shared.ok.lock().unwrap();
+        // Everyone has read the verdict before rank 0 resets it for the next call.
+        if self.shared.barrier.wait().is_leader() {
+            *self.shared.ok.lock().unwrap() = true;
+        }
+        self.shared.barrier.wait();
+        all
+    }
+
+    fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
+        self.shared.slots.lock().unwrap()[self.rank as usize] = mine.to_vec();
+        self.shared.barrier.wait();
+        let all = (self.rank == 0).then(|| std::mem::take(&mut *self.shared.slots.lock().unwrap()));
+        if let Some(all) = &all {
+            *self.shared.slots.lock().unwrap() = vec![Vec::new(); all.len()];
+        }
+        self.shared.barrier.wait();
+        all
+    }
+
+    fn abort(&self, code: i32) -> ! {
+        panic!("rank {} ended the job with exit code {code}", self.rank)
+    }
+}
+
+/// The job mpirun started this process in, over MPI (the `mpi` feature).
+#[cfg(feature = "mpi")]
+pub struct Mpi {
+    // Dropped before the universe, which finalizes MPI.
+    world: mpi::topology::SimpleCommunicator,
+    _universe: mpi::environment::Universe,
+}
+
+#[cfg(feature = "mpi")]
+impl Collective for Mpi {
+    fn rank(&self) -> u32 {
+        use mpi::traits::Communicator;
+        self.world.rank() as u32
+    }
+
+    fn size(&self) -> u32 {
+        use mpi::traits::Communicator;
+        self.world.size() as u32
+    }
+
+    fn all_ok(&self, mine: bool) -> bool {
+        use mpi::collective::SystemOperation;
+        use mpi::traits::CommunicatorCollectives;
+        let mut all = 0i32;
+        self.world
+            .all_reduce_into(&(mine as i32), &mut all, SystemOperation::min());
+        all == 1
+    }
+
+    fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
+        use mpi::datatype::PartitionMut;
+        use mpi::traits::{Communicator, Root};
+        let root = self.world.process_at_rank(0);
+        let len = mine.len() as mpi::Count;
+        if self.world.rank() != 0 {
+            root.gather_into(&len);
+            root.gather_varcount_into(mine);
+            return None;
+        }
+        let mut counts = vec![0 as mpi::Count; self.world.size() as usize];
+        root.gather_into_root(&len, &mut counts[..]);
+        let displs: Vec<mpi::Count> = counts
+            .iter()
+            .scan(0, |at, &n| {
+                let here = *at;
+                *at += n;
+                Some(here)
+            })
+            .collect();
+        let mut all = vec![0u8; counts.iter().map(|&n| n as usize).sum()];
+        {
+            let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            root.gather_varcount_into_root(mine, &mut partition);
+        }
+        Some(
+            counts
+                .iter()
+                .zip(&displs)
+                .map(|(&n, &at)| all[at as usize..(at + n) as usize].to_vec())
+                .collect(),
+        )
+    }
+
+    fn abort(&self, code: i32) -> ! {
+        use mpi::traits::Communicator;
+        self.world.abort(code)
+    }
+}
+
+/// Whether mpirun (Open MPI or a PMI launcher) started this process, and how many ranks the job
+/// has.
+pub fn launched_size() -> Option<u32> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// The job this process belongs to: `None` when it was not started by mpirun; an error when it
+/// was but this build has no MPI (each rank would otherwise run alone and store a run of its
+/// own).
+pub fn launcher() -> Result<Option<Box<dyn Collective>>, String> {
+    let Some(size) = launched_size() else {
+        return Ok(None);
+    };
+    #[cfg(feature = "mpi")]
+    {
+        let _ = size;
+        let universe = mpi::initialize().ok_or("MPI was initialized twice")?;
+        let world = universe.world();
+        Ok(Some(Box::new(Mpi {
+            world,
+            _universe: universe,
+        })))
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        Err(format!(
+            "started by mpirun as one of {size} ranks, but this fsbench was built without MPI: \
+             build it with `cargo build --release -p fsbench --features mpi` (README, \"Scale-out\"), \
+             or run it without mpirun"
+        ))
+    }
+}

@@ -1,0 +1,194 @@
+//! One workload run by every rank of a job: each rank reports what it measured to rank 0, which
+//! merges the results into one and names every rank that failed, with its host.
+
+use crate::collective::Collective;
+use crate::merge::{merge, MergeError, RankResults};
+use fsbench_model::ResultRecord;
+use serde::{Deserialize, Serialize};
+
+/// What one rank sends rank 0 after its run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RankReport {
+    pub rank: u32,
+    /// The host's name, as reports name it.
+    pub host: String,
+    /// Why the rank's run did not finish, when it did not.
+    pub failure: Option<String>,
+    pub records: Vec<ResultRecord>,
+}
+
+/// The job's result at rank 0.
+#[derive(Debug)]
+pub struct JobResult {
+    /// The merged records of the ranks that finished (empty when none did).
+    pub records: Vec<ResultRecord>,
+    /// "rank R (host H): reason" for every rank that did not finish.
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("rank {rank} sent a report rank 0 cannot read: {error}")]
+    Unreadable { rank: usize, error: String },
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+}
+
+/// Sends this rank's report to rank 0; at rank 0, returns the job's merged result (`None` on the
+/// other ranks). Every rank must call it.
+pub fn gather_and_merge(
+    job: &dyn Collective,
+    mine: &RankReport,
+) -> Option<Result<JobResult, JobError>> {
+    let bytes = serde_json::to_vec(mine).expect("a report is plain data");
+    let all = job.gather(&bytes)?;
+    Some(merge_reports(&all))
+}
+
+fn merge_reports(all: &[Vec<u8>]) -> Result<JobResult, JobError> {
+    let reports: Vec<RankReport> = all
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| {
+            serde_json::from_slice(bytes).map_err(|e| JobError::Unreadable {
+                rank,
+                error: e.to_string(),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let failures: Vec<String> = reports
+        .iter()
+        .filter_map(|r| {
+            let reason = r.failure.as_ref()?;
+            Some(format!("rank {} (host {}): {reason}", r.rank, r.host))
+        })
+        .collect();
+    let finished: Vec<RankResults> = reports
+        .iter()
+        .filter(|r| r.failure.is_none())
+        .map(|r| RankResults {
+            rank: r.rank,
+            host: r.host.clone(),
+            records: r.records.clone(),
+        })
+        .collect();
+    // A job with a failed rank is not the job asked for: its figures would be the survivors'.
+    let records = if failures.is_empty() {
+        merge(&finished)?
+    } else {
+        Vec::new()
+    };
+    Ok(JobResult { records, failures })
+}
+
+/// Every rank's host description at rank 0, as the run's provenance: rank 0's own, with an
+/// `mpi` object listing the job's size and each rank's host (`None` on the other ranks). Every
+/// rank must call it.
+pub fn gather_hosts(
+    job: &dyn Collective,
+    host: &serde_json::Value,
+) -> Option<Result<serde_json::Value, JobError>> {
+    let bytes = serde_json::to_vec(host).expect("a host description is plain data");
+    let all = job.gather(&bytes)?;
+    let ranks: Result<Vec<serde_json::Value>, JobError> = all
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| {
+            let host: serde_json::Value =
+                serde_json::from_slice(bytes).map_err(|e| JobError::Unreadable {
+                    rank,
+                    error: e.to_string(),
+                })?;
+            Ok(serde_json::json!({ "rank": rank, "host": host }))
+        })
+        .collect();
+    Some(ranks.map(|ranks| {
+        let mut first = host.clone();
+        if let Some(object) = first.as_object_mut() {
+            object.insert(
+                "mpi".into(),
+                serde_json::json!({ "world_size": ranks.len(), "ranks": ranks }),
+            );
+        }
+        first
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collective::Threads;
+    use fsbench_model::{Direction, MetricDef, Unit};
+
+    const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
+
+    fn report(rank: u32, failure: Option<&str>) -> RankReport {
+        RankReport {
+            rank,
+            host: format!("h{}", rank / 2),
+            failure: failure.map(str::to_string),
+            records: vec![ResultRecord {
+                measurements: vec![BYTES.at(100.0 * (rank + 1) as f64)],
+                ..ResultRecord::default()
+            }],
+        }
+    }
+
+    /// Four ranks as threads: rank 0 alone gets the merged result, with every rank's host.
+    #[test]
+    fn rank_zero_gets_one_result_from_every_rank() {
+        let handles: Vec<_> = Threads::job(4)
+            .into_iter()
+            .map(|job| {
+                std::thread::spawn(move || {
+                    assert!(job.all_ok(true));
+                    let host = serde_json::json!({ "hostname": format!("h{}", job.rank() / 2) });
+                    let hosts = gather_hosts(&job, &host).map(|h| h.unwrap());
+                    let mine = report(job.rank(), None);
+                    (hosts, gather_and_merge(&job, &mine).map(|r| r.unwrap()))
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(results[1..]
+            .iter()
+            .all(|(hosts, job)| hosts.is_none() && job.is_none()));
+        let (hosts, job) = &results[0];
+        let job = job.as_ref().unwrap();
+        assert!(job.failures.is_empty());
+        assert_eq!(job.records[0].measurements[0].value, 1000.0);
+        let hosts = hosts.as_ref().unwrap();
+        assert_eq!(hosts["hostname"], "h0");
+        assert_eq!(hosts["mpi"]["world_size"], 4);
+        let names: Vec<&str> = hosts["mpi"]["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["host"]["hostname"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["h0", "h0", "h1", "h1"]);
+    }
+
+    /// One rank that cannot start stops every rank before anything runs; one that fails is
+    /// named with its host, and the job keeps no figures of the survivors.
+    #[test]
+    fn a_failed_rank_is_named_and_stops_the_job() {
+        let handles: Vec<_> = Threads::job(3)
+            .into_iter()
+            .map(|job| {
+                std::thread::spawn(move || {
+                    let started = job.all_ok(job.rank() != 1);
+                    let again = job.all_ok(true);
+                    let failure = (job.rank() == 2).then_some("No space left on device");
+                    let result = gather_and_merge(&job, &report(job.rank(), failure));
+                    (started, again, result.map(|r| r.unwrap()))
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(results.iter().all(|(started, again, _)| !started && *again));
+        let job = results[0].2.as_ref().unwrap();
+        assert_eq!(job.failures, ["rank 2 (host h1): No space left on device"]);
+        assert!(job.records.is_empty());
+    }
+}

@@ -1,0 +1,12 @@
+//! Scale-out: the same workload run by many ranks (processes, on one host or many, started by
+//! mpirun) becomes one result. [`collective`] is how ranks meet (MPI with the `mpi` feature;
+//! threads in tests), [`job`] what each rank sends rank 0, [`merge`] the rules that make one
+//! result of many. docs/design/mpi.md describes the whole design (issue 14).
+
+pub mod collective;
+pub mod job;
+pub mod merge;
+
+pub use collective::{launched_size, launcher, Collective, Threads};
+pub use job::{gather_and_merge, gather_hosts, JobError, JobResult, RankReport};
+pub use merge::{merge, MergeError, RankResults};

@@ -1,0 +1,251 @@
+//! One result from many ranks' results of the same workload, by rules that keep the figures
+//! honest (docs/design/mpi.md §5):
+//!
+//! - bytes, operations, passes and CPU time add up;
+//! - a phase lasts as long as its slowest rank (`elapsed`, `finish`: the maximum);
+//! - throughput and operation rate are the total bytes or operations over the slowest rank's
+//!   time (IOR's aggregate rule), never the sum of per-rank rates where the record has its
+//!   bytes, operations and time; a workload that runs every rank for one fixed duration and
+//!   reports only rates (the mix's transactions per second) gets the sum of its ranks' rates;
+//! - latency histograms merge exactly, by adding counters, and every percentile comes from the
+//!   merged histogram; a percentile of a record without its histogram is left out rather than
+//!   averaged;
+//! - any other figure (a percentage, a ratio, a spread) is the mean of the ranks' values;
+//! - two figures are added: `ranks` and `imbalance` (slowest over fastest rank's time), and the
+//!   record's attributes name every rank with its host, time, bytes and main figure, and the
+//!   first and last rank done.
+
+use fsbench_measure::histogram::Histogram;
+use fsbench_model::{Direction, Measurement, MetricDef, ResultRecord, Unit};
+use serde_json::json;
+
+/// How many ranks' results were merged into a record.
+pub const RANKS: MetricDef = MetricDef::new("ranks", Unit::Count, Direction::None);
+/// The slowest rank's time over the fastest rank's: 1 when the ranks were balanced.
+pub const IMBALANCE: MetricDef = MetricDef::new("imbalance", Unit::Ratio, Direction::Lower);
+
+/// What one rank measured.
+#[derive(Debug, Clone)]
+pub struct RankResults {
+    pub rank: u32,
+    /// The host the rank ran on, as reports name it.
+    pub host: String,
+    pub records: Vec<ResultRecord>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum MergeError {
+    #[error("no rank reported a result")]
+    Empty,
+    #[error(
+        "rank {rank} (host {host}) reported {theirs} results where rank {first} reported {ours}: \
+         every rank must run the same workload with the same settings"
+    )]
+    Count {
+        rank: u32,
+        host: String,
+        theirs: usize,
+        first: u32,
+        ours: usize,
+    },
+    #[error(
+        "rank {rank} (host {host}) reported result {index} as {theirs} where rank {first} \
+         reported {ours}: every rank must run the same workload with the same settings"
+    )]
+    Dims {
+        rank: u32,
+        host: String,
+        index: usize,
+        theirs: String,
+        first: u32,
+        ours: String,
+    },
+}
+
+/// Merges the ranks' results, record by record (every rank must report the same records in
+/// the same order: they ran the same workload).
+pub fn merge(ranks: &[RankResults]) -> Result<Vec<ResultRecord>, MergeError> {
+    let first = ranks.first().ok_or(MergeError::Empty)?;
+    for other in &ranks[1..] {
+        if other.records.len() != first.records.len() {
+            return Err(MergeError::Count {
+                rank: other.rank,
+                host: other.host.clone(),
+                theirs: other.records.len(),
+                first: first.rank,
+                ours: first.records.len(),
+            });
+        }
+        for (index, (theirs, ours)) in other.records.iter().zip(&first.records).enumerate() {
+            if theirs.dims != ours.dims {
+                return Err(MergeError::Dims {
+                    rank: other.rank,
+                    host: other.host.clone(),
+                    index,
+                    theirs: format!("{:?}", theirs.dims),
+                    first: first.rank,
+                    ours: format!("{:?}", ours.dims),
+                });
+            }
+        }
+    }
+    Ok((0..first.records.len())
+        .map(|index| {
+            let records: Vec<(&RankResults, &ResultRecord)> =
+                ranks.iter().map(|r| (r, &r.records[index])).collect();
+            merge_record(&records)
+        })
+        .collect())
+}
+
+fn value(record: &ResultRecord, name: &str) -> Option<f64> {
+    record
+        .measurements
+        .iter()
+        .find(|m| m.metric == name)
+        .map(|m| m.value)
+}
+
+/// Every rank's value of a figure, or `None` when one of them lacks it.
+fn values(records: &[(&RankResults, &ResultRecord)], name: &str) -> Option<Vec<f64>> {
+    records.iter().map(|(_, r)| value(r, name)).collect()
+}
+
+fn sum(values: &[f64]) -> f64 {
+    values.iter().sum()
+}
+
+fn max(values: &[f64]) -> f64 {
+    values.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+fn min(values: &[f64]) -> f64 {
+    values.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// The ranks' latency histograms as one, when every rank kept its histogram: bins and the
+/// exact count, minimum, maximum and mean of each.
+fn merged_histogram(records: &[(&RankResults, &ResultRecord)]) -> Option<Histogram> {
+    let mut merged = Histogram::new();
+    for (_, record) in records {
+        if record.latency_bins.is_empty() {
+            return None;
+        }
+        let count: u64 = record.latency_bins.iter().map(|&(_, n)| n).sum();
+        for &(low, n) in &record.latency_bins {
+            merged.count_many_in_bucket(low, n);
+        }
+        let low = value(record, "latency_min")?;
+        let high = value(record, "latency_max")?;
+        let mean = value(record, "latency_mean")?;
+        merged.add_totals(
+            count,
+            (mean * count as f64).round() as u64,
+            low as u64,
+            high as u64,
+        );
+    }
+    Some(merged)
+}
+
+fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
+    let base = records[0].1;
+    let elapsed = values(records, "elapsed").filter(|e| max(e) > 0.0);
+    let histogram = merged_histogram(records);
+    let latency = histogram.as_ref().map(Histogram::summary);
+    let mut measurements: Vec<Measurement> = Vec::with_capacity(base.measurements.len() + 2);
+    for m in &base.measurements {
+        let name = m.metric.as_ref();
+        let Some(all) = values(records, name) else {
+            continue; // a figure not every rank has is not a figure of the whole
+        };
+        let merged = if let Some(which) = name.strip_prefix("latency_") {
+            match (which, &latency) {
+                ("min", _) => Some(min(&all)),
+                ("max", _) => Some(max(&all)),
+                ("mean", Some(l)) => Some(l.mean_ns),
+                ("p50", Some(l)) => Some(l.p50_ns as f64),
+                ("p90", Some(l)) => Some(l.p90_ns as f64),
+                ("p99", Some(l)) => Some(l.p99_ns as f64),
+                ("p99_9", Some(l)) => Some(l.p99_9_ns as f64),
+                // Weighted by operations where the histogram is missing but counts are not.
+                ("mean", None) => values(records, "ops").map(|ops| {
+                    let n = sum(&ops);
+                    if n > 0.0 {
+                        all.iter().zip(&ops).map(|(m, o)| m * o).sum::<f64>() / n
+                    } else {
+                        0.0
+                    }
+                }),
+                _ => None,
+            }
+        } else {
+            Some(match m.unit {
+                Unit::BytesPerSec | Unit::OpsPerSec if m.direction == Direction::Higher => {
+                    let amount = match name {
+                        "throughput" => values(records, "bytes"),
+                        "ops_rate" => values(records, "ops"),
+                        _ => None,
+                    };
+                    match (amount, &elapsed) {
+                        (Some(amount), Some(elapsed)) => sum(&amount) / (max(elapsed) / 1e9),
+                        _ => sum(&all),
+                    }
+                }
+                Unit::Nanos if name.starts_with("cpu_") => sum(&all),
+                Unit::Nanos => max(&all),
+                Unit::Bytes | Unit::Count => sum(&all),
+                _ => sum(&all) / all.len() as f64,
+            })
+        };
+        if let Some(v) = merged {
+            measurements.push(Measurement {
+                value: v,
+                ..m.clone()
+            });
+        }
+    }
+    measurements.push(RANKS.at(records.len() as f64));
+    if let Some(elapsed) = &elapsed {
+        if min(elapsed) > 0.0 {
+            measurements.push(IMBALANCE.at(max(elapsed) / min(elapsed)));
+        }
+    }
+    let mut attributes = base.attributes.clone();
+    let per_rank: Vec<serde_json::Value> = records
+        .iter()
+        .map(|(rank, record)| {
+            json!({
+                "rank": rank.rank,
+                "host": rank.host,
+                "elapsed_ns": value(record, "elapsed"),
+                "bytes": value(record, "bytes"),
+                "ops": value(record, "ops"),
+                "main": record.main().map(|m| json!({ "metric": m.metric, "value": m.value })),
+            })
+        })
+        .collect();
+    attributes.insert("per_rank".into(), per_rank.into());
+    if let Some(elapsed) = &elapsed {
+        let by_time = |pick: fn(f64, f64) -> bool| {
+            let mut best = 0;
+            for (i, &e) in elapsed.iter().enumerate() {
+                if pick(e, elapsed[best]) {
+                    best = i;
+                }
+            }
+            json!({ "rank": records[best].0.rank, "host": records[best].0.host, "elapsed_ns": elapsed[best] })
+        };
+        attributes.insert("first_done".into(), by_time(|a, b| a < b));
+        attributes.insert("last_done".into(), by_time(|a, b| a > b));
+    }
+    ResultRecord {
+        dims: base.dims.clone(),
+        attributes,
+        measurements,
+        latency_bins: histogram.map(|h| h.bins()).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

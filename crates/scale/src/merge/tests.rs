@@ -1,0 +1,207 @@
+//! The merge rules on records with known answers, and the exactness of the histogram merge.
+
+use super::*;
+use fsbench_model::Dims;
+use proptest::prelude::*;
+
+const THROUGHPUT: MetricDef =
+    MetricDef::new("throughput", Unit::BytesPerSec, Direction::Higher).main();
+const OPS_RATE: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher);
+const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
+const OPS: MetricDef = MetricDef::new("ops", Unit::Count, Direction::None);
+const ELAPSED: MetricDef = MetricDef::new("elapsed", Unit::Nanos, Direction::None);
+const CPU_SYS: MetricDef = MetricDef::new("cpu_sys", Unit::Nanos, Direction::None);
+const TPS: MetricDef = MetricDef::new("tps", Unit::OpsPerSec, Direction::Higher).main();
+const CPU_PERCENT: MetricDef = MetricDef::new("cpu_sys_percent", Unit::Percent, Direction::None);
+const L_MIN: MetricDef = MetricDef::new("latency_min", Unit::Nanos, Direction::Lower);
+const L_MEAN: MetricDef = MetricDef::new("latency_mean", Unit::Nanos, Direction::Lower);
+const L_P50: MetricDef = MetricDef::new("latency_p50", Unit::Nanos, Direction::Lower);
+const L_P99: MetricDef = MetricDef::new("latency_p99", Unit::Nanos, Direction::Lower);
+const L_MAX: MetricDef = MetricDef::new("latency_max", Unit::Nanos, Direction::Lower);
+
+fn phase(name: &str) -> Dims {
+    Dims {
+        phase: Some(name.into()),
+        file_size_bytes: Some(1 << 20),
+        record_size_bytes: Some(4096),
+        ..Dims::default()
+    }
+}
+
+/// A matrix-like record of `bytes` written in `seconds` by 4 KiB operations whose latencies
+/// are `latencies`.
+fn written(bytes: f64, seconds: f64, latencies: &[u64]) -> ResultRecord {
+    let mut h = Histogram::new();
+    for &l in latencies {
+        h.record(l);
+    }
+    let ops = bytes / 4096.0;
+    let s = h.summary();
+    ResultRecord {
+        dims: phase("write"),
+        measurements: vec![
+            THROUGHPUT.at(bytes / seconds),
+            OPS_RATE.at(ops / seconds),
+            L_MIN.at(s.min_ns as f64),
+            L_MEAN.at(s.mean_ns),
+            L_P50.at(s.p50_ns as f64),
+            L_P99.at(s.p99_ns as f64),
+            L_MAX.at(s.max_ns as f64),
+            OPS.at(ops),
+            BYTES.at(bytes),
+            ELAPSED.at(seconds * 1e9),
+            CPU_SYS.at(seconds * 1e8),
+            CPU_PERCENT.at(10.0 * seconds),
+        ],
+        latency_bins: h.bins(),
+        ..ResultRecord::default()
+    }
+}
+
+fn rank(rank: u32, host: &str, records: Vec<ResultRecord>) -> RankResults {
+    RankResults {
+        rank,
+        host: host.into(),
+        records,
+    }
+}
+
+fn get(record: &ResultRecord, name: &str) -> f64 {
+    value(record, name).unwrap_or_else(|| panic!("no {name} in {record:?}"))
+}
+
+const MIB: f64 = 1048576.0;
+
+/// Two ranks write 100 MiB each, in 1 s and in 2 s: 100 and 50 MiB/s on their own. The job
+/// moved 200 MiB in 2 s: 100 MiB/s, not the 150 MiB/s that adding the rates would claim.
+#[test]
+fn throughput_is_total_bytes_over_the_slowest_ranks_time() {
+    let merged = merge(&[
+        rank(0, "a", vec![written(100.0 * MIB, 1.0, &[1000, 2000])]),
+        rank(1, "b", vec![written(100.0 * MIB, 2.0, &[3000, 4000])]),
+    ])
+    .unwrap();
+    let r = &merged[0];
+    assert_eq!(r.dims, phase("write"));
+    assert_eq!(get(r, "throughput"), 100.0 * MIB);
+    assert_eq!(get(r, "ops_rate"), 200.0 * MIB / 4096.0 / 2.0);
+    assert_eq!(get(r, "bytes"), 200.0 * MIB);
+    assert_eq!(get(r, "elapsed"), 2e9);
+    assert_eq!(get(r, "cpu_sys"), 3e8);
+    assert_eq!(get(r, "cpu_sys_percent"), 15.0);
+    assert_eq!(get(r, "ranks"), 2.0);
+    assert_eq!(get(r, "imbalance"), 2.0);
+    assert_eq!(get(r, "latency_min"), 1000.0);
+    assert_eq!(get(r, "latency_max"), 4000.0);
+    assert_eq!(get(r, "latency_mean"), 2500.0);
+    assert!(r.main().is_some_and(|m| m.metric == "throughput"));
+    assert_eq!(r.attributes["first_done"]["rank"], 0);
+    assert_eq!(r.attributes["last_done"]["host"], "b");
+    let ranks = r.attributes["per_rank"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    assert_eq!(ranks[1]["main"]["value"], 50.0 * MIB);
+}
+
+/// A workload that runs every rank for one fixed duration and reports only its rate: the
+/// rates add up.
+#[test]
+fn a_rate_without_its_bytes_and_time_is_the_sum_of_the_ranks_rates() {
+    let mix = |tps: f64| ResultRecord {
+        measurements: vec![TPS.at(tps), CPU_PERCENT.at(tps / 100.0)],
+        ..ResultRecord::default()
+    };
+    let merged = merge(&[
+        rank(0, "a", vec![mix(300.0)]),
+        rank(1, "a", vec![mix(500.0)]),
+    ])
+    .unwrap();
+    assert_eq!(get(&merged[0], "tps"), 800.0);
+    assert_eq!(get(&merged[0], "cpu_sys_percent"), 4.0);
+    assert!(
+        value(&merged[0], "imbalance").is_none(),
+        "no times, no imbalance"
+    );
+}
+
+/// Percentiles are never averaged: without every rank's histogram they are left out, and the
+/// mean is weighted by each rank's operations.
+#[test]
+fn without_histograms_percentiles_are_left_out_and_the_mean_is_weighted() {
+    let mut a = written(4096.0, 1.0, &[1000]);
+    let mut b = written(3.0 * 4096.0, 1.0, &[3000, 3000, 3000]);
+    a.latency_bins.clear();
+    b.latency_bins.clear();
+    let merged = merge(&[rank(0, "a", vec![a]), rank(1, "a", vec![b])]).unwrap();
+    let r = &merged[0];
+    assert!(value(r, "latency_p50").is_none() && value(r, "latency_p99").is_none());
+    assert_eq!(get(r, "latency_mean"), 2500.0);
+    assert!(r.latency_bins.is_empty());
+}
+
+#[test]
+fn ranks_that_ran_different_workloads_are_named() {
+    let one = rank(0, "a", vec![written(MIB, 1.0, &[1])]);
+    let two = rank(3, "hostb", vec![]);
+    let err = merge(&[one.clone(), two]).unwrap_err();
+    assert!(err
+        .to_string()
+        .contains("rank 3 (host hostb) reported 0 results where rank 0 reported 1"));
+    let mut read = written(MIB, 1.0, &[1]);
+    read.dims = phase("read");
+    let err = merge(&[one, rank(2, "c", vec![read])]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MergeError::Dims {
+                rank: 2,
+                index: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(merge(&[]).unwrap_err(), MergeError::Empty);
+}
+
+proptest! {
+    /// The merged histogram is the histogram of every rank's values recorded in one: the same
+    /// buckets, count, minimum, maximum and percentiles, and the mean to float precision.
+    #[test]
+    fn merging_histograms_equals_recording_everything_in_one(
+        values in proptest::collection::vec(1u64..50_000_000_000, 1..400),
+        ranks in 1usize..6,
+    ) {
+        let mut all = Histogram::new();
+        for &v in &values {
+            all.record(v);
+        }
+        let per_rank: Vec<RankResults> = (0..ranks)
+            .map(|r| {
+                let mine: Vec<u64> = values.iter().copied().skip(r).step_by(ranks).collect();
+                let mine = if mine.is_empty() { vec![values[0]] } else { mine };
+                rank(r as u32, "h", vec![written(MIB, 1.0 + r as f64, &mine)])
+            })
+            .collect();
+        // What the ranks recorded, in one histogram, as the reference.
+        let mut reference = Histogram::new();
+        for r in &per_rank {
+            for &(low, n) in &r.records[0].latency_bins {
+                for _ in 0..n {
+                    reference.count_in_bucket(low);
+                }
+            }
+        }
+        let merged = merge(&per_rank).unwrap();
+        let r = &merged[0];
+        if ranks <= values.len() {
+            prop_assert_eq!(&r.latency_bins, &all.bins());
+            let s = all.summary();
+            prop_assert_eq!(get(r, "latency_p50"), s.p50_ns as f64);
+            prop_assert_eq!(get(r, "latency_p99"), s.p99_ns as f64);
+            prop_assert_eq!(get(r, "latency_min"), s.min_ns as f64);
+            prop_assert_eq!(get(r, "latency_max"), s.max_ns as f64);
+            prop_assert!((get(r, "latency_mean") - s.mean_ns).abs() <= s.mean_ns * 1e-9 + 1.0);
+        }
+        prop_assert_eq!(&r.latency_bins, &reference.bins());
+    }
+}
