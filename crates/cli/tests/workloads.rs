@@ -587,3 +587,46 @@ fn a_full_filesystem_mid_mix_is_a_clear_error_that_keeps_the_results() {
     assert!(labels.len() > 2, "the mix's results are kept: {labels:?}");
     assert!(entries(small.path()).is_empty(), "left behind");
 }
+
+/// With `stop_when_full`, a mix that fills the filesystem stops there: its figures are over
+/// the time it ran, the sample is ok, and a warning says when it filled.
+#[test]
+fn a_mix_told_to_stop_when_full_reports_the_time_it_ran() {
+    if !root_or_skip("a_mix_told_to_stop_when_full_reports_the_time_it_ran") {
+        return;
+    }
+    let small = ScratchMount::tmpfs("size=4m");
+    let output = fsbench()
+        .args([
+            "mix",
+            "--num-files",
+            "20",
+            "--duration",
+            "20s",
+            "--stop-when-full",
+        ])
+        .args(["--no-store", "--quiet", "--json", "-", "--dir"])
+        .arg(small.path())
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "ok");
+    let warnings = sample["warnings"].to_string();
+    assert!(
+        warnings.contains("the filesystem filled after"),
+        "{warnings}"
+    );
+    let results = flat_results(&doc);
+    let whole = results
+        .iter()
+        .find(|r| r["operation"].is_null())
+        .expect("the whole mix");
+    assert_eq!(whole["stopped"], "full", "{whole}");
+    let elapsed = whole["elapsed"].as_f64().unwrap();
+    assert!(elapsed < 20e9, "stopped when full, not at 20 s: {elapsed}");
+    assert!(whole["tps"].as_f64().unwrap() > 0.0);
+    assert!(entries(small.path()).is_empty(), "left behind");
+}

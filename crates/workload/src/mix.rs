@@ -167,6 +167,11 @@ pub struct MixSettings {
     /// O_DIRECT for every read and write (FFSB directio); sizes are then whole 4 KiB blocks.
     #[arg(long)]
     pub directio: bool,
+    /// When the filesystem fills during the mix (ENOSPC), stop every thread there and report
+    /// the figures over the time run, with a warning saying when it filled, instead of failing:
+    /// a mix that creates and never deletes fills any disk on a fast enough machine.
+    #[arg(long)]
+    pub stop_when_full: bool,
     /// Data written: random (incompressible), zero, or compressible:PERCENT.
     #[arg(long, value_name = "KIND", default_value_t = MixSettings::default().data)]
     pub data: DataKind,
@@ -203,6 +208,7 @@ impl Default for MixSettings {
             write_random: false,
             fsync_file: false,
             directio: false,
+            stop_when_full: false,
             data: DataKind::Random,
             seed: None,
         }
@@ -408,6 +414,8 @@ struct Shared<'a> {
     cumulative: [u32; 8],
     total_weight: u32,
     size_total: u32,
+    /// Set by the first thread that found the filesystem full (with `stop_when_full`).
+    full: std::sync::atomic::AtomicBool,
 }
 
 impl Shared<'_> {
@@ -673,8 +681,13 @@ impl Worker {
         let cpu_before = CpuTimes::thread();
         let mut before = clock.ticks();
         let mut n = 0u64;
+        let stop_when_full = shared.settings.stop_when_full;
         loop {
             if clock.ns(before.saturating_sub(start)) >= duration_ns {
+                break;
+            }
+            // One relaxed load, and only when asked for.
+            if stop_when_full && shared.full.load(std::sync::atomic::Ordering::Relaxed) {
                 break;
             }
             n += 1;
@@ -684,6 +697,12 @@ impl Worker {
             let op = shared.pick(&mut self.rng);
             let (transactions, read, written) = match self.op(shared, op) {
                 Ok(done) => done,
+                Err(e) if stop_when_full && e.raw_os_error() == Some(libc::ENOSPC) => {
+                    shared
+                        .full
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    break;
+                }
                 Err(e) => {
                     self.failure = Some(e);
                     break;
@@ -791,6 +810,7 @@ fn run(
         cumulative,
         total_weight: sum,
         size_total: plan.size_weights.iter().map(|s| s.1).sum(),
+        full: std::sync::atomic::AtomicBool::new(false),
     };
     let read_buffer = settings.read_blocksize.0.max(settings.read_size.0) as usize;
     let mut workers = Vec::new();
@@ -882,6 +902,17 @@ fn run(
     let all: Vec<&Tally> = workers.iter().flat_map(|w| w.tallies.iter()).collect();
     let mut overall = summary_record("", &all, wall, cpu, settings.threads);
     overall.dims.operation = None;
+    let filled = shared.full.load(std::sync::atomic::Ordering::Relaxed);
+    if filled {
+        sink.warning(&format!(
+            "the filesystem filled after {:.1} s of the mix's {:.1} s: its figures are over the \
+             {:.1} s run (stop_when_full)",
+            wall as f64 / 1e9,
+            plan.duration_ns as f64 / 1e9,
+            wall as f64 / 1e9
+        ));
+        overall.attributes.insert("stopped".into(), "full".into());
+    }
     sink.status(&format!(
         "{:.0} transactions/s",
         overall.main().map_or(0.0, |m| m.value)
