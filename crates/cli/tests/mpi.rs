@@ -233,3 +233,231 @@ fn a_rank_that_cannot_start_ends_the_job_with_its_reason() {
         "nothing stored"
     );
 }
+
+/// Two "hosts" on this machine: network namespaces joined by a veth pair, each with its own
+/// address; mpirun runs in the first and starts the second's ranks through `ip netns exec` (its
+/// remote agent, in place of ssh), so the ranks' traffic crosses a network. Removed on drop.
+#[cfg(feature = "mpi")]
+struct TwoHosts {
+    names: [String; 2],
+    agent: std::path::PathBuf,
+}
+
+#[cfg(feature = "mpi")]
+impl TwoHosts {
+    const ADDRESSES: [&'static str; 2] = ["10.77.0.1", "10.77.0.2"];
+
+    fn new(scratch: &Scratch) -> TwoHosts {
+        let id = std::process::id() % 100_000;
+        let names = [format!("fsbta{id}"), format!("fsbtb{id}")];
+        let ip = |args: &[&str]| {
+            let out = Command::new("ip")
+                .args(args)
+                .output()
+                .expect("ip (iproute2)");
+            assert!(out.status.success(), "ip {args:?}: {}", stderr(&out));
+        };
+        let hosts = TwoHosts {
+            names: names.clone(),
+            agent: scratch.path().join("netns-agent"),
+        };
+        for name in &names {
+            ip(&["netns", "add", name]);
+            ip(&["-n", name, "link", "set", "lo", "up"]);
+        }
+        let (a, b) = (format!("{}v", names[0]), format!("{}v", names[1]));
+        ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]);
+        for (i, (name, link)) in names.iter().zip([&a, &b]).enumerate() {
+            ip(&["link", "set", link, "netns", name]);
+            let address = format!("{}/24", Self::ADDRESSES[i]);
+            ip(&["-n", name, "addr", "add", &address, "dev", link]);
+            ip(&["-n", name, "link", "set", link, "up"]);
+        }
+        // mpirun's remote agent: `AGENT HOST COMMAND...`, run as sshd would (through a shell),
+        // in the host's namespace and under its own host name.
+        let script = format!(
+            "#!/bin/sh\nhost=$1; shift\ncase $host in\n  {}) ns={} ;;\n  {}) ns={} ;;\n  *) echo \"unknown host $host\" >&2; exit 1 ;;\nesac\nexec ip netns exec \"$ns\" unshare --uts sh -c \"hostname $ns; $*\"\n",
+            Self::ADDRESSES[0], names[0], Self::ADDRESSES[1], names[1]
+        );
+        std::fs::write(&hosts.agent, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hosts.agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        hosts
+    }
+
+    /// `mpirun` in the first namespace, two ranks per host.
+    fn mpirun(&self, args: &[&str]) -> Output {
+        let hosts = format!("{}:2,{}:2", Self::ADDRESSES[0], Self::ADDRESSES[1]);
+        Command::new("ip")
+            .args(["netns", "exec", &self.names[0], "mpirun"])
+            .args(["--allow-run-as-root", "-np", "4", "--host", &hosts])
+            .args(["--mca", "plm_rsh_agent"])
+            .arg(&self.agent)
+            .args(["--mca", "plm_rsh_no_tree_spawn", "1"])
+            .args(["--mca", "btl", "self,vader,tcp"])
+            .args(["--mca", "btl_tcp_if_include", "10.77.0.0/24"])
+            .args(["--mca", "oob_tcp_if_include", "10.77.0.0/24"])
+            .arg(env!("CARGO_BIN_EXE_fsbench"))
+            .args(args)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .expect("ip netns exec mpirun")
+    }
+
+    /// Bytes the second host received on its link.
+    fn received(&self) -> u64 {
+        let path = format!("/sys/class/net/{}v/statistics/rx_bytes", self.names[1]);
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.names[1], "cat", &path])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for name in &self.names {
+            // Deleting a namespace removes its end of the veth pair, and so the pair.
+            let _ = Command::new("ip").args(["netns", "delete", name]).status();
+        }
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_job_across_two_network_namespaces_is_one_run_with_every_host() {
+    if !common::root_or_skip("a_job_across_two_network_namespaces_is_one_run_with_every_host") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let hosts = TwoHosts::new(&scratch);
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let json = scratch.path().join("run.json");
+    let before = hosts.received();
+    let out = hosts.mpirun(&[
+        "metadata",
+        "-n",
+        "20",
+        "-t",
+        "1",
+        "--quiet",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--db",
+        scratch.db().to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        hosts.received() > before,
+        "the ranks talked over the veth pair"
+    );
+    let doc = common::read_json(&json);
+    let ranks = doc["runs"][0]["host"]["mpi"]["ranks"].as_array().unwrap();
+    let mut names: Vec<&str> = ranks
+        .iter()
+        .map(|r| r["host"]["hostname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4);
+    names.dedup();
+    assert_eq!(names.len(), 2, "two hosts, two ranks each: {names:?}");
+    assert!(names.contains(&hosts.names[1].as_str()), "{names:?}");
+    let create = flat_results(&doc)
+        .into_iter()
+        .find(|r| r["operation"] == "create")
+        .unwrap();
+    assert_eq!(create["ops"], 80, "20 files x 4 ranks: {create}");
+    let per_rank = create["per_rank"].as_array().unwrap();
+    assert!(per_rank
+        .iter()
+        .any(|p| p["host"] == hosts.names[1].as_str()));
+    for rank in 0..4 {
+        assert!(dir.join(format!("rank-{rank}")).is_dir());
+    }
+}
+
+/// A campaign is not a job (yet): under mpirun it is refused, not run once per rank.
+#[test]
+fn a_campaign_under_mpirun_is_refused() {
+    let scratch = Scratch::new();
+    let out = common::fsbench()
+        .args(["run", "--dry-run", "--db"])
+        .arg(scratch.db())
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("fsbench run does not run under mpirun yet"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A rank that fails mid-run (its directory is a tmpfs of 60 inodes: the creates after the
+/// mkdirs run out) is named with its host; the others stop with it, and the phases every rank
+/// finished are kept, merged over all of them.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_that_fails_mid_run_is_named_and_the_phases_every_rank_finished_are_kept() {
+    if !common::root_or_skip("a_rank_that_fails_mid_run_is_named") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let small = common::ScratchMount::tmpfs("size=8m,nr_inodes=60");
+    std::os::unix::fs::symlink(small.path(), dir.join("rank-1")).unwrap();
+    let out = mpirun(
+        3,
+        &[
+            "metadata",
+            "--ops",
+            "mkdir,create",
+            "-n",
+            "40",
+            "-t",
+            "1",
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+        ],
+    );
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(
+        said.contains("rank 1 (host ") && said.contains("No space left on device"),
+        "{said}"
+    );
+    let json = scratch.path().join("run.json");
+    let export = common::fsbench()
+        .args(["export", "1", "--db"])
+        .arg(scratch.db())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", stderr(&export));
+    let doc = common::read_json(&json);
+    let sample = &common::run_cases(&doc)[0]["samples"][0];
+    assert_eq!(sample["status"], "failed");
+    let results = flat_results(&doc);
+    assert_eq!(
+        results.len(),
+        1,
+        "the mkdirs, made by every rank: {results:?}"
+    );
+    assert_eq!(results[0]["operation"], "mkdir");
+    assert_eq!(results[0]["ops"], 120);
+    assert_eq!(number(&results[0]["ranks"]), 3.0);
+}

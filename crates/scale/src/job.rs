@@ -14,13 +14,16 @@ pub struct RankReport {
     pub host: String,
     /// Why the rank's run did not finish, when it did not.
     pub failure: Option<String>,
+    /// The rank stopped because another one did (its own failure is "interrupted").
+    #[serde(default)]
+    pub stopped_with_the_job: bool,
     pub records: Vec<ResultRecord>,
 }
 
 /// The job's result at rank 0.
 #[derive(Debug)]
 pub struct JobResult {
-    /// The merged records of the ranks that finished (empty when none did).
+    /// The merged results every rank has (all of them when every rank finished).
     pub records: Vec<ResultRecord>,
     /// "rank R (host H): reason" for every rank that did not finish.
     pub failures: Vec<String>,
@@ -56,28 +59,36 @@ fn merge_reports(all: &[Vec<u8>]) -> Result<JobResult, JobError> {
             })
         })
         .collect::<Result<_, _>>()?;
-    let failures: Vec<String> = reports
+    // The ranks that stopped on their own first, then those that stopped with them.
+    let mut failures: Vec<String> = reports
         .iter()
+        .filter(|r| !r.stopped_with_the_job)
         .filter_map(|r| {
             let reason = r.failure.as_ref()?;
             Some(format!("rank {} (host {}): {reason}", r.rank, r.host))
         })
         .collect();
-    let finished: Vec<RankResults> = reports
+    let followers: Vec<String> = reports
         .iter()
-        .filter(|r| r.failure.is_none())
+        .filter(|r| r.stopped_with_the_job)
+        .map(|r| r.rank.to_string())
+        .collect();
+    if !followers.is_empty() {
+        failures.push(format!("rank(s) {} stopped with it", followers.join(", ")));
+    }
+    // What every rank measured: all of it when every rank finished; when one did not, the
+    // results every rank has (the phases before the stop), so nothing measured by the whole job
+    // is lost and no figure is of part of it.
+    let common = reports.iter().map(|r| r.records.len()).min().unwrap_or(0);
+    let ranks: Vec<RankResults> = reports
+        .iter()
         .map(|r| RankResults {
             rank: r.rank,
             host: r.host.clone(),
-            records: r.records.clone(),
+            records: r.records[..common].to_vec(),
         })
         .collect();
-    // A job with a failed rank is not the job asked for: its figures would be the survivors'.
-    let records = if failures.is_empty() {
-        merge(&finished)?
-    } else {
-        Vec::new()
-    };
+    let records = merge(&ranks)?;
     Ok(JobResult { records, failures })
 }
 
@@ -127,6 +138,7 @@ mod tests {
             rank,
             host: format!("h{}", rank / 2),
             failure: failure.map(str::to_string),
+            stopped_with_the_job: false,
             records: vec![ResultRecord {
                 measurements: vec![BYTES.at(100.0 * (rank + 1) as f64)],
                 ..ResultRecord::default()
@@ -170,7 +182,7 @@ mod tests {
     }
 
     /// One rank that cannot start stops every rank before anything runs; one that fails is
-    /// named with its host, and the job keeps no figures of the survivors.
+    /// named with its host, and the results every rank has are kept.
     #[test]
     fn a_failed_rank_is_named_and_stops_the_job() {
         let handles: Vec<_> = Threads::job(3)
@@ -189,6 +201,7 @@ mod tests {
         assert!(results.iter().all(|(started, again, _)| !started && *again));
         let job = results[0].2.as_ref().unwrap();
         assert_eq!(job.failures, ["rank 2 (host h1): No space left on device"]);
-        assert!(job.records.is_empty());
+        // Every rank has its one result: it is kept, merged over all three.
+        assert_eq!(job.records[0].measurements[0].value, 600.0);
     }
 }

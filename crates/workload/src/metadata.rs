@@ -710,6 +710,9 @@ fn run(
         } else {
             "warm"
         };
+        if !sink.phase_start() {
+            return Ok(false);
+        }
         let outcomes = run_together(&mut workers, |w| {
             let start = now_ns();
             let timed = w.time(op, stop);

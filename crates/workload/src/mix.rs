@@ -848,6 +848,9 @@ fn run(
 
     // The fileset, timed on its own: every thread creates its share, all at once.
     let files_per_thread = plan.num_files.div_ceil(settings.threads);
+    if !sink.phase_start() {
+        return Ok(false);
+    }
     let fileset = timed(&mut workers, |w| {
         let mut tally = Tally::default();
         let clock = Clock::get();
@@ -891,6 +894,9 @@ fn run(
     }
 
     // The mix.
+    if !sink.phase_start() {
+        return Ok(false);
+    }
     let ran = timed(&mut workers, |w| {
         let start = Clock::get().ticks();
         w.run(&shared, start, plan.duration_ns, stop)

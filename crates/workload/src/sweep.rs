@@ -144,6 +144,9 @@ impl Sink for Tag<'_> {
     fn cold(&mut self) -> Result<String, String> {
         self.inner.cold()
     }
+    fn phase_start(&mut self) -> bool {
+        self.inner.phase_start()
+    }
 }
 
 /// Runs `settings` at every point of `sweep`, in order; stops at the first point that does not

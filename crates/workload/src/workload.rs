@@ -64,6 +64,12 @@ pub trait Sink {
     fn cold(&mut self) -> Result<String, String> {
         drop_caches()
     }
+    /// Called before each timed phase, outside its timing. Under scale-out the ranks of a job
+    /// start the phase together here; false when the job is ending (another rank stopped),
+    /// and the workload then stops as if interrupted. Alone, always true at once.
+    fn phase_start(&mut self) -> bool {
+        true
+    }
 }
 
 /// `sync`, then `3 > /proc/sys/vm/drop_caches`: page cache, dentries and inodes of every

@@ -134,10 +134,15 @@ impl Drop for ExportFile {
     }
 }
 
-/// The run's sink on a target fsbench prepared: a request for a cold cache remounts it.
+/// The run's sink on a target fsbench prepared: a request for a cold cache remounts it. In a
+/// job, every phase starts when every rank is there.
 struct OnTarget<'p, 's> {
     progress: &'p mut WorkloadProgress,
     target: Option<&'p mut Target<'s>>,
+    job: Option<&'p dyn fsbench_scale::Collective>,
+    /// This rank has met the others for the last time before the gather: it said it was done,
+    /// or learnt that another rank was.
+    left: bool,
 }
 
 impl Sink for OnTarget<'_, '_> {
@@ -155,6 +160,34 @@ impl Sink for OnTarget<'_, '_> {
             Some(target) => target.remount_cold().map_err(|e| e.to_string()),
             None => fsbench_workload::workload::drop_caches(),
         }
+    }
+    fn phase_start(&mut self) -> bool {
+        let Some(job) = self.job else {
+            return true;
+        };
+        if self.left {
+            return false;
+        }
+        // Every rank still running says true; one that ended says false once, and the others
+        // stop with it (their workload ends as interrupted).
+        if job.all_ok(true) {
+            return true;
+        }
+        self.left = true;
+        false
+    }
+}
+
+impl OnTarget<'_, '_> {
+    /// After the workload: a rank that has not left yet tells the others it is done (the call
+    /// that meets their next phase start, or their own end).
+    fn leave(&mut self) -> bool {
+        let stopped_by_another = self.left;
+        if let (Some(job), false) = (self.job, self.left) {
+            job.all_ok(false);
+            self.left = true;
+        }
+        stopped_by_another
     }
 }
 
@@ -454,15 +487,14 @@ fn run_on(
             (outcome, Some(reason), None, Vec::new(), info)
         }
         None => {
-            let mut end = case.workload.run(
-                &ctx,
-                &dir,
-                &stop,
-                &mut OnTarget {
-                    progress: &mut progress,
-                    target: target.as_mut(),
-                },
-            );
+            let mut sink = OnTarget {
+                progress: &mut progress,
+                target: target.as_mut(),
+                job,
+                left: false,
+            };
+            let mut end = case.workload.run(&ctx, &dir, &stop, &mut sink);
+            let stopped_by_another = sink.leave();
             progress.finish();
             if let Some(job) = job {
                 let hostname = HostInfo::probe().hostname;
@@ -472,6 +504,7 @@ fn run_on(
                     failure: end.error.as_ref().map(in_flags).or_else(|| {
                         (end.outcome != Outcome::Ok).then(|| end.outcome.name().to_string())
                     }),
+                    stopped_with_the_job: stopped_by_another,
                     records: std::mem::take(&mut progress.records),
                 };
                 let merged = fsbench_scale::gather_and_merge(job, &mine);
@@ -484,8 +517,8 @@ fn run_on(
                         if !merged.failures.is_empty() {
                             end.outcome = Outcome::Failed;
                             end.error = Some(WorkloadError::Job(format!(
-                                "{} of {} ranks did not finish: {}",
-                                merged.failures.len(),
+                                "the job of {} ranks did not finish: {}; the results every \
+                                 rank has are kept",
                                 job.size(),
                                 merged.failures.join("; ")
                             )));

@@ -569,6 +569,9 @@ fn replay(
         .collect();
     let total_ns = warmup_ns + duration_ns;
     let clock = Clock::get();
+    if !sink.phase_start() {
+        return Ok(false);
+    }
     let done = run_together(&mut clients, |c| {
         let start = clock.ticks();
         let finished = c.replay(lines, start, warmup_ns, total_ns, stop);

@@ -190,4 +190,8 @@ impl MatrixObserver for ToSink<'_> {
     fn warning(&mut self, message: &str) {
         self.0.warning(message);
     }
+
+    fn phase_start(&mut self) -> bool {
+        self.0.phase_start()
+    }
 }

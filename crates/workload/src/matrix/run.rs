@@ -32,6 +32,11 @@ pub trait MatrixObserver {
     fn result(&mut self, _result: &CellResult, _done: usize, _total: usize) {}
     /// Something the reader of the results must know (said once per kind).
     fn warning(&mut self, _message: &str) {}
+    /// Before each phase of a cell (see [`crate::Sink::phase_start`]); false stops the run as
+    /// interrupted.
+    fn phase_start(&mut self) -> bool {
+        true
+    }
 }
 
 /// An observer that ignores everything.
@@ -93,7 +98,7 @@ pub fn run(
     'cells: for &cell in &plan.cells {
         runner.start_cell();
         for &phase in &plan.phases {
-            let measured = if stop.is_requested() {
+            let measured = if stop.is_requested() || !observer.phase_start() {
                 Err(WorkloadError::Interrupted)
             } else {
                 runner.measure(cell, phase, stop)
