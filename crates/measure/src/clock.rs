@@ -216,31 +216,68 @@ mod tsc {
         Ok(())
     }
 
-    /// Nanoseconds per tick (32.32 fixed point), from 10 ms of CLOCK_MONOTONIC. Each end is
-    /// read between two TSC reads and paired with their midpoint.
+    /// Nanoseconds per tick (32.32 fixed point), from 10 ms of CLOCK_MONOTONIC.
     pub fn calibrate_q32() -> Result<u64, &'static str> {
-        let pair = || {
-            let before = read();
-            let ns = now_ns();
-            let after = read();
-            (before / 2 + after / 2, ns)
-        };
-        let (tsc0, ns0) = pair();
-        while now_ns() < ns0 + 10_000_000 {
-            std::hint::spin_loop();
-        }
-        let (tsc1, ns1) = pair();
-        let ticks = tsc1.saturating_sub(tsc0);
-        if ticks == 0 {
-            return Err("the TSC did not advance");
-        }
-        let q32 = (((ns1 - ns0) as u128) << 32) / ticks as u128;
-        // Between 100 MHz and 20 GHz, or something is wrong with the reading.
-        if !((1u128 << 32) / 20..=(10u128 << 32)).contains(&q32) {
-            return Err("the TSC's measured rate is implausible");
-        }
-        Ok(q32 as u64)
+        super::calibrate_q32_from(|| {
+            let before = now_ns();
+            let tsc = read();
+            (before, tsc, now_ns())
+        })
     }
+}
+
+/// One reading of the TSC bracketed by two of CLOCK_MONOTONIC: (ns before, ticks, ns after).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+type Reading = (u64, u64, u64);
+
+/// How long the calibration measures.
+const CALIBRATION_NS: u64 = 10_000_000;
+/// The widest bracket a calibration accepts: a thread preempted between its reads (a busy
+/// machine, a CI runner) makes a wide one, and pairing its TSC value with the wrong instant once
+/// skewed every figure of a process (a 100 ms mix ran for seconds). Two brackets this wide
+/// still leave the rate within 0.1 %; a normal one is well under 1 µs.
+const WIDEST_BRACKET_NS: u64 = 10_000;
+
+/// The calibration itself, over any source of readings (the tests give it a fake one): at
+/// each end of the interval the tightest of up to 64 readings, its ticks paired with the middle
+/// of its bracket.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn calibrate_q32_from(mut read: impl FnMut() -> Reading) -> Result<u64, &'static str> {
+    let (ns0, tsc0) = tightest(&mut read)?;
+    while read().0 < ns0 + CALIBRATION_NS {
+        std::hint::spin_loop();
+    }
+    let (ns1, tsc1) = tightest(&mut read)?;
+    let ticks = tsc1.saturating_sub(tsc0);
+    if ticks == 0 {
+        return Err("the TSC did not advance");
+    }
+    let q32 = (((ns1 - ns0) as u128) << 32) / ticks as u128;
+    // Between 100 MHz and 20 GHz, or something is wrong with the reading.
+    if !((1u128 << 32) / 20..=(10u128 << 32)).contains(&q32) {
+        return Err("the TSC's measured rate is implausible");
+    }
+    Ok(q32 as u64)
+}
+
+/// The tightest of up to 64 readings (the first under 1 µs ends the search), as (ns, ticks).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn tightest(read: &mut impl FnMut() -> Reading) -> Result<(u64, u64), &'static str> {
+    let mut best = read();
+    for _ in 1..64 {
+        if best.2 - best.0 <= 1_000 {
+            break;
+        }
+        let reading = read();
+        if reading.2 - reading.0 < best.2 - best.0 {
+            best = reading;
+        }
+    }
+    let (before, ticks, after) = best;
+    if after - before > WIDEST_BRACKET_NS {
+        return Err("the machine was too busy to calibrate the TSC against CLOCK_MONOTONIC");
+    }
+    Ok((before + (after - before) / 2, ticks))
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -291,6 +328,40 @@ mod tests {
             info.source == ClockSource::Tsc,
             info.fallback_reason.is_none()
         );
+    }
+
+    /// A fake TSC at 2.5 ticks per ns whose readings take 40 ns, and whose thread is
+    /// preempted for `stalls[i]` ns between the ns and the ticks of reading i.
+    fn fake_readings(stalls: Vec<u64>) -> impl FnMut() -> Reading {
+        let (mut now, mut i) = (1_000_000_000u64, 0usize);
+        move || {
+            let before = now;
+            now += 20 + stalls.get(i).copied().unwrap_or(0);
+            i += 1;
+            let ticks = now * 5 / 2;
+            now += 20;
+            (before, ticks, now)
+        }
+    }
+
+    #[test]
+    fn a_reading_preempted_mid_calibration_does_not_skew_the_clock() {
+        let exact = (2u128 << 32) / 5;
+        // Undisturbed.
+        let q32 = calibrate_q32_from(fake_readings(vec![])).unwrap() as u128;
+        assert!(q32.abs_diff(exact) <= 1, "{q32} against {exact}");
+        // The first reading at the start stalls 5 ms: pairing its ticks with the middle of its
+        // bracket would make every time a third too long.
+        let q32 = calibrate_q32_from(fake_readings(vec![5_000_000])).unwrap() as u128;
+        assert!(q32.abs_diff(exact) <= 1, "{q32} against {exact}");
+        // Nor does a stall at the end (it would make every time 0.6 of what it was).
+        let mut stalls = vec![0; 250_002];
+        stalls.extend([30_000_000, 30_000_000]);
+        let q32 = calibrate_q32_from(fake_readings(stalls)).unwrap() as u128;
+        assert!(q32.abs_diff(exact) <= 1, "{q32} against {exact}");
+        // Every reading stalls: no calibration rather than a wrong one.
+        let err = calibrate_q32_from(fake_readings(vec![20_000; 100])).unwrap_err();
+        assert!(err.contains("too busy"), "{err}");
     }
 
     #[test]
