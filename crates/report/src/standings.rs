@@ -283,6 +283,18 @@ impl Standings {
             .into_iter()
             .map(|c| (c, options.weights.get(&c).copied().unwrap_or(1.0)))
             .collect();
+        // Points are comparable only among disciplines most configurations ran: one that fewer
+        // than half of its category's configurations took part in (a sweep on one platform) is
+        // shown among the winners but does not score, or winning among 4 would weigh as much
+        // as winning among 32.
+        let participants =
+            |d: &Discipline| d.entries.iter().filter(|e| e.placement.is_some()).count();
+        let mut most: BTreeMap<Category, usize> = BTreeMap::new();
+        for d in &disciplines {
+            let n = most.entry(d.category).or_insert(0);
+            *n = (*n).max(participants(d));
+        }
+        let scores_points = |d: &Discipline| participants(d) * 2 >= most[&d.category];
         let mut scores: Vec<Score> = labels
             .iter()
             .map(|label| {
@@ -293,7 +305,7 @@ impl Standings {
                     let Some(e) = d.entries.iter().find(|e| &e.label == label) else {
                         continue;
                     };
-                    if let Some(p) = e.placement {
+                    if let Some(p) = e.placement.filter(|_| scores_points(d)) {
                         *points.entry(d.category).or_insert(0.0) += p.points;
                         *placed.entry(d.category).or_insert(0) += 1;
                     }

@@ -564,3 +564,106 @@ fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
     }
     assert!(table.contains("ext4") && table.contains("xfs"));
 }
+
+/// A discipline that fewer than half of the configurations ran (a sweep on one of them) is
+/// among the winners but scores no points: the ranking compares like with like.
+#[test]
+fn a_discipline_few_configurations_ran_does_not_score() {
+    use fsbench_model::Sweep;
+    const OPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            started_at: "t0",
+            plan_name: "p",
+            plan_text: "",
+            fsbench_version: "0",
+            host_json: "{}",
+            planned_samples: 15,
+        })
+        .unwrap();
+    let create = |rate: f64, sweep: Option<f64>| ResultRecord {
+        dims: Dims {
+            operation: Some("create".into()),
+            sweep: sweep.map(|value| Sweep {
+                parameter: "threads".into(),
+                value,
+            }),
+            ..Dims::default()
+        },
+        measurements: vec![OPS.at(rate)],
+        ..ResultRecord::default()
+    };
+    for (position, (fs, speed)) in [("ext2", 1.0), ("ext3", 2.0), ("ext4", 3.0), ("xfs", 4.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let config = format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+        );
+        let files = store
+            .add_case(
+                run,
+                &format!("{fs}.files"),
+                position as i64 * 2,
+                &config,
+                r#"{"kind":"metadata","name":"files"}"#,
+            )
+            .unwrap();
+        for rep in 1..=3u32 {
+            let results = [create(1000.0 * speed + rep as f64, None)];
+            store
+                .record_sample(
+                    files,
+                    &NewSample {
+                        results: &results,
+                        ..sample(rep, Outcome::Ok)
+                    },
+                )
+                .unwrap();
+        }
+        if fs == "ext2" {
+            let curve = store
+                .add_case(
+                    run,
+                    "ext2.curve",
+                    position as i64 * 2 + 1,
+                    &config,
+                    r#"{"kind":"metadata","name":"curve"}"#,
+                )
+                .unwrap();
+            for rep in 1..=3u32 {
+                let results: Vec<ResultRecord> = [1.0, 2.0, 4.0]
+                    .iter()
+                    .map(|&t| create(500.0 * t + rep as f64, Some(t)))
+                    .collect();
+                store
+                    .record_sample(
+                        curve,
+                        &NewSample {
+                            results: &results,
+                            ..sample(rep, Outcome::Ok)
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let standings = crate::standings::Standings::of(&model, &Default::default());
+    let curve = standings
+        .disciplines
+        .iter()
+        .filter(|d| d.workload == "curve")
+        .count();
+    assert_eq!(curve, 3, "the sweep's disciplines are still shown");
+    let ext2 = standings.scores.iter().find(|s| s.label == "ext2").unwrap();
+    let metadata = crate::standings::Category::of_kind("metadata").unwrap();
+    assert_eq!(
+        ext2.placed[&metadata], 1,
+        "only the discipline everyone ran"
+    );
+    assert_eq!(ext2.points[&metadata], 1.0, "last of 4 in files");
+    assert_eq!(standings.scores[0].label, "xfs");
+}
