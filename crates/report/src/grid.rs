@@ -244,7 +244,8 @@ pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result
         let (Some(point), Some(main)) = (&r.dims.sweep, r.main()) else {
             continue;
         };
-        if main.direction != fsbench_model::Direction::Higher {
+        // A client load's per-client rows are a breakdown of its total, not a curve each.
+        if main.direction != fsbench_model::Direction::Higher || r.dims.client.is_some() {
             continue;
         }
         let mut dims = r.dims.clone();

@@ -287,8 +287,17 @@ fn matrix_section(table: &Table, section: &mut Section) {
     }
 }
 
+/// Whether a row (not of a sweep) gets a chart of its own: one client's share of a client
+/// load is a breakdown of its total (in the tables and the export, not a chart each: dbench at
+/// 20 clients would draw 21).
+fn charted(row: &Row) -> bool {
+    row.dims.sweep.is_none() && row.dims.client.is_none()
+}
+
 /// Saturation curves: rows that differ only in their sweep point, one line per configuration,
-/// with each line's peak and knee marked.
+/// with each line's peak and knee marked. A client load's per-client rows are left out, and
+/// the thread count that moves with a swept client or thread count is not part of a curve's
+/// name (else every point would be a chart of its own).
 fn sweep_charts(table: &Table, section: &mut Section) {
     let (factor, unit) = display_unit(table);
     let y = y_title(&table.metric, unit);
@@ -297,8 +306,14 @@ fn sweep_charts(table: &Table, section: &mut Section) {
         let Some(sweep) = &row.dims.sweep else {
             continue;
         };
+        if row.dims.client.is_some() {
+            continue;
+        }
         let mut rest = row.dims.clone();
         rest.sweep = None;
+        if matches!(sweep.parameter.as_str(), "clients" | "threads") {
+            rest.threads = None;
+        }
         let key = rest.label();
         let entry = curves
             .entry(key)
@@ -383,7 +398,13 @@ fn latency_charts(model: &ReportModel, kind: &str, section: &mut Section) {
         .map(|c| c.summary.mean)
         .fold(0.0, f64::max);
     let (factor, unit) = Unit::Nanos.display(typical);
-    for (ri, row) in first.rows.iter().enumerate().take(24) {
+    for (ri, row) in first
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| charted(r))
+        .take(24)
+    {
         let label = row.label(&first.metric);
         let series: Vec<(String, Vec<(f64, f64)>)> = first
             .columns
@@ -831,10 +852,11 @@ impl Exporter for Html {
                 section.title = format!("Workload: {} ({kind})", table.workload_names.join(", "));
                 if kind == "matrix" {
                     matrix_section(table, &mut section);
-                } else if table.rows.iter().any(|r| r.dims.sweep.is_some()) {
-                    sweep_charts(table, &mut section);
                 } else {
-                    for row in table.rows.iter().take(60) {
+                    // A plan may run a sweep and single loads of one kind (004's saturation
+                    // curve beside dbench at 5 and 20): curves for the one, bars for the other.
+                    sweep_charts(table, &mut section);
+                    for row in table.rows.iter().filter(|r| charted(r)).take(60) {
                         let title = row.label(&table.metric);
                         section.charts.push(bar_chart(table, row, &title));
                     }

@@ -667,3 +667,111 @@ fn a_discipline_few_configurations_ran_does_not_score() {
     assert_eq!(ext2.points[&metadata], 1.0, "last of 4 in files");
     assert_eq!(standings.scores[0].label, "xfs");
 }
+
+/// Study 004's shape: dbench at a fixed load beside a saturation sweep of the client count,
+/// both with a row per client. The report draws the fixed load's total as a bar chart and one
+/// saturation curve per swept workload, never a chart per client or per sweep point (the
+/// 004 report at scale 0.01 once drew thousands, 27 MB of HTML).
+#[test]
+fn a_client_sweep_beside_a_fixed_load_draws_one_curve_and_the_loads_bars() {
+    use fsbench_model::Sweep;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            started_at: "t0",
+            plan_name: "p",
+            plan_text: "",
+            fsbench_version: "0",
+            host_json: "{}",
+            planned_samples: 12,
+        })
+        .unwrap();
+    // The total of `clients` clients and one row per client, at a sweep point or not.
+    let load = |clients: u64, speed: f64, point: Option<f64>| -> Vec<ResultRecord> {
+        let dims = |client: Option<u64>| Dims {
+            threads: Some(clients),
+            client,
+            sweep: point.map(|value| Sweep {
+                parameter: "clients".into(),
+                value,
+            }),
+            ..Dims::default()
+        };
+        let total = 1e8 * speed * f64::min(clients as f64, 4.0);
+        std::iter::once(ResultRecord {
+            dims: dims(None),
+            measurements: vec![THROUGHPUT.at(total)],
+            ..ResultRecord::default()
+        })
+        .chain((1..=clients).map(|c| ResultRecord {
+            dims: dims(Some(c)),
+            measurements: vec![THROUGHPUT.at(total / clients as f64)],
+            ..ResultRecord::default()
+        }))
+        .collect()
+    };
+    let mut position = 0;
+    for (fs, speed) in [("ext4", 1.0), ("btrfs", 0.5)] {
+        let config = format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+        );
+        for (name, results) in [
+            ("dbench-5", load(5, speed, None)),
+            (
+                "saturation",
+                [1u64, 2, 4, 8]
+                    .iter()
+                    .flat_map(|&n| load(n, speed, Some(n as f64)))
+                    .collect(),
+            ),
+        ] {
+            let case = store
+                .add_case(
+                    run,
+                    &format!("{fs}.{name}"),
+                    position,
+                    &config,
+                    &format!(r#"{{"kind":"clients","name":"{name}"}}"#),
+                )
+                .unwrap();
+            position += 1;
+            for rep in 1..=3u32 {
+                store
+                    .record_sample(
+                        case,
+                        &NewSample {
+                            results: &results,
+                            ..sample(rep, Outcome::Ok)
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let html = render(&crate::Html::default(), &model);
+    let captions: Vec<&str> = html
+        .split("<figcaption>")
+        .skip(1)
+        .map(|c| c.split("</figcaption>").next().unwrap())
+        .collect();
+    let curves: Vec<&&str> = captions
+        .iter()
+        .filter(|c| c.contains("saturation curve"))
+        .collect();
+    assert_eq!(curves.len(), 1, "one curve chart: {captions:#?}");
+    assert!(
+        curves[0].starts_with("throughput over clients"),
+        "{curves:?}"
+    );
+    assert!(
+        captions.iter().any(|c| c.starts_with("threads=5: mean")),
+        "the fixed load's bars: {captions:#?}"
+    );
+    assert!(
+        !captions.iter().any(|c| c.contains("client=")),
+        "no chart per client: {captions:#?}"
+    );
+    assert!(captions.len() < 12, "{captions:#?}");
+}
