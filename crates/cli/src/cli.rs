@@ -70,6 +70,11 @@ pub enum Command {
     /// Internal: runs one case's workload in a directory (the campaign's child process).
     #[command(hide = true)]
     CaseWorker(CaseWorkerArgs),
+
+    /// Internal: the guard of a process that prepares targets; undoes what that process's
+    /// ledger lists if it dies without tearing down (its end of standard input closes).
+    #[command(hide = true)]
+    Guard(GuardArgs),
 }
 
 /// Where the results database is.
@@ -217,6 +222,16 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    /// The state directory of the guarded process's targets.
+    #[arg(long)]
+    pub state_dir: PathBuf,
+    /// The guarded process.
+    #[arg(long)]
+    pub pid: u32,
 }
 
 #[derive(Debug, Args)]

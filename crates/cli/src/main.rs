@@ -70,6 +70,7 @@ fn main() {
         cli::Command::Report(args) => cmd::report::run(args),
         cli::Command::Compare(args) => cmd::report::compare(args),
         cli::Command::CaseWorker(args) => cmd::case_worker::run(args),
+        cli::Command::Guard(args) => cmd::cleanup::guard(args),
         cli::Command::Targets(args) => cmd::targets::run(args),
         cli::Command::Cleanup(args) => cmd::cleanup::run(args),
     };

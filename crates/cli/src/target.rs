@@ -2,9 +2,11 @@
 
 use crate::cli::TargetArgs;
 use crate::exit::Failure;
+use crate::out::note;
 use anyhow::anyhow;
 use fsbench_testbed::{CachePolicy, DeviceSpec, TargetError, TargetSpec};
 use fsbench_workload::StopFlag;
+use std::path::Path;
 
 /// The spec the flags ask for, or None when no --fs was given.
 pub fn spec_from(args: &TargetArgs) -> Result<Option<TargetSpec>, Failure> {
@@ -35,6 +37,30 @@ pub fn spec_from(args: &TargetArgs) -> Result<Option<TargetSpec>, Failure> {
             other => other,
         })?;
     Ok(Some(spec))
+}
+
+/// Starts the guard of this process's targets, whose state files go to `state_dir` (`fsbench guard`): should this
+/// process be killed (kill -9, mpirun ending a job, the OOM killer), it undoes the mounts,
+/// loop devices and images the ledger lists. Keep the value until every target is torn down.
+/// A guard that cannot start costs only that: a warning, and `fsbench cleanup` after a kill.
+pub fn guard(state_dir: &Path) -> Option<fsbench_testbed::guard::Guard> {
+    let started = std::env::current_exe().and_then(|exe| {
+        let mut command = std::process::Command::new(exe);
+        command
+            .arg("guard")
+            .arg("--state-dir")
+            .arg(state_dir)
+            .arg("--pid")
+            .arg(std::process::id().to_string());
+        fsbench_testbed::guard::Guard::start(command)
+    });
+    match started {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            note!("warning: cannot start the guard process ({e}); if fsbench is killed, run `fsbench cleanup`");
+            None
+        }
+    }
 }
 
 /// A stop flag set by Ctrl-C and SIGTERM. The handler only sets the flag: the main path stops

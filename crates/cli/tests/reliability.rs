@@ -121,18 +121,69 @@ fn a_killed_owner_shows_as_interrupted_with_planned_counts_and_resume_finishes()
     assert_eq!(status, "interrupted", "{}", s.runs());
     assert!((1..6).contains(&stored), "{}", s.runs());
     assert_eq!(planned, 6);
-    // The killed run's target (a tmpfs mount) is what cleanup is for.
+    // The killed run's target (a tmpfs mount): its guard undoes it, and leaves `fsbench
+    // cleanup` nothing to do.
+    s.wait_until_nothing_mounted(Duration::from_secs(20));
     let cleanup = fsbench()
         .args(["cleanup", "--work-dir"])
         .arg(s.work())
         .output()
         .unwrap();
     assert!(cleanup.status.success(), "{}", stderr(&cleanup));
-    s.assert_nothing_mounted();
+    assert!(
+        stdout(&cleanup).starts_with("nothing to clean up"),
+        "{}",
+        stdout(&cleanup)
+    );
     let resumed = s.command(&["--resume", "1", "--quiet"]).output().unwrap();
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(listing(&s.runs(), 1), Some(("complete".to_string(), 6, 6)));
     s.assert_nothing_mounted();
+}
+
+/// kill -9 of a workload on a filesystem fsbench made: its guard (a process in a session of
+/// its own) unmounts it, detaches the loop device and removes the image, and says so.
+#[test]
+fn a_killed_workload_leaves_no_mount_loop_device_or_image() {
+    if !root_or_skip("a_killed_workload_leaves_no_mount_loop_device_or_image") {
+        return;
+    }
+    let s = Scratch::new();
+    let mut child = fsbench()
+        .args([
+            "sleep",
+            "--duration",
+            "60s",
+            "--fs",
+            "ext4",
+            "--no-store",
+            "--quiet",
+        ])
+        .arg("--work-dir")
+        .arg(s.work())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let me = s.work().to_string_lossy().to_string();
+    let start = Instant::now();
+    while !std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .contains(&me)
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "never mounted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    s.wait_until_nothing_mounted(Duration::from_secs(20));
+    s.assert_clean();
+    // The guard's words reach the killed process's standard error (its terminal, a job log).
+    let said = stderr(&out);
+    assert!(
+        said.contains("was killed; unmounted") && said.contains("was killed; removed"),
+        "{said}"
+    );
 }
 
 #[test]

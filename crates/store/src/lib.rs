@@ -589,32 +589,21 @@ impl Store {
     /// Records a sample with its results, in one transaction.
     pub fn record_sample(&mut self, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
         let tx = self.conn.transaction()?;
+        let sample_id = insert_sample(&tx, case_id, sample)?;
+        tx.commit()?;
+        Ok(sample_id)
+    }
+
+    /// Records a sample in place of the one stored for the same case and repetition, if any, in
+    /// one transaction: a job's rank 0 stores what every rank has measured after each phase, so
+    /// that a killed job keeps it, and its final sample replaces that.
+    pub fn replace_sample(&mut self, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
+        let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO samples (case_id, repetition, status, reason, started_at, elapsed_ns,
-                                  target_json, seed, warnings_json, config_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                case_id,
-                sample.repetition,
-                sample.status.name(),
-                sample.reason,
-                sample.started_at,
-                sample.elapsed_ns as i64,
-                sample.target_json,
-                // SQLite integers are signed: a seed above i64::MAX is stored as its two's
-                // complement, and read back as the same u64.
-                sample.seed.map(|s| s as i64),
-                serde_json::to_string(sample.warnings)?,
-                sample.config_json,
-            ],
+            "DELETE FROM samples WHERE case_id = ?1 AND repetition = ?2",
+            params![case_id, sample.repetition],
         )?;
-        let sample_id = tx.last_insert_rowid();
-        let workload: String = tx.query_row(
-            "SELECT COALESCE(json_extract(workload_json, '$.kind'), '') FROM cases WHERE id = ?1",
-            params![case_id],
-            |row| row.get(0),
-        )?;
-        insert_results(&tx, sample_id, &workload, sample.results)?;
+        let sample_id = insert_sample(&tx, case_id, sample)?;
         tx.commit()?;
         Ok(sample_id)
     }
@@ -895,6 +884,37 @@ fn insert_results(
         }
     }
     Ok(())
+}
+
+/// Inserts one sample and its results in `tx`.
+fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO samples (case_id, repetition, status, reason, started_at, elapsed_ns,
+                                  target_json, seed, warnings_json, config_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            case_id,
+            sample.repetition,
+            sample.status.name(),
+            sample.reason,
+            sample.started_at,
+            sample.elapsed_ns as i64,
+            sample.target_json,
+            // SQLite integers are signed: a seed above i64::MAX is stored as its two's
+            // complement, and read back as the same u64.
+            sample.seed.map(|s| s as i64),
+            serde_json::to_string(sample.warnings)?,
+            sample.config_json,
+        ],
+    )?;
+    let sample_id = tx.last_insert_rowid();
+    let workload: String = tx.query_row(
+        "SELECT COALESCE(json_extract(workload_json, '$.kind'), '') FROM cases WHERE id = ?1",
+        params![case_id],
+        |row| row.get(0),
+    )?;
+    insert_results(tx, sample_id, &workload, sample.results)?;
+    Ok(sample_id)
 }
 
 #[cfg(test)]
@@ -1217,6 +1237,50 @@ mod tests {
         let sample = empty_sample(1);
         store.record_sample(case, &sample).unwrap();
         assert!(store.record_sample(case, &sample).is_err());
+    }
+
+    /// A job's interim sample (what every rank had after a phase) is replaced by the next one,
+    /// results and all: one sample per repetition, the last one's.
+    #[test]
+    fn a_replaced_sample_leaves_only_the_new_one_and_its_results() {
+        use fsbench_model::{Dims, Direction, MetricDef, Unit};
+        const OPS: MetricDef = MetricDef::new("ops", Unit::Count, Direction::None).main();
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let run = new_run(&store);
+        let case = store
+            .add_case(run, "k", 0, "{}", r#"{"kind":"metadata"}"#)
+            .unwrap();
+        let phase = |name: &str| ResultRecord {
+            dims: Dims {
+                phase: Some(name.into()),
+                ..Dims::default()
+            },
+            measurements: vec![OPS.at(1.0)],
+            ..ResultRecord::default()
+        };
+        let first = [phase("create")];
+        let interim = NewSample {
+            status: Outcome::Failed,
+            results: &first,
+            ..empty_sample(1)
+        };
+        store.replace_sample(case, &interim).unwrap();
+        let both = [phase("create"), phase("stat")];
+        let last = NewSample {
+            results: &both,
+            ..empty_sample(1)
+        };
+        let id = store.replace_sample(case, &last).unwrap();
+        let data = store.load(run).unwrap();
+        assert_eq!(data.cases[0].samples.len(), 1);
+        assert_eq!(data.cases[0].samples[0].status, Outcome::Ok);
+        assert_eq!(store.results(id).unwrap().len(), 2);
+        let rows: i64 = store
+            .conn
+            .query_row("SELECT COUNT(*) FROM results", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 2, "the interim sample's results went with it");
     }
 
     #[test]

@@ -266,6 +266,15 @@ pub struct CleanupReport {
 
 /// Undoes every resource recorded by fsbench processes that are no longer running.
 pub fn cleanup(sys: &dyn System, state_dir: &Path) -> CleanupReport {
+    cleanup_where(sys, state_dir, |_| true)
+}
+
+/// Undoes what the state files of process `pid` (no longer running) list: a guard's work.
+pub fn cleanup_of(sys: &dyn System, state_dir: &Path, pid: u32) -> CleanupReport {
+    cleanup_where(sys, state_dir, |owner| owner == pid)
+}
+
+fn cleanup_where(sys: &dyn System, state_dir: &Path, owned: impl Fn(u32) -> bool) -> CleanupReport {
     let mut report = CleanupReport::default();
     let Ok(entries) = std::fs::read_dir(state_dir) else {
         return report;
@@ -286,7 +295,10 @@ pub fn cleanup(sys: &dyn System, state_dir: &Path) -> CleanupReport {
             ));
             continue;
         };
-        if state.pid != std::process::id() && process_alive(state.pid) {
+        if !owned(state.pid) {
+            continue;
+        }
+        if state.pid != std::process::id() && running(state.pid) {
             report.live.push(state.pid);
             continue;
         }
@@ -314,6 +326,18 @@ pub fn cleanup(sys: &dyn System, state_dir: &Path) -> CleanupReport {
         }
     }
     report
+}
+
+/// Whether process `pid` runs: it exists and is not a zombie (one that has exited and whose
+/// parent has not yet reaped it holds no file, mount or device).
+pub fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command's closing parenthesis: "pid (comm) S ...".
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_none_or(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => process_alive(pid),
+    }
 }
 
 /// Whether process `pid` exists (signal 0: existence and permission only).

@@ -9,7 +9,8 @@
 //! - [`fs`]: one module per filesystem behind the [`fs::Filesystem`] trait, and the support check.
 //! - [`device`]: images and real devices, with the safety checks for the latter.
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
-//! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run.
+//! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run;
+//!   [`guard`]: a process that does so by itself when its parent is killed.
 //! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces; [`cgroup`]: a CPU quota for
 //!   a platform that slows the workload.
 
@@ -19,6 +20,7 @@ pub mod device;
 pub mod disk;
 pub mod error;
 pub mod fs;
+pub mod guard;
 pub mod ledger;
 pub mod loopdev;
 pub mod scheduler;

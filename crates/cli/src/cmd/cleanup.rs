@@ -1,9 +1,10 @@
 //! `fsbench cleanup`: undo what killed runs left behind, from their state files, and remove the
-//! job files of campaigns that are gone.
+//! job files of campaigns that are gone; and the guard process, which does it for one process
+//! the moment that process is killed.
 
-use crate::cli::CleanupArgs;
+use crate::cli::{CleanupArgs, GuardArgs};
 use crate::exit::{self, Failure};
-use crate::out::say;
+use crate::out::{note, say};
 use anyhow::anyhow;
 use fsbench_testbed::ledger;
 use fsbench_testbed::target::state_dir;
@@ -32,4 +33,32 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
             report.failed.join("; ")
         )))
     }
+}
+
+/// `fsbench guard` (internal, started by [`crate::target::guard`]): waits on standard input
+/// for the guarded process to end; when it was killed, undoes what its ledger lists and says
+/// so on standard error (the guarded process's terminal or job log).
+pub fn guard(args: GuardArgs) -> Result<i32, Failure> {
+    let Some(report) = fsbench_testbed::guard::watch(
+        &RealSystem,
+        &mut std::io::stdin().lock(),
+        &args.state_dir,
+        args.pid,
+    ) else {
+        return Ok(exit::OK);
+    };
+    for line in &report.done {
+        note!("fsbench guard: process {} was killed; {line}", args.pid);
+    }
+    for line in &report.failed {
+        note!(
+            "fsbench guard: process {} was killed; {line}: run `fsbench cleanup`",
+            args.pid
+        );
+    }
+    Ok(if report.failed.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILED
+    })
 }

@@ -185,6 +185,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         }
     };
     let stop = stop_on_signals();
+    let _guard = crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir));
     let worker = std::env::current_exe()
         .context("cannot find the fsbench binary for the workload processes")?;
     let mut progress = CampaignProgress::new(!args.quiet);

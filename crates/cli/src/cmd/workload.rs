@@ -15,7 +15,7 @@ use crate::cli::RunOptions;
 use crate::exit::{self, Failure};
 use crate::out::note;
 use crate::progress::WorkloadProgress;
-use crate::target::{spec_from as target_spec_from, stop_on_signals};
+use crate::target::{guard, spec_from as target_spec_from, stop_on_signals};
 use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{mount_of, HostInfo};
@@ -382,6 +382,10 @@ fn run_on(
     // The filesystem under test: prepared by fsbench (--fs), or the directory's own.
     let system = RealSystem;
     let mut not_run: Option<TargetError> = None;
+    // Dropped after the target's teardown (declared before it).
+    let _guard = target_spec
+        .as_ref()
+        .and_then(|spec| guard(&spec.state_dir()));
     let mut target = match target_spec {
         Some(spec) => match Target::prepare(&system, spec, &|| stop.is_requested()) {
             Ok(target) => Some(target),

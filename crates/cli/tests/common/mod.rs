@@ -238,6 +238,21 @@ impl Scratch {
             stdout(&loops)
         );
     }
+    /// Waits up to `limit` for nothing under the scratch directory to be mounted or attached
+    /// (a killed process's guard undoing its targets), then asserts it.
+    pub fn wait_until_nothing_mounted(&self, limit: std::time::Duration) {
+        let me = self.path().to_string_lossy().to_string();
+        let start = std::time::Instant::now();
+        while start.elapsed() < limit {
+            let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+            let loops = Command::new("losetup").arg("-a").output().unwrap();
+            if !mounts.contains(&me) && !stdout(&loops).contains(&me) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        self.assert_nothing_mounted();
+    }
     /// Nothing is mounted or attached, and no image or mount point stays in the work directory.
     pub fn assert_clean(&self) {
         self.assert_nothing_mounted();
