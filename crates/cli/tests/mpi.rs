@@ -248,8 +248,11 @@ impl TwoHosts {
     const ADDRESSES: [&'static str; 2] = ["10.77.0.1", "10.77.0.2"];
 
     fn new(scratch: &Scratch) -> TwoHosts {
+        // Tests run in parallel: each pair of hosts is named by the process and a count.
+        static PAIRS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = PAIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 10;
         let id = std::process::id() % 100_000;
-        let names = [format!("fsbta{id}"), format!("fsbtb{id}")];
+        let names = [format!("fsbta{id}{n}"), format!("fsbtb{id}{n}")];
         let ip = |args: &[&str]| {
             let out = Command::new("ip")
                 .args(args)
@@ -287,8 +290,16 @@ impl TwoHosts {
 
     /// `mpirun` in the first namespace, two ranks per host.
     fn mpirun(&self, args: &[&str]) -> Output {
+        self.command(&[], args)
+            .output()
+            .expect("ip netns exec mpirun")
+    }
+
+    /// The same command with more of mpirun's flags, to start in the background.
+    fn command(&self, flags: &[&str], args: &[&str]) -> Command {
         let hosts = format!("{}:2,{}:2", Self::ADDRESSES[0], Self::ADDRESSES[1]);
-        Command::new("ip")
+        let mut command = Command::new("ip");
+        command
             .args(["netns", "exec", &self.names[0], "mpirun"])
             .args(["--allow-run-as-root", "-np", "4", "--host", &hosts])
             .args(["--mca", "plm_rsh_agent"])
@@ -297,12 +308,12 @@ impl TwoHosts {
             .args(["--mca", "btl", "self,vader,tcp"])
             .args(["--mca", "btl_tcp_if_include", "10.77.0.0/24"])
             .args(["--mca", "oob_tcp_if_include", "10.77.0.0/24"])
+            .args(flags)
             .arg(env!("CARGO_BIN_EXE_fsbench"))
             .args(args)
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .output()
-            .expect("ip netns exec mpirun")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        command
     }
 
     /// Bytes the second host received on its link.
@@ -460,4 +471,182 @@ fn a_rank_that_fails_mid_run_is_named_and_the_phases_every_rank_finished_are_kep
     assert_eq!(results[0]["operation"], "mkdir");
     assert_eq!(results[0]["ops"], 120);
     assert_eq!(number(&results[0]["ranks"]), 3.0);
+}
+
+/// With --fs, every rank makes, mounts, checks and removes a filesystem of its own (a loop
+/// device on its host), and the job is one run of that configuration.
+#[cfg(feature = "mpi")]
+#[test]
+fn each_rank_prepares_a_filesystem_of_its_own_and_leaves_nothing() {
+    if !common::root_or_skip("each_rank_prepares_a_filesystem_of_its_own") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let json = scratch.path().join("run.json");
+    let out = mpirun(
+        2,
+        &[
+            "metadata",
+            "--fs",
+            "ext4",
+            "--device",
+            "image:256m",
+            "-n",
+            "30",
+            "-t",
+            "1",
+            "--quiet",
+            "--work-dir",
+            scratch.work().to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = common::read_json(&json);
+    let case = &common::run_cases(&doc)[0];
+    assert!(
+        case["key"].as_str().unwrap().starts_with("ext4.")
+            && case["key"].as_str().unwrap().ends_with(".np2"),
+        "{}",
+        case["key"]
+    );
+    let sample = &case["samples"][0];
+    assert_eq!(sample["status"], "ok", "{sample}");
+    assert_eq!(sample["target"]["fsck"]["clean"], true, "rank 0's check");
+    let create = flat_results(&doc)
+        .into_iter()
+        .find(|r| r["operation"] == "create")
+        .unwrap();
+    assert_eq!(create["ops"], 60, "30 files x 2 ranks: {create}");
+    scratch.assert_clean();
+}
+
+/// Issue 14's kill: a job of four ranks on two "hosts", each rank on an ext4 of its own; once
+/// rank 0 has kept the first phase, rank 3 (on the second host) is killed mid-phase. mpirun
+/// ends the job naming the rank and its host; the store keeps the phases every rank finished,
+/// merged over all four; and no loop device, mount or image stays on either host (the killed
+/// rank's guard undoes its filesystem).
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_killed_mid_phase_ends_the_job_keeping_what_was_measured_and_nothing_else() {
+    if !common::root_or_skip("a_rank_killed_mid_phase_ends_the_job") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let hosts = TwoHosts::new(&scratch);
+    let marker = format!("FSBENCH_TEST_JOB={}", scratch.path().display());
+    let (work, db) = (scratch.work(), scratch.db());
+    let args = [
+        "metadata",
+        "--fs",
+        "ext4",
+        "--device",
+        "image:256m",
+        "--ops",
+        "create,stat,unlink",
+        "-n",
+        "4000",
+        "-t",
+        "1",
+        "--quiet",
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    let job = hosts
+        .command(&["-x", "FSBENCH_TEST_JOB"], &args)
+        .env("FSBENCH_TEST_JOB", scratch.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for rank 0 to keep the first phase (the creates), then kill rank 3.
+    let start = std::time::Instant::now();
+    loop {
+        let export = common::fsbench()
+            .args(["export", "1", "--json", "-", "--db"])
+            .arg(scratch.db())
+            .output()
+            .unwrap();
+        let kept = export.status.success() && {
+            let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
+            doc["runs"][0]["cases"][0]["samples"][0]["results"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty())
+        };
+        if kept {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "rank 0 never kept a phase"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let rank3 = rank_process(&marker, 3).expect("rank 3's process");
+    // SAFETY: kill(2) on a process this test's job started (its environment says so).
+    assert_eq!(unsafe { libc::kill(rank3, libc::SIGKILL) }, 0);
+    let out = job.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(
+        said.contains("rank 3") && said.contains(TwoHosts::ADDRESSES[1]),
+        "mpirun names the rank and its host: {said}"
+    );
+    let export = common::fsbench()
+        .args(["export", "1", "--json", "-", "--db"])
+        .arg(scratch.db())
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", stderr(&export));
+    let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
+    let sample = &common::run_cases(&doc)[0]["samples"][0];
+    assert_eq!(sample["status"], "failed", "{sample}");
+    assert!(
+        sample["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the results of the phases every rank finished"),
+        "{sample}"
+    );
+    let create = flat_results(&doc)
+        .into_iter()
+        .find(|r| r["operation"] == "create")
+        .expect("the creates every rank finished");
+    assert_eq!(create["ops"], 16_000, "4000 files x 4 ranks: {create}");
+    assert_eq!(number(&create["ranks"]), 4.0);
+    // Every rank's filesystem is gone: the killed one's by its guard, the others' by theirs
+    // or their own teardown.
+    scratch.wait_until_nothing_mounted(std::time::Duration::from_secs(30));
+    let start = std::time::Instant::now();
+    while std::fs::read_dir(scratch.work())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with(".img"))
+        && start.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    scratch.assert_clean();
+}
+
+/// The pid of the fsbench process that is rank `rank` of the job whose environment holds
+/// `marker` (not its guard, which shares the environment, nor its mkfs or mount).
+#[cfg(feature = "mpi")]
+fn rank_process(marker: &str, rank: u32) -> Option<i32> {
+    let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let environ = std::fs::read(e.path().join("environ")).ok()?;
+        let vars: Vec<&[u8]> = environ.split(|&b| b == 0).collect();
+        let has = |v: &str| vars.contains(&v.as_bytes());
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let argv: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        let is_rank = argv.first()?.ends_with(b"fsbench") && argv.get(1)? == b"metadata";
+        (has(marker) && has(&wanted) && is_rank).then_some(pid)
+    })
 }

@@ -194,7 +194,7 @@ pub(crate) fn convert(tx: &Transaction<'_>) -> Result<()> {
         for (name, bins) in raw {
             histograms.push((name, serde_json::from_str(&bins)?));
         }
-        insert_results(tx, sample_id, &workload, &results(&metrics, histograms))?;
+        insert_results(tx, sample_id, &workload, &results(&metrics, histograms), 0)?;
     }
     Ok(())
 }

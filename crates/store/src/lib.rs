@@ -594,9 +594,26 @@ impl Store {
         Ok(sample_id)
     }
 
+    /// Appends results to a stored sample, after the ones it has, in one transaction: a job's
+    /// rank 0 stores what every rank has measured after each phase, so that a killed job keeps
+    /// it.
+    pub fn append_results(&mut self, sample_id: i64, results: &[ResultRecord]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        let (workload, stored): (String, i64) = tx.query_row(
+            "SELECT COALESCE(json_extract(c.workload_json, '$.kind'), ''),
+                    (SELECT COUNT(*) FROM results r WHERE r.sample_id = s.id)
+             FROM samples s JOIN cases c ON c.id = s.case_id WHERE s.id = ?1",
+            params![sample_id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        insert_results(&tx, sample_id, &workload, results, stored as usize)?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Records a sample in place of the one stored for the same case and repetition, if any, in
-    /// one transaction: a job's rank 0 stores what every rank has measured after each phase, so
-    /// that a killed job keeps it, and its final sample replaces that.
+    /// one transaction: a job's final sample replaces the one rank 0 kept up to date while it
+    /// ran.
     pub fn replace_sample(&mut self, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
         let tx = self.conn.transaction()?;
         tx.execute(
@@ -838,6 +855,7 @@ fn insert_results(
     sample_id: i64,
     workload: &str,
     results: &[ResultRecord],
+    first_position: usize,
 ) -> Result<()> {
     let mut result = tx.prepare_cached(
         "INSERT INTO results (sample_id, position, workload, phase, operation, file_size_bytes,
@@ -849,7 +867,7 @@ fn insert_results(
         "INSERT INTO measurements (result_id, metric, value, main, unit, direction)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    for (position, r) in results.iter().enumerate() {
+    for (position, r) in (first_position..).zip(results) {
         let d = &r.dims;
         let int = |v: Option<u64>| v.map(|v| v as i64);
         let bins = (!r.latency_bins.is_empty())
@@ -913,7 +931,7 @@ fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> 
         params![case_id],
         |row| row.get(0),
     )?;
-    insert_results(tx, sample_id, &workload, sample.results)?;
+    insert_results(tx, sample_id, &workload, sample.results, 0)?;
     Ok(sample_id)
 }
 
@@ -1239,10 +1257,10 @@ mod tests {
         assert!(store.record_sample(case, &sample).is_err());
     }
 
-    /// A job's interim sample (what every rank had after a phase) is replaced by the next one,
-    /// results and all: one sample per repetition, the last one's.
+    /// A job's interim sample grows by the results of each phase, in order; the final one
+    /// replaces it, results and all: one sample per repetition, the last one's.
     #[test]
-    fn a_replaced_sample_leaves_only_the_new_one_and_its_results() {
+    fn results_append_in_order_and_a_replaced_sample_leaves_only_the_new_one() {
         use fsbench_model::{Dims, Direction, MetricDef, Unit};
         const OPS: MetricDef = MetricDef::new("ops", Unit::Count, Direction::None).main();
         let dir = tempfile::tempdir().unwrap();
@@ -1265,7 +1283,15 @@ mod tests {
             results: &first,
             ..empty_sample(1)
         };
-        store.replace_sample(case, &interim).unwrap();
+        let kept = store.replace_sample(case, &interim).unwrap();
+        store.append_results(kept, &[phase("stat")]).unwrap();
+        let phases: Vec<Option<String>> = store
+            .results(kept)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.dims.phase)
+            .collect();
+        assert_eq!(phases, [Some("create".into()), Some("stat".into())]);
         let both = [phase("create"), phase("stat")];
         let last = NewSample {
             results: &both,

@@ -134,8 +134,12 @@ impl Drop for ExportFile {
     }
 }
 
+/// Stores merged records as a job's phases end (rank 0).
+type Keep<'k> = dyn FnMut(&[ResultRecord]) + 'k;
+
 /// The run's sink on a target fsbench prepared: a request for a cold cache remounts it. In a
-/// job, every phase starts when every rank is there.
+/// job, every phase starts when every rank is there, after rank 0 has got and kept what every
+/// rank measured in the phases before.
 struct OnTarget<'p, 's> {
     progress: &'p mut WorkloadProgress,
     target: Option<&'p mut Target<'s>>,
@@ -143,6 +147,17 @@ struct OnTarget<'p, 's> {
     /// This rank has met the others for the last time before the gather: it said it was done,
     /// or learnt that another rank was.
     left: bool,
+    /// This rank's host, as a job's reports name it.
+    host: String,
+    /// How many of this rank's records rank 0 has.
+    shared: usize,
+    /// At rank 0: every rank's records merged, as far as every rank has them.
+    merged: Vec<ResultRecord>,
+    /// At rank 0: stores each phase's merged records as they come, so a job that is killed
+    /// keeps them.
+    keep: Option<&'p mut Keep<'p>>,
+    /// Why a merge between phases failed, if one did.
+    merge_error: Option<String>,
 }
 
 impl Sink for OnTarget<'_, '_> {
@@ -170,15 +185,40 @@ impl Sink for OnTarget<'_, '_> {
         }
         // Every rank still running says true; one that ended says false once, and the others
         // stop with it (their workload ends as interrupted).
-        if job.all_ok(true) {
-            return true;
+        if !job.all_ok(true) {
+            self.left = true;
+            return false;
         }
-        self.left = true;
-        false
+        // Every rank goes on: rank 0 gets and keeps what each measured since the last phase
+        // (outside any timed phase), then all start the next one together.
+        self.share(job);
+        job.all_ok(true)
     }
 }
 
 impl OnTarget<'_, '_> {
+    /// Sends rank 0 this rank's records it has not got yet; at rank 0, merges and keeps them.
+    fn share(&mut self, job: &dyn fsbench_scale::Collective) {
+        let report = fsbench_scale::RankReport {
+            rank: job.rank(),
+            host: self.host.clone(),
+            failure: None,
+            stopped_with_the_job: false,
+            records: self.progress.records[self.shared..].to_vec(),
+        };
+        self.shared = self.progress.records.len();
+        match fsbench_scale::gather_and_merge(job, &report) {
+            Some(Ok(merged)) if !merged.records.is_empty() => {
+                if let Some(keep) = self.keep.as_mut() {
+                    keep(&merged.records);
+                }
+                self.merged.extend(merged.records);
+            }
+            Some(Err(e)) => self.merge_error = Some(e.to_string()),
+            _ => {}
+        }
+    }
+
     /// After the workload: a rank that has not left yet tells the others it is done (the call
     /// that meets their next phase start, or their own end).
     fn leave(&mut self) -> bool {
@@ -254,6 +294,11 @@ fn case_of(
     case
 }
 
+/// The reason of the sample rank 0 keeps while a job runs: what remains if the job is killed.
+const JOB_ENDED: &str = "the job ended before it finished: a rank died or was killed, and \
+mpirun ended the others (its message names the rank and its host); these are the results of \
+the phases every rank finished";
+
 /// What a one-case run stores as its plan text: the command, for provenance (it is not a plan
 /// to resume: the command is run again instead).
 pub const ONE_CASE_MARK: &str = "# one-case run:";
@@ -301,10 +346,10 @@ fn run_on(
 ) -> Result<i32, Failure> {
     let kind = settings.kind();
     if let Some(job) = job {
-        if args.target.fs.is_some() {
+        if args.target.fs.is_some() && !args.target.device.starts_with("image") {
             return Err(Failure::usage(anyhow!(
-                "--fs under mpirun: every rank would prepare a filesystem of its own; pass --dir \
-                 (each rank works in DIR/rank-N)"
+                "--device under mpirun: every rank would format the same device; drop --device \
+                 (each rank makes a loop device of its own on its host) or pass --dir"
             )));
         }
         if kind == "task" {
@@ -423,16 +468,25 @@ fn run_on(
         (None, None, Some(tmp)) => tmp.path().to_path_buf(),
         (None, None, None) => args.target.work.work_dir.clone(),
     };
-    if not_run.is_none() {
-        let preflight = settings.apply(Preflight(&ctx, &dir));
-        // Every rank starts, or none: a rank that cannot start would leave the others waiting.
-        if let Some(job) = job {
-            if !job.all_ok(preflight.is_ok()) && preflight.is_ok() {
+    let preflight = not_run
+        .is_none()
+        .then(|| settings.apply(Preflight(&ctx, &dir)));
+    // Every rank starts, or none: a rank that cannot start (its target, its directory) would
+    // leave the others waiting. Each rank tears its own target down on the way out.
+    if let Some(job) = job {
+        let ready = preflight.as_ref().is_some_and(Result::is_ok);
+        if !job.all_ok(ready) {
+            if ready {
                 return Err(Failure::usage(anyhow!(
                     "another rank could not start the workload (its error is above); nothing ran"
                 )));
             }
+            if let Some(error) = not_run {
+                return Err(error.into());
+            }
         }
+    }
+    if let Some(preflight) = preflight {
         preflight.map_err(usage_error)?;
     }
 
@@ -491,17 +545,55 @@ fn run_on(
             (outcome, Some(reason), None, Vec::new(), info)
         }
         None => {
+            // At rank 0 of a job: what every rank has measured, stored as each phase ends (as a
+            // failed sample: if the job is killed, that is what it was); the final sample
+            // replaces it.
+            let config = sample_config(&case.workload, &ctx);
+            let mut kept: Option<i64> = None;
+            let mut keep = |records: &[ResultRecord]| {
+                let stored = match kept {
+                    Some(id) => store.append_results(id, records).map(|()| id),
+                    None => store.replace_sample(
+                        case_id,
+                        &NewSample {
+                            repetition: 1,
+                            status: Outcome::Failed,
+                            reason: Some(JOB_ENDED),
+                            started_at: &started_at,
+                            elapsed_ns: now_ns() - started,
+                            target_json: None,
+                            results: records,
+                            seed: None,
+                            warnings: &[],
+                            config_json: Some(&config),
+                        },
+                    ),
+                };
+                kept = stored.ok();
+            };
+            let hostname = HostInfo::probe().hostname;
             let mut sink = OnTarget {
                 progress: &mut progress,
                 target: target.as_mut(),
                 job,
                 left: false,
+                host: hostname.clone(),
+                shared: 0,
+                merged: Vec::new(),
+                keep: job
+                    .filter(|j| j.rank() == 0)
+                    .map(|_| &mut keep as &mut dyn FnMut(&[ResultRecord])),
+                merge_error: None,
             };
             let mut end = case.workload.run(&ctx, &dir, &stop, &mut sink);
             let stopped_by_another = sink.leave();
+            let (shared, merged_before, merge_error) = (
+                sink.shared,
+                std::mem::take(&mut sink.merged),
+                sink.merge_error.take(),
+            );
             progress.finish();
             if let Some(job) = job {
-                let hostname = HostInfo::probe().hostname;
                 let mine = fsbench_scale::RankReport {
                     rank: job.rank(),
                     host: hostname,
@@ -509,15 +601,20 @@ fn run_on(
                         (end.outcome != Outcome::Ok).then(|| end.outcome.name().to_string())
                     }),
                     stopped_with_the_job: stopped_by_another,
-                    records: std::mem::take(&mut progress.records),
+                    records: progress.records[shared..].to_vec(),
                 };
                 let merged = fsbench_scale::gather_and_merge(job, &mine);
                 *met = true;
                 match merged {
-                    // Another rank: its own records, for its own exit status.
-                    None => progress.records = mine.records,
+                    // Another rank: its own records stay, for its own exit status.
+                    None => {}
+                    Some(Ok(_)) if merge_error.is_some() => {
+                        end.outcome = Outcome::Failed;
+                        end.error = merge_error.map(WorkloadError::Job);
+                    }
                     Some(Ok(merged)) => {
-                        progress.records = merged.records;
+                        progress.records = merged_before;
+                        progress.records.extend(merged.records);
                         if !merged.failures.is_empty() {
                             end.outcome = Outcome::Failed;
                             end.error = Some(WorkloadError::Job(format!(
@@ -575,7 +672,7 @@ fn run_on(
     let ran = outcome == Outcome::Ok || !progress.records.is_empty();
     let config = ran.then(|| sample_config(&case.workload, &ctx));
     store
-        .record_sample(
+        .replace_sample(
             case_id,
             &NewSample {
                 repetition: 1,
@@ -620,6 +717,10 @@ fn run_on(
                     job.size(),
                     dir.parent().unwrap_or(&dir).display(),
                     job.size() - 1
+                ),
+                Some(job) if args.target.fs.is_some() => format!(
+                    "{} ranks, each on a filesystem of its own{mount}",
+                    job.size()
                 ),
                 Some(job) => format!("{} ranks, each in a temporary directory{mount}", job.size()),
                 None => format!("{}{mount}", dir.display()),
