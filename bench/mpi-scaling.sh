@@ -7,7 +7,8 @@
 # 1 MiB records. Each comparison runs PAIRS alternating (job, independent) pairs; printed: the
 # median job/independent ratio and its range (1.0 = MPI costs the measurement nothing). Also the
 # wall time of `mpirun -np N fsbench sleep --duration 1ms` against one `fsbench sleep`: the launch,
-# the start agreement and the gather. Raw figures go to bench/out/.
+# the start agreement and the gather; and the cost per phase of the barriers, the gathers and
+# rank 0's store (a matrix of 100 tiny phases). Raw figures go to bench/out/.
 #
 # Usage (root; needs the MPI build's packages: scripts/install-deps.sh --mpi):
 #   bench/mpi-scaling.sh [PAIRS=5] [COUNT=20000]
@@ -41,7 +42,7 @@ printf 'fs\tworkload\tranks\tpair\tjob\tindependent\n' > "$RESULTS"
 
 # The aggregate of one or more exports: total (ops or bytes) over the slowest elapsed.
 aggregate() {
-  python3 - "$1" "$@" <<'PY'
+  python3 - "$@" <<'PY'
 import json, sys
 metric = sys.argv[1]
 amount = "ops" if metric == "ops_rate" else "bytes"
@@ -102,7 +103,38 @@ for ranks in 1 2 4; do
   done
 done
 
-python3 - "$RESULTS" "$LAUNCH" <<'PY'
+# The cost of a phase's barriers and reductions: a matrix of 100 tiny phases (4 KiB-256 KiB
+# files, write and read, no minimum time), the sample's elapsed time (from the workload's start
+# to its end, inside the process: no launch) of a job of N ranks against one process's, per
+# phase. It holds the two barriers, the gather of each rank's results, rank 0's merge and
+# store, and the wait for the slowest rank.
+PHASES="$OUT/mpi-phases-$(date -u +%Y%m%dT%H%M%SZ).tsv"
+printf 'ranks\tpair\tphases\tjob_ns\tsolo_ns\n' > "$PHASES"
+elapsed() {
+  python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["runs"][0]["cases"][0]["samples"][0]
+print(s["elapsed_ns"], len(s["results"]))
+PY
+}
+TINY="matrix --tests write,read --file-sizes 4k..256k --record-sizes 4k..64k --min-time 0"
+for ranks in 1 2 4; do
+  for pair in $(seq 1 "$PAIRS"); do
+    dir="$WORK/tmpfs/run"
+    rm -rf "$dir"; mkdir -p "$dir"
+    # shellcheck disable=SC2086
+    mpirun --oversubscribe -np "$ranks" "$FSBENCH" $TINY --dir "$dir" --no-store --quiet --json "$WORK/job.json"
+    read -r job phases < <(elapsed "$WORK/job.json")
+    rm -rf "$dir"; mkdir -p "$dir"
+    # shellcheck disable=SC2086
+    "$FSBENCH" $TINY --dir "$dir" --no-store --quiet --json "$WORK/solo.json"
+    read -r solo _ < <(elapsed "$WORK/solo.json")
+    printf '%s\t%s\t%s\t%s\t%s\n' "$ranks" "$pair" "$phases" "$job" "$solo" >> "$PHASES"
+  done
+done
+
+python3 - "$RESULTS" "$LAUNCH" "$PHASES" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 print(f"{'fs':6} {'workload':8} {'ranks':>5} {'job (median)':>16} {'independent':>16} {'ratio':>6}  range")
@@ -121,4 +153,9 @@ for n in (1, 2, 4):
     j = statistics.median(float(r["job_s"]) for r in sel)
     s = statistics.median(float(r["solo_s"]) for r in sel)
     print(f"empty job, {n} ranks: {j:.3f} s wall (median) against {s:.3f} s for one process")
+phases = list(csv.DictReader(open(sys.argv[3]), delimiter="\t"))
+for n in (1, 2, 4):
+    sel = [r for r in phases if int(r["ranks"]) == n]
+    per = [(int(r["job_ns"]) - int(r["solo_ns"])) / int(r["phases"]) / 1e3 for r in sel]
+    print(f"per phase, {n} ranks: {statistics.median(per):.0f} us (median; range {min(per):.0f}..{max(per):.0f}) over {sel[0]['phases']} phases")
 PY

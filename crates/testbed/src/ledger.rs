@@ -119,10 +119,19 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
             if !mounted {
                 return Ok(format!("{} is no longer mounted", mountpoint.display()));
             }
+            // A killed owner's workload process dies with it but may take moments to leave
+            // the mount: wait a little for it before detaching the mount lazily.
             let cmd = Cmd::new("umount").arg(mountpoint.display().to_string());
-            let out = sys.run(&cmd).map_err(|e| e.to_string())?;
-            if out.success() {
-                return Ok(format!("unmounted {}", mountpoint.display()));
+            let patience = std::time::Instant::now() + std::time::Duration::from_secs(3);
+            loop {
+                let out = sys.run(&cmd).map_err(|e| e.to_string())?;
+                if out.success() {
+                    return Ok(format!("unmounted {}", mountpoint.display()));
+                }
+                if !out.stderr.contains("busy") || std::time::Instant::now() >= patience {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
             }
             // Busy (a process still inside): detach it from the tree; the kernel finishes when
             // the last user leaves.
@@ -285,9 +294,21 @@ fn cleanup_where(sys: &dyn System, state_dir: &Path, owned: impl Fn(u32) -> bool
         .collect();
     files.sort();
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
+        // A guard and `fsbench cleanup` may work at once: each holds the state file locked
+        // while it undoes what it lists, and the second then finds it gone or shortened.
+        let Ok(mut handle) = std::fs::File::open(&file) else {
             continue;
         };
+        // SAFETY: flock on a descriptor this function owns; released when `handle` closes.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&handle), libc::LOCK_EX) } != 0
+            || !file.exists()
+        {
+            continue;
+        }
+        let mut text = String::new();
+        if std::io::Read::read_to_string(&mut handle, &mut text).is_err() {
+            continue;
+        }
         let Ok(state) = serde_json::from_str::<StateFile>(&text) else {
             report.failed.push(format!(
                 "{} is not a state file: left alone",

@@ -897,9 +897,9 @@ fn run(
     if !sink.phase_start() {
         return Ok(false);
     }
+    let start = crate::together::SharedStart::default();
     let ran = timed(&mut workers, |w| {
-        let start = Clock::get().ticks();
-        w.run(&shared, start, plan.duration_ns, stop)
+        w.run(&shared, start.get(Clock::get()), plan.duration_ns, stop)
     })
     .map_err(|e| WorkloadError::io("run the mix in", top, e))?;
     let Some((wall, cpu)) = ran else {

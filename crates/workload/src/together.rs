@@ -96,6 +96,30 @@ pub fn run_together<W: Send, R: Send>(
 
 /// A directory a workload made for its files; removed when dropped (on success, on error and
 /// when a panic unwinds), and never one it did not make.
+/// One start for every thread of a timed run: the clock reading of the first thread to wake
+/// after the release. Threads that the scheduler runs later (128 threads on 2 CPUs wait hundreds
+/// of milliseconds for their first turn) still stop at the same deadline, as FFSB's and dbench's
+/// one timer stops them all, so a run lasts its duration and not its duration plus the last
+/// thread's wait.
+#[derive(Debug, Default)]
+pub struct SharedStart(std::sync::atomic::AtomicU64);
+
+impl SharedStart {
+    /// The run's start in `clock` ticks: this thread's reading if it is the first, else the
+    /// first one's. Called once per thread, before its loop.
+    pub fn get(&self, clock: Clock) -> u64 {
+        use std::sync::atomic::Ordering;
+        let now = clock.ticks().max(1);
+        match self
+            .0
+            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => now,
+            Err(first) => first,
+        }
+    }
+}
+
 pub struct ScratchDir {
     path: PathBuf,
 }
@@ -143,6 +167,21 @@ impl Drop for ScratchDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_thread_gets_the_first_threads_start() {
+        let start = SharedStart::default();
+        let clock = Clock::monotonic();
+        let mut items = vec![0u64; 8];
+        run_together(&mut items, |item| {
+            *item = start.get(clock);
+        })
+        .unwrap();
+        let first = items[0];
+        assert!(first > 0);
+        assert!(items.iter().all(|&s| s == first), "{items:?}");
+        assert_eq!(start.get(clock), first, "later readers get it too");
+    }
 
     #[test]
     fn threads_start_together_and_each_gets_its_item() {

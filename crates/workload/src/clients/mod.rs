@@ -572,8 +572,9 @@ fn replay(
     if !sink.phase_start() {
         return Ok(false);
     }
+    let start = crate::together::SharedStart::default();
     let done = run_together(&mut clients, |c| {
-        let start = clock.ticks();
+        let start = start.get(clock);
         let finished = c.replay(lines, start, warmup_ns, total_ns, stop);
         c.close_all();
         finished
