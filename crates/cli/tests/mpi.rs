@@ -195,6 +195,58 @@ fn the_metadata_workload_on_2_ranks_adds_up_every_ranks_operations() {
     assert_eq!(number(&create["ranks"]), 2.0);
 }
 
+/// A stonewall stops every rank's creates at the same moment (IOR's -D, mdtest's -W): the job
+/// made far fewer than it was asked to, every rank made some, the merged record says the wall
+/// was met and spans what the ranks made, and unlink removed exactly what was made.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_stonewall_stops_every_ranks_creates_and_the_rest_remove_what_was_made() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let json = scratch.path().join("run.json");
+    let out = mpirun(
+        2,
+        &[
+            "metadata",
+            "-n",
+            "200000",
+            "--ops",
+            "create,stat,unlink",
+            "--stonewall",
+            "100ms",
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = flat_results(&common::read_json(&json));
+    let of = |op: &str| results.iter().find(|r| r["operation"] == op).unwrap();
+    let create = of("create");
+    let made = number(&create["ops"]);
+    assert!(made < 400_000.0, "{create}");
+    assert_eq!(create["stonewalled"], true, "{create}");
+    assert_eq!(create["stonewall_ns"], 100_000_000);
+    let (least, most) = (number(&create["made_min"]), number(&create["made_max"]));
+    assert!(least >= 32.0 && least <= most, "{create}");
+    let per_rank = create["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), 2);
+    assert!(
+        per_rank.iter().all(|r| number(&r["ops"]) >= 32.0),
+        "{create}"
+    );
+    assert_eq!(number(&of("stat")["ops"]), made);
+    assert_eq!(number(&of("unlink")["ops"]), made);
+    assert!(common::entries(&dir)
+        .iter()
+        .all(|rank_dir| common::entries(rank_dir).is_empty()));
+}
+
 /// A rank that cannot start ends the whole job at once, saying why; nothing is stored.
 #[cfg(feature = "mpi")]
 #[test]

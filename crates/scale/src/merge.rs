@@ -11,6 +11,8 @@
 //!   merged histogram; a percentile of a record without its histogram is left out rather than
 //!   averaged;
 //! - any other figure (a percentage, a ratio, a spread) is the mean of the ranks' values;
+//! - attributes are rank 0's, except that a true flag on any rank is true (`stonewalled`), and
+//!   numbers named `…_min` and `…_max` are the least and the most over the ranks (`made_min`);
 //! - two figures are added: `ranks` and `imbalance` (slowest over fastest rank's time), and the
 //!   record's attributes name every rank with its host, time, bytes and main figure, and the
 //!   first and last rank done.
@@ -212,6 +214,7 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
         }
     }
     let mut attributes = base.attributes.clone();
+    merge_attributes(&mut attributes, records.iter().map(|(_, r)| &r.attributes));
     let per_rank: Vec<serde_json::Value> = records
         .iter()
         .map(|(rank, record)| {
@@ -244,6 +247,38 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
         attributes,
         measurements,
         latency_bins: histogram.map(|h| h.bins()).unwrap_or_default(),
+    }
+}
+
+/// Merges the ranks' attributes into `into` (rank 0's): flags by any, `_min`/`_max` numbers by
+/// least/most.
+fn merge_attributes<'a>(
+    into: &mut serde_json::Map<String, serde_json::Value>,
+    ranks: impl Iterator<Item = &'a serde_json::Map<String, serde_json::Value>> + Clone,
+) {
+    let keys: Vec<String> = ranks.clone().flat_map(|a| a.keys().cloned()).collect();
+    for key in keys {
+        let values: Vec<&serde_json::Value> = ranks.clone().filter_map(|a| a.get(&key)).collect();
+        let merged = if values.iter().any(|v| v.is_boolean()) {
+            Some(values.iter().any(|v| v.as_bool() == Some(true)).into())
+        } else if key.ends_with("_min") {
+            values
+                .iter()
+                .filter_map(|v| v.as_u64())
+                .min()
+                .map(Into::into)
+        } else if key.ends_with("_max") {
+            values
+                .iter()
+                .filter_map(|v| v.as_u64())
+                .max()
+                .map(Into::into)
+        } else {
+            None
+        };
+        if let Some(value) = merged {
+            into.insert(key, value);
+        }
     }
 }
 

@@ -5,15 +5,19 @@
 //!
 //! Names, buffers and directory descriptors are made before the timed loops; a timed operation
 //! is the system calls of the operation and nothing else (`openat`+`close` for create, ...).
+//!
+//! A stonewall (`stonewall`, mdtest's `-W`, IOR's `-D`) ends the loops that make things (mkdir,
+//! create) once its time has passed since the operation started; the operations after them act
+//! on what each thread made (mdtest's wear-out), so every file made is stat'ed, read and removed.
 
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
-use crate::together::{run_together, ScratchDir};
+use crate::together::{run_together, ScratchDir, SharedStart};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
-use fsbench_measure::clock::now_ns;
+use fsbench_measure::clock::{now_ns, Clock};
 use fsbench_measure::histogram::Histogram;
-use fsbench_measure::units::Size;
+use fsbench_measure::units::{Size, TimeSpan};
 use fsbench_measure::{CpuTimes, Recorder};
 use fsbench_model::{CachePolicy, Dims, Direction, MetricDef, ResultRecord, Unit};
 use serde::{Deserialize, Serialize};
@@ -171,6 +175,13 @@ pub struct MetadataSettings {
     #[arg(long, value_name = "KIND", default_value_t = MetadataSettings::default().data)]
     pub data: DataKind,
 
+    /// Stop making directories and files (mkdir, create) once this much time has passed since
+    /// the operation started, on every thread (and, under mpirun, on every rank: they start
+    /// together) — mdtest's -W, IOR's -D; the operations after them act on what each thread
+    /// made. Scaled by --scale. Default: no stonewall, every thread makes --count.
+    #[arg(long, value_name = "DURATION")]
+    pub stonewall: Option<TimeSpan>,
+
     /// Seed of the data written (default: a fresh one per run; recorded with the results).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -191,6 +202,7 @@ impl Default for MetadataSettings {
             fsync_file: false,
             fsync_dir: false,
             data: DataKind::Random,
+            stonewall: None,
             seed: None,
         }
     }
@@ -213,6 +225,9 @@ pub const MAX_FILES: u64 = 10_000_000;
 
 /// Operations per timed pass: the stop flag is looked at between passes.
 const PASS: u64 = 1024;
+/// Operations per timed pass under a stonewall: its clock is read between passes, so a thread
+/// overshoots it by at most this many operations.
+const STONEWALL_PASS: u64 = 32;
 /// Buffer for reads and directory listings.
 const READ_BUFFER: usize = 64 << 10;
 
@@ -223,6 +238,8 @@ pub struct MetadataPlan {
     pub count: u64,
     pub threads: u64,
     pub dirs: u64,
+    /// The scaled stonewall, if any.
+    pub stonewall_ns: Option<u64>,
     pub seed: u64,
 }
 
@@ -274,6 +291,12 @@ impl MetadataSettings {
                 "at most 64m: the workload is about metadata, not streaming (see `fsbench matrix`)",
             ));
         }
+        if self.stonewall.is_some_and(|s| s.ns == 0) {
+            return Err(WorkloadError::invalid(
+                "stonewall",
+                "must be longer than 0 (leave it out for none)",
+            ));
+        }
         ctx.check()?;
         let mut ops = if self.ops.is_empty() {
             MetaOp::ALL.to_vec()
@@ -290,6 +313,9 @@ impl MetadataSettings {
             count,
             threads: self.threads,
             dirs: self.dirs,
+            stonewall_ns: self
+                .stonewall
+                .map(|s| ((s.ns as f64 * ctx.scale) as u64).max(1_000_000)),
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
         })
     }
@@ -362,6 +388,12 @@ struct Worker {
     files_exist: bool,
     files_renamed: bool,
     subdirs_exist: bool,
+    /// Files 0..made exist while `files_exist` (fewer than `files` after a stonewall).
+    made: u64,
+    /// Directories 0..subdirs_made exist while `subdirs_exist`.
+    subdirs_made: u64,
+    /// The last timed loop ended at the stonewall.
+    walled: bool,
     write_data: Vec<u8>,
     create_data: Vec<u8>,
     append_data: Vec<u8>,
@@ -431,6 +463,9 @@ impl Worker {
             files_exist: false,
             files_renamed: false,
             subdirs_exist: false,
+            made: n,
+            subdirs_made: n,
+            walled: false,
             write_data: data.next(settings.write_size.0 as usize).to_vec(),
             append_data: data.next(settings.append_size.0 as usize).to_vec(),
             create_data: data.next(settings.create_size.0 as usize).to_vec(),
@@ -587,20 +622,27 @@ impl Worker {
                 made?;
             }
             self.files_exist = true;
+            self.made = self.files.len() as u64;
         }
         if op == MetaOp::Rmdir && !self.subdirs_exist {
             for i in 0..self.subdirs.len() as u64 {
                 at::mkdirat(self.base.as_raw_fd(), &self.subdirs[i as usize])?;
             }
             self.subdirs_exist = true;
+            self.subdirs_made = self.subdirs.len() as u64;
         }
         Ok(())
     }
 
-    /// How many timed operations `op` is: one per file or directory, and for readdir as many
-    /// listings as it takes to return `count` entries (at least one per directory).
+    /// How many timed operations `op` is: one per file or directory (made, or to make), and for
+    /// readdir as many listings as it takes to return the files made (at least one per
+    /// directory).
     fn op_count(&self, op: MetaOp) -> u64 {
-        let n = self.files.len() as u64;
+        let n = match op {
+            MetaOp::Mkdir | MetaOp::Create => self.files.len() as u64,
+            MetaOp::Rmdir => self.subdirs_made,
+            _ => self.made,
+        };
         match op {
             MetaOp::Readdir => {
                 let per_dir = n.div_ceil(self.file_dirs.len() as u64).max(1);
@@ -610,10 +652,18 @@ impl Worker {
         }
     }
 
-    /// Times `op` in passes of at most [`PASS`] operations, looking at `stop` in between.
-    /// Returns false when stopped.
-    fn time(&mut self, op: MetaOp, stop: &StopFlag) -> io::Result<bool> {
+    /// Times `op` in passes of at most [`PASS`] operations, looking at `stop` in between, and
+    /// for mkdir and create at the `stonewall` (CLOCK_MONOTONIC ns) if there is one. Returns
+    /// false when stopped.
+    fn time(&mut self, op: MetaOp, stop: &StopFlag, stonewall: Option<u64>) -> io::Result<bool> {
         let total = self.op_count(op);
+        let stonewall = stonewall.filter(|_| matches!(op, MetaOp::Mkdir | MetaOp::Create));
+        let most = if stonewall.is_some() {
+            STONEWALL_PASS
+        } else {
+            PASS
+        };
+        self.walled = false;
         let mut done = 0u64;
         let mut recorder = std::mem::take(&mut self.recorder);
         let mut result = Ok(true);
@@ -622,7 +672,13 @@ impl Worker {
                 result = Ok(false);
                 break;
             }
-            let pass = PASS.min(total - done);
+            // Every thread makes at least one pass: a thread the scheduler ran late still has
+            // files for the operations after this one.
+            if done > 0 && stonewall.is_some_and(|wall| now_ns() >= wall) {
+                self.walled = true;
+                break;
+            }
+            let pass = most.min(total - done);
             let first = done;
             let mut at = first;
             let timed = recorder.time_pass(
@@ -652,8 +708,14 @@ impl Worker {
         }
         self.recorder = recorder;
         match op {
-            MetaOp::Mkdir => self.subdirs_exist = true,
-            MetaOp::Create => self.files_exist = true,
+            MetaOp::Mkdir => {
+                self.subdirs_exist = true;
+                self.subdirs_made = done;
+            }
+            MetaOp::Create => {
+                self.files_exist = true;
+                self.made = done;
+            }
             MetaOp::Rename => self.files_renamed = true,
             MetaOp::Unlink => self.files_exist = false,
             MetaOp::Rmdir => self.subdirs_exist = false,
@@ -713,9 +775,13 @@ fn run(
         if !sink.phase_start() {
             return Ok(false);
         }
+        let phase = SharedStart::default();
         let outcomes = run_together(&mut workers, |w| {
             let start = now_ns();
-            let timed = w.time(op, stop);
+            let stonewall = plan
+                .stonewall_ns
+                .map(|wall| phase.get(Clock::monotonic()) + wall);
+            let timed = w.time(op, stop, stonewall);
             (start, now_ns(), timed)
         })
         .map_err(|e| WorkloadError::io(format!("{op} in"), top, e))?
@@ -779,6 +845,21 @@ fn record(
     let mut attributes = serde_json::Map::new();
     attributes.insert("cache_state".into(), cache.into());
     attributes.insert("files_per_thread".into(), plan.count.into());
+    if let Some(wall) = plan.stonewall_ns {
+        attributes.insert("stonewall_ns".into(), wall.into());
+        if matches!(op, MetaOp::Mkdir | MetaOp::Create) {
+            // Whether any thread met the wall, and what the slowest and the fastest thread made
+            // (mdtest's min and max).
+            let made = workers.iter().map(|w| match op {
+                MetaOp::Mkdir => w.subdirs_made,
+                _ => w.made,
+            });
+            let walled = workers.iter().any(|w| w.walled);
+            attributes.insert("stonewalled".into(), walled.into());
+            attributes.insert("made_min".into(), made.clone().min().unwrap_or(0).into());
+            attributes.insert("made_max".into(), made.max().unwrap_or(0).into());
+        }
+    }
     ResultRecord {
         dims: Dims {
             operation: Some(op.name().to_string()),
@@ -850,6 +931,64 @@ mod tests {
         // readdir: 5 directories of 10 files per thread, one listing each.
         assert_eq!(value(by("readdir"), "ops"), 10.0);
         assert!(value(by("readdir"), "entries_rate") > 0.0);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "left behind"
+        );
+    }
+
+    #[test]
+    fn a_stonewall_ends_mkdir_and_create_and_the_rest_act_on_what_was_made() {
+        let dir = tempfile::tempdir().unwrap();
+        // 100,000 files per thread take seconds; the wall comes after 20 ms.
+        let settings = MetadataSettings {
+            count: 100_000,
+            threads: 2,
+            dirs: 4,
+            ops: vec![
+                MetaOp::Mkdir,
+                MetaOp::Create,
+                MetaOp::Stat,
+                MetaOp::Readdir,
+                MetaOp::Unlink,
+                MetaOp::Rmdir,
+            ],
+            stonewall: Some(TimeSpan::from_ns(20_000_000)),
+            ..MetadataSettings::default()
+        };
+        let (end, sink) = run_in(dir.path(), &settings);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        let by = |op: &str| {
+            sink.records
+                .iter()
+                .find(|r| r.dims.operation.as_deref() == Some(op))
+                .unwrap()
+        };
+        let made = value(by("create"), "ops");
+        assert!((64.0..200_000.0).contains(&made), "{made}");
+        let attrs = &by("create").attributes;
+        assert_eq!(attrs["stonewalled"], true, "{attrs:?}");
+        assert_eq!(attrs["stonewall_ns"], 20_000_000);
+        let (least, most) = (
+            attrs["made_min"].as_u64().unwrap(),
+            attrs["made_max"].as_u64().unwrap(),
+        );
+        assert!(
+            least >= 32 && least <= most && (least + most) as f64 <= made,
+            "{attrs:?}"
+        );
+        // Every file made is stat'ed and removed, and nothing more: the run ends clean.
+        assert_eq!(value(by("stat"), "ops"), made);
+        assert_eq!(value(by("unlink"), "ops"), made);
+        assert!(by("stat").attributes.get("stonewalled").is_none());
+        assert_eq!(by("mkdir").attributes["stonewalled"], true);
+        assert_eq!(value(by("rmdir"), "ops"), value(by("mkdir"), "ops"));
+        assert!(value(by("mkdir"), "ops") < 200_000.0);
+        // The wall is kept to within a pass of each thread's last operation (and the wait
+        // for a CPU on a busy machine).
+        let elapsed_s = value(by("create"), "elapsed") / 1e9;
+        assert!(elapsed_s < 2.0, "{elapsed_s} s");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             0,

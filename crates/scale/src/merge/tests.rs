@@ -102,6 +102,31 @@ fn throughput_is_total_bytes_over_the_slowest_ranks_time() {
     assert_eq!(ranks[1]["main"]["value"], 50.0 * MIB);
 }
 
+#[test]
+fn a_stonewall_on_any_rank_shows_and_what_ranks_made_spans_them_all() {
+    let walled = |rank_no: u32, stonewalled: bool, least: u64, most: u64| {
+        let mut record = written(MIB, 1.0, &[1000]);
+        record
+            .attributes
+            .insert("stonewalled".into(), stonewalled.into());
+        record.attributes.insert("made_min".into(), least.into());
+        record.attributes.insert("made_max".into(), most.into());
+        record
+            .attributes
+            .insert("files_per_thread".into(), 1000.into());
+        rank(rank_no, "a", vec![record])
+    };
+    let merged = merge(&[walled(0, false, 900, 1000), walled(1, true, 400, 700)]).unwrap();
+    let a = &merged[0].attributes;
+    assert_eq!(a["stonewalled"], true);
+    assert_eq!(a["made_min"], 400);
+    assert_eq!(a["made_max"], 1000);
+    assert_eq!(
+        a["files_per_thread"], 1000,
+        "rank 0's other attributes stay"
+    );
+}
+
 /// A workload that runs every rank for one fixed duration and reports only its rate: the
 /// rates add up.
 #[test]
