@@ -674,11 +674,12 @@ fn a_rank_killed_mid_phase_ends_the_job_keeping_what_was_measured_and_nothing_el
     // Every rank's filesystem is gone: the killed one's by its guard, the others' by theirs
     // or their own teardown.
     scratch.wait_until_nothing_mounted(std::time::Duration::from_secs(30));
+    // The guards undo in reverse: unmount, detach, remove the image, then the mount point.
     let start = std::time::Instant::now();
     while std::fs::read_dir(scratch.work())
         .unwrap()
         .flatten()
-        .any(|e| e.file_name().to_string_lossy().ends_with(".img"))
+        .any(|e| !["state", "run"].contains(&&*e.file_name().to_string_lossy()))
         && start.elapsed() < std::time::Duration::from_secs(30)
     {
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -733,3 +733,36 @@ fn a_mkfs_on_an_image_whose_disk_is_full_blames_the_disk() {
         entries(&work)
     );
 }
+
+/// An unknown `FSBENCH_CLOCK` is one line and a usage error for a command that measures; the
+/// guard measures nothing and, started under the same environment, still does its job.
+#[test]
+fn a_bad_clock_stops_a_workload_but_not_a_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = fsbench()
+        .args(["mix", "--dir"])
+        .arg(dir.path())
+        .env("FSBENCH_CLOCK", "sundial")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("FSBENCH_CLOCK=sundial: unknown clock"));
+
+    let mut guard = fsbench()
+        .args([
+            "guard",
+            "--pid",
+            &std::process::id().to_string(),
+            "--state-dir",
+        ])
+        .arg(dir.path())
+        .env("FSBENCH_CLOCK", "sundial")
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(guard.stdin.as_mut().unwrap(), b"dismissed\n").unwrap();
+    drop(guard.stdin.take());
+    let out = guard.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

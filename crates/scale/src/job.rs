@@ -45,10 +45,30 @@ pub fn gather_and_merge(
 ) -> Option<Result<JobResult, JobError>> {
     let bytes = serde_json::to_vec(mine).expect("a report is plain data");
     let all = job.gather(&bytes)?;
-    Some(merge_reports(&all))
+    Some(merge_reports(&all, Ends::Job))
 }
 
-fn merge_reports(all: &[Vec<u8>]) -> Result<JobResult, JobError> {
+/// As [`gather_and_merge`], between two phases of a job that goes on: every rank must have
+/// measured the same records since the last share — one rank with more is a merge error, not
+/// records silently dropped (only the job's end keeps what every rank has).
+pub fn gather_and_merge_phase(
+    job: &dyn Collective,
+    mine: &RankReport,
+) -> Option<Result<JobResult, JobError>> {
+    let bytes = serde_json::to_vec(mine).expect("a report is plain data");
+    let all = job.gather(&bytes)?;
+    Some(merge_reports(&all, Ends::Phase))
+}
+
+/// Where a merge happens: at the job's end (a rank that stopped early has fewer records) or
+/// between phases (every rank has the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ends {
+    Job,
+    Phase,
+}
+
+fn merge_reports(all: &[Vec<u8>], at: Ends) -> Result<JobResult, JobError> {
     let reports: Vec<RankReport> = all
         .iter()
         .enumerate()
@@ -79,13 +99,16 @@ fn merge_reports(all: &[Vec<u8>]) -> Result<JobResult, JobError> {
     // What every rank measured: all of it when every rank finished; when one did not, the
     // results every rank has (the phases before the stop), so nothing measured by the whole job
     // is lost and no figure is of part of it.
-    let common = reports.iter().map(|r| r.records.len()).min().unwrap_or(0);
+    let common = match at {
+        Ends::Job => reports.iter().map(|r| r.records.len()).min().unwrap_or(0),
+        Ends::Phase => reports.iter().map(|r| r.records.len()).max().unwrap_or(0),
+    };
     let ranks: Vec<RankResults> = reports
         .iter()
         .map(|r| RankResults {
             rank: r.rank,
             host: r.host.clone(),
-            records: r.records[..common].to_vec(),
+            records: r.records[..common.min(r.records.len())].to_vec(),
         })
         .collect();
     let records = merge(&ranks)?;
@@ -203,5 +226,19 @@ mod tests {
         assert_eq!(job.failures, ["rank 2 (host h1): No space left on device"]);
         // Every rank has its one result: it is kept, merged over all three.
         assert_eq!(job.records[0].measurements[0].value, 600.0);
+    }
+
+    /// A rank with one record more than the others: at the job's end the records every rank
+    /// has are merged; between phases it is an error naming the rank, not a record dropped.
+    #[test]
+    fn a_rank_with_more_records_is_truncated_at_the_end_and_an_error_between_phases() {
+        let mut long = report(1, None);
+        long.records.push(long.records[0].clone());
+        let all = [report(0, None), long].map(|r| serde_json::to_vec(&r).unwrap());
+        let at_end = merge_reports(&all, Ends::Job).unwrap();
+        assert_eq!(at_end.records.len(), 1);
+        assert_eq!(at_end.records[0].measurements[0].value, 300.0);
+        let error = merge_reports(&all, Ends::Phase).unwrap_err().to_string();
+        assert!(error.contains("rank 1"), "{error}");
     }
 }

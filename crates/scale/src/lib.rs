@@ -8,5 +8,7 @@ pub mod job;
 pub mod merge;
 
 pub use collective::{launched_size, launcher, Collective, Threads};
-pub use job::{gather_and_merge, gather_hosts, JobError, JobResult, RankReport};
+pub use job::{
+    gather_and_merge, gather_and_merge_phase, gather_hosts, JobError, JobResult, RankReport,
+};
 pub use merge::{merge, MergeError, RankResults};

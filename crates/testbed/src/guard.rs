@@ -108,8 +108,25 @@ mod tests {
         assert!(watch(&sys, &mut dismissed, dir.path(), pid).is_none());
         assert!(dir.path().join("ext4-1-0.json").exists());
 
-        let mut died: &[u8] = b"";
-        let report = watch(&sys, &mut died, dir.path(), pid).unwrap();
+        // Another process holds its own file locked (its cleanup is undoing it), and a file
+        // that is not a state file lies beside: the guard neither waits on the one nor reports
+        // the other.
+        let locked = std::fs::File::open(dir.path().join("xfs-2-0.json")).unwrap();
+        // SAFETY: flock on a descriptor this test owns.
+        let held = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&locked), libc::LOCK_EX) };
+        assert_eq!(held, 0);
+        std::fs::write(dir.path().join("broken.json"), "{").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let state_dir = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let mut died: &[u8] = b"";
+            let _ = tx.send(watch(&RecordingSystem::new(), &mut died, &state_dir, pid));
+        });
+        let report = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the guard waited on another process's locked state file")
+            .unwrap();
+        drop(locked);
         assert_eq!(report.failed, Vec::<String>::new());
         assert!(!dir.path().join("ext4-1-0.json").exists(), "{report:?}");
         assert!(dir.path().join("xfs-2-0.json").exists());

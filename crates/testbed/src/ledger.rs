@@ -275,15 +275,33 @@ pub struct CleanupReport {
 
 /// Undoes every resource recorded by fsbench processes that are no longer running.
 pub fn cleanup(sys: &dyn System, state_dir: &Path) -> CleanupReport {
-    cleanup_where(sys, state_dir, |_| true)
+    cleanup_where(sys, state_dir, None)
 }
 
 /// Undoes what the state files of process `pid` (no longer running) list: a guard's work.
 pub fn cleanup_of(sys: &dyn System, state_dir: &Path, pid: u32) -> CleanupReport {
-    cleanup_where(sys, state_dir, |owner| owner == pid)
+    cleanup_where(sys, state_dir, Some(pid))
 }
 
-fn cleanup_where(sys: &dyn System, state_dir: &Path, owned: impl Fn(u32) -> bool) -> CleanupReport {
+/// Reads and parses a state file; `None` when it is gone or unreadable, `Some(Err)` when it is
+/// not a state file.
+fn read_state(handle: &mut std::fs::File) -> Option<Result<StateFile, ()>> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(handle, &mut text).ok()?;
+    Some(serde_json::from_str::<StateFile>(&text).map_err(|_| ()))
+}
+
+/// Whether `handle` is still the file at `path` (not removed, nor replaced by another).
+fn still_at(handle: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (handle.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(now)) => open.dev() == now.dev() && open.ino() == now.ino(),
+        _ => false,
+    }
+}
+
+/// Cleans up after every dead owner (`None`) or only after `only` (a guard's owner).
+fn cleanup_where(sys: &dyn System, state_dir: &Path, only: Option<u32>) -> CleanupReport {
     let mut report = CleanupReport::default();
     let Ok(entries) = std::fs::read_dir(state_dir) else {
         return report;
@@ -294,6 +312,31 @@ fn cleanup_where(sys: &dyn System, state_dir: &Path, owned: impl Fn(u32) -> bool
         .collect();
     files.sort();
     for file in files {
+        // First a look without a lock: whose is it, and is its owner gone? A guard must not
+        // wait on other processes' files, nor report them.
+        let Some(first) = std::fs::File::open(&file)
+            .ok()
+            .as_mut()
+            .and_then(read_state)
+        else {
+            continue;
+        };
+        let Ok(first) = first else {
+            if only.is_none() {
+                report.failed.push(format!(
+                    "{} is not a state file: left alone",
+                    file.display()
+                ));
+            }
+            continue;
+        };
+        if only.is_some_and(|pid| pid != first.pid) {
+            continue;
+        }
+        if first.pid != std::process::id() && running(first.pid) {
+            report.live.push(first.pid);
+            continue;
+        }
         // A guard and `fsbench cleanup` may work at once: each holds the state file locked
         // while it undoes what it lists, and the second then finds it gone or shortened.
         let Ok(mut handle) = std::fs::File::open(&file) else {
@@ -301,28 +344,13 @@ fn cleanup_where(sys: &dyn System, state_dir: &Path, owned: impl Fn(u32) -> bool
         };
         // SAFETY: flock on a descriptor this function owns; released when `handle` closes.
         if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&handle), libc::LOCK_EX) } != 0
-            || !file.exists()
+            || !still_at(&handle, &file)
         {
             continue;
         }
-        let mut text = String::new();
-        if std::io::Read::read_to_string(&mut handle, &mut text).is_err() {
-            continue;
-        }
-        let Ok(state) = serde_json::from_str::<StateFile>(&text) else {
-            report.failed.push(format!(
-                "{} is not a state file: left alone",
-                file.display()
-            ));
+        let Some(Ok(state)) = read_state(&mut handle) else {
             continue;
         };
-        if !owned(state.pid) {
-            continue;
-        }
-        if state.pid != std::process::id() && running(state.pid) {
-            report.live.push(state.pid);
-            continue;
-        }
         let mut remaining = Vec::new();
         for resource in state.resources.iter().rev() {
             match undo(sys, resource) {

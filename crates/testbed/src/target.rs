@@ -436,14 +436,16 @@ impl<'s> Target<'s> {
         sys.create_dir(&work_dir)
             .map_err(|e| TargetError::io("create the work directory", &work_dir, e))?;
         let mountpoint = self.info.mountpoint.clone();
-        sys.create_dir(&mountpoint)
-            .map_err(|e| TargetError::io("create the mount point", &mountpoint, e))?;
-        self.ledger.push(
-            self.sys,
-            Resource::Dir {
-                path: mountpoint.clone(),
-            },
-        );
+        // On record first, like the image and the mount: a kill right after mkdir leaves
+        // nothing unlisted.
+        let record = Resource::Dir {
+            path: mountpoint.clone(),
+        };
+        self.ledger.push(self.sys, record.clone());
+        if let Err(e) = sys.create_dir(&mountpoint) {
+            self.ledger.forget(self.sys, &record);
+            return Err(TargetError::io("create the mount point", &mountpoint, e));
+        }
         check_stop(stop)?;
 
         match storage {

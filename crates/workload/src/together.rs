@@ -94,8 +94,6 @@ pub fn run_together<W: Send, R: Send>(
     })
 }
 
-/// A directory a workload made for its files; removed when dropped (on success, on error and
-/// when a panic unwinds), and never one it did not make.
 /// One start for every thread of a timed run: the clock reading of the first thread to wake
 /// after the release. Threads that the scheduler runs later (128 threads on 2 CPUs wait hundreds
 /// of milliseconds for their first turn) still stop at the same deadline, as FFSB's and dbench's
@@ -120,6 +118,8 @@ impl SharedStart {
     }
 }
 
+/// A directory a workload made for its files; removed when dropped (on success, on error and
+/// when a panic unwinds), and never one it did not make.
 pub struct ScratchDir {
     path: PathBuf,
 }

@@ -56,7 +56,15 @@ pub fn guard(args: GuardArgs) -> Result<i32, Failure> {
             args.pid
         );
     }
-    Ok(if report.failed.is_empty() {
+    if !report.live.is_empty() {
+        note!(
+            "fsbench guard: process {} still runs after 30 s (it did not end, or its pid was \
+             taken by another process); its state files are left: run `fsbench cleanup` once \
+             it has ended",
+            args.pid
+        );
+    }
+    Ok(if report.failed.is_empty() && report.live.is_empty() {
         exit::OK
     } else {
         exit::FAILED

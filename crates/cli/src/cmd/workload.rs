@@ -207,7 +207,7 @@ impl OnTarget<'_, '_> {
             records: self.progress.records[self.shared..].to_vec(),
         };
         self.shared = self.progress.records.len();
-        match fsbench_scale::gather_and_merge(job, &report) {
+        match fsbench_scale::gather_and_merge_phase(job, &report) {
             Some(Ok(merged)) if !merged.records.is_empty() => {
                 if let Some(keep) = self.keep.as_mut() {
                     keep(&merged.records);
@@ -550,7 +550,10 @@ fn run_on(
             // replaces it.
             let config = sample_config(&case.workload, &ctx);
             let mut kept: Option<i64> = None;
+            // Everything kept so far: after a failed append, the next phase stores it all again.
+            let mut so_far: Vec<ResultRecord> = Vec::new();
             let mut keep = |records: &[ResultRecord]| {
+                so_far.extend_from_slice(records);
                 let stored = match kept {
                     Some(id) => store.append_results(id, records).map(|()| id),
                     None => store.replace_sample(
@@ -562,7 +565,7 @@ fn run_on(
                             started_at: &started_at,
                             elapsed_ns: now_ns() - started,
                             target_json: None,
-                            results: records,
+                            results: &so_far,
                             seed: None,
                             warnings: &[],
                             config_json: Some(&config),
@@ -608,7 +611,10 @@ fn run_on(
                 match merged {
                     // Another rank: its own records stay, for its own exit status.
                     None => {}
+                    // What was merged before the failed merge is the job's result: rank 0's
+                    // own records are not (nor do they replace what was kept).
                     Some(Ok(_)) if merge_error.is_some() => {
+                        progress.records = merged_before;
                         end.outcome = Outcome::Failed;
                         end.error = merge_error.map(WorkloadError::Job);
                     }
@@ -626,6 +632,7 @@ fn run_on(
                         }
                     }
                     Some(Err(e)) => {
+                        progress.records = merged_before;
                         end.outcome = Outcome::Failed;
                         end.error = Some(WorkloadError::Job(e.to_string()));
                     }
