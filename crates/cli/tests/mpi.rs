@@ -195,6 +195,92 @@ fn the_metadata_workload_on_2_ranks_adds_up_every_ranks_operations() {
     assert_eq!(number(&create["ranks"]), 2.0);
 }
 
+/// N-to-1 (IOR's shared file, segmented): 4 ranks on one file in the job's directory, rank r
+/// on bytes [r*F, (r+1)*F). Each phase's operations and bytes add up over the ranks, the file
+/// holds every rank's segment (none left a hole, no two alike), no rank made a directory of its
+/// own, and without --keep rank 0 removes the file after the last rank is done.
+#[cfg(feature = "mpi")]
+#[test]
+fn four_ranks_share_one_file_each_writing_its_own_segment() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let json = scratch.path().join("run.json");
+    let db = scratch.db();
+    let run = |keep: bool| {
+        let mut args = vec![
+            "matrix",
+            "--shared-file",
+            "--tests",
+            "write,read,random",
+            "--file-sizes",
+            "256k",
+            "--record-sizes",
+            "16k",
+            "--min-time",
+            "5ms",
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        if keep {
+            args.push("--keep");
+        }
+        mpirun(4, &args)
+    };
+    let out = run(true);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = flat_results(&common::read_json(&json));
+    let phases: Vec<&str> = results
+        .iter()
+        .map(|r| r["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "write",
+            "rewrite",
+            "read",
+            "reread",
+            "random-read",
+            "random-write"
+        ]
+    );
+    for r in &results {
+        assert_eq!(r["layout"], "shared-file", "{r}");
+        assert_eq!(r["shared_file_bytes"], 1 << 20, "{r}");
+        assert_eq!(number(&r["ranks"]), 4.0);
+        let per_rank = r["per_rank"].as_array().unwrap();
+        let sum: f64 = per_rank.iter().map(|p| number(&p["bytes"])).sum();
+        assert_eq!(number(&r["bytes"]), sum, "{r}");
+        assert_eq!(r["latency_count"], r["ops"], "{r}");
+    }
+    // The creating phase is one pass per rank: 16 records of 16 KiB, 4 ranks.
+    assert_eq!(results[0]["ops"], 64, "{}", results[0]);
+    let kept = common::entries(&dir);
+    assert_eq!(kept.len(), 1, "one file, no rank directories: {kept:?}");
+    let content = std::fs::read(&kept[0]).unwrap();
+    assert_eq!(content.len(), 1 << 20);
+    let segments: Vec<&[u8]> = content.chunks(256 << 10).collect();
+    for (rank, segment) in segments.iter().enumerate() {
+        assert!(
+            segment.chunks(4096).all(|b| b.iter().any(|&x| x != 0)),
+            "rank {rank} wrote all of its segment"
+        );
+    }
+    let firsts: std::collections::BTreeSet<&[u8]> = segments.iter().map(|s| &s[..4096]).collect();
+    assert_eq!(firsts.len(), 4, "every rank wrote its own data");
+
+    std::fs::remove_file(&kept[0]).unwrap();
+    let out = run(false);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(common::entries(&dir).is_empty(), "rank 0 removed the file");
+}
+
 /// A stonewall stops every rank's creates at the same moment (IOR's -D, mdtest's -W): the job
 /// made far fewer than it was asked to, every rank made some, the merged record says the wall
 /// was met and spans what the ranks made, and unlink removed exactly what was made.
@@ -240,6 +326,60 @@ fn a_stonewall_stops_every_ranks_creates_and_the_rest_remove_what_was_made() {
         per_rank.iter().all(|r| number(&r["ops"]) >= 32.0),
         "{create}"
     );
+    assert_eq!(number(&of("stat")["ops"]), made);
+    assert_eq!(number(&of("unlink")["ops"]), made);
+    assert!(common::entries(&dir)
+        .iter()
+        .all(|rank_dir| common::entries(rank_dir).is_empty()));
+}
+
+/// `--stonewall first`: the first thread of any rank to make its whole share stops every
+/// other, on every rank (the word crosses MPI while the threads run): one thread made all of
+/// its files, the job made fewer than all, the later operations act on what was made, and the
+/// job ends (no rank waits for a word that never comes).
+#[cfg(feature = "mpi")]
+#[test]
+fn a_first_done_stonewall_stops_every_rank_when_one_thread_is_done() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let json = scratch.path().join("run.json");
+    let out = mpirun(
+        4,
+        &[
+            "metadata",
+            "-n",
+            "3000",
+            "-t",
+            "2",
+            "--ops",
+            "mkdir,create,stat,unlink,rmdir",
+            "--stonewall",
+            "first",
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = flat_results(&common::read_json(&json));
+    let of = |op: &str| results.iter().find(|r| r["operation"] == op).unwrap();
+    for op in ["mkdir", "create"] {
+        let r = of(op);
+        assert_eq!(r["stonewall"], "first", "{r}");
+        assert_eq!(
+            number(&r["made_max"]),
+            3000.0,
+            "one thread made its share: {r}"
+        );
+        assert!(number(&r["made_min"]) >= 32.0, "{r}");
+        assert!(number(&r["ops"]) <= 8.0 * 3000.0, "{r}");
+    }
+    let made = number(&of("create")["ops"]);
     assert_eq!(number(&of("stat")["ops"]), made);
     assert_eq!(number(&of("unlink")["ops"]), made);
     assert!(common::entries(&dir)

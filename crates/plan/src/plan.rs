@@ -614,6 +614,7 @@ impl Plan {
             cache: case.config.cache,
             // A target kept for the next sample must not fill up with what each left.
             disposable: self.remake == Remake::Sample,
+            job: None,
         }
     }
 

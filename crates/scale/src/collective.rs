@@ -15,6 +15,14 @@ pub trait Collective {
     /// Ends every rank of the job with `code`: for a rank that cannot go on while the others
     /// wait for it.
     fn abort(&self, code: i32) -> !;
+    /// Tells every other rank that this one is done with the running phase (a first-done
+    /// stonewall); not collective, and at once: a message of one byte to each.
+    fn announce_done(&self);
+    /// How many other ranks' announcements arrived since the last call, without waiting.
+    fn heard_done(&self) -> u32;
+    /// Waits for `count` more announcements: after a phase, every rank has received one from
+    /// each other rank, so none is left for the next phase.
+    fn await_done(&self, count: u32);
 }
 
 /// Ranks as threads of one process, for tests of the protocol without MPI.
@@ -28,6 +36,9 @@ struct Shared {
     barrier: Barrier,
     slots: Mutex<Vec<Vec<u8>>>,
     ok: Mutex<bool>,
+    /// Announcements waiting for each rank.
+    done: Mutex<Vec<u32>>,
+    arrived: std::sync::Condvar,
 }
 
 impl Threads {
@@ -38,6 +49,8 @@ impl Threads {
             barrier: Barrier::new(size as usize),
             slots: Mutex::new(vec![Vec::new(); size as usize]),
             ok: Mutex::new(true),
+            done: Mutex::new(vec![0; size as usize]),
+            arrived: std::sync::Condvar::new(),
         });
         (0..size)
             .map(|rank| Threads {
@@ -84,6 +97,33 @@ impl Collective for Threads {
 
     fn abort(&self, code: i32) -> ! {
         panic!("rank {} ended the job with exit code {code}", self.rank)
+    }
+
+    fn announce_done(&self) {
+        let mut done = self.shared.done.lock().unwrap();
+        for (rank, waiting) in done.iter_mut().enumerate() {
+            if rank != self.rank as usize {
+                *waiting += 1;
+            }
+        }
+        self.shared.arrived.notify_all();
+    }
+
+    fn heard_done(&self) -> u32 {
+        std::mem::take(&mut self.shared.done.lock().unwrap()[self.rank as usize])
+    }
+
+    fn await_done(&self, mut count: u32) {
+        let mut done = self.shared.done.lock().unwrap();
+        while count > 0 {
+            let mine = &mut done[self.rank as usize];
+            let taken = (*mine).min(count);
+            *mine -= taken;
+            count -= taken;
+            if count > 0 {
+                done = self.shared.arrived.wait(done).unwrap();
+            }
+        }
     }
 }
 
@@ -154,7 +194,43 @@ impl Collective for Mpi {
         use mpi::traits::Communicator;
         self.world.abort(code)
     }
+
+    fn announce_done(&self) {
+        use mpi::traits::{Communicator, Destination};
+        // One byte goes out at once (Open MPI's eager protocol), received or not.
+        for rank in (0..self.world.size()).filter(|&r| r != self.world.rank()) {
+            self.world
+                .process_at_rank(rank)
+                .send_with_tag(&0u8, DONE_TAG);
+        }
+    }
+
+    fn heard_done(&self) -> u32 {
+        use mpi::traits::{Communicator, Source};
+        let mut heard = 0;
+        while self
+            .world
+            .any_process()
+            .immediate_probe_with_tag(DONE_TAG)
+            .is_some()
+        {
+            let _: (u8, _) = self.world.any_process().receive_with_tag(DONE_TAG);
+            heard += 1;
+        }
+        heard
+    }
+
+    fn await_done(&self, count: u32) {
+        use mpi::traits::{Communicator, Source};
+        for _ in 0..count {
+            let _: (u8, _) = self.world.any_process().receive_with_tag(DONE_TAG);
+        }
+    }
 }
+
+/// The tag of a first-done announcement (no other point-to-point message is sent).
+#[cfg(feature = "mpi")]
+const DONE_TAG: mpi::Tag = 77;
 
 /// Whether mpirun (Open MPI or a PMI launcher) started this process, and how many ranks the job
 /// has.
@@ -188,5 +264,42 @@ pub fn launcher() -> Result<Option<Box<dyn Collective>>, String> {
              build it with `cargo build --release -p fsbench --features mpi` (README, \"Scale-out\"), \
              or run it without mpirun"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A first-done phase on three ranks: rank 2 is done first and says so; the others hear it
+    /// without waiting, say so in turn, and after the phase each has one word from every other
+    /// rank and none left over for the next phase.
+    #[test]
+    fn every_rank_hears_each_others_done_once_per_phase() {
+        let handles: Vec<_> = Threads::job(3)
+            .into_iter()
+            .map(|job| {
+                std::thread::spawn(move || {
+                    let mut heard = 0;
+                    if job.rank() == 2 {
+                        job.announce_done();
+                    }
+                    job.all_ok(true);
+                    heard += job.heard_done();
+                    job.all_ok(true);
+                    if job.rank() != 2 {
+                        job.announce_done();
+                    }
+                    job.await_done(job.size() - 1 - heard);
+                    job.all_ok(true);
+                    (job.rank(), heard, job.heard_done())
+                })
+            })
+            .collect();
+        for handle in handles {
+            let (rank, heard, left) = handle.join().unwrap();
+            assert_eq!(heard, u32::from(rank != 2), "rank {rank}");
+            assert_eq!(left, 0, "rank {rank}: nothing left for the next phase");
+        }
     }
 }

@@ -55,10 +55,22 @@ impl CacheState {
 
 /// Writes back and evicts the file's pages from the page cache.
 pub fn evict(file: &File) -> io::Result<()> {
+    evict_range(file, 0, 0)
+}
+
+/// [`evict`] for `len` bytes from `offset` (0: to the end), leaving the rest of the file —
+/// other ranks' segments of a shared file — as it is.
+pub fn evict_range(file: &File, offset: u64, len: u64) -> io::Result<()> {
     file.sync_data()?;
-    // SAFETY: the descriptor is open for the lifetime of `file`; offset 0 and length 0 mean the
-    // whole file.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    // SAFETY: the descriptor is open for the lifetime of `file`; a length of 0 means to the end.
+    let rc = unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }
@@ -72,6 +84,15 @@ pub fn evict(file: &File) -> io::Result<()> {
 /// while the daemon serves reads from its own cache (zfs-fuse's ARC at memory speed), so
 /// residency is reported as not measurable there (the caller records `unknown`).
 pub fn resident_fraction(path: &std::path::Path) -> io::Result<f64> {
+    resident_fraction_range(path, 0, None)
+}
+
+/// [`resident_fraction`] of `len` bytes from `offset` (a page boundary); `None`: to the end.
+pub fn resident_fraction_range(
+    path: &std::path::Path,
+    offset: u64,
+    len: Option<u64>,
+) -> io::Result<f64> {
     let file = File::open(path)?;
     if is_fuse(&file) {
         return Err(io::Error::new(
@@ -79,7 +100,9 @@ pub fn resident_fraction(path: &std::path::Path) -> io::Result<f64> {
             "page-cache residency cannot be measured on FUSE (the daemon caches by itself)",
         ));
     }
-    let len = file.metadata()?.len() as usize;
+    let end = file.metadata()?.len();
+    let len = len.map_or(end, |l| l.min(end.saturating_sub(offset)));
+    let len = if offset >= end { 0 } else { len as usize };
     if len == 0 {
         return Ok(1.0);
     }
@@ -94,7 +117,7 @@ pub fn resident_fraction(path: &std::path::Path) -> io::Result<f64> {
             libc::PROT_READ,
             libc::MAP_SHARED,
             file.as_raw_fd(),
-            0,
+            offset as libc::off_t,
         )
     };
     if addr == libc::MAP_FAILED {

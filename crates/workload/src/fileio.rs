@@ -68,6 +68,9 @@ pub enum OpenMode {
     CreateNew,
     /// Open an existing file for writing (no truncation).
     Write,
+    /// Open a file for writing, creating it when missing, never truncating it (a file other
+    /// processes write at once).
+    Create,
     /// Open an existing file for reading.
     Read,
     /// Open an existing file for reading and writing.
@@ -80,6 +83,7 @@ pub fn open(path: &Path, mode: OpenMode, direct: bool) -> io::Result<File> {
     match mode {
         OpenMode::CreateNew => options.write(true).create_new(true),
         OpenMode::Write => options.write(true),
+        OpenMode::Create => options.write(true).create(true),
         OpenMode::Read => options.read(true),
         OpenMode::ReadWrite => options.read(true).write(true),
     };

@@ -7,12 +7,13 @@
 //! is the system calls of the operation and nothing else (`openat`+`close` for create, ...).
 //!
 //! A stonewall (`stonewall`, mdtest's `-W`, IOR's `-D`) ends the loops that make things (mkdir,
-//! create) once its time has passed since the operation started; the operations after them act
-//! on what each thread made (mdtest's wear-out), so every file made is stat'ed, read and removed.
+//! create) once its time has passed since the operation started — or, `first`, once the first
+//! thread of any rank has made its whole share; the operations after them act on what each
+//! thread made (mdtest's wear-out), so every file made is stat'ed, read and removed.
 
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
-use crate::together::{run_together, ScratchDir, SharedStart};
+use crate::together::{run_together, run_together_watching, ScratchDir, SharedStart};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::{now_ns, Clock};
@@ -27,6 +28,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One timed metadata operation, in the order a run times them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -177,10 +179,11 @@ pub struct MetadataSettings {
 
     /// Stop making directories and files (mkdir, create) once this much time has passed since
     /// the operation started, on every thread (and, under mpirun, on every rank: they start
-    /// together) — mdtest's -W, IOR's -D; the operations after them act on what each thread
-    /// made. Scaled by --scale. Default: no stonewall, every thread makes --count.
-    #[arg(long, value_name = "DURATION")]
-    pub stonewall: Option<TimeSpan>,
+    /// together) — mdtest's -W, IOR's -D — or, `first`, once the first thread of any rank has
+    /// made its whole --count; the operations after them act on what each thread made. A
+    /// duration is scaled by --scale. Default: no stonewall, every thread makes --count.
+    #[arg(long, value_name = "DURATION|first")]
+    pub stonewall: Option<Stonewall>,
 
     /// Seed of the data written (default: a fresh one per run; recorded with the results).
     #[arg(long, value_name = "N")]
@@ -231,6 +234,40 @@ const STONEWALL_PASS: u64 = 32;
 /// Buffer for reads and directory listings.
 const READ_BUFFER: usize = 64 << 10;
 
+/// When the loops that make things (mkdir, create) stop before every thread made its share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stonewall {
+    /// This long after the operation started (mdtest -W, IOR -D).
+    After(TimeSpan),
+    /// When the first thread, of any rank, has made its whole share.
+    FirstDone,
+}
+
+impl FromStr for Stonewall {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Stonewall, String> {
+        if text.trim().eq_ignore_ascii_case("first") {
+            return Ok(Stonewall::FirstDone);
+        }
+        text.parse().map(Stonewall::After).map_err(|_| {
+            format!(
+                "`{text}` is neither a duration (30s, 500ms) nor `first` (the first thread done)"
+            )
+        })
+    }
+}
+
+impl fmt::Display for Stonewall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stonewall::After(time) => time.fmt(f),
+            Stonewall::FirstDone => f.write_str("first"),
+        }
+    }
+}
+
+fsbench_model::text_serde!(Stonewall);
+
 /// A validated run: the operations in order, the scaled count.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetadataPlan {
@@ -240,6 +277,9 @@ pub struct MetadataPlan {
     pub dirs: u64,
     /// The scaled stonewall, if any.
     pub stonewall_ns: Option<u64>,
+    /// Stop making things when the first thread (of any rank) made its share.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stonewall_first: bool,
     pub seed: u64,
 }
 
@@ -291,7 +331,7 @@ impl MetadataSettings {
                 "at most 64m: the workload is about metadata, not streaming (see `fsbench matrix`)",
             ));
         }
-        if self.stonewall.is_some_and(|s| s.ns == 0) {
+        if self.stonewall == Some(Stonewall::After(TimeSpan::from_ns(0))) {
             return Err(WorkloadError::invalid(
                 "stonewall",
                 "must be longer than 0 (leave it out for none)",
@@ -313,9 +353,13 @@ impl MetadataSettings {
             count,
             threads: self.threads,
             dirs: self.dirs,
-            stonewall_ns: self
-                .stonewall
-                .map(|s| ((s.ns as f64 * ctx.scale) as u64).max(1_000_000)),
+            stonewall_ns: match self.stonewall {
+                Some(Stonewall::After(s)) => {
+                    Some(((s.ns as f64 * ctx.scale) as u64).max(1_000_000))
+                }
+                _ => None,
+            },
+            stonewall_first: self.stonewall == Some(Stonewall::FirstDone),
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
         })
     }
@@ -655,10 +699,18 @@ impl Worker {
     /// Times `op` in passes of at most [`PASS`] operations, looking at `stop` in between, and
     /// for mkdir and create at the `stonewall` (CLOCK_MONOTONIC ns) if there is one. Returns
     /// false when stopped.
-    fn time(&mut self, op: MetaOp, stop: &StopFlag, stonewall: Option<u64>) -> io::Result<bool> {
+    fn time(
+        &mut self,
+        op: MetaOp,
+        stop: &StopFlag,
+        stonewall: Option<u64>,
+        wall: Option<&AtomicBool>,
+    ) -> io::Result<bool> {
         let total = self.op_count(op);
-        let stonewall = stonewall.filter(|_| matches!(op, MetaOp::Mkdir | MetaOp::Create));
-        let most = if stonewall.is_some() {
+        let makes = matches!(op, MetaOp::Mkdir | MetaOp::Create);
+        let stonewall = stonewall.filter(|_| makes);
+        let wall = wall.filter(|_| makes);
+        let most = if stonewall.is_some() || wall.is_some() {
             STONEWALL_PASS
         } else {
             PASS
@@ -674,7 +726,10 @@ impl Worker {
             }
             // Every thread makes at least one pass: a thread the scheduler ran late still has
             // files for the operations after this one.
-            if done > 0 && stonewall.is_some_and(|wall| now_ns() >= wall) {
+            if done > 0
+                && (stonewall.is_some_and(|at| now_ns() >= at)
+                    || wall.is_some_and(|w| w.load(Ordering::Relaxed)))
+            {
                 self.walled = true;
                 break;
             }
@@ -705,6 +760,10 @@ impl Worker {
                 break;
             }
             done += pass;
+        }
+        // The first thread to make its whole share raises the wall for every other.
+        if let (Some(wall), true) = (wall, done == total && !self.walled) {
+            wall.store(true, Ordering::Relaxed);
         }
         self.recorder = recorder;
         match op {
@@ -749,6 +808,7 @@ fn run(
         .collect::<Result<Vec<_>, _>>()?;
     let total = plan.ops.len();
     let mut warned = false;
+    let first_done = plan.stonewall_first.then(|| AtomicBool::new(false));
     for (done, &op) in plan.ops.iter().enumerate() {
         if stop.is_requested() {
             return Ok(false);
@@ -776,16 +836,28 @@ fn run(
             return Ok(false);
         }
         let phase = SharedStart::default();
-        let outcomes = run_together(&mut workers, |w| {
+        let work = |w: &mut Worker| {
             let start = now_ns();
             let stonewall = plan
                 .stonewall_ns
                 .map(|wall| phase.get(Clock::monotonic()) + wall);
-            let timed = w.time(op, stop, stonewall);
+            let timed = w.time(op, stop, stonewall, first_done.as_ref());
             (start, now_ns(), timed)
-        })
-        .map_err(|e| WorkloadError::io(format!("{op} in"), top, e))?
-        .results;
+        };
+        let together = match &first_done {
+            // The first done, of this process's threads or of another rank's, stops the rest:
+            // the sink hears of the others while the threads run (MPI is called from here).
+            Some(wall) if matches!(op, MetaOp::Mkdir | MetaOp::Create) => {
+                wall.store(false, Ordering::Relaxed);
+                run_together_watching(&mut workers, work, &mut |finished| {
+                    sink.phase_poll(wall, finished)
+                })
+            }
+            _ => run_together(&mut workers, work),
+        };
+        let outcomes = together
+            .map_err(|e| WorkloadError::io(format!("{op} in"), top, e))?
+            .results;
         let start = outcomes.iter().map(|o| o.0).min().unwrap_or(0);
         let end = outcomes.iter().map(|o| o.1).max().unwrap_or(0);
         for (_, _, timed) in outcomes {
@@ -847,18 +919,23 @@ fn record(
     attributes.insert("files_per_thread".into(), plan.count.into());
     if let Some(wall) = plan.stonewall_ns {
         attributes.insert("stonewall_ns".into(), wall.into());
-        if matches!(op, MetaOp::Mkdir | MetaOp::Create) {
-            // Whether any thread met the wall, and what the slowest and the fastest thread made
-            // (mdtest's min and max).
-            let made = workers.iter().map(|w| match op {
-                MetaOp::Mkdir => w.subdirs_made,
-                _ => w.made,
-            });
-            let walled = workers.iter().any(|w| w.walled);
-            attributes.insert("stonewalled".into(), walled.into());
-            attributes.insert("made_min".into(), made.clone().min().unwrap_or(0).into());
-            attributes.insert("made_max".into(), made.max().unwrap_or(0).into());
-        }
+    }
+    if plan.stonewall_first {
+        attributes.insert("stonewall".into(), "first".into());
+    }
+    if (plan.stonewall_ns.is_some() || plan.stonewall_first)
+        && matches!(op, MetaOp::Mkdir | MetaOp::Create)
+    {
+        // Whether any thread met the wall, and what the slowest and the fastest thread made
+        // (mdtest's min and max).
+        let made = workers.iter().map(|w| match op {
+            MetaOp::Mkdir => w.subdirs_made,
+            _ => w.made,
+        });
+        let walled = workers.iter().any(|w| w.walled);
+        attributes.insert("stonewalled".into(), walled.into());
+        attributes.insert("made_min".into(), made.clone().min().unwrap_or(0).into());
+        attributes.insert("made_max".into(), made.max().unwrap_or(0).into());
     }
     ResultRecord {
         dims: Dims {
@@ -954,7 +1031,7 @@ mod tests {
                 MetaOp::Unlink,
                 MetaOp::Rmdir,
             ],
-            stonewall: Some(TimeSpan::from_ns(20_000_000)),
+            stonewall: Some(Stonewall::After(TimeSpan::from_ns(20_000_000))),
             ..MetadataSettings::default()
         };
         let (end, sink) = run_in(dir.path(), &settings);
@@ -994,6 +1071,57 @@ mod tests {
             0,
             "left behind"
         );
+    }
+
+    /// `first`: alone, the first thread to make its whole share stops the other (one of them
+    /// made all of it); told by the sink that another rank is done (as a job's rank hears it),
+    /// every thread stops within a pass or so, and the rest act on what was made.
+    #[test]
+    fn a_first_done_stonewall_stops_the_rest_when_one_is_done() {
+        let settings = |count| MetadataSettings {
+            count,
+            threads: 2,
+            ops: vec![MetaOp::Create, MetaOp::Stat, MetaOp::Unlink],
+            stonewall: Some("first".parse().unwrap()),
+            ..MetadataSettings::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (end, sink) = run_in(dir.path(), &settings(2000));
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        let create = &sink.records[0];
+        assert_eq!(create.attributes["stonewall"], "first");
+        assert_eq!(create.attributes["made_max"], 2000, "{create:?}");
+        assert_eq!(value(&sink.records[1], "ops"), value(create, "ops"));
+
+        /// A sink that hears, at its first poll, that another rank is done.
+        struct Told(Collect, u32);
+        impl Sink for Told {
+            fn record(&mut self, record: ResultRecord, done: usize, total: Option<usize>) {
+                self.0.record(record, done, total);
+            }
+            fn phase_poll(&mut self, wall: &AtomicBool, finished: bool) {
+                wall.store(true, Ordering::Relaxed);
+                self.1 += u32::from(finished);
+            }
+        }
+        let mut told = Told(Collect::default(), 0);
+        let end =
+            settings(1_000_000).run(&Context::default(), dir.path(), &StopFlag::new(), &mut told);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert_eq!(
+            told.1, 1,
+            "one phase watched (create), told once that it ended"
+        );
+        let create = &told.0.records[0];
+        assert_eq!(create.attributes["stonewalled"], true, "{create:?}");
+        let made = value(create, "ops");
+        assert!((64.0..2_000_000.0).contains(&made), "{made}");
+        assert_eq!(
+            value(&told.0.records[2], "ops"),
+            made,
+            "unlink removed what was made"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -35,6 +35,25 @@ pub fn run_together<W: Send, R: Send>(
     items: &mut [W],
     work: impl Fn(&mut W) -> R + Sync,
 ) -> io::Result<Together<R>> {
+    run(items, work, None)
+}
+
+/// As [`run_together`], with `watch` called on this thread about every millisecond while the
+/// threads run (false) and once after the last has ended (true): where a scale-out job's rank
+/// hears of the others (MPI is called from this thread only).
+pub fn run_together_watching<W: Send, R: Send>(
+    items: &mut [W],
+    work: impl Fn(&mut W) -> R + Sync,
+    watch: &mut dyn FnMut(bool),
+) -> io::Result<Together<R>> {
+    run(items, work, Some(watch))
+}
+
+fn run<W: Send, R: Send>(
+    items: &mut [W],
+    work: impl Fn(&mut W) -> R + Sync,
+    mut watch: Option<&mut dyn FnMut(bool)>,
+) -> io::Result<Together<R>> {
     let total = items.len();
     let gate = (Mutex::new(Gate::Wait), Condvar::new());
     let clock = Clock::get();
@@ -70,6 +89,13 @@ pub fn run_together<W: Send, R: Send>(
                 Gate::Go
             };
             gate.1.notify_all();
+        }
+        if let Some(watch) = watch.as_mut() {
+            while !handles.iter().all(|h| h.is_finished()) {
+                watch(false);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            watch(true);
         }
         let results: Vec<Option<R>> = handles
             .into_iter()

@@ -23,6 +23,16 @@ pub struct Context {
     /// (the task chain leaves its tree for it, as study 001 checked a full filesystem).
     #[serde(default)]
     pub disposable: bool,
+    /// This process's place in a scale-out job (under mpirun), when it is one rank of many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<Place>,
+}
+
+/// One rank's place in a job of `ranks` processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Place {
+    pub rank: u32,
+    pub ranks: u32,
 }
 
 impl Context {
@@ -45,6 +55,7 @@ impl Default for Context {
             scale: 1.0,
             cache: CachePolicy::Warm,
             disposable: false,
+            job: None,
         }
     }
 }
@@ -69,6 +80,23 @@ pub trait Sink {
     /// and the workload then stops as if interrupted. Alone, always true at once.
     fn phase_start(&mut self) -> bool {
         true
+    }
+    /// While a phase with a first-done stonewall runs, about every millisecond (`finished`
+    /// false) and once after its threads have ended (true), on the thread that started them.
+    /// Under scale-out: tells the other ranks when `wall` is up here, and raises it when
+    /// another rank's is; after the phase, waits for every rank's word, so none is left for
+    /// the next. Alone: nothing (the first thread done raises `wall` itself).
+    fn phase_poll(&mut self, _wall: &std::sync::atomic::AtomicBool, _finished: bool) {}
+    /// As [`Sink::phase_start`], with `setup` run on this process once every rank of the job
+    /// has ended the previous phase and before any starts the next (rank 0 makes a file all
+    /// ranks then open). An error from `setup` is this rank's, and the others stop with it;
+    /// `Ok(false)`: another rank stopped. Alone: `setup`, then at once `Ok(true)`.
+    fn phase_start_after(
+        &mut self,
+        setup: &mut dyn FnMut() -> Result<(), WorkloadError>,
+    ) -> Result<bool, WorkloadError> {
+        setup()?;
+        Ok(self.phase_start())
     }
 }
 
@@ -173,6 +201,12 @@ pub trait Workload:
     /// cells), stored with each sample; None when there is nothing beyond the settings.
     fn describe(&self, _ctx: &Context) -> Option<serde_json::Value> {
         None
+    }
+
+    /// Whether, in a scale-out job, every rank works in the job's one directory (a file they
+    /// share) rather than in a directory of its own.
+    fn shares_dir(&self) -> bool {
+        false
     }
 
     /// Whether the run leaves files on purpose (then it cannot run on a filesystem fsbench
@@ -420,6 +454,15 @@ impl Apply for KeepsFiles {
     type Out = bool;
     fn apply<W: Workload>(self, settings: &W) -> bool {
         settings.keeps_files()
+    }
+}
+
+/// Whether any workload's ranks share the job's directory.
+pub struct SharesDir;
+impl Apply for SharesDir {
+    type Out = bool;
+    fn apply<W: Workload>(self, settings: &W) -> bool {
+        settings.shares_dir()
     }
 }
 

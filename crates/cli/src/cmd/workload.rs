@@ -28,7 +28,7 @@ use fsbench_report::target::write_target;
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, NewSample, Store};
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
-use fsbench_workload::workload::{Check, KeepsFiles, Preflight};
+use fsbench_workload::workload::{Check, KeepsFiles, Preflight, SharesDir};
 use fsbench_workload::{Context as WorkloadContext, Sink, WorkloadError, WorkloadSettings};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -158,6 +158,10 @@ struct OnTarget<'p, 's> {
     keep: Option<&'p mut Keep<'p>>,
     /// Why a merge between phases failed, if one did.
     merge_error: Option<String>,
+    /// In a phase with a first-done stonewall: whether this rank said it is done, and how
+    /// many other ranks have said so.
+    announced: bool,
+    heard: u32,
 }
 
 impl Sink for OnTarget<'_, '_> {
@@ -193,6 +197,49 @@ impl Sink for OnTarget<'_, '_> {
         // (outside any timed phase), then all start the next one together.
         self.share(job);
         job.all_ok(true)
+    }
+    fn phase_poll(&mut self, wall: &std::sync::atomic::AtomicBool, finished: bool) {
+        use std::sync::atomic::Ordering;
+        let Some(job) = self.job else {
+            return;
+        };
+        // Done here (a thread made its share, or another rank's word raised the wall, or every
+        // thread has ended): every rank says so exactly once per phase.
+        if !self.announced && (finished || wall.load(Ordering::Relaxed)) {
+            job.announce_done();
+            self.announced = true;
+        }
+        self.heard += job.heard_done();
+        if self.heard > 0 {
+            wall.store(true, Ordering::Relaxed);
+        }
+        if finished {
+            job.await_done((job.size() - 1).saturating_sub(self.heard));
+            self.announced = false;
+            self.heard = 0;
+        }
+    }
+    fn phase_start_after(
+        &mut self,
+        setup: &mut dyn FnMut() -> Result<(), WorkloadError>,
+    ) -> Result<bool, WorkloadError> {
+        let Some(job) = self.job else {
+            setup()?;
+            return Ok(true);
+        };
+        if self.left {
+            return Ok(false);
+        }
+        if !job.all_ok(true) {
+            self.left = true;
+            return Ok(false);
+        }
+        // Every rank has ended the previous phase: the setup runs while none measures, and
+        // the next phase starts only if it went well on every rank.
+        self.share(job);
+        let done = setup();
+        let all = job.all_ok(done.is_ok());
+        done.map(|()| all)
     }
 }
 
@@ -357,7 +404,14 @@ fn run_on(
                 "the task workload does not run under mpirun: its tools are not ranks"
             )));
         }
-        if let Some(dir) = &args.dir {
+        let shares_dir = settings.apply(SharesDir);
+        if shares_dir && args.target.fs.is_some() {
+            return Err(Failure::usage(anyhow!(
+                "--shared-file with --fs: every rank would have a filesystem (and a file) of its \
+                 own; pass --dir, a directory every rank sees"
+            )));
+        }
+        if let Some(dir) = args.dir.as_ref().filter(|_| !shares_dir) {
             let mine = dir.join(format!("rank-{}", job.rank()));
             std::fs::create_dir_all(&mine)
                 .with_context(|| format!("cannot create {}", mine.display()))?;
@@ -394,6 +448,10 @@ fn run_on(
         cache,
         // --fs makes a filesystem for this run alone.
         disposable: target_spec.is_some(),
+        job: job.map(|job| fsbench_workload::workload::Place {
+            rank: job.rank(),
+            ranks: job.size(),
+        }),
     };
     ctx.check().map_err(usage_error)?;
     settings.apply(Check(&ctx)).map_err(usage_error)?;
@@ -587,6 +645,8 @@ fn run_on(
                     .filter(|j| j.rank() == 0)
                     .map(|_| &mut keep as &mut dyn FnMut(&[ResultRecord])),
                 merge_error: None,
+                announced: false,
+                heard: 0,
             };
             let mut end = case.workload.run(&ctx, &dir, &stop, &mut sink);
             let stopped_by_another = sink.leave();

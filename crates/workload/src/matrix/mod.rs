@@ -16,7 +16,7 @@ mod run;
 mod spec;
 mod test;
 
-pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver};
+pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver, SHARED_FILE_NAME};
 pub use spec::{
     Cell, MatrixPlan, MatrixSettings, SkippedCell, BUFFERED_READ_OFFSET, MAX_RECORD_BYTES,
 };
@@ -89,6 +89,10 @@ cells are not quantised by the clock. Data written is incompressible unless --da
 
     fn keeps_files(&self) -> bool {
         self.keep
+    }
+
+    fn shares_dir(&self) -> bool {
+        self.shared_file
     }
 
     fn grid() -> Option<GridView> {
@@ -193,5 +197,12 @@ impl MatrixObserver for ToSink<'_> {
 
     fn phase_start(&mut self) -> bool {
         self.0.phase_start()
+    }
+
+    fn phase_start_after(
+        &mut self,
+        setup: &mut dyn FnMut() -> Result<(), WorkloadError>,
+    ) -> Result<bool, WorkloadError> {
+        self.0.phase_start_after(setup)
     }
 }

@@ -43,11 +43,15 @@ impl CellResult {
         if let Some(resident) = self.resident_before_percent {
             measurements.push(RESIDENT_BEFORE.at(resident));
         }
-        let attributes = json!({
+        let mut attributes = json!({
             "test": self.test.name(),
             "cache_state": self.cache_state.name(),
             "direct_io": self.direct_io,
         });
+        if let Some(bytes) = self.shared_file_bytes {
+            attributes["layout"] = json!("shared-file");
+            attributes["shared_file_bytes"] = json!(bytes);
+        }
         ResultRecord {
             dims: Dims {
                 phase: Some(self.phase.name().to_string()),

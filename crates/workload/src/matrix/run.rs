@@ -16,6 +16,7 @@ use crate::error::WorkloadError;
 use crate::fileio::{self, raw, AlignedBuf, OpenMode};
 use crate::rng::{Permutation, Rng};
 use crate::stdio::{StdioReader, StdioWriter};
+use crate::workload::Place;
 use fsbench_measure::clock::now_ns;
 use fsbench_measure::units::size_label;
 use fsbench_measure::{OpSummary, Recorder};
@@ -37,6 +38,15 @@ pub trait MatrixObserver {
     fn phase_start(&mut self) -> bool {
         true
     }
+    /// As [`crate::Sink::phase_start_after`]: `setup` runs once every rank ended the previous
+    /// phase, before any starts the next.
+    fn phase_start_after(
+        &mut self,
+        setup: &mut dyn FnMut() -> Result<(), WorkloadError>,
+    ) -> Result<bool, WorkloadError> {
+        setup()?;
+        Ok(self.phase_start())
+    }
 }
 
 /// An observer that ignores everything.
@@ -57,6 +67,9 @@ pub struct CellResult {
     pub resident_before_percent: Option<f64>,
     /// Whether the phase bypassed the page cache (O_DIRECT).
     pub direct_io: bool,
+    /// Under `shared_file`: the size of the one file of the job's segments (ranks x file size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_file_bytes: Option<u64>,
     #[serde(flatten)]
     pub summary: OpSummary,
     /// The per-operation latency distribution: (lowest ns of the bucket, count) for every
@@ -98,10 +111,24 @@ pub fn run(
     'cells: for &cell in &plan.cells {
         runner.start_cell();
         for &phase in &plan.phases {
-            let measured = if stop.is_requested() || !observer.phase_start() {
-                Err(WorkloadError::Interrupted)
+            let started = if stop.is_requested() {
+                Ok(false)
+            } else if runner.segment.is_some() && phase.creates_file() {
+                // A shared file is made afresh by rank 0 while no rank has it open.
+                let first = runner.segment.is_some_and(|s| s.rank == 0);
+                let path = runner.path.clone();
+                observer.phase_start_after(&mut || {
+                    remove_shared(first, &path).map_err(|e| {
+                        WorkloadError::io("remove the shared file", &path, e).during(phase.name())
+                    })
+                })
             } else {
-                runner.measure(cell, phase, stop)
+                Ok(observer.phase_start())
+            };
+            let measured = match started {
+                Ok(true) => runner.measure(cell, phase, stop),
+                Ok(false) => Err(WorkloadError::Interrupted),
+                Err(e) => Err(e),
             };
             for warning in runner.warnings.drain(..) {
                 observer.warning(&warning);
@@ -123,6 +150,10 @@ pub fn run(
                 }
             }
         }
+    }
+    // A shared file is removed (by rank 0) once every rank is done with it: one more meeting.
+    if runner.segment.is_some() && status == Outcome::Ok {
+        observer.phase_start();
     }
     // The runner's drop removes the file unless it is to be kept (also when a panic unwinds).
     runner.keep_file = plan.settings.keep && status == Outcome::Ok;
@@ -180,6 +211,8 @@ struct Pass<'a> {
     writer: &'a mut StdioWriter,
     reader: &'a mut StdioReader,
     record: u64,
+    /// Where this process's bytes start in the file: 0, or its segment of a shared file.
+    base: u64,
     mix_read_percent: u64,
     fsync: bool,
     close: bool,
@@ -208,6 +241,8 @@ impl Pass<'_> {
 struct Runner<'p> {
     plan: &'p MatrixPlan,
     path: PathBuf,
+    /// This rank's segment of a shared file (`shared_file` under mpirun).
+    segment: Option<Place>,
     data: DataSource,
     buffer: AlignedBuf,
     rng: Rng,
@@ -227,10 +262,18 @@ struct Runner<'p> {
 impl<'p> Runner<'p> {
     fn new(plan: &'p MatrixPlan, dir: &Path) -> Runner<'p> {
         let largest_record = plan.largest_record() as usize;
+        let segment = plan.segment;
+        // Ranks of one job share the seed (the same offsets), not their data.
+        let data_seed = plan.seed
+            ^ segment.map_or(0, |s| u64::from(s.rank).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         Runner {
             plan,
-            path: dir.join(unique_file_name()),
-            data: DataSource::new(plan.settings.data, plan.seed, largest_record),
+            path: match segment {
+                Some(_) => dir.join(SHARED_FILE_NAME),
+                None => dir.join(unique_file_name()),
+            },
+            segment,
+            data: DataSource::new(plan.settings.data, data_seed, largest_record),
             // Room for the offset of buffered reads past the page boundary.
             buffer: AlignedBuf::new(largest_record + fileio::BUFFER_ALIGN),
             rng: Rng::new(plan.seed ^ 0x6f66_6673_6574_7321),
@@ -250,12 +293,23 @@ impl<'p> Runner<'p> {
     }
 
     fn start_cell(&mut self) {
-        self.remove_file();
+        // A shared file is made afresh by rank 0 before the cell's first (creating) phase.
+        if self.segment.is_none() {
+            self.remove_file();
+        }
         self.file_ready = false;
     }
 
     fn remove_file(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+
+    /// Where this process's bytes of a `cell` start in the file, and how many there are.
+    fn span(&self, cell: Cell) -> (u64, u64) {
+        let base = self
+            .segment
+            .map_or(0, |s| u64::from(s.rank) * cell.file_size_bytes);
+        (base, cell.file_size_bytes)
     }
 
     fn measure(
@@ -293,13 +347,15 @@ impl<'p> Runner<'p> {
                 .open_for(phase, direct)
                 .map_err(|e| WorkloadError::io("open", &self.path, e).during(context()))?;
             if !phase.creates_file() && !direct && (evict || self.recorder.passes() == 0) {
+                // Only this rank's segment of a shared file: the others may be mid-pass.
+                let (base, len) = self.span(cell);
                 if evict {
-                    cache::evict(&file).map_err(|e| {
+                    cache::evict_range(&file, base, len).map_err(|e| {
                         WorkloadError::io("evict from the page cache", &self.path, e)
                             .during(context())
                     })?;
                 }
-                match cache::resident_fraction(&self.path) {
+                match cache::resident_fraction_range(&self.path, base, Some(len)) {
                     Ok(f) => resident = Some(resident.map_or(f, |r: f64| r.max(f))),
                     Err(_) => residency_unknown = true,
                 }
@@ -320,7 +376,9 @@ impl<'p> Runner<'p> {
             })?;
             let passes = self.recorder.passes();
             let enough_time = self.recorder.elapsed_ns() >= self.plan.min_time_ns;
-            if enough_time || self.plan.max_passes.is_some_and(|max| passes >= max) {
+            // A shared file is made once per creating phase (rank 0 alone may remove it).
+            let once = self.segment.is_some() && phase.creates_file();
+            if enough_time || once || self.plan.max_passes.is_some_and(|max| passes >= max) {
                 break;
             }
         }
@@ -355,6 +413,9 @@ impl<'p> Runner<'p> {
                 resident.map(|r| r * 100.0)
             },
             direct_io: direct,
+            shared_file_bytes: self
+                .segment
+                .map(|s| u64::from(s.ranks) * cell.file_size_bytes),
             summary: self.recorder.summary(),
             latency_bins: self.recorder.histogram().bins(),
         })
@@ -362,6 +423,10 @@ impl<'p> Runner<'p> {
 
     /// Writes the whole file, untimed, for phases that need one when no write phase made it.
     fn prepare_file(&mut self, cell: Cell) -> io::Result<()> {
+        debug_assert!(
+            self.segment.is_none(),
+            "a shared file's first phase makes it"
+        );
         self.remove_file();
         let file = fileio::open(&self.path, OpenMode::CreateNew, false)?;
         for _ in 0..cell.records() {
@@ -375,6 +440,10 @@ impl<'p> Runner<'p> {
     }
 
     fn open_for(&mut self, phase: Phase, direct: bool) -> io::Result<File> {
+        if phase.creates_file() && self.segment.is_some() {
+            // Rank 0 removed it before the phase; whichever rank opens first makes it.
+            return fileio::open(&self.path, OpenMode::Create, direct);
+        }
         if phase.creates_file() {
             match std::fs::remove_file(&self.path) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
@@ -408,6 +477,14 @@ impl<'p> Runner<'p> {
         let record = cell.record_size_bytes;
         let settings = &self.plan.settings;
         let offsets = Offsets::new(phase.access(), records, settings.stride, &mut self.rng);
+        let (base, _) = self.span(cell);
+        if base > 0 && phase.api() != Api::Positional {
+            // Streams start at this rank's segment (untimed, once per pass).
+            // SAFETY: lseek on a descriptor `file` owns.
+            if unsafe { libc::lseek(file.as_raw_fd(), base as libc::off_t, libc::SEEK_SET) } < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         let mut pass = Pass {
             fd: file.as_raw_fd(),
             file: Some(file),
@@ -426,6 +503,7 @@ impl<'p> Runner<'p> {
             writer: &mut self.writer,
             reader: &mut self.reader,
             record,
+            base,
             mix_read_percent: u64::from(settings.mix_read_percent),
             fsync: settings.include_fsync && phase.direction() != Direction::Read,
             close: settings.include_close,
@@ -469,7 +547,11 @@ impl<'p> Runner<'p> {
                     &mut pass,
                     records,
                     |p, i| {
-                        raw::pwrite_all(p.fd, p.data.next(p.record as usize), i * p.record)?;
+                        raw::pwrite_all(
+                            p.fd,
+                            p.data.next(p.record as usize),
+                            p.base + i * p.record,
+                        )?;
                         Ok(p.record)
                     },
                     |p| p.finish(false),
@@ -480,7 +562,7 @@ impl<'p> Runner<'p> {
                     &mut pass,
                     records,
                     |p, i| {
-                        raw::pread_exact(p.fd, p.buffer, i * p.record)?;
+                        raw::pread_exact(p.fd, p.buffer, p.base + i * p.record)?;
                         Ok(p.record)
                     },
                     |p| p.finish(false),
@@ -490,7 +572,7 @@ impl<'p> Runner<'p> {
                 &mut pass,
                 records,
                 |p, i| {
-                    let offset = p.offsets.record(i) * p.record;
+                    let offset = p.base + p.offsets.record(i) * p.record;
                     raw::pwrite_all(p.fd, p.data.next(p.record as usize), offset)?;
                     Ok(p.record)
                 },
@@ -500,7 +582,7 @@ impl<'p> Runner<'p> {
                 &mut pass,
                 records,
                 |p, i| {
-                    let offset = p.offsets.record(i) * p.record;
+                    let offset = p.base + p.offsets.record(i) * p.record;
                     raw::pread_exact(p.fd, p.buffer, offset)?;
                     Ok(p.record)
                 },
@@ -510,7 +592,7 @@ impl<'p> Runner<'p> {
                 &mut pass,
                 records,
                 |p, i| {
-                    let offset = p.offsets.record(i) * p.record;
+                    let offset = p.base + p.offsets.record(i) * p.record;
                     if p.rng.next_u64() % 100 < p.mix_read_percent {
                         raw::pread_exact(p.fd, p.buffer, offset)?;
                     } else {
@@ -532,9 +614,25 @@ fn unique_file_name() -> String {
     format!("fsbench-matrix-{}-{n}.dat", std::process::id())
 }
 
+/// The one file the ranks of a job share (`shared_file`), in the job's directory.
+pub const SHARED_FILE_NAME: &str = "fsbench-matrix-shared.dat";
+
+/// Rank 0 (`first`) removes the shared file; the others have nothing to do.
+fn remove_shared(first: bool, path: &Path) -> io::Result<()> {
+    if !first {
+        return Ok(());
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 impl Drop for Runner<'_> {
     fn drop(&mut self) {
-        if !self.keep_file {
+        // Of a shared file, rank 0 alone (after the last meeting, or when the job stops).
+        let mine = self.segment.is_none_or(|s| s.rank == 0);
+        if !self.keep_file && mine {
             self.remove_file();
         }
     }
@@ -562,4 +660,97 @@ pub fn default_purge_bytes() -> u64 {
         fsbench_measure::units::parse_size(size.trim()).ok()
     });
     l2.map_or(8 << 20, |bytes| 2 * bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::{MatrixSettings, MatrixTest};
+    use crate::workload::Context;
+    use fsbench_measure::units::{SizeSpec, TimeSpan};
+
+    fn shared(rank: u32, ranks: u32, keep: bool) -> MatrixPlan {
+        MatrixSettings {
+            tests: vec![MatrixTest::Write, MatrixTest::Read, MatrixTest::Random],
+            file_sizes: SizeSpec::parse("64k").unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            min_time: TimeSpan::from_ns(1_000_000),
+            shared_file: true,
+            seed: Some(7),
+            keep,
+            ..MatrixSettings::default()
+        }
+        .plan(&Context {
+            job: Some(Place { rank, ranks }),
+            ..Context::default()
+        })
+        .unwrap()
+    }
+
+    /// Rank 1 of 2 writes, reads and rewrites at random only its segment of the one file,
+    /// the second 64 KiB; the first stays a hole (no byte of it written). Its creating phase
+    /// makes one pass; the others repeat to their minimum time. It leaves the file to rank 0.
+    #[test]
+    fn a_rank_works_on_its_segment_of_the_shared_file_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = shared(1, 2, false);
+        let outcome = run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
+        assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
+        let content = std::fs::read(dir.path().join(SHARED_FILE_NAME)).unwrap();
+        assert_eq!(content.len(), 128 << 10);
+        assert!(content[..64 << 10].iter().all(|&b| b == 0));
+        assert!(content[64 << 10..]
+            .chunks(4096)
+            .all(|block| block.iter().any(|&b| b != 0)));
+        for r in &outcome.results {
+            assert_eq!(r.shared_file_bytes, Some(128 << 10));
+            assert_eq!(r.summary.bytes % (64 << 10), 0, "{r:?}");
+            if r.phase.creates_file() {
+                assert_eq!(r.summary.passes, 1, "{r:?}");
+            }
+        }
+    }
+
+    /// Rank 0 removes the shared file at the end unless it is kept; its data differs from
+    /// another rank's with the same seed (every rank's bytes are its own).
+    #[test]
+    fn rank_zero_removes_the_shared_file_and_ranks_write_different_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = run(
+            &shared(1, 2, false),
+            dir.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+        );
+        assert_eq!(one.status, Outcome::Ok);
+        let zero = run(
+            &shared(0, 2, true),
+            dir.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+        );
+        assert_eq!(zero.status, Outcome::Ok);
+        let content = std::fs::read(dir.path().join(SHARED_FILE_NAME)).unwrap();
+        // Rank 0 made the file afresh: rank 1's earlier segment is gone.
+        assert_eq!(content.len(), 64 << 10);
+        assert!(content[..64 << 10].iter().any(|&b| b != 0));
+        let other = tempfile::tempdir().unwrap();
+        run(
+            &shared(1, 2, false),
+            other.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+        );
+        let theirs = std::fs::read(other.path().join(SHARED_FILE_NAME)).unwrap();
+        assert_ne!(content[..4096], theirs[64 << 10..(64 << 10) + 4096]);
+
+        let gone = run(
+            &shared(0, 2, false),
+            dir.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+        );
+        assert_eq!(gone.status, Outcome::Ok);
+        assert!(!dir.path().join(SHARED_FILE_NAME).exists());
+    }
 }

@@ -6,7 +6,7 @@ use super::test::{MatrixTest, Phase};
 use crate::data::DataKind;
 use crate::error::WorkloadError;
 use crate::fileio::{self, OpenMode};
-use crate::workload::Context;
+use crate::workload::{Context, Place};
 use fsbench_measure::host::free_bytes;
 use fsbench_measure::units::{human_bytes, size_label, Size, SizeSpec, TimeSpan};
 use fsbench_model::CachePolicy;
@@ -98,6 +98,14 @@ pub struct MatrixSettings {
     #[arg(long, value_name = "PERCENT", default_value_t = MatrixSettings::default().mix_read_percent)]
     pub mix_read_percent: u8,
 
+    /// Under mpirun: every rank works on one file in the job's directory (N-to-1, IOR's
+    /// segmented layout), rank r on bytes [r*F, (r+1)*F) of it for a file size F; rank 0 makes
+    /// the file afresh before each creating phase, which makes one pass. Needs the write
+    /// (or fwrite, pwrite) test first, as iozone does.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shared_file: bool,
+
     /// Leave the last test file in the directory (for inspection; not with --fs, whose
     /// filesystem is removed afterwards). Not a plan key: a campaign's filesystem is removed.
     #[arg(long)]
@@ -130,6 +138,7 @@ impl Default for MatrixSettings {
             iozone_skip: false,
             stride: 17,
             mix_read_percent: 50,
+            shared_file: false,
             keep: false,
         }
     }
@@ -184,6 +193,9 @@ pub struct MatrixPlan {
     pub max_passes: Option<u64>,
     /// Bytes overwritten to purge the CPU cache before each pass (None: no purge).
     pub purge_bytes: Option<u64>,
+    /// Under `shared_file`, this rank's place: its segment of the one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segment: Option<Place>,
     /// Where buffered reads land: this many bytes past a page boundary (see
     /// [`BUFFERED_READ_OFFSET`]); O_DIRECT reads always land page-aligned.
     pub read_buffer_offset_bytes: u64,
@@ -317,7 +329,7 @@ impl MatrixSettings {
         };
         tests.sort_unstable();
         tests.dedup();
-        let phases = tests
+        let phases: Vec<Phase> = tests
             .iter()
             .flat_map(|t| t.phases().iter().copied())
             .collect();
@@ -357,6 +369,21 @@ impl MatrixSettings {
                 )
             });
         }
+        let segment = match (self.shared_file, ctx.job) {
+            (false, _) => None,
+            (true, None) => return Err(WorkloadError::invalid(
+                "shared_file",
+                "one file shared by the ranks of a job: run the matrix under mpirun, or drop it",
+            )),
+            (true, Some(_)) if !phases.first().is_some_and(|p| p.creates_file()) => {
+                return Err(WorkloadError::invalid(
+                    "shared_file",
+                    "every rank writes its segment of the shared file first: add the write test \
+                     (-i write), as iozone needs it",
+                ))
+            }
+            (true, Some(place)) => Some(place),
+        };
         let max_passes = self
             .max_passes
             .or(self.purge_cpu_cache.then_some(PURGE_DEFAULT_MAX_PASSES));
@@ -375,6 +402,7 @@ impl MatrixSettings {
             skipped,
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
             max_passes,
+            segment,
             read_buffer_offset_bytes: if direct { 0 } else { BUFFERED_READ_OFFSET },
             purge_bytes: self.purge_cpu_cache.then(|| {
                 self.purge_size
@@ -426,7 +454,9 @@ impl MatrixPlan {
             ));
         }
         let free = free_bytes(dir).unwrap_or(u64::MAX);
-        let needed = self.largest_file();
+        // A shared file holds every rank's segment (each rank checks for all of them).
+        let ranks = self.segment.map_or(1, |s| u64::from(s.ranks));
+        let needed = self.largest_file().saturating_mul(ranks);
         if free < needed {
             return Err(WorkloadError::invalid(
                 "file_sizes",
@@ -659,5 +689,33 @@ mod settings_tests {
         assert_eq!(back, MatrixSettings { keep: false, ..s });
         let e = serde_json::from_str::<MatrixSettings>(r#"{"colour": 1}"#).unwrap_err();
         assert!(e.to_string().contains("unknown field `colour`"), "{e}");
+    }
+
+    /// A shared file needs a job, and a first phase that writes it.
+    #[test]
+    fn a_shared_file_needs_mpirun_and_the_write_test() {
+        let settings = MatrixSettings {
+            shared_file: true,
+            file_sizes: SizeSpec::parse("64k").unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            ..MatrixSettings::default()
+        };
+        let alone = settings.plan(&Context::default()).unwrap_err().to_string();
+        assert!(
+            alone.contains("shared_file") && alone.contains("mpirun"),
+            "{alone}"
+        );
+        let job = Context {
+            job: Some(Place { rank: 0, ranks: 2 }),
+            ..Context::default()
+        };
+        let reads = MatrixSettings {
+            tests: vec![MatrixTest::Read],
+            ..settings.clone()
+        };
+        let error = reads.plan(&job).unwrap_err().to_string();
+        assert!(error.contains("add the write test"), "{error}");
+        let plan = settings.plan(&job).unwrap();
+        assert_eq!(plan.segment, Some(Place { rank: 0, ranks: 2 }));
     }
 }
