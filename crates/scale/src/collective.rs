@@ -240,6 +240,14 @@ pub fn launched_size() -> Option<u32> {
         .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
+/// How many ranks of the job mpirun started on this host (Open MPI's and MPICH's word for it),
+/// when it says.
+pub fn launched_local_size() -> Option<u32> {
+    ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
 /// The job this process belongs to: `None` when it was not started by mpirun; an error when it
 /// was but this build has no MPI (each rank would otherwise run alone and store a run of its
 /// own).

@@ -7,7 +7,7 @@ pub mod collective;
 pub mod job;
 pub mod merge;
 
-pub use collective::{launched_size, launcher, Collective, Threads};
+pub use collective::{launched_local_size, launched_size, launcher, Collective, Threads};
 pub use job::{
     gather_and_merge, gather_and_merge_phase, gather_hosts, JobError, JobResult, RankReport,
 };

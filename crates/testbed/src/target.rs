@@ -45,6 +45,9 @@ pub struct TargetSpec {
     pub fsck: bool,
     /// Where the user sets the image size (named in size advice).
     pub size_setting: crate::device::SizeSetting,
+    /// How many targets this host makes at once (the ranks of a job on it): a default image
+    /// size takes its share of the free space.
+    pub host_share: u32,
 }
 
 impl TargetSpec {
@@ -63,6 +66,7 @@ impl TargetSpec {
             image_dir: None,
             fsck: true,
             size_setting: crate::device::SizeSetting::Flag,
+            host_share: 1,
         }
     }
 
@@ -93,6 +97,7 @@ pub struct TargetBuilder {
     image_dir: Option<PathBuf>,
     fsck: bool,
     size_setting: crate::device::SizeSetting,
+    host_share: u32,
 }
 
 impl TargetBuilder {
@@ -147,6 +152,13 @@ impl TargetBuilder {
         self
     }
 
+    /// How many targets this host makes at once (at least 1): a default image size is worked
+    /// out from its share of the free space.
+    pub fn host_share(mut self, targets: u32) -> Self {
+        self.host_share = targets.max(1);
+        self
+    }
+
     /// The spec; an unknown filesystem is the only request this can refuse.
     pub fn build(self) -> Result<TargetSpec, TargetError> {
         let fs = fs::by_name(&self.fs_name).ok_or_else(|| {
@@ -168,6 +180,7 @@ impl TargetBuilder {
             image_dir: self.image_dir,
             fsck: self.fsck,
             size_setting: self.size_setting,
+            host_share: self.host_share,
         })
     }
 }
@@ -483,7 +496,8 @@ impl<'s> Target<'s> {
                 let image_dir = self.spec.image_dir.as_ref().unwrap_or(&self.spec.work_dir);
                 let size = size_bytes.unwrap_or_else(|| {
                     let free = fsbench_measure::host::free_bytes(image_dir).unwrap_or(16 << 30);
-                    device::default_image_bytes(free).max(fs.min_device_bytes())
+                    let share = free / u64::from(self.spec.host_share.max(1));
+                    device::default_image_bytes(share).max(fs.min_device_bytes())
                 });
                 device::check_size(
                     fs.name(),
@@ -1267,6 +1281,33 @@ mod tests {
                     .join(" ")
             })
             .collect()
+    }
+
+    /// A default image takes the free space under the work directory over this host's targets
+    /// at once: 4 ranks' images are each sized from a quarter of it.
+    #[test]
+    fn a_default_image_takes_its_share_of_the_hosts_free_space() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = fsbench_measure::host::free_bytes(dir.path()).unwrap();
+        for share in [1u32, 4] {
+            let sys = host();
+            let mut s = TargetSpec::new("ext4", dir.path()).unwrap();
+            s.host_share = share;
+            let target = Target::prepare(&sys, s, &|| false).unwrap();
+            target.finish();
+            let made: u64 = sys
+                .log()
+                .iter()
+                .find_map(|l| l.strip_prefix("create ")?.rsplit(' ').next()?.parse().ok())
+                .unwrap();
+            let expected = device::default_image_bytes(free / u64::from(share))
+                .max(fs::by_name("ext4").unwrap().min_device_bytes());
+            // Free space may move by a few MiB while the test runs.
+            assert!(
+                made.abs_diff(expected) <= 64 << 20,
+                "{share}: {made} vs {expected}"
+            );
+        }
     }
 
     #[test]

@@ -441,7 +441,20 @@ fn run_on(
             "--keep: the filesystem of --fs is removed after the run; use --dir to keep the file"
         )));
     }
-    let target_spec = target_spec_from(&args.target)?;
+    let mut target_spec = target_spec_from(&args.target)?;
+    // The ranks on one host make their targets at once: each takes its share of the free space,
+    // and zfs, whose one daemon per host serves one pool at a time, is one rank per host.
+    let local_ranks = job.and(fsbench_scale::launched_local_size()).unwrap_or(1);
+    if let Some(spec) = target_spec.as_mut() {
+        spec.host_share = local_ranks;
+        if local_ranks > 1 && spec.fs.name() == "zfs" {
+            return Err(Failure::usage(anyhow!(
+                "--fs zfs under mpirun with {local_ranks} ranks on this host: its one zfs-fuse \
+                 daemon serves one target at a time; start one rank per host (mpirun \
+                 --map-by ppr:1:node) or pass --dir"
+            )));
+        }
+    }
     let cache = target_spec.as_ref().map_or(CachePolicy::Warm, |t| t.cache);
     let ctx = WorkloadContext {
         scale: args.scale,
