@@ -108,6 +108,10 @@ impl Ledger {
 pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
     match resource {
         Resource::Mount { mountpoint, source } => {
+            // A killed owner's mount(8) may still be running: undone before it ends, its mount
+            // would come after the check and stay. Wait (a while) for every process that names
+            // the mount point to end — mount(8), the workload — before looking.
+            wait_while_named(mountpoint, std::time::Duration::from_secs(10));
             let mounted = sys
                 .read_file(Path::new("/proc/self/mountinfo"))
                 .map(|text| {
@@ -261,6 +265,37 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
             }
             Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
         },
+    }
+}
+
+/// Waits up to `limit` while a process other than this one has `path` as one of its arguments
+/// (a mount(8) of it, a workload in it). Only looks; never signals anything.
+fn wait_while_named(path: &Path, limit: std::time::Duration) {
+    let wanted = path.as_os_str().as_encoded_bytes();
+    let me = std::process::id().to_string();
+    let named = || {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                return false;
+            };
+            if pid == me {
+                return false;
+            }
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|argv| argv.split(|&b| b == 0).any(|arg| arg == wanted))
+                && running(pid.parse().unwrap_or(0))
+        })
+    };
+    let deadline = std::time::Instant::now() + limit;
+    while named() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 
@@ -469,5 +504,41 @@ mod tests {
         );
         assert!(!dir.path().join("999999999.json").exists());
         assert!(dir.path().join("1.json").exists());
+    }
+
+    /// Undoing a mount waits for a process that names its mount point (a mount(8) a killed
+    /// owner left running) to end before it looks, and not forever.
+    #[test]
+    fn a_mount_is_undone_after_the_processes_that_name_it() {
+        let point = Path::new("/fsbench-test-not-a-mount-point");
+        let start = std::time::Instant::now();
+        wait_while_named(point, std::time::Duration::from_secs(5));
+        assert!(start.elapsed() < std::time::Duration::from_millis(500));
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 0.6"])
+            .arg(point)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let start = std::time::Instant::now();
+        wait_while_named(point, std::time::Duration::from_secs(5));
+        let waited = start.elapsed();
+        let _ = child.wait();
+        assert!(
+            waited >= std::time::Duration::from_millis(300),
+            "{waited:?}"
+        );
+        let mut stuck = std::process::Command::new("sh")
+            .args(["-c", "sleep 5"])
+            .arg(point)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let start = std::time::Instant::now();
+        wait_while_named(point, std::time::Duration::from_millis(300));
+        let waited = start.elapsed();
+        let _ = stuck.kill();
+        let _ = stuck.wait();
+        assert!(waited < std::time::Duration::from_secs(2), "{waited:?}");
     }
 }
