@@ -43,9 +43,7 @@ pub fn gather_and_merge(
     job: &dyn Collective,
     mine: &RankReport,
 ) -> Option<Result<JobResult, JobError>> {
-    let bytes = serde_json::to_vec(mine).expect("a report is plain data");
-    let all = job.gather(&bytes)?;
-    Some(merge_reports(&all, Ends::Job))
+    gather_at(job, mine, Ends::Job)
 }
 
 /// As [`gather_and_merge`], between two phases of a job that goes on: every rank must have
@@ -55,9 +53,17 @@ pub fn gather_and_merge_phase(
     job: &dyn Collective,
     mine: &RankReport,
 ) -> Option<Result<JobResult, JobError>> {
+    gather_at(job, mine, Ends::Phase)
+}
+
+fn gather_at(
+    job: &dyn Collective,
+    mine: &RankReport,
+    at: Ends,
+) -> Option<Result<JobResult, JobError>> {
     let bytes = serde_json::to_vec(mine).expect("a report is plain data");
     let all = job.gather(&bytes)?;
-    Some(merge_reports(&all, Ends::Phase))
+    Some(merge_reports(&all, at))
 }
 
 /// Where a merge happens: at the job's end (a rank that stopped early has fewer records) or
