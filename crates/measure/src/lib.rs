@@ -23,5 +23,5 @@ pub mod units;
 pub use clock::{Clock, ClockInfo, ClockSource};
 pub use cpu::CpuTimes;
 pub use histogram::{Histogram, LatencySummary};
-pub use recorder::{OpSummary, Recorder};
+pub use recorder::{NoWall, OpSummary, Recorder, Wall, WallAt};
 pub use stats::{RunningStats, Spread};

@@ -13,6 +13,7 @@ use crate::histogram::{Histogram, LatencySummary};
 use crate::stats::{RunningStats, Spread};
 use serde::Serialize;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Accumulates the passes of one measurement (one cell of a matrix, one phase of a workload).
 #[derive(Debug, Default)]
@@ -51,12 +52,33 @@ impl Recorder {
         &mut self,
         ctx: &mut C,
         count: u64,
-        mut op: Op,
+        op: Op,
         finish: Finish,
     ) -> io::Result<()>
     where
         Op: FnMut(&mut C, u64) -> io::Result<u64>,
         Finish: FnOnce(&mut C) -> io::Result<()>,
+    {
+        self.time_pass_walled(ctx, count, op, finish, &NoWall)
+            .map(drop)
+    }
+
+    /// As [`Recorder::time_pass`], ending the operations early once `wall` is reached (looked
+    /// at after every operation, with the pass's time so far): `finish` still runs and the
+    /// pass counts the operations it made. True when the wall ended it before `count`.
+    #[inline]
+    pub fn time_pass_walled<C, Op, Finish, W>(
+        &mut self,
+        ctx: &mut C,
+        count: u64,
+        mut op: Op,
+        finish: Finish,
+        wall: &W,
+    ) -> io::Result<bool>
+    where
+        Op: FnMut(&mut C, u64) -> io::Result<u64>,
+        Finish: FnOnce(&mut C) -> io::Result<()>,
+        W: Wall,
     {
         let clock = Clock::get();
         let cpu_before = CpuTimes::thread();
@@ -84,6 +106,10 @@ impl Recorder {
             min_ns = min_ns.min(latency);
             max_ns = max_ns.max(latency);
             previous_ns = now_ns;
+            if wall.reached(now_ns) && i + 1 < count {
+                completed = i + 1;
+                break;
+            }
         }
         // The latencies add up to the operations' time exactly, so their sum is known; the
         // totals go in even when an operation failed, so counts and buckets always agree.
@@ -100,13 +126,14 @@ impl Recorder {
 
         let elapsed = end_ns.max(1);
         self.passes += 1;
-        self.ops += count;
+        self.ops += completed;
         self.bytes += bytes;
         self.elapsed_ns += elapsed;
         self.finish_ns += end_ns - previous_ns;
         self.cpu.add(cpu_after.since(cpu_before));
-        self.pass_rates.push(count as f64 * 1e9 / elapsed as f64);
-        Ok(())
+        self.pass_rates
+            .push(completed as f64 * 1e9 / elapsed as f64);
+        Ok(completed < count)
     }
 
     pub fn passes(&self) -> u64 {
@@ -147,6 +174,36 @@ impl Recorder {
     }
 }
 
+/// Where a pass stops before its last operation (a stonewall), asked after every operation
+/// with the pass's time so far: inlined, so [`NoWall`] costs nothing.
+pub trait Wall {
+    fn reached(&self, pass_ns: u64) -> bool;
+}
+
+/// No wall: every pass makes all its operations.
+pub struct NoWall;
+
+impl Wall for NoWall {
+    #[inline(always)]
+    fn reached(&self, _pass_ns: u64) -> bool {
+        false
+    }
+}
+
+/// A pass's time limit, and a flag another thread raises to stop it (either may be absent).
+pub struct WallAt<'a> {
+    pub after_ns: Option<u64>,
+    pub flag: Option<&'a AtomicBool>,
+}
+
+impl Wall for WallAt<'_> {
+    #[inline]
+    fn reached(&self, pass_ns: u64) -> bool {
+        self.after_ns.is_some_and(|at| pass_ns >= at)
+            || self.flag.is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+}
+
 /// What a measurement did and how fast: the unit of every figure is in its name.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct OpSummary {
@@ -175,6 +232,62 @@ pub struct OpSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wall_ends_a_pass_after_the_operation_that_met_it_and_finish_still_runs() {
+        let flag = AtomicBool::new(false);
+        let mut rec = Recorder::new();
+        let mut finished = false;
+        let walled = rec
+            .time_pass_walled(
+                &mut finished,
+                100,
+                |_, i| {
+                    if i == 5 {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                    Ok(10)
+                },
+                |finished| {
+                    *finished = true;
+                    Ok(())
+                },
+                &WallAt {
+                    after_ns: None,
+                    flag: Some(&flag),
+                },
+            )
+            .unwrap();
+        let s = rec.summary();
+        assert!(walled && finished);
+        assert_eq!((s.passes, s.ops, s.bytes, s.latency.count), (1, 6, 60, 6));
+        // A wall met by the last operation is no stop; a time limit of 0 stops after one.
+        let mut rec = Recorder::new();
+        let flagged = |i: u64| {
+            flag.store(i == 3, Ordering::Relaxed);
+            Ok(1)
+        };
+        assert!(!rec
+            .time_pass_walled(
+                &mut (),
+                4,
+                |_, i| flagged(i),
+                |_| Ok(()),
+                &WallAt {
+                    after_ns: None,
+                    flag: Some(&flag)
+                }
+            )
+            .unwrap());
+        let at_once = WallAt {
+            after_ns: Some(0),
+            flag: None,
+        };
+        assert!(rec
+            .time_pass_walled(&mut (), 4, |_, _| Ok(1), |_| Ok(()), &at_once)
+            .unwrap());
+        assert_eq!(rec.summary().ops, 5);
+    }
 
     #[test]
     fn totals_and_latencies_add_up() {

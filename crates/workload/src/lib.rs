@@ -36,6 +36,7 @@ pub mod mix;
 pub mod rng;
 pub mod sleep;
 pub mod stdio;
+pub mod stonewall;
 pub mod sweep;
 pub mod task;
 pub mod together;

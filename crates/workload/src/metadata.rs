@@ -13,12 +13,13 @@
 
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
+pub use crate::stonewall::Stonewall;
 use crate::together::{run_together, run_together_watching, ScratchDir, SharedStart};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::{now_ns, Clock};
 use fsbench_measure::histogram::Histogram;
-use fsbench_measure::units::{Size, TimeSpan};
+use fsbench_measure::units::Size;
 use fsbench_measure::{CpuTimes, Recorder};
 use fsbench_model::{CachePolicy, Dims, Direction, MetricDef, ResultRecord, Unit};
 use serde::{Deserialize, Serialize};
@@ -234,40 +235,6 @@ const STONEWALL_PASS: u64 = 32;
 /// Buffer for reads and directory listings.
 const READ_BUFFER: usize = 64 << 10;
 
-/// When the loops that make things (mkdir, create) stop before every thread made its share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stonewall {
-    /// This long after the operation started (mdtest -W, IOR -D).
-    After(TimeSpan),
-    /// When the first thread, of any rank, has made its whole share.
-    FirstDone,
-}
-
-impl FromStr for Stonewall {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Stonewall, String> {
-        if text.trim().eq_ignore_ascii_case("first") {
-            return Ok(Stonewall::FirstDone);
-        }
-        text.parse().map(Stonewall::After).map_err(|_| {
-            format!(
-                "`{text}` is neither a duration (30s, 500ms) nor `first` (the first thread done)"
-            )
-        })
-    }
-}
-
-impl fmt::Display for Stonewall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Stonewall::After(time) => time.fmt(f),
-            Stonewall::FirstDone => f.write_str("first"),
-        }
-    }
-}
-
-fsbench_model::text_serde!(Stonewall);
-
 /// A validated run: the operations in order, the scaled count.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetadataPlan {
@@ -331,12 +298,7 @@ impl MetadataSettings {
                 "at most 64m: the workload is about metadata, not streaming (see `fsbench matrix`)",
             ));
         }
-        if self.stonewall == Some(Stonewall::After(TimeSpan::from_ns(0))) {
-            return Err(WorkloadError::invalid(
-                "stonewall",
-                "must be longer than 0 (leave it out for none)",
-            ));
-        }
+        Stonewall::check(self.stonewall)?;
         ctx.check()?;
         let mut ops = if self.ops.is_empty() {
             MetaOp::ALL.to_vec()
@@ -353,12 +315,7 @@ impl MetadataSettings {
             count,
             threads: self.threads,
             dirs: self.dirs,
-            stonewall_ns: match self.stonewall {
-                Some(Stonewall::After(s)) => {
-                    Some(((s.ns as f64 * ctx.scale) as u64).max(1_000_000))
-                }
-                _ => None,
-            },
+            stonewall_ns: Stonewall::deadline_ns(self.stonewall, ctx.scale),
             stonewall_first: self.stonewall == Some(Stonewall::FirstDone),
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
         })
@@ -953,6 +910,7 @@ fn record(
 mod tests {
     use super::*;
     use crate::workload::Collect;
+    use fsbench_measure::units::TimeSpan;
     use fsbench_model::Outcome;
 
     fn run_in(dir: &Path, settings: &MetadataSettings) -> (End, Collect) {
