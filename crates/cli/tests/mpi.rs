@@ -387,6 +387,72 @@ fn a_first_done_stonewall_stops_every_rank_when_one_thread_is_done() {
         .all(|rank_dir| common::entries(rank_dir).is_empty()));
 }
 
+/// `matrix --stonewall first` on one shared file: the first rank to write its whole segment
+/// ends the other's write mid-pass (or both are done within a millisecond); every phase says
+/// so, the job's bytes add up to what the ranks made, the phases after the write find every
+/// segment whole (no short read), and rank 0 removes the file.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_first_done_stonewall_ends_every_ranks_matrix_phase_when_one_is_done() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let json = scratch.path().join("run.json");
+    let out = mpirun(
+        2,
+        &[
+            "matrix",
+            "--tests",
+            "write,read",
+            "--file-sizes",
+            "32m",
+            "--record-sizes",
+            "4k",
+            "--shared-file",
+            "--stonewall",
+            "first",
+            "--min-time",
+            "20ms",
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = flat_results(&common::read_json(&json));
+    let phases: Vec<&str> = results
+        .iter()
+        .map(|r| r["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["write", "rewrite", "read", "reread"]);
+    for r in &results {
+        assert_eq!(r["stonewall"], "first", "{r}");
+        assert!(r["stonewalled"].is_boolean(), "{r}");
+        let per_rank = r["per_rank"].as_array().unwrap();
+        let bytes: Vec<f64> = per_rank.iter().map(|p| number(&p["bytes"])).collect();
+        assert_eq!(bytes.len(), 2);
+        assert!(bytes.iter().all(|&b| b >= 4096.0), "{r}");
+        assert_eq!(number(&r["bytes"]), bytes.iter().sum::<f64>(), "{r}");
+    }
+    let write = &results[0];
+    let segments: Vec<f64> = write["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| number(&p["bytes"]))
+        .collect();
+    let whole = f64::from(32u32 << 20);
+    assert!(
+        segments.contains(&whole) && segments.iter().all(|&b| b <= whole),
+        "one rank wrote its whole segment: {write}"
+    );
+    assert!(common::entries(&dir).is_empty(), "rank 0 removed the file");
+}
+
 /// A rank that cannot start ends the whole job at once, saying why; nothing is stored.
 #[cfg(feature = "mpi")]
 #[test]

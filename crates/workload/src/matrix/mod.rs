@@ -199,6 +199,10 @@ impl MatrixObserver for ToSink<'_> {
         self.0.phase_start()
     }
 
+    fn phase_poll(&mut self, wall: &std::sync::atomic::AtomicBool, finished: bool) {
+        self.0.phase_poll(wall, finished);
+    }
+
     fn phase_start_after(
         &mut self,
         setup: &mut dyn FnMut() -> Result<(), WorkloadError>,

@@ -48,6 +48,15 @@ impl CellResult {
             "cache_state": self.cache_state.name(),
             "direct_io": self.direct_io,
         });
+        if let Some(walled) = self.stonewalled {
+            attributes["stonewalled"] = json!(walled);
+        }
+        if let Some(wall) = self.stonewall_ns {
+            attributes["stonewall_ns"] = json!(wall);
+        }
+        if self.stonewall_first {
+            attributes["stonewall"] = json!("first");
+        }
         if let Some(bytes) = self.shared_file_bytes {
             attributes["layout"] = json!("shared-file");
             attributes["shared_file_bytes"] = json!(bytes);

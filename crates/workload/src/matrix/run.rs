@@ -16,16 +16,18 @@ use crate::error::WorkloadError;
 use crate::fileio::{self, raw, AlignedBuf, OpenMode};
 use crate::rng::{Permutation, Rng};
 use crate::stdio::{StdioReader, StdioWriter};
+use crate::together::run_together_watching;
 use crate::workload::Place;
 use fsbench_measure::clock::now_ns;
 use fsbench_measure::units::size_label;
-use fsbench_measure::{OpSummary, Recorder};
+use fsbench_measure::{NoWall, OpSummary, Recorder, Wall, WallAt};
 use fsbench_model::Outcome;
 use serde::Serialize;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Receives results and warnings while the matrix runs (progress bars, live stores).
 pub trait MatrixObserver {
@@ -38,6 +40,8 @@ pub trait MatrixObserver {
     fn phase_start(&mut self) -> bool {
         true
     }
+    /// As [`crate::Sink::phase_poll`]: while a phase with a first-done stonewall runs.
+    fn phase_poll(&mut self, _wall: &AtomicBool, _finished: bool) {}
     /// As [`crate::Sink::phase_start_after`]: `setup` runs once every rank ended the previous
     /// phase, before any starts the next.
     fn phase_start_after(
@@ -67,6 +71,11 @@ pub struct CellResult {
     pub resident_before_percent: Option<f64>,
     /// Whether the phase bypassed the page cache (O_DIRECT).
     pub direct_io: bool,
+    /// Under a stonewall: whether it ended the phase before its passes were done.
+    pub stonewalled: Option<bool>,
+    /// The stonewall: its scaled deadline, or first-done.
+    pub stonewall_ns: Option<u64>,
+    pub stonewall_first: bool,
     /// Under `shared_file`: the size of the one file of the job's segments (ranks x file size).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_file_bytes: Option<u64>,
@@ -108,6 +117,7 @@ pub fn run(
     let mut warnings = Vec::new();
     let mut status = Outcome::Ok;
     let mut failure = None;
+    let first_done = plan.stonewall_first.then(|| AtomicBool::new(false));
     'cells: for &cell in &plan.cells {
         runner.start_cell();
         for &phase in &plan.phases {
@@ -125,10 +135,21 @@ pub fn run(
             } else {
                 Ok(observer.phase_start())
             };
-            let measured = match started {
-                Ok(true) => runner.measure(cell, phase, stop),
-                Ok(false) => Err(WorkloadError::Interrupted),
-                Err(e) => Err(e),
+            let measured = match (started, &first_done) {
+                (Ok(true), Some(wall)) => {
+                    // The rank's main thread hears of the others while the phase runs in
+                    // a thread of its own (MPI is called from this thread only).
+                    wall.store(false, Ordering::Relaxed);
+                    let work = |r: &mut Runner| r.measure(cell, phase, stop, Some(wall));
+                    run_together_watching(std::slice::from_mut(&mut runner), work, &mut |end| {
+                        observer.phase_poll(wall, end)
+                    })
+                    .map_err(|e| WorkloadError::io("start a thread in", dir, e))
+                    .and_then(|mut together| together.results.remove(0))
+                }
+                (Ok(true), None) => runner.measure(cell, phase, stop, None),
+                (Ok(false), _) => Err(WorkloadError::Interrupted),
+                (Err(e), _) => Err(e),
             };
             for warning in runner.warnings.drain(..) {
                 observer.warning(&warning);
@@ -317,6 +338,7 @@ impl<'p> Runner<'p> {
         cell: Cell,
         phase: Phase,
         stop: &StopFlag,
+        first_done: Option<&AtomicBool>,
     ) -> Result<CellResult, WorkloadError> {
         let plan = self.plan;
         let direct = plan.direct && phase.api() != Api::Stdio;
@@ -339,6 +361,10 @@ impl<'p> Runner<'p> {
         let mut resident: Option<f64> = None;
         let mut residency_unknown = false;
         self.recorder.reset();
+        // The deadline counts from the first pass, after the untimed setup of the phase.
+        let mut deadline = None;
+        let walled_in = plan.stonewall_ns.is_some() || first_done.is_some();
+        let mut walled;
         loop {
             if stop.is_requested() {
                 return Err(WorkloadError::Interrupted);
@@ -366,7 +392,19 @@ impl<'p> Runner<'p> {
             if let Some(purge) = &mut self.purge {
                 purge_cpu_cache(purge);
             }
-            self.timed_pass(cell, phase, file, direct).map_err(|e| {
+            if let (None, Some(wall)) = (deadline, plan.stonewall_ns) {
+                deadline = Some(now_ns() + wall);
+            }
+            let pass = if walled_in {
+                let wall = WallAt {
+                    after_ns: deadline.map(|at| at.saturating_sub(now_ns())),
+                    flag: first_done,
+                };
+                self.timed_pass(cell, phase, file, direct, &wall)
+            } else {
+                self.timed_pass(cell, phase, file, direct, &NoWall)
+            };
+            walled = pass.map_err(|e| {
                 let verb = match phase.direction() {
                     Direction::Read => "read",
                     Direction::Write => "write",
@@ -378,11 +416,22 @@ impl<'p> Runner<'p> {
             let enough_time = self.recorder.elapsed_ns() >= self.plan.min_time_ns;
             // A shared file is made once per creating phase (rank 0 alone may remove it).
             let once = self.segment.is_some() && phase.creates_file();
-            if enough_time || once || self.plan.max_passes.is_some_and(|max| passes >= max) {
+            if walled || enough_time || once || plan.max_passes.is_some_and(|max| passes >= max) {
+                break;
+            }
+            // Met between passes, the wall ends the phase too.
+            if deadline.is_some_and(|at| now_ns() >= at)
+                || first_done.is_some_and(|f| f.load(Ordering::Relaxed))
+            {
+                walled = true;
                 break;
             }
         }
-        if phase.writes_whole_file() {
+        if walled && phase.creates_file() {
+            // Left short: made whole now, untimed, before any rank starts the next phase.
+            self.prepare_file(cell)
+                .map_err(|e| WorkloadError::io("write", &self.path, e).during(context()))?;
+        } else if phase.writes_whole_file() {
             self.file_ready = true;
         }
         if evict && resident.is_some_and(|r| r > 0.0) && !self.warned_not_evicted {
@@ -413,6 +462,9 @@ impl<'p> Runner<'p> {
                 resident.map(|r| r * 100.0)
             },
             direct_io: direct,
+            stonewalled: walled_in.then_some(walled),
+            stonewall_ns: plan.stonewall_ns,
+            stonewall_first: first_done.is_some(),
             shared_file_bytes: self
                 .segment
                 .map(|s| u64::from(s.ranks) * cell.file_size_bytes),
@@ -421,18 +473,22 @@ impl<'p> Runner<'p> {
         })
     }
 
-    /// Writes the whole file, untimed, for phases that need one when no write phase made it.
+    /// Writes the whole file (a shared file: this rank's segment), untimed, for phases that
+    /// need one when no write phase made it or a stonewall left it short.
     fn prepare_file(&mut self, cell: Cell) -> io::Result<()> {
-        debug_assert!(
-            self.segment.is_none(),
-            "a shared file's first phase makes it"
-        );
-        self.remove_file();
-        let file = fileio::open(&self.path, OpenMode::CreateNew, false)?;
-        for _ in 0..cell.records() {
-            raw::write_all(
+        let (base, _) = self.span(cell);
+        let file = if self.segment.is_some() {
+            fileio::open(&self.path, OpenMode::Write, false)?
+        } else {
+            self.remove_file();
+            fileio::open(&self.path, OpenMode::CreateNew, false)?
+        };
+        let record = cell.record_size_bytes;
+        for i in 0..cell.records() {
+            raw::pwrite_all(
                 file.as_raw_fd(),
-                self.data.next(cell.record_size_bytes as usize),
+                self.data.next(record as usize),
+                base + i * record,
             )?;
         }
         self.file_ready = true;
@@ -472,7 +528,15 @@ impl<'p> Runner<'p> {
         self.reader.reset();
     }
 
-    fn timed_pass(&mut self, cell: Cell, phase: Phase, file: File, direct: bool) -> io::Result<()> {
+    /// One timed pass over this process's records; true when `wall` ended it early.
+    fn timed_pass<W: Wall>(
+        &mut self,
+        cell: Cell,
+        phase: Phase,
+        file: File,
+        direct: bool,
+        wall: &W,
+    ) -> io::Result<bool> {
         let records = cell.records();
         let record = cell.record_size_bytes;
         let settings = &self.plan.settings;
@@ -510,7 +574,7 @@ impl<'p> Runner<'p> {
         };
         let recorder = &mut self.recorder;
         match (phase.api(), phase.direction()) {
-            (Api::Stream, Direction::Write) => recorder.time_pass(
+            (Api::Stream, Direction::Write) => recorder.time_pass_walled(
                 &mut pass,
                 records,
                 |p, _| {
@@ -518,8 +582,9 @@ impl<'p> Runner<'p> {
                     Ok(p.record)
                 },
                 |p| p.finish(false),
+                wall,
             ),
-            (Api::Stream, _) => recorder.time_pass(
+            (Api::Stream, _) => recorder.time_pass_walled(
                 &mut pass,
                 records,
                 |p, _| {
@@ -527,23 +592,26 @@ impl<'p> Runner<'p> {
                     Ok(p.record)
                 },
                 |p| p.finish(false),
+                wall,
             ),
-            (Api::Stdio, Direction::Write) => recorder.time_pass(
+            (Api::Stdio, Direction::Write) => recorder.time_pass_walled(
                 &mut pass,
                 records,
                 |p, _| p.writer.write(p.fd, p.data.next(p.record as usize)),
                 |p| p.finish(true),
+                wall,
             ),
-            (Api::Stdio, _) => recorder.time_pass(
+            (Api::Stdio, _) => recorder.time_pass_walled(
                 &mut pass,
                 records,
                 |p, _| p.reader.read(p.fd, p.buffer),
                 |p| p.finish(false),
+                wall,
             ),
             // Sequential positional passes compute their offset directly: the access pattern
             // is chosen once per pass, not matched at every operation.
             (Api::Positional, Direction::Write) if matches!(pass.offsets, Offsets::Sequential) => {
-                recorder.time_pass(
+                recorder.time_pass_walled(
                     &mut pass,
                     records,
                     |p, i| {
@@ -555,10 +623,11 @@ impl<'p> Runner<'p> {
                         Ok(p.record)
                     },
                     |p| p.finish(false),
+                    wall,
                 )
             }
             (Api::Positional, Direction::Read) if matches!(pass.offsets, Offsets::Sequential) => {
-                recorder.time_pass(
+                recorder.time_pass_walled(
                     &mut pass,
                     records,
                     |p, i| {
@@ -566,9 +635,10 @@ impl<'p> Runner<'p> {
                         Ok(p.record)
                     },
                     |p| p.finish(false),
+                    wall,
                 )
             }
-            (Api::Positional, Direction::Write) => recorder.time_pass(
+            (Api::Positional, Direction::Write) => recorder.time_pass_walled(
                 &mut pass,
                 records,
                 |p, i| {
@@ -577,8 +647,9 @@ impl<'p> Runner<'p> {
                     Ok(p.record)
                 },
                 |p| p.finish(false),
+                wall,
             ),
-            (Api::Positional, Direction::Read) => recorder.time_pass(
+            (Api::Positional, Direction::Read) => recorder.time_pass_walled(
                 &mut pass,
                 records,
                 |p, i| {
@@ -587,8 +658,9 @@ impl<'p> Runner<'p> {
                     Ok(p.record)
                 },
                 |p| p.finish(false),
+                wall,
             ),
-            (Api::Positional, Direction::Mixed) => recorder.time_pass(
+            (Api::Positional, Direction::Mixed) => recorder.time_pass_walled(
                 &mut pass,
                 records,
                 |p, i| {
@@ -601,6 +673,7 @@ impl<'p> Runner<'p> {
                     Ok(p.record)
                 },
                 |p| p.finish(false),
+                wall,
             ),
         }
     }
@@ -666,6 +739,7 @@ pub fn default_purge_bytes() -> u64 {
 mod tests {
     use super::*;
     use crate::matrix::{MatrixSettings, MatrixTest};
+    use crate::stonewall::Stonewall;
     use crate::workload::Context;
     use fsbench_measure::units::{SizeSpec, TimeSpan};
 
@@ -685,6 +759,57 @@ mod tests {
             ..Context::default()
         })
         .unwrap()
+    }
+
+    fn walled(shared_file: bool) -> MatrixPlan {
+        MatrixSettings {
+            tests: vec![MatrixTest::Write, MatrixTest::Read],
+            file_sizes: SizeSpec::parse("64m").unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            min_time: TimeSpan::from_ns(10_000_000_000),
+            stonewall: Some(Stonewall::After(TimeSpan::from_ns(5_000_000))),
+            shared_file,
+            seed: Some(7),
+            keep: true,
+            ..MatrixSettings::default()
+        }
+        .plan(&Context {
+            job: shared_file.then_some(Place { rank: 1, ranks: 2 }),
+            ..Context::default()
+        })
+        .unwrap()
+    }
+
+    /// A stonewall of 5 ms ends every pass over 64 MiB (no page cache moves 13 GB/s) mid-pass,
+    /// though --min-time asks for 10 s: each phase counts what it moved and says it met the
+    /// wall; the file the write left short is completed untimed, so the phases after it find
+    /// every record — of the whole file, or of this rank's segment of a shared one.
+    #[test]
+    fn a_stonewall_ends_a_phase_mid_pass_and_the_next_finds_the_whole_file() {
+        for shared_file in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let plan = walled(shared_file);
+            let outcome = run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
+            assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
+            let phases: Vec<&str> = outcome.results.iter().map(|r| r.phase.name()).collect();
+            assert_eq!(phases, ["write", "rewrite", "read", "reread"]);
+            for r in &outcome.results {
+                assert_eq!(r.stonewalled, Some(true), "{r:?}");
+                assert_eq!(r.stonewall_ns, Some(5_000_000));
+                assert_eq!(r.summary.passes, 1, "{r:?}");
+                // The deadline counts from the first pass: every phase makes more than one.
+                assert!(r.summary.ops > 1 && r.summary.ops < 16384, "{r:?}");
+                assert_eq!(r.summary.bytes, r.summary.ops * 4096, "{r:?}");
+                assert!(r.summary.elapsed_ns < 1_000_000_000, "{r:?}");
+                assert_eq!(r.record().attributes["stonewalled"], true);
+            }
+            let content = std::fs::read(&outcome.test_file).unwrap();
+            let base = if shared_file { 64 << 20 } else { 0 };
+            assert_eq!(content.len(), base + (64 << 20));
+            assert!(content[base..]
+                .chunks(4096)
+                .all(|block| block.iter().any(|&b| b != 0)));
+        }
     }
 
     /// Rank 1 of 2 writes, reads and rewrites at random only its segment of the one file,

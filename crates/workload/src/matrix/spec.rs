@@ -6,6 +6,7 @@ use super::test::{MatrixTest, Phase};
 use crate::data::DataKind;
 use crate::error::WorkloadError;
 use crate::fileio::{self, OpenMode};
+use crate::stonewall::Stonewall;
 use crate::workload::{Context, Place};
 use fsbench_measure::host::free_bytes;
 use fsbench_measure::units::{human_bytes, size_label, Size, SizeSpec, TimeSpan};
@@ -106,6 +107,14 @@ pub struct MatrixSettings {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shared_file: bool,
 
+    /// End every phase early: at this much time after it started, even mid-pass (IOR's -D;
+    /// scaled by --scale), or, `first` (under mpirun), when the first rank has made its
+    /// passes. A phase that was stopped says `stonewalled` and counts what it made; a file
+    /// left short is completed untimed before the next phase. Default: none.
+    #[arg(long, value_name = "DURATION|first")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<Stonewall>,
+
     /// Leave the last test file in the directory (for inspection; not with --fs, whose
     /// filesystem is removed afterwards). Not a plan key: a campaign's filesystem is removed.
     #[arg(long)]
@@ -139,6 +148,7 @@ impl Default for MatrixSettings {
             stride: 17,
             mix_read_percent: 50,
             shared_file: false,
+            stonewall: None,
             keep: false,
         }
     }
@@ -196,6 +206,12 @@ pub struct MatrixPlan {
     /// Under `shared_file`, this rank's place: its segment of the one file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub segment: Option<Place>,
+    /// The scaled stonewall deadline of every phase, from its start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stonewall_ns: Option<u64>,
+    /// Every phase ends when the first rank has made its passes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stonewall_first: bool,
     /// Where buffered reads land: this many bytes past a page boundary (see
     /// [`BUFFERED_READ_OFFSET`]); O_DIRECT reads always land page-aligned.
     pub read_buffer_offset_bytes: u64,
@@ -384,6 +400,14 @@ impl MatrixSettings {
             }
             (true, Some(place)) => Some(place),
         };
+        Stonewall::check(self.stonewall)?;
+        if self.stonewall == Some(Stonewall::FirstDone) && ctx.job.is_none() {
+            return Err(WorkloadError::invalid(
+                "stonewall",
+                "`first` stops every rank when the first is done: run the matrix under \
+                 mpirun, or give a duration (30s)",
+            ));
+        }
         let max_passes = self
             .max_passes
             .or(self.purge_cpu_cache.then_some(PURGE_DEFAULT_MAX_PASSES));
@@ -403,6 +427,8 @@ impl MatrixSettings {
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
             max_passes,
             segment,
+            stonewall_ns: Stonewall::deadline_ns(self.stonewall, scale),
+            stonewall_first: self.stonewall == Some(Stonewall::FirstDone),
             read_buffer_offset_bytes: if direct { 0 } else { BUFFERED_READ_OFFSET },
             purge_bytes: self.purge_cpu_cache.then(|| {
                 self.purge_size
@@ -717,5 +743,43 @@ mod settings_tests {
         assert!(error.contains("add the write test"), "{error}");
         let plan = settings.plan(&job).unwrap();
         assert_eq!(plan.segment, Some(Place { rank: 0, ranks: 2 }));
+    }
+
+    /// A duration scales with the run (never under 1 ms) and is never 0; `first` needs a job
+    /// (alone, the one rank is always the first done).
+    #[test]
+    fn a_stonewall_is_a_scaled_duration_or_first_under_mpirun() {
+        let with = |wall: &str| MatrixSettings {
+            stonewall: Some(wall.parse().unwrap()),
+            file_sizes: SizeSpec::parse("64k").unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            ..MatrixSettings::default()
+        };
+        let half = Context {
+            scale: 0.5,
+            ..Context::default()
+        };
+        assert_eq!(
+            with("2s").plan(&half).unwrap().stonewall_ns,
+            Some(1_000_000_000)
+        );
+        assert_eq!(
+            with("1ms").plan(&half).unwrap().stonewall_ns,
+            Some(1_000_000)
+        );
+        let zero = with("0s").plan(&half).unwrap_err().to_string();
+        assert!(
+            zero.contains("stonewall") && zero.contains("longer than 0"),
+            "{zero}"
+        );
+        let alone = with("first").plan(&half).unwrap_err().to_string();
+        assert!(alone.contains("mpirun"), "{alone}");
+        let job = Context {
+            job: Some(Place { rank: 1, ranks: 2 }),
+            ..Context::default()
+        };
+        let plan = with("first").plan(&job).unwrap();
+        assert!(plan.stonewall_first && plan.stonewall_ns.is_none());
+        assert!("soon".parse::<Stonewall>().is_err());
     }
 }
