@@ -147,6 +147,15 @@ impl Sink for Tag<'_> {
     fn phase_start(&mut self) -> bool {
         self.inner.phase_start()
     }
+    fn phase_poll(&mut self, wall: &std::sync::atomic::AtomicBool, finished: bool) {
+        self.inner.phase_poll(wall, finished);
+    }
+    fn phase_start_after(
+        &mut self,
+        setup: &mut dyn FnMut() -> Result<(), crate::WorkloadError>,
+    ) -> Result<bool, crate::WorkloadError> {
+        self.inner.phase_start_after(setup)
+    }
 }
 
 /// Runs `settings` at every point of `sweep`, in order; stops at the first point that does not
@@ -264,6 +273,60 @@ mod tests {
             .collect();
         assert_eq!(points, [5e6, 1e7]);
         assert!(sink.records[1].main().unwrap().value >= 1e7);
+    }
+
+    /// Under mpirun a sweep's points keep the job's meetings: the polls of a first-done
+    /// stonewall and the agreement before a shared file is made reach the rank's sink.
+    #[test]
+    fn a_sweep_hands_on_the_polls_and_agreements_of_a_job() {
+        #[derive(Default)]
+        struct Meetings {
+            polls: u32,
+            agreed: u32,
+        }
+        impl Sink for Meetings {
+            fn record(&mut self, _: ResultRecord, _: usize, _: Option<usize>) {}
+            fn phase_poll(&mut self, _: &std::sync::atomic::AtomicBool, finished: bool) {
+                self.polls += u32::from(finished);
+            }
+            fn phase_start_after(
+                &mut self,
+                setup: &mut dyn FnMut() -> Result<(), crate::WorkloadError>,
+            ) -> Result<bool, crate::WorkloadError> {
+                self.agreed += 1;
+                setup()?;
+                Ok(true)
+            }
+        }
+        let matrix = crate::matrix::MatrixSettings {
+            tests: vec![crate::matrix::MatrixTest::Write],
+            file_sizes: "64k".parse().unwrap(),
+            record_sizes: "4k".parse().unwrap(),
+            shared_file: true,
+            stonewall: Some(crate::stonewall::Stonewall::FirstDone),
+            ..Default::default()
+        };
+        let sweep: SweepSpec = "min_time=1ms,2ms".parse().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut sink = Meetings::default();
+        let ctx = Context {
+            job: Some(crate::workload::Place { rank: 0, ranks: 1 }),
+            ..Context::default()
+        };
+        let end = run(
+            &WorkloadSettings::Matrix(matrix),
+            &sweep,
+            &ctx,
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+        );
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert_eq!(
+            (sink.polls, sink.agreed),
+            (4, 2),
+            "write and rewrite watched at each point, the write agreed on"
+        );
     }
 
     #[test]

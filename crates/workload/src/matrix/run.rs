@@ -72,9 +72,13 @@ pub struct CellResult {
     /// Whether the phase bypassed the page cache (O_DIRECT).
     pub direct_io: bool,
     /// Under a stonewall: whether it ended the phase before its passes were done.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewalled: Option<bool>,
-    /// The stonewall: its scaled deadline, or first-done.
+    /// The stonewall's scaled deadline, from the phase's first pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall_ns: Option<u64>,
+    /// The stonewall is the first rank done.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stonewall_first: bool,
     /// Under `shared_file`: the size of the one file of the job's segments (ranks x file size).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -364,10 +368,22 @@ impl<'p> Runner<'p> {
         // The deadline counts from the first pass, after the untimed setup of the phase.
         let mut deadline = None;
         let walled_in = plan.stonewall_ns.is_some() || first_done.is_some();
-        let mut walled;
+        // The phase ended at the wall; its last pass was cut short by it.
+        let walled;
+        let mut cut_short = false;
+        let wall_met = |deadline: Option<u64>| {
+            deadline.is_some_and(|at| now_ns() >= at)
+                || first_done.is_some_and(|f| f.load(Ordering::Relaxed))
+        };
         loop {
             if stop.is_requested() {
                 return Err(WorkloadError::Interrupted);
+            }
+            // A wall met between passes ends the phase before another (a creating phase's
+            // open would make the file afresh).
+            if self.recorder.passes() > 0 && wall_met(deadline) {
+                walled = true;
+                break;
             }
             let file = self
                 .open_for(phase, direct)
@@ -395,6 +411,11 @@ impl<'p> Runner<'p> {
             if let (None, Some(wall)) = (deadline, plan.stonewall_ns) {
                 deadline = Some(now_ns() + wall);
             }
+            // Nor does a pass start (for one operation) when its setup took the rest.
+            if self.recorder.passes() > 0 && !phase.creates_file() && wall_met(deadline) {
+                walled = true;
+                break;
+            }
             let pass = if walled_in {
                 let wall = WallAt {
                     after_ns: deadline.map(|at| at.saturating_sub(now_ns())),
@@ -404,7 +425,7 @@ impl<'p> Runner<'p> {
             } else {
                 self.timed_pass(cell, phase, file, direct, &NoWall)
             };
-            walled = pass.map_err(|e| {
+            cut_short = pass.map_err(|e| {
                 let verb = match phase.direction() {
                     Direction::Read => "read",
                     Direction::Write => "write",
@@ -416,18 +437,13 @@ impl<'p> Runner<'p> {
             let enough_time = self.recorder.elapsed_ns() >= self.plan.min_time_ns;
             // A shared file is made once per creating phase (rank 0 alone may remove it).
             let once = self.segment.is_some() && phase.creates_file();
-            if walled || enough_time || once || plan.max_passes.is_some_and(|max| passes >= max) {
-                break;
-            }
-            // Met between passes, the wall ends the phase too.
-            if deadline.is_some_and(|at| now_ns() >= at)
-                || first_done.is_some_and(|f| f.load(Ordering::Relaxed))
+            if cut_short || enough_time || once || plan.max_passes.is_some_and(|max| passes >= max)
             {
-                walled = true;
+                walled = cut_short;
                 break;
             }
         }
-        if walled && phase.creates_file() {
+        if cut_short && phase.creates_file() {
             // Left short: made whole now, untimed, before any rank starts the next phase.
             self.prepare_file(cell)
                 .map_err(|e| WorkloadError::io("write", &self.path, e).during(context()))?;
@@ -478,7 +494,7 @@ impl<'p> Runner<'p> {
     fn prepare_file(&mut self, cell: Cell) -> io::Result<()> {
         let (base, _) = self.span(cell);
         let file = if self.segment.is_some() {
-            fileio::open(&self.path, OpenMode::Write, false)?
+            fileio::open(&self.path, OpenMode::Create, false)?
         } else {
             self.remove_file();
             fileio::open(&self.path, OpenMode::CreateNew, false)?
@@ -739,7 +755,6 @@ pub fn default_purge_bytes() -> u64 {
 mod tests {
     use super::*;
     use crate::matrix::{MatrixSettings, MatrixTest};
-    use crate::stonewall::Stonewall;
     use crate::workload::Context;
     use fsbench_measure::units::{SizeSpec, TimeSpan};
 
@@ -761,55 +776,122 @@ mod tests {
         .unwrap()
     }
 
-    fn walled(shared_file: bool) -> MatrixPlan {
+    fn walled(tests: Vec<MatrixTest>, shared_file: bool, wall: &str) -> MatrixPlan {
         MatrixSettings {
-            tests: vec![MatrixTest::Write, MatrixTest::Read],
+            tests,
             file_sizes: SizeSpec::parse("64m").unwrap(),
             record_sizes: SizeSpec::parse("4k").unwrap(),
             min_time: TimeSpan::from_ns(10_000_000_000),
-            stonewall: Some(Stonewall::After(TimeSpan::from_ns(5_000_000))),
+            stonewall: Some(wall.parse().unwrap()),
             shared_file,
             seed: Some(7),
             keep: true,
             ..MatrixSettings::default()
         }
         .plan(&Context {
-            job: shared_file.then_some(Place { rank: 1, ranks: 2 }),
+            job: (shared_file || wall == "first").then_some(Place { rank: 1, ranks: 2 }),
             ..Context::default()
         })
         .unwrap()
     }
 
-    /// A stonewall of 5 ms ends every pass over 64 MiB (no page cache moves 13 GB/s) mid-pass,
+    /// The file a run kept is whole: every 4 KiB block of this rank's 64 MiB written.
+    fn assert_whole(outcome: &MatrixOutcome, shared_file: bool) {
+        let content = std::fs::read(&outcome.test_file).unwrap();
+        let base = if shared_file { 64 << 20 } else { 0 };
+        assert_eq!(content.len(), base + (64 << 20));
+        assert!(content[base..]
+            .chunks(4096)
+            .all(|block| block.iter().any(|&b| b != 0)));
+    }
+
+    /// A stonewall of 1 ms ends every pass over 64 MiB (no page cache moves 64 GB/s) mid-pass,
     /// though --min-time asks for 10 s: each phase counts what it moved and says it met the
-    /// wall; the file the write left short is completed untimed, so the phases after it find
-    /// every record — of the whole file, or of this rank's segment of a shared one.
+    /// wall; the file the write left short is written whole before its phase ends — the file,
+    /// or this rank's segment of a shared one — so a run of the write alone keeps a whole file
+    /// and the phases after it find every record.
     #[test]
-    fn a_stonewall_ends_a_phase_mid_pass_and_the_next_finds_the_whole_file() {
+    fn a_stonewall_ends_a_phase_mid_pass_and_the_file_is_left_whole() {
         for shared_file in [false, true] {
             let dir = tempfile::tempdir().unwrap();
-            let plan = walled(shared_file);
+            let plan = walled(vec![MatrixTest::Write], shared_file, "1ms");
+            let alone = run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
+            assert_eq!(alone.status, Outcome::Ok, "{:?}", alone.failure);
+            assert_eq!(alone.results[0].summary.passes, 1);
+            assert_eq!(alone.results[0].stonewalled, Some(true));
+            assert_whole(&alone, shared_file);
+
+            let dir = tempfile::tempdir().unwrap();
+            let plan = walled(
+                vec![MatrixTest::Write, MatrixTest::Read],
+                shared_file,
+                "1ms",
+            );
             let outcome = run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
             assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
             let phases: Vec<&str> = outcome.results.iter().map(|r| r.phase.name()).collect();
             assert_eq!(phases, ["write", "rewrite", "read", "reread"]);
             for r in &outcome.results {
                 assert_eq!(r.stonewalled, Some(true), "{r:?}");
-                assert_eq!(r.stonewall_ns, Some(5_000_000));
+                assert_eq!(r.stonewall_ns, Some(1_000_000));
                 assert_eq!(r.summary.passes, 1, "{r:?}");
-                // The deadline counts from the first pass: every phase makes more than one.
-                assert!(r.summary.ops > 1 && r.summary.ops < 16384, "{r:?}");
+                assert!(r.summary.ops >= 1 && r.summary.ops < 16384, "{r:?}");
                 assert_eq!(r.summary.bytes, r.summary.ops * 4096, "{r:?}");
+                assert_eq!(r.summary.latency.count, r.summary.ops, "{r:?}");
                 assert!(r.summary.elapsed_ns < 1_000_000_000, "{r:?}");
                 assert_eq!(r.record().attributes["stonewalled"], true);
             }
-            let content = std::fs::read(&outcome.test_file).unwrap();
-            let base = if shared_file { 64 << 20 } else { 0 };
-            assert_eq!(content.len(), base + (64 << 20));
-            assert!(content[base..]
-                .chunks(4096)
-                .all(|block| block.iter().any(|&b| b != 0)));
+            assert_whole(&outcome, shared_file);
         }
+    }
+
+    /// `first`: another rank's word, heard by the observer while the phase runs in its
+    /// thread, stops every phase mid-pass; the observer is told once per phase that it ended.
+    #[test]
+    fn another_ranks_word_ends_every_phase_of_a_first_done_stonewall() {
+        /// An observer that hears, at its first poll of a phase, that another rank is done.
+        #[derive(Default)]
+        struct Told {
+            ended: u32,
+        }
+        impl MatrixObserver for Told {
+            fn phase_poll(&mut self, wall: &AtomicBool, finished: bool) {
+                wall.store(true, Ordering::Relaxed);
+                self.ended += u32::from(finished);
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let plan = walled(vec![MatrixTest::Write, MatrixTest::Read], false, "first");
+        let mut told = Told::default();
+        let outcome = run(&plan, dir.path(), &StopFlag::new(), &mut told);
+        assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
+        assert_eq!(
+            told.ended, 4,
+            "every phase watched, told once that it ended"
+        );
+        for r in &outcome.results {
+            assert_eq!(r.stonewalled, Some(true), "{r:?}");
+            assert!(r.stonewall_first && r.stonewall_ns.is_none());
+            assert!(r.summary.ops >= 1 && r.summary.ops < 16384, "{r:?}");
+            assert_eq!(r.record().attributes["stonewall"], "first");
+        }
+        assert_whole(&outcome, false);
+        // Without a stonewall, a result says nothing of one.
+        let plain = serde_json::to_value(&outcome.results[0]).unwrap();
+        assert!(plain.get("stonewalled").is_some());
+        let none = MatrixSettings {
+            tests: vec![MatrixTest::Write],
+            file_sizes: SizeSpec::parse("64k").unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            min_time: TimeSpan::from_ns(1_000_000),
+            ..MatrixSettings::default()
+        }
+        .plan(&Context::default())
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let plain = run(&none, dir.path(), &StopFlag::new(), &mut NoObserver);
+        let attributes = plain.results[0].record().attributes;
+        assert!(!attributes.contains_key("stonewalled") && !attributes.contains_key("stonewall"));
     }
 
     /// Rank 1 of 2 writes, reads and rewrites at random only its segment of the one file,

@@ -107,10 +107,10 @@ pub struct MatrixSettings {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shared_file: bool,
 
-    /// End every phase early: at this much time after it started, even mid-pass (IOR's -D;
-    /// scaled by --scale), or, `first` (under mpirun), when the first rank has made its
-    /// passes. A phase that was stopped says `stonewalled` and counts what it made; a file
-    /// left short is completed untimed before the next phase. Default: none.
+    /// End every phase early: this long after its first pass started, even mid-pass (IOR's
+    /// -D; scaled by --scale), or, `first` (under mpirun), when the first rank has made its
+    /// passes. A phase that was stopped says `stonewalled` and counts what it made; a write
+    /// cut short writes the file whole again, untimed, before its phase ends. Default: none.
     #[arg(long, value_name = "DURATION|first")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<Stonewall>,
@@ -206,7 +206,7 @@ pub struct MatrixPlan {
     /// Under `shared_file`, this rank's place: its segment of the one file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub segment: Option<Place>,
-    /// The scaled stonewall deadline of every phase, from its start.
+    /// The scaled stonewall deadline of every phase, from its first pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall_ns: Option<u64>,
     /// Every phase ends when the first rank has made its passes.
