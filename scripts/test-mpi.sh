@@ -15,3 +15,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cargo clippy -p fsbench-scale -p fsbench --features mpi --all-targets --locked -- -D warnings
 cargo test -p fsbench-scale --features mpi --locked
 cargo test -p fsbench --features mpi --locked --test mpi
+# A rank waiting for another at the end of a phase takes no CPU from it (design/mpi.md §3).
+cargo build -p fsbench-scale --features mpi --example idle_wait --locked
+OMPI_MCA_btl=self,vader mpirun --oversubscribe --allow-run-as-root -np 2 \
+  "${CARGO_TARGET_DIR:-target}/debug/examples/idle_wait"

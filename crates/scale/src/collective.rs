@@ -10,6 +10,13 @@ pub trait Collective {
     fn size(&self) -> u32;
     /// A barrier that also agrees: true on every rank when every rank passed true.
     fn all_ok(&self, mine: bool) -> bool;
+    /// As [`Collective::all_ok`], waiting without taking CPU: where ranks done with a phase
+    /// wait for others still measuring it. MPI's blocking collectives spin (Open MPI yields
+    /// only when oversubscribed, and even then stays runnable), so this one is polled about
+    /// every millisecond; a start barrier, where every rank is idle, stays `all_ok`.
+    fn all_ok_idle(&self, mine: bool) -> bool {
+        self.all_ok(mine)
+    }
     /// Every rank's bytes at rank 0, in rank order; `None` on the other ranks.
     fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>>;
     /// Ends every rank of the job with `code`: for a rank that cannot go on while the others
@@ -153,6 +160,31 @@ impl Collective for Mpi {
         let mut all = 0i32;
         self.world
             .all_reduce_into(&(mine as i32), &mut all, SystemOperation::min());
+        all == 1
+    }
+
+    fn all_ok_idle(&self, mine: bool) -> bool {
+        use mpi::collective::SystemOperation;
+        use mpi::traits::CommunicatorCollectives;
+        let mine = mine as i32;
+        let mut all = 0i32;
+        mpi::request::scope(|scope| {
+            let mut request = self.world.immediate_all_reduce_into(
+                scope,
+                &mine,
+                &mut all,
+                SystemOperation::min(),
+            );
+            loop {
+                match request.test() {
+                    Ok(_) => break,
+                    Err(pending) => {
+                        request = pending;
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }
+            }
+        });
         all == 1
     }
 

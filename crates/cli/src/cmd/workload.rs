@@ -188,8 +188,9 @@ impl Sink for OnTarget<'_, '_> {
             return false;
         }
         // Every rank still running says true; one that ended says false once, and the others
-        // stop with it (their workload ends as interrupted).
-        if !job.all_ok(true) {
+        // stop with it (their workload ends as interrupted). Ranks done with the last phase
+        // wait here for the others, idle: they take no CPU from a rank still measuring.
+        if !job.all_ok_idle(true) {
             self.left = true;
             return false;
         }
@@ -230,7 +231,7 @@ impl Sink for OnTarget<'_, '_> {
         if self.left {
             return Ok(false);
         }
-        if !job.all_ok(true) {
+        if !job.all_ok_idle(true) {
             self.left = true;
             return Ok(false);
         }
@@ -271,7 +272,7 @@ impl OnTarget<'_, '_> {
     fn leave(&mut self) -> bool {
         let stopped_by_another = self.left;
         if let (Some(job), false) = (self.job, self.left) {
-            job.all_ok(false);
+            job.all_ok_idle(false);
             self.left = true;
         }
         stopped_by_another
