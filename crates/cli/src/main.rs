@@ -62,13 +62,6 @@ fn main() {
             let cli::WorkloadCommand { settings, options } = *command;
             cmd::workload::run(settings, options)
         }
-        // Every rank would run the whole campaign into one store: not under mpirun (yet).
-        cli::Command::Run(_) if fsbench_scale::launched_size().is_some() => {
-            Err(exit::Failure::usage(anyhow::anyhow!(
-                "fsbench run does not run under mpirun yet (each rank would run the whole \
-                 campaign); run a workload command under mpirun instead (README, \"Scale-out\")"
-            )))
-        }
         cli::Command::Run(args) => cmd::run::run(args),
         cli::Command::Profiles(args) => cmd::profiles::run(args),
         cli::Command::Runs(args) => cmd::runs::run(args),

@@ -659,9 +659,11 @@ fn a_job_across_two_network_namespaces_is_one_run_with_every_host() {
     }
 }
 
-/// A campaign is not a job (yet): under mpirun it is refused, not run once per rank.
+/// The plain build refuses a campaign under mpirun too: each rank would run the whole campaign
+/// into a store of its own.
+#[cfg(not(feature = "mpi"))]
 #[test]
-fn a_campaign_under_mpirun_is_refused() {
+fn a_campaign_under_mpirun_needs_the_mpi_build() {
     let scratch = Scratch::new();
     let out = common::fsbench()
         .args(["run", "--dry-run", "--db"])
@@ -671,10 +673,127 @@ fn a_campaign_under_mpirun_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("fsbench run does not run under mpirun yet"),
+        stderr(&out).contains("this fsbench was built without MPI"),
         "{}",
         stderr(&out)
     );
+}
+
+/// Issue 14's campaign under mpirun: two ranks each prepare every configuration on a loop
+/// device of their own, start every phase together, and rank 0 stores one run whose samples
+/// are merged from both ranks' (keys end `.np2`); a filesystem the kernel lacks and a workload
+/// that cannot be a rank are stored as unsupported with their reasons, and nothing is left.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_campaign_under_mpirun_is_one_run_merged_from_every_rank() {
+    if !common::root_or_skip("a_campaign_under_mpirun_is_one_run_merged_from_every_rank") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let plan = scratch.plan(
+        r#"
+name = "mpi-campaign"
+repetitions = 2
+timeout = "5m"
+
+[device]
+image = "300m"
+
+[[filesystems]]
+name = "ext4"
+
+[[filesystems]]
+name = "jfs"
+
+[[workloads]]
+kind = "matrix"
+name = "stream"
+tests = ["write", "read"]
+file_sizes = "1m"
+record_sizes = "64k"
+min_time = "20ms"
+
+[[workloads]]
+kind = "metadata"
+name = "files"
+count = 25
+threads = 1
+ops = ["create", "stat", "unlink"]
+
+[[workloads]]
+kind = "task"
+name = "untar"
+tasks = "untar"
+method = "native"
+compression = "none"
+tree_fraction = 0.01
+"#,
+    );
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--quiet",
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--work-dir",
+            scratch.work().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = scratch.runs();
+    assert_eq!(runs.matches("mpi-campaign").count(), 1, "one run: {runs}");
+    let doc = scratch.export(1);
+    assert_eq!(doc["runs"][0]["host"]["mpi"]["world_size"], 2);
+    let cases = common::run_cases(&doc);
+    assert_eq!(cases.len(), 6, "2 filesystems x 3 workloads");
+    let case = |fs: &str, workload: &str| {
+        cases
+            .iter()
+            .find(|c| {
+                let key = c["key"].as_str().unwrap();
+                key.starts_with(&format!("{fs}.")) && key.ends_with(&format!(".{workload}.np2"))
+            })
+            .unwrap_or_else(|| panic!("{fs} {workload}: {cases:?}"))
+    };
+    for sample in case("ext4", "stream")["samples"].as_array().unwrap() {
+        assert_eq!(sample["status"], "ok", "{sample}");
+        let results = common::flat_results_of(sample);
+        let write = results
+            .iter()
+            .find(|r| r["phase"] == "write")
+            .expect("a merged write");
+        assert_eq!(number(&write["ranks"]), 2.0, "{write}");
+        let per_rank = write["per_rank"].as_array().unwrap();
+        let sum: f64 = per_rank.iter().map(|p| number(&p["bytes"])).sum();
+        assert_eq!(number(&write["bytes"]), sum, "bytes add up: {write}");
+        assert!(sum >= 2.0 * 1048576.0, "each rank wrote its file: {write}");
+    }
+    let files = case("ext4", "files")["samples"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "two repetitions");
+    for sample in files {
+        assert_eq!(sample["status"], "ok", "{sample}");
+        let create = common::flat_results_of(sample)
+            .into_iter()
+            .find(|r| r["operation"] == "create")
+            .unwrap();
+        assert_eq!(create["ops"], 50, "25 files x 2 ranks: {create}");
+        assert_eq!(sample["target"]["fsck"]["clean"], true, "rank 0's check");
+    }
+    let untar = &case("ext4", "untar")["samples"][0];
+    assert_eq!(untar["status"], "unsupported");
+    assert!(
+        untar["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not run under mpirun"),
+        "{untar}"
+    );
+    let jfs = &case("jfs", "files")["samples"][0];
+    assert_eq!(jfs["status"], "unsupported", "{jfs}");
+    scratch.assert_clean();
 }
 
 /// A rank that fails mid-run (its directory is a tmpfs of 60 inodes: the creates after the
@@ -785,6 +904,133 @@ fn each_rank_prepares_a_filesystem_of_its_own_and_leaves_nothing() {
         .find(|r| r["operation"] == "create")
         .unwrap();
     assert_eq!(create["ops"], 60, "30 files x 2 ranks: {create}");
+    scratch.assert_clean();
+}
+
+/// A rank of a campaign asked to stop (SIGTERM) mid-sample: the others stop with it at their
+/// next phase (a nap has none: at its end), no rank starts another sample, rank 0 keeps the
+/// samples that finished and marks the run interrupted, and no rank leaves a mount or a loop
+/// device.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_campaign_rank_told_to_stop_stops_the_job_keeping_the_finished_samples() {
+    if !common::root_or_skip("a_campaign_rank_told_to_stop_stops_the_job") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let plan = scratch.plan(
+        r#"
+name = "mpi-stop"
+timeout = "5m"
+
+[device]
+image = "300m"
+
+[[filesystems]]
+name = "ext4"
+
+[[workloads]]
+kind = "metadata"
+name = "files"
+count = 25
+threads = 1
+ops = ["create", "unlink"]
+
+[[workloads]]
+kind = "sleep"
+name = "nap"
+duration = "6s"
+
+[[workloads]]
+kind = "metadata"
+name = "after"
+count = 25
+threads = 1
+ops = ["create", "unlink"]
+"#,
+    );
+    let marker = format!("FSBENCH_TEST_JOB={}", scratch.path().display());
+    let job = Command::new("mpirun")
+        .args(["--oversubscribe", "--allow-run-as-root", "-np", "2"])
+        .args(["-x", "FSBENCH_TEST_JOB"])
+        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .args(["run", "--quiet", "--plan"])
+        .arg(&plan)
+        .arg("--db")
+        .arg(scratch.db())
+        .arg("--work-dir")
+        .arg(scratch.work())
+        .env("FSBENCH_TEST_JOB", scratch.path())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_btl", "self,vader")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first sample is stored (the nap runs), rank 1 is told to stop.
+    let start = std::time::Instant::now();
+    loop {
+        let export = common::fsbench()
+            .args(["export", "1", "--json", "-", "--db"])
+            .arg(scratch.db())
+            .output()
+            .unwrap();
+        let stored = export.status.success() && {
+            let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
+            doc["runs"][0]["cases"]
+                .as_array()
+                .is_some_and(|cases| cases.iter().any(|c| c["samples"][0].is_object()))
+        };
+        if stored {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "rank 0 never stored the first sample"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let rank1 = rank_process_of(&marker, 1, "run").expect("rank 1's process");
+    // SAFETY: kill(2) on a process this test's job started (its environment says so).
+    assert_eq!(unsafe { libc::kill(rank1, libc::SIGTERM) }, 0);
+    let out = job.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(
+        said.contains("run the campaign again under mpirun"),
+        "{said}"
+    );
+    let doc = scratch.export(1);
+    assert_eq!(
+        doc["runs"][0]["status"], "interrupted",
+        "{}",
+        doc["runs"][0]
+    );
+    let cases = common::run_cases(&doc);
+    let files = cases
+        .iter()
+        .find(|c| c["key"].as_str().unwrap().ends_with(".files.np2"))
+        .unwrap();
+    assert_eq!(files["samples"][0]["status"], "ok", "{files}");
+    let nap = cases
+        .iter()
+        .find(|c| c["key"].as_str().unwrap().ends_with(".nap.np2"))
+        .unwrap();
+    assert!(
+        nap["samples"].as_array().is_none_or(Vec::is_empty),
+        "an interrupted sample is not stored: {nap}"
+    );
+    let after = cases
+        .iter()
+        .find(|c| c["key"].as_str().unwrap().ends_with(".after.np2"))
+        .unwrap();
+    assert!(
+        after["samples"].as_array().is_none_or(Vec::is_empty),
+        "no rank starts another sample: {after}"
+    );
+    scratch.wait_until_nothing_mounted(std::time::Duration::from_secs(30));
     scratch.assert_clean();
 }
 
@@ -903,6 +1149,12 @@ fn a_rank_killed_mid_phase_ends_the_job_keeping_what_was_measured_and_nothing_el
 /// `marker` (not its guard, which shares the environment, nor its mkfs or mount).
 #[cfg(feature = "mpi")]
 fn rank_process(marker: &str, rank: u32) -> Option<i32> {
+    rank_process_of(marker, rank, "metadata")
+}
+
+/// As [`rank_process`], for the rank running `fsbench COMMAND`.
+#[cfg(feature = "mpi")]
+fn rank_process_of(marker: &str, rank: u32, command: &str) -> Option<i32> {
     let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
         let pid: i32 = e.file_name().to_str()?.parse().ok()?;
@@ -911,7 +1163,7 @@ fn rank_process(marker: &str, rank: u32) -> Option<i32> {
         let has = |v: &str| vars.contains(&v.as_bytes());
         let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
         let argv: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-        let is_rank = argv.first()?.ends_with(b"fsbench") && argv.get(1)? == b"metadata";
+        let is_rank = argv.first()?.ends_with(b"fsbench") && *argv.get(1)? == command.as_bytes();
         (has(marker) && has(&wanted) && is_rank).then_some(pid)
     })
 }

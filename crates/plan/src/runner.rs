@@ -7,12 +7,18 @@
 //!
 //! Every sample is stored the moment it exists; Ctrl-C or SIGTERM stops between steps, the
 //! sample in progress is not stored, and `--resume` later runs exactly the missing ones.
+//!
+//! As one rank of an MPI job (`Campaign::job`), every rank walks the same plan: rank 0 decides
+//! each sample (its store has what ran), every rank prepares the configuration on a target of
+//! its own, runs the workload in its child with every timed phase started together, and rank 0
+//! stores one sample merged from every rank's (fsbench-scale).
 
 use crate::plan::{Case, Plan, Remake};
-use crate::workload::{sample_config, ColdReply, Event, Job, JobOutput};
+use crate::workload::{sample_config, ColdReply, Event, Job, JobOutput, PhaseReply};
 use fsbench_analysis::Summary;
 use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_model::ResultRecord;
+use fsbench_scale::Collective;
 use fsbench_store::{NewSample, Outcome, Store, StoreError};
 use fsbench_testbed::cgroup::CpuQuota;
 use fsbench_testbed::{System, Target, TargetError, TargetSpec};
@@ -45,6 +51,8 @@ pub struct Campaign<'a> {
     /// The fsbench binary, run as `EXE case-worker --dir DIR` (the job on its stdin).
     pub worker: PathBuf,
     pub stop: StopFlag,
+    /// The MPI job this campaign is one rank of; None alone. Only rank 0's store is kept.
+    pub job: Option<&'a dyn Collective>,
 }
 
 /// What one sample produced.
@@ -106,15 +114,16 @@ impl Campaign<'_> {
         let mut last_sample: HashMap<String, i64> = HashMap::new();
         // Ok when every planned sample ran (whatever each sample's outcome), or Interrupted.
         let mut end = Outcome::Ok;
+        let job = self.job;
         'rounds: for repetition in 1..=plan.repetitions.max {
             for case in &plan.cases {
-                if recorded.contains(&(case.key.clone(), repetition)) {
+                let done = recorded.contains(&(case.key.clone(), repetition))
+                    || (repetition > plan.repetitions.min
+                        && is_stable(plan, values.get(&case.key)));
+                if !rank_zeros_word(job, !done) {
                     continue;
                 }
-                if repetition > plan.repetitions.min && is_stable(plan, values.get(&case.key)) {
-                    continue;
-                }
-                if self.stop.is_requested() {
+                if !all_go_on(job, !self.stop.is_requested()) {
                     end = Outcome::Interrupted;
                     break 'rounds;
                 }
@@ -131,22 +140,31 @@ impl Campaign<'_> {
                 observer.sample_started(case, repetition);
                 let started_at = rfc3339_utc(unix_time_s());
                 let started = now_ns();
-                let outcome = match unsupported.get(&case.key) {
-                    Some(reason) => Some(SampleResult {
+                let known = unsupported.get(&case.key);
+                let outcome = if rank_zeros_word(job, known.is_some()) {
+                    Some(SampleResult {
                         status: Outcome::Unsupported,
-                        reason: Some(format!("{reason} (not retried)")),
+                        reason: Some(format!(
+                            "{} (not retried)",
+                            known.map_or("unsupported", String::as_str)
+                        )),
                         output: JobOutput::default(),
                         target_json: None,
-                    }),
-                    None => sample(
+                    })
+                } else {
+                    let done = sample(
                         system,
                         plan,
                         &self.worker,
                         &self.stop,
+                        job,
                         case,
                         &mut kept,
                         &mut |status| observer.sample_status(case, repetition, status),
-                    ),
+                    );
+                    // A rank interrupted while the others ran: all stop here, together.
+                    let go_on = all_go_on(job, done.is_some());
+                    done.filter(|_| go_on)
                 };
                 let Some(outcome) = outcome else {
                     end = Outcome::Interrupted;
@@ -285,84 +303,338 @@ fn not_run(error: TargetError) -> Option<SampleResult> {
     })
 }
 
-/// One repetition of a case; None when interrupted (nothing is recorded then).
+/// Rank 0's `mine`, on every rank of the job (alone: `mine`): how rank 0, whose store has
+/// what ran, decides each sample for every rank.
+fn rank_zeros_word(job: Option<&dyn Collective>, mine: bool) -> bool {
+    match job {
+        Some(job) => job.all_ok(job.rank() != 0 || mine),
+        None => mine,
+    }
+}
+
+/// True on every rank of the job when every rank says true (alone: `mine`).
+fn all_go_on(job: Option<&dyn Collective>, mine: bool) -> bool {
+    job.map_or(mine, |job| job.all_ok(mine))
+}
+
+/// Why a case cannot run as one rank of a job (before any target is made), when it cannot.
+fn not_in_a_job(case: &Case, local_ranks: u32) -> Option<String> {
+    let settings = &case.workload.settings;
+    let workload = serde_json::to_value(settings).unwrap_or_default();
+    if settings.kind() == "task" {
+        Some("the task workload does not run under mpirun: its tools are not ranks".into())
+    } else if settings.apply(fsbench_workload::workload::SharesDir) {
+        Some(
+            "a shared file in a campaign under mpirun: every rank has a filesystem of its own; \
+             run `fsbench matrix --shared-file --dir DIR` under mpirun on a directory every rank sees"
+                .into(),
+        )
+    } else if workload["stonewall"] == "first" {
+        Some(
+            "stonewall = \"first\" in a campaign under mpirun is not built yet (the workload's \
+             process cannot hear the other ranks mid-phase): set a duration, or run the workload \
+             command under mpirun"
+                .into(),
+        )
+    } else if local_ranks > 1 && case.config.filesystem == "zfs" {
+        Some(format!(
+            "zfs with {local_ranks} ranks on this host: its one zfs-fuse daemon serves one \
+             target at a time; start one rank per host (mpirun --map-by ppr:1:node)"
+        ))
+    } else {
+        None
+    }
+}
+
+/// The case's target, ready for the workload: made now (a fresh one per sample, or the first
+/// of those kept) or kept from an earlier sample; its cache policy applied.
+#[allow(clippy::too_many_arguments)]
+fn ready_target<'t, 's>(
+    system: &'s dyn System,
+    plan: &Plan,
+    stop: &StopFlag,
+    job: Option<&dyn Collective>,
+    case: &Case,
+    key: &str,
+    fresh: &'t mut Option<Target<'s>>,
+    kept: &'t mut HashMap<String, Target<'s>>,
+) -> Result<&'t mut Target<'s>, TargetError> {
+    // The ranks on one host make their targets at once: each takes its share of the space.
+    let local_ranks = job.and(fsbench_scale::launched_local_size()).unwrap_or(1);
+    if let Some(reason) = job.and_then(|_| not_in_a_job(case, local_ranks)) {
+        return Err(TargetError::Unsupported(reason));
+    }
+    let prepare = || {
+        let mut spec = target_spec(plan, case)?;
+        spec.host_share = local_ranks;
+        Target::prepare(system, spec, &|| stop.is_requested())
+    };
+    let target: &mut Target<'s> = if plan.remake == Remake::Sample {
+        fresh.insert(prepare()?)
+    } else {
+        if !kept.contains_key(key) {
+            kept.insert(key.to_string(), prepare()?);
+        }
+        kept.get_mut(key).expect("inserted above")
+    };
+    target.apply_cache_policy()?;
+    Ok(target)
+}
+
+/// How a rank that is not ready says so to rank 0: its status and reason.
+type NotReady = Option<(Outcome, String)>;
+
+/// Every rank's target is ready, or no rank runs the sample: at rank 0 the result names the
+/// rank that was not ready (or is the reason every rank gave, when they all gave one). Err(None)
+/// when this rank, or at rank 0 any rank, was interrupted.
+fn every_rank_ready<'t, 's>(
+    job: &dyn Collective,
+    host: &str,
+    ready: Result<&'t mut Target<'s>, TargetError>,
+) -> Result<&'t mut Target<'s>, Option<SampleResult>> {
+    let mine: NotReady = match &ready {
+        Ok(_) => None,
+        Err(TargetError::Interrupted) => Some((Outcome::Interrupted, String::new())),
+        Err(TargetError::Unsupported(reason)) => Some((Outcome::Unsupported, reason.clone())),
+        Err(other) => Some((Outcome::Failed, other.to_string())),
+    };
+    let word = serde_json::to_vec(&(host, &mine)).expect("plain data");
+    let heard = job.gather(&word);
+    let every = job.all_ok(mine.is_none());
+    let result = |status: Outcome, reason: String| {
+        if status == Outcome::Interrupted {
+            return None;
+        }
+        Some(SampleResult {
+            status,
+            reason: Some(reason),
+            output: JobOutput::default(),
+            target_json: None,
+        })
+    };
+    match (ready, every, heard) {
+        (Ok(target), true, _) => Ok(target),
+        (Err(TargetError::Interrupted), _, _) => Err(None),
+        // Rank 0 names the rank (or gives the reason every rank gave).
+        (_, _, Some(all)) => {
+            let said: Vec<(String, NotReady)> = all
+                .iter()
+                .map(|w| serde_json::from_slice(w).unwrap_or_default())
+                .collect();
+            let not_ready: Vec<(usize, &String, &(Outcome, String))> = said
+                .iter()
+                .enumerate()
+                .filter_map(|(rank, (host, word))| Some((rank, host, word.as_ref()?)))
+                .collect();
+            if not_ready
+                .iter()
+                .any(|(_, _, w)| w.0 == Outcome::Interrupted)
+            {
+                return Err(None);
+            }
+            let Some(&(rank, host, (status, reason))) = not_ready.first() else {
+                return Err(result(
+                    Outcome::Failed,
+                    "a rank's word on its target could not be read".into(),
+                ));
+            };
+            if not_ready.len() == said.len() && not_ready.iter().all(|(_, _, w)| w.1 == *reason) {
+                return Err(result(*status, reason.clone()));
+            }
+            Err(result(
+                *status,
+                format!(
+                    "rank {rank} (host {host}): {reason}; {} of {} ranks were not ready",
+                    not_ready.len(),
+                    said.len()
+                ),
+            ))
+        }
+        // Another rank: its own word (its store is not kept).
+        (Err(e), _, None) => Err(not_run(e)),
+        (Ok(_), _, None) => Err(result(
+            Outcome::Failed,
+            "another rank's target was not ready".into(),
+        )),
+    }
+}
+
+/// One rank's side of a sample's timed phases under scale-out: each starts when every rank is
+/// there; a rank that ended says so once, and the others stop at their next phase.
+struct RankPhases<'j> {
+    job: &'j dyn Collective,
+    /// This rank has met the others for the last time in this sample.
+    left: bool,
+    /// It left because another rank ended.
+    stopped_by_another: bool,
+}
+
+impl RankPhases<'_> {
+    fn start(&mut self) -> bool {
+        if self.left {
+            return false;
+        }
+        // Ranks done with the last phase wait here for the others, idle.
+        if !self.job.all_ok_idle(true) {
+            self.left = true;
+            self.stopped_by_another = true;
+            return false;
+        }
+        self.job.all_ok(true)
+    }
+
+    fn leave(&mut self) {
+        if !self.left {
+            self.job.all_ok_idle(false);
+            self.left = true;
+        }
+    }
+}
+
+/// One repetition of a case; None when interrupted (nothing is recorded then). As one rank of a
+/// job: every rank's target ready or none runs; the workload's phases start together; rank 0's
+/// result is merged from every rank's.
+#[allow(clippy::too_many_arguments)]
 fn sample<'s>(
     system: &'s dyn System,
     plan: &Plan,
     worker: &Path,
     stop: &StopFlag,
+    job: Option<&dyn Collective>,
     case: &Case,
     kept: &mut HashMap<String, Target<'s>>,
     status: &mut dyn FnMut(&str),
 ) -> Option<SampleResult> {
-    let prepare = || {
-        let spec = target_spec(plan, case)?;
-        Target::prepare(system, spec, &|| stop.is_requested())
-    };
     let mut fresh = None;
     let key = target_key(plan, case);
-    let target: &mut Target<'s> = if plan.remake == Remake::Sample {
-        match prepare() {
-            Ok(t) => fresh.insert(t),
-            Err(e) => return not_run(e),
-        }
-    } else {
-        if !kept.contains_key(&key) {
-            match prepare() {
-                Ok(t) => {
-                    kept.insert(key.clone(), t);
-                }
-                Err(e) => return not_run(e),
-            }
-        }
-        kept.get_mut(&key).expect("inserted above")
+    let host = fsbench_measure::host::HostInfo::probe().hostname;
+    let ready = ready_target(system, plan, stop, job, case, &key, &mut fresh, kept);
+    let target = match job {
+        None => ready.map_err(not_run),
+        Some(job) => every_rank_ready(job, &host, ready),
     };
-    if let Err(e) = target.apply_cache_policy() {
-        return not_run(e);
-    }
-    let job = Job {
+    let target = match target {
+        Ok(target) => target,
+        Err(outcome) => return outcome,
+    };
+    let mut context = plan.context(case);
+    context.job = job.map(|job| fsbench_workload::workload::Place {
+        rank: job.rank(),
+        ranks: job.size(),
+    });
+    let job_spec = Job {
         workload: case.workload.clone(),
-        context: plan.context(case),
+        context,
     };
     // A platform with a CPU share: the workload's processes run under a cgroup quota.
     let quota = match case.config.cpu_percent.map(CpuQuota::new).transpose() {
-        Ok(quota) => quota,
-        Err(e) => return not_run(e),
+        Ok(quota) => Ok(quota),
+        Err(e) if job.is_none() => return not_run(e),
+        Err(e) => Err(not_run(e)),
     };
     let dir = target.mountpoint().to_path_buf();
-    let mut cold = || target.remount_cold().map_err(|e| e.to_string());
-    let limits = Limits {
-        timeout_ns: plan.timeout_ns,
-        quota: quota.as_ref(),
+    let mut phases = job.map(|job| RankPhases {
+        job,
+        left: false,
+        stopped_by_another: false,
+    });
+    let mut outcome = match quota {
+        Err(not_run) => not_run,
+        Ok(quota) => {
+            let asks = Asks {
+                status,
+                cold: &mut || target.remount_cold().map_err(|e| e.to_string()),
+                phase: &mut || phases.as_mut().is_none_or(RankPhases::start),
+            };
+            let limits = Limits {
+                timeout_ns: plan.timeout_ns,
+                quota: quota.as_ref(),
+            };
+            run_child(worker, &job_spec, &dir, limits, stop, asks)
+        }
     };
-    let mut outcome = run_child(worker, &job, &dir, limits, stop, status, &mut cold)?;
-    if outcome.status == Outcome::Failed {
-        // A loop device whose image cannot grow fails writes like a full filesystem would:
-        // name the disk that is really full.
-        if let Some(hint) = target.host_full_hint() {
-            let saw = outcome.reason.take().unwrap_or_default();
-            outcome.reason = Some(format!("{hint} (the workload saw: {saw})"));
+    if let Some(phases) = phases.as_mut() {
+        phases.leave();
+    }
+    if let Some(outcome) = outcome.as_mut() {
+        if outcome.status == Outcome::Failed {
+            // A loop device whose image cannot grow fails writes like a full filesystem
+            // would: name the disk that is really full.
+            if let Some(hint) = target.host_full_hint() {
+                let saw = outcome.reason.take().unwrap_or_default();
+                outcome.reason = Some(format!("{hint} (the workload saw: {saw})"));
+            }
         }
     }
     let info = match fresh.take() {
         Some(target) => target.finish(),
         None => kept[&key].info().clone(),
     };
-    if let Some(fsck) = &info.fsck {
+    let damaged = info.fsck.as_ref().filter(|f| !f.clean).map(|fsck| {
+        format!(
+            "the filesystem check after the run found problems: `{}` exited {:?}",
+            fsck.command, fsck.exit_status
+        )
+    });
+    if let (Some(job), Some(phases)) = (job, phases) {
+        // Rank 0 gets every rank's results (and why a rank did not finish) and merges them.
+        let mine = fsbench_scale::RankReport {
+            rank: job.rank(),
+            host,
+            failure: match &outcome {
+                None => Some("interrupted".into()),
+                Some(o) if o.status != Outcome::Ok => {
+                    Some(o.reason.clone().unwrap_or_else(|| o.status.name().into()))
+                }
+                Some(_) => damaged.clone(),
+            },
+            stopped_with_the_job: phases.stopped_by_another,
+            records: outcome
+                .as_ref()
+                .map(|o| o.output.results.clone())
+                .unwrap_or_default(),
+        };
+        let merged = fsbench_scale::gather_and_merge(job, &mine);
+        if let (Some(merged), Some(outcome)) = (merged, outcome.as_mut()) {
+            match merged {
+                Ok(merged) => {
+                    outcome.output.results = merged.records;
+                    if !merged.failures.is_empty() {
+                        // Rank 0's own timeout stays one; any other rank's end is a failure.
+                        if outcome.status != Outcome::Timeout {
+                            outcome.status = Outcome::Failed;
+                        }
+                        outcome.reason = Some(format!(
+                            "the job of {} ranks did not finish the sample: {}; the results \
+                             every rank has are kept",
+                            job.size(),
+                            merged.failures.join("; ")
+                        ));
+                    }
+                }
+                Err(e) => {
+                    outcome.output.results.clear();
+                    outcome.status = Outcome::Failed;
+                    outcome.reason = Some(e.to_string());
+                }
+            }
+        }
+    }
+    let mut outcome = outcome?;
+    if let Some(fsck) = info
+        .fsck
+        .as_ref()
+        .filter(|_| outcome.status != Outcome::Unsupported)
+    {
         let check = case
             .workload
             .settings
             .check_result(&fsck.command, fsck.elapsed_ns);
         outcome.output.results.extend(check);
     }
-    if let Some(fsck) = info.fsck.as_ref().filter(|f| !f.clean) {
-        if outcome.status == Outcome::Ok {
-            outcome.status = Outcome::Failed;
-            outcome.reason = Some(format!(
-                "the filesystem check after the run found problems: `{}` exited {:?}",
-                fsck.command, fsck.exit_status
-            ));
-        }
+    if let (Some(damaged), Outcome::Ok) = (damaged, outcome.status) {
+        outcome.status = Outcome::Failed;
+        outcome.reason = Some(damaged);
     }
     outcome.target_json = serde_json::to_string(&info).ok();
     Some(outcome)
@@ -372,6 +644,14 @@ fn sample<'s>(
 /// on the child's stdin; its events come back on its stdout as they happen (a reader thread
 /// keeps the pipe flowing), its reason for failing on its stderr. What it finished before a
 /// timeout or a crash is kept with the sample.
+/// What the child's events ask of the campaign: to hear its progress, to make the cache cold,
+/// to start a phase with the job's other ranks (always yes alone).
+struct Asks<'a> {
+    status: &'a mut dyn FnMut(&str),
+    cold: &'a mut dyn FnMut() -> Result<String, String>,
+    phase: &'a mut dyn FnMut() -> bool,
+}
+
 /// What bounds a workload's child: its time, and its CPU share when the platform sets one.
 struct Limits<'q> {
     timeout_ns: u64,
@@ -384,10 +664,14 @@ fn run_child(
     dir: &Path,
     limits: Limits<'_>,
     stop: &StopFlag,
-    status_seen: &mut dyn FnMut(&str),
-    cold: &mut dyn FnMut() -> Result<String, String>,
+    asks: Asks<'_>,
 ) -> Option<SampleResult> {
     let Limits { timeout_ns, quota } = limits;
+    let Asks {
+        status: status_seen,
+        cold,
+        phase,
+    } = asks;
     let failed = |reason: String, output: JobOutput| {
         Some(SampleResult {
             status: Outcome::Failed,
@@ -400,7 +684,15 @@ fn run_child(
         Ok(bytes) => bytes,
         Err(e) => return failed(format!("cannot encode the job: {e}"), JobOutput::default()),
     };
-    let spawned = Command::new(worker)
+    let mut command = Command::new(worker);
+    // The child is no rank: MPI's variables stay with the campaign, which meets the others.
+    for (name, _) in std::env::vars_os() {
+        let name_text = name.to_string_lossy();
+        if name_text.starts_with("OMPI_") || name_text.starts_with("PMI") {
+            command.env_remove(&name);
+        }
+    }
+    let spawned = command
         .arg("case-worker")
         .arg("--dir")
         .arg(dir)
@@ -518,6 +810,15 @@ fn run_child(
                 let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
             }
         }
+        Ok(Event::Phase) => {
+            let reply = PhaseReply { go: phase() };
+            let mut line = serde_json::to_vec(&reply).expect("replies serialize");
+            line.push(b'\n');
+            if let Some(pipe) = stdin.as_mut() {
+                use std::io::Write;
+                let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
+            }
+        }
         Ok(Event::Warning { message }) => output.warnings.push(message),
         Ok(Event::Result { record }) => output.results.push(record),
         Ok(Event::End {
@@ -567,7 +868,15 @@ fn run_child(
                 target_json: None,
             });
         }
-        std::thread::sleep(Duration::from_millis(20));
+        // The next event at once (a phase waiting to start), or another look in 20 ms.
+        match received.recv_timeout(Duration::from_millis(20)) {
+            Ok(event) => take(event, &mut output),
+            // The child closed its output: it is ending.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
     };
     if let Some(reader) = stdout_reader {
         let _ = reader.join();
@@ -725,8 +1034,11 @@ mod tests {
                 quota: None,
             },
             &StopFlag::new(),
-            &mut |_| {},
-            &mut || Err("no target".into()),
+            Asks {
+                status: &mut |_| {},
+                cold: &mut || Err("no target".into()),
+                phase: &mut || true,
+            },
         )
         .unwrap();
         assert_eq!(got.status, Outcome::Ok, "{:?}", got.reason);

@@ -83,6 +83,9 @@ pub enum Event {
     /// The workload asks for a cold page cache between two steps ([`Sink::cold`]); the
     /// campaign remounts the target and answers with a [`ColdReply`] line on stdin.
     Cold,
+    /// Under scale-out, before each timed phase ([`Sink::phase_start`]): the campaign meets the
+    /// job's other ranks and answers with a [`PhaseReply`] line on stdin.
+    Phase,
     /// The last line: how the workload ended, why (when it did not end ok) and its seed.
     End {
         outcome: Outcome,
@@ -139,6 +142,13 @@ impl Sink for Keep<'_> {
 pub enum ColdReply {
     Done(String),
     Refused(String),
+}
+
+/// The campaign's answer to [`Event::Phase`]: `go` when every rank of the job starts the
+/// phase now, false when the job is ending (another rank stopped).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct PhaseReply {
+    pub go: bool,
 }
 
 impl From<Result<String, String>> for ColdReply {

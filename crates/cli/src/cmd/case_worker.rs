@@ -1,14 +1,16 @@
 //! `fsbench case-worker` (hidden): the child process of a campaign. Reads one job (a JSON line)
-//! on standard input (later lines answer its requests for a cold cache), runs it in a directory and says what happens on standard output, one JSON
-//! event per line (`fsbench_plan::workload::Event`), the last one how it ended. Exit 0 ok,
-//! 1 failed (the reason also on stderr), 130 stopped.
+//! on standard input (later lines answer its requests for a cold cache and, when the campaign
+//! is one rank of an MPI job, for the start of each timed phase), runs it in a directory and
+//! says what happens on standard output, one JSON event per line
+//! (`fsbench_plan::workload::Event`), the last one how it ended. Exit 0 ok, 1 failed (the
+//! reason also on stderr), 130 stopped. It never calls MPI: its parent meets the other ranks.
 
 use crate::cli::CaseWorkerArgs;
 use crate::exit::{self, Failure};
 use crate::target::stop_on_signals;
 use anyhow::{anyhow, Context};
 use fsbench_model::{Outcome, ResultRecord};
-use fsbench_plan::workload::{reason, run_job, ColdReply, Event, Job};
+use fsbench_plan::workload::{reason, run_job, ColdReply, Event, Job, PhaseReply};
 use fsbench_workload::Sink;
 use std::io::Write;
 
@@ -16,6 +18,8 @@ use std::io::Write;
 struct Events {
     out: std::io::Stdout,
     broken: bool,
+    /// One rank of a job: each phase starts when the campaign says every rank does.
+    in_job: bool,
 }
 
 impl Events {
@@ -56,6 +60,18 @@ impl Sink for Events {
             _ => Err("the campaign did not answer the request for a cold cache".into()),
         }
     }
+    fn phase_start(&mut self) -> bool {
+        if !self.in_job {
+            return true;
+        }
+        self.send(&Event::Phase);
+        let mut line = String::new();
+        // No answer (the campaign is gone) or a garbled one: the phase does not start.
+        match std::io::stdin().read_line(&mut line) {
+            Ok(n) if n > 0 => serde_json::from_str::<PhaseReply>(&line).is_ok_and(|r| r.go),
+            _ => false,
+        }
+    }
 }
 
 pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
@@ -76,6 +92,7 @@ pub fn run(args: CaseWorkerArgs) -> Result<i32, Failure> {
     let mut events = Events {
         out: std::io::stdout(),
         broken: false,
+        in_job: job.context.job.is_some(),
     };
     let end = run_job(&job, &args.dir, &stop, &mut events);
     let why = (end.outcome != Outcome::Ok && end.outcome != Outcome::Interrupted)

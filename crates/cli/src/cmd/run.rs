@@ -1,5 +1,7 @@
 //! `fsbench run`: a campaign from a plan file or a built-in profile, stored sample by sample,
 //! ending with a summary; `--dry-run` lists the cases; `--resume RUN` finishes a stored run.
+//! Under mpirun (a build with the `mpi` feature) every rank runs the campaign on targets of its
+//! own and rank 0 alone stores, shows and reports one run (docs/design/mpi.md §7).
 
 use crate::cli::RunArgs;
 use crate::exit::{self, Failure};
@@ -14,7 +16,9 @@ use fsbench_measure::units::human_duration;
 use fsbench_plan::profiles;
 use fsbench_plan::{Campaign, Plan};
 use fsbench_report::{Exporter, ReportModel, Terminal};
+use fsbench_scale::Collective;
 use fsbench_store::{NewRun, Outcome, RunState, Store, StoreError};
+use fsbench_testbed::device::DeviceSpec;
 use fsbench_testbed::RealSystem;
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
@@ -29,6 +33,12 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
             return Err(Failure::usage(anyhow!(
                 "run {run_id} is a one-case run of `fsbench {}`, not a campaign: run the command again instead of --resume",
                 run.plan_name
+            )));
+        }
+        if let Some(size) = run.host.get("mpi").and_then(|mpi| mpi.get("world_size")) {
+            return Err(Failure::usage(anyhow!(
+                "run {run_id} is a campaign of an MPI job of {size} ranks: resuming a job is not \
+                 built yet; run the campaign again under mpirun"
             )));
         }
         Plan::parse(&run.plan_text, &format!("(plan of run {run_id})")).map_err(Failure::usage)?
@@ -134,13 +144,50 @@ fn campaign_outcome(model: &ReportModel) -> Outcome {
 }
 
 pub fn run(args: RunArgs) -> Result<i32, Failure> {
+    let job = fsbench_scale::launcher().map_err(|e| Failure::usage(anyhow!(e)))?;
+    let mut met = false;
+    let result = run_as(args, job.as_deref(), &mut met);
+    crate::cmd::workload::end_rank(job.as_deref(), met, result)
+}
+
+/// Every rank has the same plan (the same file, scale and work directory), or none runs: rank
+/// 0 names the first rank whose plan differs.
+fn same_plan_everywhere(job: &dyn Collective, plan: &Plan) -> Result<(), Failure> {
+    let first_other = job.gather(plan.text.as_bytes()).and_then(|all| {
+        all.iter()
+            .position(|text| text.as_slice() != plan.text.as_bytes())
+    });
+    if job.all_ok(first_other.is_none()) {
+        return Ok(());
+    }
+    Err(Failure::usage(match first_other {
+        Some(rank) => anyhow!(
+            "rank {rank}'s plan is not rank 0's (another file, --scale or --work-dir): give \
+             every rank the same plan"
+        ),
+        None => anyhow!("rank 0 found the ranks' plans differ (its error names the rank)"),
+    }))
+}
+
+/// The campaign, alone or as one rank of `job`; `met` is set once the ranks have met for the
+/// last time.
+fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result<i32, Failure> {
+    if job.is_some() && args.resume.is_some() {
+        return Err(Failure::usage(anyhow!(
+            "--resume under mpirun is not built yet: run the campaign again (the interrupted \
+             run keeps what it measured)"
+        )));
+    }
+    let lead = job.is_none_or(|job| job.rank() == 0);
     // A plan is validated before anything is made: no database, no work directory.
     let checked = match args.resume {
         None => Some(load_plan(&args, None)?),
         Some(_) => None,
     };
     if let (true, Some(plan)) = (args.dry_run, &checked) {
-        dry_run(plan)?;
+        if lead {
+            dry_run(plan)?;
+        }
         return Ok(exit::OK);
     }
     // SAFETY: geteuid has no preconditions.
@@ -149,8 +196,18 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             "a campaign prepares filesystems on loop devices and needs root: run it as root (`fsbench run --dry-run` works without)"
         )));
     }
-    let mut store = Store::open(&args.db.path()).map_err(Failure::usage)?;
-    let plan = match checked {
+    // Only rank 0's store is kept; the others' runs go to one removed at the end.
+    let scratch = if lead {
+        None
+    } else {
+        Some(tempfile::tempdir().context("cannot create a temporary directory")?)
+    };
+    let db_path = match &scratch {
+        Some(dir) => dir.path().join("results.db"),
+        None => args.db.path(),
+    };
+    let mut store = Store::open(&db_path).map_err(Failure::usage)?;
+    let mut plan = match checked {
         Some(plan) => plan,
         None => load_plan(&args, Some(&store))?,
     };
@@ -158,6 +215,24 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         dry_run(&plan)?;
         return Ok(exit::OK);
     }
+    let mut host = serde_json::to_value(HostInfo::probe()).context("cannot encode the host")?;
+    if let Some(job) = job {
+        if !matches!(plan.device, DeviceSpec::Image { .. }) {
+            return Err(Failure::usage(anyhow!(
+                "a plan with a device under mpirun: every rank would format the same device; \
+                 drop `device` (each rank makes a loop device of its own on its host)"
+            )));
+        }
+        same_plan_everywhere(job, &plan)?;
+        // A job's results never pool with one process's: every key names the ranks.
+        for case in &mut plan.cases {
+            case.key = format!("{}.np{}", case.key, job.size());
+        }
+        if let Some(all) = fsbench_scale::gather_hosts(job, &host) {
+            host = all.map_err(Failure::failed)?;
+        }
+    }
+    let quiet = args.quiet || !lead;
     let run_id = match args.resume {
         Some(run_id) => {
             // One process at a time: a run still going in another process is not resumed.
@@ -170,8 +245,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
             run_id
         }
         None => {
-            let host =
-                serde_json::to_string(&HostInfo::probe()).context("cannot encode the host")?;
+            let host = host.to_string();
             store
                 .begin_run(&NewRun {
                     started_at: &rfc3339_utc(unix_time_s()),
@@ -188,21 +262,39 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     let _guard = crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir));
     let worker = std::env::current_exe()
         .context("cannot find the fsbench binary for the workload processes")?;
-    let mut progress = CampaignProgress::new(!args.quiet);
+    let mut progress = CampaignProgress::new(!quiet);
     let end = Campaign {
         plan: &plan,
         store: &mut store,
         system: &RealSystem,
         worker,
         stop,
+        job,
     }
     .run(run_id, &mut progress);
     progress.finish();
+    // The ranks met for the last time in the campaign (a store error at rank 0 ends the job).
+    *met = end.is_ok();
+    if !lead {
+        return match end {
+            Ok(Outcome::Interrupted) => Ok(exit::INTERRUPTED),
+            Ok(_) => Ok(exit::OK),
+            Err(e) => Err(Failure::failed(anyhow!(e))),
+        };
+    }
     let end = match end {
         Ok(end) => end,
         Err(e) => {
             let _ = store.finish_run(run_id, RunState::Failed, Some(&rfc3339_utc(unix_time_s())));
-            return Err(Failure::failed(anyhow!("{e}; the samples stored so far are kept (run {run_id}); `fsbench run --resume {run_id}` continues")));
+            let next = if job.is_some() {
+                "run the campaign again under mpirun"
+            } else {
+                "`fsbench run --resume RUN` continues"
+            };
+            return Err(Failure::failed(anyhow!(
+                "{e}; the samples stored so far are kept (run {run_id}); {}",
+                next.replace("RUN", &run_id.to_string())
+            )));
         }
     };
     let status = match end {
@@ -213,7 +305,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         .finish_run(run_id, status, Some(&rfc3339_utc(unix_time_s())))
         .map_err(Failure::failed)?;
     let model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
-    if !args.quiet {
+    if !quiet {
         if plan.scale < 1.0 {
             say!(
                 "Scale {}: file sizes, minimum times and images were shrunk (--scale); compare only with runs of the same scale.",
@@ -238,7 +330,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     let report = crate::cmd::report::report_path(store.path(), run_id);
     let html = fsbench_report::Html::default();
     match crate::cmd::export::write_to(&report, &html, &model) {
-        Ok(()) if !args.quiet => say!("Report: {} (open it in a browser)", report.display())?,
+        Ok(()) if !quiet => say!("Report: {} (open it in a browser)", report.display())?,
         Ok(()) => {}
         Err(e) => note!(
             "fsbench run: the HTML report was not written: {:#}",
@@ -246,6 +338,12 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
         ),
     }
     match end {
+        Outcome::Interrupted if job.is_some() => {
+            note!(
+                "fsbench run: interrupted; every finished sample is stored in run {run_id} (a job's run cannot be resumed yet: run the campaign again under mpirun)"
+            );
+            Ok(Outcome::Interrupted.exit_code())
+        }
         Outcome::Interrupted => {
             note!(
                 "fsbench run: interrupted; every finished sample is stored in run {run_id}; finish it with `fsbench run --resume {run_id}`"

@@ -364,13 +364,19 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
     let job = fsbench_scale::launcher().map_err(|e| Failure::usage(anyhow!(e)))?;
     let mut met = false;
     let result = run_on(settings, args, job.as_deref(), &mut met);
-    if let Some(job) = &job {
-        // A rank that stops before the ranks have met for the last time would leave the others
-        // waiting for it: it says why, and ends the job.
-        if !met && result.is_err() {
-            let Err(mut failure) = result else {
-                unreachable!("an error, just checked")
-            };
+    end_rank(job.as_deref(), met, result)
+}
+
+/// A rank's end: one that stops with an error before the ranks have met for the last time
+/// (`met`) would leave the others waiting for it, so it says why, naming itself, and ends the
+/// job. Alone, or after the last meeting: the result as it is.
+pub fn end_rank(
+    job: Option<&dyn fsbench_scale::Collective>,
+    met: bool,
+    result: Result<i32, Failure>,
+) -> Result<i32, Failure> {
+    match (job, result) {
+        (Some(job), Err(mut failure)) if !met => {
             failure.error = failure.error.context(format!(
                 "rank {} of {} (host {})",
                 job.rank(),
@@ -378,10 +384,10 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
                 HostInfo::probe().hostname
             ));
             let code = exit::report(Err(failure));
-            job.abort(code);
+            job.abort(code)
         }
+        (_, result) => result,
     }
-    result
 }
 
 /// The run, as one process or as one rank of `job`; `met` is set once the ranks have met for

@@ -106,7 +106,12 @@ pub fn run_cases(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
 /// its dimensions, its attributes, every measurement by its metric, and `latency_count` (the
 /// operations in its latency histogram).
 pub fn flat_results(doc: &serde_json::Value) -> Vec<serde_json::Value> {
-    let sample = first_sample(doc);
+    flat_results_of(first_sample(doc))
+}
+
+/// The results of one sample of an export, flat as [`flat_results`] makes them.
+#[allow(dead_code)]
+pub fn flat_results_of(sample: &serde_json::Value) -> Vec<serde_json::Value> {
     sample["results"]
         .as_array()
         .expect("results")
