@@ -138,6 +138,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", env = "FSBENCH_WORK_DIR")]
     pub work_dir: Option<PathBuf>,
 
+    /// Run the plan's workloads in this existing directory (a shared or network filesystem)
+    /// instead of on filesystems fsbench makes: every configuration is the directory's
+    /// filesystem. Stored with the run as the plan's `dir` key.
+    #[arg(long, value_name = "PATH", conflicts_with = "resume")]
+    pub dir: Option<PathBuf>,
+
     /// No progress and no summary (errors only).
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -679,3 +679,126 @@ fn example_plans_parse() {
     }
     assert!(seen >= 2);
 }
+
+/// `fsbench run --dir`: the plan's workloads run in an existing directory, no filesystem is
+/// made (nothing is mounted or attached), every configuration is the directory's filesystem
+/// (a plan may then list none), the stored plan keeps the directory, and the workloads leave
+/// nothing in it.
+#[test]
+fn a_campaign_in_a_directory_runs_each_workload_there_and_makes_no_filesystem() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("there");
+    std::fs::create_dir(&dir).unwrap();
+    let plan = scratch.plan(
+        r#"
+name = "in-a-directory"
+repetitions = 2
+
+[[workloads]]
+kind = "metadata"
+name = "files"
+count = 20
+threads = 1
+ops = ["create", "stat", "unlink"]
+
+[[workloads]]
+kind = "matrix"
+name = "stream"
+tests = ["write", "read"]
+file_sizes = "256k"
+record_sizes = "64k"
+min_time = "2ms"
+"#,
+    );
+    let out = scratch.run(&[
+        "--plan",
+        plan.to_str().unwrap(),
+        "--quiet",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = scratch.export(1);
+    let fs = fsbench_mount_type(&dir);
+    assert_eq!(
+        samples(&doc),
+        [
+            (
+                format!("{fs}.existing.existing.default.warm.files"),
+                1,
+                "ok".into()
+            ),
+            (
+                format!("{fs}.existing.existing.default.warm.files"),
+                2,
+                "ok".into()
+            ),
+            (
+                format!("{fs}.existing.existing.default.warm.stream"),
+                1,
+                "ok".into()
+            ),
+            (
+                format!("{fs}.existing.existing.default.warm.stream"),
+                2,
+                "ok".into()
+            ),
+        ]
+    );
+    assert!(
+        doc["runs"][0]["plan_text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("dir = ")),
+        "the stored plan keeps the directory: {}",
+        doc["runs"][0]
+    );
+    let sample = &run_cases(&doc)[0]["samples"][0];
+    assert!(sample["target"].is_null(), "no target: {sample}");
+    let create = flat_results_of(sample)
+        .into_iter()
+        .find(|r| r["operation"] == "create")
+        .unwrap();
+    assert_eq!(create["ops"], 20);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "the workloads leave nothing in the directory"
+    );
+    scratch.assert_nothing_mounted();
+    assert!(!scratch.work().exists(), "no work directory was needed");
+    // A directory that is not there is refused before anything is stored.
+    let out = scratch.run(&[
+        "--plan",
+        plan.to_str().unwrap(),
+        "--dir",
+        "/nonexistent-dir",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not an existing directory"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The filesystem type a directory is on, as /proc/self/mountinfo says.
+fn fsbench_mount_type(dir: &Path) -> String {
+    let out = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let t = stdout(&out).trim().to_string();
+    // stat names ext2/3/4 "ext2/ext3"; the mount table has the real name.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mut best: Option<(usize, String)> = None;
+    for line in mounts.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let point = fields[4];
+        let sep = fields.iter().position(|f| *f == "-").unwrap();
+        if dir.starts_with(point) && best.as_ref().is_none_or(|(n, _)| point.len() > *n) {
+            best = Some((point.len(), fields[sep + 1].to_string()));
+        }
+    }
+    best.map(|(_, t)| t).unwrap_or(t)
+}

@@ -681,8 +681,9 @@ fn a_campaign_under_mpirun_needs_the_mpi_build() {
 
 /// Issue 14's campaign under mpirun: two ranks each prepare every configuration on a loop
 /// device of their own, start every phase together, and rank 0 stores one run whose samples
-/// are merged from both ranks' (keys end `.np2`); a filesystem the kernel lacks and a workload
-/// that cannot be a rank are stored as unsupported with their reasons, and nothing is left.
+/// are merged from both ranks' (keys end `.np2`); a filesystem the kernel lacks, a workload
+/// that cannot be a rank and a shared file on per-rank filesystems are stored as unsupported
+/// with their reasons, and nothing is left.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_campaign_under_mpirun_is_one_run_merged_from_every_rank() {
@@ -727,6 +728,14 @@ tasks = "untar"
 method = "native"
 compression = "none"
 tree_fraction = 0.01
+
+[[workloads]]
+kind = "matrix"
+name = "segments"
+tests = ["write"]
+file_sizes = "1m"
+record_sizes = "64k"
+shared_file = true
 "#,
     );
     let out = mpirun(
@@ -748,7 +757,7 @@ tree_fraction = 0.01
     let doc = scratch.export(1);
     assert_eq!(doc["runs"][0]["host"]["mpi"]["world_size"], 2);
     let cases = common::run_cases(&doc);
-    assert_eq!(cases.len(), 6, "2 filesystems x 3 workloads");
+    assert_eq!(cases.len(), 8, "2 filesystems x 4 workloads");
     let case = |fs: &str, workload: &str| {
         cases
             .iter()
@@ -790,6 +799,15 @@ tree_fraction = 0.01
             .unwrap()
             .contains("does not run under mpirun"),
         "{untar}"
+    );
+    let segments = &case("ext4", "segments")["samples"][0];
+    assert_eq!(segments["status"], "unsupported");
+    assert!(
+        segments["reason"]
+            .as_str()
+            .unwrap()
+            .contains("a shared file in a campaign under mpirun on targets"),
+        "{segments}"
     );
     let jfs = &case("jfs", "files")["samples"][0];
     assert_eq!(jfs["status"], "unsupported", "{jfs}");
@@ -905,6 +923,92 @@ fn each_rank_prepares_a_filesystem_of_its_own_and_leaves_nothing() {
         .unwrap();
     assert_eq!(create["ops"], 60, "30 files x 2 ranks: {create}");
     scratch.assert_clean();
+}
+
+/// A campaign in a directory every rank sees (`fsbench run --dir`): no rank makes a
+/// filesystem; each rank's metadata work is in `DIR/rank-N`, the matrix's shared file is in
+/// `DIR` itself, made afresh by rank 0 while no rank has it open (each rank's workload asks its
+/// campaign before and after that setup), and rank 0 stores one merged run.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_campaign_in_a_shared_directory_runs_every_rank_there() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let plan = scratch.plan(
+        r#"
+name = "mpi-shared-dir"
+repetitions = 1
+
+[[workloads]]
+kind = "metadata"
+name = "files"
+count = 20
+threads = 1
+ops = ["create", "unlink"]
+
+[[workloads]]
+kind = "matrix"
+name = "segments"
+tests = ["write", "read"]
+file_sizes = "1m"
+record_sizes = "64k"
+min_time = "20ms"
+shared_file = true
+"#,
+    );
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = scratch.export(1);
+    let cases = common::run_cases(&doc);
+    let case = |name: &str| {
+        cases
+            .iter()
+            .find(|c| {
+                let key = c["key"].as_str().unwrap();
+                key.contains(".existing.existing.") && key.ends_with(&format!(".{name}.np2"))
+            })
+            .unwrap_or_else(|| panic!("{name}: {cases:?}"))
+    };
+    let files = &case("files")["samples"][0];
+    assert_eq!(files["status"], "ok", "{files}");
+    let create = common::flat_results_of(files)
+        .into_iter()
+        .find(|r| r["operation"] == "create")
+        .unwrap();
+    assert_eq!(create["ops"], 40, "20 files x 2 ranks: {create}");
+    let segments = &case("segments")["samples"][0];
+    assert_eq!(segments["status"], "ok", "{segments}");
+    for r in common::flat_results_of(segments) {
+        assert_eq!(number(&r["ranks"]), 2.0, "{r}");
+        let per_rank = r["per_rank"].as_array().unwrap();
+        let sum: f64 = per_rank.iter().map(|p| number(&p["bytes"])).sum();
+        assert_eq!(number(&r["bytes"]), sum, "bytes add up: {r}");
+        assert!(sum >= 2.0 * 1048576.0, "each rank its segment: {r}");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["rank-0", "rank-1"], "the shared file is gone");
+    for rank in &left {
+        assert_eq!(std::fs::read_dir(dir.join(rank)).unwrap().count(), 0);
+    }
+    scratch.assert_nothing_mounted();
 }
 
 /// A rank of a campaign asked to stop (SIGTERM) mid-sample: the others stop with it at their

@@ -32,6 +32,9 @@ pub struct PlanFile {
     #[serde(default)]
     pub cache: Vec<Spanned<String>>,
     pub work_dir: Option<String>,
+    /// An existing directory to run the workloads in, instead of filesystems fsbench makes
+    /// (`fsbench run --dir` writes it): every configuration is that directory's filesystem.
+    pub dir: Option<Spanned<String>>,
     pub device: Option<DeviceFile>,
     /// Named platforms: where the configurations run (the device's place, the CPU's share).
     #[serde(default)]

@@ -17,7 +17,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// A plan error: where, which key, what is wrong and what is allowed.
@@ -150,6 +150,8 @@ pub struct Plan {
     pub loop_direct_io: bool,
     /// Sizes and times shrunk by this factor (1: as written); see `scale` in docs/plans.md.
     pub scale: f64,
+    /// An existing directory the workloads run in (no filesystem is made); see `dir`.
+    pub dir: Option<PathBuf>,
     pub cases: Vec<Case>,
 }
 
@@ -384,13 +386,13 @@ impl Plan {
             caches.push(CachePolicy::Warm);
         }
 
-        if raw.filesystems.is_empty() {
+        if raw.filesystems.is_empty() && raw.dir.is_none() {
             return Err(PlanError {
                 file: file.to_string(),
                 line: 1,
                 column: 1,
                 key: "filesystems".into(),
-                message: "the plan names no filesystem: add a [[filesystems]] table with name = \"ext4\" (or another)".into(),
+                message: "the plan names no filesystem: add a [[filesystems]] table with name = \"ext4\" (or another), or run it in an existing directory (`fsbench run --dir PATH`)".into(),
             });
         }
         for f in &raw.filesystems {
@@ -522,6 +524,9 @@ impl Plan {
                 }
             }
         }
+        if raw.filesystems.is_empty() {
+            cases = in_directory_only(&workloads, &platforms, &caches);
+        }
         for rule in raw.include.iter().chain(&raw.exclude) {
             check_rule(&check, rule, &cases)?;
         }
@@ -537,6 +542,10 @@ impl Plan {
                 key: "include/exclude".into(),
                 message: "the include and exclude rules leave no case to run".into(),
             });
+        }
+        let dir = raw.dir.as_ref().map(|d| PathBuf::from(d.get_ref()));
+        if let (Some(span), Some(dir)) = (&raw.dir, &dir) {
+            cases = on_directory(cases, dir).map_err(|(key, e)| check.at(span, key, e))?;
         }
         for (i, case) in cases.iter_mut().enumerate() {
             case.position = i;
@@ -558,8 +567,33 @@ impl Plan {
             device,
             loop_direct_io,
             scale,
+            dir,
             cases,
         })
+    }
+
+    /// The plan text with `dir` set (for `fsbench run --dir`), first like `scale`: the stored
+    /// text says where the run ran, and `--resume` runs there again.
+    pub fn in_dir_text(&self, dir: &Path) -> Result<String, String> {
+        Plan::text_in_dir(&self.text, dir)
+    }
+
+    /// [`Plan::in_dir_text`] of a plan's text, before it is parsed (a plan that lists no
+    /// filesystem parses only with a directory).
+    pub fn text_in_dir(text: &str, dir: &Path) -> Result<String, String> {
+        let path = dir
+            .to_str()
+            .ok_or_else(|| format!("--dir {}: not UTF-8", dir.display()))?;
+        let own = toml::from_str::<toml::Table>(text)
+            .ok()
+            .and_then(|t| t.get("dir").and_then(|v| v.as_str().map(String::from)));
+        match own {
+            Some(own) if Path::new(&own) == dir => Ok(text.to_string()),
+            Some(own) => Err(format!(
+                "the plan sets dir = {own:?} itself; drop --dir or the plan's key"
+            )),
+            None => Ok(format!("dir = {}\n{text}", toml::Value::from(path))),
+        }
     }
 
     /// The plan text with `scale` set (for `--scale`): the key goes first, where a TOML
@@ -612,8 +646,9 @@ impl Plan {
         Context {
             scale: self.scale,
             cache: case.config.cache,
-            // A target kept for the next sample must not fill up with what each left.
-            disposable: self.remake == Remake::Sample,
+            // A target kept for the next sample must not fill up with what each left; a
+            // directory is the user's.
+            disposable: self.dir.is_none() && self.remake == Remake::Sample,
             job: None,
         }
     }
@@ -622,6 +657,90 @@ impl Plan {
     pub fn sample_count(&self) -> usize {
         self.cases.len() * self.repetitions.min as usize
     }
+}
+
+/// The cases of a plan without filesystems: each platform x cache policy x workload, on a
+/// directory (its configuration is set by [`on_directory`]).
+fn in_directory_only(
+    workloads: &[PlannedWorkload],
+    platforms: &[(String, bool, Option<f64>)],
+    caches: &[CachePolicy],
+) -> Vec<Case> {
+    let none: [Option<String>; 1] = [None];
+    let mut cases = Vec::new();
+    for (_, (platform, ram, cpu), cache) in combinations(&none, platforms, caches) {
+        for workload in workloads {
+            cases.push(Case {
+                key: String::new(),
+                position: 0,
+                config: CaseConfig {
+                    filesystem: String::new(),
+                    mkfs_set: String::new(),
+                    mkfs_options: String::new(),
+                    mount_set: String::new(),
+                    mount_options: String::new(),
+                    scheduler: None,
+                    platform: platform.clone(),
+                    image_in_ram: *ram,
+                    cpu_percent: *cpu,
+                    cache: *cache,
+                },
+                workload: workload.clone(),
+            });
+        }
+    }
+    cases
+}
+
+/// The cases run in an existing directory: every configuration becomes the directory's
+/// filesystem as mounted (sets `existing`, no scheduler), keeping the platform's CPU share
+/// and the cache policy; cases that become the same are run once. What needs a filesystem
+/// fsbench makes is an error: (key, message).
+fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str, String)> {
+    let mount = fsbench_measure::host::mount_of(dir);
+    let mut kept: Vec<Case> = Vec::new();
+    for mut case in cases {
+        if case.config.image_in_ram {
+            return Err((
+                "dir",
+                format!(
+                    "platform '{}' puts the image in RAM, but a plan with dir makes no image: \
+                     drop its `ram` or the dir",
+                    case.config.platform
+                ),
+            ));
+        }
+        if case.config.cache == CachePolicy::Remount {
+            return Err((
+                "dir",
+                "cache \"remount\" remounts a filesystem fsbench made; in a directory use \
+                 \"drop\" (sync and drop the page cache) or \"warm\""
+                    .into(),
+            ));
+        }
+        case.config = CaseConfig {
+            filesystem: mount
+                .as_ref()
+                .map_or("unknown".into(), |m| m.fs_type.clone()),
+            mkfs_set: "existing".into(),
+            mkfs_options: String::new(),
+            mount_set: "existing".into(),
+            mount_options: mount
+                .as_ref()
+                .map(|m| m.mount_options.clone())
+                .unwrap_or_default(),
+            scheduler: None,
+            platform: case.config.platform,
+            image_in_ram: false,
+            cpu_percent: case.config.cpu_percent,
+            cache: case.config.cache,
+        };
+        case.key = case.key_of();
+        if !kept.iter().any(|c| c.key == case.key) {
+            kept.push(case);
+        }
+    }
+    Ok(kept)
 }
 
 /// Every combination of a scheduler, a platform and a cache policy, in that nesting order.
@@ -753,7 +872,15 @@ fn workload(
             continue;
         }
         let at = format!("workloads.{key_text}");
-        if !keys.iter().any(|k| k == key_text) {
+        let one = toml::Table::from_iter([(key_text.to_string(), value.get_ref().clone())]);
+        // A key the defaults leave out when unset (a shared file, a stonewall) is still one:
+        // the settings know it.
+        let known = keys.iter().any(|k| k == key_text)
+            || match settings_of(one.clone())? {
+                Ok(_) => true,
+                Err(e) => !e.to_string().contains("unknown field"),
+            };
+        if !known {
             return Err(check.at(
                 key,
                 &at,
@@ -763,7 +890,6 @@ fn workload(
                 ),
             ));
         }
-        let one = toml::Table::from_iter([(key_text.to_string(), value.get_ref().clone())]);
         if let Err(e) = settings_of(one)? {
             return Err(check.at(value, &at, first_line(&e.to_string())));
         }
@@ -771,8 +897,12 @@ fn workload(
     }
     let settings = settings_of(entries)?
         .map_err(|e| check.error(kind_span.clone(), "workloads", first_line(&e.to_string())))?;
+    // Under mpirun the plan is checked as a job's (a shared file, a first-done stonewall need
+    // one); alone, as one process's.
     let ctx = Context {
         scale,
+        job: fsbench_scale::launched_size()
+            .map(|ranks| fsbench_workload::workload::Place { rank: 0, ranks }),
         ..Context::default()
     };
     if let Err(e) = settings.apply(Check(&ctx)) {
@@ -845,6 +975,48 @@ file_sizes = "64k..256k"
 record_sizes = "64k"
 min_time = "1ms"
 "#;
+
+    /// `dir` (what `fsbench run --dir` writes): every configuration is the directory's
+    /// filesystem, so the plan's four become one case per workload; a plan without
+    /// filesystems needs it; what needs a filesystem fsbench makes is refused.
+    #[test]
+    fn a_plan_in_a_directory_runs_each_workload_once_on_its_filesystem() {
+        let dir = std::env::temp_dir();
+        let plan = Plan::parse(PLAN, "p.toml").unwrap();
+        let text = plan.in_dir_text(&dir).unwrap();
+        assert!(text.starts_with("dir = "), "{text}");
+        let there = Plan::parse(&text, "p.toml").unwrap();
+        assert_eq!(there.dir.as_deref(), Some(dir.as_path()));
+        let fs = fsbench_measure::host::mount_of(&dir).unwrap().fs_type;
+        let keys: Vec<&str> = there.cases.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(keys, [format!("{fs}.existing.existing.default.warm.small")]);
+        assert_eq!(there.cases[0].config.scheduler, None);
+        assert!(
+            !there.context(&there.cases[0]).disposable,
+            "the directory is the user's"
+        );
+        assert_eq!(there.in_dir_text(&dir).unwrap(), text, "set once");
+        assert!(there.in_dir_text(Path::new("/elsewhere")).is_err());
+
+        let workloads_only = "name = \"w\"\ncache = [\"warm\", \"drop\"]\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
+        let e = error_of(workloads_only);
+        assert!(e.contains("fsbench run --dir PATH"), "{e}");
+        let text = format!("dir = {:?}\n{workloads_only}", dir.display().to_string());
+        let plan = Plan::parse(&text, "w.toml").unwrap();
+        let keys: Vec<&str> = plan.cases.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                format!("{fs}.existing.existing.default.warm.sleep"),
+                format!("{fs}.existing.existing.default.drop.sleep")
+            ]
+        );
+        let e = error_of(&text.replace("\"drop\"", "\"remount\""));
+        assert!(e.contains("w.toml:1:") || e.contains("bad.toml:1:"), "{e}");
+        assert!(e.contains("remount") && e.contains("drop"), "{e}");
+        let e = error_of(&format!("{text}[platforms.ram]\nram = true\n"));
+        assert!(e.contains("puts the image in RAM"), "{e}");
+    }
 
     #[test]
     fn expands_the_matrix_into_cases_with_stable_keys() {
@@ -992,6 +1164,15 @@ min_time = "1ms"
         let e = error_of(&format!("{base}keep = true\n"));
         assert!(
             e.contains("workloads.keep: does not apply to a matrix workload; its keys are: name, sweep, data, direct,"),
+            "{e}"
+        );
+        // Keys left out of the defaults when unset are keys all the same.
+        let plan = Plan::parse(&format!("{base}stonewall = \"2s\"\n"), "p.toml").unwrap();
+        let json = serde_json::to_value(&plan.cases[0].workload).unwrap();
+        assert_eq!(json["stonewall"], "2s", "{json}");
+        let e = error_of(&format!("{base}shared_file = true\n"));
+        assert!(
+            e.contains("workloads.shared_file: one file shared by the ranks of a job"),
             "{e}"
         );
         let e = error_of(

@@ -21,7 +21,9 @@ use fsbench_model::ResultRecord;
 use fsbench_scale::Collective;
 use fsbench_store::{NewSample, Outcome, Store, StoreError};
 use fsbench_testbed::cgroup::CpuQuota;
+use fsbench_testbed::CachePolicy;
 use fsbench_testbed::{System, Target, TargetError, TargetSpec};
+use fsbench_workload::workload::{Preflight, SharesDir};
 use fsbench_workload::StopFlag;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -318,15 +320,15 @@ fn all_go_on(job: Option<&dyn Collective>, mine: bool) -> bool {
 }
 
 /// Why a case cannot run as one rank of a job (before any target is made), when it cannot.
-fn not_in_a_job(case: &Case, local_ranks: u32) -> Option<String> {
+fn not_in_a_job(case: &Case, local_ranks: u32, in_dir: bool) -> Option<String> {
     let settings = &case.workload.settings;
     let workload = serde_json::to_value(settings).unwrap_or_default();
     if settings.kind() == "task" {
         Some("the task workload does not run under mpirun: its tools are not ranks".into())
-    } else if settings.apply(fsbench_workload::workload::SharesDir) {
+    } else if !in_dir && settings.apply(SharesDir) {
         Some(
-            "a shared file in a campaign under mpirun: every rank has a filesystem of its own; \
-             run `fsbench matrix --shared-file --dir DIR` under mpirun on a directory every rank sees"
+            "a shared file in a campaign under mpirun on targets: every rank has a filesystem of \
+             its own; run the campaign in a directory every rank sees (`fsbench run --dir DIR`)"
                 .into(),
         )
     } else if workload["stonewall"] == "first" {
@@ -336,7 +338,7 @@ fn not_in_a_job(case: &Case, local_ranks: u32) -> Option<String> {
              command under mpirun"
                 .into(),
         )
-    } else if local_ranks > 1 && case.config.filesystem == "zfs" {
+    } else if !in_dir && local_ranks > 1 && case.config.filesystem == "zfs" {
         Some(format!(
             "zfs with {local_ranks} ranks on this host: its one zfs-fuse daemon serves one \
              target at a time; start one rank per host (mpirun --map-by ppr:1:node)"
@@ -346,10 +348,18 @@ fn not_in_a_job(case: &Case, local_ranks: u32) -> Option<String> {
     }
 }
 
-/// The case's target, ready for the workload: made now (a fresh one per sample, or the first
-/// of those kept) or kept from an earlier sample; its cache policy applied.
+/// Where a sample runs: a target fsbench made, or the plan's directory (a rank's own
+/// `rank-N` in it, unless the workload shares it).
+enum Ground<'t, 's> {
+    Target(&'t mut Target<'s>),
+    Dir(PathBuf),
+}
+
+/// The case's ground, ready for the workload: a target made now (a fresh one per sample, or
+/// the first of those kept) or kept from an earlier sample, with its cache policy applied; or
+/// the plan's directory, checked by the workload, its cache dropped when the case says so.
 #[allow(clippy::too_many_arguments)]
-fn ready_target<'t, 's>(
+fn ready_ground<'t, 's>(
     system: &'s dyn System,
     plan: &Plan,
     stop: &StopFlag,
@@ -358,11 +368,33 @@ fn ready_target<'t, 's>(
     key: &str,
     fresh: &'t mut Option<Target<'s>>,
     kept: &'t mut HashMap<String, Target<'s>>,
-) -> Result<&'t mut Target<'s>, TargetError> {
+) -> Result<Ground<'t, 's>, TargetError> {
     // The ranks on one host make their targets at once: each takes its share of the space.
     let local_ranks = job.and(fsbench_scale::launched_local_size()).unwrap_or(1);
-    if let Some(reason) = job.and_then(|_| not_in_a_job(case, local_ranks)) {
+    let in_dir = plan.dir.is_some();
+    if let Some(reason) = job.and_then(|_| not_in_a_job(case, local_ranks, in_dir)) {
         return Err(TargetError::Unsupported(reason));
+    }
+    if let Some(dir) = &plan.dir {
+        let settings = &case.workload.settings;
+        let dir = match job {
+            Some(job) if !settings.apply(SharesDir) => dir.join(format!("rank-{}", job.rank())),
+            _ => dir.clone(),
+        };
+        std::fs::create_dir_all(&dir).map_err(|source| TargetError::Io {
+            action: "create",
+            path: dir.clone(),
+            source,
+        })?;
+        let mut ctx = plan.context(case);
+        ctx.job = place(job);
+        settings
+            .apply(Preflight(&ctx, &dir))
+            .map_err(|e| TargetError::Invalid(e.to_string()))?;
+        if case.config.cache == CachePolicy::Drop {
+            fsbench_workload::workload::drop_caches().map_err(TargetError::Invalid)?;
+        }
+        return Ok(Ground::Dir(dir));
     }
     let prepare = || {
         let mut spec = target_spec(plan, case)?;
@@ -378,7 +410,15 @@ fn ready_target<'t, 's>(
         kept.get_mut(key).expect("inserted above")
     };
     target.apply_cache_policy()?;
-    Ok(target)
+    Ok(Ground::Target(target))
+}
+
+/// This process's place in the job, as the workload's context says it.
+fn place(job: Option<&dyn Collective>) -> Option<fsbench_workload::workload::Place> {
+    job.map(|job| fsbench_workload::workload::Place {
+        rank: job.rank(),
+        ranks: job.size(),
+    })
 }
 
 /// How a rank that is not ready says so to rank 0: its status and reason.
@@ -390,8 +430,8 @@ type NotReady = Option<(Outcome, String)>;
 fn every_rank_ready<'t, 's>(
     job: &dyn Collective,
     host: &str,
-    ready: Result<&'t mut Target<'s>, TargetError>,
-) -> Result<&'t mut Target<'s>, Option<SampleResult>> {
+    ready: Result<Ground<'t, 's>, TargetError>,
+) -> Result<Ground<'t, 's>, Option<SampleResult>> {
     let mine: NotReady = match &ready {
         Ok(_) => None,
         Err(TargetError::Interrupted) => Some((Outcome::Interrupted, String::new())),
@@ -413,7 +453,7 @@ fn every_rank_ready<'t, 's>(
         })
     };
     match (ready, every, heard) {
-        (Ok(target), true, _) => Ok(target),
+        (Ok(ground), true, _) => Ok(ground),
         (Err(TargetError::Interrupted), _, _) => Err(None),
         // Rank 0 names the rank (or gives the reason every rank gave).
         (_, _, Some(all)) => {
@@ -470,17 +510,36 @@ struct RankPhases<'j> {
 }
 
 impl RankPhases<'_> {
-    fn start(&mut self) -> bool {
+    /// The answer to the workload's child.
+    fn answer(&mut self, ask: PhaseAsk) -> bool {
+        match ask {
+            PhaseAsk::Start => self.ended_the_last() && self.job.all_ok(true),
+            PhaseAsk::BeforeSetup => self.ended_the_last(),
+            PhaseAsk::AfterSetup { .. } if self.left => false,
+            PhaseAsk::AfterSetup { ok } => {
+                let all = self.job.all_ok(ok);
+                if !all {
+                    // Every rank leaves here: the one whose setup failed and the others.
+                    self.left = true;
+                    self.stopped_by_another = ok;
+                }
+                all
+            }
+        }
+    }
+
+    /// Every rank has ended the last phase (ranks done wait here for the others, idle); false
+    /// when one has left the sample.
+    fn ended_the_last(&mut self) -> bool {
         if self.left {
             return false;
         }
-        // Ranks done with the last phase wait here for the others, idle.
         if !self.job.all_ok_idle(true) {
             self.left = true;
             self.stopped_by_another = true;
             return false;
         }
-        self.job.all_ok(true)
+        true
     }
 
     fn leave(&mut self) {
@@ -489,6 +548,15 @@ impl RankPhases<'_> {
             self.left = true;
         }
     }
+}
+
+/// What the workload's child asks before a phase ([`Event::Phase`], [`Event::PhaseBeforeSetup`],
+/// [`Event::PhaseAfterSetup`]).
+#[derive(Debug, Clone, Copy)]
+enum PhaseAsk {
+    Start,
+    BeforeSetup,
+    AfterSetup { ok: bool },
 }
 
 /// One repetition of a case; None when interrupted (nothing is recorded then). As one rank of a
@@ -508,51 +576,55 @@ fn sample<'s>(
     let mut fresh = None;
     let key = target_key(plan, case);
     let host = fsbench_measure::host::HostInfo::probe().hostname;
-    let ready = ready_target(system, plan, stop, job, case, &key, &mut fresh, kept);
-    let target = match job {
+    // A platform with a CPU share: the workload's processes run under a cgroup quota (a host
+    // without one: unsupported, agreed like a target).
+    let (quota, no_quota) = match case.config.cpu_percent.map(CpuQuota::new).transpose() {
+        Ok(quota) => (quota, None),
+        Err(e) => (None, Some(e)),
+    };
+    let ready = match no_quota {
+        Some(e) => Err(e),
+        None => ready_ground(system, plan, stop, job, case, &key, &mut fresh, kept),
+    };
+    let ground = match job {
         None => ready.map_err(not_run),
         Some(job) => every_rank_ready(job, &host, ready),
     };
-    let target = match target {
-        Ok(target) => target,
+    let mut ground = match ground {
+        Ok(ground) => ground,
         Err(outcome) => return outcome,
     };
     let mut context = plan.context(case);
-    context.job = job.map(|job| fsbench_workload::workload::Place {
-        rank: job.rank(),
-        ranks: job.size(),
-    });
+    context.job = place(job);
     let job_spec = Job {
         workload: case.workload.clone(),
         context,
     };
-    // A platform with a CPU share: the workload's processes run under a cgroup quota.
-    let quota = match case.config.cpu_percent.map(CpuQuota::new).transpose() {
-        Ok(quota) => Ok(quota),
-        Err(e) if job.is_none() => return not_run(e),
-        Err(e) => Err(not_run(e)),
+    let dir = match &ground {
+        Ground::Target(target) => target.mountpoint().to_path_buf(),
+        Ground::Dir(dir) => dir.clone(),
     };
-    let dir = target.mountpoint().to_path_buf();
     let mut phases = job.map(|job| RankPhases {
         job,
         left: false,
         stopped_by_another: false,
     });
-    let mut outcome = match quota {
-        Err(not_run) => not_run,
-        Ok(quota) => {
-            let asks = Asks {
-                status,
-                cold: &mut || target.remount_cold().map_err(|e| e.to_string()),
-                phase: &mut || phases.as_mut().is_none_or(RankPhases::start),
-            };
-            let limits = Limits {
-                timeout_ns: plan.timeout_ns,
-                quota: quota.as_ref(),
-            };
-            run_child(worker, &job_spec, &dir, limits, stop, asks)
-        }
+    let asks = Asks {
+        status,
+        cold: &mut || match &mut ground {
+            Ground::Target(target) => target.remount_cold().map_err(|e| e.to_string()),
+            Ground::Dir(_) => fsbench_workload::workload::drop_caches(),
+        },
+        phase: &mut |ask| match phases.as_mut() {
+            None => true,
+            Some(phases) => phases.answer(ask),
+        },
     };
+    let limits = Limits {
+        timeout_ns: plan.timeout_ns,
+        quota: quota.as_ref(),
+    };
+    let mut outcome = run_child(worker, &job_spec, &dir, limits, stop, asks);
     if let Some(phases) = phases.as_mut() {
         phases.leave();
     }
@@ -560,17 +632,24 @@ fn sample<'s>(
         if outcome.status == Outcome::Failed {
             // A loop device whose image cannot grow fails writes like a full filesystem
             // would: name the disk that is really full.
-            if let Some(hint) = target.host_full_hint() {
+            let hint = match &ground {
+                Ground::Target(target) => target.host_full_hint(),
+                Ground::Dir(_) => None,
+            };
+            if let Some(hint) = hint {
                 let saw = outcome.reason.take().unwrap_or_default();
                 outcome.reason = Some(format!("{hint} (the workload saw: {saw})"));
             }
         }
     }
+    let on_target = matches!(ground, Ground::Target(_));
     let info = match fresh.take() {
-        Some(target) => target.finish(),
-        None => kept[&key].info().clone(),
+        Some(target) => Some(target.finish()),
+        None if on_target => Some(kept[&key].info().clone()),
+        None => None,
     };
-    let damaged = info.fsck.as_ref().filter(|f| !f.clean).map(|fsck| {
+    let fsck = info.as_ref().and_then(|i| i.fsck.as_ref());
+    let damaged = fsck.filter(|f| !f.clean).map(|fsck| {
         format!(
             "the filesystem check after the run found problems: `{}` exited {:?}",
             fsck.command, fsck.exit_status
@@ -605,8 +684,8 @@ fn sample<'s>(
                             outcome.status = Outcome::Failed;
                         }
                         outcome.reason = Some(format!(
-                            "the job of {} ranks did not finish the sample: {}; the results \
-                             every rank has are kept",
+                            "not every rank of the job of {} ended the sample well: {}; the \
+                             results every rank has are kept",
                             job.size(),
                             merged.failures.join("; ")
                         ));
@@ -621,11 +700,7 @@ fn sample<'s>(
         }
     }
     let mut outcome = outcome?;
-    if let Some(fsck) = info
-        .fsck
-        .as_ref()
-        .filter(|_| outcome.status != Outcome::Unsupported)
-    {
+    if let Some(fsck) = fsck.filter(|_| outcome.status != Outcome::Unsupported) {
         let check = case
             .workload
             .settings
@@ -636,20 +711,16 @@ fn sample<'s>(
         outcome.status = Outcome::Failed;
         outcome.reason = Some(damaged);
     }
-    outcome.target_json = serde_json::to_string(&info).ok();
+    outcome.target_json = info.and_then(|info| serde_json::to_string(&info).ok());
     Some(outcome)
 }
 
-/// Runs the job in a child process under the watchdog. None when interrupted. The job goes
-/// on the child's stdin; its events come back on its stdout as they happen (a reader thread
-/// keeps the pipe flowing), its reason for failing on its stderr. What it finished before a
-/// timeout or a crash is kept with the sample.
 /// What the child's events ask of the campaign: to hear its progress, to make the cache cold,
 /// to start a phase with the job's other ranks (always yes alone).
 struct Asks<'a> {
     status: &'a mut dyn FnMut(&str),
     cold: &'a mut dyn FnMut() -> Result<String, String>,
-    phase: &'a mut dyn FnMut() -> bool,
+    phase: &'a mut dyn FnMut(PhaseAsk) -> bool,
 }
 
 /// What bounds a workload's child: its time, and its CPU share when the platform sets one.
@@ -658,6 +729,10 @@ struct Limits<'q> {
     quota: Option<&'q CpuQuota>,
 }
 
+/// Runs the job in a child process under the watchdog. None when interrupted. The job goes
+/// on the child's stdin; its events come back on its stdout as they happen (a reader thread
+/// keeps the pipe flowing), its reason for failing on its stderr. What it finished before a
+/// timeout or a crash is kept with the sample.
 fn run_child(
     worker: &Path,
     job: &Job,
@@ -724,8 +799,8 @@ fn run_child(
     }
     // The job is one line (small: a pipe holds 64 KiB). Stdin stays open for the answers to
     // the child's requests for a cold cache ([`Event::Cold`]).
-    let mut stdin = child.stdin.take();
-    if let Some(pipe) = stdin.as_mut() {
+    let stdin = std::cell::RefCell::new(child.stdin.take());
+    if let Some(pipe) = stdin.borrow_mut().as_mut() {
         use std::io::Write;
         let _ = pipe
             .write_all(&job_bytes)
@@ -805,16 +880,21 @@ fn run_child(
             let reply = ColdReply::from(cold());
             let mut line = serde_json::to_vec(&reply).expect("replies serialize");
             line.push(b'\n');
-            if let Some(pipe) = stdin.as_mut() {
+            if let Some(pipe) = stdin.borrow_mut().as_mut() {
                 use std::io::Write;
                 let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
             }
         }
-        Ok(Event::Phase) => {
-            let reply = PhaseReply { go: phase() };
+        Ok(ask @ (Event::Phase | Event::PhaseBeforeSetup | Event::PhaseAfterSetup { .. })) => {
+            let ask = match ask {
+                Event::PhaseBeforeSetup => PhaseAsk::BeforeSetup,
+                Event::PhaseAfterSetup { ok } => PhaseAsk::AfterSetup { ok },
+                _ => PhaseAsk::Start,
+            };
+            let reply = PhaseReply { go: phase(ask) };
             let mut line = serde_json::to_vec(&reply).expect("replies serialize");
             line.push(b'\n');
-            if let Some(pipe) = stdin.as_mut() {
+            if let Some(pipe) = stdin.borrow_mut().as_mut() {
                 use std::io::Write;
                 let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
             }
@@ -846,6 +926,8 @@ fn run_child(
             Err(e) => return failed(format!("cannot watch the workload process: {e}"), output),
         }
         if stop.is_requested() {
+            // A child waiting for an answer (a cold cache, a phase) hears "no" at once.
+            stdin.borrow_mut().take();
             terminate(&mut child);
             return None;
         }
@@ -1037,7 +1119,7 @@ mod tests {
             Asks {
                 status: &mut |_| {},
                 cold: &mut || Err("no target".into()),
-                phase: &mut || true,
+                phase: &mut |_| true,
             },
         )
         .unwrap();

@@ -86,6 +86,13 @@ pub enum Event {
     /// Under scale-out, before each timed phase ([`Sink::phase_start`]): the campaign meets the
     /// job's other ranks and answers with a [`PhaseReply`] line on stdin.
     Phase,
+    /// Under scale-out, before a phase with a setup ([`Sink::phase_start_after`]): the answer
+    /// is go when every rank has ended the last phase; the setup runs then.
+    PhaseBeforeSetup,
+    /// The setup's end on this rank: the answer is go when it went well on every rank.
+    PhaseAfterSetup {
+        ok: bool,
+    },
     /// The last line: how the workload ended, why (when it did not end ok) and its seed.
     End {
         outcome: Outcome,

@@ -61,12 +61,34 @@ impl Sink for Events {
         }
     }
     fn phase_start(&mut self) -> bool {
+        self.ask(&Event::Phase)
+    }
+    fn phase_start_after(
+        &mut self,
+        setup: &mut dyn FnMut() -> Result<(), fsbench_workload::WorkloadError>,
+    ) -> Result<bool, fsbench_workload::WorkloadError> {
+        if !self.in_job {
+            setup()?;
+            return Ok(true);
+        }
+        if !self.ask(&Event::PhaseBeforeSetup) {
+            return Ok(false);
+        }
+        let done = setup();
+        let all = self.ask(&Event::PhaseAfterSetup { ok: done.is_ok() });
+        done.map(|()| all)
+    }
+}
+
+impl Events {
+    /// Alone: yes at once. In a job: asks the campaign, which meets the other ranks; no answer
+    /// (the campaign is gone) or a garbled one is a no.
+    fn ask(&mut self, event: &Event) -> bool {
         if !self.in_job {
             return true;
         }
-        self.send(&Event::Phase);
+        self.send(event);
         let mut line = String::new();
-        // No answer (the campaign is gone) or a garbled one: the phase does not start.
         match std::io::stdin().read_line(&mut line) {
             Ok(n) if n > 0 => serde_json::from_str::<PhaseReply>(&line).is_ok_and(|r| r.go),
             _ => false,

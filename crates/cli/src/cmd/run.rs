@@ -23,6 +23,17 @@ use fsbench_testbed::RealSystem;
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
 fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
+    // --dir runs the workloads in an existing directory; the plan text keeps it (resume).
+    let dir = match &args.dir {
+        Some(dir) if !dir.is_dir() => {
+            return Err(Failure::usage(anyhow!(
+                "--dir {}: not an existing directory (create it, or give another)",
+                dir.display()
+            )))
+        }
+        Some(dir) => Some(std::path::absolute(dir).unwrap_or_else(|_| dir.clone())),
+        None => None,
+    };
     let mut plan = if let Some(run_id) = args.resume {
         let store = store.expect("a store is open when resuming");
         let run = store.run(run_id).map_err(Failure::usage)?;
@@ -46,6 +57,10 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(anyhow!("--plan {}: cannot read it ({e})", path.display()))
         })?;
+        let text = match &dir {
+            Some(dir) => Plan::text_in_dir(&text, dir).map_err(|e| Failure::usage(anyhow!(e)))?,
+            None => text,
+        };
         Plan::parse(&text, &path.display().to_string()).map_err(Failure::usage)?
     } else {
         let profile = profiles::by_name(&args.profile).ok_or_else(|| {
@@ -55,7 +70,17 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
                 profiles::names()
             ))
         })?;
-        profile.plan().map_err(Failure::failed)?
+        let plan = profile.plan().map_err(Failure::failed)?;
+        match &dir {
+            Some(dir) => {
+                let text = plan
+                    .in_dir_text(dir)
+                    .map_err(|e| Failure::usage(anyhow!(e)))?;
+                let name = format!("(profile {} in {})", plan.name, dir.display());
+                Plan::parse(&text, &name).map_err(Failure::usage)?
+            }
+            None => plan,
+        }
     };
     // --scale (or FSBENCH_SCALE) shrinks a new run; a resumed run keeps the scale it has.
     if let (Some(scale), None) = (args.scale, args.resume) {
@@ -162,8 +187,8 @@ fn same_plan_everywhere(job: &dyn Collective, plan: &Plan) -> Result<(), Failure
     }
     Err(Failure::usage(match first_other {
         Some(rank) => anyhow!(
-            "rank {rank}'s plan is not rank 0's (another file, --scale or --work-dir): give \
-             every rank the same plan"
+            "rank {rank}'s plan is not rank 0's (another file, --scale or --dir): give every \
+             rank the same plan"
         ),
         None => anyhow!("rank 0 found the ranks' plans differ (its error names the rank)"),
     }))
@@ -184,14 +209,28 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         None => Some(load_plan(&args, None)?),
         Some(_) => None,
     };
+    if let (Some(plan), Some(dir), true) = (&checked, &args.dir, lead && !args.quiet) {
+        let fs = plan
+            .cases
+            .first()
+            .map_or("", |c| c.config.filesystem.as_str());
+        note!(
+            "fsbench run: in {} ({fs}): no filesystem is made; every configuration is the directory's filesystem ({} cases)",
+            dir.display(),
+            plan.cases.len()
+        );
+    }
     if let (true, Some(plan)) = (args.dry_run, &checked) {
         if lead {
             dry_run(plan)?;
         }
         return Ok(exit::OK);
     }
+    // In a directory, no filesystem is made: root is needed only for what the plan asks
+    // (a dropped cache, a CPU quota), and the workload says so then.
+    let in_dir = checked.as_ref().is_some_and(|p| p.dir.is_some());
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !in_dir && unsafe { libc::geteuid() } != 0 {
         return Err(Failure::usage(anyhow!(
             "a campaign prepares filesystems on loop devices and needs root: run it as root (`fsbench run --dry-run` works without)"
         )));
@@ -259,7 +298,10 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         }
     };
     let stop = stop_on_signals();
-    let _guard = crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir));
+    let _guard = plan
+        .dir
+        .is_none()
+        .then(|| crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir)));
     let worker = std::env::current_exe()
         .context("cannot find the fsbench binary for the workload processes")?;
     let mut progress = CampaignProgress::new(!quiet);
