@@ -766,6 +766,25 @@ min_time = "2ms"
     );
     scratch.assert_nothing_mounted();
     assert!(!scratch.work().exists(), "no work directory was needed");
+    // The stored plan resumes there; with another filesystem mounted there it is refused.
+    let out = scratch.run(&["--resume", "1", "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    if root_or_skip("a_campaign_in_a_directory: resume on another filesystem") {
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "fsbench-test"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(mounted.success());
+        let out = scratch.run(&["--resume", "1"]);
+        let _ = std::process::Command::new("umount").arg(&dir).status();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("on another filesystem"),
+            "{}",
+            stderr(&out)
+        );
+    }
     // A directory that is not there is refused before anything is stored.
     let out = scratch.run(&[
         "--plan",

@@ -189,6 +189,13 @@ impl Checker<'_> {
 impl Plan {
     /// Parses and validates a plan; `file` names it in errors. No side effects.
     pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
+        Plan::parse_in(text, file, None)
+    }
+
+    /// As [`Plan::parse`], run in the existing directory `dir` (`fsbench run --dir`) as if the
+    /// plan set `dir`: errors name the lines of `text` as written, and the plan's text (stored
+    /// with the run, for `--resume`) gets the key.
+    pub fn parse_in(text: &str, file: &str, dir: Option<&Path>) -> Result<Plan, PlanError> {
         let check = Checker { file, text };
         let raw: PlanFile = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map_or((1, 1), |s| position(text, s));
@@ -386,7 +393,7 @@ impl Plan {
             caches.push(CachePolicy::Warm);
         }
 
-        if raw.filesystems.is_empty() && raw.dir.is_none() {
+        if raw.filesystems.is_empty() && raw.dir.is_none() && dir.is_none() {
             return Err(PlanError {
                 file: file.to_string(),
                 line: 1,
@@ -543,9 +550,48 @@ impl Plan {
                 message: "the include and exclude rules leave no case to run".into(),
             });
         }
-        let dir = raw.dir.as_ref().map(|d| PathBuf::from(d.get_ref()));
-        if let (Some(span), Some(dir)) = (&raw.dir, &dir) {
-            cases = on_directory(cases, dir).map_err(|(key, e)| check.at(span, key, e))?;
+        let (dir, stored_text) = match (dir, &raw.dir) {
+            (Some(given), Some(own)) if Path::new(own.get_ref()) != given => {
+                return Err(check.at(
+                    own,
+                    "dir",
+                    format!(
+                        "the plan runs in {} itself; drop --dir {} or the plan's key",
+                        own.get_ref(),
+                        given.display()
+                    ),
+                ))
+            }
+            (Some(given), None) => {
+                let path = given.to_str().ok_or_else(|| PlanError {
+                    file: file.to_string(),
+                    line: 1,
+                    column: 1,
+                    key: "dir".into(),
+                    message: format!("{} is not UTF-8", given.display()),
+                })?;
+                (
+                    Some(given.to_path_buf()),
+                    format!("dir = {}\n{text}", toml::Value::from(path)),
+                )
+            }
+            (_, own) => (
+                own.as_ref().map(|d| PathBuf::from(d.get_ref())),
+                text.to_string(),
+            ),
+        };
+        if let Some(own) = raw
+            .dir
+            .as_ref()
+            .filter(|d| !Path::new(d.get_ref()).is_absolute())
+        {
+            return Err(check.at(own, "dir", "must be an absolute path"));
+        }
+        if let Some(dir) = &dir {
+            cases = on_directory(cases, dir).map_err(|(key, e)| match &raw.dir {
+                Some(own) => check.at(own, key, e),
+                None => check.error(0..0, key, e),
+            })?;
         }
         for (i, case) in cases.iter_mut().enumerate() {
             case.position = i;
@@ -553,7 +599,7 @@ impl Plan {
         Ok(Plan {
             name,
             description,
-            text: text.to_string(),
+            text: stored_text,
             repetitions: Repetitions {
                 min,
                 max,
@@ -570,30 +616,6 @@ impl Plan {
             dir,
             cases,
         })
-    }
-
-    /// The plan text with `dir` set (for `fsbench run --dir`), first like `scale`: the stored
-    /// text says where the run ran, and `--resume` runs there again.
-    pub fn in_dir_text(&self, dir: &Path) -> Result<String, String> {
-        Plan::text_in_dir(&self.text, dir)
-    }
-
-    /// [`Plan::in_dir_text`] of a plan's text, before it is parsed (a plan that lists no
-    /// filesystem parses only with a directory).
-    pub fn text_in_dir(text: &str, dir: &Path) -> Result<String, String> {
-        let path = dir
-            .to_str()
-            .ok_or_else(|| format!("--dir {}: not UTF-8", dir.display()))?;
-        let own = toml::from_str::<toml::Table>(text)
-            .ok()
-            .and_then(|t| t.get("dir").and_then(|v| v.as_str().map(String::from)));
-        match own {
-            Some(own) if Path::new(&own) == dir => Ok(text.to_string()),
-            Some(own) => Err(format!(
-                "the plan sets dir = {own:?} itself; drop --dir or the plan's key"
-            )),
-            None => Ok(format!("dir = {}\n{text}", toml::Value::from(path))),
-        }
     }
 
     /// The plan text with `scale` set (for `--scale`): the key goes first, where a TOML
@@ -629,6 +651,8 @@ impl Plan {
             .map_or(2_000_000_000, |f| f.capabilities().prepare_estimate_ns)
             + 1_000_000_000;
         let share = match self.remake {
+            // In a directory nothing is made.
+            _ if self.dir.is_some() => 0,
             Remake::Sample => target,
             Remake::Configuration => {
                 let key = case.config_key();
@@ -982,10 +1006,8 @@ min_time = "1ms"
     #[test]
     fn a_plan_in_a_directory_runs_each_workload_once_on_its_filesystem() {
         let dir = std::env::temp_dir();
-        let plan = Plan::parse(PLAN, "p.toml").unwrap();
-        let text = plan.in_dir_text(&dir).unwrap();
-        assert!(text.starts_with("dir = "), "{text}");
-        let there = Plan::parse(&text, "p.toml").unwrap();
+        let there = Plan::parse_in(PLAN, "p.toml", Some(&dir)).unwrap();
+        assert!(there.text.starts_with("dir = "), "{}", there.text);
         assert_eq!(there.dir.as_deref(), Some(dir.as_path()));
         let fs = fsbench_measure::host::mount_of(&dir).unwrap().fs_type;
         let keys: Vec<&str> = there.cases.iter().map(|c| c.key.as_str()).collect();
@@ -995,8 +1017,26 @@ min_time = "1ms"
             !there.context(&there.cases[0]).disposable,
             "the directory is the user's"
         );
-        assert_eq!(there.in_dir_text(&dir).unwrap(), text, "set once");
-        assert!(there.in_dir_text(Path::new("/elsewhere")).is_err());
+        // The stored text runs there again (resume), and --dir may say it again.
+        let again = Plan::parse(&there.text, "p.toml").unwrap();
+        assert_eq!(again.text, there.text);
+        assert_eq!(again.cases.len(), 1);
+        let same = Plan::parse_in(&there.text, "p.toml", Some(&dir)).unwrap();
+        assert_eq!(same.text, there.text, "set once");
+        let e = Plan::parse_in(&there.text, "p.toml", Some(Path::new("/elsewhere")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("p.toml:1:") && e.contains("drop --dir /elsewhere"),
+            "{e}"
+        );
+        // Errors name the lines as written, not the line --dir adds.
+        let e = Plan::parse_in(&PLAN.replace("\"5m\"", "\"soon\""), "p.toml", Some(&dir))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("p.toml:4:"), "{e}");
+        let e = error_of(&format!("dir = \"relative\"\n{PLAN}"));
+        assert!(e.contains("dir: must be an absolute path"), "{e}");
 
         let workloads_only = "name = \"w\"\ncache = [\"warm\", \"drop\"]\n[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
         let e = error_of(workloads_only);
@@ -1170,11 +1210,14 @@ min_time = "1ms"
         let plan = Plan::parse(&format!("{base}stonewall = \"2s\"\n"), "p.toml").unwrap();
         let json = serde_json::to_value(&plan.cases[0].workload).unwrap();
         assert_eq!(json["stonewall"], "2s", "{json}");
-        let e = error_of(&format!("{base}shared_file = true\n"));
-        assert!(
-            e.contains("workloads.shared_file: one file shared by the ranks of a job"),
-            "{e}"
-        );
+        // (Under mpirun a plan is checked as a job's, and this one parses.)
+        if fsbench_scale::launched_size().is_none() {
+            let e = error_of(&format!("{base}shared_file = true\n"));
+            assert!(
+                e.contains("workloads.shared_file: one file shared by the ranks of a job"),
+                "{e}"
+            );
+        }
         let e = error_of(
             "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"fio\"\n",
         );

@@ -174,8 +174,12 @@ impl Campaign<'_> {
                 };
                 let output = &outcome.output;
                 // The workload's configuration as it ran, when it ran (its output came back).
-                let config = (outcome.status == Outcome::Ok || !output.results.is_empty())
-                    .then(|| sample_config(&case.workload, &plan.context(case)));
+                let config =
+                    (outcome.status == Outcome::Ok || !output.results.is_empty()).then(|| {
+                        let mut ctx = plan.context(case);
+                        ctx.job = place(job);
+                        sample_config(&case.workload, &ctx)
+                    });
                 let sample_id = self.store.record_sample(
                     case_ids[&case.key],
                     &NewSample {
@@ -352,7 +356,21 @@ fn not_in_a_job(case: &Case, local_ranks: u32, in_dir: bool) -> Option<String> {
 /// `rank-N` in it, unless the workload shares it).
 enum Ground<'t, 's> {
     Target(&'t mut Target<'s>),
-    Dir(PathBuf),
+    /// `made`: fsbench made it for the sample (a rank's own), and removes it after if empty.
+    Dir {
+        dir: PathBuf,
+        made: bool,
+    },
+}
+
+impl Ground<'_, '_> {
+    /// After the sample: a rank's own directory goes if the workload left it empty (a target
+    /// is torn down by its owner).
+    fn release(self) {
+        if let Ground::Dir { dir, made: true } = self {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 /// The case's ground, ready for the workload: a target made now (a fresh one per sample, or
@@ -376,25 +394,42 @@ fn ready_ground<'t, 's>(
         return Err(TargetError::Unsupported(reason));
     }
     if let Some(dir) = &plan.dir {
+        // The directory is the user's (the campaign checked it is there): a rank's own
+        // directory in it is made for the sample and removed after it when empty.
         let settings = &case.workload.settings;
-        let dir = match job {
-            Some(job) if !settings.apply(SharesDir) => dir.join(format!("rank-{}", job.rank())),
-            _ => dir.clone(),
+        let (dir, made) = match job {
+            Some(job) if !settings.apply(SharesDir) => {
+                let mine = dir.join(format!("rank-{}", job.rank()));
+                let made = !mine.exists();
+                std::fs::create_dir_all(&mine).map_err(|source| TargetError::Io {
+                    action: "create",
+                    path: mine.clone(),
+                    source,
+                })?;
+                (mine, made)
+            }
+            _ => (dir.clone(), false),
         };
-        std::fs::create_dir_all(&dir).map_err(|source| TargetError::Io {
-            action: "create",
-            path: dir.clone(),
-            source,
-        })?;
         let mut ctx = plan.context(case);
         ctx.job = place(job);
-        settings
+        let checked = settings
             .apply(Preflight(&ctx, &dir))
-            .map_err(|e| TargetError::Invalid(e.to_string()))?;
-        if case.config.cache == CachePolicy::Drop {
-            fsbench_workload::workload::drop_caches().map_err(TargetError::Invalid)?;
-        }
-        return Ok(Ground::Dir(dir));
+            .map_err(|e| TargetError::Invalid(e.to_string()))
+            .and_then(|()| match case.config.cache {
+                // As a target's cache policy: a host where it cannot be done cannot run it.
+                CachePolicy::Drop => fsbench_workload::workload::drop_caches()
+                    .map(drop)
+                    .map_err(TargetError::Unsupported),
+                _ => Ok(()),
+            });
+        let ground = Ground::Dir { dir, made };
+        return match checked {
+            Ok(()) => Ok(ground),
+            Err(e) => {
+                ground.release();
+                Err(e)
+            }
+        };
     }
     let prepare = || {
         let mut spec = target_spec(plan, case)?;
@@ -452,11 +487,19 @@ fn every_rank_ready<'t, 's>(
             target_json: None,
         })
     };
-    match (ready, every, heard) {
-        (Ok(ground), true, _) => Ok(ground),
-        (Err(TargetError::Interrupted), _, _) => Err(None),
+    // A rank that was ready gives its ground back when another was not.
+    let ready = match (ready, every) {
+        (Ok(ground), true) => return Ok(ground),
+        (Ok(ground), false) => {
+            ground.release();
+            Ok(())
+        }
+        (Err(e), _) => Err(e),
+    };
+    match (ready, heard) {
+        (Err(TargetError::Interrupted), _) => Err(None),
         // Rank 0 names the rank (or gives the reason every rank gave).
-        (_, _, Some(all)) => {
+        (_, Some(all)) => {
             let said: Vec<(String, NotReady)> = all
                 .iter()
                 .map(|w| serde_json::from_slice(w).unwrap_or_default())
@@ -491,8 +534,8 @@ fn every_rank_ready<'t, 's>(
             ))
         }
         // Another rank: its own word (its store is not kept).
-        (Err(e), _, None) => Err(not_run(e)),
-        (Ok(_), _, None) => Err(result(
+        (Err(e), None) => Err(not_run(e)),
+        (Ok(()), None) => Err(result(
             Outcome::Failed,
             "another rank's target was not ready".into(),
         )),
@@ -507,6 +550,9 @@ struct RankPhases<'j> {
     left: bool,
     /// It left because another rank ended.
     stopped_by_another: bool,
+    /// Every rank was told to run a phase's setup, and the others will meet at its end
+    /// (`all_ok`): a rank that ends before saying how its setup went meets them there.
+    in_setup: bool,
 }
 
 impl RankPhases<'_> {
@@ -514,9 +560,13 @@ impl RankPhases<'_> {
     fn answer(&mut self, ask: PhaseAsk) -> bool {
         match ask {
             PhaseAsk::Start => self.ended_the_last() && self.job.all_ok(true),
-            PhaseAsk::BeforeSetup => self.ended_the_last(),
-            PhaseAsk::AfterSetup { .. } if self.left => false,
+            PhaseAsk::BeforeSetup => {
+                self.in_setup = self.ended_the_last();
+                self.in_setup
+            }
+            PhaseAsk::AfterSetup { .. } if self.left || !self.in_setup => false,
             PhaseAsk::AfterSetup { ok } => {
+                self.in_setup = false;
                 let all = self.job.all_ok(ok);
                 if !all {
                     // Every rank leaves here: the one whose setup failed and the others.
@@ -543,6 +593,12 @@ impl RankPhases<'_> {
     }
 
     fn leave(&mut self) {
+        if self.in_setup {
+            // The others wait at the setup's end: this rank's word is that it failed.
+            self.in_setup = false;
+            self.job.all_ok(false);
+            self.left = true;
+        }
         if !self.left {
             self.job.all_ok_idle(false);
             self.left = true;
@@ -586,11 +642,11 @@ fn sample<'s>(
         Some(e) => Err(e),
         None => ready_ground(system, plan, stop, job, case, &key, &mut fresh, kept),
     };
-    let ground = match job {
+    let agreed = match job {
         None => ready.map_err(not_run),
         Some(job) => every_rank_ready(job, &host, ready),
     };
-    let mut ground = match ground {
+    let mut ground = match agreed {
         Ok(ground) => ground,
         Err(outcome) => return outcome,
     };
@@ -602,18 +658,19 @@ fn sample<'s>(
     };
     let dir = match &ground {
         Ground::Target(target) => target.mountpoint().to_path_buf(),
-        Ground::Dir(dir) => dir.clone(),
+        Ground::Dir { dir, .. } => dir.clone(),
     };
     let mut phases = job.map(|job| RankPhases {
         job,
         left: false,
         stopped_by_another: false,
+        in_setup: false,
     });
     let asks = Asks {
         status,
         cold: &mut || match &mut ground {
             Ground::Target(target) => target.remount_cold().map_err(|e| e.to_string()),
-            Ground::Dir(_) => fsbench_workload::workload::drop_caches(),
+            Ground::Dir { .. } => fsbench_workload::workload::drop_caches(),
         },
         phase: &mut |ask| match phases.as_mut() {
             None => true,
@@ -634,7 +691,7 @@ fn sample<'s>(
             // would: name the disk that is really full.
             let hint = match &ground {
                 Ground::Target(target) => target.host_full_hint(),
-                Ground::Dir(_) => None,
+                Ground::Dir { .. } => None,
             };
             if let Some(hint) = hint {
                 let saw = outcome.reason.take().unwrap_or_default();
@@ -643,6 +700,7 @@ fn sample<'s>(
         }
     }
     let on_target = matches!(ground, Ground::Target(_));
+    ground.release();
     let info = match fresh.take() {
         Some(target) => Some(target.finish()),
         None if on_target => Some(kept[&key].info().clone()),

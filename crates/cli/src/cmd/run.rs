@@ -57,11 +57,8 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(anyhow!("--plan {}: cannot read it ({e})", path.display()))
         })?;
-        let text = match &dir {
-            Some(dir) => Plan::text_in_dir(&text, dir).map_err(|e| Failure::usage(anyhow!(e)))?,
-            None => text,
-        };
-        Plan::parse(&text, &path.display().to_string()).map_err(Failure::usage)?
+        Plan::parse_in(&text, &path.display().to_string(), dir.as_deref())
+            .map_err(Failure::usage)?
     } else {
         let profile = profiles::by_name(&args.profile).ok_or_else(|| {
             Failure::usage(anyhow!(
@@ -73,11 +70,8 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
         let plan = profile.plan().map_err(Failure::failed)?;
         match &dir {
             Some(dir) => {
-                let text = plan
-                    .in_dir_text(dir)
-                    .map_err(|e| Failure::usage(anyhow!(e)))?;
-                let name = format!("(profile {} in {})", plan.name, dir.display());
-                Plan::parse(&text, &name).map_err(Failure::usage)?
+                let name = format!("(profile {})", plan.name);
+                Plan::parse_in(&plan.text, &name, Some(dir)).map_err(Failure::usage)?
             }
             None => plan,
         }
@@ -228,12 +222,18 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     }
     // In a directory, no filesystem is made: root is needed only for what the plan asks
     // (a dropped cache, a CPU quota), and the workload says so then.
-    let in_dir = checked.as_ref().is_some_and(|p| p.dir.is_some());
-    // SAFETY: geteuid has no preconditions.
-    if !in_dir && unsafe { libc::geteuid() } != 0 {
-        return Err(Failure::usage(anyhow!(
-            "a campaign prepares filesystems on loop devices and needs root: run it as root (`fsbench run --dry-run` works without)"
-        )));
+    // (A resumed run's plan is read from the store first.)
+    let needs_root = |plan: &Plan| {
+        // SAFETY: geteuid has no preconditions.
+        if plan.dir.is_none() && unsafe { libc::geteuid() } != 0 {
+            return Err(Failure::usage(anyhow!(
+                "a campaign prepares filesystems on loop devices and needs root: run it as root (`fsbench run --dry-run` works without)"
+            )));
+        }
+        Ok(())
+    };
+    if let Some(plan) = &checked {
+        needs_root(plan)?;
     }
     // Only rank 0's store is kept; the others' runs go to one removed at the end.
     let scratch = if lead {
@@ -254,9 +254,36 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         dry_run(&plan)?;
         return Ok(exit::OK);
     }
+    needs_root(&plan)?;
+    if let Some(dir) = &plan.dir {
+        // The plan's own `dir` (or a resumed run's) must be there: nothing makes it.
+        if !dir.is_dir() {
+            return Err(Failure::usage(anyhow!(
+                "the plan runs in {}, which is not an existing directory: create it (or mount \
+                 what belongs there), or give another with --dir",
+                dir.display()
+            )));
+        }
+        if let Some(run_id) = args.resume {
+            // The keys name the directory's filesystem: another one is another campaign.
+            let stored = store.load(run_id).map_err(Failure::failed)?;
+            if let Some(other) = stored
+                .cases
+                .iter()
+                .find(|c| !plan.cases.iter().any(|p| p.key == c.case.key))
+            {
+                return Err(Failure::usage(anyhow!(
+                    "run {run_id} ran in {} on another filesystem (its case {} is not one of \
+                     this plan's now): mount what was there, or start a new run",
+                    dir.display(),
+                    other.case.key
+                )));
+            }
+        }
+    }
     let mut host = serde_json::to_value(HostInfo::probe()).context("cannot encode the host")?;
     if let Some(job) = job {
-        if !matches!(plan.device, DeviceSpec::Image { .. }) {
+        if plan.dir.is_none() && !matches!(plan.device, DeviceSpec::Image { .. }) {
             return Err(Failure::usage(anyhow!(
                 "a plan with a device under mpirun: every rank would format the same device; \
                  drop `device` (each rank makes a loop device of its own on its host)"
