@@ -12,8 +12,9 @@ pub trait Collective {
     fn all_ok(&self, mine: bool) -> bool;
     /// As [`Collective::all_ok`], waiting without taking CPU: where ranks done with a phase
     /// wait for others still measuring it. MPI's blocking collectives spin (Open MPI yields
-    /// only when oversubscribed, and even then stays runnable), so this one is polled about
-    /// every millisecond; a start barrier, where every rank is idle, stays `all_ok`.
+    /// only when oversubscribed, and even then stays runnable), so this one is polled, first
+    /// every few tens of microseconds, then (a longer wait) about every millisecond; a start
+    /// barrier, where every rank is idle, stays `all_ok`.
     fn all_ok_idle(&self, mine: bool) -> bool {
         self.all_ok(mine)
     }
@@ -175,12 +176,17 @@ impl Collective for Mpi {
                 &mut all,
                 SystemOperation::min(),
             );
+            // Open MPI moves a collective on only inside an MPI call, one round per call: the
+            // naps start short, so ranks that arrive together meet in microseconds, and
+            // double up to a millisecond, so a long wait takes next to no CPU.
+            let mut nap = IDLE_NAP_FIRST;
             loop {
                 match request.test() {
                     Ok(_) => break,
                     Err(pending) => {
                         request = pending;
-                        std::thread::sleep(std::time::Duration::from_millis(1));
+                        std::thread::sleep(nap);
+                        nap = (nap * 2).min(IDLE_NAP_LAST);
                     }
                 }
             }
@@ -259,6 +265,12 @@ impl Collective for Mpi {
         }
     }
 }
+
+/// The first and the longest nap between two looks at a polled meeting.
+#[cfg(feature = "mpi")]
+const IDLE_NAP_FIRST: std::time::Duration = std::time::Duration::from_micros(20);
+#[cfg(feature = "mpi")]
+const IDLE_NAP_LAST: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The tag of a first-done announcement (no other point-to-point message is sent).
 #[cfg(feature = "mpi")]
