@@ -45,16 +45,46 @@ use std::process::{Command, Output};
 #[cfg(feature = "mpi")]
 /// `mpirun -np N fsbench ARGS`, oversubscribed (CI has 2 cores) and allowed as root.
 fn mpirun(ranks: u32, args: &[&str]) -> Output {
-    Command::new("mpirun")
+    mpirun_command(ranks, &[], args)
+        .output()
+        .expect("mpirun (scripts/install-deps.sh --mpi)")
+}
+
+#[cfg(feature = "mpi")]
+/// The command of [`mpirun`], with mpirun's own `flags`, to run or spawn.
+fn mpirun_command(ranks: u32, flags: &[&str], args: &[&str]) -> Command {
+    let mut command = Command::new("mpirun");
+    command
         .args(["--oversubscribe", "--allow-run-as-root", "-np"])
         .arg(ranks.to_string())
+        .args(flags)
         .arg(env!("CARGO_BIN_EXE_fsbench"))
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_btl", "self,vader")
-        .output()
-        .expect("mpirun (scripts/install-deps.sh --mpi)")
+        .env("OMPI_MCA_btl", "self,vader");
+    command
+}
+
+#[cfg(feature = "mpi")]
+/// Waits (at most a minute) until run 1 in `db` holds what `kept` looks for, as exported.
+fn wait_for_run(db: &std::path::Path, what: &str, kept: impl Fn(&Value) -> bool) {
+    let start = std::time::Instant::now();
+    loop {
+        let export = common::fsbench()
+            .args(["export", "1", "--json", "-", "--db"])
+            .arg(db)
+            .output()
+            .unwrap();
+        if export.status.success() && kept(&serde_json::from_slice(&export.stdout).unwrap()) {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "rank 0 never stored {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 #[cfg(feature = "mpi")]
@@ -1054,47 +1084,29 @@ ops = ["create", "unlink"]
 "#,
     );
     let marker = format!("FSBENCH_TEST_JOB={}", scratch.path().display());
-    let job = Command::new("mpirun")
-        .args(["--oversubscribe", "--allow-run-as-root", "-np", "2"])
-        .args(["-x", "FSBENCH_TEST_JOB"])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
-        .args(["run", "--quiet", "--plan"])
-        .arg(&plan)
-        .arg("--db")
-        .arg(scratch.db())
-        .arg("--work-dir")
-        .arg(scratch.work())
+    let (db, work) = (scratch.db(), scratch.work());
+    let args = [
+        "run",
+        "--quiet",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+    ];
+    let job = mpirun_command(2, &["-x", "FSBENCH_TEST_JOB"], &args)
         .env("FSBENCH_TEST_JOB", scratch.path())
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_btl", "self,vader")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Once the first sample is stored (the nap runs), rank 1 is told to stop.
-    let start = std::time::Instant::now();
-    loop {
-        let export = common::fsbench()
-            .args(["export", "1", "--json", "-", "--db"])
-            .arg(scratch.db())
-            .output()
-            .unwrap();
-        let stored = export.status.success() && {
-            let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
-            doc["runs"][0]["cases"]
-                .as_array()
-                .is_some_and(|cases| cases.iter().any(|c| c["samples"][0].is_object()))
-        };
-        if stored {
-            break;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "rank 0 never stored the first sample"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_run(&db, "the first sample", |doc| {
+        doc["runs"][0]["cases"]
+            .as_array()
+            .is_some_and(|cases| cases.iter().any(|c| c["samples"][0].is_object()))
+    });
     std::thread::sleep(std::time::Duration::from_millis(500));
     let rank1 = rank_process_of(&marker, 1, "run").expect("rank 1's process");
     // SAFETY: kill(2) on a process this test's job started (its environment says so).
@@ -1179,28 +1191,11 @@ fn a_rank_killed_mid_phase_ends_the_job_keeping_what_was_measured_and_nothing_el
         .spawn()
         .unwrap();
     // Wait for rank 0 to keep the first phase (the creates), then kill rank 3.
-    let start = std::time::Instant::now();
-    loop {
-        let export = common::fsbench()
-            .args(["export", "1", "--json", "-", "--db"])
-            .arg(scratch.db())
-            .output()
-            .unwrap();
-        let kept = export.status.success() && {
-            let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
-            doc["runs"][0]["cases"][0]["samples"][0]["results"]
-                .as_array()
-                .is_some_and(|r| !r.is_empty())
-        };
-        if kept {
-            break;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "rank 0 never kept a phase"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_run(&scratch.db(), "a phase", |doc| {
+        doc["runs"][0]["cases"][0]["samples"][0]["results"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    });
     let rank3 = rank_process(&marker, 3).expect("rank 3's process");
     // SAFETY: kill(2) on a process this test's job started (its environment says so).
     assert_eq!(unsafe { libc::kill(rank3, libc::SIGKILL) }, 0);

@@ -70,6 +70,28 @@ pub struct CaseConfig {
     pub cache: CachePolicy,
 }
 
+impl CaseConfig {
+    /// The configuration of an existing directory: its filesystem as mounted (`unknown` when
+    /// no mount is found), option sets `existing`, no scheduler, the default platform.
+    pub fn of_directory(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
+        let mount = dir.and_then(fsbench_measure::host::mount_of);
+        CaseConfig {
+            filesystem: mount
+                .as_ref()
+                .map_or("unknown".into(), |m| m.fs_type.clone()),
+            mkfs_set: "existing".into(),
+            mkfs_options: String::new(),
+            mount_set: "existing".into(),
+            mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
+            scheduler: None,
+            platform: DEFAULT_PLATFORM.into(),
+            image_in_ram: false,
+            cpu_percent: None,
+            cache,
+        }
+    }
+}
+
 /// The platform a plan that names none runs on: the `[device]` as given, the whole CPU.
 pub const DEFAULT_PLATFORM: &str = "default";
 
@@ -721,7 +743,7 @@ fn in_directory_only(
 /// and the cache policy; cases that become the same are run once. What needs a filesystem
 /// fsbench makes is an error: (key, message).
 fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str, String)> {
-    let mount = fsbench_measure::host::mount_of(dir);
+    let there = CaseConfig::of_directory(Some(dir), CachePolicy::Warm);
     let mut kept: Vec<Case> = Vec::new();
     for mut case in cases {
         if case.config.image_in_ram {
@@ -743,21 +765,10 @@ fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str
             ));
         }
         case.config = CaseConfig {
-            filesystem: mount
-                .as_ref()
-                .map_or("unknown".into(), |m| m.fs_type.clone()),
-            mkfs_set: "existing".into(),
-            mkfs_options: String::new(),
-            mount_set: "existing".into(),
-            mount_options: mount
-                .as_ref()
-                .map(|m| m.mount_options.clone())
-                .unwrap_or_default(),
-            scheduler: None,
             platform: case.config.platform,
-            image_in_ram: false,
             cpu_percent: case.config.cpu_percent,
             cache: case.config.cache,
+            ..there.clone()
         };
         case.key = case.key_of();
         if !kept.iter().any(|c| c.key == case.key) {

@@ -24,7 +24,7 @@ use fsbench_testbed::cgroup::CpuQuota;
 use fsbench_testbed::CachePolicy;
 use fsbench_testbed::{System, Target, TargetError, TargetSpec};
 use fsbench_workload::workload::{Preflight, SharesDir};
-use fsbench_workload::StopFlag;
+use fsbench_workload::{Context, StopFlag};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -174,12 +174,8 @@ impl Campaign<'_> {
                 };
                 let output = &outcome.output;
                 // The workload's configuration as it ran, when it ran (its output came back).
-                let config =
-                    (outcome.status == Outcome::Ok || !output.results.is_empty()).then(|| {
-                        let mut ctx = plan.context(case);
-                        ctx.job = place(job);
-                        sample_config(&case.workload, &ctx)
-                    });
+                let config = (outcome.status == Outcome::Ok || !output.results.is_empty())
+                    .then(|| sample_config(&case.workload, &context_in(plan, case, job)));
                 let sample_id = self.store.record_sample(
                     case_ids[&case.key],
                     &NewSample {
@@ -410,10 +406,8 @@ fn ready_ground<'t, 's>(
             }
             _ => (dir.clone(), false),
         };
-        let mut ctx = plan.context(case);
-        ctx.job = place(job);
         let checked = settings
-            .apply(Preflight(&ctx, &dir))
+            .apply(Preflight(&context_in(plan, case, job), &dir))
             .map_err(|e| TargetError::Invalid(e.to_string()))
             .and_then(|()| match case.config.cache {
                 // As a target's cache policy: a host where it cannot be done cannot run it.
@@ -448,12 +442,15 @@ fn ready_ground<'t, 's>(
     Ok(Ground::Target(target))
 }
 
-/// This process's place in the job, as the workload's context says it.
-fn place(job: Option<&dyn Collective>) -> Option<fsbench_workload::workload::Place> {
-    job.map(|job| fsbench_workload::workload::Place {
-        rank: job.rank(),
-        ranks: job.size(),
-    })
+/// The workload's context of a case: the plan's, with this process's place in the job.
+fn context_in(plan: &Plan, case: &Case, job: Option<&dyn Collective>) -> Context {
+    Context {
+        job: job.map(|job| fsbench_workload::workload::Place {
+            rank: job.rank(),
+            ranks: job.size(),
+        }),
+        ..plan.context(case)
+    }
 }
 
 /// How a rank that is not ready says so to rank 0: its status and reason.
@@ -650,11 +647,9 @@ fn sample<'s>(
         Ok(ground) => ground,
         Err(outcome) => return outcome,
     };
-    let mut context = plan.context(case);
-    context.job = place(job);
     let job_spec = Job {
         workload: case.workload.clone(),
-        context,
+        context: context_in(plan, case, job),
     };
     let dir = match &ground {
         Ground::Target(target) => target.mountpoint().to_path_buf(),
@@ -934,28 +929,14 @@ fn run_child(
     let mut end: Option<(Outcome, Option<String>)> = None;
     let mut take = |event: Result<Event, String>, output: &mut JobOutput| match event {
         Ok(Event::Status { line }) => status_seen(line.trim()),
-        Ok(Event::Cold) => {
-            let reply = ColdReply::from(cold());
-            let mut line = serde_json::to_vec(&reply).expect("replies serialize");
-            line.push(b'\n');
-            if let Some(pipe) = stdin.borrow_mut().as_mut() {
-                use std::io::Write;
-                let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
-            }
-        }
+        Ok(Event::Cold) => answer(&stdin, &ColdReply::from(cold())),
         Ok(ask @ (Event::Phase | Event::PhaseBeforeSetup | Event::PhaseAfterSetup { .. })) => {
             let ask = match ask {
                 Event::PhaseBeforeSetup => PhaseAsk::BeforeSetup,
                 Event::PhaseAfterSetup { ok } => PhaseAsk::AfterSetup { ok },
                 _ => PhaseAsk::Start,
             };
-            let reply = PhaseReply { go: phase(ask) };
-            let mut line = serde_json::to_vec(&reply).expect("replies serialize");
-            line.push(b'\n');
-            if let Some(pipe) = stdin.borrow_mut().as_mut() {
-                use std::io::Write;
-                let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
-            }
+            answer(&stdin, &PhaseReply { go: phase(ask) });
         }
         Ok(Event::Warning { message }) => output.warnings.push(message),
         Ok(Event::Result { record }) => output.results.push(record),
@@ -1068,6 +1049,19 @@ fn run_child(
             output,
         ),
         (None, None, _) => failed("the workload ended without an exit status".into(), output),
+    }
+}
+
+/// Answers a request of the child: one JSON line on its stdin (gone once it is being stopped).
+fn answer(
+    stdin: &std::cell::RefCell<Option<std::process::ChildStdin>>,
+    reply: &impl serde::Serialize,
+) {
+    let mut line = serde_json::to_vec(reply).expect("replies serialize");
+    line.push(b'\n');
+    if let Some(pipe) = stdin.borrow_mut().as_mut() {
+        use std::io::Write;
+        let _ = pipe.write_all(&line).and_then(|_| pipe.flush());
     }
 }
 

@@ -310,23 +310,7 @@ fn case_of(
                 cache,
             }
         }
-        (None, dir) => {
-            let mount = dir.and_then(mount_of);
-            CaseConfig {
-                filesystem: mount
-                    .as_ref()
-                    .map_or("unknown".into(), |m| m.fs_type.clone()),
-                mkfs_set: "existing".into(),
-                mkfs_options: String::new(),
-                mount_set: "existing".into(),
-                mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
-                scheduler: None,
-                platform: DEFAULT_PLATFORM.into(),
-                image_in_ram: false,
-                cpu_percent: None,
-                cache,
-            }
-        }
+        (None, dir) => CaseConfig::of_directory(dir, cache),
     };
     let mut case = Case {
         key: String::new(),
