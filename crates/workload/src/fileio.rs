@@ -1,11 +1,13 @@
-//! File primitives for workloads: page-aligned buffers (as O_DIRECT needs) and opening files
-//! with the flags a test asks for.
+//! File primitives for workloads: page-aligned buffers (as O_DIRECT needs), opening files
+//! with the flags a test asks for (never through a symlink), and names of fsbench's own files
+//! that no existing file has.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Alignment of every buffer: a page, which satisfies O_DIRECT on every Linux filesystem.
 pub const BUFFER_ALIGN: usize = 4096;
@@ -77,7 +79,9 @@ pub enum OpenMode {
     ReadWrite,
 }
 
-/// Opens `path`; with `direct` the page cache is bypassed (O_DIRECT).
+/// Opens `path`, never through a symlink (O_NOFOLLOW: these are fsbench's own files, and a
+/// symlink at their name is someone else's); with `direct` the page cache is bypassed
+/// (O_DIRECT).
 pub fn open(path: &Path, mode: OpenMode, direct: bool) -> io::Result<File> {
     let mut options = OpenOptions::new();
     match mode {
@@ -87,10 +91,68 @@ pub fn open(path: &Path, mode: OpenMode, direct: bool) -> io::Result<File> {
         OpenMode::Read => options.read(true),
         OpenMode::ReadWrite => options.read(true).write(true),
     };
+    let mut flags = libc::O_NOFOLLOW;
     if direct {
-        options.custom_flags(libc::O_DIRECT);
+        flags |= libc::O_DIRECT;
     }
+    options.custom_flags(flags);
     options.open(path)
+}
+
+/// Makes something new in `dir` under a name nothing there has: `<stem>-<pid>-<n><ext>`, `n`
+/// counting up past names that exist (a user's file, a leftover of a process that had the
+/// same pid), so fsbench never opens, truncates or later removes what it did not make.
+/// `make` creates the path and must fail with `AlreadyExists` when anything is there
+/// ([`OpenMode::CreateNew`]: O_CREAT|O_EXCL, which never follows a symlink; mkdir).
+pub fn create_unique<T>(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    make: impl FnMut(&Path) -> io::Result<T>,
+) -> io::Result<(T, PathBuf)> {
+    // One counter per process: threads and runs in one process never race for a name.
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    unique(dir, stem, ext, &NEXT, make)
+}
+
+fn unique<T>(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    next: &AtomicU64,
+    mut make: impl FnMut(&Path) -> io::Result<T>,
+) -> io::Result<(T, PathBuf)> {
+    let pid = std::process::id();
+    for _ in 0..TRIES {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("{stem}-{pid}-{n}{ext}"));
+        match make(&path) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            made => return made.map(|t| (t, path)),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!(
+            "{TRIES} names {stem}-{pid}-N{ext} in {} are taken: remove the ones no run needs",
+            dir.display()
+        ),
+    ))
+}
+
+/// How many names [`create_unique`] tries before it gives up.
+const TRIES: u32 = 1000;
+
+/// A new, empty file in `dir` under a name no file has ([`create_unique`]), open for writing.
+pub fn create_new_file(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    direct: bool,
+) -> io::Result<(File, PathBuf)> {
+    create_unique(dir, stem, ext, |path| {
+        open(path, OpenMode::CreateNew, direct)
+    })
 }
 
 /// Transfers on a raw descriptor for timed loops: one system call per record in the common
@@ -321,6 +383,67 @@ pub mod at {
         .map(drop)
     }
 
+    /// openat2(2) with `resolve` (RESOLVE_BENEATH, ...): how a name is kept inside a directory.
+    pub fn openat2(dir: RawFd, name: &CStr, flags: libc::c_int, resolve: u64) -> io::Result<RawFd> {
+        // SAFETY: open_how is plain data (its fields are set below; zero is "nothing").
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (flags | libc::O_CLOEXEC) as u64;
+        how.resolve = resolve;
+        // SAFETY: name is NUL-terminated; how is a valid open_how of the size passed.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir,
+                name.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        })
+        .map(|fd| fd as RawFd)
+    }
+
+    /// The target of the symlink `name`, in `buf`; EINVAL when it is not a symlink.
+    pub fn readlinkat<'b>(dir: RawFd, name: &CStr, buf: &'b mut [u8]) -> io::Result<&'b [u8]> {
+        // SAFETY: name is NUL-terminated; buf is valid and writable for buf.len() bytes.
+        let n = check(unsafe {
+            libc::syscall(
+                libc::SYS_readlinkat,
+                dir,
+                name.as_ptr(),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        })? as usize;
+        if n == buf.len() {
+            return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+        }
+        Ok(&buf[..n])
+    }
+
+    #[inline]
+    pub fn symlinkat(target: &CStr, dir: RawFd, name: &CStr) -> io::Result<()> {
+        // SAFETY: both strings are NUL-terminated; the kernel reads them only.
+        check(unsafe { libc::syscall(libc::SYS_symlinkat, target.as_ptr(), dir, name.as_ptr()) })
+            .map(drop)
+    }
+
+    /// A hard link `to_dir/to` to `from_dir/from` (never following `from` if it is a symlink).
+    #[inline]
+    pub fn linkat(from_dir: RawFd, from: &CStr, to_dir: RawFd, to: &CStr) -> io::Result<()> {
+        // SAFETY: both names are NUL-terminated.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_linkat,
+                from_dir,
+                from.as_ptr(),
+                to_dir,
+                to.as_ptr(),
+                0,
+            )
+        })
+        .map(drop)
+    }
+
     /// Bytes of directory entries read into `buf`; 0 at the end of the directory.
     #[inline]
     pub fn getdents64(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
@@ -403,6 +526,37 @@ mod tests {
                 .kind(),
             io::ErrorKind::UnexpectedEof
         );
+    }
+
+    #[test]
+    fn unique_names_pass_over_what_exists_and_never_follow_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        // A user's file and a symlink at the first names this counter gives.
+        let pid = std::process::id();
+        let planted_file = dir.path().join(format!("x-{pid}-0.dat"));
+        let planted_link = dir.path().join(format!("x-{pid}-1.dat"));
+        std::fs::write(&planted_file, b"user data").unwrap();
+        std::os::unix::fs::symlink(&victim, &planted_link).unwrap();
+        let next = AtomicU64::new(0);
+        let (mut file, path) = unique(dir.path(), "x", ".dat", &next, |p| {
+            open(p, OpenMode::CreateNew, false)
+        })
+        .unwrap();
+        use std::io::Write;
+        file.write_all(b"fsbench").unwrap();
+        assert_eq!(path, dir.path().join(format!("x-{pid}-2.dat")));
+        assert_eq!(std::fs::read(&planted_file).unwrap(), b"user data");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&path).unwrap(), b"fsbench");
+        // Opening an existing name never goes through a symlink either.
+        let err = open(&planted_link, OpenMode::Write, false).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ELOOP));
+        // Directories too (mkdir), and the process-wide counter gives a fresh name.
+        let ((), made) = create_unique(dir.path(), "d", "", |p| std::fs::create_dir(p)).unwrap();
+        assert!(made.is_dir());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::control::StopFlag;
 use crate::error::WorkloadError;
-use crate::fileio::{self, OpenMode};
+use crate::fileio;
 use fsbench_model::{CachePolicy, Dim, Direction, Outcome, ResultRecord};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -305,9 +305,9 @@ pub fn check_directory(dir: &Path) -> Result<(), WorkloadError> {
         }
         Ok(_) => {}
     }
-    let probe = dir.join(format!(".fsbench-probe-{}", std::process::id()));
-    let opened = fileio::open(&probe, OpenMode::CreateNew, false);
-    if let Err(e) = opened {
+    // A probe under a name no file has: an existing one (a user's) is passed over, never
+    // mistaken for an unwritable directory, and never removed.
+    let (probe, path) = fileio::create_new_file(dir, ".fsbench-probe", "", false).map_err(|e| {
         let why = match e.raw_os_error() {
             Some(libc::EROFS) => "it is on a read-only filesystem".to_string(),
             Some(libc::EACCES) | Some(libc::EPERM) => {
@@ -315,12 +315,12 @@ pub fn check_directory(dir: &Path) -> Result<(), WorkloadError> {
             }
             _ => e.to_string(),
         };
-        return Err(WorkloadError::Directory(format!(
+        WorkloadError::Directory(format!(
             "the directory {shown} is not writable ({why}): pass a writable directory"
-        )));
-    }
-    drop(opened);
-    let _ = std::fs::remove_file(&probe);
+        ))
+    })?;
+    drop(probe);
+    let _ = std::fs::remove_file(&path);
     Ok(())
 }
 

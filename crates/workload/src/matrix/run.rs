@@ -115,7 +115,19 @@ pub fn run(
     observer: &mut dyn MatrixObserver,
 ) -> MatrixOutcome {
     let started = now_ns();
-    let mut runner = Runner::new(plan, dir);
+    let mut runner = match Runner::new(plan, dir) {
+        Ok(runner) => runner,
+        Err(e) => {
+            return MatrixOutcome {
+                results: Vec::new(),
+                warnings: Vec::new(),
+                elapsed_ns: now_ns() - started,
+                status: Outcome::Failed,
+                failure: Some(WorkloadError::io("create the test file in", dir, e)),
+                test_file: dir.to_path_buf(),
+            }
+        }
+    };
     let total = plan.result_count();
     let mut results = Vec::with_capacity(total);
     let mut warnings = Vec::new();
@@ -285,18 +297,22 @@ struct Runner<'p> {
 }
 
 impl<'p> Runner<'p> {
-    fn new(plan: &'p MatrixPlan, dir: &Path) -> Runner<'p> {
+    /// A runner with its test file's name taken: `fsbench-matrix-<pid>-<n>.dat`, made empty
+    /// under a name no file has (a user's file at a name is passed over, so nothing this run
+    /// did not make is truncated or removed); a shared file's name is the job's.
+    fn new(plan: &'p MatrixPlan, dir: &Path) -> io::Result<Runner<'p>> {
         let largest_record = plan.largest_record() as usize;
         let segment = plan.segment;
+        let path = match segment {
+            Some(_) => dir.join(SHARED_FILE_NAME),
+            None => fileio::create_new_file(dir, "fsbench-matrix", ".dat", false)?.1,
+        };
         // Ranks of one job share the seed (the same offsets), not their data.
         let data_seed = plan.seed
             ^ segment.map_or(0, |s| u64::from(s.rank).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        Runner {
+        Ok(Runner {
             plan,
-            path: match segment {
-                Some(_) => dir.join(SHARED_FILE_NAME),
-                None => dir.join(unique_file_name()),
-            },
+            path,
             segment,
             data: DataSource::new(plan.settings.data, data_seed, largest_record),
             // Room for the offset of buffered reads past the page boundary.
@@ -314,7 +330,7 @@ impl<'p> Runner<'p> {
             warned_stdio_direct: false,
             warned_not_evicted: false,
             warnings: Vec::new(),
-        }
+        })
     }
 
     fn start_cell(&mut self) {
@@ -693,14 +709,6 @@ impl<'p> Runner<'p> {
             ),
         }
     }
-}
-
-/// `fsbench-matrix-<pid>-<n>.dat`: unique per process and per run within it (runs may share a
-/// directory, tests run in parallel threads).
-fn unique_file_name() -> String {
-    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("fsbench-matrix-{}-{n}.dat", std::process::id())
 }
 
 /// The one file the ranks of a job share (`shared_file`), in the job's directory.

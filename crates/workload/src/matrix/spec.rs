@@ -5,7 +5,7 @@
 use super::test::{MatrixTest, Phase};
 use crate::data::DataKind;
 use crate::error::WorkloadError;
-use crate::fileio::{self, OpenMode};
+use crate::fileio;
 use crate::stonewall::Stonewall;
 use crate::workload::{Context, Place};
 use fsbench_measure::host::free_bytes;
@@ -465,19 +465,24 @@ impl MatrixPlan {
     pub fn preflight(&self, dir: &Path) -> Result<(), WorkloadError> {
         crate::workload::check_directory(dir)?;
         let shown = dir.display();
-        let probe = dir.join(format!(".fsbench-probe-direct-{}", std::process::id()));
-        let direct_check = if self.direct {
-            let opened = fileio::open(&probe, OpenMode::CreateNew, true).map(drop);
-            let _ = std::fs::remove_file(&probe);
-            opened
-        } else {
-            Ok(())
-        };
-        if let Err(e) = direct_check {
-            return Err(WorkloadError::invalid(
-                "direct",
-                format!("the filesystem of {shown} refuses O_DIRECT ({e}); drop it or pick another directory"),
-            ));
+        if self.direct {
+            // A probe under a name no file has (a user's file at the name is passed over and
+            // kept); only EINVAL is the filesystem refusing O_DIRECT.
+            match fileio::create_new_file(dir, ".fsbench-probe-direct", "", true) {
+                Ok((probe, path)) => {
+                    drop(probe);
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    return Err(WorkloadError::invalid(
+                        "direct",
+                        format!("the filesystem of {shown} refuses O_DIRECT ({e}); drop it or pick another directory"),
+                    ));
+                }
+                Err(e) => {
+                    return Err(WorkloadError::io("create a probe file in", dir, e));
+                }
+            }
         }
         let free = free_bytes(dir).unwrap_or(u64::MAX);
         // A shared file holds every rank's segment (each rank checks for all of them).

@@ -616,9 +616,17 @@ pub fn pack_to_file(tree: &Tree, compression: Compression, path: &Path) -> io::R
     if path.exists() {
         return Ok(());
     }
-    let tmp = path.with_extension(format!("partial-{}", std::process::id()));
+    // Written under a name no file has, then renamed over the name (never through a symlink).
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let stem = format!(
+        "{}.partial",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let (file, tmp) = crate::fileio::create_new_file(dir, &stem, "", false)?;
     let result = (|| {
-        let file = std::fs::File::create(&tmp)?;
         let mut out = io::BufWriter::with_capacity(1 << 20, file);
         pack(tree, compression, &mut out)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
