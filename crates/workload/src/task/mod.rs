@@ -6,6 +6,7 @@
 //! real tarball or tree given with `--source`. Each task runs with the real tool (`tar`, `cp`,
 //! `rm`, `make`) or natively ([`native`]: the filesystem alone, no decompressor on the clock).
 
+mod beneath;
 pub mod native;
 pub mod project;
 pub mod timing;
@@ -922,11 +923,12 @@ impl Chain<'_> {
         let reader = tarball
             .compression
             .reader(std::io::BufReader::with_capacity(1 << 20, file));
-        native::load(reader).map_err(|e| {
-            StepError::failed(format!(
+        native::load(reader).map_err(|e| match e {
+            native::LoadError::Unreadable(e) => StepError::failed(format!(
                 "{} is not a readable tar archive ({e})",
                 tarball.origin
-            ))
+            )),
+            native::LoadError::Refused(refused) => refused.into(),
         })
     }
 

@@ -4,9 +4,11 @@
 //! reflink). The timed loops make system calls on names already in memory or in the
 //! getdents64 buffer, and allocate nothing.
 
+use super::beneath::{Beneath, Resolver, REFUSED};
 use crate::fileio::at;
 use crate::StopFlag;
 use std::ffi::{CStr, CString};
+use std::fmt;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
@@ -25,12 +27,15 @@ pub struct Loaded {
 #[derive(Debug)]
 pub struct LoadedEntry {
     pub kind: EntryKind,
+    /// Below the directory extracted to: components joined by '/', none empty, `.` or `..`.
     pub path: CString,
     pub mode: u32,
     pub mtime: i64,
-    /// File contents: `data[start..start + len]`; a symlink's target in `link`.
+    /// File contents: `data[start..start + len]`.
     pub start: usize,
     pub len: usize,
+    /// A symlink's target (as the archive has it), or the entry a hard link links to (a
+    /// path like `path`).
     pub link: CString,
 }
 
@@ -39,52 +44,66 @@ pub enum EntryKind {
     Dir,
     File,
     Symlink,
-    /// Hard links, devices, fifos: skipped (counted in `skipped`).
+    /// A hard link to an earlier entry.
+    HardLink,
+    /// Devices, fifos: skipped.
     Other,
 }
 
-/// Reads a (decompressed) tar stream into memory. Paths that escape (`..`, absolute) are
-/// refused, as GNU tar refuses them.
-pub fn load(archive: impl Read) -> io::Result<Loaded> {
+/// Why an archive cannot be extracted.
+#[derive(Debug)]
+pub enum LoadError {
+    /// It is not a tar archive fsbench can read.
+    Unreadable(io::Error),
+    /// An entry would be written outside the directory extracted to.
+    Refused(Failed),
+}
+
+/// Reads a (decompressed) tar stream into memory. Entries that would be written outside the
+/// directory extracted to are refused before anything is written: absolute names, `..` in a
+/// name, hard links to such names, and paths deeper than [`MAX_DEPTH`].
+pub fn load(archive: impl Read) -> Result<Loaded, LoadError> {
+    let unreadable = LoadError::Unreadable;
     let mut loaded = Loaded::default();
     let mut archive = tar::Archive::new(archive);
-    for entry in archive.entries()? {
-        let mut entry = entry?;
+    for entry in archive.entries().map_err(unreadable)? {
+        let mut entry = entry.map_err(unreadable)?;
         let header = entry.header();
         let kind = match header.entry_type() {
             tar::EntryType::Directory => EntryKind::Dir,
             tar::EntryType::Regular | tar::EntryType::Continuous => EntryKind::File,
             tar::EntryType::Symlink => EntryKind::Symlink,
+            tar::EntryType::Link => EntryKind::HardLink,
             tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => continue,
             _ => EntryKind::Other,
         };
         let mode = header.mode().unwrap_or(0o644);
         let mtime = header.mtime().unwrap_or(0) as i64;
-        let path = entry.path()?.into_owned();
-        if path.is_absolute()
-            || path
-                .components()
-                .any(|c| matches!(c, std::path::Component::ParentDir))
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "the archive holds a path outside its directory: {}",
-                    path.display()
-                ),
-            ));
-        }
-        let text = path.to_string_lossy().trim_end_matches('/').to_string();
-        if text.is_empty() || text == "." {
+        let raw = entry.path_bytes().into_owned();
+        let path = below(&raw).map_err(|why| refused(&raw, why))?;
+        if path.is_empty() {
             continue;
         }
         let link = entry
-            .link_name()?
-            .map(|l| l.to_string_lossy().into_owned())
+            .link_name_bytes()
+            .map(|l| l.into_owned())
             .unwrap_or_default();
+        let link = if kind == EntryKind::HardLink {
+            below(&link).map_err(|why| {
+                refused(
+                    &raw,
+                    format!(
+                        "is a hard link to {}, which {why}",
+                        String::from_utf8_lossy(&link)
+                    ),
+                )
+            })?
+        } else {
+            link
+        };
         let start = loaded.data.len();
         if kind == EntryKind::File {
-            entry.read_to_end(&mut loaded.data)?;
+            entry.read_to_end(&mut loaded.data).map_err(unreadable)?;
         }
         let len = loaded.data.len() - start;
         match kind {
@@ -94,19 +113,56 @@ pub fn load(archive: impl Read) -> io::Result<Loaded> {
                 loaded.bytes += len as u64;
             }
             EntryKind::Symlink => loaded.symlinks += 1,
-            EntryKind::Other => {}
+            EntryKind::HardLink | EntryKind::Other => {}
         }
+        let nul =
+            |b: Vec<u8>| CString::new(b).map_err(|_| unreadable(io::ErrorKind::InvalidData.into()));
         loaded.entries.push(LoadedEntry {
             kind,
-            path: CString::new(text).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?,
+            path: nul(path)?,
             mode,
             mtime,
             start,
             len,
-            link: CString::new(link).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?,
+            link: nul(link)?,
         });
     }
     Ok(loaded)
+}
+
+/// An archive's name as a path below the directory extracted to (`.` and empty components
+/// dropped), or why it cannot be one.
+fn below(name: &[u8]) -> Result<Vec<u8>, String> {
+    if name.first() == Some(&b'/') {
+        return Err("is an absolute path".into());
+    }
+    let mut path = Vec::with_capacity(name.len());
+    let mut depth = 0;
+    for component in name.split(|&b| b == b'/') {
+        match component {
+            b"" | b"." => continue,
+            b".." => return Err("has `..` in its path".into()),
+            _ => {}
+        }
+        depth += 1;
+        if depth > MAX_DEPTH {
+            return Err(format!("is deeper than {MAX_DEPTH} directories"));
+        }
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(component);
+    }
+    Ok(path)
+}
+
+/// The refusal of an entry that would be written outside the directory extracted to.
+fn refused(name: &[u8], why: impl fmt::Display) -> LoadError {
+    LoadError::Refused(Failed {
+        action: "extract",
+        name: String::from_utf8_lossy(name).into_owned(),
+        error: io::Error::other(format!("it {why}: {REFUSED}")),
+    })
 }
 
 /// A failure inside a native task: what was done to which name.
@@ -125,28 +181,58 @@ fn failed(action: &'static str, name: &CStr, error: io::Error) -> Failed {
     }
 }
 
+/// A path's directory and its last component.
+fn split(path: &CStr) -> (&[u8], &CStr) {
+    let bytes = path.to_bytes_with_nul();
+    match bytes.iter().rposition(|&b| b == b'/') {
+        Some(i) => (
+            &bytes[..i],
+            CStr::from_bytes_with_nul(&bytes[i + 1..]).expect("ends with its NUL"),
+        ),
+        None => (&[], path),
+    }
+}
+
 /// Creates every entry below `root` (a directory fd): directories, files with their contents
-/// and modification times, symlinks. Parents that the archive does not list are made on the
-/// way. Returns false when stopped.
+/// and modification times, symlinks and hard links, each in its parent directory reached
+/// beneath `root` ([`beneath`]: nothing is written outside it, whatever the archive's
+/// symlinks point to). Parents that the archive does not list are made on the way; an entry
+/// whose name exists replaces it, as GNU tar does (never writing through it). Returns false
+/// when stopped.
 pub fn extract(loaded: &Loaded, root: RawFd, stop: &StopFlag) -> Result<bool, Failed> {
+    extract_with(loaded, root, stop, Resolver::Kernel)
+}
+
+fn extract_with(
+    loaded: &Loaded,
+    root: RawFd,
+    stop: &StopFlag,
+    resolver: Resolver,
+) -> Result<bool, Failed> {
+    let mut dirs = Beneath::new(root, resolver);
     for (i, e) in loaded.entries.iter().enumerate() {
         if i % 256 == 0 && stop.is_requested() {
             return Ok(false);
         }
+        let (parent, name) = split(&e.path);
+        let dir = dirs
+            .dir(parent)
+            .map_err(|err| failed("extract", &e.path, err))?;
         match e.kind {
-            EntryKind::Dir => match at::mkdirat(root, &e.path) {
+            EntryKind::Dir => match at::mkdirat(dir, name) {
                 Ok(()) => {}
                 Err(err) if err.raw_os_error() == Some(libc::EEXIST) => {}
                 Err(err) => return Err(failed("create the directory", &e.path, err)),
             },
             EntryKind::File => {
-                let fd = at::openat(
-                    root,
-                    &e.path,
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOCTTY,
-                    (e.mode & 0o7777) as libc::mode_t,
-                )
-                .map_err(|err| failed("create", &e.path, err))?;
+                let flags = libc::O_WRONLY
+                    | libc::O_CREAT
+                    | libc::O_EXCL
+                    | libc::O_NOFOLLOW
+                    | libc::O_NOCTTY;
+                let mode = (e.mode & 0o7777) as libc::mode_t;
+                let fd = replacing(&mut dirs, dir, name, || at::openat(dir, name, flags, mode))
+                    .map_err(|err| failed("create", &e.path, err))?;
                 let written =
                     crate::fileio::raw::write_all(fd, &loaded.data[e.start..e.start + e.len])
                         .and_then(|_| set_mtime(fd, e.mtime));
@@ -156,19 +242,42 @@ pub fn extract(loaded: &Loaded, root: RawFd, stop: &StopFlag) -> Result<bool, Fa
                     .map_err(|err| failed("write", &e.path, err))?;
             }
             EntryKind::Symlink => {
-                // SAFETY: both strings are NUL-terminated; the kernel reads them only.
-                let rc = unsafe { libc::symlinkat(e.link.as_ptr(), root, e.path.as_ptr()) };
-                if rc != 0 {
-                    let err = io::Error::last_os_error();
-                    if err.raw_os_error() != Some(libc::EEXIST) {
-                        return Err(failed("create the symlink", &e.path, err));
-                    }
-                }
+                replacing(&mut dirs, dir, name, || at::symlinkat(&e.link, dir, name))
+                    .map_err(|err| failed("create the symlink", &e.path, err))?;
+            }
+            EntryKind::HardLink => {
+                let (from_dir, from) = split(&e.link);
+                let from_dir = dirs
+                    .resolve(from_dir)
+                    .map_err(|err| failed("extract", &e.path, err))?;
+                replacing(&mut dirs, dir, name, || {
+                    at::linkat(from_dir.as_raw_fd(), from, dir, name)
+                })
+                .map_err(|err| failed("create the hard link", &e.path, err))?;
             }
             EntryKind::Other => {}
         }
     }
     Ok(true)
+}
+
+/// Makes a name with `make`; when the name exists (an archive may list a name twice), the
+/// old entry is removed first, as GNU tar removes it, so nothing is written through it. A
+/// directory there stays and is the error.
+fn replacing<T>(
+    dirs: &mut Beneath,
+    dir: RawFd,
+    name: &CStr,
+    mut make: impl FnMut() -> io::Result<T>,
+) -> io::Result<T> {
+    match make() {
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+            at::unlinkat(dir, name, 0)?;
+            dirs.forget();
+            make()
+        }
+        made => made,
+    }
 }
 
 fn set_mtime(fd: RawFd, mtime: i64) -> io::Result<()> {
@@ -455,7 +564,9 @@ mod tests {
         let generated = tree::generate(&model, 5, 11);
         let mut archive = Vec::new();
         tree::pack(&generated, tree::Compression::Gzip, &mut archive).unwrap();
-        let loaded = load(tree::Compression::Gzip.reader(&archive[..])).unwrap();
+        let Ok(loaded) = load(tree::Compression::Gzip.reader(&archive[..])) else {
+            panic!("the generated archive loads");
+        };
         assert_eq!(loaded.files, generated.totals.files);
         assert_eq!(loaded.bytes, generated.totals.bytes);
         assert_eq!(loaded.dirs, generated.totals.dirs);
@@ -483,22 +594,271 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
-    #[test]
-    fn an_archive_that_escapes_its_directory_is_refused() {
+    /// One entry of a test archive: its raw name (`..` and absolute names included, which
+    /// the tar crate's builder refuses to write) and what it is.
+    enum Test<'a> {
+        Dir(&'a str),
+        File(&'a str, &'a [u8]),
+        Symlink(&'a str, &'a str),
+        HardLink(&'a str, &'a str),
+    }
+
+    fn archive(entries: &[Test]) -> Vec<u8> {
         let mut out = Vec::new();
-        {
-            let mut b = tar::Builder::new(&mut out);
+        let mut b = tar::Builder::new(&mut out);
+        for entry in entries {
             let mut h = tar::Header::new_gnu();
-            h.set_size(1);
             h.set_mode(0o644);
-            h.set_entry_type(tar::EntryType::Regular);
-            // set_path refuses "..": write the name into the header directly.
-            h.as_old_mut().name[..6].copy_from_slice(b"../evi");
+            let (name, data): (&str, &[u8]) = match *entry {
+                Test::Dir(name) => {
+                    h.set_entry_type(tar::EntryType::Directory);
+                    h.set_mode(0o755);
+                    (name, b"")
+                }
+                Test::File(name, data) => {
+                    h.set_entry_type(tar::EntryType::Regular);
+                    (name, data)
+                }
+                Test::Symlink(name, target) => {
+                    h.set_entry_type(tar::EntryType::Symlink);
+                    h.set_link_name(target).unwrap();
+                    (name, b"")
+                }
+                Test::HardLink(name, target) => {
+                    h.set_entry_type(tar::EntryType::Link);
+                    h.set_link_name(target).unwrap();
+                    (name, b"")
+                }
+            };
+            h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+            h.set_size(data.len() as u64);
             h.set_cksum();
-            b.append(&h, &b"x"[..]).unwrap();
-            b.finish().unwrap();
+            b.append(&h, data).unwrap();
         }
-        let err = load(&out[..]).unwrap_err();
-        assert!(err.to_string().contains("outside"), "{err}");
+        b.finish().unwrap();
+        drop(b);
+        out
+    }
+
+    /// A directory to extract into, inside `base`, and a sentinel file beside it (outside).
+    struct Place {
+        base: tempfile::TempDir,
+    }
+
+    impl Place {
+        fn new() -> Place {
+            let base = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(base.path().join("one/root")).unwrap();
+            std::fs::create_dir(base.path().join("outside")).unwrap();
+            std::fs::write(base.path().join("outside/victim"), b"sentinel").unwrap();
+            Place { base }
+        }
+
+        fn root(&self) -> std::path::PathBuf {
+            self.base.path().join("one/root")
+        }
+
+        fn outside(&self) -> std::path::PathBuf {
+            self.base.path().join("outside")
+        }
+
+        fn extract(&self, tar: &[u8], resolver: Resolver) -> Result<bool, Failed> {
+            let loaded = match load(tar) {
+                Ok(loaded) => loaded,
+                Err(LoadError::Refused(f)) => return Err(f),
+                Err(LoadError::Unreadable(e)) => panic!("{e}"),
+            };
+            let root = at::open_dir(&self.root()).unwrap();
+            extract_with(&loaded, root.as_raw_fd(), &StopFlag::new(), resolver)
+        }
+
+        /// Nothing outside the root changed: the sentinel holds its bytes and is alone.
+        fn assert_outside_intact(&self) {
+            assert_eq!(
+                std::fs::read(self.outside().join("victim")).unwrap(),
+                b"sentinel"
+            );
+            let names: Vec<_> = std::fs::read_dir(self.outside())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["victim"]);
+            let beside: Vec<_> = std::fs::read_dir(self.base.path().join("one"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(beside, ["root"]);
+        }
+    }
+
+    const RESOLVERS: [Resolver; 2] = [Resolver::Kernel, Resolver::Walk];
+
+    fn assert_refused(result: Result<bool, Failed>, entry: &str) {
+        let f = result.expect_err("the archive must be refused");
+        assert_eq!(f.name, entry, "{}", f.error);
+        assert!(f.error.to_string().contains("outside"), "{}", f.error);
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_directory_is_never_written_through() {
+        for resolver in RESOLVERS {
+            let p = Place::new();
+            let outside = p.outside().display().to_string();
+            let tar = archive(&[
+                Test::Symlink("link", &outside),
+                Test::File("link/victim", b"overwritten"),
+            ]);
+            assert_refused(p.extract(&tar, resolver), "link/victim");
+            p.assert_outside_intact();
+            // A new file through it, and a directory below it, are refused alike.
+            let p = Place::new();
+            let tar = archive(&[
+                Test::Dir("top"),
+                Test::Symlink("top/link", &outside),
+                Test::Dir("top/link/made"),
+            ]);
+            assert_refused(p.extract(&tar, resolver), "top/link/made");
+            p.assert_outside_intact();
+        }
+    }
+
+    #[test]
+    fn a_relative_symlink_that_climbs_out_is_refused() {
+        for resolver in RESOLVERS {
+            let p = Place::new();
+            // root is base/one/root: ../../outside is base/outside.
+            let tar = archive(&[
+                Test::Symlink("a", "../../outside"),
+                Test::File("a/victim", b"overwritten"),
+            ]);
+            assert_refused(p.extract(&tar, resolver), "a/victim");
+            p.assert_outside_intact();
+            // Climbing through an in-tree symlink first, then out.
+            let p = Place::new();
+            let tar = archive(&[
+                Test::Dir("d"),
+                Test::Symlink("d/up", ".."),
+                Test::Symlink("d/out", "up/../../outside"),
+                Test::File("d/out/new", b"x"),
+            ]);
+            assert_refused(p.extract(&tar, resolver), "d/out/new");
+            p.assert_outside_intact();
+        }
+    }
+
+    #[test]
+    fn an_entry_over_a_symlink_replaces_it_and_is_not_written_through() {
+        for resolver in RESOLVERS {
+            let p = Place::new();
+            let victim = p.outside().join("victim").display().to_string();
+            let tar = archive(&[
+                Test::Symlink("l", &victim),
+                Test::File("l", b"mine"),
+                Test::Symlink("r", "../../outside/victim"),
+                Test::File("r", b"mine too"),
+            ]);
+            assert!(p.extract(&tar, resolver).unwrap());
+            p.assert_outside_intact();
+            let l = p.root().join("l");
+            assert!(std::fs::symlink_metadata(&l).unwrap().is_file());
+            assert_eq!(std::fs::read(&l).unwrap(), b"mine");
+            assert_eq!(std::fs::read(p.root().join("r")).unwrap(), b"mine too");
+        }
+    }
+
+    #[test]
+    fn hard_links_out_of_the_directory_are_refused() {
+        for resolver in RESOLVERS {
+            let p = Place::new();
+            let victim = p.outside().join("victim").display().to_string();
+            let tar = archive(&[
+                Test::HardLink("passwd", &victim),
+                Test::File("passwd", b"x"),
+            ]);
+            assert_refused(p.extract(&tar, resolver), "passwd");
+            p.assert_outside_intact();
+            let tar = archive(&[Test::HardLink("h", "../../outside/victim")]);
+            assert_refused(p.extract(&tar, resolver), "h");
+            p.assert_outside_intact();
+            // Through a symlink that leads out.
+            let outside = p.outside().display().to_string();
+            let tar = archive(&[
+                Test::Symlink("link", &outside),
+                Test::HardLink("h", "link/victim"),
+                Test::File("h", b"x"),
+            ]);
+            assert_refused(p.extract(&tar, resolver), "h");
+            p.assert_outside_intact();
+        }
+    }
+
+    #[test]
+    fn names_with_dot_dot_or_absolute_are_refused_naming_the_entry() {
+        let p = Place::new();
+        for (name, why) in [
+            ("../../outside/victim", "`..`"),
+            ("a/../../x", "`..`"),
+            ("/tmp/fsbench-never", "absolute"),
+        ] {
+            let tar = archive(&[Test::Dir("ok"), Test::File(name, b"x")]);
+            let f = p.extract(&tar, Resolver::Kernel).unwrap_err();
+            assert_eq!(f.name, name);
+            assert!(f.error.to_string().contains(why), "{}", f.error);
+            assert!(f.error.to_string().contains("refuses"), "{}", f.error);
+            // Refused before anything is written.
+            assert_eq!(std::fs::read_dir(p.root()).unwrap().count(), 0);
+        }
+        p.assert_outside_intact();
+        assert!(!Path::new("/tmp/fsbench-never").exists());
+    }
+
+    #[test]
+    fn symlinks_inside_the_tree_extract_and_may_be_walked_through() {
+        for resolver in RESOLVERS {
+            let p = Place::new();
+            let tar = archive(&[
+                Test::Dir("./top/"),
+                Test::Dir("top/real"),
+                Test::File("top/real/f", b"f"),
+                // A directory symlink a later entry uses as a path (include/asm in old
+                // kernels), one that climbs and comes back, and a dangling one.
+                Test::Symlink("top/link", "real"),
+                Test::File("top/link/g", b"g"),
+                Test::Dir("top/sub"),
+                Test::Symlink("top/sub/up", "../real"),
+                Test::File("top/sub/up/h", b"h"),
+                Test::Dir("top/sub/up/deeper"),
+                Test::File("top/sub/up/deeper/i", b"i"),
+                Test::Symlink("top/dangling", "../../../nowhere"),
+                Test::HardLink("top/hard", "top/link/g"),
+                Test::File("top/sub/file", b"after the symlinks"),
+            ]);
+            assert!(p.extract(&tar, resolver).unwrap());
+            p.assert_outside_intact();
+            let top = p.root().join("top");
+            for (name, data) in [
+                ("real/f", &b"f"[..]),
+                ("real/g", b"g"),
+                ("real/h", b"h"),
+                ("real/deeper/i", b"i"),
+                ("hard", b"g"),
+                ("sub/file", b"after the symlinks"),
+            ] {
+                assert_eq!(std::fs::read(top.join(name)).unwrap(), data, "{name}");
+            }
+            assert_eq!(
+                std::fs::read_link(top.join("link")).unwrap(),
+                Path::new("real")
+            );
+            assert_eq!(
+                std::fs::read_link(top.join("dangling")).unwrap(),
+                Path::new("../../../nowhere")
+            );
+            use std::os::unix::fs::MetadataExt;
+            assert_eq!(
+                std::fs::metadata(top.join("hard")).unwrap().ino(),
+                std::fs::metadata(top.join("real/g")).unwrap().ino()
+            );
+        }
     }
 }
