@@ -12,6 +12,7 @@ pub mod project;
 pub mod timing;
 pub mod tree;
 
+use crate::fileio;
 use crate::workload::{check_directory, Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::{human_bytes, human_duration, Size};
@@ -405,6 +406,47 @@ fn device_of(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.dev())
 }
 
+/// `path` with its symlinks resolved: canonicalize(3) of the part that exists, the rest (not
+/// made yet) appended as it is.
+fn canonical_as_far_as_it_exists(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Opens a tarball for reading without waiting on it: O_NONBLOCK, so a FIFO put in its place
+/// after [`TaskSettings::check_source`] looked cannot block, and anything but a regular
+/// file is refused.
+fn open_tarball(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file: pass a tarball or a directory",
+        ));
+    }
+    Ok(file)
+}
+
 /// The default place for generated data.
 fn default_data_dir() -> PathBuf {
     // SAFETY: geteuid has no preconditions.
@@ -422,6 +464,71 @@ fn default_data_dir() -> PathBuf {
 impl TaskSettings {
     fn data_dir(&self) -> PathBuf {
         self.data_dir.clone().unwrap_or_else(default_data_dir)
+    }
+
+    /// Checks `--source` before anything is opened or written: it exists and is a regular file
+    /// or a directory, as stat(2) sees it (a symlink to either is used as what it points to;
+    /// a FIFO would block open(2) for ever, a device or socket is no archive); a directory
+    /// holds neither the data directory nor `dir`, the run's, or packing it would pack the
+    /// run's own output (the data directory: until the disk is full).
+    fn check_source(&self, dir: &Path) -> Result<(), WorkloadError> {
+        use std::os::unix::fs::FileTypeExt;
+        let Some(source) = &self.source else {
+            return Ok(());
+        };
+        let shown = source.display();
+        let kind = match std::fs::metadata(source) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(WorkloadError::invalid(
+                    "source",
+                    format!("{shown} does not exist: pass a tarball or a directory"),
+                ))
+            }
+            Err(e) => {
+                return Err(WorkloadError::invalid(
+                    "source",
+                    format!("{shown} cannot be examined ({e}): pass a tarball or a directory"),
+                ))
+            }
+            Ok(m) if m.is_file() => return Ok(()),
+            Ok(m) if m.is_dir() => None,
+            Ok(m) => Some(match m.file_type() {
+                t if t.is_fifo() => "a FIFO",
+                t if t.is_socket() => "a socket",
+                t if t.is_block_device() => "a block device",
+                t if t.is_char_device() => "a character device",
+                _ => "not a regular file",
+            }),
+        };
+        if let Some(kind) = kind {
+            return Err(WorkloadError::invalid(
+                "source",
+                format!("{shown} is {kind}, not a tarball or a directory: pass a tarball or a directory"),
+            ));
+        }
+        let tree = std::fs::canonicalize(source).map_err(|e| {
+            WorkloadError::invalid("source", format!("{shown} cannot be resolved ({e})"))
+        })?;
+        let data = self.data_dir();
+        if canonical_as_far_as_it_exists(&data).starts_with(&tree) {
+            return Err(WorkloadError::invalid(
+                "source",
+                format!(
+                    "the data directory {} is inside {shown}, so packing {shown} would pack its own output until the disk is full: pass a --data-dir outside it",
+                    data.display()
+                ),
+            ));
+        }
+        if canonical_as_far_as_it_exists(dir).starts_with(&tree) {
+            return Err(WorkloadError::invalid(
+                "source",
+                format!(
+                    "the directory measured, {}, is inside {shown}, so packing {shown} would pack what the run writes: measure a directory outside it",
+                    dir.display()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn jobs(&self) -> u64 {
@@ -534,18 +641,8 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
     }
 
     fn preflight(&self, ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
+        self.check_source(dir)?;
         check_directory(dir)?;
-        if let Some(source) = &self.source {
-            if !source.exists() {
-                return Err(WorkloadError::invalid(
-                    "source",
-                    format!(
-                        "{} does not exist: pass a tarball or a directory",
-                        source.display()
-                    ),
-                ));
-            }
-        }
         let data = self.data_dir();
         std::fs::create_dir_all(&data).map_err(|e| {
             WorkloadError::invalid(
@@ -587,13 +684,19 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
     }
 
     fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
-        let scratch = dir.join(format!("fsbench-task-{}", std::process::id()));
-        if let Err(e) = std::fs::create_dir(&scratch) {
-            return End::failed(
-                WorkloadError::io("create a directory in", dir, e),
-                Some(self.seed),
-            );
+        if let Err(e) = self.check_source(dir) {
+            return End::failed(e, Some(self.seed));
         }
+        let scratch =
+            match fileio::create_unique(dir, "fsbench-task", "", |p| std::fs::create_dir(p)) {
+                Ok(((), scratch)) => scratch,
+                Err(e) => {
+                    return End::failed(
+                        WorkloadError::io("create a directory in", dir, e),
+                        Some(self.seed),
+                    )
+                }
+            };
         // On a filesystem made for this run, the tree stays for the check that follows.
         let keep = ctx.disposable;
         let mut chain = Chain {
@@ -791,11 +894,11 @@ impl Chain<'_> {
         std::fs::create_dir_all(&data).map_err(|e| StepError::io("create", &data, e))?;
         let tarball = match &self.settings.source {
             Some(source) if source.is_dir() => {
-                let path = data.join(format!("fsbench-source-{}.tar", std::process::id()));
+                let (file, path) = fileio::create_new_file(&data, "fsbench-source", ".tar", false)
+                    .map_err(|e| StepError::io("create a file in", &data, e))?;
                 sink.status(&format!("packing {}", source.display()));
                 self.temporary.push(path.clone());
                 let packed = (|| {
-                    let file = std::fs::File::create(&path)?;
                     let mut builder = tar::Builder::new(std::io::BufWriter::new(file));
                     builder.follow_symlinks(false);
                     let top = source
@@ -851,7 +954,7 @@ impl Chain<'_> {
         let mut head = [0u8; 512];
         let n = {
             use std::io::Read;
-            let mut f = std::fs::File::open(path).map_err(|e| StepError::io("open", path, e))?;
+            let mut f = open_tarball(path).map_err(|e| StepError::io("open", path, e))?;
             let mut n = 0;
             while n < head.len() {
                 match f.read(&mut head[n..]) {
@@ -868,7 +971,7 @@ impl Chain<'_> {
                 shown.display()
             ))
         })?;
-        let file = std::fs::File::open(path).map_err(|e| StepError::io("open", path, e))?;
+        let file = open_tarball(path).map_err(|e| StepError::io("open", path, e))?;
         let mut totals = tree::Totals::default();
         let mut archive = tar::Archive::new(compression.reader(std::io::BufReader::new(file)));
         let bad = |e: std::io::Error| {
@@ -918,8 +1021,8 @@ impl Chain<'_> {
                 human_bytes(tarball.totals.bytes)
             )));
         }
-        let file = std::fs::File::open(&tarball.path)
-            .map_err(|e| StepError::io("open", &tarball.path, e))?;
+        let file =
+            open_tarball(&tarball.path).map_err(|e| StepError::io("open", &tarball.path, e))?;
         let reader = tarball
             .compression
             .reader(std::io::BufReader::with_capacity(1 << 20, file));
@@ -1176,10 +1279,11 @@ impl Chain<'_> {
         let data = self.settings.data_dir();
         std::fs::create_dir_all(&data).map_err(|e| StepError::io("create", &data, e))?;
         let bytes = self.settings.big_file_bytes(self.ctx, &self.scratch);
-        let source = data.join(format!("fsbench-big-file-{}", std::process::id()));
+        let (file, source) = fileio::create_new_file(&data, "fsbench-big-file", "", false)
+            .map_err(|e| StepError::io("create a file in", &data, e))?;
         self.temporary.push(source.clone());
         sink.status(&format!("writing the {} file to copy", human_bytes(bytes)));
-        write_big_file(&source, bytes, self.settings.seed)
+        write_big_file(file, bytes, self.settings.seed)
             .map_err(|e| StepError::io("write", &source, e))?;
         if device_of(&data) == device_of(&self.scratch) {
             sink.warning(&format!(
@@ -1227,9 +1331,8 @@ impl Chain<'_> {
 
 /// Writes `bytes` of incompressible data to `path` and syncs it, so the copy reads it from the
 /// page cache and nothing of it is still being written back while the copy is timed.
-fn write_big_file(path: &Path, bytes: u64, seed: u64) -> std::io::Result<()> {
+fn write_big_file(mut file: std::fs::File, bytes: u64, seed: u64) -> std::io::Result<()> {
     use std::io::Write;
-    let mut file = std::fs::File::create(path)?;
     let mut rng = crate::rng::Rng::new(seed ^ 0x0b16_f11e);
     let mut buf = vec![0u8; 1 << 20];
     let mut left = bytes;
