@@ -151,10 +151,10 @@ pub struct ScratchDir {
 }
 
 impl ScratchDir {
-    /// Makes `dir/<prefix>-<pid>`; an existing one is an error (it is not this run's).
+    /// Makes `dir/<prefix>-<pid>-<n>` under a name nothing has (what exists is not this
+    /// run's, and stays).
     pub fn make(dir: &Path, prefix: &str) -> io::Result<ScratchDir> {
-        let path = dir.join(format!("{prefix}-{}", std::process::id()));
-        std::fs::create_dir(&path)?;
+        let ((), path) = crate::fileio::create_unique(dir, prefix, "", |p| std::fs::create_dir(p))?;
         Ok(ScratchDir { path })
     }
 
@@ -162,7 +162,7 @@ impl ScratchDir {
         &self.path
     }
 
-    /// Runs a workload's `work` in `dir/<prefix>-<pid>`, removed afterwards whatever happens,
+    /// Runs a workload's `work` in a new `dir/<prefix>-<pid>-<n>`, removed afterwards whatever happens,
     /// and turns what it says (`Ok(true)` done, `Ok(false)` stopped) into how it ended.
     pub fn run(
         dir: &Path,
@@ -230,9 +230,26 @@ mod tests {
             scratch.path().to_path_buf()
         };
         assert!(!path.exists());
-        std::fs::create_dir(&path).unwrap();
-        assert!(ScratchDir::make(dir.path(), "x").is_err());
-        assert!(path.exists(), "someone else's directory stays");
+        // Someone else's directory at the next names is passed over and stays.
+        let pid = std::process::id();
+        let n: u64 = path
+            .to_string_lossy()
+            .rsplit('-')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let theirs: Vec<_> = (1..4)
+            .map(|k| dir.path().join(format!("x-{pid}-{}", n + k)))
+            .collect();
+        for d in &theirs {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("theirs"), b"1").unwrap();
+        }
+        drop(ScratchDir::make(dir.path(), "x").unwrap());
+        for d in &theirs {
+            assert!(d.join("theirs").exists(), "someone else's directory stays");
+        }
         let caught = std::panic::catch_unwind(|| {
             let _scratch = ScratchDir::make(&dir.path().join("x-sub-never"), "y");
             let scratch = ScratchDir::make(dir.path(), "z").unwrap();
@@ -240,9 +257,10 @@ mod tests {
             panic!("unwinds");
         });
         assert!(caught.is_err());
-        assert!(!dir
-            .path()
-            .join(format!("z-{}", std::process::id()))
-            .exists());
+        assert!(std::fs::read_dir(dir.path()).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("z-")));
     }
 }
