@@ -19,13 +19,14 @@ pub enum WorkloadError {
     #[error("{0}")]
     Directory(String),
     /// An operation on the filesystem failed.
-    #[error("cannot {action} {}{context}: {source}; {hint}", path.display())]
+    #[error("cannot {action} {}{context}: {source}{hint}", path.display())]
     Io {
         action: String,
         path: PathBuf,
         /// Where it happened (" during rewrite (file 64m, record 4k)"), or empty.
         context: String,
         source: io::Error,
+        /// What to do, after "; " (empty when the system error says all there is).
         hint: String,
     },
     /// A task of the task chain failed or cannot run here; the message says which and why.
@@ -65,12 +66,27 @@ impl WorkloadError {
         }
     }
 
-    /// An I/O error on `path`, with advice chosen from the errno.
+    /// An I/O error on `path`, with advice chosen from the errno (and, for a full
+    /// filesystem, from what ran out on the filesystem of `path`).
     pub fn io(action: impl fmt::Display, path: &Path, source: io::Error) -> WorkloadError {
-        let hint = hint_for(&source).to_string();
+        WorkloadError::io_in(action, path, path, source)
+    }
+
+    /// As [`WorkloadError::io`], for a `name` shown as it is (relative: an archive's entry,
+    /// a name in a tree) that lives in `dir`, whose filesystem the advice looks at.
+    pub fn io_in(
+        action: impl fmt::Display,
+        dir: &Path,
+        name: &Path,
+        source: io::Error,
+    ) -> WorkloadError {
+        let hint = match hint_for(&source, &dir.join(name)) {
+            h if h.is_empty() => h,
+            h => format!("; {h}"),
+        };
         WorkloadError::Io {
             action: action.to_string(),
-            path: path.to_path_buf(),
+            path: name.to_path_buf(),
             context: String::new(),
             source,
             hint,
@@ -86,11 +102,13 @@ impl WorkloadError {
     }
 }
 
-fn hint_for(error: &io::Error) -> &'static str {
+fn hint_for(error: &io::Error, path: &Path) -> String {
+    let full = error.raw_os_error() == Some(libc::ENOSPC)
+        || (error.raw_os_error().is_none() && error.kind() == io::ErrorKind::StorageFull);
+    if full {
+        return what_ran_out(path);
+    }
     match error.raw_os_error() {
-        Some(libc::ENOSPC) => {
-            "the filesystem is full: free space on it or measure smaller files"
-        }
         Some(libc::EDQUOT) => "the disk quota is exhausted: raise it or measure smaller files",
         Some(libc::EROFS) => "the filesystem is mounted read-only: pass a writable --dir",
         Some(libc::EACCES) | Some(libc::EPERM) => {
@@ -106,7 +124,26 @@ fn hint_for(error: &io::Error) -> &'static str {
         _ if error.kind() == io::ErrorKind::UnexpectedEof => {
             "the file is shorter than expected: another process may have truncated it"
         }
-        _ => "see the system error above",
+        // The system error says it all.
+        _ => "",
+    }
+    .to_string()
+}
+
+/// ENOSPC means no free blocks or no free inodes: statvfs of the filesystem of `path` (its
+/// nearest existing parent) tells which, and the advice differs.
+fn what_ran_out(path: &Path) -> String {
+    use fsbench_measure::units::human_bytes;
+    match path.ancestors().find_map(crate::fileio::free_space) {
+        Some((free, 0)) => format!(
+            "the filesystem has no free inodes left ({} of space is still free): remove files, make fewer, or make the filesystem with more inodes (a bigger --size, or mkfs's -N or -i)",
+            human_bytes(free)
+        ),
+        Some((free, _)) => format!(
+            "the filesystem is full ({} free): free space on it or measure smaller files",
+            human_bytes(free)
+        ),
+        None => "the filesystem is full (of space or of inodes: `df -h` and `df -i` tell): free space on it or measure smaller files".into(),
     }
 }
 
@@ -130,5 +167,39 @@ mod tests {
         assert!(!text.contains('\n'));
         assert!(!e.is_usage());
         assert!(WorkloadError::invalid("x", "y").is_usage());
+        // No advice where there is none to give (there is no "system error above").
+        let e = WorkloadError::io(
+            "extract",
+            Path::new("a/b"),
+            io::Error::other("it leads out"),
+        );
+        assert_eq!(e.to_string(), "cannot extract a/b: it leads out");
+        // A full disk whose errno was lost on the way still gets the advice.
+        let e = WorkloadError::io(
+            "write",
+            Path::new("/x/f"),
+            io::Error::new(io::ErrorKind::StorageFull, "full"),
+        );
+        assert!(e.to_string().contains("the filesystem is full"), "{e}");
+    }
+
+    #[test]
+    fn a_full_disk_with_free_inodes_is_about_space() {
+        // This directory's filesystem has both (inodes are made on demand, or some are
+        // free): the advice is about space, with what is free.
+        let dir = tempfile::tempdir().unwrap();
+        let e = WorkloadError::io_in(
+            "create",
+            dir.path(),
+            Path::new("not/made/yet"),
+            io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("cannot create not/made/yet: No space left on device"),
+            "{text}"
+        );
+        assert!(text.contains("the filesystem is full ("), "{text}");
+        assert!(text.contains(" free): free space on it"), "{text}");
     }
 }

@@ -478,6 +478,24 @@ pub mod at {
     }
 }
 
+/// Free bytes and inodes of the filesystem of `path`, for an unprivileged writer (statvfs
+/// f_bavail, f_favail); inodes are `u64::MAX` where the filesystem makes them on demand.
+pub fn free_space(path: &Path) -> Option<(u64, u64)> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: plain data; statvfs fills it for a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    let inodes = if st.f_files == 0 {
+        u64::MAX // btrfs and others allocate inodes on demand
+    } else {
+        st.f_favail as u64
+    };
+    Some((st.f_bavail as u64 * st.f_frsize as u64, inodes))
+}
+
 /// The preferred I/O size of an open file (st_blksize), as stdio uses for its buffer.
 pub fn preferred_block_size(file: &File) -> usize {
     use std::os::unix::fs::MetadataExt;

@@ -662,7 +662,7 @@ impl Worker {
         stop: &StopFlag,
         stonewall: Option<u64>,
         wall: Option<&AtomicBool>,
-    ) -> io::Result<bool> {
+    ) -> Result<bool, OpFailed> {
         let total = self.op_count(op);
         let makes = matches!(op, MetaOp::Mkdir | MetaOp::Create);
         let stonewall = stonewall.filter(|_| makes);
@@ -710,10 +710,7 @@ impl Worker {
                     MetaOp::Readdir => c".".to_owned(),
                     _ => self.name(at).clone(),
                 };
-                result = Err(io::Error::new(
-                    e.kind(),
-                    format!("{e} (at {})", name.to_string_lossy()),
-                ));
+                result = Err(OpFailed { error: e, name });
                 break;
             }
             done += pass;
@@ -739,6 +736,12 @@ impl Worker {
         }
         result
     }
+}
+
+/// An operation that failed, and on which name.
+struct OpFailed {
+    error: io::Error,
+    name: CString,
 }
 
 /// Drops the page, dentry and inode caches (cache policy `drop`); a message when it cannot.
@@ -821,7 +824,11 @@ fn run(
             match timed {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
-                Err(e) => return Err(WorkloadError::io(format!("{op} in"), top, e)),
+                Err(OpFailed { error, name }) => {
+                    // The errno is kept, so the advice can tell a full disk from no inodes.
+                    let action = format!("{op} {} in", name.to_string_lossy());
+                    return Err(WorkloadError::io(action, top, error));
+                }
             }
         }
         let record = record(op, plan, &workers, end.saturating_sub(start).max(1), cache);

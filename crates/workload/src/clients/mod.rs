@@ -113,7 +113,26 @@ struct Client {
     bytes: u64,
     unexpected: u64,
     counts: Vec<Histogram>,
-    failure: Option<String>,
+    failure: Option<Failure>,
+    /// The first NTCreateX that opened a handle still open (handle, line).
+    reopened: Option<(u32, usize)>,
+}
+
+/// Why a client could not go on: what happened at which line, and the system's errno if
+/// there was one (kept, so the advice can tell a full disk from no inodes).
+#[derive(Debug)]
+struct Failure {
+    message: String,
+    errno: Option<i32>,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure {
+            message,
+            errno: None,
+        }
+    }
 }
 
 impl Client {
@@ -153,13 +172,14 @@ impl Client {
 
     /// One line; Err only for what dbench treats as fatal (a write that fails, an unlink,
     /// rename or rmdir whose outcome is not the expected one).
-    fn op(&mut self, line: &Line) -> Result<(), String> {
-        let fatal = |what: &str, e: io::Error| {
-            format!(
-                "line {}: {what} ({e}), expected {}",
+    fn op(&mut self, line: &Line) -> Result<(), Failure> {
+        let fatal = |what: &str, e: Option<io::Error>| Failure {
+            message: format!(
+                "line {}: {what}, expected {}",
                 line.number,
                 if line.expect_ok { "success" } else { "failure" }
-            )
+            ),
+            errno: e.and_then(|e| e.raw_os_error()),
         };
         let outcome = |ok: bool| ok == line.expect_ok;
         match &line.op {
@@ -191,7 +211,17 @@ impl Client {
                 }
                 match opened {
                     Ok(fd) if line.expect_ok => {
-                        self.handles.push((*handle, fd));
+                        // A handle opened again before its Close (a trace that lost the
+                        // Close): the handle names the new file and the earlier descriptor
+                        // is closed, so none leaks. dbench keeps both, uses the first, and
+                        // stops when 200 are open.
+                        match self.handles.iter_mut().find(|h| h.0 == *handle) {
+                            Some(open) => {
+                                let _ = at::close(std::mem::replace(&mut open.1, fd));
+                                self.reopened.get_or_insert((*handle, line.number));
+                            }
+                            None => self.handles.push((*handle, fd)),
+                        }
                         if path.base == Base::Client && path.rel.as_bytes() == b"." {
                             self.reopen()?;
                         }
@@ -203,7 +233,7 @@ impl Client {
                     Err(e) => {
                         // Out of descriptors is the host's limit, not the loadfile's outcome.
                         if let Some(message) = too_many(&e) {
-                            return Err(format!("line {}: {message}", line.number));
+                            return Err(format!("line {}: {message}", line.number).into());
                         }
                         if line.expect_ok {
                             self.unexpected += 1;
@@ -226,8 +256,8 @@ impl Client {
                 match done {
                     Ok(()) if outcome(true) => Ok(()),
                     Err(_) if outcome(false) => Ok(()),
-                    Ok(()) => Err(fatal("rename succeeded", io::Error::other("no error"))),
-                    Err(e) => Err(fatal("rename failed", e)),
+                    Ok(()) => Err(fatal("rename succeeded", None)),
+                    Err(e) => Err(fatal("rename failed", Some(e))),
                 }
             }
             LoadOp::Unlink { path } | LoadOp::Rmdir { path } => {
@@ -240,8 +270,8 @@ impl Client {
                 match at::unlinkat(self.base(path), &path.rel, flags) {
                     Ok(()) if outcome(true) => Ok(()),
                     Err(_) if outcome(false) => Ok(()),
-                    Ok(()) => Err(fatal("unlink succeeded", io::Error::other("no error"))),
-                    Err(e) => Err(fatal("unlink failed", e)),
+                    Ok(()) => Err(fatal("unlink succeeded", None)),
+                    Err(e) => Err(fatal("unlink failed", Some(e))),
                 }
             }
             LoadOp::Deltree { path } => {
@@ -318,20 +348,21 @@ impl Client {
                 expect,
             } => {
                 let Some(fd) = self.fd(*handle) else {
-                    return Err(format!("line {}: handle {handle} is not open", line.number));
+                    return Err(format!("line {}: handle {handle} is not open", line.number).into());
                 };
                 let data = &self.buffer[..*size as usize];
                 // SAFETY: data is valid for size bytes.
                 let n =
                     unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), *offset as i64) };
                 if n < 0 {
-                    return Err(fatal("write failed", io::Error::last_os_error()));
+                    return Err(fatal("write failed", Some(io::Error::last_os_error())));
                 }
                 if n as u32 != *expect {
                     return Err(format!(
                         "line {}: wrote {n} bytes, expected {expect}",
                         line.number
-                    ));
+                    )
+                    .into());
                 }
                 if self.counting {
                     self.bytes += *size as u64;
@@ -565,6 +596,7 @@ fn replay(
             unexpected: 0,
             counts: (0..NAMES.len()).map(|_| Histogram::new()).collect(),
             failure: None,
+            reopened: None,
         })
         .collect();
     let total_ns = warmup_ns + duration_ns;
@@ -655,16 +687,28 @@ fn replay(
             sink,
         );
     }
-    // What was measured is kept (above); then the first client that could not go on says why.
-    if let Some((id, e)) = clients
-        .iter()
-        .find_map(|c| c.failure.as_ref().map(|e| (c.id, e)))
-    {
-        return Err(WorkloadError::io(
-            format!("replay the loadfile (client {id}) in"),
-            top,
-            io::Error::other(e.clone()),
+    if let Some((handle, line)) = clients.iter().find_map(|c| c.reopened) {
+        sink.warning(&format!(
+            "the loadfile opens handle {handle} again at line {line} before closing it: the earlier descriptor was closed there (dbench keeps both and stops when 200 files are open); add the missing Close to the loadfile"
         ));
+    }
+    // What was measured is kept (above); then the first client that could not go on says why.
+    if let Some((id, f)) = clients
+        .iter()
+        .find_map(|c| c.failure.as_ref().map(|f| (c.id, f)))
+    {
+        return Err(match f.errno {
+            Some(errno) => WorkloadError::io(
+                format!("replay the loadfile (client {id}, {}) in", f.message),
+                top,
+                io::Error::from_raw_os_error(errno),
+            ),
+            None => WorkloadError::io(
+                format!("replay the loadfile (client {id}) in"),
+                top,
+                io::Error::other(f.message.clone()),
+            ),
+        });
     }
     Ok(true)
 }

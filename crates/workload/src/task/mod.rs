@@ -316,9 +316,12 @@ impl StepError {
     }
 }
 
-impl From<native::Failed> for StepError {
-    fn from(f: native::Failed) -> StepError {
-        StepError::failed(WorkloadError::io(f.action, Path::new(&f.name), f.error).to_string())
+impl StepError {
+    /// A native task's failure on a name in `dir` (shown as the task names it).
+    fn native(f: native::Failed, dir: &Path) -> StepError {
+        StepError::failed(
+            WorkloadError::io_in(f.action, dir, Path::new(&f.name), f.error).to_string(),
+        )
     }
 }
 
@@ -371,23 +374,6 @@ fn scaled_tree(settings: &TaskSettings, ctx: &Context) -> (tree::Model, u64) {
     let model = tree::scaled(&settings.tree.0, settings.tree_fraction * ctx.scale);
     let units = ((settings.build_units as f64 * ctx.scale).round() as u64).max(8);
     (model, units)
-}
-
-/// Free bytes and inodes of the filesystem of `path`.
-fn free_space(path: &Path) -> Option<(u64, u64)> {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: plain data; statvfs fills it for a NUL-terminated path.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    let inodes = if st.f_files == 0 {
-        u64::MAX // btrfs and others allocate inodes on demand
-    } else {
-        st.f_favail as u64
-    };
-    Some((st.f_bavail as u64 * st.f_frsize as u64, inodes))
 }
 
 fn mem_available() -> u64 {
@@ -544,7 +530,7 @@ impl TaskSettings {
         match self.big_file {
             BigFile::Bytes(b) => scaled(b),
             BigFile::Auto => {
-                let free = |p: &Path| free_space(p).map_or(u64::MAX, |(b, _)| b);
+                let free = |p: &Path| fileio::free_space(p).map_or(u64::MAX, |(b, _)| b);
                 let data = self.data_dir();
                 let data_free = free(if data.exists() { &data } else { dir });
                 scaled(SEED_BIG_FILE)
@@ -653,7 +639,7 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
                 ),
             )
         })?;
-        let (free, inodes) = free_space(dir).unwrap_or((u64::MAX, u64::MAX));
+        let (free, inodes) = fileio::free_space(dir).unwrap_or((u64::MAX, u64::MAX));
         if self.tasks.0.iter().any(|t| t.needs_tree()) && self.source.is_none() {
             let (model, units) = scaled_tree(self, ctx);
             let tree = tree::generate(&model, units, self.seed);
@@ -1031,7 +1017,7 @@ impl Chain<'_> {
                 "{} is not a readable tar archive ({e})",
                 tarball.origin
             )),
-            native::LoadError::Refused(refused) => refused.into(),
+            native::LoadError::Refused(refused) => StepError::native(refused, &self.scratch),
         })
     }
 
@@ -1039,7 +1025,8 @@ impl Chain<'_> {
         let loaded = self.load()?;
         let dir = self.new_tree_dir()?;
         let fd = crate::fileio::at::open_dir(&dir).map_err(|e| StepError::io("open", &dir, e))?;
-        let done = native::extract(&loaded, fd.as_raw_fd(), self.stop)?;
+        let done = native::extract(&loaded, fd.as_raw_fd(), self.stop)
+            .map_err(|f| StepError::native(f, &dir))?;
         self.tree_dir = Some(dir);
         Ok(done)
     }
@@ -1073,7 +1060,7 @@ impl Chain<'_> {
                     .map_err(|e| StepError::io("open", &dir, e))?;
                 let (done, times) =
                     timing::native(|| native::extract(&loaded, fd.as_raw_fd(), self.stop));
-                if !done? {
+                if !done.map_err(|f| StepError::native(f, &dir))? {
                     return Ok(None);
                 }
                 Measured::new(times).note("command", "native extraction (archive in memory)")
@@ -1131,7 +1118,7 @@ impl Chain<'_> {
                     }
                     Ok::<_, native::Failed>(walked)
                 });
-                if walked?.is_none() {
+                if walked.map_err(|f| StepError::native(f, &dir))?.is_none() {
                     return Ok(None);
                 }
                 Measured::new(times).note("command", "native removal (unlinkat, depth first)")
@@ -1184,7 +1171,7 @@ impl Chain<'_> {
                     .map_err(|e| StepError::io("open", &dir, e))?;
                 let (walked, times) =
                     timing::native(|| native::read_all(fd.as_raw_fd(), &mut buffers, self.stop));
-                let Some(walked) = walked? else {
+                let Some(walked) = walked.map_err(|f| StepError::native(f, &dir))? else {
                     return Ok(None);
                 };
                 let mut m = Measured::new(times).note("command", "native read (1 MiB reads)");
