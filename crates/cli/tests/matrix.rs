@@ -520,6 +520,36 @@ fn help_documents_every_option() {
     }
 }
 
+/// A user's file at the test file's or a probe's name (same pid after exec) was truncated and
+/// removed, and one at the O_DIRECT probe's name was reported as "refuses O_DIRECT": now
+/// fsbench passes over every name that exists and follows no symlink.
+#[test]
+fn user_files_at_the_test_files_and_probes_names_survive_a_run() {
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-test-names")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let victim = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(victim.path(), "victim").unwrap();
+    let stems = [
+        ("fsbench-matrix", ".dat"),
+        (".fsbench-probe", ""),
+        (".fsbench-probe-direct", ""),
+    ];
+    let planted = [(dir.path(), &stems[..])];
+    let output = with_files_at_fsbench_names(
+        &planted,
+        victim.path(),
+        &format!(
+            "{} matrix --tests write,read --file-sizes 64k --record-sizes 4k --min-time 0 --direct --no-store --quiet --dir {}",
+            env!("CARGO_BIN_EXE_fsbench"),
+            dir.path().display()
+        ),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_planted_files_kept(&planted, victim.path());
+}
+
 // See issue 7: every record above the 1 MiB data pool panicked (`range end index … out of range`).
 #[test]
 fn records_larger_than_the_data_pool_are_measured() {

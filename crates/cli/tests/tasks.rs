@@ -379,6 +379,356 @@ fn a_real_tree_or_tarball_can_be_the_source() {
     t.assert_empty();
 }
 
+/// An entry of a test tarball: name, kind, contents or link target.
+type Entry<'a> = (&'a str, &'a str, &'a str);
+
+/// A tarball written by Python's tarfile, each entry as given (`..` and absolute names
+/// included): (name, "file" | "dir" | "symlink" | "hardlink", contents or link target).
+fn python_tar(tar: &Path, entries: &[Entry]) {
+    let script = r#"
+import io, json, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as t:
+    for name, kind, arg in json.loads(sys.argv[2]):
+        i = tarfile.TarInfo(name)
+        data = None
+        if kind == "file":
+            data = arg.encode()
+            i.size = len(data)
+        elif kind == "dir":
+            i.type, i.mode = tarfile.DIRTYPE, 0o755
+        elif kind == "symlink":
+            i.type, i.linkname = tarfile.SYMTYPE, arg
+        else:
+            i.type, i.linkname = tarfile.LNKTYPE, arg
+        t.addfile(i, io.BytesIO(data) if data is not None else None)
+"#;
+    let list = serde_json::to_string(entries).unwrap();
+    let status = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(tar)
+        .arg(list)
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+}
+
+/// A directory with a sentinel file outside the directory measured: `base/outside/victim`
+/// beside `base/dir`, and the data directory in it too.
+struct Hostile {
+    base: tempfile::TempDir,
+}
+
+impl Hostile {
+    fn new() -> Hostile {
+        let base = tempfile::Builder::new()
+            .prefix("fsbench-test-hostile")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        for d in ["dir", "data", "outside"] {
+            std::fs::create_dir(base.path().join(d)).unwrap();
+        }
+        std::fs::write(base.path().join("outside/victim"), "sentinel").unwrap();
+        Hostile { base }
+    }
+
+    fn outside(&self) -> PathBuf {
+        self.base.path().join("outside")
+    }
+
+    fn task(&self, args: &[&str]) -> std::process::Output {
+        fsbench()
+            .arg("task")
+            .args(args)
+            .arg("--dir")
+            .arg(self.base.path().join("dir"))
+            .arg("--data-dir")
+            .arg(self.base.path().join("data"))
+            .args(["--no-store", "--quiet"])
+            .output()
+            .unwrap()
+    }
+
+    /// The run failed naming `entry`, and wrote nothing outside the directory measured.
+    fn assert_refused(&self, output: &std::process::Output, entry: &str) {
+        let err = stderr(output);
+        assert_eq!(output.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("cannot extract {entry}: ")),
+            "names the entry: {err}"
+        );
+        assert!(
+            err.contains("fsbench refuses archives that would write outside"),
+            "{err}"
+        );
+        assert!(!err.contains("see the system error above"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(self.outside().join("victim")).unwrap(),
+            "sentinel"
+        );
+        assert_eq!(common::entries(&self.outside()).len(), 1, "written outside");
+        let left = common::entries(&self.base.path().join("dir"));
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
+/// A tarball holding `link -> /outside` and then `link/victim` (or a relative symlink that
+/// climbs out, `a -> ../../../outside`) overwrote the file outside: now the entry is refused
+/// by name and nothing outside changes, for the timed native untar and for the untimed
+/// extraction of a chain without untar (read-all). GNU tar refuses it too (--method tool).
+#[test]
+fn an_archive_that_leaves_through_a_symlink_writes_nothing_outside() {
+    let h = Hostile::new();
+    let outside = h.outside().display().to_string();
+    let absolute = h.base.path().join("absolute.tar");
+    python_tar(
+        &absolute,
+        &[
+            ("link", "symlink", &outside),
+            ("link/victim", "file", "overwritten"),
+        ],
+    );
+    // The tree is extracted to dir/fsbench-task-PID-N/tree-1: three levels up is `base`.
+    let relative = h.base.path().join("relative.tar");
+    python_tar(
+        &relative,
+        &[
+            ("top", "dir", ""),
+            ("top/a", "symlink", "../../../../outside"),
+            ("top/a/new", "file", "written outside"),
+        ],
+    );
+    for (tar, entry) in [(&absolute, "link/victim"), (&relative, "top/a/new")] {
+        for chain in [&["untar", "--method", "native"][..], &["read-all"]] {
+            let mut args = chain.to_vec();
+            args.extend(["--source", tar.to_str().unwrap()]);
+            let output = h.task(&args);
+            h.assert_refused(&output, entry);
+        }
+        let output = h.task(&["untar", "--source", tar.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert_eq!(
+            std::fs::read_to_string(h.outside().join("victim")).unwrap(),
+            "sentinel"
+        );
+    }
+}
+
+/// Hard links to a path outside (absolute, or climbing with `..`) and names with `..` are
+/// refused by entry before anything is written; a regular file listed after a hard link to
+/// the sentinel would have been written into it.
+#[test]
+fn hard_links_and_dot_dot_names_out_of_the_directory_are_refused() {
+    let h = Hostile::new();
+    let victim = h.outside().join("victim").display().to_string();
+    let cases: [(&str, Vec<Entry>, &str); 3] = [
+        (
+            "hard.tar",
+            vec![("passwd", "hardlink", &victim), ("passwd", "file", "pwned")],
+            "passwd",
+        ),
+        (
+            "hard-up.tar",
+            vec![
+                ("h", "hardlink", "../../../outside/victim"),
+                ("h", "file", "pwned"),
+            ],
+            "h",
+        ),
+        (
+            "dot-dot.tar",
+            vec![("ok", "dir", ""), ("../../../outside/new", "file", "x")],
+            "../../../outside/new",
+        ),
+    ];
+    for (name, entries, entry) in cases {
+        let tar = h.base.path().join(name);
+        python_tar(&tar, &entries);
+        let output = h.task(&[
+            "untar",
+            "--method",
+            "native",
+            "--source",
+            tar.to_str().unwrap(),
+        ]);
+        h.assert_refused(&output, entry);
+    }
+}
+
+/// A real tree's symlinks extract as symlinks (one climbing with `..` inside the tree too), a
+/// directory symlink that later entries use as a path (as old kernels' include/asm ->
+/// asm-x86) works, and hard links inside the tree are made, by both methods.
+#[test]
+fn an_archive_with_symlinks_inside_its_tree_still_extracts() {
+    let h = Hostile::new();
+    let tar = h.base.path().join("tree.tar");
+    python_tar(
+        &tar,
+        &[
+            ("linux", "dir", ""),
+            ("linux/arch", "dir", ""),
+            ("linux/arch/x86", "dir", ""),
+            ("linux/arch/x86/a.h", "file", "a"),
+            ("linux/include", "dir", ""),
+            ("linux/include/asm-x86", "dir", ""),
+            ("linux/include/asm", "symlink", "asm-x86"),
+            ("linux/include/asm/b.h", "file", "b"),
+            ("linux/include/arch", "symlink", "../arch"),
+            ("linux/Makefile", "file", "all:\n"),
+            ("linux/hard", "hardlink", "linux/arch/x86/a.h"),
+        ],
+    );
+    let out = h.base.path().join("found");
+    let command = format!(
+        "cd \"$FSBENCH_TREE\"/linux && readlink include/asm include/arch > {0} && cat include/asm-x86/b.h hard >> {0}",
+        out.display()
+    );
+    for method in ["native", "tool"] {
+        let output = h.task(&[
+            "untar,exec",
+            "--method",
+            method,
+            "--source",
+            tar.to_str().unwrap(),
+            "--command",
+            &command,
+        ]);
+        assert!(output.status.success(), "{method}: {}", stderr(&output));
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "asm-x86\n../arch\nba",
+            "{method}"
+        );
+    }
+}
+
+/// A FIFO as --source blocked in open(2) for ever (SIGINT ignored): now it, a socket and a
+/// device are refused at once, before anything is opened.
+#[test]
+fn a_fifo_or_a_device_as_source_is_refused_at_once() {
+    let t = TaskDir::new();
+    let fifo = t.data.path().join("fifo.tar");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for (source, kind) in [
+        (fifo.to_str().unwrap(), "a FIFO"),
+        ("/dev/null", "a character device"),
+    ] {
+        let started = Instant::now();
+        let mut child = t
+            .command(&["untar", "--source", source])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("--source {source} still runs after 20 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "--source: {source} is {kind}, not a tarball or a directory"
+            )),
+            "{err}"
+        );
+    }
+    t.assert_empty();
+}
+
+/// A --source directory that holds the data directory packed its own output until the disk
+/// was full: now it is refused before anything is written (on a small tmpfs, so the old
+/// behaviour could fill nothing else).
+#[test]
+fn a_source_holding_the_data_directory_is_refused_before_anything_is_written() {
+    if !root_or_skip("a_source_holding_the_data_directory_is_refused_before_anything_is_written") {
+        return;
+    }
+    let small = ScratchMount::tmpfs("size=8m");
+    let src = small.path().join("src");
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    std::fs::write(src.join("sub/f.c"), "int f;\n").unwrap();
+    let dir = small.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let data = src.join("cache/fsbench");
+    let output = fsbench()
+        .args(["task", "untar", "--source"])
+        .arg(&src)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--no-store", "--quiet"])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--source: the data directory {} is inside {}",
+            data.display(),
+            src.display()
+        )) && err.contains("pass a --data-dir outside it"),
+        "{err}"
+    );
+    assert!(!src.join("cache").exists(), "nothing written");
+    assert!(common::entries(&dir).is_empty());
+    // The directory measured inside the source is refused alike.
+    let inside = src.join("sub");
+    let output = fsbench()
+        .args(["task", "untar", "--source"])
+        .arg(&src)
+        .arg("--data-dir")
+        .arg(small.path().join("data"))
+        .arg("--dir")
+        .arg(&inside)
+        .args(["--no-store", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("is inside"), "{}", stderr(&output));
+}
+
+/// A user's file at the name of the packed source, the big file or the run's directory (same
+/// pid after exec) was truncated and removed, or failed the run: now fsbench passes over
+/// every name that exists, follows no symlink there, and the run succeeds.
+#[test]
+fn user_files_at_the_data_and_scratch_names_survive_a_run() {
+    let t = TaskDir::new();
+    let src = t.data.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("a.c"), "int a;\n").unwrap();
+    let data = t.data.path().join("cache");
+    std::fs::create_dir(&data).unwrap();
+    let victim = t.data.path().join("victim");
+    std::fs::write(&victim, "victim").unwrap();
+    let in_data = [("fsbench-source", ".tar"), ("fsbench-big-file", "")];
+    let in_dir = [("fsbench-task", ""), (".fsbench-probe", "")];
+    let planted = [(data.as_path(), &in_data[..]), (t.path(), &in_dir[..])];
+    let output = common::with_files_at_fsbench_names(
+        &planted,
+        &victim,
+        &format!(
+            "{} task copy,untar --source {} --big-file 1m --method native --data-dir {} --dir {} --no-store --quiet",
+            env!("CARGO_BIN_EXE_fsbench"),
+            src.display(),
+            data.display(),
+            t.path().display()
+        ),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    common::assert_planted_files_kept(&planted, &victim);
+}
+
 /// A filesystem too small for the tree is refused before anything runs, saying what it needs.
 #[test]
 fn a_target_too_small_for_the_tree_is_refused_before_anything_runs() {

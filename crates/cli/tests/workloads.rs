@@ -523,6 +523,68 @@ fn too_few_file_descriptors_for_the_clients_is_a_clear_error_that_keeps_the_resu
     assert!(entries(dir.path()).is_empty(), "left behind");
 }
 
+/// A loadfile that opens a handle again without closing it leaked a descriptor per pass
+/// and ended in "raise `ulimit -n`": the earlier descriptor is closed and a warning names
+/// the line.
+#[test]
+fn a_loadfile_that_reopens_a_handle_leaks_no_descriptor() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = dir.path().join("load.txt");
+    std::fs::write(
+        &load,
+        "NTCreateX \"\\clients\\client1\\a.txt\" 0x0 0x2 1 NT_STATUS_OK\n\
+         WriteX 1 0 100 100 NT_STATUS_OK\n\
+         NTCreateX \"\\clients\\client1\\a.txt\" 0x0 0x2 1 NT_STATUS_OK\n\
+         ReadX 1 0 100 100 NT_STATUS_OK\n",
+    )
+    .unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 64; exec {} clients --clients 2 --duration 1s --warmup 0 --no-store --quiet --loadfile {} --dir {}",
+            env!("CARGO_BIN_EXE_fsbench"),
+            load.display(),
+            work.display()
+        ))
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(
+        err.contains("the loadfile opens handle 1 again at line 3 before closing it"),
+        "{err}"
+    );
+    assert!(entries(&work).is_empty(), "left behind");
+}
+
+/// Out of inodes said "No space left on device ... see the system error above", with
+/// nothing above: now the advice says inodes ran out and what to do.
+#[test]
+fn running_out_of_inodes_says_so_and_what_to_do() {
+    if !root_or_skip("running_out_of_inodes_says_so_and_what_to_do") {
+        return;
+    }
+    let few = ScratchMount::tmpfs("size=16m,nr_inodes=64");
+    let output = fsbench()
+        .args(["metadata", "-n", "200", "-t", "1", "--dirs", "1"])
+        .args(["--no-store", "--quiet", "--dir"])
+        .arg(few.path())
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("No space left on device")
+            && err.contains("the filesystem has no free inodes left")
+            && err.contains("more inodes"),
+        "{err}"
+    );
+    assert!(!err.contains("see the system error above"), "{err}");
+    assert!(entries(few.path()).is_empty(), "left behind");
+}
+
 #[test]
 fn a_client_load_runs_in_a_campaign() {
     if !root_or_skip("a_client_load_runs_in_a_campaign") {

@@ -303,3 +303,63 @@ pub fn children_of(pid: u32) -> Vec<(u32, String)> {
     }
     found
 }
+
+/// Plants a user's file at each name fsbench would take in each directory for the process
+/// `sh` becomes (`$$` stays the pid through exec: a pid reused as the issue found it): the
+/// names fsbench used to take whole (`<stem>-<pid><ext>`), the first numbered ones
+/// (`<stem>-<pid>-<n><ext>`) and, after them, a symlink to `victim`; then runs `command`.
+pub fn with_files_at_fsbench_names(
+    planted: &[(&Path, &[(&str, &str)])],
+    victim: &Path,
+    command: &str,
+) -> Output {
+    let mut script = String::new();
+    for (dir, stems) in planted {
+        for (stem, ext) in *stems {
+            script.push_str(&format!(
+                "echo user > \"{d}/{stem}-$${ext}\"; for n in 0 1 2 3 4 5 6 7; do echo user > \"{d}/{stem}-$$-$n{ext}\"; done; ln -s \"{v}\" \"{d}/{stem}-$$-8{ext}\"; ",
+                d = dir.display(),
+                v = victim.display(),
+            ));
+        }
+    }
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("{script}exec {command}"))
+        .output()
+        .expect("run sh")
+}
+
+/// Everything [`with_files_at_fsbench_names`] planted is still there, unchanged, and so is
+/// `victim` (which holds "victim").
+pub fn assert_planted_files_kept(planted: &[(&Path, &[(&str, &str)])], victim: &Path) {
+    for (dir, stems) in planted {
+        let mut found = 0;
+        for path in entries(dir) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let Some(_) = stems.iter().find(|(stem, _)| {
+                name.strip_prefix(stem)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+            }) else {
+                continue;
+            };
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.file_type().is_symlink() {
+                found += 1;
+                continue;
+            }
+            if meta.is_file() && std::fs::read_to_string(&path).unwrap() == "user\n" {
+                found += 1;
+            }
+        }
+        assert_eq!(
+            found,
+            stems.len() * 10,
+            "a file planted in {} was changed or removed: {:?}",
+            dir.display(),
+            entries(dir)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(victim).unwrap(), "victim");
+}
