@@ -1,8 +1,10 @@
 //! The vocabulary every stage of fsbench shares, defined once: how a sample, a workload, a run
 //! and a command ended ([`Outcome`]), the state of a stored run ([`RunState`]), and the axes of
 //! a campaign's cases ([`CaseAxis`]), and typed results ([`result`]: dimensions, units,
-//! directions, measurements). Depends on no other fsbench crate.
+//! directions, measurements), and which process owns something ([`owner`]: a run, a ledger).
+//! Depends on no other fsbench crate.
 
+pub mod owner;
 pub mod result;
 
 pub use result::{

@@ -7,10 +7,9 @@
 //! [`Store::record_sample`] (its typed results with it) -> [`Store::finish_run`];
 //! reading: [`Store::runs`], [`Store::load`] (results included), [`Store::recorded`].
 
-pub mod owner;
-
 mod legacy;
 
+use fsbench_model::owner;
 use fsbench_model::{Dims, Direction, Measurement, Sweep, Unit};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use serde::Serialize;

@@ -1,17 +1,18 @@
-//! Which process owns a running run: its pid, start time and boot, so a run whose process is
-//! gone (SIGKILL, power loss) is recognised as interrupted, and a pid reused by another process
-//! is not mistaken for the owner.
+//! Which process owns something — a running run, a target's ledger, a zfs-fuse daemon fsbench
+//! started: its pid, start time and boot, so a thing whose process is gone (SIGKILL, power
+//! loss) is recognised as orphaned, and a pid reused by another process (after a reboot, or
+//! once the pid wrapped) is not mistaken for the owner.
 
 use std::path::Path;
 
 /// `"<boot id> <pid> <start time in clock ticks since boot>"` of this process.
 pub fn current() -> String {
-    let pid = std::process::id();
-    format!(
-        "{} {pid} {}",
-        boot_id(),
-        start_time(pid).unwrap_or_default()
-    )
+    of(std::process::id()).unwrap_or_else(|| format!("{} {} 0", boot_id(), std::process::id()))
+}
+
+/// The owner text of process `pid` (None when it does not run).
+pub fn of(pid: u32) -> Option<String> {
+    Some(format!("{} {pid} {}", boot_id(), start_time(pid)?))
 }
 
 /// The pid of an owner text, for messages.
@@ -30,6 +31,28 @@ pub fn is_alive(owner: &str) -> bool {
         return false;
     };
     boot == boot_id() && start_time(pid).is_some_and(|s| s.to_string() == start)
+}
+
+/// When process `pid` started, by the wall clock (None when it does not run): the boot time
+/// (/proc/stat `btime`) plus its start time, which the kernel counts in USER_HZ ticks (100 in
+/// Linux's ABI on every architecture fsbench runs on). For things recorded before owners were
+/// (a ledger of fsbench 0.1 names only a pid): a process that started after the record was
+/// last written is not the one that wrote it.
+pub fn started_at(pid: u32) -> Option<std::time::SystemTime> {
+    const USER_HZ: u64 = 100;
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let boot: u64 = stat
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let ticks = start_time(pid)?;
+    Some(
+        std::time::UNIX_EPOCH
+            + std::time::Duration::from_secs(boot)
+            + std::time::Duration::from_millis(ticks * 1000 / USER_HZ),
+    )
 }
 
 fn boot_id() -> String {
@@ -56,6 +79,7 @@ mod tests {
         let me = current();
         assert!(is_alive(&me), "{me}");
         assert_eq!(pid(&me), Some(std::process::id()));
+        assert_eq!(of(std::process::id()).as_deref(), Some(me.as_str()));
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let child_pid = child.id();
         let owner = format!(
@@ -69,5 +93,12 @@ mod tests {
         let parts: Vec<&str> = me.split(' ').collect();
         assert!(!is_alive(&format!("{} {} 1", parts[0], parts[1])));
         assert!(!is_alive("garbage"));
+        // This process started a moment ago, by the wall clock (to the second: btime is).
+        let started = started_at(std::process::id()).unwrap();
+        let age = std::time::SystemTime::now()
+            .duration_since(started)
+            .unwrap_or_default();
+        assert!(age < std::time::Duration::from_secs(600), "{age:?}");
+        assert!(started_at(child_pid).is_none());
     }
 }
