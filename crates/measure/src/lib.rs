@@ -8,7 +8,9 @@
 //! - [`stats`]: running mean / spread of per-pass rates (Welford).
 //! - [`recorder`]: the framework that times a pass of operations; workloads only act.
 //! - [`units`]: parsing and formatting of sizes and durations.
-//! - [`host`]: what machine and which mounted filesystem a measurement was taken on.
+//! - [`host`]: what machine and which mounted filesystem a measurement was taken on;
+//!   [`trust`]: whether a directory of the host may hold what root makes (nobody else can
+//!   change it or the way to it).
 //!
 //! This crate depends on no other fsbench crate; every other layer builds on it.
 
@@ -18,6 +20,7 @@ pub mod histogram;
 pub mod host;
 pub mod recorder;
 pub mod stats;
+pub mod trust;
 pub mod units;
 
 pub use clock::{Clock, ClockInfo, ClockSource};
