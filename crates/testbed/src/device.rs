@@ -246,13 +246,17 @@ pub fn check_size(
     Ok(())
 }
 
+/// Where images in memory go (see [`memory_dir`]). World-writable (sticky): fsbench makes only
+/// files there, under names nobody can guess, with O_EXCL, and never follows what it finds.
+pub const MEMORY_DIR: &str = "/dev/shm";
+
 /// Where an image in memory goes: /dev/shm, the tmpfs every Linux distribution mounts (its
 /// files live in RAM, counted against the memory it may use). Unsupported when it is missing or
 /// not a tmpfs.
 pub fn memory_dir() -> Result<PathBuf, TargetError> {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
-    let dir = PathBuf::from("/dev/shm");
-    let path = std::ffi::CString::new("/dev/shm").expect("no NUL");
+    let dir = PathBuf::from(MEMORY_DIR);
+    let path = std::ffi::CString::new(MEMORY_DIR).expect("no NUL");
     // SAFETY: a valid C string and a zeroed statfs for the kernel to fill.
     let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
     let rc = unsafe { libc::statfs(path.as_ptr(), &mut stat) };

@@ -57,11 +57,11 @@ impl Drop for Guard {
 
 /// The guard's side: waits until its parent `pid` dismisses it (None) or dies — `input` ends
 /// without the word — then, once the parent is gone (a zombie holds nothing), undoes what the
-/// parent's state files in `state_dir` still list, as `fsbench cleanup` would.
+/// parent's state files in `work_dir` still list, as `fsbench cleanup` would.
 pub fn watch(
     sys: &dyn System,
     input: &mut dyn Read,
-    state_dir: &Path,
+    work_dir: &Path,
     pid: u32,
 ) -> Option<CleanupReport> {
     let mut said = Vec::new();
@@ -73,7 +73,7 @@ pub fn watch(
     while ledger::running(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    Some(ledger::cleanup_of(sys, state_dir, pid))
+    Some(ledger::cleanup_of(sys, work_dir, pid))
 }
 
 #[cfg(test)]
@@ -91,36 +91,38 @@ mod tests {
 
     #[test]
     fn a_dismissed_guard_touches_nothing_and_a_bereaved_one_undoes_its_parents_ledger() {
-        let dir = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let state_dir = crate::target::state_dir(work.path());
+        std::fs::create_dir(&state_dir).unwrap();
         let pid = gone_pid();
         let state = format!(
             r#"{{"pid":{pid},"resources":[{{"kind":"dir","path":"{}"}}]}}"#,
-            dir.path().join("mnt").display()
+            work.path().join("mnt-ext4-1-0").display()
         );
-        std::fs::write(dir.path().join("ext4-1-0.json"), &state).unwrap();
+        std::fs::write(state_dir.join("ext4-1-0.json"), &state).unwrap();
         // Another process's state file is not the guard's business.
         let other = format!(r#"{{"pid":{},"resources":[]}}"#, pid + 1_000_000);
-        std::fs::write(dir.path().join("xfs-2-0.json"), &other).unwrap();
-        std::fs::create_dir(dir.path().join("mnt")).unwrap();
+        std::fs::write(state_dir.join("xfs-2-0.json"), &other).unwrap();
+        std::fs::create_dir(work.path().join("mnt-ext4-1-0")).unwrap();
         let sys = RecordingSystem::new();
 
         let mut dismissed: &[u8] = DISMISS;
-        assert!(watch(&sys, &mut dismissed, dir.path(), pid).is_none());
-        assert!(dir.path().join("ext4-1-0.json").exists());
+        assert!(watch(&sys, &mut dismissed, work.path(), pid).is_none());
+        assert!(state_dir.join("ext4-1-0.json").exists());
 
         // Another process holds its own file locked (its cleanup is undoing it), and a file
         // that is not a state file lies beside: the guard neither waits on the one nor reports
         // the other.
-        let locked = std::fs::File::open(dir.path().join("xfs-2-0.json")).unwrap();
+        let locked = std::fs::File::open(state_dir.join("xfs-2-0.json")).unwrap();
         // SAFETY: flock on a descriptor this test owns.
         let held = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&locked), libc::LOCK_EX) };
         assert_eq!(held, 0);
-        std::fs::write(dir.path().join("broken.json"), "{").unwrap();
+        std::fs::write(state_dir.join("broken.json"), "{").unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        let state_dir = dir.path().to_path_buf();
+        let work_dir = work.path().to_path_buf();
         std::thread::spawn(move || {
             let mut died: &[u8] = b"";
-            let _ = tx.send(watch(&RecordingSystem::new(), &mut died, &state_dir, pid));
+            let _ = tx.send(watch(&RecordingSystem::new(), &mut died, &work_dir, pid));
         });
         let report = rx
             .recv_timeout(Duration::from_secs(10))
@@ -128,7 +130,7 @@ mod tests {
             .unwrap();
         drop(locked);
         assert_eq!(report.failed, Vec::<String>::new());
-        assert!(!dir.path().join("ext4-1-0.json").exists(), "{report:?}");
-        assert!(dir.path().join("xfs-2-0.json").exists());
+        assert!(!state_dir.join("ext4-1-0.json").exists(), "{report:?}");
+        assert!(state_dir.join("xfs-2-0.json").exists());
     }
 }

@@ -121,9 +121,15 @@ pub trait System: Send + Sync {
     fn read_file(&self, path: &Path) -> io::Result<String>;
     /// Writes a sysfs/procfs attribute or small file.
     fn write_file(&self, path: &Path, contents: &str) -> io::Result<()>;
-    fn create_dir(&self, path: &Path) -> io::Result<()>;
+    /// Creates directory `path` and any missing parent, and checks that nobody but root (or
+    /// this user) can change it or a directory leading to it (`fsbench_measure::trust`); an
+    /// untrusted component is an error of kind `PermissionDenied` saying how to fix it.
+    fn create_trusted_dir(&self, path: &Path) -> io::Result<()>;
+    /// mkdir(2): a new directory, never one already there (`AlreadyExists`, also for a symlink
+    /// at `path`, which is not followed).
+    fn create_new_dir(&self, path: &Path) -> io::Result<()>;
     fn remove_dir(&self, path: &Path) -> io::Result<()>;
-    /// Creates a sparse file of `size` bytes (fails if it exists).
+    /// Creates a sparse file of `size` bytes (fails if it exists, or a symlink is at `path`).
     fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()>;
     fn remove_file(&self, path: &Path) -> io::Result<()>;
     /// rename(2): replaces `to` atomically.
@@ -139,6 +145,10 @@ pub trait System: Send + Sync {
     fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>>;
     /// Entries of a directory (sysfs holders, partitions), by name.
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+    /// Opens block device `path` exclusively (O_EXCL) and closes it again: the kernel refuses
+    /// (EBUSY) while the device is mounted — in any mount namespace — or held by anything
+    /// (device mapper, RAID, a multi-device btrfs, another exclusive opener).
+    fn open_exclusive(&self, path: &Path) -> io::Result<()>;
     /// Takes an exclusive lock on `path` (created when missing) without waiting: Some while
     /// held (released when dropped, or when the process dies, even by SIGKILL), None when
     /// another process holds it.
@@ -232,8 +242,13 @@ impl System for RealSystem {
         std::fs::write(path, contents)
     }
 
-    fn create_dir(&self, path: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(path)
+    fn create_trusted_dir(&self, path: &Path) -> io::Result<()> {
+        fsbench_measure::trust::ensure_dir(path)
+    }
+
+    fn create_new_dir(&self, path: &Path) -> io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o755).create(path)
     }
 
     fn remove_dir(&self, path: &Path) -> io::Result<()> {
@@ -290,6 +305,16 @@ impl System for RealSystem {
         Ok(names)
     }
 
+    fn open_exclusive(&self, path: &Path) -> io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Read-only: closing a device opened for writing makes udev probe it again.
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(path)
+            .map(drop)
+    }
+
     fn try_lock(&self, path: &Path) -> io::Result<Option<HostLock>> {
         use std::os::fd::AsRawFd;
         let file = std::fs::OpenOptions::new()
@@ -330,6 +355,7 @@ pub struct RecordingSystem {
     next_loop: Mutex<u32>,
     block_devices: Mutex<Vec<(PathBuf, (u32, u32))>>,
     dirs: Mutex<Vec<(PathBuf, Vec<String>)>>,
+    busy: Mutex<Vec<PathBuf>>,
 }
 
 impl RecordingSystem {
@@ -391,6 +417,12 @@ impl RecordingSystem {
             .lock()
             .unwrap()
             .push((path.into(), names.iter().map(|n| n.to_string()).collect()));
+    }
+
+    /// `open_exclusive(path)` fails with EBUSY, as for a device mounted in another mount
+    /// namespace.
+    pub fn set_busy(&self, path: impl Into<PathBuf>) {
+        self.busy.lock().unwrap().push(path.into());
     }
 
     /// Every call so far, in order.
@@ -519,7 +551,12 @@ impl System for RecordingSystem {
         Ok(())
     }
 
-    fn create_dir(&self, path: &Path) -> io::Result<()> {
+    fn create_trusted_dir(&self, path: &Path) -> io::Result<()> {
+        self.record(format!("mkdir {}", path.display()));
+        Ok(())
+    }
+
+    fn create_new_dir(&self, path: &Path) -> io::Result<()> {
         self.record(format!("mkdir {}", path.display()));
         Ok(())
     }
@@ -589,6 +626,13 @@ impl System for RecordingSystem {
             .find(|(p, _)| p == path)
             .map(|(_, n)| n.clone())
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    fn open_exclusive(&self, path: &Path) -> io::Result<()> {
+        if self.busy.lock().unwrap().iter().any(|p| p == path) {
+            return Err(io::Error::from_raw_os_error(libc::EBUSY));
+        }
+        Ok(())
     }
 
     fn try_lock(&self, path: &Path) -> io::Result<Option<HostLock>> {

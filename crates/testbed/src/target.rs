@@ -176,7 +176,8 @@ impl TargetBuilder {
             cache: self.cache,
             device: self.device,
             loop_direct_io: self.loop_direct_io,
-            work_dir: self.spec_work_dir,
+            // Absolute, so ledgers name the same paths whatever directory cleanup runs in.
+            work_dir: std::path::absolute(&self.spec_work_dir).unwrap_or(self.spec_work_dir),
             image_dir: self.image_dir,
             fsck: self.fsck,
             size_setting: self.size_setting,
@@ -185,13 +186,46 @@ impl TargetBuilder {
     }
 }
 
-/// Where images, mount points and state files go unless told otherwise (on disk, since images
-/// are sparse files, and not cleared at boot like /tmp may be).
-pub const DEFAULT_WORK_DIR: &str = "/var/tmp/fsbench";
+/// Where images, mount points and state files go unless told otherwise: on disk, since images
+/// are sparse files, not cleared at boot like /tmp may be, and not in a world-writable
+/// directory such as /var/tmp, where any local user could make it first.
+pub const DEFAULT_WORK_DIR: &str = "/var/lib/fsbench/work";
 
 /// The state directory under a work directory.
 pub fn state_dir(work_dir: &Path) -> PathBuf {
     work_dir.join("state")
+}
+
+/// Makes the work directory and its state directory where missing, and checks that nobody but
+/// root can change them or a directory leading to them (refused otherwise, saying how to fix
+/// it): fsbench mounts, attaches and later undoes what it finds there.
+pub fn prepare_work_dir(sys: &dyn System, work_dir: &Path) -> Result<(), TargetError> {
+    for dir in [work_dir.to_path_buf(), state_dir(work_dir)] {
+        sys.create_trusted_dir(&dir).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::PermissionDenied {
+                TargetError::Refused(format!(
+                    "work directory {}: {e}; or pass another --work-dir",
+                    work_dir.display()
+                ))
+            } else {
+                TargetError::io("create the work directory", &dir, e)
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// A name nobody can guess (8 hex digits from the kernel's random pool): what fsbench makes in
+/// a directory is never at a name another process could have prepared for it.
+fn unguessable() -> String {
+    let mut bytes = [0u8; 4];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if got != bytes.len() as isize {
+        // No getrandom (very old kernels): the clock's nanoseconds still differ per call.
+        bytes = (fsbench_measure::clock::now_ns() as u32).to_le_bytes();
+    }
+    format!("{:08x}", u32::from_le_bytes(bytes))
 }
 
 /// Splits an option string the way a shell would split words, honouring quotes.
@@ -371,7 +405,6 @@ impl<'s> Target<'s> {
         let n = TARGETS.fetch_add(1, Ordering::Relaxed);
         let tag = format!("{}-{}-{n}", spec.fs.name(), std::process::id());
         let ledger = Ledger::new(Some(&spec.state_dir()), &tag);
-        let mountpoint = spec.work_dir.join(format!("mnt-{tag}"));
         let mut target = Target {
             sys,
             info: TargetInfo {
@@ -384,7 +417,8 @@ impl<'s> Target<'s> {
                     loop_direct_io: None,
                     disk: None,
                 },
-                mountpoint,
+                // Made fresh in `build`.
+                mountpoint: PathBuf::new(),
                 tool_versions: Vec::new(),
                 default_mkfs_options: spec.fs.default_mkfs_options(),
                 mkfs: None,
@@ -446,19 +480,15 @@ impl<'s> Target<'s> {
             }
         }
         let work_dir = self.spec.work_dir.clone();
-        sys.create_dir(&work_dir)
-            .map_err(|e| TargetError::io("create the work directory", &work_dir, e))?;
-        let mountpoint = self.info.mountpoint.clone();
-        // On record first, like the image and the mount: a kill right after mkdir leaves
-        // nothing unlisted.
-        let record = Resource::Dir {
-            path: mountpoint.clone(),
-        };
-        self.ledger.push(self.sys, record.clone());
-        if let Err(e) = sys.create_dir(&mountpoint) {
-            self.ledger.forget(self.sys, &record);
-            return Err(TargetError::io("create the mount point", &mountpoint, e));
-        }
+        prepare_work_dir(sys, &work_dir)?;
+        self.info.mountpoint = self.make_fresh(
+            &work_dir,
+            &format!("mnt-{}", self.tag),
+            "",
+            "create the mount point",
+            |path| Resource::Dir { path },
+            |path| sys.create_new_dir(path),
+        )?;
         check_stop(stop)?;
 
         match storage {
@@ -506,16 +536,15 @@ impl<'s> Target<'s> {
                     "the image",
                     self.spec.size_setting,
                 )?;
-                let image = image_dir.join(format!("{}.img", self.tag));
-                // On record first, like the mount: a kill mid-creation leaves nothing unlisted.
-                let record = Resource::Image {
-                    path: image.clone(),
-                };
-                self.ledger.push(self.sys, record.clone());
-                if let Err(e) = sys.create_sparse_file(&image, size) {
-                    self.ledger.forget(self.sys, &record);
-                    return Err(TargetError::io("create the image", &image, e));
-                }
+                let (image_dir, tag) = (image_dir.clone(), self.tag.clone());
+                let image = self.make_fresh(
+                    &image_dir,
+                    &tag,
+                    ".img",
+                    "create the image",
+                    |path| Resource::Image { path },
+                    |path| sys.create_sparse_file(path, size),
+                )?;
                 let loop_device = sys
                     .attach_loop(&image, self.spec.loop_direct_io)
                     .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
@@ -565,6 +594,39 @@ impl<'s> Target<'s> {
             }
         }
         Ok(())
+    }
+
+    /// Makes `<dir>/<stem>-<unguessable><ext>` with `make`, on record before it exists (a kill
+    /// right after leaves nothing unlisted). What is already at a name — a planted symlink or
+    /// directory, a leftover — is never taken over: `make` refuses it and another name is
+    /// drawn, so no ledger ever names what fsbench did not make.
+    fn make_fresh(
+        &mut self,
+        dir: &Path,
+        stem: &str,
+        ext: &str,
+        action: &'static str,
+        record: impl Fn(PathBuf) -> Resource,
+        make: impl Fn(&Path) -> std::io::Result<()>,
+    ) -> Result<PathBuf, TargetError> {
+        let mut last = None;
+        for _ in 0..8 {
+            let path = dir.join(format!("{stem}-{}{ext}", unguessable()));
+            let resource = record(path.clone());
+            self.ledger.push(self.sys, resource.clone());
+            match make(&path) {
+                Ok(()) => return Ok(path),
+                Err(e) => {
+                    self.ledger.forget(self.sys, &resource);
+                    if e.kind() != std::io::ErrorKind::AlreadyExists {
+                        return Err(TargetError::io(action, &path, e));
+                    }
+                    last = Some((path, e));
+                }
+            }
+        }
+        let (path, e) = last.expect("tried at least once");
+        Err(TargetError::io(action, &path, e))
     }
 
     fn device_path(&self) -> PathBuf {

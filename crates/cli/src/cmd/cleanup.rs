@@ -12,7 +12,10 @@ use fsbench_testbed::RealSystem;
 
 pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     let dir = state_dir(&args.work.work_dir);
-    let mut report = ledger::cleanup(&RealSystem, &dir);
+    let mut report = ledger::cleanup(&RealSystem, &args.work.work_dir);
+    if let Some(refused) = report.refused {
+        return Err(Failure::usage(anyhow!("{refused}")));
+    }
     report
         .done
         .extend(fsbench_plan::runner::remove_stale_jobs(&args.work.work_dir));
@@ -39,14 +42,18 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
 /// for the guarded process to end; when it was killed, undoes what its ledger lists and says
 /// so on standard error (the guarded process's terminal or job log).
 pub fn guard(args: GuardArgs) -> Result<i32, Failure> {
+    let work_dir = args.state_dir.parent().unwrap_or(&args.state_dir);
     let Some(report) = fsbench_testbed::guard::watch(
         &RealSystem,
         &mut std::io::stdin().lock(),
-        &args.state_dir,
+        work_dir,
         args.pid,
     ) else {
         return Ok(exit::OK);
     };
+    if let Some(refused) = &report.refused {
+        note!("fsbench guard: process {} was killed; {refused}", args.pid);
+    }
     for line in &report.done {
         note!("fsbench guard: process {} was killed; {line}", args.pid);
     }
@@ -64,9 +71,11 @@ pub fn guard(args: GuardArgs) -> Result<i32, Failure> {
             args.pid
         );
     }
-    Ok(if report.failed.is_empty() && report.live.is_empty() {
-        exit::OK
-    } else {
-        exit::FAILED
-    })
+    Ok(
+        if report.failed.is_empty() && report.live.is_empty() && report.refused.is_none() {
+            exit::OK
+        } else {
+            exit::FAILED
+        },
+    )
 }

@@ -255,6 +255,10 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         return Ok(exit::OK);
     }
     needs_root(&plan)?;
+    if plan.dir.is_none() {
+        // Refused before a run is stored: what fsbench makes there, only root may change.
+        fsbench_testbed::target::prepare_work_dir(&RealSystem, &plan.work_dir)?;
+    }
     if let Some(dir) = &plan.dir {
         // The plan's own `dir` (or a resumed run's) must be there: nothing makes it.
         if !dir.is_dir() {
