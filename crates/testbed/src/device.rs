@@ -1,7 +1,8 @@
 //! The device under a filesystem: a sparse image on a loop device (the default), or a real
 //! block device, which is used only with an explicit destructive opt-in naming it, and refused
-//! while it, a partition of it, or a holder of it is mounted, is swap, is the device of `/`, or
-//! carries a signature the opt-in does not acknowledge.
+//! while it or a partition of it is mounted (in any mount namespace: the kernel refuses an
+//! exclusive open), is swap, is held (device mapper, RAID, a member of a mounted multi-device
+//! btrfs), is the device of `/`, or carries a signature the opt-in does not acknowledge.
 
 use crate::error::TargetError;
 use crate::system::{Cmd, System};
@@ -191,6 +192,53 @@ pub fn check_block_device(
             return refuse(format!(
                 "is in use: /dev/{name} is held by {holder} (device mapper, LVM, RAID or dm-crypt); release it first"
             ));
+        }
+    }
+    // A mounted btrfs on several devices shows one of them in mountinfo; sysfs lists them all.
+    for fs in sys.list_dir(Path::new("/sys/fs/btrfs")).unwrap_or_default() {
+        let members = sys
+            .list_dir(&PathBuf::from(format!("/sys/fs/btrfs/{fs}/devices")))
+            .unwrap_or_default();
+        if let Some((name, _)) = family.iter().find(|(name, _)| members.contains(name)) {
+            let others: Vec<String> = members
+                .iter()
+                .filter(|m| *m != name)
+                .map(|m| format!("/dev/{m}"))
+                .collect();
+            return refuse(format!(
+                "is in use: /dev/{name} is a member of the mounted btrfs {fs}{}; unmount it first",
+                if others.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (with {})", others.join(", "))
+                }
+            ));
+        }
+    }
+    // Last, the kernel's own word: it refuses an exclusive open of a device that is mounted
+    // in any mount namespace (which this process's mountinfo does not show) or held by
+    // anything at all.
+    for (name, _) in &family {
+        let node = if *name == sys_name {
+            device.to_path_buf()
+        } else {
+            PathBuf::from(format!("/dev/{name}"))
+        };
+        match sys.open_exclusive(&node) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                return refuse(format!(
+                    "is in use: the kernel refuses to open /dev/{name} exclusively (mounted, \
+                     perhaps in another mount namespace, or held by another program; `grep -l \
+                     '/dev/{name} ' /proc/*/mountinfo` lists processes that see a mount of it); \
+                     release it first"
+                ))
+            }
+            // Not root (a dry run): the run itself, as root, asks.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {}
+            // A partition without a node of that name in /dev.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && node != device => {}
+            Err(e) => return refuse(format!("cannot be opened to check it is unused: {e}")),
         }
     }
     let probe = Cmd::new("blkid")
@@ -389,6 +437,35 @@ mod tests {
             "{e}"
         );
         check_block_device(&sys, Path::new("/dev/vdb"), Some("gpt")).unwrap();
+    }
+
+    /// What this process's mountinfo does not show: a mount in another mount namespace (the
+    /// kernel refuses the exclusive open) and the other member of a mounted two-device btrfs.
+    #[test]
+    fn the_kernels_exclusive_open_and_btrfs_members_are_asked() {
+        let sys = host();
+        sys.set_busy("/dev/vdb");
+        let e = check_block_device(&sys, Path::new("/dev/vdb"), None).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("the kernel refuses to open /dev/vdb exclusively"),
+            "{e}"
+        );
+        let sys = host();
+        sys.set_busy("/dev/vdb2");
+        let e = check_block_device(&sys, Path::new("/dev/vdb"), None).unwrap_err();
+        assert!(e.to_string().contains("/dev/vdb2 exclusively"), "{e}");
+
+        let sys = host();
+        sys.set_dir("/sys/fs/btrfs", &["features", "0c8f-uuid"]);
+        sys.set_dir("/sys/fs/btrfs/0c8f-uuid/devices", &["loop7", "vdb1"]);
+        let e = check_block_device(&sys, Path::new("/dev/vdb"), Some("gpt")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("/dev/vdb1 is a member of the mounted btrfs 0c8f-uuid (with /dev/loop7)"),
+            "{e}"
+        );
+        assert!(sys.log().is_empty(), "nothing may run: {:?}", sys.log());
     }
 
     #[test]

@@ -96,6 +96,16 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
 }
 
 fn dry_run(plan: &Plan) -> Result<(), Failure> {
+    // The device guard's checks, as the run would make them before touching the device.
+    if let DeviceSpec::Block {
+        path,
+        acknowledged_signature: ack,
+    } = &plan.device
+    {
+        if plan.dir.is_none() {
+            fsbench_testbed::device::check_block_device(&RealSystem, path, ack.as_deref())?;
+        }
+    }
     let key_width = plan
         .cases
         .iter()
