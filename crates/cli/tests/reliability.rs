@@ -766,3 +766,417 @@ fn a_bad_clock_stops_a_workload_but_not_a_guard() {
     let out = guard.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// The uid every Linux has for "nobody": the other user of these tests.
+const NOBODY: u32 = 65534;
+
+fn chown(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), None).unwrap();
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// `fsbench sleep` (10 ms) on an ext4 target in `work`: the cheapest real target.
+fn sleep_on_ext4(work: &Path) -> Command {
+    let mut command = fsbench();
+    command
+        .args([
+            "sleep",
+            "--duration",
+            "10ms",
+            "--fs",
+            "ext4",
+            "--device",
+            "image:64m",
+        ])
+        .args(["--no-store", "--quiet", "--work-dir"])
+        .arg(work);
+    command
+}
+
+/// As root, a work directory another user could change — theirs, writable by all, or in a
+/// directory of theirs — is refused by a workload command with `--fs` and by `fsbench run`,
+/// with how to fix it, before anything is made or stored. (Before: used as it was.)
+#[test]
+fn a_work_directory_another_user_could_change_is_refused() {
+    if !root_or_skip("a_work_directory_another_user_could_change_is_refused") {
+        return;
+    }
+    let s = Scratch::new();
+    let work = s.work();
+    std::fs::create_dir(&work).unwrap();
+    let plan = s.plan(SLOW);
+    let cases: [(&str, &dyn Fn(), &str); 3] = [
+        ("theirs", &|| chown(&work, NOBODY), "belongs to nobody"),
+        (
+            "writable by all",
+            &|| {
+                chown(&work, 0);
+                chmod(&work, 0o1777);
+            },
+            "mode 1777",
+        ),
+        (
+            "in a directory of theirs",
+            &|| {
+                chmod(&work, 0o755);
+                chown(s.path(), NOBODY);
+            },
+            "belongs to nobody",
+        ),
+    ];
+    for (what, make, says) in cases {
+        make();
+        for (command, output) in [
+            ("sleep --fs", sleep_on_ext4(&work).output().unwrap()),
+            (
+                "run",
+                s.command(&["--quiet", "--plan", plan.to_str().unwrap()])
+                    .output()
+                    .unwrap(),
+            ),
+        ] {
+            let err = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{what}, {command}: {err}");
+            assert!(
+                err.contains(&format!("work directory {}", work.display()))
+                    && err.contains(says)
+                    && err.contains("another user could swap"),
+                "{what}, {command}: {err}"
+            );
+            assert!(entries(&work).is_empty(), "{what}, {command}: made in it");
+        }
+        assert!(!s.runs().contains("slow"), "{what}: a run was stored");
+    }
+    chown(s.path(), 0);
+    s.assert_nothing_mounted();
+}
+
+/// A process named zfs-fuse that fsbench did not start (a copy of `sleep` under that name).
+struct FakeDaemon {
+    child: std::process::Child,
+}
+
+impl FakeDaemon {
+    fn start(dir: &Path) -> FakeDaemon {
+        let program = dir.join("zfs-fuse");
+        std::fs::copy("/bin/sleep", &program).unwrap();
+        let child = Command::new(&program).arg("120").spawn().unwrap();
+        FakeDaemon { child }
+    }
+    fn alive(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).is_ok_and(|stat| {
+            !stat
+                .rsplit_once(')')
+                .unwrap()
+                .1
+                .trim_start()
+                .starts_with('Z')
+        })
+    }
+}
+
+impl Drop for FakeDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loop device and a busy mount of the test's own (standing for the host's), undone on drop.
+struct HostMount {
+    device: String,
+    point: PathBuf,
+    busy: std::process::Child,
+}
+
+impl HostMount {
+    fn new(dir: &Path) -> HostMount {
+        let image = dir.join("host.disk");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&image)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let device = stdout(&out).trim().to_string();
+        assert!(Command::new("mkfs.ext4")
+            .args(["-q", "-F", &device])
+            .status()
+            .unwrap()
+            .success());
+        let point = dir.join("host-mount");
+        std::fs::create_dir(&point).unwrap();
+        assert!(Command::new("mount")
+            .arg(&device)
+            .arg(&point)
+            .status()
+            .unwrap()
+            .success());
+        // Busy: a process works inside it.
+        let busy = Command::new("sleep")
+            .arg("120")
+            .current_dir(&point)
+            .spawn()
+            .unwrap();
+        HostMount {
+            device,
+            point,
+            busy,
+        }
+    }
+    fn mounted(&self) -> bool {
+        let point = format!(" {} ", self.point.display());
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .any(|l| l.contains(&point))
+    }
+    fn attached(&self) -> bool {
+        Command::new("losetup")
+            .arg(&self.device)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+}
+
+impl Drop for HostMount {
+    fn drop(&mut self) {
+        let _ = self.busy.kill();
+        let _ = self.busy.wait();
+        let _ = Command::new("umount").arg(&self.point).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+/// `fsbench cleanup` obeys no ledger another user could have written, nor one naming what
+/// fsbench does not make: a root-owned 0600 file outside the work directory, a loop device and
+/// a busy mount fsbench never made, a process named zfs-fuse it never started all survive a
+/// ledger forged in a work directory of `nobody`'s, a ledger of `nobody`'s in root's work
+/// directory, and a root-owned one naming them. (Before: the file was deleted, the mount
+/// lazily unmounted, the loop device detached and the process killed.)
+#[test]
+fn a_forged_ledger_is_not_obeyed() {
+    if !root_or_skip("a_forged_ledger_is_not_obeyed") {
+        return;
+    }
+    let s = Scratch::new();
+    let victim = s.path().join("victim");
+    std::fs::write(&victim, "root's").unwrap();
+    chmod(&victim, 0o600);
+    let host = HostMount::new(s.path());
+    let daemon = FakeDaemon::start(s.path());
+    let pidfile = s.path().join("zfs-fuse.pid");
+    std::fs::write(&pidfile, format!("{}\n", daemon.child.id())).unwrap();
+    let work = s.work();
+    let state = work.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let ledger = state.join("ext4-999999999-0.json");
+    let forged = serde_json::json!({
+        "pid": 999_999_999u32,
+        "resources": [
+            {"kind": "image", "path": victim},
+            {"kind": "loop", "device": host.device, "backing_file": s.path().join("host.disk")},
+            {"kind": "mount", "mountpoint": host.point, "source": host.device},
+            {"kind": "zfs-daemon", "pid": daemon.child.id(), "pidfile": pidfile},
+        ]
+    });
+    std::fs::write(&ledger, forged.to_string()).unwrap();
+    let survived = |when: &str| {
+        assert_eq!(
+            std::fs::read_to_string(&victim).ok().as_deref(),
+            Some("root's"),
+            "{when}"
+        );
+        assert!(host.mounted(), "{when}: the host's mount is gone");
+        assert!(host.attached(), "{when}: the host's loop device is gone");
+        assert!(daemon.alive(), "{when}: the process named zfs-fuse is gone");
+        assert!(ledger.exists(), "{when}");
+    };
+    let cleanup = || {
+        fsbench()
+            .args(["cleanup", "--work-dir"])
+            .arg(&work)
+            .output()
+            .unwrap()
+    };
+
+    // Written by nobody in nobody's work directory.
+    for path in [&work, &state, &ledger] {
+        chown(path, NOBODY);
+    }
+    let output = cleanup();
+    survived("nobody's work directory");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("belongs to nobody")
+            && stderr(&output).contains("no state file there is obeyed"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Nobody's ledger in root's work directory.
+    chown(&work, 0);
+    chown(&state, 0);
+    let output = cleanup();
+    survived("nobody's ledger");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("belongs to nobody"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Root's ledger naming what fsbench does not make.
+    chown(&ledger, 0);
+    let output = cleanup();
+    survived("root's ledger");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("left alone").count(), 4, "{err}");
+}
+
+/// The names fsbench used to give a mount point (`mnt-<fs>-<pid>-<n>`) could be guessed: a
+/// symlink planted there made it mount over the link's target and leave the mount and loop
+/// device behind, and a directory planted there left a ledger `cleanup` could never finish.
+/// Now each is left as it is and the run goes on in a mount point of its own.
+#[test]
+fn what_is_planted_at_a_mount_point_name_is_not_used() {
+    if !root_or_skip("what_is_planted_at_a_mount_point_name_is_not_used") {
+        return;
+    }
+    let s = Scratch::new();
+    let work = s.work();
+    std::fs::create_dir(&work).unwrap();
+    let target = s.path().join("elsewhere");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep"), "").unwrap();
+    let planted_dir = s.path().join("planted");
+    std::fs::create_dir(&planted_dir).unwrap();
+    std::fs::write(planted_dir.join("keep"), "").unwrap();
+    for plant in [
+        |at: &Path, target: &Path, _: &Path| std::os::unix::fs::symlink(target, at).unwrap(),
+        |at: &Path, _: &Path, dir: &Path| std::fs::rename(dir, at).unwrap(),
+    ] {
+        // A shell that becomes fsbench once the name is planted (exec keeps its pid).
+        let mut sleep = sleep_on_ext4(&work);
+        let mut child = Command::new("sh")
+            .args(["-c", "read go && exec \"$0\" \"$@\""])
+            .arg(sleep.get_program())
+            .args(sleep.get_args())
+            .envs(sleep.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = &mut sleep;
+        let at = work.join(format!("mnt-ext4-{}-0", child.id()));
+        plant(&at, &target, &planted_dir);
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"go\n").unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        s.assert_nothing_mounted();
+        assert!(at.join("keep").exists(), "{}", at.display());
+        let cleanup = fsbench()
+            .args(["cleanup", "--work-dir"])
+            .arg(&work)
+            .output()
+            .unwrap();
+        assert!(cleanup.status.success(), "{}", stderr(&cleanup));
+        assert!(
+            stdout(&cleanup).contains("nothing to clean up"),
+            "{}",
+            stdout(&cleanup)
+        );
+        assert!(at.join("keep").exists());
+    }
+    assert!(target.join("keep").exists());
+}
+
+/// A ledger whose pid now names another process — started after the ledger's owner, or in
+/// another boot — is cleaned: the owner is known by its start time and boot, and a ledger of
+/// fsbench 0.1 (a pid only) by a process that started after it was last written. (Before:
+/// "fsbench N is still running" for ever.)
+#[test]
+fn a_ledger_whose_pid_was_reused_is_cleaned() {
+    if !root_or_skip("a_ledger_whose_pid_was_reused_is_cleaned") {
+        return;
+    }
+    let s = Scratch::new();
+    let work = s.work();
+    let state = work.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut sleeper = Command::new("sleep").arg("120").spawn().unwrap();
+    let pid = sleeper.id();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let start = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_string();
+    let ledgers = [
+        ("earlier", pid, Some(format!("{} {pid} 1", boot.trim()))),
+        (
+            "other-boot",
+            pid,
+            Some(format!("another-boot {pid} {start}")),
+        ),
+        ("before-a-reboot", 1, None),
+    ];
+    for (name, pid, owner) in &ledgers {
+        let point = work.join(format!("mnt-ext4-{name}"));
+        std::fs::create_dir(&point).unwrap();
+        let mut ledger = serde_json::json!({
+            "pid": pid,
+            "resources": [{"kind": "dir", "path": point}],
+        });
+        if let Some(owner) = owner {
+            ledger["owner"] = owner.as_str().into();
+        }
+        let file = state.join(format!("{name}.json"));
+        std::fs::write(&file, ledger.to_string()).unwrap();
+        if owner.is_none() {
+            // Last written long before pid 1 of this boot started.
+            let long_ago = std::time::UNIX_EPOCH + Duration::from_secs(86_400);
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+    }
+    let output = fsbench()
+        .args(["cleanup", "--work-dir"])
+        .arg(&work)
+        .output()
+        .unwrap();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let said = stdout(&output);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!said.contains("still running"), "{said}");
+    for (name, _, _) in &ledgers {
+        assert!(
+            !work.join(format!("mnt-ext4-{name}")).exists(),
+            "{name}: {said}"
+        );
+        assert!(
+            !state.join(format!("{name}.json")).exists(),
+            "{name}: {said}"
+        );
+    }
+}

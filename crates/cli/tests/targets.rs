@@ -663,3 +663,150 @@ fn the_support_table_tells_the_truth() {
         }
     }
 }
+
+/// The loop device is not in this process's mountinfo when it is mounted in another mount
+/// namespace only; the kernel's exclusive open still says it is in use. (Before: the guard
+/// passed it, and only mkfs's own exclusive open stopped the run, as a failed sample.)
+#[test]
+fn a_device_mounted_only_in_another_mount_namespace_is_refused() {
+    if !root_or_skip("a_device_mounted_only_in_another_mount_namespace_is_refused") {
+        return;
+    }
+    let disk = TestDisk::new();
+    let dev = disk.device.as_str();
+    assert!(Command::new("mkfs.ext4")
+        .args(["-q", "-F", dev])
+        .status()
+        .unwrap()
+        .success());
+    let mnt = tempfile::tempdir().unwrap();
+    // Mounted in a namespace of its own, which lives as long as its `sleep`.
+    let mut holder = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(format!(
+            "mount {dev} {} && echo mounted && exec sleep 120",
+            mnt.path().display()
+        ))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut said,
+    )
+    .unwrap();
+    assert_eq!(said.trim(), "mounted");
+    let ours = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!ours.contains(&format!("{dev} ")), "visible here: {ours}");
+    let work = work_dir();
+    let json = work.path().join("out.json");
+    let ack = format!("{dev}:ext4");
+    let output = matrix_on(
+        work.path(),
+        "ext4",
+        &["--device", dev, "--destroy-data-on", &ack],
+        &json,
+    );
+    // The namespace, and its mount, end with their last process.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    one_line_error(&output, 2, "the kernel refuses to open");
+    let probe = Command::new("blkid")
+        .args(["-p", "-o", "value", "-s", "TYPE", dev])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&probe).trim(), "ext4", "the device was written");
+    assert!(leftovers(work.path()).is_empty());
+}
+
+/// The second member of a mounted two-device btrfs is not in mountinfo (only the first is
+/// named there), and is refused all the same: it is the mounted filesystem's.
+#[test]
+fn the_second_member_of_a_mounted_two_device_btrfs_is_refused() {
+    if !root_or_skip("the_second_member_of_a_mounted_two_device_btrfs_is_refused") {
+        return;
+    }
+    let (first, second) = (TestDisk::new(), TestDisk::new());
+    let (a, b) = (first.device.as_str(), second.device.as_str());
+    let made = Command::new("mkfs.btrfs")
+        .args(["-q", "-f", "-d", "raid0", "-m", "raid0", a, b])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let mnt = tempfile::tempdir().unwrap();
+    assert!(Command::new("mount")
+        .arg(a)
+        .arg(mnt.path())
+        .status()
+        .unwrap()
+        .success());
+    let work = work_dir();
+    let json = work.path().join("out.json");
+    let ack = format!("{b}:btrfs");
+    let output = matrix_on(
+        work.path(),
+        "ext4",
+        &["--device", b, "--destroy-data-on", &ack],
+        &json,
+    );
+    let unmounted = Command::new("umount").arg(mnt.path()).status().unwrap();
+    // btrfs remembers the members it scanned: forget them, so nothing of the test stays.
+    let _ = Command::new("btrfs")
+        .args(["device", "scan", "--forget", a, b])
+        .output();
+    assert!(unmounted.success());
+    one_line_error(&output, 2, &format!("{b} is a member of the mounted btrfs"));
+    assert!(leftovers(work.path()).is_empty());
+}
+
+/// `fsbench run --dry-run` makes the device guard's checks on a plan's `[device]`.
+#[test]
+fn a_dry_run_refuses_a_mounted_device() {
+    if !root_or_skip("a_dry_run_refuses_a_mounted_device") {
+        return;
+    }
+    let disk = TestDisk::new();
+    let dev = disk.device.as_str();
+    assert!(Command::new("mkfs.ext4")
+        .args(["-q", "-F", dev])
+        .status()
+        .unwrap()
+        .success());
+    let mnt = tempfile::tempdir().unwrap();
+    assert!(Command::new("mount")
+        .arg(dev)
+        .arg(mnt.path())
+        .status()
+        .unwrap()
+        .success());
+    let work = work_dir();
+    let plan = work.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"on-a-device\"\n[device]\nblock = \"{dev}\"\ndestroy_data_on = \"{dev}:ext4\"\n\
+             [[filesystems]]\nname = \"xfs\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"10ms\"\n"
+        ),
+    )
+    .unwrap();
+    let output = fsbench()
+        .args(["run", "--dry-run", "--plan"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(Command::new("umount")
+        .arg(mnt.path())
+        .status()
+        .unwrap()
+        .success());
+    one_line_error(&output, 2, "is mounted on");
+    // Unmounted, the same dry run lists the cases.
+    let output = fsbench()
+        .args(["run", "--dry-run", "--plan"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("xfs"), "{}", stdout(&output));
+}
