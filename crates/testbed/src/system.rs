@@ -239,7 +239,17 @@ impl System for RealSystem {
     }
 
     fn write_file(&self, path: &Path, contents: &str) -> io::Result<()> {
-        std::fs::write(path, contents)
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        // A new file (a ledger) is writable by root alone whatever the umask: `fsbench cleanup`
+        // obeys no other.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o644)
+            .open(path)?
+            .write_all(contents.as_bytes())
     }
 
     fn create_trusted_dir(&self, path: &Path) -> io::Result<()> {
@@ -667,6 +677,34 @@ mod tests {
         assert_eq!(out.last_line(), "err");
         assert!(RealSystem.find_program("sh").is_some());
         assert!(RealSystem.find_program("no-such-program-fsbench").is_none());
+    }
+
+    /// What fsbench makes in its directories is made new: a symlink planted at the name (to a
+    /// directory, to a file) is neither followed nor taken over, nor is a directory already
+    /// there.
+    #[test]
+    fn new_directories_and_images_never_go_through_what_is_planted() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let to_dir = dir.path().join("mnt-ext4-1-0");
+        let to_file = dir.path().join("ext4-1-0.img");
+        std::os::unix::fs::symlink(&elsewhere, &to_dir).unwrap();
+        std::os::unix::fs::symlink(&victim, &to_file).unwrap();
+        for planted in [&to_dir, &to_file, &elsewhere] {
+            let e = RealSystem.create_new_dir(planted).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{planted:?}");
+            let e = RealSystem.create_sparse_file(planted, 1 << 20).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{planted:?}");
+        }
+        assert!(std::fs::read_dir(&elsewhere).unwrap().next().is_none());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(to_dir.is_symlink() && to_file.is_symlink());
+        let fresh = dir.path().join("mnt-ext4-1-1");
+        RealSystem.create_new_dir(&fresh).unwrap();
+        assert!(fresh.is_dir() && !fresh.is_symlink());
     }
 
     #[test]
