@@ -549,6 +549,25 @@ impl Drop for TestDisk {
     }
 }
 
+/// An ext4 made on the test's own device.
+fn mkfs_ext4(dev: &str) {
+    assert!(Command::new("mkfs.ext4")
+        .args(["-q", "-F", dev])
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// The test's own device mounted on a directory of its own (the test unmounts it).
+fn mount(dev: &str, dir: &Path) {
+    assert!(Command::new("mount")
+        .arg(dev)
+        .arg(dir)
+        .status()
+        .unwrap()
+        .success());
+}
+
 #[test]
 fn a_real_device_needs_consent_and_is_refused_while_mounted_or_signed() {
     if !root_or_skip("a_real_device_needs_consent_and_is_refused_while_mounted_or_signed") {
@@ -561,18 +580,9 @@ fn a_real_device_needs_consent_and_is_refused_while_mounted_or_signed() {
     let no_consent = matrix_on(work.path(), "ext4", &["--device", dev], &json);
     one_line_error(&no_consent, 2, &format!("--destroy-data-on {dev}"));
 
-    assert!(Command::new("mkfs.ext4")
-        .args(["-q", "-F", dev])
-        .status()
-        .unwrap()
-        .success());
+    mkfs_ext4(dev);
     let mnt = tempfile::tempdir().unwrap();
-    assert!(Command::new("mount")
-        .arg(dev)
-        .arg(mnt.path())
-        .status()
-        .unwrap()
-        .success());
+    mount(dev, mnt.path());
     let mounted = matrix_on(
         work.path(),
         "xfs",
@@ -674,19 +684,31 @@ fn a_device_mounted_only_in_another_mount_namespace_is_refused() {
     }
     let disk = TestDisk::new();
     let dev = disk.device.as_str();
-    assert!(Command::new("mkfs.ext4")
-        .args(["-q", "-F", dev])
-        .status()
-        .unwrap()
-        .success());
+    mkfs_ext4(dev);
     let mnt = tempfile::tempdir().unwrap();
-    // Mounted in a namespace of its own, which lives as long as its `sleep`.
+    // Mounted in a namespace of its own, which lives as long as its `sleep`. The namespace
+    // starts with a copy of every mount of the host, other tests' too: it lets go of all but
+    // its own (and those on its way) at once, so that no other test's filesystem stays held.
+    let script = r#"mount "$1" "$2" || exit 1
+for t in $(findmnt -rn -o TARGET | sort -r); do
+  case "$t" in /|"$2") continue;; esac
+  case "$2" in "$t"/*) continue;; esac
+  umount -l "$t" 2>/dev/null
+done
+echo mounted
+exec sleep 120"#;
     let mut holder = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg(format!(
-            "mount {dev} {} && echo mounted && exec sleep 120",
-            mnt.path().display()
-        ))
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            dev,
+        ])
+        .arg(mnt.path())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -735,12 +757,7 @@ fn the_second_member_of_a_mounted_two_device_btrfs_is_refused() {
         .unwrap();
     assert!(made.status.success(), "{}", stderr(&made));
     let mnt = tempfile::tempdir().unwrap();
-    assert!(Command::new("mount")
-        .arg(a)
-        .arg(mnt.path())
-        .status()
-        .unwrap()
-        .success());
+    mount(a, mnt.path());
     let work = work_dir();
     let json = work.path().join("out.json");
     let ack = format!("{b}:btrfs");
@@ -768,18 +785,9 @@ fn a_dry_run_refuses_a_mounted_device() {
     }
     let disk = TestDisk::new();
     let dev = disk.device.as_str();
-    assert!(Command::new("mkfs.ext4")
-        .args(["-q", "-F", dev])
-        .status()
-        .unwrap()
-        .success());
+    mkfs_ext4(dev);
     let mnt = tempfile::tempdir().unwrap();
-    assert!(Command::new("mount")
-        .arg(dev)
-        .arg(mnt.path())
-        .status()
-        .unwrap()
-        .success());
+    mount(dev, mnt.path());
     let work = work_dir();
     let plan = work.path().join("plan.toml");
     std::fs::write(
