@@ -44,12 +44,14 @@ pub fn spec_from(args: &TargetArgs) -> Result<Option<TargetSpec>, Failure> {
 /// loop devices and images the ledger lists. Keep the value until every target is torn down.
 /// A guard that cannot start costs only that: a warning, and `fsbench cleanup` after a kill.
 pub fn guard(state_dir: &Path) -> Option<fsbench_testbed::guard::Guard> {
+    // The guard works in `/`: a relative --work-dir is this process's, made absolute.
+    let state_dir = std::path::absolute(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
     let started = std::env::current_exe().and_then(|exe| {
         let mut command = std::process::Command::new(exe);
         command
             .arg("guard")
             .arg("--state-dir")
-            .arg(state_dir)
+            .arg(&state_dir)
             .arg("--pid")
             .arg(std::process::id().to_string());
         fsbench_testbed::guard::Guard::start(command)
