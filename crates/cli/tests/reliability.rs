@@ -855,6 +855,33 @@ fn a_work_directory_another_user_could_change_is_refused() {
     s.assert_nothing_mounted();
 }
 
+/// The task workload's data directory (its generated tree and tarball, which it untars and
+/// builds as root) is refused when another user could change it. (Before: used as it was.)
+#[test]
+fn a_data_directory_another_user_could_change_is_refused() {
+    if !root_or_skip("a_data_directory_another_user_could_change_is_refused") {
+        return;
+    }
+    let s = Scratch::new();
+    let data = s.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    chown(&data, NOBODY);
+    let output = fsbench()
+        .args(["task", "copy", "--scale", "0.01", "--no-store", "--quiet", "--dir"])
+        .arg(s.path())
+        .arg("--data-dir")
+        .arg(&data)
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--data-dir") && err.contains("belongs to nobody"),
+        "{err}"
+    );
+    assert!(entries(&data).is_empty(), "{:?}", entries(&data));
+}
+
 /// A process named zfs-fuse that fsbench did not start (a copy of `sleep` under that name).
 struct FakeDaemon {
     child: std::process::Child,

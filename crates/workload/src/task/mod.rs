@@ -630,14 +630,15 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
         self.check_source(dir)?;
         check_directory(dir)?;
         let data = self.data_dir();
-        std::fs::create_dir_all(&data).map_err(|e| {
-            WorkloadError::invalid(
-                "data_dir",
-                format!(
-                    "cannot create {} ({e}): pass another --data-dir",
-                    data.display()
-                ),
-            )
+        // Made where missing, and only used when nobody else can change it or the way to it:
+        // the generated tree and tarball there are what the task untars and builds.
+        fsbench_measure::trust::ensure_dir(&data).map_err(|e| {
+            let what = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                format!("{} may not hold fsbench's data: {e}", data.display())
+            } else {
+                format!("cannot create {} ({e})", data.display())
+            };
+            WorkloadError::invalid("data_dir", format!("{what}; or pass another --data-dir"))
         })?;
         let (free, inodes) = fileio::free_space(dir).unwrap_or((u64::MAX, u64::MAX));
         if self.tasks.0.iter().any(|t| t.needs_tree()) && self.source.is_none() {
