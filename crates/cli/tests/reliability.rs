@@ -867,7 +867,15 @@ fn a_data_directory_another_user_could_change_is_refused() {
     std::fs::create_dir(&data).unwrap();
     chown(&data, NOBODY);
     let output = fsbench()
-        .args(["task", "copy", "--scale", "0.01", "--no-store", "--quiet", "--dir"])
+        .args([
+            "task",
+            "copy",
+            "--scale",
+            "0.01",
+            "--no-store",
+            "--quiet",
+            "--dir",
+        ])
         .arg(s.path())
         .arg("--data-dir")
         .arg(&data)
