@@ -4,6 +4,7 @@
 
 use crate::model::ReportModel;
 use fsbench_model::{CaseAxis, Dim, DimValue};
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 /// Renders a report model. Exporters write into any `io::Write`; they never decide file names
@@ -40,15 +41,25 @@ pub fn csv_header() -> String {
         .join(",")
 }
 
+/// A text cell (a name, a reason: never a number, which [`CsvValue::Number`] writes as it is):
+/// one that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so
+/// a spreadsheet shows it as text instead of running it as a formula (OWASP's "CSV injection";
+/// `=cmd|' /c calc'!A0` in a plan name); quoted when it holds a comma, quote or line break.
 fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
+    let neutral = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        Cow::Owned(format!("'{text}"))
     } else {
-        text.to_string()
+        Cow::Borrowed(text)
+    };
+    if neutral.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", neutral.replace('"', "\"\""))
+    } else {
+        neutral.into_owned()
     }
 }
 
-/// One value of a tidy row: text, or a number (which the XLSX keeps as a number).
+/// One value of a tidy row: text, or a number (which the XLSX keeps as a number, and the CSV
+/// writes as it is, `-1.5` included: only text is neutralised against formulas).
 #[derive(Debug, Clone, PartialEq)]
 pub enum CsvValue {
     Text(String),

@@ -5,6 +5,7 @@
 use crate::export::Exporter;
 use crate::model::ReportModel;
 use crate::standings::{Discipline, Options, Standings};
+use crate::terminal::printable;
 use fsbench_analysis::compare::{Comparison, Verdict};
 use fsbench_model::Direction;
 use std::io::{self, Write};
@@ -69,8 +70,35 @@ pub fn versus_text(direction: Direction, c: &Comparison) -> String {
     }
 }
 
+/// Text from users or names (plan, configurations, reasons, a stored host), safe in Markdown:
+/// HTML is shown, never run (`<script>`, `<img onerror>` become `&lt;script&gt;`, which every
+/// renderer shows as typed, in Markdown or in a mail); `|` cannot end a table cell, `` ` `` open
+/// a code span or `\` escape what follows; control characters are [`printable`] (the
+/// summary goes to the terminal too).
 fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
+    let mut safe = String::with_capacity(text.len());
+    for c in printable(text).chars() {
+        match c {
+            '&' => safe.push_str("&amp;"),
+            '<' => safe.push_str("&lt;"),
+            '>' => safe.push_str("&gt;"),
+            '|' | '`' | '\\' => {
+                safe.push('\\');
+                safe.push(c);
+            }
+            c => safe.push(c),
+        }
+    }
+    safe
+}
+
+/// Options as given (mkfs, mount), escaped; "(default)" when there are none.
+fn options(text: &str) -> String {
+    if text.is_empty() {
+        "(default)".into()
+    } else {
+        escape(text)
+    }
 }
 
 impl Exporter for Markdown {
@@ -82,7 +110,7 @@ impl Exporter for Markdown {
                 out,
                 "# fsbench report: run {} \"{}\" ({}{})\n",
                 run.id,
-                run.plan_name,
+                escape(&run.plan_name),
                 run.status,
                 view.scale_note()
             )?;
@@ -90,10 +118,10 @@ impl Exporter for Markdown {
             writeln!(
                 out,
                 "Started {}; fsbench {}; kernel {}; {} ({} CPUs); {:.1} GiB memory.\n",
-                run.started_at,
-                run.fsbench_version,
-                host["kernel_release"].as_str().unwrap_or("?"),
-                host["cpu_model"].as_str().unwrap_or("?"),
+                escape(&run.started_at),
+                escape(&run.fsbench_version),
+                escape(host["kernel_release"].as_str().unwrap_or("?")),
+                escape(host["cpu_model"].as_str().unwrap_or("?")),
                 host["cpus"],
                 host["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30),
             )?;
@@ -106,13 +134,13 @@ impl Exporter for Markdown {
                 let (ok, all) = case.counts();
                 writeln!(
                     out,
-                    "| {} | {} | `{}` | `{}` | {} | {} | {ok} of {all} |",
+                    "| {} | {} | {} | {} | {} | {} | {ok} of {all} |",
                     escape(&case.key),
-                    c["filesystem"].as_str().unwrap_or("?"),
-                    c["mkfs_options"].as_str().unwrap_or(""),
-                    c["mount_options"].as_str().unwrap_or(""),
-                    c["scheduler"].as_str().unwrap_or("default"),
-                    c["cache"].as_str().unwrap_or("?"),
+                    escape(c["filesystem"].as_str().unwrap_or("?")),
+                    options(c["mkfs_options"].as_str().unwrap_or("")),
+                    options(c["mount_options"].as_str().unwrap_or("")),
+                    escape(c["scheduler"].as_str().unwrap_or("default")),
+                    escape(c["cache"].as_str().unwrap_or("?")),
                 )?;
             }
             writeln!(out)?;
@@ -165,7 +193,7 @@ impl Exporter for Markdown {
             writeln!(
                 out,
                 "Points per placement in each discipline (with N configurations the best gets N, the last 1; ties share), per category; overall = Σ weight × mean points per discipline of the category; composite = geometric mean of each value relative to {} (above 1 is better).\n",
-                standings.baseline.as_deref().unwrap_or("the baseline")
+                escape(standings.baseline.as_deref().unwrap_or("the baseline"))
             )?;
             write!(out, "| rank | configuration |")?;
             for c in &categories {

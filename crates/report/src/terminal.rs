@@ -9,8 +9,36 @@ use crate::markdown::{value_text, versus_text};
 use crate::model::{ReportModel, Table};
 use crate::standings::{Options, Standings};
 use fsbench_store::Outcome;
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::Path;
+
+/// `text` safe to print on a terminal: control characters (ESC and the rest of C0, DEL, C1,
+/// a newline or tab inside a name) and the bidirectional overrides that reorder what is shown
+/// are written as Rust escapes (`\u{1b}`, `\n`), so a name from a plan, a database or a mount
+/// cannot recolour, move the cursor, retitle the terminal, start a line of its own or hide
+/// text. Everything else is printed as given. Every user-provided name printed goes through it.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let unsafe_char =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.contains(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            safe.extend(c.escape_debug());
+        } else {
+            safe.push(c);
+        }
+    }
+    Cow::Owned(safe)
+}
+
+/// A path, [`printable`].
+pub fn printable_path(path: &Path) -> String {
+    printable(&path.display().to_string()).into_owned()
+}
 
 /// The terminal summary.
 #[derive(Debug, Clone, Copy, Default)]
@@ -51,10 +79,15 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
         })
         .collect();
     let shared = units.windows(2).all(|w| w[0].1 == w[1].1);
-    let labels: Vec<String> = table.rows.iter().map(|r| r.label(&table.metric)).collect();
-    let mut title = table.workload_names.join(", ");
+    let labels: Vec<String> = table
+        .rows
+        .iter()
+        .map(|r| printable(&r.label(&table.metric)).into_owned())
+        .collect();
+    let columns: Vec<Cow<'_, str>> = table.columns.iter().map(|c| printable(&c.label)).collect();
+    let mut title = printable(&table.workload_names.join(", ")).into_owned();
     if titled_by_metric {
-        title = format!("{title} {}", table.metric);
+        title = format!("{title} {}", printable(&table.metric));
     }
     let mut notes: Vec<&str> = Vec::new();
     if shared {
@@ -109,7 +142,7 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
         .flatten()
         .chain(&counts)
         .map(|c| c.chars().count())
-        .chain(table.columns.iter().map(|c| c.label.chars().count()))
+        .chain(columns.iter().map(|c| c.chars().count()))
         .max()
         .unwrap_or(8);
     let pad = |text: &str, w: usize| {
@@ -117,8 +150,8 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
         format!("{}{text}", " ".repeat(w.saturating_sub(n)))
     };
     write!(out, "{:<name_width$}", "")?;
-    for column in &table.columns {
-        write!(out, "  {}", pad(&column.label, width))?;
+    for column in &columns {
+        write!(out, "  {}", pad(column, width))?;
     }
     writeln!(out)?;
     for ((label, row), (_, unit)) in labels.iter().zip(&cells).zip(&units) {
@@ -161,7 +194,7 @@ impl Exporter for Terminal<'_> {
                 out,
                 "Run {} \"{}\" ({}): {} samples: {} ok, {} unsupported, {} failed, {} timeout{interrupted}",
                 run.id,
-                run.plan_name,
+                printable(&run.plan_name),
                 run.status,
                 statuses.len(),
                 count(Outcome::Ok),
@@ -184,7 +217,11 @@ impl Exporter for Terminal<'_> {
                         names.push(name);
                     }
                 }
-                writeln!(out, "\n{}: no sample measured anything", names.join(", "))?;
+                writeln!(
+                    out,
+                    "\n{}: no sample measured anything",
+                    printable(&names.join(", "))
+                )?;
             }
             for table in &tables {
                 write_table(out, table, tables.len() > 1)?;
@@ -205,16 +242,16 @@ impl Exporter for Terminal<'_> {
                     String::new()
                 };
                 let (config, workload) = p.case_key.rsplit_once('.').unwrap_or((&p.case_key, ""));
-                let head = format!("{run}{config}");
+                let head = format!("{run}{}", printable(config));
                 let tail = format!(
                     "{} ×{}: {}",
                     p.status,
                     p.count,
-                    p.reason.trim_end_matches(" (not retried)")
+                    printable(p.reason.trim_end_matches(" (not retried)"))
                 );
                 match lines.iter_mut().find(|(h, t, _)| *h == head && *t == tail) {
-                    Some((_, _, workloads)) => workloads.push(workload.to_string()),
-                    None => lines.push((head, tail, vec![workload.to_string()])),
+                    Some((_, _, workloads)) => workloads.push(printable(workload).into_owned()),
+                    None => lines.push((head, tail, vec![printable(workload).into_owned()])),
                 }
             }
             for (head, tail, workloads) in lines {
@@ -226,7 +263,7 @@ impl Exporter for Terminal<'_> {
             writeln!(
                 out,
                 "\nStored as run {id} in {} (`fsbench export {id} --json FILE`).",
-                db.display()
+                printable_path(db)
             )?;
         }
         Ok(())
@@ -245,7 +282,7 @@ fn write_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
     let width = standings
         .disciplines
         .iter()
-        .map(|d| d.title().chars().count())
+        .map(|d| printable(&d.title()).chars().count())
         .max()
         .unwrap_or(10);
     for d in &standings.disciplines {
@@ -258,7 +295,7 @@ fn write_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
         let versus = match runner {
             Some(r) => format!(
                 "; {}: {}",
-                r.label,
+                printable(&r.label),
                 r.vs_best
                     .as_ref()
                     .map_or("-".into(), |c| versus_text(d.direction, c))
@@ -268,8 +305,8 @@ fn write_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
         writeln!(
             out,
             "  {:<width$}  {} {} ({}){versus}",
-            d.title(),
-            best.label,
+            printable(&d.title()),
+            printable(&best.label),
             value_text(d, best.mean),
             d.direction.phrase(),
         )?;
@@ -287,7 +324,7 @@ fn write_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
     let width = standings
         .scores
         .iter()
-        .map(|s| s.label.chars().count())
+        .map(|s| printable(&s.label).chars().count())
         .max()
         .unwrap_or(10);
     for (i, s) in standings.scores.iter().enumerate() {
@@ -302,7 +339,7 @@ fn write_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
             out,
             "  {:>2}. {:<width$}  overall {:>5.2}  ({})",
             i + 1,
-            s.label,
+            printable(&s.label),
             s.overall,
             parts.join(", ")
         )?;

@@ -775,3 +775,141 @@ fn a_client_sweep_beside_a_fixed_load_draws_one_curve_and_the_loads_bars() {
     );
     assert!(captions.len() < 12, "{captions:#?}");
 }
+
+/// A run whose names come from a hostile plan: HTML, a formula, terminal codes, a newline.
+fn hostile_fixture() -> (tempfile::TempDir, Store, i64) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            started_at: "t0",
+            plan_name: "<script>alert(1)</script>\u{1b}[31mred\nsecond line",
+            plan_text: "",
+            fsbench_version: "0",
+            host_json: "{}",
+            planned_samples: 2,
+        })
+        .unwrap();
+    let config = r#"{"filesystem":"ext4","mkfs_set":"@SUM(1+1)","mount_set":"-2+3","mkfs_options":"<img src=x onerror=alert(1)>","scheduler":null,"cache":"warm"}"#;
+    let workload = r#"{"kind":"sleep","name":"=cmd|' /c calc'!A0"}"#;
+    let case = store
+        .add_case(
+            run,
+            "ext4.@SUM(1+1).-2+3.default.warm.=cmd|' /c calc'!A0",
+            0,
+            config,
+            workload,
+        )
+        .unwrap();
+    const DRIFT: MetricDef = MetricDef::new("drift", Unit::Nanos, Direction::Lower).main();
+    let results = [ResultRecord {
+        dims: Dims {
+            phase: Some("+phase".into()),
+            ..Dims::default()
+        },
+        measurements: vec![DRIFT.at(-1.5)],
+        ..ResultRecord::default()
+    }];
+    store
+        .record_sample(
+            case,
+            &NewSample {
+                results: &results,
+                ..sample(1, Outcome::Ok)
+            },
+        )
+        .unwrap();
+    store
+        .record_sample(
+            case,
+            &NewSample {
+                reason: Some("\tthe tool said \u{1b}]0;owned\u{7}"),
+                ..sample(2, Outcome::Failed)
+            },
+        )
+        .unwrap();
+    (dir, store, run)
+}
+
+/// The cells of one CSV line (RFC 4180 quoting).
+fn csv_cells(line: &str) -> Vec<String> {
+    let (mut cells, mut cell, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cell.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(std::mem::take(&mut cell)),
+            c => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells
+}
+
+#[test]
+fn names_cannot_inject_formulas_html_or_terminal_codes() {
+    let (_dir, store, run) = hostile_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+
+    // CSV: a text cell never starts a formula; a number stays a number, `-1.5` included.
+    let csv = render(&Csv, &model);
+    let header = csv_cells(csv.lines().next().unwrap());
+    let value = header.iter().position(|h| h == "value").unwrap();
+    let mut numbers = Vec::new();
+    for line in csv.lines().skip(1) {
+        let cells = csv_cells(line);
+        assert_eq!(cells.len(), header.len(), "{line}");
+        for (i, cell) in cells.iter().enumerate() {
+            if i == value && !cell.is_empty() {
+                numbers.push(cell.clone());
+                continue;
+            }
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "column {}: {cell:?} in {line}",
+                header[i]
+            );
+        }
+    }
+    assert_eq!(numbers, ["-1.5"], "{csv}");
+    assert!(csv.contains(",'=cmd|' /c calc'!A0,"), "{csv}");
+    assert!(csv.contains(",'@SUM(1+1),'-2+3,"), "{csv}");
+    assert!(csv.contains(",'+phase,"), "{csv}");
+
+    // Markdown: HTML is shown as text, not run; no control character reaches the page.
+    let md = render(&crate::Markdown::default(), &model);
+    for raw in ["<script>", "<img", "\u{1b}", "\u{7}", "\t"] {
+        assert!(!md.contains(raw), "{raw:?} in {md}");
+    }
+    assert!(
+        md.starts_with("# fsbench report: run 1 \"&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{md}"
+    );
+    assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{md}");
+    // A `|` in a name does not end its table cell.
+    assert!(md.contains("=cmd\\|' /c calc'!A0"), "{md}");
+
+    // Terminal: codes and newlines in names are shown escaped, on the name's own line.
+    let text = render(
+        &Terminal {
+            db: None,
+            all_metrics: true,
+            ranking: true,
+        },
+        &model,
+    );
+    for raw in ["\u{1b}", "\u{7}", "\t"] {
+        assert!(!text.contains(raw), "{raw:?} in {text}");
+    }
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("\"<script>alert(1)</script>\\u{1b}[31mred\\nsecond line\""),
+        "{text}"
+    );
+}
