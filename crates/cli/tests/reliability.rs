@@ -1215,3 +1215,97 @@ fn a_ledger_whose_pid_was_reused_is_cleaned() {
         );
     }
 }
+
+/// A one-sample campaign of a 10 ms nap in `dir` (no root needed), stored in `db`.
+fn nap_in(s: &Scratch, dir: &Path, db: &Path) -> Output {
+    let plan = s.plan(
+        "name = \"nap\"\nrepetitions = 1\n[[workloads]]\nkind = \"sleep\"\nduration = \"10ms\"\n",
+    );
+    fsbench()
+        .args(["run", "--quiet", "--plan", plan.to_str().unwrap(), "--dir"])
+        .arg(dir)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+/// A database fsbench did not make — not SQLite, another program's SQLite database (with no
+/// schema version, or with one that is fsbench's number), or a results database whose pages
+/// are damaged — is refused by `fsbench run` (exit 2, saying what it is) and left byte for byte
+/// as it was: no run added, no journal mode switched, no file beside it. Reading commands
+/// refuse it too, without calling it "empty".
+#[test]
+fn a_database_fsbench_did_not_make_is_refused_and_left_as_it_is() {
+    let s = Scratch::new();
+    let dir = s.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let not_sqlite = s.path().join("notes.db");
+    std::fs::write(&not_sqlite, "a text file, not a database\n").unwrap();
+    let foreign = |name: &str, version: u32| {
+        let path = s.path().join(name);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "CREATE TABLE people (name TEXT, age INTEGER);
+             INSERT INTO people VALUES ('ada', 36);
+             PRAGMA user_version = {version};"
+        ))
+        .unwrap();
+        path
+    };
+    let unversioned = foreign("contacts.db", 0);
+    let versioned = foreign("app.db", 3);
+    // A results database with the root page of its `runs` table overwritten.
+    let damaged = s.path().join("damaged.db");
+    let output = nap_in(&s, &dir, &damaged);
+    assert!(output.status.success(), "{}", stderr(&output));
+    {
+        let conn = rusqlite::Connection::open(&damaged).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = DELETE").unwrap();
+        let (root, page): (i64, i64) = conn
+            .query_row(
+                "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master WHERE name = 'runs'",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        drop(conn);
+        let mut bytes = std::fs::read(&damaged).unwrap();
+        let at = ((root - 1) * page) as usize;
+        bytes[at..at + 16].fill(0xff);
+        std::fs::write(&damaged, bytes).unwrap();
+    }
+    for (db, what) in [
+        (&unversioned, "is an SQLite database of another program"),
+        (&versioned, "is an SQLite database of another program"),
+        (&damaged, "is damaged"),
+        (&not_sqlite, "is not an SQLite database"),
+    ] {
+        let before = std::fs::read(db).unwrap();
+        let files = entries(s.path()).len();
+        let output = nap_in(&s, &dir, db);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(what), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("pass another --db"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(
+            std::fs::read(db).unwrap() == before,
+            "{} changed",
+            db.display()
+        );
+        assert_eq!(entries(s.path()).len(), files, "a file was added beside it");
+        if db != &damaged {
+            let runs = fsbench().arg("runs").arg("--db").arg(db).output().unwrap();
+            assert_eq!(runs.status.code(), Some(2), "{}", stderr(&runs));
+            assert!(stderr(&runs).contains(what), "{}", stderr(&runs));
+            assert!(
+                std::fs::read(db).unwrap() == before,
+                "{} changed",
+                db.display()
+            );
+        }
+    }
+}

@@ -165,6 +165,12 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error("{} is empty, not a results database; remove it or pass another --db", .0.display())]
     Empty(PathBuf),
+    #[error("{} is not an SQLite database, so not a results database of fsbench; it is left as it is: pass another --db", .0.display())]
+    NotADatabase(PathBuf),
+    #[error("{} is an SQLite database of another program ({what}), not a results database of fsbench; it is left as it is: pass another --db", path.display())]
+    Foreign { path: PathBuf, what: String },
+    #[error("the results database {} is damaged (SQLite's check says: {detail}); fsbench adds nothing to it: keep a copy, try `sqlite3 {} .recover`, or pass another --db", path.display(), path.display())]
+    Malformed { path: PathBuf, detail: String },
     #[error("the results database {} is read-only, and fsbench stores what it measures in it; pass a writable --db (or --no-store) (`fsbench runs` and `fsbench export` read it as it is)", .0.display())]
     ReadOnly(PathBuf),
     #[error("the results database {} has schema version {found} and cannot be upgraded here ({source}); run `fsbench runs --db {}` once with write access", path.display(), path.display())]
@@ -297,6 +303,180 @@ fn effective_status(status: String, owner: Option<&str>) -> RunState {
     }
 }
 
+/// Opens an existing database read-only: nothing about the file changes, its journal mode
+/// included.
+fn open_read_only(path: &Path) -> Result<Connection> {
+    let open_error = |source: rusqlite::Error| match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase(path.to_path_buf()),
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        },
+    };
+    let version = |conn: &Connection| -> rusqlite::Result<u32> {
+        conn.pragma_query_value(None, "user_version", |row| row.get(0))
+    };
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+    let uri = |extra: &str| {
+        let mut text = String::from("file:");
+        for byte in path.as_os_str().as_encoded_bytes() {
+            match byte {
+                b'%' | b'?' | b'#' => text.push_str(&format!("%{byte:02X}")),
+                _ => text.push(*byte as char),
+            }
+        }
+        text + "?mode=ro" + extra
+    };
+    let opened = Connection::open_with_flags(uri(""), flags).and_then(|conn| {
+        // Wait for a concurrent writer (a running campaign) rather than fail at once.
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        version(&conn).map(|_| conn)
+    });
+    // A WAL database needs its -shm file, which a read-only directory or mount cannot get;
+    // nobody can write there either, so reading it as immutable is then exact.
+    match opened {
+        Ok(conn) => Ok(conn),
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) => {
+            Err(open_error(e))
+        }
+        Err(_) => {
+            let conn =
+                Connection::open_with_flags(uri("&immutable=1"), flags).map_err(open_error)?;
+            version(&conn).map_err(open_error)?;
+            Ok(conn)
+        }
+    }
+}
+
+/// Tables and views (with their columns) of a database, SQLite's own left out.
+type Schema = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
+fn schema_of(conn: &Connection) -> rusqlite::Result<Schema> {
+    let mut tables = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+    )?;
+    let names: Vec<String> = tables
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut schema = Schema::new();
+    for name in names {
+        let mut columns = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+        let columns = columns
+            .query_map([&name], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        schema.insert(name, columns);
+    }
+    Ok(schema)
+}
+
+/// The schema each version has (index = version), as the migrations make it: one definition,
+/// the migrations themselves, applied to an empty database in memory.
+fn schemas() -> &'static [Schema] {
+    static SCHEMAS: std::sync::OnceLock<Vec<Schema>> = std::sync::OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        let mut conn = Connection::open_in_memory().expect("an in-memory database");
+        let mut all = vec![Schema::new()];
+        for steps in MIGRATIONS {
+            let tx = conn.transaction().expect("a transaction in memory");
+            for step in *steps {
+                match step {
+                    Step::Sql(sql) => tx.execute_batch(sql).expect("the migrations apply"),
+                    Step::Rust(convert) => convert(&tx).expect("the migrations apply"),
+                }
+            }
+            tx.commit().expect("the migrations apply");
+            all.push(schema_of(&conn).expect("the schema reads"));
+        }
+        all
+    })
+}
+
+/// The schema version of an existing database, after checking it is fsbench's: version 0 with
+/// no tables (a new database), or a version whose tables and columns are all there. Another
+/// program's database (tables without fsbench's version, or a version without its tables) is
+/// [`StoreError::Foreign`].
+fn check_schema(conn: &Connection, path: &Path) -> Result<u32> {
+    let open_error = |source: rusqlite::Error| match source.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotADatabase(path.to_path_buf()),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => StoreError::Malformed {
+            path: path.to_path_buf(),
+            detail: source.to_string(),
+        },
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        },
+    };
+    // One read transaction: the version and the tables of one moment (a migration elsewhere
+    // changes both at once).
+    conn.execute_batch("BEGIN").map_err(open_error)?;
+    let read = conn
+        .pragma_query_value(None, "user_version", |row| row.get::<_, u32>(0))
+        .and_then(|version| Ok((version, schema_of(conn)?)));
+    let _ = conn.execute_batch("COMMIT");
+    let (found, schema) = read.map_err(open_error)?;
+    let foreign = |what: String| StoreError::Foreign {
+        path: path.to_path_buf(),
+        what,
+    };
+    let tables = || {
+        let names: Vec<&str> = schema.keys().map(String::as_str).take(6).collect();
+        format!("tables {}", names.join(", "))
+    };
+    if found as usize >= schemas().len() {
+        if !schema.contains_key("runs") {
+            return Err(foreign(format!("schema version {found}, {}", tables())));
+        }
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+        });
+    }
+    if found == 0 && !schema.is_empty() {
+        return Err(foreign(format!("no schema version, {}", tables())));
+    }
+    for (table, columns) in &schemas()[found as usize] {
+        let missing = match schema.get(table) {
+            None => format!("no table {table}"),
+            Some(have) => match columns.iter().find(|c| !have.contains(*c)) {
+                None => continue,
+                Some(column) => format!("no column {table}.{column}"),
+            },
+        };
+        return Err(foreign(format!(
+            "schema version {found} but {missing}; {}",
+            tables()
+        )));
+    }
+    Ok(found)
+}
+
+/// SQLite's quick check (every page and index readable and consistent; about a second per
+/// GB), before anything is added to a database.
+fn quick_check(conn: &Connection, path: &Path) -> Result<()> {
+    let malformed = |detail: String| StoreError::Malformed {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let mut check = conn
+        .prepare("PRAGMA quick_check(3)")
+        .map_err(|e| malformed(e.to_string()))?;
+    let found: Vec<String> = check
+        .query_map([], |row| row.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(|e| malformed(e.to_string()))?;
+    if found == ["ok"] {
+        return Ok(());
+    }
+    // Each finding, without SQLite's "*** in database main ***" headings.
+    let findings: Vec<&str> = found
+        .iter()
+        .flat_map(|f| f.lines())
+        .filter(|l| !l.starts_with("***"))
+        .collect();
+    Err(malformed(findings.join("; ")))
+}
+
 /// A samples row before its JSON is parsed.
 struct SampleRow {
     id: i64,
@@ -320,8 +500,17 @@ impl Store {
     /// Opens (creating if needed, with its directory) and migrates the database at `path`. A
     /// database this call created is removed again when it cannot be set up (a full disk), so
     /// no empty file stays behind.
+    ///
+    /// An existing file is looked at first, read-only, and refused untouched (no journal mode
+    /// switched, nothing added) unless it is a sound results database or an empty one: not
+    /// SQLite, another program's SQLite database, or one that fails SQLite's quick check.
     pub fn open(path: &Path) -> Result<Store> {
         let existed = path.exists();
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            let conn = open_read_only(path)?;
+            check_schema(&conn, path)?;
+            quick_check(&conn, path)?;
+        }
         let opened = Store::open_read_write(path);
         if opened.is_err() && !existed {
             for suffix in ["", "-wal", "-shm", "-journal"] {
@@ -386,46 +575,10 @@ impl Store {
         if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
             return Err(StoreError::Empty(path.to_path_buf()));
         }
-        let open_error = |source| StoreError::Open {
-            path: path.to_path_buf(),
-            source,
-        };
-        let version = |conn: &Connection| -> rusqlite::Result<u32> {
-            conn.pragma_query_value(None, "user_version", |row| row.get(0))
-        };
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
-        let uri = |extra: &str| {
-            let mut text = String::from("file:");
-            for byte in path.as_os_str().as_encoded_bytes() {
-                match byte {
-                    b'%' | b'?' | b'#' => text.push_str(&format!("%{byte:02X}")),
-                    _ => text.push(*byte as char),
-                }
-            }
-            text + "?mode=ro" + extra
-        };
-        // A WAL database needs its -shm file, which a read-only directory or mount cannot get;
-        // nobody can write there either, so reading it as immutable is then exact.
-        let conn = match Connection::open_with_flags(uri(""), flags) {
-            Ok(conn) if version(&conn).is_ok() => conn,
-            _ => {
-                let conn =
-                    Connection::open_with_flags(uri("&immutable=1"), flags).map_err(open_error)?;
-                version(&conn).map_err(open_error)?;
-                conn
-            }
-        };
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(open_error)?;
-        let found = version(&conn).map_err(open_error)?;
+        let conn = open_read_only(path)?;
+        let found = check_schema(&conn, path)?;
         if found == 0 {
             return Err(StoreError::Empty(path.to_path_buf()));
-        }
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: path.to_path_buf(),
-                found,
-            });
         }
         if found < SCHEMA_VERSION {
             drop(conn);
