@@ -85,6 +85,17 @@ pub fn one_line(error: &anyhow::Error) -> String {
     text.replace('\n', " ")
 }
 
+/// Several steps that were each tried (the outputs of one command): every failure is
+/// reported, the last one is the command's.
+pub fn all_of(outcomes: impl IntoIterator<Item = Result<(), Failure>>) -> Result<(), Failure> {
+    let mut failures: Vec<Failure> = outcomes.into_iter().filter_map(Result::err).collect();
+    let last = failures.pop();
+    for failure in failures {
+        report(Err(failure));
+    }
+    last.map_or(Ok(()), Err)
+}
+
 /// Prints the error (one line, best effort: standard error may be unwritable too) and returns
 /// the exit code.
 pub fn report(outcome: Result<i32, Failure>) -> i32 {

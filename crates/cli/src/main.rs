@@ -16,6 +16,7 @@ mod cli;
 mod cmd;
 mod exit;
 mod out;
+mod outfile;
 mod progress;
 mod target;
 

@@ -279,17 +279,9 @@ fn no_subcommand_panics_when_its_output_cannot_be_written() {
 /// quietly with success, as other Unix tools do.
 #[test]
 fn a_closed_pipe_on_standard_output_ends_quietly() {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two descriptors this test then owns.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    // SAFETY: both descriptors were just created and are owned once each.
-    let (read_end, write_end) =
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    drop(read_end);
     let output = fsbench()
         .arg("targets")
-        .stdout(Stdio::from(write_end))
+        .stdout(Stdio::from(closed_pipe()))
         .stderr(Stdio::piped())
         .output()
         .unwrap();

@@ -1,12 +1,14 @@
 //! Reports of stored campaigns end to end: `fsbench run` writes its HTML report next to the
 //! database; `fsbench report` writes HTML, Markdown and XLSX and refuses bad options; the HTML
 //! renders in headless Chromium with charts drawn and no console errors; `fsbench compare`
-//! finds a real slowdown and `--fail-on-regression` turns it into exit 1.
+//! finds a real slowdown and `--fail-on-regression` turns it into exit 1. Every output file is
+//! written whole, never through a link at its path; a reader that stops early is no error.
 
 mod common;
 
-use common::{fsbench, root_or_skip, stderr, stdout, Scratch};
-use std::path::Path;
+use common::{closed_pipe, entries, fsbench, root_or_skip, stderr, stdout, Scratch, ScratchMount};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 /// Two tmpfs configurations, the metadata loops, three interleaved rounds.
 const PLAN: &str = r#"
@@ -257,4 +259,182 @@ fn compare_finds_a_real_slowdown_and_fails_on_regression() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("share no measured case"));
     s.assert_clean();
+}
+
+/// A plan of one 10 ms nap named `name`, whose workload is called `workload`, for a campaign in
+/// a directory (no root needed); the directory is `s`'s `dir`.
+fn nap_plan(s: &Scratch, name: &str, workload: &str) -> (PathBuf, PathBuf) {
+    let dir = s.path().join("dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A JSON string is a TOML basic string (escapes included).
+    let quote = |text: &str| serde_json::to_string(text).unwrap();
+    let plan = s.plan(&format!(
+        "name = {}\nrepetitions = 1\n[[workloads]]\nkind = \"sleep\"\nname = {}\nduration = \"10ms\"\n",
+        quote(name),
+        quote(workload)
+    ));
+    (plan, dir)
+}
+
+/// Run 1 of `s`: a 10 ms nap in a directory, with its report written next to the database.
+fn one_nap(s: &Scratch) {
+    let (plan, dir) = nap_plan(s, "naps", "nap");
+    let output = s.run(&[
+        "--quiet",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// A symbolic link planted at `report-run-N.html` (a predictable name beside the database) or
+/// at a path given to --html is replaced by the report; the file it points to is untouched.
+#[test]
+fn a_link_at_a_reports_path_is_replaced_and_the_file_it_names_is_untouched() {
+    let s = Scratch::new();
+    let victim = s.path().join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    let own = s.path().join("report-run-1.html");
+    std::os::unix::fs::symlink(&victim, &own).unwrap();
+    let (plan, dir) = nap_plan(&s, "naps", "nap");
+    let output = s.run(&[
+        "--quiet",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let untouched = || std::fs::read_to_string(&victim).unwrap() == "keep me";
+    assert!(untouched(), "the file the link names was written");
+    assert!(!std::fs::symlink_metadata(&own).unwrap().is_symlink());
+    assert!(std::fs::read_to_string(&own)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    assert!(
+        stderr(&output).contains("report-run-1.html was a symbolic link"),
+        "{}",
+        stderr(&output)
+    );
+
+    let named = s.path().join("mine.html");
+    std::os::unix::fs::symlink(&victim, &named).unwrap();
+    let output = report(&s, &["1", "--html", named.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(untouched(), "the file the link names was written");
+    assert!(std::fs::read_to_string(&named)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+}
+
+/// An output that cannot be written costs only itself: the others are written and the exit
+/// code says one failed; the file it was to replace keeps its content (a full disk once
+/// truncated it to 0 bytes). Two outputs naming one file are refused before anything is written.
+#[test]
+fn a_failed_output_keeps_the_old_file_and_the_others_are_still_written() {
+    let s = Scratch::new();
+    one_nap(&s);
+    let md = s.path().join("r.md");
+    let not_a_dir = s.path().join("file");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let xlsx = not_a_dir.join("r.xlsx");
+    let output = report(
+        &s,
+        &[
+            "1",
+            "--xlsx",
+            xlsx.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("r.xlsx"), "{}", stderr(&output));
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .starts_with("# fsbench report: run 1"));
+
+    let json = s.path().join("x.out");
+    let again = s.path().join(".").join("x.out");
+    let output = fsbench()
+        .args(["export", "1", "--json"])
+        .arg(&json)
+        .arg("--csv")
+        .arg(&again)
+        .arg("--db")
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("are the same file"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!json.exists());
+
+    if !root_or_skip("a_failed_output_keeps_the_old_file_and_the_others_are_still_written") {
+        return;
+    }
+    let mount = ScratchMount::tmpfs("size=64k");
+    let old = mount.path().join("old.xlsx");
+    std::fs::write(&old, b"PK an old workbook").unwrap();
+    let _ = std::fs::write(mount.path().join("fill"), vec![0u8; 1 << 20]);
+    let md = s.path().join("r2.md");
+    let output = report(
+        &s,
+        &[
+            "1",
+            "--xlsx",
+            old.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(std::fs::read(&old).unwrap(), b"PK an old workbook");
+    assert!(md.exists(), "the Markdown was skipped");
+    let mut left: Vec<PathBuf> = entries(mount.path());
+    left.sort();
+    assert_eq!(
+        left,
+        [mount.path().join("fill"), old],
+        "a temporary file is left"
+    );
+}
+
+/// `fsbench report N | head -1` and `fsbench export N --json - | head -1`: a reader that stops
+/// early ends the command quietly with success (docs/failures.md), and the other outputs are
+/// still written.
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    let s = Scratch::new();
+    one_nap(&s);
+    let csv = s.path().join("r.csv");
+    for args in [
+        vec!["report", "1"],
+        vec!["export", "1", "--json", "-"],
+        vec!["export", "1", "--json", "-", "--csv", csv.to_str().unwrap()],
+    ] {
+        let output = fsbench()
+            .args(&args)
+            .arg("--db")
+            .arg(s.db())
+            .stdout(Stdio::from(closed_pipe()))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stderr(&output), "", "{args:?}");
+    }
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("run_id,"));
 }

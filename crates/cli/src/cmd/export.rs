@@ -3,43 +3,44 @@
 
 use crate::cli::ExportArgs;
 use crate::exit::{self, Failure};
-use anyhow::Context;
+use crate::outfile::{distinct, write_file, Origin};
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{Store, StoreError};
-use std::io::Write;
 use std::path::Path;
 
-/// Writes `model` through `exporter` to a file, or to standard output for `-`.
+/// Writes `model` through `exporter` to a file the user named (whole, or the old file is
+/// kept: crate::outfile), or to standard output for `-`.
 pub fn write_to(path: &Path, exporter: &dyn Exporter, model: &ReportModel) -> Result<(), Failure> {
-    if path == Path::new("-") {
-        let mut stdout = std::io::stdout().lock();
-        exporter
-            .write(model, &mut stdout)
-            .and_then(|_| stdout.flush())
-            .context("cannot write to standard output")?;
-        return Ok(());
-    }
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    exporter
-        .write(model, &mut out)
-        .and_then(|_| out.flush())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    write_file(path, Origin::User, |out| exporter.write(model, out))
+}
+
+/// Writes every output, each tried even when one before it failed (a full disk at the XLSX
+/// still gives the Markdown).
+pub fn write_all(outputs: &[(&Path, &dyn Exporter)], model: &ReportModel) -> Result<(), Failure> {
+    exit::all_of(
+        outputs
+            .iter()
+            .map(|(path, exporter)| write_to(path, *exporter, model)),
+    )
 }
 
 pub fn run(args: ExportArgs) -> Result<i32, Failure> {
+    distinct(&[
+        ("--json", args.json.as_deref()),
+        ("--csv", args.csv.as_deref()),
+    ])?;
     let store = Store::open_existing(&args.db.path()).map_err(Failure::usage)?;
     let model = ReportModel::load(&store, &[args.run]).map_err(|e| match e {
         StoreError::NoSuchRun(_) => Failure::usage(e),
         other => Failure::failed(other),
     })?;
-    if let Some(path) = &args.json {
-        write_to(path, &Json, &model)?;
-    }
-    if let Some(path) = &args.csv {
-        write_to(path, &Csv, &model)?;
-    }
+    let outputs: Vec<(&Path, &dyn Exporter)> = [
+        args.json.as_deref().map(|p| (p, &Json as &dyn Exporter)),
+        args.csv.as_deref().map(|p| (p, &Csv as &dyn Exporter)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    write_all(&outputs, &model)?;
     Ok(exit::OK)
 }

@@ -3,13 +3,14 @@
 //! CI pipeline can act on (`--fail-on-regression PCT`).
 
 use crate::cli::{CompareArgs, ReportArgs, StandingsArgs};
-use crate::cmd::export::write_to;
+use crate::cmd::export::{write_all, write_to};
 use crate::exit::{self, Failure};
 use crate::out::say;
+use crate::outfile::distinct;
 use anyhow::anyhow;
 use fsbench_report::standings::{Category, Options};
 use fsbench_report::versus::{changes, Change};
-use fsbench_report::{Html, Markdown, ReportModel, Xlsx};
+use fsbench_report::{Exporter, Html, Markdown, ReportModel, Xlsx};
 use fsbench_store::{Store, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -73,31 +74,35 @@ fn check_baseline(model: &ReportModel, options: &Options) -> Result<(), Failure>
 }
 
 pub fn run(args: ReportArgs) -> Result<i32, Failure> {
+    distinct(&[
+        ("--html", args.html.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+        ("--xlsx", args.xlsx.as_deref()),
+    ])?;
     let options = options(&args.standings)?;
     let model = load(&args.db.path(), &args.runs)?;
     check_baseline(&model, &options)?;
     let markdown = Markdown {
         options: options.clone(),
     };
+    let html = Html {
+        options,
+        changes: Vec::new(),
+    };
     let any_file = args.html.is_some() || args.markdown.is_some() || args.xlsx.is_some();
-    if let Some(path) = &args.html {
-        write_to(
-            path,
-            &Html {
-                options: options.clone(),
-                changes: Vec::new(),
-            },
-            &model,
-        )?;
-    }
-    if let Some(path) = &args.xlsx {
-        write_to(path, &Xlsx, &model)?;
-    }
-    match &args.markdown {
-        Some(path) => write_to(path, &markdown, &model)?,
-        None if !any_file => write_to(Path::new("-"), &markdown, &model)?,
-        None => {}
-    }
+    let markdown_path = match &args.markdown {
+        None if !any_file => Some(Path::new("-")),
+        path => path.as_deref(),
+    };
+    let outputs: Vec<(&Path, &dyn Exporter)> = [
+        args.html.as_deref().map(|p| (p, &html as &dyn Exporter)),
+        args.xlsx.as_deref().map(|p| (p, &Xlsx as &dyn Exporter)),
+        markdown_path.map(|p| (p, &markdown as &dyn Exporter)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    write_all(&outputs, &model)?;
     Ok(exit::OK)
 }
 

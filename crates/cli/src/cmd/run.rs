@@ -15,6 +15,7 @@ use fsbench_measure::host::HostInfo;
 use fsbench_measure::units::human_duration;
 use fsbench_plan::profiles;
 use fsbench_plan::{Campaign, Plan};
+use fsbench_report::terminal::{printable, printable_path};
 use fsbench_report::{Exporter, ReportModel, Terminal};
 use fsbench_scale::Collective;
 use fsbench_store::{NewRun, Outcome, RunState, Store, StoreError};
@@ -410,14 +411,19 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     }
     // The HTML report next to the database; a directory it cannot be written in costs only
     // the report (the run is stored).
+    // Its name is fsbench's, in a directory others may write to: whatever is there is replaced,
+    // never written through (crate::outfile).
     let report = crate::cmd::report::report_path(store.path(), run_id);
     let html = fsbench_report::Html::default();
-    match crate::cmd::export::write_to(&report, &html, &model) {
-        Ok(()) if !quiet => say!("Report: {} (open it in a browser)", report.display())?,
+    let written = crate::outfile::write_file(&report, crate::outfile::Origin::Own, |out| {
+        html.write(&model, out)
+    });
+    match written {
+        Ok(()) if !quiet => say!("Report: {} (open it in a browser)", printable_path(&report))?,
         Ok(()) => {}
         Err(e) => note!(
-            "fsbench run: the HTML report was not written: {:#}",
-            e.error
+            "fsbench run: the HTML report was not written: {}",
+            printable(&crate::exit::one_line(&e.error))
         ),
     }
     match end {

@@ -3,12 +3,11 @@
 
 use crate::cli::TargetsArgs;
 use crate::exit::{self, Failure};
-use crate::out::{say, stdout_failed};
+use crate::out::say;
+use crate::outfile::{is_stdout, write_file, Origin};
 use anyhow::Context;
 use fsbench_testbed::fs::{self, Support};
 use fsbench_testbed::RealSystem;
-use std::io::Write;
-use std::path::Path;
 
 pub fn run(args: TargetsArgs) -> Result<i32, Failure> {
     let table: Vec<Support> = fs::all()
@@ -16,7 +15,7 @@ pub fn run(args: TargetsArgs) -> Result<i32, Failure> {
         .map(|f| fs::support(&RealSystem, *f))
         .collect();
     // `-` is standard output, as for `export` and `matrix`; the JSON then replaces the table.
-    let json_on_stdout = args.json.as_deref() == Some(Path::new("-"));
+    let json_on_stdout = args.json.as_deref().is_some_and(is_stdout);
     if !json_on_stdout {
         let width = table.iter().map(|s| s.filesystem.len()).max().unwrap_or(5);
         say!("{:<width$}  {:<11}  reason", "filesystem", "status")?;
@@ -45,15 +44,9 @@ pub fn run(args: TargetsArgs) -> Result<i32, Failure> {
             "filesystems": table,
         }))
         .context("cannot encode the table")?;
-        if json_on_stdout {
-            let mut out = std::io::stdout().lock();
+        write_file(path, Origin::User, |out| {
             out.write_all((text + "\n").as_bytes())
-                .and_then(|_| out.flush())
-                .map_err(stdout_failed)?;
-        } else {
-            std::fs::write(path, text + "\n")
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
+        })?;
     }
     Ok(exit::OK)
 }

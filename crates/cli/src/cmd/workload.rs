@@ -14,6 +14,7 @@
 use crate::cli::RunOptions;
 use crate::exit::{self, Failure};
 use crate::out::note;
+use crate::outfile::{Origin, OutputFile};
 use crate::progress::WorkloadProgress;
 use crate::target::{guard, spec_from as target_spec_from, stop_on_signals};
 use anyhow::{anyhow, Context};
@@ -30,8 +31,7 @@ use fsbench_store::{NewRun, NewSample, Store};
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
 use fsbench_workload::workload::{Check, KeepsFiles, Preflight, SharesDir};
 use fsbench_workload::{Context as WorkloadContext, Sink, WorkloadError, WorkloadSettings};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A workload error in command-line terms: a setting is named by its flag (`--file-sizes`).
@@ -55,83 +55,19 @@ fn results(n: usize) -> String {
 
 /// True when an export path means standard output.
 fn is_stdout(path: Option<&Path>) -> bool {
-    path == Some(Path::new("-"))
+    path.is_some_and(crate::outfile::is_stdout)
 }
 
-/// An export file, opened before the run so a bad path fails in a second, not after an hour —
-/// but neither emptied nor left behind by a run that is refused: an existing file keeps its
-/// content until the results are written, and a file this run created goes again unless
-/// written. `-` is standard output.
-struct ExportFile {
-    file: File,
-    path: PathBuf,
-    made: bool,
-    written: bool,
-}
-
-impl ExportFile {
-    fn open(path: &Path, flag: &str) -> Result<ExportFile, Failure> {
-        if is_stdout(Some(path)) {
-            use std::os::fd::AsFd;
-            let file = std::io::stdout()
-                .as_fd()
-                .try_clone_to_owned()
-                .map(File::from)
-                .map_err(|e| {
-                    Failure::usage(anyhow!("{flag} -: cannot use standard output ({e})"))
-                })?;
-            return Ok(ExportFile {
-                file,
-                path: path.to_path_buf(),
-                made: false,
-                written: true,
-            });
-        }
-        let made = !path.exists();
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| {
-                Failure::usage(anyhow!(
-                    "{flag} {}: cannot create the file ({e}); pass a writable path",
-                    path.display()
-                ))
-            })?;
-        Ok(ExportFile {
-            file,
-            path: path.to_path_buf(),
-            made,
-            written: false,
-        })
-    }
-
-    /// Replaces the file's content with `model` through `exporter`.
-    fn write(mut self, exporter: &dyn Exporter, model: &ReportModel) -> Result<(), Failure> {
-        self.written = true;
-        let stdout = is_stdout(Some(&self.path));
-        if !stdout {
-            self.file
-                .set_len(0)
-                .with_context(|| format!("cannot write {}", self.path.display()))?;
-        }
-        let mut out = BufWriter::new(&self.file);
-        match exporter.write(model, &mut out).and_then(|_| out.flush()) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && stdout => Ok(()),
-            other => other
-                .with_context(|| format!("cannot write {}", self.path.display()))
-                .map_err(Failure::failed),
-        }
-    }
-}
-
-impl Drop for ExportFile {
-    fn drop(&mut self) {
-        if self.made && !self.written {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
+/// An export, prepared before the run so a bad path fails in a second, not after an hour; the
+/// file it replaces keeps its content until the results are written (crate::outfile).
+fn export_file(path: &Path, flag: &str) -> Result<OutputFile, Failure> {
+    OutputFile::open(path, Origin::User).map_err(|e| {
+        Failure::usage(anyhow!(
+            "{flag} {}: {}; pass a writable path",
+            path.display(),
+            crate::exit::one_line(&e)
+        ))
+    })
 }
 
 /// Stores merged records as a job's phases end (rank 0).
@@ -462,15 +398,19 @@ fn run_on(
     if let Some(sweep) = &args.sweep {
         sweep.points(&settings, &ctx).map_err(usage_error)?;
     }
+    crate::outfile::distinct(&[
+        ("--json", args.json.as_deref()),
+        ("--csv", args.csv.as_deref()),
+    ])?;
     let json = args
         .json
         .as_deref()
-        .map(|p| ExportFile::open(p, "--json"))
+        .map(|p| export_file(p, "--json"))
         .transpose()?;
     let csv = args
         .csv
         .as_deref()
-        .map(|p| ExportFile::open(p, "--csv"))
+        .map(|p| export_file(p, "--csv"))
         .transpose()?;
     // The store opens before anything runs, so a bad --db fails in a second; --no-store keeps
     // the run in a database that is removed at the end.
@@ -767,12 +707,14 @@ fn run_on(
         .finish_run(run_id, state, Some(&rfc3339_utc(unix_time_s())))
         .map_err(Failure::failed)?;
     let model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
-    if let Some(file) = json {
-        file.write(&Json, &model)?;
-    }
-    if let Some(file) = csv {
-        file.write(&Csv, &model)?;
-    }
+    // Each export is tried, even when one before it failed.
+    exit::all_of(
+        [(json, &Json as &dyn Exporter), (csv, &Csv)]
+            .into_iter()
+            .filter_map(|(file, exporter)| {
+                file.map(|f| f.write(|out| exporter.write(&model, out)))
+            }),
+    )?;
     let elapsed = now_ns() - started;
     // The terminal comes after the exports: a closed pipe (`| head`) must not cost the results.
     // An export on standard output takes its place.

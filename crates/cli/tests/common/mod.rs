@@ -82,6 +82,20 @@ impl Drop for ScratchMount {
     }
 }
 
+/// The write end of a pipe whose reader has gone (`| head` after its line): a write to it
+/// fails with EPIPE.
+pub fn closed_pipe() -> std::os::fd::OwnedFd {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors this function then owns.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just created and are owned once each.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read_end);
+    write_end
+}
+
 /// Names of the entries in `dir`.
 pub fn entries(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
