@@ -103,7 +103,9 @@ pub fn report(outcome: Result<i32, Failure>) -> i32 {
         Ok(code) => code,
         Err(failure) => {
             if !failure.silent {
-                note!("error: {}", one_line(&failure.error));
+                // A message may quote a name from a plan or a database: no control characters.
+                let line = one_line(&failure.error);
+                note!("error: {}", fsbench_report::terminal::printable(&line));
             }
             failure.code
         }

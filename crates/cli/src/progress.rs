@@ -5,6 +5,7 @@ use crate::out::note;
 use fsbench_measure::units::human_duration;
 use fsbench_model::ResultRecord;
 use fsbench_plan::{CampaignObserver, Case};
+use fsbench_report::terminal::printable;
 use fsbench_store::Outcome;
 use fsbench_workload::Sink;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -74,14 +75,14 @@ impl Sink for WorkloadProgress {
     }
 
     fn status(&mut self, line: &str) {
-        self.status = line.to_string();
+        self.status = printable(line).into_owned();
     }
 
     fn warning(&mut self, message: &str) {
         self.warnings.push(message.to_string());
         match &self.bar {
-            Some(bar) => bar.println(format!("warning: {message}")),
-            None => note!("warning: {message}"),
+            Some(bar) => bar.println(format!("warning: {}", printable(message))),
+            None => note!("warning: {}", printable(message)),
         }
     }
 }
@@ -146,13 +147,17 @@ impl CampaignObserver for CampaignProgress {
     fn sample_started(&mut self, case: &Case, repetition: u32) {
         self.sample_started = Instant::now();
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("{} #{repetition}", case.key));
+            bar.set_message(format!("{} #{repetition}", printable(&case.key)));
         }
     }
 
     fn sample_status(&mut self, case: &Case, repetition: u32, status: &str) {
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("{} #{repetition}: {status}", case.key));
+            bar.set_message(format!(
+                "{} #{repetition}: {}",
+                printable(&case.key),
+                printable(status)
+            ));
         }
     }
 
@@ -165,7 +170,7 @@ impl CampaignObserver for CampaignProgress {
         let detail = if detail.is_empty() {
             String::new()
         } else {
-            format!(": {detail}")
+            format!(": {}", printable(detail))
         };
         if let Some(bar) = &self.bar {
             bar.set_position(self.done.min(self.total) as u64);
@@ -175,7 +180,7 @@ impl CampaignObserver for CampaignProgress {
                 "[{}/{}] {} #{repetition}: {} ({took}){detail}",
                 self.done,
                 self.total,
-                case.key,
+                printable(&case.key),
                 status.name()
             ));
         }

@@ -2,7 +2,8 @@
 //! database; `fsbench report` writes HTML, Markdown and XLSX and refuses bad options; the HTML
 //! renders in headless Chromium with charts drawn and no console errors; `fsbench compare`
 //! finds a real slowdown and `--fail-on-regression` turns it into exit 1. Every output file is
-//! written whole, never through a link at its path; a reader that stops early is no error.
+//! written whole, never through a link at its path; names from a plan reach the terminal, the
+//! Markdown and the CSV as text; a reader that stops early is no error.
 
 mod common;
 
@@ -403,6 +404,57 @@ fn a_failed_output_keeps_the_old_file_and_the_others_are_still_written() {
         [mount.path().join("fill"), old],
         "a temporary file is left"
     );
+}
+
+/// Names from a plan (HTML, terminal codes, a newline, a spreadsheet formula) are shown as
+/// text: escaped on the terminal (`runs`, `run` and its dry run, `report`), as HTML entities in
+/// the Markdown, with a leading `'` in the CSV.
+#[test]
+fn names_from_a_plan_reach_the_terminal_markdown_and_csv_as_text() {
+    let s = Scratch::new();
+    let name = "<script>alert(1)</script>\u{1b}[31mred\nsecond";
+    let workload = "=cmd|calc!A0<img/src=x/onerror=alert(1)>";
+    let (plan, dir) = nap_plan(&s, name, workload);
+    let (plan, dir) = (plan.to_str().unwrap(), dir.to_str().unwrap());
+    let escaped = "<script>alert(1)</script>\\u{1b}[31mred\\nsecond";
+    let mut seen = String::new();
+    let run = s.run(&["--plan", plan, "--dir", dir]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let dry = s.run(&["--dry-run", "--plan", plan, "--dir", dir]);
+    assert!(
+        stdout(&dry).starts_with(&format!("Plan \"{escaped}\": 1 cases")),
+        "{}",
+        stdout(&dry)
+    );
+    let runs = s.runs();
+    assert!(
+        runs.lines()
+            .any(|l| l.contains(escaped) && l.ends_with('1')),
+        "{runs}"
+    );
+    let markdown = report(&s, &["1"]);
+    let md = stdout(&markdown);
+    assert!(
+        md.starts_with("# fsbench report: run 1 \"&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{md}"
+    );
+    assert!(!md.contains("<script>") && !md.contains("<img"), "{md}");
+    let csv = fsbench()
+        .args(["export", "1", "--csv", "-", "--db"])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&csv).contains(&format!(",'{workload},")),
+        "{}",
+        stdout(&csv)
+    );
+    for output in [&run, &dry, &markdown, &csv] {
+        seen.push_str(&stdout(output));
+        seen.push_str(&stderr(output));
+    }
+    seen.push_str(&runs);
+    assert!(!seen.contains('\u{1b}'), "{seen}");
 }
 
 /// `fsbench report N | head -1` and `fsbench export N --json - | head -1`: a reader that stops

@@ -9,6 +9,7 @@ use crate::out::say;
 use crate::outfile::distinct;
 use anyhow::anyhow;
 use fsbench_report::standings::{Category, Options};
+use fsbench_report::terminal::printable;
 use fsbench_report::versus::{changes, Change};
 use fsbench_report::{Exporter, Html, Markdown, ReportModel, Xlsx};
 use fsbench_store::{Store, StoreError};
@@ -127,9 +128,9 @@ fn line(c: &Change) -> String {
     };
     format!(
         "{}  {} {}: {:.3} -> {:.3} {unit} ({}): {} {ci} {verdict}",
-        c.case_key,
-        c.workload,
-        c.row,
+        printable(&c.case_key),
+        printable(&c.workload),
+        printable(&c.row),
         c.base_mean / factor,
         c.mean / factor,
         c.direction.phrase(),
@@ -195,8 +196,8 @@ pub fn compare(args: CompareArgs) -> Result<i32, Failure> {
                     .iter()
                     .map(|c| format!(
                         "{} {} ({:.1} % worse)",
-                        c.case_key,
-                        c.row,
+                        printable(&c.case_key),
+                        printable(&c.row),
                         c.worse_by_percent()
                     ))
                     .collect::<Vec<_>>()

@@ -110,13 +110,13 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
     let key_width = plan
         .cases
         .iter()
-        .map(|c| c.key.len())
+        .map(|c| printable(&c.key).chars().count())
         .max()
         .unwrap_or(2)
         .max(2);
     say!(
         "Plan \"{}\"{}: {} cases x {} repetitions = {} samples{}, estimated {}",
-        plan.name,
+        printable(&plan.name),
         if plan.scale < 1.0 {
             format!(" at scale {}", plan.scale)
         } else {
@@ -148,13 +148,13 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
             if s.is_empty() {
                 "(default)".to_string()
             } else {
-                s.to_string()
+                printable(s).into_owned()
             }
         };
         say!(
             "{:<key_width$}  {:<10}  {:<24}  {:<24}  {}",
-            case.key,
-            case.config.filesystem,
+            printable(&case.key),
+            printable(&case.config.filesystem),
             quote(&case.config.mkfs_options),
             quote(&case.config.mount_options),
             human_duration(plan.case_estimate_ns(case))
@@ -220,8 +220,9 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
             .first()
             .map_or("", |c| c.config.filesystem.as_str());
         note!(
-            "fsbench run: in {} ({fs}): no filesystem is made; every configuration is the directory's filesystem ({} cases)",
-            dir.display(),
+            "fsbench run: in {} ({}): no filesystem is made; every configuration is the directory's filesystem ({} cases)",
+            printable_path(dir),
+            printable(fs),
             plan.cases.len()
         );
     }

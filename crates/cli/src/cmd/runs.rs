@@ -4,6 +4,7 @@
 use crate::cli::RunsArgs;
 use crate::exit::{self, Failure};
 use crate::out::say;
+use fsbench_report::terminal::{printable, printable_path};
 use fsbench_store::Store;
 
 pub fn run(args: RunsArgs) -> Result<i32, Failure> {
@@ -22,7 +23,7 @@ pub fn run(args: RunsArgs) -> Result<i32, Failure> {
     if runs.is_empty() {
         say!(
             "no runs in {}; start one with `fsbench run`",
-            args.db.path().display()
+            printable_path(&args.db.path())
         )?;
         return Ok(exit::OK);
     }
@@ -46,7 +47,7 @@ pub fn run(args: RunsArgs) -> Result<i32, Failure> {
             r.id,
             r.started_at,
             r.status,
-            r.plan_name,
+            printable(&r.plan_name),
             r.cases,
             format!("{}/{planned}", r.samples),
             r.ok_samples

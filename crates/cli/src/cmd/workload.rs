@@ -26,6 +26,7 @@ use fsbench_plan::plan::{Case, CaseConfig, DEFAULT_PLATFORM};
 use fsbench_plan::workload::{sample_config, PlannedWorkload};
 use fsbench_report::grid;
 use fsbench_report::target::write_target;
+use fsbench_report::terminal::{printable, printable_path};
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, NewSample, Store};
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
@@ -531,7 +532,10 @@ fn run_on(
 
     // Read now: a prepared target's mount is gone when the results are shown.
     let mount = mount_of(&dir)
-        .map(|m| format!(" ({} {}, {})", m.fs_type, m.source, m.mount_options))
+        .map(|m| {
+            let text = format!(" ({} {}, {})", m.fs_type, m.source, m.mount_options);
+            printable(&text).into_owned()
+        })
         .unwrap_or_default();
     let started = now_ns();
     let mut progress = WorkloadProgress::new(!args.quiet);
@@ -728,7 +732,7 @@ fn run_on(
                 Some(job) if args.dir.is_some() => format!(
                     "{} ranks in {}/rank-0..{}{mount}",
                     job.size(),
-                    dir.parent().unwrap_or(&dir).display(),
+                    printable_path(dir.parent().unwrap_or(&dir)),
                     job.size() - 1
                 ),
                 Some(job) if args.target.fs.is_some() => format!(
@@ -736,7 +740,7 @@ fn run_on(
                     job.size()
                 ),
                 Some(job) => format!("{} ranks, each in a temporary directory{mount}", job.size()),
-                None => format!("{}{mount}", dir.display()),
+                None => format!("{}{mount}", printable_path(&dir)),
             },
             info.as_ref(),
             &progress.records,
