@@ -1301,3 +1301,34 @@ fn a_database_fsbench_did_not_make_is_refused_and_left_as_it_is() {
         }
     }
 }
+
+/// `--resume` of a campaign in a directory onto another filesystem mounted at the same path
+/// since (a new tmpfs: the same type, options and case ids) is refused; onto the same one it
+/// goes on.
+#[test]
+fn a_resume_onto_another_filesystem_at_the_same_path_is_refused() {
+    if !root_or_skip("a_resume_onto_another_filesystem_at_the_same_path_is_refused") {
+        return;
+    }
+    let s = Scratch::new();
+    let mount = ScratchMount::tmpfs("size=16m");
+    let output = nap_in(&s, mount.path(), &s.db());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let resume = || {
+        fsbench()
+            .args(["run", "--quiet", "--resume", "1", "--db"])
+            .arg(s.db())
+            .output()
+            .unwrap()
+    };
+    let output = resume();
+    assert!(output.status.success(), "{}", stderr(&output));
+    mount.replace("size=16m");
+    let output = resume();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("on another filesystem than the one mounted there now"),
+        "{}",
+        stderr(&output)
+    );
+}

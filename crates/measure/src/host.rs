@@ -135,14 +135,19 @@ pub fn mount_of(path: &Path) -> Option<MountEntry> {
 /// Bytes available to an unprivileged writer on the filesystem holding `path` (statvfs
 /// f_bavail x f_frsize). A path that does not exist yet is asked of its nearest existing parent.
 pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
     let mut probe = path;
     while !probe.exists() {
         probe = probe
             .parent()
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
     }
-    let c_path = std::ffi::CString::new(probe.as_os_str().as_bytes())
+    let stat = statvfs(probe)?;
+    Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
+fn statvfs(path: &Path) -> std::io::Result<libc::statvfs> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: an all-zero statvfs is valid and statvfs only writes into it.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -150,7 +155,45 @@ pub fn free_bytes(path: &Path) -> std::io::Result<u64> {
     if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+    Ok(stat)
+}
+
+/// Which filesystem instance a directory is on: what tells it from another filesystem mounted
+/// at the same path later, of the same type with the same options (a run resumed there would
+/// mix two filesystems' results). The filesystem id (statfs f_fsid) is the kernel's answer:
+/// from the UUID for ext4 and btrfs (the same after a reboot), a new random one for every tmpfs
+/// mount. The device number alone cannot tell: a new tmpfs gets the anonymous 0:N the last one
+/// had. Where the filesystem gives no id (0), the device and the directory's inode decide.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct FsInstance {
+    /// f_fsid in hex; `0` where the filesystem has none.
+    pub fsid: String,
+    /// st_dev of the directory.
+    pub device: u64,
+    /// st_ino of the directory.
+    pub inode: u64,
+}
+
+impl FsInstance {
+    /// The instance `dir` is on.
+    pub fn of(dir: &Path) -> std::io::Result<FsInstance> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(dir)?;
+        Ok(FsInstance {
+            fsid: format!("{:x}", statvfs(dir)?.f_fsid),
+            device: meta.dev(),
+            inode: meta.ino(),
+        })
+    }
+
+    /// True when `other` is the same filesystem (the same id, or, without ids, the same
+    /// directory on the same device).
+    pub fn same_as(&self, other: &FsInstance) -> bool {
+        if self.fsid != "0" && other.fsid != "0" {
+            return self.fsid == other.fsid;
+        }
+        self.device == other.device && self.inode == other.inode
+    }
 }
 
 #[cfg(test)]

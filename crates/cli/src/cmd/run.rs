@@ -11,7 +11,7 @@ use crate::progress::CampaignProgress;
 use crate::target::stop_on_signals;
 use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
-use fsbench_measure::host::HostInfo;
+use fsbench_measure::host::{FsInstance, HostInfo};
 use fsbench_measure::units::human_duration;
 use fsbench_plan::profiles;
 use fsbench_plan::{Campaign, Plan};
@@ -281,6 +281,22 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
             )));
         }
         if let Some(run_id) = args.resume {
+            // Another filesystem mounted there since (a new tmpfs: the same type, options and
+            // keys) is another campaign.
+            let was = store.run(run_id).map_err(Failure::usage)?.host["dir"].clone();
+            if let (Ok(was), Ok(now)) = (
+                serde_json::from_value::<FsInstance>(was),
+                FsInstance::of(dir),
+            ) {
+                if !was.same_as(&now) {
+                    return Err(Failure::usage(anyhow!(
+                        "run {run_id} ran in {} on another filesystem than the one mounted there now (filesystem id {} then, {} now): mount what was there, or start a new run",
+                        dir.display(),
+                        was.fsid,
+                        now.fsid
+                    )));
+                }
+            }
             // The keys name the directory's filesystem: another one is another campaign.
             let stored = store.load(run_id).map_err(Failure::failed)?;
             if let Some(other) = stored
@@ -298,6 +314,10 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         }
     }
     let mut host = serde_json::to_value(HostInfo::probe()).context("cannot encode the host")?;
+    // A campaign in a directory keeps which filesystem it ran on, for --resume to check.
+    if let Some(instance) = plan.dir.as_deref().and_then(|d| FsInstance::of(d).ok()) {
+        host["dir"] = serde_json::to_value(instance).context("cannot encode the host")?;
+    }
     if let Some(job) = job {
         if plan.dir.is_none() && !matches!(plan.device, DeviceSpec::Image { .. }) {
             return Err(Failure::usage(anyhow!(

@@ -51,14 +51,35 @@ pub struct ScratchMount {
 
 impl ScratchMount {
     pub fn tmpfs(options: &str) -> ScratchMount {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let mount = ScratchMount {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        mount.mount_tmpfs(options);
+        mount
+    }
+
+    fn mount_tmpfs(&self, options: &str) {
         let status = Command::new("mount")
             .args(["-t", "tmpfs", "-o", options, "fsbench-test"])
-            .arg(dir.path())
+            .arg(self.dir.path())
             .status()
             .expect("run mount");
         assert!(status.success(), "mount -t tmpfs -o {options} failed");
-        ScratchMount { dir }
+    }
+
+    /// Unmounts the tmpfs and mounts a new one at the same path: the same type and options,
+    /// another filesystem.
+    pub fn replace(&self, options: &str) {
+        let status = Command::new("umount")
+            .arg(self.dir.path())
+            .status()
+            .expect("run umount");
+        assert!(
+            status.success(),
+            "umount {} failed",
+            self.dir.path().display()
+        );
+        self.mount_tmpfs(options);
     }
 
     pub fn path(&self) -> &Path {
