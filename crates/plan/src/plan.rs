@@ -544,8 +544,8 @@ impl Plan {
                                 workload: workload.clone(),
                             };
                             case.key = case.key_of();
-                            if cases.iter().any(|c: &Case| c.key == case.key) {
-                                return Err(check.at(&f.name, "filesystems", format!("the filesystem '{fs_name}' is listed twice: merge its option sets into one [[filesystems]] table")));
+                            if let Some(other) = cases.iter().find(|c: &&Case| c.key == case.key) {
+                                return Err(check.at(&f.name, "filesystems", clash(other, &case)));
                             }
                             cases.push(case);
                         }
@@ -707,6 +707,36 @@ impl Plan {
 
 /// The cases of a plan without filesystems: each platform x cache policy x workload, on a
 /// directory (its configuration is set by [`on_directory`]).
+/// Why two cases got one id: the same filesystem's option sets listed in two tables, or names
+/// that, joined with '.', spell the same id (mkfs set `a.b` with mount set `c`, and `a` with
+/// `b.c`).
+fn clash(first: &Case, second: &Case) -> String {
+    let differ: Vec<(String, String)> = CaseAxis::ALL
+        .into_iter()
+        .filter(|&axis| first.value(axis) != second.value(axis))
+        .map(|axis| {
+            let name = axis.rule_key();
+            (
+                format!("{name} '{}'", first.value(axis)),
+                format!("{name} '{}'", second.value(axis)),
+            )
+        })
+        .collect();
+    if differ.is_empty() {
+        return format!(
+            "the filesystem '{}' is listed twice with mkfs set '{}' and mount set '{}': merge its option sets into one [[filesystems]] table",
+            first.config.filesystem, first.config.mkfs_set, first.config.mount_set
+        );
+    }
+    let (a, b): (Vec<String>, Vec<String>) = differ.into_iter().unzip();
+    format!(
+        "two cases get the id '{}': {}, and {} (an id joins the names with '.'): rename one so the ids differ (e.g. without a '.')",
+        first.key,
+        a.join(" with "),
+        b.join(" with ")
+    )
+}
+
 fn in_directory_only(
     workloads: &[PlannedWorkload],
     platforms: &[(String, bool, Option<f64>)],
@@ -1129,6 +1159,31 @@ min_time = "1ms"
 
     fn error_of(text: &str) -> String {
         Plan::parse(text, "bad.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn two_cases_with_one_id_are_named_for_what_they_are() {
+        let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
+        // Set names that, joined with '.', spell one id: not a filesystem listed twice.
+        let e = error_of(&format!(
+            "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\nmkfs_options = {{ \"a.b\" = \"\", a = \"-I 256\" }}\nmount_options = {{ c = \"\", \"b.c\" = \"noatime\" }}\n{sleep}"
+        ));
+        assert!(!e.contains("listed twice"), "{e}");
+        assert!(
+            e.contains("two cases get the id 'ext4.a.b.c.default.warm.sleep'")
+                && e.contains("mkfs_options 'a' with mount_options 'b.c'")
+                && e.contains("mkfs_options 'a.b' with mount_options 'c'")
+                && e.contains("rename one"),
+            "{e}"
+        );
+        // The same filesystem's set in two tables is.
+        let e = error_of(&format!(
+            "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[filesystems]]\nname = \"ext4\"\n{sleep}"
+        ));
+        assert!(
+            e.starts_with("bad.toml:5:8: filesystems: the filesystem 'ext4' is listed twice"),
+            "{e}"
+        );
     }
 
     #[test]
