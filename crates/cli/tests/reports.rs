@@ -278,7 +278,7 @@ fn nap_plan(s: &Scratch, name: &str, workload: &str) -> (PathBuf, PathBuf) {
 }
 
 /// Run 1 of `s`: a 10 ms nap in a directory, with its report written next to the database.
-fn one_nap(s: &Scratch) {
+fn one_nap(s: &Scratch) -> std::process::Output {
     let (plan, dir) = nap_plan(s, "naps", "nap");
     let output = s.run(&[
         "--quiet",
@@ -288,6 +288,7 @@ fn one_nap(s: &Scratch) {
         dir.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
+    output
 }
 
 /// A symbolic link planted at `report-run-N.html` (a predictable name beside the database) or
@@ -299,15 +300,7 @@ fn a_link_at_a_reports_path_is_replaced_and_the_file_it_names_is_untouched() {
     std::fs::write(&victim, "keep me").unwrap();
     let own = s.path().join("report-run-1.html");
     std::os::unix::fs::symlink(&victim, &own).unwrap();
-    let (plan, dir) = nap_plan(&s, "naps", "nap");
-    let output = s.run(&[
-        "--quiet",
-        "--plan",
-        plan.to_str().unwrap(),
-        "--dir",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = one_nap(&s);
     let untouched = || std::fs::read_to_string(&victim).unwrap() == "keep me";
     assert!(untouched(), "the file the link names was written");
     assert!(!std::fs::symlink_metadata(&own).unwrap().is_symlink());
@@ -340,17 +333,19 @@ fn a_failed_output_keeps_the_old_file_and_the_others_are_still_written() {
     let md = s.path().join("r.md");
     let not_a_dir = s.path().join("file");
     std::fs::write(&not_a_dir, "").unwrap();
-    let xlsx = not_a_dir.join("r.xlsx");
-    let output = report(
-        &s,
-        &[
-            "1",
-            "--xlsx",
-            xlsx.to_str().unwrap(),
-            "--markdown",
-            md.to_str().unwrap(),
-        ],
-    );
+    let xlsx_and_markdown = |xlsx: &Path, md: &Path| {
+        report(
+            &s,
+            &[
+                "1",
+                "--xlsx",
+                xlsx.to_str().unwrap(),
+                "--markdown",
+                md.to_str().unwrap(),
+            ],
+        )
+    };
+    let output = xlsx_and_markdown(&not_a_dir.join("r.xlsx"), &md);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("r.xlsx"), "{}", stderr(&output));
     assert!(std::fs::read_to_string(&md)
@@ -384,16 +379,7 @@ fn a_failed_output_keeps_the_old_file_and_the_others_are_still_written() {
     std::fs::write(&old, b"PK an old workbook").unwrap();
     let _ = std::fs::write(mount.path().join("fill"), vec![0u8; 1 << 20]);
     let md = s.path().join("r2.md");
-    let output = report(
-        &s,
-        &[
-            "1",
-            "--xlsx",
-            old.to_str().unwrap(),
-            "--markdown",
-            md.to_str().unwrap(),
-        ],
-    );
+    let output = xlsx_and_markdown(&old, &md);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(std::fs::read(&old).unwrap(), b"PK an old workbook");
     assert!(md.exists(), "the Markdown was skipped");

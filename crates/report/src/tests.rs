@@ -38,20 +38,27 @@ fn sample(repetition: u32, status: Outcome) -> NewSample<'static> {
     }
 }
 
-/// (the store's directory, the store, the run id).
-fn fixture() -> (tempfile::TempDir, Store, i64) {
+/// A store in a new directory with one run of the plan `plan_name`: (the directory, the
+/// store, the run id).
+fn new_run(plan_name: &str, planned_samples: u64) -> (tempfile::TempDir, Store, i64) {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let store = Store::open(&dir.path().join("r.db")).unwrap();
     let run = store
         .begin_run(&NewRun {
             started_at: "t0",
-            plan_name: "p",
+            plan_name,
             plan_text: "",
             fsbench_version: "0",
             host_json: "{}",
-            planned_samples: 6,
+            planned_samples,
         })
         .unwrap();
+    (dir, store, run)
+}
+
+/// (the store's directory, the store, the run id).
+fn fixture() -> (tempfile::TempDir, Store, i64) {
+    let (dir, mut store, run) = new_run("p", 6);
     let config = |mount: &str| {
         format!(
             r#"{{"filesystem":"ext4","mkfs_set":"default","mount_set":"{mount}","scheduler":null,"cache":"warm"}}"#
@@ -361,18 +368,7 @@ fn sweep_and_task_fixture() -> (tempfile::TempDir, Store, i64) {
     const OPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
     const REAL: MetricDef = MetricDef::new("real", Unit::Nanos, Direction::Lower).main();
     const USER: MetricDef = MetricDef::new("user", Unit::Nanos, Direction::Lower);
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    let run = store
-        .begin_run(&NewRun {
-            started_at: "t0",
-            plan_name: "p",
-            plan_text: "",
-            fsbench_version: "0",
-            host_json: "{}",
-            planned_samples: 12,
-        })
-        .unwrap();
+    let (dir, mut store, run) = new_run("p", 12);
     let mut position = 0;
     for (fs, speed) in [("ext4", 1.0), ("xfs", 1.5)] {
         let config = format!(
@@ -486,18 +482,7 @@ fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
     const TPS: MetricDef = MetricDef::new("tps", Unit::OpsPerSec, Direction::Higher).main();
     const CPU: MetricDef = MetricDef::new("cpu_sys_percent", Unit::Percent, Direction::Lower);
     const OPEN: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher);
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    let run = store
-        .begin_run(&NewRun {
-            started_at: "t0",
-            plan_name: "p",
-            plan_text: "",
-            fsbench_version: "0",
-            host_json: "{}",
-            planned_samples: 4,
-        })
-        .unwrap();
+    let (_dir, mut store, run) = new_run("p", 4);
     for (position, (fs, fsck_s)) in [("ext4", 1.25), ("xfs", 0.5)].into_iter().enumerate() {
         let config = format!(
             r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
@@ -571,18 +556,7 @@ fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
 fn a_discipline_few_configurations_ran_does_not_score() {
     use fsbench_model::Sweep;
     const OPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    let run = store
-        .begin_run(&NewRun {
-            started_at: "t0",
-            plan_name: "p",
-            plan_text: "",
-            fsbench_version: "0",
-            host_json: "{}",
-            planned_samples: 15,
-        })
-        .unwrap();
+    let (_dir, mut store, run) = new_run("p", 15);
     let create = |rate: f64, sweep: Option<f64>| ResultRecord {
         dims: Dims {
             operation: Some("create".into()),
@@ -675,18 +649,7 @@ fn a_discipline_few_configurations_ran_does_not_score() {
 #[test]
 fn a_client_sweep_beside_a_fixed_load_draws_one_curve_and_the_loads_bars() {
     use fsbench_model::Sweep;
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    let run = store
-        .begin_run(&NewRun {
-            started_at: "t0",
-            plan_name: "p",
-            plan_text: "",
-            fsbench_version: "0",
-            host_json: "{}",
-            planned_samples: 12,
-        })
-        .unwrap();
+    let (_dir, mut store, run) = new_run("p", 12);
     // The total of `clients` clients and one row per client, at a sweep point or not.
     let load = |clients: u64, speed: f64, point: Option<f64>| -> Vec<ResultRecord> {
         let dims = |client: Option<u64>| Dims {
@@ -778,18 +741,7 @@ fn a_client_sweep_beside_a_fixed_load_draws_one_curve_and_the_loads_bars() {
 
 /// A run whose names come from a hostile plan: HTML, a formula, terminal codes, a newline.
 fn hostile_fixture() -> (tempfile::TempDir, Store, i64) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    let run = store
-        .begin_run(&NewRun {
-            started_at: "t0",
-            plan_name: "<script>alert(1)</script>\u{1b}[31mred\nsecond line",
-            plan_text: "",
-            fsbench_version: "0",
-            host_json: "{}",
-            planned_samples: 2,
-        })
-        .unwrap();
+    let (dir, mut store, run) = new_run("<script>alert(1)</script>\u{1b}[31mred\nsecond line", 2);
     let config = r#"{"filesystem":"ext4","mkfs_set":"@SUM(1+1)","mount_set":"-2+3","mkfs_options":"<img src=x onerror=alert(1)>","scheduler":null,"cache":"warm"}"#;
     let workload = r#"{"kind":"sleep","name":"=cmd|' /c calc'!A0"}"#;
     let case = store
