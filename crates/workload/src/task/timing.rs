@@ -2,13 +2,18 @@
 //! children's. A tool runs as a child and its own rusage comes from wait4(2), which includes
 //! every descendant it waited for (tar's bzip2, make's gcc); a native task runs in this
 //! process and its CPU is the getrusage(RUSAGE_SELF) difference.
+//!
+//! A tool runs in a process group of its own, and in its sample's cgroup: a campaign's worker
+//! is in it already and the tool inherits it; a workload command names it with
+//! [`put_tools_in`]. What the group still holds when the tool ends is killed; what left the
+//! group is ended with the sample's cgroup (`fsbench_testbed::cgroup`).
 
 use crate::StopFlag;
 use std::io::{self, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Real, user and system time of one timed part, in nanoseconds.
@@ -77,6 +82,30 @@ pub enum ToolEnd {
 /// Bytes of a tool's standard error kept for the reason it failed.
 const STDERR_KEPT: usize = 2048;
 
+/// How long the end of a tool waits for the rest of its standard error: a process it left
+/// outside its group may hold the pipe open until the sample ends.
+const STDERR_WAIT: Duration = Duration::from_millis(500);
+
+/// How long a stopped tool has to end after SIGTERM before its group is killed: a stop must
+/// end even a tool that ignores SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The `cgroup.procs` files every tool writes itself into as it starts, before it runs
+/// anything (empty: it stays in this process's cgroup).
+static TOOL_CGROUP: Mutex<Vec<std::ffi::CString>> = Mutex::new(Vec::new());
+
+/// Every tool started from now on joins the cgroup whose `cgroup.procs` files are `procs` (a
+/// workload command's sample's cgroup: the command itself stays out of it, so that ending the
+/// cgroup ends the tools and not the command); empty: they stay in this process's cgroup.
+pub fn put_tools_in(procs: &[std::path::PathBuf]) {
+    use std::os::unix::ffi::OsStrExt;
+    let files = procs
+        .iter()
+        .filter_map(|p| std::ffi::CString::new(p.as_os_str().as_bytes()).ok())
+        .collect();
+    *TOOL_CGROUP.lock().unwrap_or_else(|e| e.into_inner()) = files;
+}
+
 /// Runs `program args` in `cwd` (standard output discarded, standard error kept for a
 /// failure's reason) in its own process group, and times it; a stop request sends the group
 /// SIGTERM. A program that cannot start is an error (the caller says which tool is missing).
@@ -107,37 +136,78 @@ fn run(mut command: Command, cwd: &Path, stop: &StopFlag) -> io::Result<ToolEnd>
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
+    let cgroup = TOOL_CGROUP
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if !cgroup.is_empty() {
+        // SAFETY: between fork and exec only open, write and close (async-signal-safe), on
+        // buffers made before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                for file in &cgroup {
+                    let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                    libc::close(fd);
+                    if written != 1 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
     let started = Instant::now();
     let mut child = command.spawn()?;
     let pid = child.id() as libc::pid_t;
-    let stderr = child.stderr.take().map(|mut pipe| {
+    // The reader keeps the last bytes where this function can take them even while a process
+    // the tool left (out of its group) still holds the pipe open: that one ends with the
+    // sample, not with the tool.
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    let (closed, stderr_closed) = std::sync::mpsc::channel::<()>();
+    if let Some(mut pipe) = child.stderr.take() {
+        let tail = tail.clone();
         std::thread::spawn(move || {
-            let mut tail = Vec::new();
             let mut buf = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
+                let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
                 tail.extend_from_slice(&buf[..n]);
                 if tail.len() > STDERR_KEPT {
-                    tail.drain(..tail.len() - STDERR_KEPT);
+                    let extra = tail.len() - STDERR_KEPT;
+                    tail.drain(..extra);
                 }
             }
-            String::from_utf8_lossy(&tail).into_owned()
-        })
-    });
-    // A watcher stops the group on request; the wait below blocks, so the real time is exact.
+            drop(closed);
+        });
+    }
+    // A watcher stops the group on request (SIGTERM, then SIGKILL after a grace); the wait
+    // below blocks, so the real time is exact.
     let done = Arc::new(AtomicBool::new(false));
     let stopped = Arc::new(AtomicBool::new(false));
     let watcher = {
         let (done, stopped, stop) = (done.clone(), stopped.clone(), stop.clone());
         std::thread::spawn(move || {
+            let mut grace_ends = None;
             while !done.load(Ordering::Acquire) {
-                if stop.is_requested() {
-                    stopped.store(true, Ordering::Release);
-                    // SAFETY: signalling the process group this function made.
-                    unsafe { libc::kill(-pid, libc::SIGTERM) };
-                    return;
+                match grace_ends {
+                    None if stop.is_requested() => {
+                        stopped.store(true, Ordering::Release);
+                        // SAFETY: signalling the process group this function made.
+                        unsafe { libc::kill(-pid, libc::SIGTERM) };
+                        grace_ends = Some(Instant::now() + STOP_GRACE);
+                    }
+                    Some(end) if Instant::now() >= end => {
+                        // SAFETY: as above; the tool has not been waited for yet.
+                        unsafe { libc::kill(-pid, libc::SIGKILL) };
+                        return;
+                    }
+                    _ => {}
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -160,7 +230,10 @@ fn run(mut command: Command, cwd: &Path, stop: &StopFlag) -> io::Result<ToolEnd>
     // What the tool left running in its group (a daemon it started) is not ours to keep.
     // SAFETY: signalling the process group this function made; ESRCH when it is empty.
     unsafe { libc::kill(-pid, libc::SIGKILL) };
-    let tail = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
+    // Its last words, once no process of its group holds the pipe (or a moment).
+    let _ = stderr_closed.recv_timeout(STDERR_WAIT);
+    let tail =
+        String::from_utf8_lossy(&tail.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
     // The child was reaped by wait4: std must not wait for it again.
     std::mem::forget(child);
     if rc == -1 {
@@ -239,10 +312,28 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(tool("no-such-program-fsbench", &[], dir.path(), &stop).is_err());
+        // A process it leaves out of its group keeps its standard error open: the tool's end
+        // does not wait for that one (it ends with the sample).
+        let started = Instant::now();
+        let end = shell(
+            "echo its words >&2; setsid sleep 5 & exit 4",
+            dir.path(),
+            &[],
+            &stop,
+        )
+        .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2), "{end:?}");
+        match end {
+            ToolEnd::Failed { status, stderr, .. } => {
+                assert_eq!(status, "exited with 4");
+                assert_eq!(stderr, "its words");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
-    #[test]
-    fn a_stop_request_ends_the_tool_and_its_children() {
+    /// Runs `script` and asks it to stop after 200 ms; how it ended and how long it took.
+    fn stopped(script: &str) -> (ToolEnd, Duration) {
         let dir = tempfile::tempdir().unwrap();
         let stop = StopFlag::new();
         let requester = {
@@ -253,9 +344,19 @@ mod tests {
             })
         };
         let started = Instant::now();
-        let end = shell("sleep 30 & sleep 30; wait", dir.path(), &[], &stop).unwrap();
+        let end = shell(script, dir.path(), &[], &stop).unwrap();
         requester.join().unwrap();
+        (end, started.elapsed())
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_tool_and_its_children() {
+        let (end, took) = stopped("sleep 30 & sleep 30; wait");
         assert!(matches!(end, ToolEnd::Stopped), "{end:?}");
-        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        // One that ignores SIGTERM is killed after the grace.
+        let (end, took) = stopped("trap '' TERM; sleep 30 & sleep 30; wait");
+        assert!(matches!(end, ToolEnd::Stopped), "{end:?}");
+        assert!(took >= STOP_GRACE && took < STOP_GRACE * 2, "{took:?}");
     }
 }
