@@ -65,6 +65,22 @@ pub fn guard(state_dir: &Path) -> Option<fsbench_testbed::guard::Guard> {
     }
 }
 
+/// Says once, for a run whose workloads start programs, when this host cannot keep a sample's
+/// processes in a cgroup (not root, no cgroup filesystem): they are then ended through their
+/// process group and as orphans fsbench adopts, which a kill -9 of fsbench does not do.
+pub fn note_if_processes_can_outlive(runs_programs: bool) {
+    if !runs_programs {
+        return;
+    }
+    if let Some(reason) = fsbench_testbed::cgroup::unavailable() {
+        note!(
+            "note: no cgroup for the processes a sample starts ({reason}): they are ended \
+             through their process group and as orphans fsbench adopts, on Ctrl-C and timeouts, \
+             but not if fsbench itself is killed (kill -9)"
+        );
+    }
+}
+
 /// A stop flag set by Ctrl-C and SIGTERM. The handler only sets the flag: the main path stops
 /// between steps and cleans up itself (never unmount from a signal handler).
 pub fn stop_on_signals() -> StopFlag {

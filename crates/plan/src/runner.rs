@@ -20,7 +20,9 @@ use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
 use fsbench_model::ResultRecord;
 use fsbench_scale::Collective;
 use fsbench_store::{NewSample, Outcome, Store, StoreError};
-use fsbench_testbed::cgroup::CpuQuota;
+use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
+use fsbench_testbed::ledger::Ledger;
+use fsbench_testbed::scratch::SampleDir;
 use fsbench_testbed::CachePolicy;
 use fsbench_testbed::{System, Target, TargetError, TargetSpec};
 use fsbench_workload::workload::{Preflight, SharesDir};
@@ -28,6 +30,7 @@ use fsbench_workload::{Context, StopFlag};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Lifecycle events for progress displays (no-op defaults).
@@ -629,11 +632,14 @@ fn sample<'s>(
     let mut fresh = None;
     let key = target_key(plan, case);
     let host = fsbench_measure::host::HostInfo::probe().hostname;
-    // A platform with a CPU share: the workload's processes run under a cgroup quota (a host
-    // without one: unsupported, agreed like a target).
-    let (quota, no_quota) = match case.config.cpu_percent.map(CpuQuota::new).transpose() {
-        Ok(quota) => (quota, None),
-        Err(e) => (None, Some(e)),
+    // The sample's processes live in a cgroup made for it, with the platform's CPU share as
+    // its quota; a host without one runs them under a reaper, unless a quota was asked
+    // (unsupported, agreed like a target).
+    let cpu_percent = case.config.cpu_percent;
+    let (cgroup, no_quota) = match Cgroup::new(cpu_percent) {
+        Ok(cgroup) => (Some(cgroup), None),
+        Err(e) if cpu_percent.is_some() => (None, Some(e)),
+        Err(_) => (None, None),
     };
     let ready = match no_quota {
         Some(e) => Err(e),
@@ -651,9 +657,32 @@ fn sample<'s>(
         workload: case.workload.clone(),
         context: context_in(plan, case, job),
     };
-    let dir = match &ground {
-        Ground::Target(target) => target.mountpoint().to_path_buf(),
-        Ground::Dir { dir, .. } => dir.clone(),
+    // What the sample makes on the host beyond its target — its cgroup, its own directory in
+    // the user's — is on record from the moment it exists: a killed campaign's guard and
+    // `fsbench cleanup` end and remove it.
+    static SAMPLES: AtomicU32 = AtomicU32::new(0);
+    let mut record = Ledger::new(
+        Some(&fsbench_testbed::target::state_dir(&plan.work_dir)),
+        &format!(
+            "sample-{}-{}",
+            std::process::id(),
+            SAMPLES.fetch_add(1, Ordering::Relaxed)
+        ),
+    );
+    let (dir, own) = match &ground {
+        Ground::Target(target) => (target.mountpoint().to_path_buf(), Ok(None)),
+        // A file the ranks of a job share is in the directory every rank sees.
+        Ground::Dir { dir, .. } if job.is_some() && case.workload.settings.apply(SharesDir) => {
+            (dir.clone(), Ok(None))
+        }
+        // In a user's directory the sample works in a directory of its own, so whatever a
+        // killed or timed-out workload leaves goes with it.
+        Ground::Dir { dir, .. } => (
+            dir.clone(),
+            SampleDir::make(system, &mut record, dir)
+                .map(Some)
+                .map_err(|e| format!("cannot create a directory in {}: {e}", dir.display())),
+        ),
     };
     let mut phases = job.map(|job| RankPhases {
         job,
@@ -672,11 +701,37 @@ fn sample<'s>(
             Some(phases) => phases.answer(ask),
         },
     };
-    let limits = Limits {
-        timeout_ns: plan.timeout_ns,
-        quota: quota.as_ref(),
+    let mut outcome = match own {
+        Err(reason) => Some(SampleResult {
+            status: Outcome::Failed,
+            reason: Some(reason),
+            output: JobOutput::default(),
+            target_json: None,
+        }),
+        Ok(own) => {
+            let workdir = own.as_ref().map_or(dir.as_path(), SampleDir::path);
+            let mut processes = SampleProcesses::start(system, &mut record, cgroup);
+            let limits = Limits {
+                timeout_ns: plan.timeout_ns,
+                processes: &mut processes,
+            };
+            let mut outcome = run_child(worker, &job_spec, workdir, limits, stop, asks);
+            // Nothing of the sample may run on once it ended: before its directory goes or
+            // its target is unmounted.
+            let ended = processes.end(system, &mut record);
+            let removed = own.map(|own| own.remove(system, &mut record));
+            if let Some(outcome) = outcome.as_mut() {
+                let warnings = &mut outcome.output.warnings;
+                if let Err(e) = ended {
+                    warnings.push(format!("the sample's processes did not all end: {e}"));
+                }
+                if let Some(Err(e)) = removed {
+                    warnings.push(format!("the sample's directory stays: {e}"));
+                }
+            }
+            outcome
+        }
     };
-    let mut outcome = run_child(worker, &job_spec, &dir, limits, stop, asks);
     if let Some(phases) = phases.as_mut() {
         phases.leave();
     }
@@ -776,10 +831,11 @@ struct Asks<'a> {
     phase: &'a mut dyn FnMut(PhaseAsk) -> bool,
 }
 
-/// What bounds a workload's child: its time, and its CPU share when the platform sets one.
+/// What bounds a workload's child: its time, and its sample's processes (the cgroup with the
+/// platform's CPU share, or a reaper).
 struct Limits<'q> {
     timeout_ns: u64,
-    quota: Option<&'q CpuQuota>,
+    processes: &'q mut SampleProcesses,
 }
 
 /// Runs the job in a child process under the watchdog. None when interrupted. The job goes
@@ -794,7 +850,10 @@ fn run_child(
     stop: &StopFlag,
     asks: Asks<'_>,
 ) -> Option<SampleResult> {
-    let Limits { timeout_ns, quota } = limits;
+    let Limits {
+        timeout_ns,
+        processes,
+    } = limits;
     let Asks {
         status: status_seen,
         cold,
@@ -820,6 +879,11 @@ fn run_child(
             command.env_remove(&name);
         }
     }
+    if processes.cgroup().is_none() {
+        // Without a cgroup, the reaper follows the child's own process group.
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
     let spawned = command
         .arg("case-worker")
         .arg("--dir")
@@ -837,18 +901,18 @@ fn run_child(
             )
         }
     };
-    // Into the quota's cgroup before it has its job, so all it does is slowed.
-    if let Some(quota) = quota {
-        if let Err(e) = quota.add(child.id()) {
-            terminate(&mut child);
-            return failed(
-                format!(
-                    "cannot put the workload under its CPU quota ({}: {e})",
-                    quota.dir().display()
-                ),
-                JobOutput::default(),
-            );
-        }
+    // Into the sample's cgroup before it has its job, so all it does and starts is in it (and
+    // under the quota).
+    if let Err(e) = processes.add(child.id()) {
+        terminate(&mut child);
+        let cgroup = processes.cgroup().map(|c| c.dir().display().to_string());
+        return failed(
+            format!(
+                "cannot put the workload in its cgroup ({}: {e})",
+                cgroup.unwrap_or_default()
+            ),
+            JobOutput::default(),
+        );
     }
     // The job is one line (small: a pipe holds 64 KiB). Stdin stays open for the answers to
     // the child's requests for a cold cache ([`Event::Cold`]).
@@ -1159,13 +1223,14 @@ mod tests {
             },
             context: Default::default(),
         };
+        let mut processes = SampleProcesses::Reaper(fsbench_testbed::cgroup::Reaper::start());
         let got = run_child(
             &worker,
             &job,
             dir.path(),
             Limits {
                 timeout_ns: 60_000_000_000,
-                quota: None,
+                processes: &mut processes,
             },
             &StopFlag::new(),
             Asks {
@@ -1175,6 +1240,13 @@ mod tests {
             },
         )
         .unwrap();
+        assert_eq!(
+            processes.end(
+                &fsbench_testbed::RecordingSystem::new(),
+                &mut Ledger::new(None, "t")
+            ),
+            Ok(0)
+        );
         assert_eq!(got.status, Outcome::Ok, "{:?}", got.reason);
         assert_eq!(got.output.results.len(), 1);
         assert_eq!(got.output.seed, Some(7));

@@ -1,94 +1,221 @@
-//! A CPU quota for a process tree: a cgroup that caps the CPU time its processes get in each
-//! 100 ms period (cgroup v1's `cpu` controller, or v2's `cpu.max`), removed when dropped.
-//! Only the processes put in it are slowed: the kernel's own threads (writeback, journal
-//! commits) are not, unlike a lower CPU frequency (docs/plans.md, "platforms").
+//! The processes of one sample, kept together so they end together: a cgroup made for the
+//! sample (cgroup v2, or v1's freezer) holds every process the sample starts — a campaign's
+//! worker and all it starts, a workload command's tools — and is killed as a whole on stop,
+//! timeout and, through the ledger, a killed parent; where no cgroup can be made (not root, no
+//! cgroup filesystem), a [`Reaper`] follows them as a process group and as orphans this process
+//! adopts. The cgroup also carries a platform's CPU quota (v1's `cpu` controller or v2's
+//! `cpu.max`): only the processes in it are slowed, not the kernel's own threads (writeback,
+//! journal commits), unlike a lower CPU frequency (docs/plans.md, "platforms").
 
 use crate::error::TargetError;
+use crate::ledger::{Ledger, Resource};
+use crate::system::System;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 const PERIOD_US: u64 = 100_000;
 
-/// A cgroup fsbench made, with its quota set.
-#[derive(Debug)]
-pub struct CpuQuota {
-    dir: PathBuf,
-    /// The quota per period, in microseconds.
+/// How every cgroup fsbench makes is named (`fsbench-<pid>-<n>`): the ledger's undo ends and
+/// removes no cgroup named otherwise.
+const PREFIX: &str = "fsbench-";
+
+/// How long ending a sample's processes may take before what is left is reported: SIGKILL
+/// ends a process at once unless it is inside the kernel (uninterruptible sleep on I/O).
+const END_LIMIT: Duration = Duration::from_secs(10);
+
+/// A CPU quota: the CPU time the cgroup's processes together get in each period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
     pub quota_us: u64,
     pub period_us: u64,
 }
 
-impl CpuQuota {
-    /// A cgroup whose processes together get at most `percent` % of the machine's CPU time
-    /// (of all its CPUs). Unsupported when the host has no usable cpu controller.
-    pub fn new(percent: f64) -> Result<CpuQuota, TargetError> {
+/// A cgroup fsbench made for one sample, with its quota when the platform sets one. Dropping
+/// it ends its processes and removes it.
+#[derive(Debug)]
+pub struct Cgroup {
+    /// Where its processes are listed and ended: its cgroup v2 directory, else v1's freezer's
+    /// (else, for a quota on a host with neither, v1's cpu directory).
+    home: PathBuf,
+    /// The v1 cpu controller's directory of a quota (on v2 the quota is set in `home`).
+    cpu: Option<PathBuf>,
+    pub quota: Option<Quota>,
+}
+
+/// The cgroup hierarchies mounted on this host.
+#[derive(Debug, Default)]
+struct Hierarchies {
+    v2: Option<PathBuf>,
+    freezer: Option<PathBuf>,
+    cpu: Option<PathBuf>,
+}
+
+impl Hierarchies {
+    fn of_this_host() -> Hierarchies {
+        let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mut found = Hierarchies::default();
+        for mount in fsbench_measure::host::parse_mountinfo(&text) {
+            let has = |controller: &str| mount.super_options.split(',').any(|o| o == controller);
+            let slot = match mount.fs_type.as_str() {
+                "cgroup2" => &mut found.v2,
+                "cgroup" if has("freezer") => &mut found.freezer,
+                "cgroup" if has("cpu") => &mut found.cpu,
+                _ => continue,
+            };
+            slot.get_or_insert(mount.mount_point);
+        }
+        found
+    }
+
+    /// Whether `dir` is the root of a mounted cgroup hierarchy.
+    fn is_root(dir: &Path) -> bool {
+        let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        fsbench_measure::host::parse_mountinfo(&text)
+            .iter()
+            .any(|m| matches!(m.fs_type.as_str(), "cgroup" | "cgroup2") && m.mount_point == dir)
+    }
+}
+
+impl Cgroup {
+    /// A cgroup for one sample, with a CPU quota of `cpu_percent` % of the machine's CPU time
+    /// (of all its CPUs) when given. Unsupported when none can be made here (not root, no
+    /// cgroup filesystem) or, for a quota, when the host has no cpu controller.
+    pub fn new(cpu_percent: Option<f64>) -> Result<Cgroup, TargetError> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-        let quota_us = ((PERIOD_US as f64 * cpus * percent / 100.0).round() as u64).max(1000);
         let name = format!(
-            "fsbench-{}-{}",
+            "{PREFIX}{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let io = |what: &str, path: &Path, e: std::io::Error| {
-            TargetError::Unsupported(format!(
-                "a CPU quota needs a cgroup: cannot {what} {} ({e})",
-                path.display()
-            ))
-        };
-        let v1 = Path::new("/sys/fs/cgroup/cpu");
-        let v2 = Path::new("/sys/fs/cgroup");
-        let dir = if v1.join("cpu.cfs_quota_us").exists() {
-            let dir = v1.join(&name);
-            std::fs::create_dir(&dir).map_err(|e| io("create", &dir, e))?;
-            let cgroup = CpuQuota {
-                dir,
-                quota_us,
+        let found = Hierarchies::of_this_host();
+        let quota = cpu_percent.map(|percent| {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+            Quota {
+                quota_us: ((PERIOD_US as f64 * cpus * percent / 100.0).round() as u64).max(1000),
                 period_us: PERIOD_US,
-            };
-            for (file, value) in [
-                ("cpu.cfs_period_us", PERIOD_US),
-                ("cpu.cfs_quota_us", quota_us),
-            ] {
-                let path = cgroup.dir.join(file);
-                std::fs::write(&path, value.to_string()).map_err(|e| io("write", &path, e))?;
             }
-            return Ok(cgroup);
-        } else if std::fs::read_to_string(v2.join("cgroup.subtree_control"))
-            .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpu"))
-        {
-            v2.join(&name)
-        } else {
+        });
+        let v1_cpu = found
+            .cpu
+            .as_ref()
+            .filter(|dir| dir.join("cpu.cfs_quota_us").exists());
+        let v2_cpu = found.v2.as_ref().is_some_and(|v2| {
+            std::fs::read_to_string(v2.join("cgroup.subtree_control"))
+                .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpu"))
+        });
+        if quota.is_some() && v1_cpu.is_none() && !v2_cpu {
             return Err(TargetError::Unsupported(
-                "a CPU quota needs the cgroup cpu controller (cgroup v1 at /sys/fs/cgroup/cpu, or v2 with cpu in /sys/fs/cgroup/cgroup.subtree_control); this host has neither".into(),
+                "a CPU quota needs the cgroup cpu controller (cgroup v1's cpu hierarchy, or v2 with cpu in its root's cgroup.subtree_control); this host has neither".into(),
             ));
+        }
+        let home_root = match (found.v2.as_ref().or(found.freezer.as_ref()), v1_cpu) {
+            (Some(root), _) => root,
+            (None, Some(cpu)) if quota.is_some() => cpu,
+            (None, _) => {
+                return Err(TargetError::Unsupported(
+                    "no cgroup v2 nor v1 freezer hierarchy is mounted".into(),
+                ))
+            }
         };
-        std::fs::create_dir(&dir).map_err(|e| io("create", &dir, e))?;
-        let cgroup = CpuQuota {
-            dir,
-            quota_us,
-            period_us: PERIOD_US,
+        let io = |what: &str, path: &Path, e: std::io::Error| {
+            let why = if quota.is_some() {
+                "a CPU quota needs a cgroup: "
+            } else {
+                ""
+            };
+            TargetError::Unsupported(format!("{why}cannot {what} {}: {e}", path.display()))
         };
-        let path = cgroup.dir.join("cpu.max");
-        std::fs::write(&path, format!("{quota_us} {PERIOD_US}"))
-            .map_err(|e| io("write", &path, e))?;
+        let home = home_root.join(&name);
+        std::fs::create_dir(&home).map_err(|e| io("create the cgroup", &home, e))?;
+        // From here on, dropping it removes what was made.
+        let mut cgroup = Cgroup {
+            home,
+            cpu: None,
+            quota,
+        };
+        let Some(quota) = quota else {
+            return Ok(cgroup);
+        };
+        let mut writes = Vec::new();
+        match v1_cpu {
+            Some(cpu) if cpu != home_root => {
+                let dir = cpu.join(&name);
+                std::fs::create_dir(&dir).map_err(|e| io("create the cgroup", &dir, e))?;
+                cgroup.cpu = Some(dir.clone());
+                writes.push((dir.join("cpu.cfs_period_us"), quota.period_us.to_string()));
+                writes.push((dir.join("cpu.cfs_quota_us"), quota.quota_us.to_string()));
+            }
+            Some(_) => {
+                writes.push((
+                    cgroup.home.join("cpu.cfs_period_us"),
+                    quota.period_us.to_string(),
+                ));
+                writes.push((
+                    cgroup.home.join("cpu.cfs_quota_us"),
+                    quota.quota_us.to_string(),
+                ));
+            }
+            None => writes.push((
+                cgroup.home.join("cpu.max"),
+                format!("{} {}", quota.quota_us, quota.period_us),
+            )),
+        }
+        for (path, value) in writes {
+            std::fs::write(&path, value).map_err(|e| io("write", &path, e))?;
+        }
         Ok(cgroup)
+    }
+
+    /// The directories of the cgroup, one per hierarchy.
+    fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        std::iter::once(&self.home).chain(self.cpu.as_ref())
     }
 
     /// Moves a process (and the threads and children it makes from then on) into the cgroup.
     pub fn add(&self, pid: u32) -> std::io::Result<()> {
-        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
+        for file in self.procs_files() {
+            std::fs::write(file, pid.to_string())?;
+        }
+        Ok(())
     }
 
-    /// The cgroup's directory.
+    /// The `cgroup.procs` files a process writes "0" to, to move itself in (a tool as it
+    /// starts).
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// The cgroup's main directory (where its processes are listed).
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.home
+    }
+
+    /// Ends every process in it, and checks that none is left.
+    pub fn end(&self) -> Result<usize, String> {
+        let mut ended = 0;
+        for dir in self.dirs() {
+            ended += end_processes(dir)?;
+        }
+        Ok(ended)
+    }
+
+    /// The ledger's record of it: the directory its processes are ended in last, so that
+    /// undoing the ledger (newest first) ends them before anything else is removed.
+    fn records(&self) -> Vec<Resource> {
+        self.cpu
+            .iter()
+            .chain(std::iter::once(&self.home))
+            .map(|path| Resource::Cgroup { path: path.clone() })
+            .collect()
     }
 
     /// CPU time its processes were throttled for, in nanoseconds (v1 `cpu.stat`
     /// throttled_time, v2 throttled_usec), when the kernel says.
     pub fn throttled_ns(&self) -> Option<u64> {
-        let stat = std::fs::read_to_string(self.dir.join("cpu.stat")).ok()?;
+        let dir = self.cpu.as_ref().unwrap_or(&self.home);
+        let stat = std::fs::read_to_string(dir.join("cpu.stat")).ok()?;
         stat.lines().find_map(|line| {
             let (key, value) = line.split_once(' ')?;
             let value: u64 = value.trim().parse().ok()?;
@@ -101,16 +228,305 @@ impl CpuQuota {
     }
 }
 
-impl Drop for CpuQuota {
+impl Drop for Cgroup {
     fn drop(&mut self) {
-        // The processes are gone by now; the kernel may take a moment to notice.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-                return;
+        if self.end().is_ok() {
+            for dir in self.dirs() {
+                let _ = remove(dir);
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
+}
+
+/// Removes an emptied cgroup directory (its files are the kernel's: rmdir, not a recursive
+/// removal); the kernel may take a moment to notice that its last process is gone.
+fn remove(dir: &Path) -> std::io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if tries < 50 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            done => return done,
+        }
+    }
+}
+
+/// The processes in the cgroup at `dir` (none once it is gone).
+fn members(dir: &Path) -> Result<Vec<u32>, String> {
+    match std::fs::read_to_string(dir.join("cgroup.procs")) {
+        Ok(text) => Ok(text.lines().filter_map(|l| l.trim().parse().ok()).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(format!(
+            "cannot list the processes of {}: {e}",
+            dir.display()
+        )),
+    }
+}
+
+/// Ends every process in the cgroup at `dir` and checks that none is left; returns how many
+/// there were. cgroup.kill where the kernel has it (v2, Linux 5.14) kills them all at once;
+/// otherwise the cgroup is frozen (v2's cgroup.freeze, v1's freezer.state) so that none can
+/// fork, every member is SIGKILLed and it is thawed, until it is empty (without a freezer,
+/// plain rounds of SIGKILL).
+fn end_processes(dir: &Path) -> Result<usize, String> {
+    let first = members(dir)?.len();
+    let deadline = Instant::now() + END_LIMIT;
+    loop {
+        let left = members(dir)?;
+        if left.is_empty() {
+            return Ok(first);
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "processes {left:?} of cgroup {} were still there {} s after they were killed \
+                 (stuck inside the kernel)",
+                dir.display(),
+                END_LIMIT.as_secs()
+            ));
+        }
+        let kill = dir.join("cgroup.kill");
+        if kill.exists() {
+            let _ = std::fs::write(&kill, "1");
+        } else {
+            let thaw = freeze(dir);
+            for pid in members(dir)? {
+                // SAFETY: signalling a process in a cgroup fsbench made for one sample (frozen:
+                // none of them can exit, so no pid is reused meanwhile).
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+            if let Some((file, value)) = thaw {
+                let _ = std::fs::write(file, value);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Freezes the cgroup at `dir`, when it has a freezer, and waits (a little) until it is
+/// frozen; returns the file and value that thaw it.
+fn freeze(dir: &Path) -> Option<(PathBuf, &'static str)> {
+    let v2 = dir.join("cgroup.freeze");
+    let v1 = dir.join("freezer.state");
+    let (file, on, off) = if v2.exists() {
+        (v2, "1", "0")
+    } else if v1.exists() {
+        (v1, "FROZEN", "THAWED")
+    } else {
+        return None;
+    };
+    std::fs::write(&file, on).ok()?;
+    let frozen = || match off {
+        "0" => std::fs::read_to_string(dir.join("cgroup.events"))
+            .is_ok_and(|e| e.lines().any(|l| l == "frozen 1")),
+        _ => std::fs::read_to_string(&file).is_ok_and(|s| s.trim() == "FROZEN"),
+    };
+    let until = Instant::now() + Duration::from_secs(1);
+    while !frozen() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Some((file, off))
+}
+
+/// Undoes a ledger's [`Resource::Cgroup`]: ends its processes and removes it — only a cgroup
+/// fsbench names (`fsbench-...`) directly under a mounted cgroup hierarchy's root.
+pub fn undo(path: &Path) -> Result<String, String> {
+    let ours = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
+        && path.parent().is_some_and(Hierarchies::is_root);
+    if !ours {
+        return Err(format!(
+            "{} is not a cgroup fsbench makes: left alone",
+            path.display()
+        ));
+    }
+    if !path.exists() {
+        return Ok(format!("cgroup {} is gone", path.display()));
+    }
+    let ended = end_processes(path)?;
+    remove(path).map_err(|e| format!("cannot remove cgroup {}: {e}", path.display()))?;
+    Ok(match ended {
+        0 => format!("removed cgroup {}", path.display()),
+        n => format!(
+            "killed {n} process{} of the sample and removed cgroup {}",
+            if n == 1 { "" } else { "es" },
+            path.display()
+        ),
+    })
+}
+
+/// Where no cgroup can be made: from [`Reaper::start`] on, this process is the subreaper of
+/// what it starts (PR_SET_CHILD_SUBREAPER), so the sample's orphans become its children rather
+/// than init's, and [`Reaper::end`] kills the process groups it was given and every child that
+/// came since, round after round as their orphans come to it. A killed parent's guard cannot
+/// do this: only a cgroup survives its parent.
+#[derive(Debug)]
+pub struct Reaper {
+    /// This process's children before the sample (a guard): not the sample's.
+    before: HashSet<u32>,
+    groups: Vec<u32>,
+}
+
+impl Reaper {
+    /// Call right before the sample starts its first process: anything started earlier that
+    /// daemonized (zfs-fuse) stays init's.
+    pub fn start() -> Reaper {
+        // SAFETY: prctl with an integer argument.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        Reaper {
+            before: children_of(std::process::id()).into_iter().collect(),
+            groups: Vec::new(),
+        }
+    }
+
+    /// Follows `pid`'s process group (a process started in a group of its own).
+    pub fn add(&mut self, pid: u32) {
+        self.groups.push(pid);
+    }
+
+    /// Kills the groups and every child that came since the start, reaps them, and checks
+    /// that none is left; returns how many there were.
+    pub fn end(&self) -> Result<usize, String> {
+        for group in &self.groups {
+            // SAFETY: a process group this process made (ESRCH once it is empty).
+            unsafe { libc::kill(-(*group as i32), libc::SIGKILL) };
+        }
+        let deadline = Instant::now() + END_LIMIT;
+        let mut ended = HashSet::new();
+        let result = loop {
+            let new: Vec<u32> = children_of(std::process::id())
+                .into_iter()
+                .filter(|pid| !self.before.contains(pid))
+                .collect();
+            if new.is_empty() {
+                break Ok(ended.len());
+            }
+            if Instant::now() >= deadline {
+                break Err(format!(
+                    "processes {new:?} of the sample were still there {} s after they were \
+                     killed (stuck inside the kernel)",
+                    END_LIMIT.as_secs()
+                ));
+            }
+            for pid in new {
+                ended.insert(pid);
+                // SAFETY: a child of this process that the sample started; its own group too
+                // when it leads one (a group's id is its leader's pid, not reused meanwhile).
+                unsafe {
+                    libc::kill(-(pid as i32), libc::SIGKILL);
+                    libc::kill(pid as i32, libc::SIGKILL);
+                    libc::waitpid(pid as i32, std::ptr::null_mut(), libc::WNOHANG);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        // SAFETY: prctl with an integer argument.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) };
+        result
+    }
+}
+
+/// The children of process `pid` (those of any of its threads), found in /proc.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": the parent follows the state after the last ')'.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if parent == Some(pid) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// The processes of one sample: in a cgroup made for it, or followed by a [`Reaper`].
+#[derive(Debug)]
+pub enum SampleProcesses {
+    Cgroup(Cgroup),
+    Reaper(Reaper),
+}
+
+impl SampleProcesses {
+    /// The sample's cgroup when one could be made (`cgroup`), else a reaper started now, right
+    /// before the sample starts its first process. A cgroup goes on record in `ledger` (a
+    /// killed parent's guard, or `fsbench cleanup`, ends it before undoing any mount).
+    pub fn start(sys: &dyn System, ledger: &mut Ledger, cgroup: Option<Cgroup>) -> SampleProcesses {
+        match cgroup {
+            Some(cgroup) => {
+                for record in cgroup.records() {
+                    ledger.push(sys, record);
+                }
+                SampleProcesses::Cgroup(cgroup)
+            }
+            None => SampleProcesses::Reaper(Reaper::start()),
+        }
+    }
+
+    /// The sample's cgroup, when it has one.
+    pub fn cgroup(&self) -> Option<&Cgroup> {
+        match self {
+            SampleProcesses::Cgroup(cgroup) => Some(cgroup),
+            SampleProcesses::Reaper(_) => None,
+        }
+    }
+
+    /// Takes in a process this one started for the sample: into the cgroup, or its process
+    /// group (it must have been started in one of its own) followed by the reaper.
+    pub fn add(&mut self, pid: u32) -> std::io::Result<()> {
+        match self {
+            SampleProcesses::Cgroup(cgroup) => cgroup.add(pid),
+            SampleProcesses::Reaper(reaper) => {
+                reaper.add(pid);
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends every process of the sample and checks that none is left (before anything they
+    /// may hold is unmounted or removed); the cgroup is removed and leaves the ledger.
+    pub fn end(self, sys: &dyn System, ledger: &mut Ledger) -> Result<usize, String> {
+        match self {
+            SampleProcesses::Cgroup(cgroup) => {
+                let records = cgroup.records();
+                let ended = match cgroup.end() {
+                    Ok(ended) => ended,
+                    Err(e) => {
+                        // It stays on record, for `fsbench cleanup` once they are gone;
+                        // dropping it would only wait for them again.
+                        std::mem::forget(cgroup);
+                        return Err(e);
+                    }
+                };
+                drop(cgroup);
+                for record in records.iter().rev() {
+                    ledger.forget(sys, record);
+                }
+                Ok(ended)
+            }
+            SampleProcesses::Reaper(reaper) => reaper.end(),
+        }
+    }
+}
+
+/// Why the processes of a sample cannot be kept in a cgroup on this host, when they cannot
+/// (said once by a command that runs programs).
+pub fn unavailable() -> Option<String> {
+    Cgroup::new(None).err().map(|e| match e {
+        TargetError::Unsupported(reason) => reason,
+        other => other.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -124,14 +540,14 @@ mod tests {
             eprintln!("skipped: needs root");
             return;
         }
-        let quota = match CpuQuota::new(10.0) {
+        let quota = match Cgroup::new(Some(10.0)) {
             Ok(q) => q,
             Err(e) => {
                 eprintln!("skipped: {e}");
                 return;
             }
         };
-        let dir = quota.dir().to_path_buf();
+        let dirs: Vec<PathBuf> = quota.dirs().cloned().collect();
         // A shell spinning for 0.5 s of wall time gets ~10 % of the machine's CPU time.
         let mut child = std::process::Command::new("sh")
             .arg("-c")
@@ -151,6 +567,134 @@ mod tests {
             "a 10 % quota never throttled a spinning shell"
         );
         drop(quota);
-        assert!(!dir.exists(), "{} left behind", dir.display());
+        for dir in dirs {
+            assert!(!dir.exists(), "{} left behind", dir.display());
+        }
+    }
+
+    /// Processes carrying `mark` in their environment (how these tests find theirs).
+    fn marked(mark: &str) -> Vec<u32> {
+        let wanted = format!("FSBENCH_TEST_MARK={mark}").into_bytes();
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+            if environ.split(|&b| b == 0).any(|v| v == wanted.as_slice()) {
+                found.push(pid);
+            }
+        }
+        found
+    }
+
+    /// A shell in a group of its own that ignores SIGTERM and, once told to go, leaves a
+    /// child in a session of its own (out of its group) and one in its group, all marked.
+    fn hostile(mark: &str) -> std::process::Child {
+        use std::os::unix::process::CommandExt;
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg("read go; trap '' TERM; setsid sleep 30 & sleep 30 & echo go; wait")
+            .env("FSBENCH_TEST_MARK", mark)
+            .process_group(0)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Tells the shell to go and waits until its three processes run; returns its pid (the
+    /// sample's end reaps it, not the test's handle).
+    fn go(mut child: std::process::Child, mark: &str) -> u32 {
+        use std::io::{Read, Write};
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let mut said = [0u8; 3];
+        child.stdout.take().unwrap().read_exact(&mut said).unwrap();
+        let start = Instant::now();
+        while marked(mark).len() < 3 && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let pid = child.id();
+        std::mem::forget(child);
+        pid
+    }
+
+    /// Real: needs root and a cgroup hierarchy; skipped elsewhere with a note.
+    #[test]
+    fn ending_a_cgroup_ends_what_left_the_group_and_its_undo_touches_only_ours() {
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let cgroup = match Cgroup::new(None) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipped: {e}");
+                return;
+            }
+        };
+        let mark = format!("cgroup-{}", std::process::id());
+        let child = hostile(&mark);
+        cgroup.add(child.id()).unwrap();
+        let pid = go(child, &mark);
+        assert_eq!(marked(&mark).len(), 3, "the shell and its two children");
+        // The undo of a ledger entry: the same ending, then the directory goes.
+        let dir = cgroup.dir().to_path_buf();
+        let note = undo(&dir).unwrap();
+        assert!(note.starts_with("killed 3 processes"), "{note}");
+        // SAFETY: reaping the test's own child.
+        unsafe { libc::waitpid(pid as i32, std::ptr::null_mut(), 0) };
+        assert_eq!(marked(&mark), Vec::<u32>::new());
+        assert!(!dir.exists());
+        drop(cgroup);
+        // Nothing fsbench did not make, however the ledger names it.
+        let root = dir.parent().unwrap();
+        for other in [
+            root.to_path_buf(),
+            root.join("system.slice"),
+            "/tmp/fsbench-1-0".into(),
+        ] {
+            let said = undo(&other).unwrap_err();
+            assert!(said.contains("left alone"), "{said}");
+        }
+    }
+
+    /// Without a cgroup (runs without root): the reaper ends the group it was given and the
+    /// orphans that come to it, whatever session they are in. In a process of its own (the
+    /// test binary again): a reaper takes every child of its process, and other tests' run
+    /// in this one.
+    #[test]
+    fn a_reaper_ends_the_group_and_the_orphans_that_left_it() {
+        const ALONE: &str = "FSBENCH_TEST_REAPER_ALONE";
+        let mark = format!("reaper-{}", std::process::id());
+        if std::env::var_os(ALONE).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "cgroup::tests::a_reaper_ends_the_group_and_the_orphans_that_left_it",
+                    "--nocapture",
+                ])
+                .env(ALONE, &mark)
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success() && said.contains("1 passed"), "{said}");
+            assert_eq!(marked(&mark), Vec::<u32>::new());
+            return;
+        }
+        let mark = std::env::var(ALONE).unwrap();
+        let mut reaper = Reaper::start();
+        let child = hostile(&mark);
+        reaper.add(child.id());
+        let pid = go(child, &mark);
+        // The shell goes first (a killed workload): its children are orphans now.
+        // SAFETY: signalling and reaping the test's own child.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+            libc::waitpid(pid as i32, std::ptr::null_mut(), 0);
+        }
+        let ended = reaper.end().unwrap();
+        assert!(ended >= 1, "{ended}");
+        assert_eq!(marked(&mark), Vec::<u32>::new());
     }
 }

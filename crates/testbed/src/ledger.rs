@@ -45,6 +45,18 @@ pub enum Resource {
     ZfsPool {
         pool: String,
     },
+    /// A cgroup made for one sample's processes (`cgroup.rs`): undoing it ends them all, so it
+    /// is undone before any mount (`cleanup` takes the files that list one first).
+    Cgroup {
+        path: PathBuf,
+    },
+    /// A directory made fresh for one sample in a user's directory (`scratch.rs`), removed
+    /// with everything in it: only while it is still that directory (device and inode).
+    SampleDir {
+        path: PathBuf,
+        device: u64,
+        inode: u64,
+    },
 }
 
 /// Resources of one target of an fsbench process, mirrored to `<state dir>/<tag>.json` (one
@@ -278,6 +290,12 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
             }
             Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
         },
+        Resource::Cgroup { path } => crate::cgroup::undo(path),
+        Resource::SampleDir {
+            path,
+            device,
+            inode,
+        } => crate::scratch::remove(path, *device, *inode),
         Resource::Dir { path } => match sys.remove_dir(path) {
             Ok(()) => Ok(format!("removed {}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -565,6 +583,8 @@ fn cleanup_where(sys: &dyn System, work_dir: &Path, only: Option<u32>) -> Cleanu
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
+    // The files that list a sample's processes first: they end before any mount is undone.
+    files.sort_by_key(|file| !lists_processes(file));
     for file in files {
         // First a look without a lock: whose is it, and is its owner gone? A guard must not
         // wait on other processes' files, nor report them.
@@ -632,6 +652,21 @@ fn cleanup_where(sys: &dyn System, work_dir: &Path, only: Option<u32>) -> Cleanu
         }
     }
     report
+}
+
+/// Whether the state file at `path` lists a cgroup of a sample's processes.
+fn lists_processes(path: &Path) -> bool {
+    std::fs::File::open(path)
+        .ok()
+        .as_mut()
+        .and_then(read_state)
+        .and_then(Result::ok)
+        .is_some_and(|state| {
+            state
+                .resources
+                .iter()
+                .any(|r| matches!(r, Resource::Cgroup { .. }))
+        })
 }
 
 /// Whether process `pid` runs: it exists and is not a zombie (one that has exited and whose

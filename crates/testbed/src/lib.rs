@@ -11,8 +11,9 @@
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
 //! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run;
 //!   [`guard`]: a process that does so by itself when its parent is killed.
-//! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces; [`cgroup`]: a CPU quota for
-//!   a platform that slows the workload.
+//! - [`cgroup`]: the processes of one sample, kept together so they end together (a cgroup,
+//!   with a platform's CPU quota); [`scratch`]: a sample's own directory in a user's one.
+//! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces.
 
 pub mod cache;
 pub mod cgroup;
@@ -24,6 +25,7 @@ pub mod guard;
 pub mod ledger;
 pub mod loopdev;
 pub mod scheduler;
+pub mod scratch;
 pub mod system;
 pub mod target;
 

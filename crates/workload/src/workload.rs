@@ -215,6 +215,12 @@ pub trait Workload:
         false
     }
 
+    /// Whether the run starts programs (tools, a user's command): they are ended with the
+    /// sample, and a host that cannot keep them in a cgroup is told once.
+    fn runs_programs(&self) -> bool {
+        false
+    }
+
     /// Checks the directory before anything is measured (exists, writable, room). Leaves
     /// nothing behind.
     fn preflight(&self, _ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
@@ -454,6 +460,15 @@ impl Apply for KeepsFiles {
     type Out = bool;
     fn apply<W: Workload>(self, settings: &W) -> bool {
         settings.keeps_files()
+    }
+}
+
+/// Whether any workload starts programs.
+pub struct RunsPrograms;
+impl Apply for RunsPrograms {
+    type Out = bool;
+    fn apply<W: Workload>(self, settings: &W) -> bool {
+        settings.runs_programs()
     }
 }
 

@@ -21,6 +21,7 @@ use fsbench_scale::Collective;
 use fsbench_store::{NewRun, Outcome, RunState, Store, StoreError};
 use fsbench_testbed::device::DeviceSpec;
 use fsbench_testbed::RealSystem;
+use fsbench_workload::workload::RunsPrograms;
 
 /// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
 fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
@@ -361,10 +362,13 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         }
     };
     let stop = stop_on_signals();
-    let _guard = plan
-        .dir
-        .is_none()
-        .then(|| crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir)));
+    // Targets, and in any run the samples' cgroups and (in a directory) their own directories.
+    let _guard = crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir));
+    crate::target::note_if_processes_can_outlive(
+        plan.cases
+            .iter()
+            .any(|case| case.workload.settings.apply(RunsPrograms)),
+    );
     let worker = std::env::current_exe()
         .context("cannot find the fsbench binary for the workload processes")?;
     let mut progress = CampaignProgress::new(!quiet);

@@ -29,8 +29,10 @@ use fsbench_report::target::write_target;
 use fsbench_report::terminal::{printable, printable_path};
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, NewSample, Store};
+use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
+use fsbench_testbed::ledger::Ledger;
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
-use fsbench_workload::workload::{Check, KeepsFiles, Preflight, SharesDir};
+use fsbench_workload::workload::{Check, KeepsFiles, Preflight, RunsPrograms, SharesDir};
 use fsbench_workload::{Context as WorkloadContext, Sink, WorkloadError, WorkloadSettings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -430,10 +432,16 @@ fn run_on(
     // The filesystem under test: prepared by fsbench (--fs), or the directory's own.
     let system = RealSystem;
     let mut not_run: Option<TargetError> = None;
+    // The programs the workload starts (its tools) live in a cgroup made for the sample; the
+    // command itself stays out, so ending the cgroup ends them and not it.
+    let runs_programs = settings.apply(RunsPrograms);
+    crate::target::note_if_processes_can_outlive(runs_programs);
+    let cgroup = runs_programs.then(|| Cgroup::new(None).ok()).flatten();
+    let state_dir = fsbench_testbed::target::state_dir(&args.target.work.work_dir);
     // Dropped after the target's teardown (declared before it).
-    let _guard = target_spec
-        .as_ref()
-        .and_then(|spec| guard(&spec.state_dir()));
+    let _guard = (target_spec.is_some() || cgroup.is_some())
+        .then(|| guard(&state_dir))
+        .flatten();
     let mut target = match target_spec {
         Some(spec) => match Target::prepare(&system, spec, &|| stop.is_requested()) {
             Ok(target) => Some(target),
@@ -596,7 +604,23 @@ fn run_on(
                 announced: false,
                 heard: 0,
             };
+            let mut record = Ledger::new(
+                Some(&state_dir),
+                &format!("sample-{}-0", std::process::id()),
+            );
+            let processes =
+                runs_programs.then(|| SampleProcesses::start(&system, &mut record, cgroup));
+            if let Some(cgroup) = processes.as_ref().and_then(SampleProcesses::cgroup) {
+                fsbench_workload::task::timing::put_tools_in(&cgroup.procs_files());
+            }
             let mut end = case.workload.run(&ctx, &dir, &stop, &mut sink);
+            // Nothing the sample started runs on (before its target is unmounted).
+            if let Some(processes) = processes {
+                fsbench_workload::task::timing::put_tools_in(&[]);
+                if let Err(e) = processes.end(&system, &mut record) {
+                    note!("warning: the processes the workload started did not all end: {e}");
+                }
+            }
             let stopped_by_another = sink.leave();
             let (shared, merged_before, merge_error) = (
                 sink.shared,

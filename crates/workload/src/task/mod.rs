@@ -670,6 +670,10 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
         Ok(())
     }
 
+    fn runs_programs(&self) -> bool {
+        true
+    }
+
     fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
         if let Err(e) = self.check_source(dir) {
             return End::failed(e, Some(self.seed));

@@ -1,0 +1,149 @@
+//! A directory fsbench makes fresh for one sample inside a user's directory (a `--dir`
+//! campaign), where the sample's workload runs: on record in a ledger from the moment it exists,
+//! so the campaign, a killed campaign's guard and `fsbench cleanup` remove it with everything
+//! the sample wrote in it. It is the one directory outside the work directory that fsbench
+//! removes with its contents, so it is made with a unique name (mkdtemp, never an existing
+//! one) and removed only while it is still that directory (its device and inode), never
+//! through a symlink.
+
+use crate::ledger::{Ledger, Resource};
+use crate::system::System;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// A sample's directory, on record in its ledger.
+#[derive(Debug)]
+pub struct SampleDir {
+    path: PathBuf,
+    record: Resource,
+}
+
+impl SampleDir {
+    /// Makes `parent/fsbench-sample-XXXXXX` (mode 0700) and puts it on record in `ledger`.
+    pub fn make(
+        sys: &dyn System,
+        ledger: &mut Ledger,
+        parent: &Path,
+    ) -> std::io::Result<SampleDir> {
+        use std::os::unix::ffi::OsStringExt;
+        let template = parent.join("fsbench-sample-XXXXXX");
+        let template = std::ffi::CString::new(template.into_os_string().into_vec())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let raw = template.into_raw();
+        // SAFETY: mkdtemp rewrites the X's of a NUL-terminated buffer this function owns.
+        let made = unsafe { libc::mkdtemp(raw) };
+        let error = std::io::Error::last_os_error();
+        // SAFETY: the buffer from into_raw above, given back once.
+        let name = unsafe { std::ffi::CString::from_raw(raw) };
+        if made.is_null() {
+            return Err(error);
+        }
+        let path = PathBuf::from(std::ffi::OsString::from_vec(name.into_bytes()));
+        let meta = std::fs::symlink_metadata(&path)?;
+        let record = Resource::SampleDir {
+            path: path.clone(),
+            device: meta.dev(),
+            inode: meta.ino(),
+        };
+        ledger.push(sys, record.clone());
+        Ok(SampleDir { path, record })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes it with everything in it (call once the sample's processes have ended) and
+    /// takes it off the record; what cannot be removed stays on record for `fsbench cleanup`.
+    pub fn remove(self, sys: &dyn System, ledger: &mut Ledger) -> Result<String, String> {
+        let Resource::SampleDir {
+            path,
+            device,
+            inode,
+        } = &self.record
+        else {
+            unreachable!("a sample directory's record is one")
+        };
+        let done = remove(path, *device, *inode)?;
+        ledger.forget(sys, &self.record);
+        Ok(done)
+    }
+}
+
+/// Undoes a ledger's [`Resource::SampleDir`]: removes `path` with its contents if it is still
+/// the directory fsbench made (`device`, `inode`); anything else there is left alone.
+pub fn remove(path: &Path, device: u64, inode: u64) -> Result<String, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(format!("{} is gone", path.display()))
+        }
+        Err(e) => Err(format!("cannot look at {}: {e}", path.display())),
+        Ok(meta) if meta.is_dir() && meta.dev() == device && meta.ino() == inode => {
+            // std's remove_dir_all never follows a symlink inside it.
+            std::fs::remove_dir_all(path)
+                .map(|()| format!("removed {}", path.display()))
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))
+        }
+        Ok(_) => Ok(format!(
+            "{} is no longer the directory fsbench made: left alone",
+            path.display()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::RealSystem;
+
+    #[test]
+    fn a_sample_directory_is_fresh_on_record_and_only_it_is_removed() {
+        let user = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::write(user.path().join("mine"), "the user's").unwrap();
+        let mut ledger = Ledger::new(Some(state.path()), "sample-1-0");
+        let a = SampleDir::make(&RealSystem, &mut ledger, user.path()).unwrap();
+        let b = SampleDir::make(&RealSystem, &mut ledger, user.path()).unwrap();
+        assert_ne!(a.path(), b.path());
+        assert!(a
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("fsbench-sample-"));
+        let file = state.path().join("sample-1-0.json");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("\"kind\": \"sample-dir\""), "{text}");
+        // What the sample wrote goes with it; a symlink in it is not followed.
+        std::fs::create_dir(a.path().join("tree")).unwrap();
+        std::fs::write(a.path().join("tree/blob"), "x").unwrap();
+        std::os::unix::fs::symlink(user.path(), a.path().join("out")).unwrap();
+        assert!(a
+            .remove(&RealSystem, &mut ledger)
+            .unwrap()
+            .starts_with("removed"));
+        assert!(user.path().join("mine").exists());
+        // Another directory in its place (same name, another inode) is not fsbench's.
+        let Resource::SampleDir {
+            path,
+            device,
+            inode,
+        } = b.record.clone()
+        else {
+            unreachable!()
+        };
+        std::fs::remove_dir(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("theirs"), "x").unwrap();
+        let said = remove(&path, device, inode).unwrap();
+        assert!(said.contains("left alone"), "{said}");
+        assert!(path.join("theirs").exists());
+        assert!(b.remove(&RealSystem, &mut ledger).is_ok());
+        assert!(!file.exists(), "an empty ledger leaves no state file");
+        assert_eq!(
+            std::fs::read_dir(user.path()).unwrap().count(),
+            2,
+            "the user's file and the other directory"
+        );
+    }
+}
