@@ -313,30 +313,18 @@ impl Scratch {
 /// The processes whose parent is `pid`, with their command lines (arguments joined by spaces):
 /// how a test finds what a process it spawned started, without matching anything by name.
 pub fn children_of(pid: u32) -> Vec<(u32, String)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid ...": the parent follows the state after the last ')'.
-        let parent = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if parent == Some(pid) {
+    fsbench_testbed::cgroup::children_of(pid)
+        .into_iter()
+        .map(|child| {
             let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
             let words: Vec<String> = cmdline
                 .split(|b| *b == 0)
                 .filter(|w| !w.is_empty())
                 .map(|w| String::from_utf8_lossy(w).into_owned())
                 .collect();
-            found.push((child, words.join(" ")));
-        }
-    }
-    found
+            (child, words.join(" "))
+        })
+        .collect()
 }
 
 /// Plants a user's file at each name fsbench would take in each directory for the process
