@@ -330,19 +330,27 @@ fn freeze(dir: &Path) -> Option<(PathBuf, &'static str)> {
     Some((file, off))
 }
 
-/// Undoes a ledger's [`Resource::Cgroup`]: ends its processes and removes it — only a cgroup
-/// fsbench names (`fsbench-...`) directly under a mounted cgroup hierarchy's root.
-pub fn undo(path: &Path) -> Result<String, String> {
+/// Why `path` is not a cgroup fsbench makes, or Ok: fsbench's are named `fsbench-...` and sit
+/// directly under a mounted cgroup hierarchy's root (a ledger may name nothing else).
+pub fn check_ours(path: &Path) -> Result<(), String> {
     let ours = path
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
         && path.parent().is_some_and(Hierarchies::is_root);
-    if !ours {
-        return Err(format!(
+    if ours {
+        Ok(())
+    } else {
+        Err(format!(
             "{} is not a cgroup fsbench makes: left alone",
             path.display()
-        ));
+        ))
     }
+}
+
+/// Undoes a ledger's [`Resource::Cgroup`]: ends its processes and removes it (only one that
+/// [`check_ours`] passes).
+pub fn undo(path: &Path) -> Result<String, String> {
+    check_ours(path)?;
     if !path.exists() {
         return Ok(format!("cgroup {} is gone", path.display()));
     }

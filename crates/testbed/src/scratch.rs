@@ -11,6 +11,24 @@ use crate::system::System;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+/// How a sample's directory is named: this and six characters mkdtemp chose.
+const PREFIX: &str = "fsbench-sample-";
+
+/// Why `path` is not named like a sample's directory fsbench makes, or Ok (a ledger may name
+/// no other; [`remove`] also checks it is the very directory).
+pub fn check_ours(path: &Path) -> Result<(), String> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let chosen = name.as_deref().and_then(|n| n.strip_prefix(PREFIX));
+    if path.is_absolute() && chosen.is_some_and(|c| c.len() == 6 && !c.contains('.')) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is not a sample's directory fsbench makes: left alone",
+            path.display()
+        ))
+    }
+}
+
 /// A sample's directory, on record in its ledger.
 #[derive(Debug)]
 pub struct SampleDir {
@@ -26,7 +44,7 @@ impl SampleDir {
         parent: &Path,
     ) -> std::io::Result<SampleDir> {
         use std::os::unix::ffi::OsStringExt;
-        let template = parent.join("fsbench-sample-XXXXXX");
+        let template = parent.join(format!("{PREFIX}XXXXXX"));
         let template = std::ffi::CString::new(template.into_os_string().into_vec())
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let raw = template.into_raw();
@@ -73,6 +91,7 @@ impl SampleDir {
 /// Undoes a ledger's [`Resource::SampleDir`]: removes `path` with its contents if it is still
 /// the directory fsbench made (`device`, `inode`); anything else there is left alone.
 pub fn remove(path: &Path, device: u64, inode: u64) -> Result<String, String> {
+    check_ours(path)?;
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok(format!("{} is gone", path.display()))
@@ -139,6 +158,10 @@ mod tests {
         assert!(said.contains("left alone"), "{said}");
         assert!(path.join("theirs").exists());
         assert!(b.remove(&RealSystem, &mut ledger).is_ok());
+        // Only what is named like one, whatever the ledger says.
+        let mine = std::fs::symlink_metadata(user.path().join("mine")).unwrap();
+        let said = remove(&user.path().join("mine"), mine.dev(), mine.ino()).unwrap_err();
+        assert!(said.contains("left alone"), "{said}");
         assert!(!file.exists(), "an empty ledger leaves no state file");
         assert_eq!(
             std::fs::read_dir(user.path()).unwrap().count(),
