@@ -65,19 +65,28 @@ pub fn guard(state_dir: &Path) -> Option<fsbench_testbed::guard::Guard> {
     }
 }
 
-/// Says once, for a run whose workloads start programs, when this host cannot keep a sample's
-/// processes in a cgroup (not root, no cgroup filesystem): they are then ended through their
-/// process group and as orphans fsbench adopts, which a kill -9 of fsbench does not do.
-pub fn note_if_processes_can_outlive(runs_programs: bool) {
+/// The sample cgroup of a run whose workloads start programs (`runs_programs`), or None. When
+/// none can be made here (not root, no cgroup filesystem), says so once: the programs are then
+/// ended through their process group and as orphans fsbench adopts, which a kill -9 of fsbench
+/// does not do.
+pub fn programs_cgroup(runs_programs: bool) -> Option<fsbench_testbed::cgroup::Cgroup> {
     if !runs_programs {
-        return;
+        return None;
     }
-    if let Some(reason) = fsbench_testbed::cgroup::unavailable() {
-        note!(
-            "note: no cgroup for the processes a sample starts ({reason}): they are ended \
-             through their process group and as orphans fsbench adopts, on Ctrl-C and timeouts, \
-             but not if fsbench itself is killed (kill -9)"
-        );
+    match fsbench_testbed::cgroup::Cgroup::new(None) {
+        Ok(cgroup) => Some(cgroup),
+        Err(e) => {
+            let reason = match e {
+                TargetError::Unsupported(reason) => reason,
+                other => other.to_string(),
+            };
+            note!(
+                "note: no cgroup for the processes a sample starts ({reason}): they are ended \
+                 through their process group and as orphans fsbench adopts, on Ctrl-C and \
+                 timeouts, but not if fsbench itself is killed (kill -9)"
+            );
+            None
+        }
     }
 }
 

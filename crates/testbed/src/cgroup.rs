@@ -528,15 +528,6 @@ impl SampleProcesses {
     }
 }
 
-/// Why the processes of a sample cannot be kept in a cgroup on this host, when they cannot
-/// (said once by a command that runs programs).
-pub fn unavailable() -> Option<String> {
-    Cgroup::new(None).err().map(|e| match e {
-        TargetError::Unsupported(reason) => reason,
-        other => other.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -364,11 +364,12 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     let stop = stop_on_signals();
     // Targets, and in any run the samples' cgroups and (in a directory) their own directories.
     let _guard = crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir));
-    crate::target::note_if_processes_can_outlive(
+    // Each sample makes its own cgroup; this one only finds out, once, whether they can be made.
+    drop(crate::target::programs_cgroup(
         plan.cases
             .iter()
             .any(|case| case.workload.settings.apply(RunsPrograms)),
-    );
+    ));
     let worker = std::env::current_exe()
         .context("cannot find the fsbench binary for the workload processes")?;
     let mut progress = CampaignProgress::new(!quiet);

@@ -29,7 +29,7 @@ use fsbench_report::target::write_target;
 use fsbench_report::terminal::{printable, printable_path};
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, NewSample, Store};
-use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
+use fsbench_testbed::cgroup::SampleProcesses;
 use fsbench_testbed::ledger::Ledger;
 use fsbench_testbed::{CachePolicy, RealSystem, Target, TargetError, TargetInfo};
 use fsbench_workload::workload::{Check, KeepsFiles, Preflight, RunsPrograms, SharesDir};
@@ -435,8 +435,7 @@ fn run_on(
     // The programs the workload starts (its tools) live in a cgroup made for the sample; the
     // command itself stays out, so ending the cgroup ends them and not it.
     let runs_programs = settings.apply(RunsPrograms);
-    crate::target::note_if_processes_can_outlive(runs_programs);
-    let cgroup = runs_programs.then(|| Cgroup::new(None).ok()).flatten();
+    let cgroup = crate::target::programs_cgroup(runs_programs);
     let state_dir = fsbench_testbed::target::state_dir(&args.target.work.work_dir);
     // Dropped after the target's teardown (declared before it).
     let _guard = (target_spec.is_some() || cgroup.is_some())
