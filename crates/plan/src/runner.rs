@@ -1,5 +1,6 @@
 //! The campaign runner. Per sample: prepare the target, run the workload in a child process
-//! under a watchdog, record, tear down. A hang becomes a recorded `timeout` and the campaign
+//! under a watchdog (in a cgroup made for the sample with all it starts, ended with the sample;
+//! in a user's directory, in a directory made for the sample), record, tear down. A hang becomes a recorded `timeout` and the campaign
 //! goes on; a crash becomes `failed` with the child's last stderr lines; a configuration the host
 //! cannot run becomes `unsupported` (not retried for later repetitions). Repetitions are
 //! interleaved across cases (A B C A B C ...) so slow drift of the machine favours none of them,

@@ -1,5 +1,5 @@
 //! The ledger of what fsbench created on the host: every loop device, mount, image, pool,
-//! daemon, directory and scheduler change, in order, persisted to a small state file the moment
+//! daemon, directory, sample cgroup and scheduler change, in order, persisted to a small state file the moment
 //! it exists. Teardown undoes it in reverse; `fsbench cleanup` undoes what a killed process left,
 //! and obeys a state file only when it can trust it and only for what it may name: the state
 //! file is root's in a directory only root can change, its owner (pid, start time, boot) is
