@@ -351,6 +351,8 @@ impl Scope {
                 }
                 Ok(())
             }
+            Resource::Cgroup { path } => crate::cgroup::check_ours(path),
+            Resource::SampleDir { path, .. } => crate::scratch::check_ours(path),
             Resource::Scheduler { sysfs, previous } => {
                 let path_ok = sysfs.starts_with("/sys/")
                     && sysfs.ends_with("queue/scheduler")
@@ -656,10 +658,10 @@ fn cleanup_where(sys: &dyn System, work_dir: &Path, only: Option<u32>) -> Cleanu
 
 /// Whether the state file at `path` lists a cgroup of a sample's processes.
 fn lists_processes(path: &Path) -> bool {
-    std::fs::File::open(path)
-        .ok()
+    open_state(path)
+        .and_then(Result::ok)
         .as_mut()
-        .and_then(read_state)
+        .and_then(|handle| read_state(handle, path))
         .and_then(Result::ok)
         .is_some_and(|state| {
             state
