@@ -1,43 +1,10 @@
-//! Target flags -> `TargetSpec`, and the one place that signals are wired to stop requests.
+//! The guard of this process's targets, the note on sample cgroups, and the one place that
+//! signals are wired to stop requests.
 
-use crate::cli::TargetArgs;
-use crate::exit::Failure;
 use crate::out::note;
-use anyhow::anyhow;
-use fsbench_testbed::{CachePolicy, DeviceSpec, TargetError, TargetSpec};
+use fsbench_testbed::TargetError;
 use fsbench_workload::StopFlag;
 use std::path::Path;
-
-/// The spec the flags ask for, or None when no --fs was given.
-pub fn spec_from(args: &TargetArgs) -> Result<Option<TargetSpec>, Failure> {
-    let Some(fs) = &args.fs else { return Ok(None) };
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err(Failure::usage(anyhow!(
-            "--fs {fs}: preparing a filesystem needs root (loop devices, mkfs, mount); run as root, or measure an existing directory with --dir"
-        )));
-    }
-    let cache = args
-        .cache
-        .parse::<CachePolicy>()
-        .map_err(|e| Failure::usage(anyhow!("--cache: {e}")))?;
-    let device = DeviceSpec::parse(&args.device, args.destroy_data_on.as_deref())?;
-    let spec = TargetSpec::builder(fs, &args.work.work_dir)
-        .mkfs_options(args.mkfs_options.as_deref().unwrap_or_default())
-        .mount_options(args.mount_options.as_deref())
-        .scheduler(args.scheduler.as_deref())
-        .cache(cache)
-        .device(device)
-        .loop_direct_io(!args.loop_buffered)
-        .fsck(!args.no_fsck)
-        .build()
-        // The builder speaks of filesystems; the user typed a flag.
-        .map_err(|e| match e {
-            TargetError::Invalid(m) => TargetError::Invalid(format!("--fs: {m}")),
-            other => other,
-        })?;
-    Ok(Some(spec))
-}
 
 /// Starts the guard of this process's targets, whose state files go to `state_dir` (`fsbench guard`): should this
 /// process be killed (kill -9, mpirun ending a job, the OOM killer), it undoes the mounts,

@@ -1,11 +1,15 @@
 //! The vocabulary every stage of fsbench shares, defined once: how a sample, a workload, a run
-//! and a command ended ([`Outcome`]), the state of a stored run ([`RunState`]), and the axes of
-//! a campaign's cases ([`CaseAxis`]), and typed results ([`result`]: dimensions, units,
+//! and a command ended ([`Outcome`]), the state of a stored run ([`RunState`]), the axes of
+//! a campaign's cases ([`CaseAxis`]) and their configuration ([`case`]: `CaseConfig`, the
+//! `Category` a workload ranks in), and typed results ([`result`]: dimensions, units,
 //! directions, measurements), and which process owns something ([`owner`]: a run, a ledger).
 //! Depends on no other fsbench crate.
 
+pub mod case;
 pub mod owner;
 pub mod result;
+
+pub use case::{CaseConfig, Category, DEFAULT_PLATFORM};
 
 pub use result::{
     size_label, Dim, DimValue, Dims, Direction, Measurement, MetricDef, ResultRecord, Sweep, Unit,

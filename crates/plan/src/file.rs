@@ -19,7 +19,7 @@ pub struct PlanFile {
     /// Adaptive repetitions: repeat until the 95 % CI half-width of every main metric is within
     /// this percentage of its mean.
     pub target_ci_percent: Option<Spanned<f64>>,
-    /// Per-case timeout of the workload ("10m").
+    /// Per-case timeout of the workload ("10m"; "none": no timeout).
     pub timeout: Option<Spanned<String>>,
     /// Shrinks every workload's sizes and times and the image (0 < scale <= 1; default 1).
     pub scale: Option<Spanned<f64>>,
@@ -32,6 +32,8 @@ pub struct PlanFile {
     #[serde(default)]
     pub cache: Vec<Spanned<String>>,
     pub work_dir: Option<String>,
+    /// The read-only filesystem check after each target (default true).
+    pub fsck: Option<bool>,
     /// An existing directory to run the workloads in, instead of filesystems fsbench makes
     /// (`fsbench run --dir` writes it): every configuration is that directory's filesystem.
     pub dir: Option<Spanned<String>>,

@@ -6,21 +6,24 @@
 use crate::file::{PlanFile, RuleFile, WorkloadTable};
 use crate::workload::PlannedWorkload;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
-use fsbench_model::{CaseAxis, DEFAULT_SCHEDULER};
+use fsbench_model::CaseAxis;
+pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM};
+use fsbench_testbed::device::SizeSetting;
 use fsbench_testbed::fs::{self, Storage};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
 use fsbench_testbed::{CachePolicy, DeviceSpec};
 use fsbench_workload::sweep::SweepSpec;
-use fsbench_workload::workload::Check;
+use fsbench_workload::workload::{Check, KeepsFiles};
 use fsbench_workload::{Context, WorkloadError, WorkloadSettings, KINDS};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// A plan error: where, which key, what is wrong and what is allowed.
+/// A plan error: where (line 0: on the command line, `key` names the flag), which key, what
+/// is wrong and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanError {
     pub file: String,
@@ -32,7 +35,10 @@ pub struct PlanError {
 
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        // Line 0: a mistake of the command line (`--scale`), not of a line of the file.
+        if self.line > 0 {
+            write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        }
         if !self.key.is_empty() {
             write!(f, "{}: ", self.key)?;
         }
@@ -52,48 +58,25 @@ pub struct Repetitions {
     pub target_ci: Option<f64>,
 }
 
-/// The configuration half of a case.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CaseConfig {
-    pub filesystem: String,
-    pub mkfs_set: String,
-    pub mkfs_options: String,
-    pub mount_set: String,
-    pub mount_options: String,
-    pub scheduler: Option<String>,
-    /// The platform's name (`default` when the plan names none) and what it sets.
-    pub platform: String,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub image_in_ram: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu_percent: Option<f64>,
-    pub cache: CachePolicy,
-}
-
-impl CaseConfig {
-    /// The configuration of an existing directory: its filesystem as mounted (`unknown` when
-    /// no mount is found), option sets `existing`, no scheduler, the default platform.
-    pub fn of_directory(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
-        let mount = dir.and_then(fsbench_measure::host::mount_of);
-        CaseConfig {
-            filesystem: mount
-                .as_ref()
-                .map_or("unknown".into(), |m| m.fs_type.clone()),
-            mkfs_set: "existing".into(),
-            mkfs_options: String::new(),
-            mount_set: "existing".into(),
-            mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
-            scheduler: None,
-            platform: DEFAULT_PLATFORM.into(),
-            image_in_ram: false,
-            cpu_percent: None,
-            cache,
-        }
+/// The configuration of an existing directory: its filesystem as mounted (`unknown` when no
+/// mount is found), option sets `existing`, no scheduler, the default platform.
+pub fn directory_config(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
+    let mount = dir.and_then(fsbench_measure::host::mount_of);
+    CaseConfig {
+        filesystem: mount
+            .as_ref()
+            .map_or("unknown".into(), |m| m.fs_type.clone()),
+        mkfs_set: "existing".into(),
+        mkfs_options: String::new(),
+        mount_set: "existing".into(),
+        mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
+        scheduler: None,
+        platform: DEFAULT_PLATFORM.into(),
+        image_in_ram: false,
+        cpu_percent: None,
+        cache,
     }
 }
-
-/// The platform a plan that names none runs on: the `[device]` as given, the whole CPU.
-pub const DEFAULT_PLATFORM: &str = "default";
 
 /// When a campaign makes its targets anew (`remake_target`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -140,19 +123,9 @@ impl Case {
 
     /// The case's value on one axis (the scheduler's is `default` when the case sets none).
     pub fn value(&self, axis: CaseAxis) -> String {
-        match axis {
-            CaseAxis::Filesystem => self.config.filesystem.clone(),
-            CaseAxis::MkfsSet => self.config.mkfs_set.clone(),
-            CaseAxis::MountSet => self.config.mount_set.clone(),
-            CaseAxis::Scheduler => self
-                .config
-                .scheduler
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SCHEDULER.into()),
-            CaseAxis::Platform => self.config.platform.clone(),
-            CaseAxis::Cache => self.config.cache.name().to_string(),
-            CaseAxis::Workload => self.workload.name.clone(),
-        }
+        self.config
+            .value(axis)
+            .unwrap_or_else(|| self.workload.name.clone())
     }
 }
 
@@ -165,11 +138,17 @@ pub struct Plan {
     /// The plan's source text (stored with the run, so `--resume` rebuilds the same cases).
     pub text: String,
     pub repetitions: Repetitions,
-    pub timeout_ns: u64,
+    /// How long a workload may run (None: as long as it takes, `timeout = "none"`).
+    pub timeout_ns: Option<u64>,
     pub remake: Remake,
     pub work_dir: PathBuf,
     pub device: DeviceSpec,
     pub loop_direct_io: bool,
+    /// The read-only filesystem check after each target (`fsck = false` skips it).
+    pub fsck: bool,
+    /// Where the image's size is set, for size advice: the plan's `[device]`, or a workload
+    /// command's `--device` for its one-case plan.
+    pub size_setting: SizeSetting,
     /// Sizes and times shrunk by this factor (1: as written); see `scale` in docs/plans.md.
     pub scale: f64,
     /// An existing directory the workloads run in (no filesystem is made); see `dir`.
@@ -208,17 +187,53 @@ impl Checker<'_> {
     }
 }
 
+/// What the command line sets over a plan's own keys (`fsbench run --dir`, `--scale`,
+/// `--work-dir`): applied to the parsed plan before it is validated, so errors still name the
+/// plan's lines; stored with the run beside the plan's text, so `--resume` rebuilds the same
+/// cases.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Overrides {
+    /// An existing directory to run in, over the plan's `dir` (an absolute path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// The scale, over the plan's `scale` (0 < scale <= 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
+    /// Where images, mount points and state files go, over the plan's `work_dir`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<PathBuf>,
+    /// A workload command's device (`--device`, `--destroy-data-on`, `--loop-buffered`) over
+    /// the plan's `[device]`: the spec, direct I/O on the backing file, and where its size is
+    /// set (for advice). Not stored: a command's plan is not resumed.
+    #[serde(skip)]
+    pub device: Option<(DeviceSpec, bool, SizeSetting)>,
+}
+
+impl Overrides {
+    /// Nothing to store with the run.
+    pub fn is_empty(&self) -> bool {
+        self.dir.is_none() && self.scale.is_none() && self.work_dir.is_none()
+    }
+}
+
 impl Plan {
     /// Parses and validates a plan; `file` names it in errors. No side effects.
     pub fn parse(text: &str, file: &str) -> Result<Plan, PlanError> {
-        Plan::parse_in(text, file, None)
+        Plan::parse_with(text, file, &Overrides::default())
     }
 
-    /// As [`Plan::parse`], run in the existing directory `dir` (`fsbench run --dir`) as if the
-    /// plan set `dir`: errors name the lines of `text` as written, and the plan's text (stored
-    /// with the run, for `--resume`) gets the key.
-    pub fn parse_in(text: &str, file: &str, dir: Option<&Path>) -> Result<Plan, PlanError> {
+    /// As [`Plan::parse`], with the command line's `overrides` over the plan's keys: errors
+    /// name the lines of `text` as written (an override's own mistake names its flag).
+    pub fn parse_with(text: &str, file: &str, overrides: &Overrides) -> Result<Plan, PlanError> {
         let check = Checker { file, text };
+        let flag_error = |key: &str, message: String| PlanError {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            key: key.to_string(),
+            message,
+        };
+        let dir = overrides.dir.as_deref();
         let raw: PlanFile = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map_or((1, 1), |s| position(text, s));
             PlanError {
@@ -275,18 +290,26 @@ impl Plan {
             ));
         }
         let timeout_ns = match &raw.timeout {
-            None => 30 * 60 * 1_000_000_000,
+            None => Some(30 * 60 * 1_000_000_000),
+            Some(t) if t.get_ref() == "none" => None,
             Some(t) => match parse_duration_ns(t.get_ref()) {
-                Ok(0) => return Err(check.at(t, "timeout", "must be longer than 0")),
-                Ok(ns) => ns,
-                Err(e) => return Err(check.at(t, "timeout", e.to_string())),
+                Ok(0) => return Err(check.at(t, "timeout", "must be longer than 0 (or \"none\")")),
+                Ok(ns) => Some(ns),
+                Err(e) => return Err(check.at(t, "timeout", format!("{e} (or \"none\")"))),
             },
         };
 
-        let scale = match &raw.scale {
-            None => 1.0,
-            Some(s) if *s.get_ref() > 0.0 && *s.get_ref() <= 1.0 => *s.get_ref(),
-            Some(s) => return Err(check.at(s, "scale", "must be above 0 and at most 1")),
+        let scale = match (overrides.scale, &raw.scale) {
+            (Some(s), _) if s > 0.0 && s <= 1.0 => s,
+            (Some(s), _) => {
+                return Err(flag_error(
+                    "--scale",
+                    format!("must be above 0 and at most 1 (got {s})"),
+                ))
+            }
+            (None, None) => 1.0,
+            (None, Some(s)) if *s.get_ref() > 0.0 && *s.get_ref() <= 1.0 => *s.get_ref(),
+            (None, Some(s)) => return Err(check.at(s, "scale", "must be above 0 and at most 1")),
         };
         let (device, loop_direct_io) = match &raw.device {
             None => (DeviceSpec::Image { size_bytes: None }, true),
@@ -453,7 +476,7 @@ impl Plan {
                     *bytes,
                     fs.min_device_bytes(),
                     "the image",
-                    fsbench_testbed::device::SizeSetting::Plan,
+                    SizeSetting::Plan,
                 )
                 .map_err(|e| check.at(span, "device.image", e.to_string()))?;
             }
@@ -480,6 +503,11 @@ impl Plan {
             }
             other => other,
         };
+        // A workload command's device is as its flags say (never scaled).
+        let (device, loop_direct_io, size_setting) = match &overrides.device {
+            Some((device, direct, setting)) => (device.clone(), *direct, *setting),
+            None => (device, loop_direct_io, SizeSetting::Plan),
+        };
         if raw.workloads.is_empty() {
             return Err(PlanError {
                 file: file.to_string(),
@@ -500,6 +528,21 @@ impl Plan {
                         "two workloads are called '{}': give each a distinct name",
                         workload.name
                     ),
+                ));
+            }
+            // A file kept on purpose outlives the run only where the user can find it: in a
+            // directory, not on a filesystem fsbench removes afterwards.
+            let in_dir = dir.is_some() || raw.dir.is_some();
+            if !in_dir && workload.settings.apply(KeepsFiles) {
+                let keep = table
+                    .iter()
+                    .find(|(k, _)| k.get_ref() == "keep")
+                    .map_or(name_span, |(_, v)| v.span());
+                return Err(check.error(
+                    keep,
+                    "workloads.keep",
+                    "keeps a file on a filesystem fsbench removes after the run: run the plan \
+                     in a directory (`dir`, or `fsbench run --dir PATH`) or drop keep",
                 ));
             }
             workloads.push(workload);
@@ -572,56 +615,41 @@ impl Plan {
                 message: "the include and exclude rules leave no case to run".into(),
             });
         }
-        let (dir, stored_text) = match (dir, &raw.dir) {
-            (Some(given), Some(own)) if Path::new(own.get_ref()) != given => {
-                return Err(check.at(
-                    own,
-                    "dir",
-                    format!(
-                        "the plan runs in {} itself; drop --dir {} or the plan's key",
-                        own.get_ref(),
-                        given.display()
-                    ),
+        // The command line's directory runs the plan there, whatever the plan says.
+        let dir = match (dir, &raw.dir) {
+            (Some(given), _) if !given.is_absolute() => {
+                return Err(flag_error(
+                    "--dir",
+                    format!("{} must be an absolute path", given.display()),
                 ))
             }
-            (Some(given), None) => {
-                let path = given.to_str().ok_or_else(|| PlanError {
-                    file: file.to_string(),
-                    line: 1,
-                    column: 1,
-                    key: "dir".into(),
-                    message: format!("{} is not UTF-8", given.display()),
-                })?;
-                (
-                    Some(given.to_path_buf()),
-                    format!("dir = {}\n{text}", toml::Value::from(path)),
-                )
-            }
-            (_, own) => (
-                own.as_ref().map(|d| PathBuf::from(d.get_ref())),
-                text.to_string(),
-            ),
+            (Some(given), _) => Some(given.to_path_buf()),
+            (None, own) => own.as_ref().map(|d| PathBuf::from(d.get_ref())),
         };
         if let Some(own) = raw
             .dir
             .as_ref()
-            .filter(|d| !Path::new(d.get_ref()).is_absolute())
+            .filter(|d| overrides.dir.is_none() && !Path::new(d.get_ref()).is_absolute())
         {
             return Err(check.at(own, "dir", "must be an absolute path"));
         }
         if let Some(dir) = &dir {
             cases = on_directory(cases, dir).map_err(|(key, e)| match &raw.dir {
-                Some(own) => check.at(own, key, e),
-                None => check.error(0..0, key, e),
+                Some(own) if overrides.dir.is_none() => check.at(own, key, e),
+                _ => flag_error("--dir", e),
             })?;
         }
         for (i, case) in cases.iter_mut().enumerate() {
             case.position = i;
         }
+        let fsck = match &raw.fsck {
+            None => true,
+            Some(f) => *f,
+        };
         Ok(Plan {
             name,
             description,
-            text: stored_text,
+            text: text.to_string(),
             repetitions: Repetitions {
                 min,
                 max,
@@ -629,31 +657,18 @@ impl Plan {
             },
             timeout_ns,
             remake,
-            work_dir: raw
-                .work_dir
-                .map_or_else(|| PathBuf::from(DEFAULT_WORK_DIR), PathBuf::from),
+            work_dir: overrides.work_dir.clone().unwrap_or_else(|| {
+                raw.work_dir
+                    .map_or_else(|| PathBuf::from(DEFAULT_WORK_DIR), PathBuf::from)
+            }),
             device,
             loop_direct_io,
+            fsck,
+            size_setting,
             scale,
             dir,
             cases,
         })
-    }
-
-    /// The plan text with `scale` set (for `--scale`): the key goes first, where a TOML
-    /// top-level key belongs, so the stored text says how the run was shrunk. A plan that sets
-    /// its own scale keeps it only if it is the same.
-    pub fn scaled_text(&self, scale: f64) -> Result<String, String> {
-        if self.scale != 1.0 && self.scale != scale {
-            return Err(format!(
-                "the plan sets scale = {} itself; drop --scale (or FSBENCH_SCALE) or the plan's key",
-                self.scale
-            ));
-        }
-        if self.scale == scale {
-            return Ok(self.text.clone());
-        }
-        Ok(format!("scale = {scale:?}\n{}", self.text))
     }
 
     /// A rough duration of the whole campaign at its minimum repetitions.
@@ -773,7 +788,7 @@ fn in_directory_only(
 /// and the cache policy; cases that become the same are run once. What needs a filesystem
 /// fsbench makes is an error: (key, message).
 fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str, String)> {
-    let there = CaseConfig::of_directory(Some(dir), CachePolicy::Warm);
+    let there = directory_config(Some(dir), CachePolicy::Warm);
     let mut kept: Vec<Case> = Vec::new();
     for mut case in cases {
         if case.config.image_in_ram {
@@ -1047,8 +1062,12 @@ min_time = "1ms"
     #[test]
     fn a_plan_in_a_directory_runs_each_workload_once_on_its_filesystem() {
         let dir = std::env::temp_dir();
-        let there = Plan::parse_in(PLAN, "p.toml", Some(&dir)).unwrap();
-        assert!(there.text.starts_with("dir = "), "{}", there.text);
+        let in_dir = |dir: &Path| Overrides {
+            dir: Some(dir.to_path_buf()),
+            ..Overrides::default()
+        };
+        let there = Plan::parse_with(PLAN, "p.toml", &in_dir(&dir)).unwrap();
+        assert_eq!(there.text, PLAN, "the plan's text is kept as written");
         assert_eq!(there.dir.as_deref(), Some(dir.as_path()));
         let fs = fsbench_measure::host::mount_of(&dir).unwrap().fs_type;
         let keys: Vec<&str> = there.cases.iter().map(|c| c.key.as_str()).collect();
@@ -1058,21 +1077,24 @@ min_time = "1ms"
             !there.context(&there.cases[0]).disposable,
             "the directory is the user's"
         );
-        // The stored text runs there again (resume), and --dir may say it again.
-        let again = Plan::parse(&there.text, "p.toml").unwrap();
-        assert_eq!(again.text, there.text);
-        assert_eq!(again.cases.len(), 1);
-        let same = Plan::parse_in(&there.text, "p.toml", Some(&dir)).unwrap();
-        assert_eq!(same.text, there.text, "set once");
-        let e = Plan::parse_in(&there.text, "p.toml", Some(Path::new("/elsewhere")))
+        // The stored text and overrides run there again (resume).
+        let overrides: Overrides =
+            serde_json::from_str(&serde_json::to_string(&in_dir(&dir)).unwrap()).unwrap();
+        let again = Plan::parse_with(&there.text, "p.toml", &overrides).unwrap();
+        assert_eq!(again.cases[0].key, there.cases[0].key);
+        // The command line's directory is the one the plan runs in, over the plan's own.
+        let own = format!("dir = \"/elsewhere\"\n{PLAN}");
+        let over = Plan::parse_with(&own, "p.toml", &in_dir(&dir)).unwrap();
+        assert_eq!(over.dir.as_deref(), Some(dir.as_path()));
+        let e = Plan::parse_with(PLAN, "p.toml", &in_dir(Path::new("relative")))
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("p.toml:1:") && e.contains("drop --dir /elsewhere"),
+            e.contains("--dir: relative must be an absolute path"),
             "{e}"
         );
-        // Errors name the lines as written, not the line --dir adds.
-        let e = Plan::parse_in(&PLAN.replace("\"5m\"", "\"soon\""), "p.toml", Some(&dir))
+        // Errors name the lines as written.
+        let e = Plan::parse_with(&PLAN.replace("\"5m\"", "\"soon\""), "p.toml", &in_dir(&dir))
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("p.toml:4:"), "{e}");
@@ -1120,7 +1142,7 @@ min_time = "1ms"
                 target_ci: None
             }
         );
-        assert_eq!(plan.timeout_ns, 300_000_000_000);
+        assert_eq!(plan.timeout_ns, Some(300_000_000_000));
         assert_eq!(
             plan.device,
             DeviceSpec::Image {
@@ -1297,13 +1319,24 @@ min_time = "1ms"
     }
 
     #[test]
-    fn scale_shrinks_workloads_and_images_and_is_kept_in_the_text() {
+    fn scale_shrinks_workloads_and_images_whether_the_plan_or_the_command_line_sets_it() {
         let plan = Plan::parse(PLAN, "p.toml").unwrap();
         assert_eq!(plan.scale, 1.0);
-        let text = plan.scaled_text(0.25).unwrap();
-        assert!(text.starts_with("scale = 0.25\n"), "{text}");
-        let scaled = Plan::parse(&text, "p.toml").unwrap();
+        let at = |scale: f64| Overrides {
+            scale: Some(scale),
+            ..Overrides::default()
+        };
+        let scaled = Plan::parse_with(PLAN, "p.toml", &at(0.25)).unwrap();
         assert_eq!(scaled.scale, 0.25);
+        assert_eq!(scaled.text, PLAN, "the plan's text is kept as written");
+        // The plan's own key says the same.
+        let own = Plan::parse(&format!("scale = 0.25\n{PLAN}"), "p.toml").unwrap();
+        assert_eq!(own.scale, 0.25);
+        assert_eq!(own.device, scaled.device);
+        // The command line's scale is the one the plan runs at, over the plan's own (no
+        // duplicate key).
+        let over = Plan::parse_with(&format!("scale = 0.5\n{PLAN}"), "p.toml", &at(0.25)).unwrap();
+        assert_eq!(over.scale, 0.25);
         // An image shrinks, but never below 4 GiB (or the size asked for, if smaller).
         assert_eq!(
             scaled.device,
@@ -1313,9 +1346,8 @@ min_time = "1ms"
         );
         let big = PLAN.replace("image = \"512m\"", "image = \"8g\"");
         for (factor, gib) in [(0.75, 6), (0.01, 4)] {
-            let text = Plan::parse(&big, "p").unwrap().scaled_text(factor).unwrap();
             assert_eq!(
-                Plan::parse(&text, "p").unwrap().device,
+                Plan::parse_with(&big, "p", &at(factor)).unwrap().device,
                 DeviceSpec::Image {
                     size_bytes: Some(gib << 30)
                 }
@@ -1336,13 +1368,12 @@ min_time = "1ms"
             scaled.cases.iter().map(|c| &c.key).collect::<Vec<_>>(),
             plan.cases.iter().map(|c| &c.key).collect::<Vec<_>>()
         );
-        assert!(scaled
-            .scaled_text(0.5)
-            .unwrap_err()
-            .contains("sets scale = 0.25"));
-        assert_eq!(scaled.scaled_text(0.25).unwrap(), text);
         let e = error_of(&format!("scale = 2.0\n{PLAN}"));
         assert!(e.starts_with("bad.toml:1:9: scale: must be above 0"), "{e}");
+        let e = Plan::parse_with(PLAN, "p.toml", &at(2.0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--scale: must be above 0 and at most 1"), "{e}");
     }
 
     #[test]

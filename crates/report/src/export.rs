@@ -91,7 +91,7 @@ pub fn csv_row_values(model: &ReportModel) -> Vec<Vec<CsvValue>> {
             head.extend([
                 CsvValue::Number(f64::from(s.repetition)),
                 text(s.status.name()),
-                text(s.reason.as_deref().unwrap_or("")),
+                text(&reason_shown(s)),
             ]);
             let no_dims = || (0..Dim::ALL.len()).map(|_| empty()).collect::<Vec<_>>();
             let no_metric = || (0..5).map(|_| empty()).collect::<Vec<_>>();
@@ -133,5 +133,16 @@ impl Exporter for Csv {
             writeln!(out, "{}", line.join(","))?;
         }
         Ok(())
+    }
+}
+
+/// A sample's reason as the CSV shows it: with " (not retried)" when the sample was not tried
+/// because its case was known unsupported (the store keeps that as a flag of its own).
+fn reason_shown(sample: &fsbench_store::Sample) -> String {
+    let reason = sample.reason.as_deref().unwrap_or("");
+    if sample.not_retried {
+        format!("{reason} (not retried)")
+    } else {
+        reason.to_string()
     }
 }

@@ -306,7 +306,13 @@ mod tests {
             ..MatrixSettings::default()
         };
         let mut sink = Collect::default();
-        settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut fsbench_workload::harness::Detached,
+        );
         let view = MatrixSettings::grid().unwrap();
         assert!(unit(&view, Some("furlongs"))
             .unwrap_err()

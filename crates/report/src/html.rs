@@ -722,10 +722,7 @@ fn case_row(case: &CaseView) -> BTreeMap<&'static str, String> {
         ) {
             (Some(m), Some(s)) => format!("{m} ({s})"),
             (Some(m), None) => m,
-            _ => case.config["mount_options"]
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
+            _ => case.config.mount_options.clone(),
         },
     );
     row.insert(

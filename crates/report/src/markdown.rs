@@ -136,11 +136,11 @@ impl Exporter for Markdown {
                     out,
                     "| {} | {} | {} | {} | {} | {} | {ok} of {all} |",
                     escape(&case.key),
-                    escape(c["filesystem"].as_str().unwrap_or("?")),
-                    options(c["mkfs_options"].as_str().unwrap_or("")),
-                    options(c["mount_options"].as_str().unwrap_or("")),
-                    escape(c["scheduler"].as_str().unwrap_or("default")),
-                    escape(c["cache"].as_str().unwrap_or("?")),
+                    escape(&c.filesystem),
+                    options(&c.mkfs_options),
+                    options(&c.mount_options),
+                    escape(c.scheduler.as_deref().unwrap_or("default")),
+                    escape(c.cache.name()),
                 )?;
             }
             writeln!(out)?;

@@ -4,7 +4,7 @@
 //! confidence intervals) and the samples that were not measured, with their reasons.
 
 use fsbench_analysis::Summary;
-use fsbench_model::{CaseAxis, Dim, Dims, Direction, Unit, DEFAULT_SCHEDULER};
+use fsbench_model::{CaseAxis, CaseConfig, Dim, Dims, Direction, Unit};
 use fsbench_store::{Outcome, Run, Sample, Store, StoreError};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, HashMap};
@@ -35,18 +35,10 @@ pub struct RunView {
 }
 
 impl RunView {
-    /// The scale the run ran at (its plan's top-level `scale` key; 1 when it has none): every
-    /// report states it, since sizes and durations shrank with it.
+    /// The scale the run ran at (1 when it was not scaled): every report states it, since
+    /// sizes and durations shrank with it.
     pub fn scale(&self) -> f64 {
-        self.run
-            .plan_text
-            .lines()
-            .map(str::trim)
-            .take_while(|l| !l.starts_with('['))
-            .filter_map(|l| l.strip_prefix("scale"))
-            .filter_map(|rest| rest.trim_start().strip_prefix('='))
-            .find_map(|v| v.split('#').next()?.trim().parse::<f64>().ok())
-            .unwrap_or(1.0)
+        self.run.scale.unwrap_or(1.0)
     }
 
     /// ", at scale F" when the run was scaled, else nothing.
@@ -72,7 +64,7 @@ pub struct CaseView {
     pub axes: BTreeMap<CaseAxis, String>,
     /// The workload's kind (`matrix`, `sleep`); its name in the plan is the workload axis.
     pub kind: String,
-    pub config: serde_json::Value,
+    pub config: CaseConfig,
     pub workload: serde_json::Value,
     pub samples: Vec<Sample>,
 }
@@ -178,16 +170,11 @@ fn axis_list<S: Serializer>(axes: &[CaseAxis], s: S) -> Result<S::Ok, S::Error> 
 }
 
 /// A stored case's value on one axis: the workload's name from its JSON, the rest from its
-/// configuration (no scheduler is [`DEFAULT_SCHEDULER`]).
-fn axis_value(config: &serde_json::Value, workload: &serde_json::Value, axis: CaseAxis) -> String {
-    if axis == CaseAxis::Workload {
-        return workload["name"].as_str().unwrap_or("?").to_string();
-    }
-    match &config[axis.column()] {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => DEFAULT_SCHEDULER.into(),
-        other => other.to_string(),
-    }
+/// configuration.
+fn axis_value(config: &CaseConfig, workload: &serde_json::Value, axis: CaseAxis) -> String {
+    config
+        .value(axis)
+        .unwrap_or_else(|| workload["name"].as_str().unwrap_or("?").to_string())
 }
 
 /// A table while it is built: rows by their dimensions, values per (row, column).

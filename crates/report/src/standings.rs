@@ -8,47 +8,11 @@
 use crate::model::{Cell, ReportModel, Row, Table};
 use fsbench_analysis::compare::{paired, welch, Comparison, Verdict};
 use fsbench_analysis::rank::{geometric_mean, placements, Placement};
+pub use fsbench_model::Category;
 use fsbench_model::{Direction, Unit};
+use fsbench_workload::WorkloadSettings;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// What a discipline measures, for per-category rankings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Category {
-    /// Bytes per second: the matrix, the client load.
-    Throughput,
-    /// Metadata loops and small-file mixes.
-    Metadata,
-    /// Whole tasks (untar, build, ...).
-    Tasks,
-}
-
-impl Category {
-    pub const ALL: [Category; 3] = [Category::Throughput, Category::Metadata, Category::Tasks];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Category::Throughput => "throughput",
-            Category::Metadata => "metadata",
-            Category::Tasks => "tasks",
-        }
-    }
-
-    /// The category of a workload kind; None for kinds that measure the harness (sleep).
-    pub fn of_kind(kind: &str) -> Option<Category> {
-        match kind {
-            "matrix" | "clients" => Some(Category::Throughput),
-            "metadata" | "mix" => Some(Category::Metadata),
-            "task" => Some(Category::Tasks),
-            _ => None,
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.name() == text)
-    }
-}
 
 /// One configuration in one discipline.
 #[derive(Debug, Clone, Serialize)]
@@ -157,7 +121,7 @@ fn compare(a: &Cell, b: &Cell, same_run: bool) -> (Option<Comparison>, Option<Co
 }
 
 fn disciplines_of(table: &Table, gains: &mut Vec<f64>) -> Vec<Discipline> {
-    let Some(category) = Category::of_kind(&table.workload) else {
+    let Some(category) = WorkloadSettings::category_of(&table.workload) else {
         return Vec::new();
     };
     if !table.main || table.direction == Direction::None {

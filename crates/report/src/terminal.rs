@@ -243,12 +243,7 @@ impl Exporter for Terminal<'_> {
                 };
                 let (config, workload) = p.case_key.rsplit_once('.').unwrap_or((&p.case_key, ""));
                 let head = format!("{run}{}", printable(config));
-                let tail = format!(
-                    "{} ×{}: {}",
-                    p.status,
-                    p.count,
-                    printable(p.reason.trim_end_matches(" (not retried)"))
-                );
+                let tail = format!("{} ×{}: {}", p.status, p.count, printable(&p.reason));
                 match lines.iter_mut().find(|(h, t, _)| *h == head && *t == tail) {
                     Some((_, _, workloads)) => workloads.push(printable(workload).into_owned()),
                     None => lines.push((head, tail, vec![printable(workload).into_owned()])),

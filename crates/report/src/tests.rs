@@ -23,11 +23,17 @@ fn cell(phase: &str, record: u64, rate: f64) -> ResultRecord {
     }
 }
 
+/// A stored configuration from its JSON (as earlier versions wrote it).
+fn typed(json: &str) -> fsbench_model::CaseConfig {
+    serde_json::from_str(json).unwrap()
+}
+
 fn sample(repetition: u32, status: Outcome) -> NewSample<'static> {
     NewSample {
         repetition,
         status,
         reason: None,
+        not_retried: false,
         started_at: "t",
         elapsed_ns: 1,
         target_json: None,
@@ -51,6 +57,8 @@ fn new_run(plan_name: &str, planned_samples: u64) -> (tempfile::TempDir, Store, 
             fsbench_version: "0",
             host_json: "{}",
             planned_samples,
+            overrides_json: None,
+            scale: 1.0,
         })
         .unwrap();
     (dir, store, run)
@@ -72,7 +80,7 @@ fn fixture() -> (tempfile::TempDir, Store, i64) {
                 run,
                 &format!("ext4.default.{mount}.default.warm.small"),
                 position as i64,
-                &config(mount),
+                &typed(&config(mount)),
                 matrix,
             )
             .unwrap();
@@ -97,7 +105,7 @@ fn fixture() -> (tempfile::TempDir, Store, i64) {
             run,
             "ext4.default.bogus.default.warm.nap",
             2,
-            &config("bogus"),
+            &typed(&config("bogus")),
             r#"{"kind":"sleep","name":"nap"}"#,
         )
         .unwrap();
@@ -106,7 +114,8 @@ fn fixture() -> (tempfile::TempDir, Store, i64) {
             .record_sample(
                 case,
                 &NewSample {
-                    reason: Some("the kernel said no (not retried)"),
+                    reason: Some("the kernel said no"),
+                    not_retried: rep > 1,
                     ..sample(rep, Outcome::Unsupported)
                 },
             )
@@ -185,8 +194,14 @@ fn csv_is_tidy_with_integer_sizes_and_a_row_for_every_sample() {
         &"1,ext4.default.noatime.default.warm.small,ext4,default,noatime,default,default,warm,small,2,ok,,write,,1048576,65536,,,,,latency_p99,4200,ns,lower,false"
     ), "{csv}");
     assert!(
+        lines
+            .iter()
+            .any(|l| l.ends_with(",nap,1,unsupported,the kernel said no,,,,,,,,,,,,,")),
+        "{csv}"
+    );
+    assert!(
         lines.iter().any(
-            |l| l.ends_with(",nap,1,unsupported,the kernel said no (not retried),,,,,,,,,,,,,")
+            |l| l.ends_with(",nap,2,unsupported,the kernel said no (not retried),,,,,,,,,,,,,")
         ),
         "{csv}"
     );
@@ -274,7 +289,12 @@ fn the_markdown_names_winners_with_their_margin_rankings_and_failures() {
         md.contains("| 1 | ext4 mount=noatime | 4.0 (2 disciplines) |"),
         "{md}"
     );
-    assert!(md.contains("| ext4.default.bogus.default.warm.nap | unsupported | 2 | the kernel said no (not retried) |"), "{md}");
+    assert!(
+        md.contains(
+            "| ext4.default.bogus.default.warm.nap | unsupported | 2 | the kernel said no |"
+        ),
+        "{md}"
+    );
 }
 
 /// Every chart has a title with its direction and axis titles with units; every configuration
@@ -379,7 +399,7 @@ fn sweep_and_task_fixture() -> (tempfile::TempDir, Store, i64) {
                 run,
                 &format!("{fs}.meta"),
                 position,
-                &config,
+                &typed(&config),
                 r#"{"kind":"metadata","name":"meta"}"#,
             )
             .unwrap();
@@ -388,7 +408,7 @@ fn sweep_and_task_fixture() -> (tempfile::TempDir, Store, i64) {
                 run,
                 &format!("{fs}.untar"),
                 position + 1,
-                &config,
+                &typed(&config),
                 r#"{"kind":"task","name":"untar"}"#,
             )
             .unwrap();
@@ -492,7 +512,7 @@ fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
                 run,
                 &format!("{fs}.smallfile"),
                 position as i64,
-                &config,
+                &typed(&config),
                 r#"{"kind":"mix","name":"smallfile"}"#,
             )
             .unwrap();
@@ -581,7 +601,7 @@ fn a_discipline_few_configurations_ran_does_not_score() {
                 run,
                 &format!("{fs}.files"),
                 position as i64 * 2,
-                &config,
+                &typed(&config),
                 r#"{"kind":"metadata","name":"files"}"#,
             )
             .unwrap();
@@ -603,7 +623,7 @@ fn a_discipline_few_configurations_ran_does_not_score() {
                     run,
                     "ext2.curve",
                     position as i64 * 2 + 1,
-                    &config,
+                    &typed(&config),
                     r#"{"kind":"metadata","name":"curve"}"#,
                 )
                 .unwrap();
@@ -633,7 +653,7 @@ fn a_discipline_few_configurations_ran_does_not_score() {
         .count();
     assert_eq!(curve, 3, "the sweep's disciplines are still shown");
     let ext2 = standings.scores.iter().find(|s| s.label == "ext2").unwrap();
-    let metadata = crate::standings::Category::of_kind("metadata").unwrap();
+    let metadata = fsbench_workload::WorkloadSettings::category_of("metadata").unwrap();
     assert_eq!(
         ext2.placed[&metadata], 1,
         "only the discipline everyone ran"
@@ -694,7 +714,7 @@ fn a_client_sweep_beside_a_fixed_load_draws_one_curve_and_the_loads_bars() {
                     run,
                     &format!("{fs}.{name}"),
                     position,
-                    &config,
+                    &typed(&config),
                     &format!(r#"{{"kind":"clients","name":"{name}"}}"#),
                 )
                 .unwrap();
@@ -749,7 +769,7 @@ fn hostile_fixture() -> (tempfile::TempDir, Store, i64) {
             run,
             "ext4.@SUM(1+1).-2+3.default.warm.=cmd|' /c calc'!A0",
             0,
-            config,
+            &typed(config),
             workload,
         )
         .unwrap();

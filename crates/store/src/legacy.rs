@@ -1,6 +1,8 @@
-//! Schema 2's metric names, read once more: migration 3 parses every stored `metrics` and
-//! `histograms` row into typed results (dimensions as columns), keeping what does not parse
-//! under its old name. Nothing else reads these names.
+//! What older schemas wrote in text, read once more by the migrations that make it data:
+//! schema 2's metric names (migration 3 parses every stored `metrics` and `histograms` row into
+//! typed results, dimensions as columns, keeping what does not parse under its old name), and
+//! the " (not retried)" that schema 3's campaigns appended to a reason (migration 4 makes it a
+//! column, and the scale a run's plan set a column of the run). Nothing else reads these.
 
 use crate::{insert_results, Result};
 use fsbench_model::{Dims, Direction, Measurement, ResultRecord, Unit};
@@ -197,6 +199,53 @@ pub(crate) fn convert(tx: &Transaction<'_>) -> Result<()> {
         insert_results(tx, sample_id, &workload, &results(&metrics, histograms), 0)?;
     }
     Ok(())
+}
+
+/// What schema 3 appended to the reason of a sample not tried because its case was known
+/// unsupported.
+const NOT_RETRIED: &str = " (not retried)";
+
+/// Migration 4: a reason ending in " (not retried)" becomes the reason and the `not_retried`
+/// flag; each run's scale is read from its plan's top-level `scale` key (1 when it has none).
+pub(crate) fn split_not_retried(tx: &Transaction<'_>) -> Result<()> {
+    let patched: Vec<(i64, String)> = {
+        let mut stmt =
+            tx.prepare("SELECT id, reason FROM samples WHERE reason LIKE '% (not retried)'")?;
+        let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect::<std::result::Result<_, _>>()?
+    };
+    for (id, reason) in patched {
+        let reason = reason.strip_suffix(NOT_RETRIED).unwrap_or(&reason);
+        tx.execute(
+            "UPDATE samples SET reason = ?1, not_retried = 1 WHERE id = ?2",
+            params![reason, id],
+        )?;
+    }
+    let plans: Vec<(i64, String)> = {
+        let mut stmt = tx.prepare("SELECT id, plan_text FROM runs")?;
+        let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        rows.collect::<std::result::Result<_, _>>()?
+    };
+    for (id, text) in plans {
+        tx.execute(
+            "UPDATE runs SET scale = ?1 WHERE id = ?2",
+            params![scale_of(&text), id],
+        )?;
+    }
+    Ok(())
+}
+
+/// The top-level `scale = F` of a stored plan's text (1 when it has none): how runs stored
+/// before the scale had a column of its own were read.
+fn scale_of(plan_text: &str) -> f64 {
+    plan_text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with('['))
+        .filter_map(|l| l.strip_prefix("scale"))
+        .filter_map(|rest| rest.trim_start().strip_prefix('='))
+        .find_map(|v| v.split('#').next()?.trim().parse::<f64>().ok())
+        .unwrap_or(1.0)
 }
 
 #[cfg(test)]

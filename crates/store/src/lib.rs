@@ -10,7 +10,7 @@
 mod legacy;
 
 use fsbench_model::owner;
-use fsbench_model::{Dims, Direction, Measurement, Sweep, Unit};
+use fsbench_model::{CaseConfig, Dims, Direction, Measurement, Sweep, Unit};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -141,6 +141,17 @@ const MIGRATIONS: &[&[Step]] = &[
         Step::Rust(legacy::convert),
         Step::Sql("DROP TABLE metrics; DROP TABLE histograms;"),
     ],
+    // 4: a sample not tried because its case is known unsupported says so in a column of its
+    // own (its reason is the first sample's, no longer patched with " (not retried)"); a run
+    // keeps the command line's overrides of its plan and the scale it ran at.
+    &[
+        Step::Sql(
+            "ALTER TABLE samples ADD COLUMN not_retried INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN overrides_json TEXT;
+    ALTER TABLE runs ADD COLUMN scale REAL;",
+        ),
+        Step::Rust(legacy::split_not_retried),
+    ],
 ];
 
 /// The schema version this build writes.
@@ -202,6 +213,14 @@ pub struct Run {
     pub fsbench_version: String,
     /// Provenance: kernel, CPU, memory, hostname (JSON).
     pub host: serde_json::Value,
+    /// What the command line set over the plan's keys (`--dir`, `--scale`), JSON; None when
+    /// nothing (or for runs stored before fsbench recorded it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overrides: Option<serde_json::Value>,
+    /// The scale the run ran at (1: as written); None for runs stored before fsbench recorded
+    /// it (their plan's `scale` key says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
 }
 
 /// What a new run records about itself.
@@ -214,6 +233,10 @@ pub struct NewRun<'a> {
     pub host_json: &'a str,
     /// Samples the plan asks for (every case at its minimum repetitions).
     pub planned_samples: u64,
+    /// The command line's overrides of the plan's keys, JSON (None: none).
+    pub overrides_json: Option<&'a str>,
+    /// The scale it runs at.
+    pub scale: f64,
 }
 
 /// A case: one configuration x workload, identified by a stable key.
@@ -222,7 +245,7 @@ pub struct Case {
     pub id: i64,
     pub key: String,
     pub position: i64,
-    pub config: serde_json::Value,
+    pub config: CaseConfig,
     pub workload: serde_json::Value,
 }
 
@@ -232,6 +255,8 @@ pub struct NewSample<'a> {
     pub repetition: u32,
     pub status: Outcome,
     pub reason: Option<&'a str>,
+    /// Not tried: its case is known unsupported (the reason is the first sample's).
+    pub not_retried: bool,
     pub started_at: &'a str,
     pub elapsed_ns: u64,
     /// The target read-back (device, mkfs, mount, scheduler, cache, fsck), JSON.
@@ -253,6 +278,9 @@ pub struct Sample {
     pub repetition: u32,
     pub status: Outcome,
     pub reason: Option<String>,
+    /// Not tried: its case is known unsupported (the reason is the first sample's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_retried: bool,
     pub started_at: String,
     pub elapsed_ns: u64,
     pub target: Option<serde_json::Value>,
@@ -489,6 +517,7 @@ struct SampleRow {
     seed: Option<i64>,
     warnings: String,
     config: Option<String>,
+    not_retried: bool,
 }
 
 pub struct Store {
@@ -656,8 +685,8 @@ impl Store {
     /// Records a new run, owned by this process until [`Store::finish_run`].
     pub fn begin_run(&self, run: &NewRun<'_>) -> Result<i64> {
         self.conn.execute(
-            "INSERT INTO runs (started_at, status, plan_name, plan_text, fsbench_version, host_json, owner, planned_samples)
-             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO runs (started_at, status, plan_name, plan_text, fsbench_version, host_json, owner, planned_samples, overrides_json, scale)
+             VALUES (?1, 'running', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 run.started_at,
                 run.plan_name,
@@ -665,10 +694,23 @@ impl Store {
                 run.fsbench_version,
                 run.host_json,
                 owner::current(),
-                run.planned_samples as i64
+                run.planned_samples as i64,
+                run.overrides_json,
+                run.scale
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Takes back a run that stored no sample (a one-case run whose request turned out to be a
+    /// mistake before anything ran): as if it had never begun. A run with samples stays.
+    pub fn discard_run(&self, run_id: i64) -> Result<()> {
+        self.conn.execute(
+            "DELETE FROM runs WHERE id = ?1 AND NOT EXISTS (
+                 SELECT 1 FROM samples s JOIN cases c ON c.id = s.case_id WHERE c.run_id = ?1)",
+            params![run_id],
+        )?;
+        Ok(())
     }
 
     /// Takes over a stored run to resume it: refused ([`StoreError::Busy`]) while the process
@@ -723,13 +765,19 @@ impl Store {
         run_id: i64,
         key: &str,
         position: i64,
-        config_json: &str,
+        config: &CaseConfig,
         workload_json: &str,
     ) -> Result<i64> {
         self.conn.execute(
             "INSERT OR IGNORE INTO cases (run_id, case_key, position, config_json, workload_json)
              VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run_id, key, position, config_json, workload_json],
+            params![
+                run_id,
+                key,
+                position,
+                serde_json::to_string(config)?,
+                workload_json
+            ],
         )?;
         Ok(self.conn.query_row(
             "SELECT id FROM cases WHERE run_id = ?1 AND case_key = ?2",
@@ -814,38 +862,40 @@ impl Store {
 
     /// One run's record, or an error naming the missing id.
     pub fn run(&self, run_id: i64) -> Result<Run> {
-        self.conn
+        let row = self
+            .conn
             .query_row(
-                "SELECT id, started_at, finished_at, status, plan_name, plan_text, fsbench_version, host_json, owner
+                "SELECT id, started_at, finished_at, status, plan_name, plan_text, fsbench_version,
+                        host_json, owner, overrides_json, scale
                  FROM runs WHERE id = ?1",
                 params![run_id],
                 |row| {
                     Ok((
-                        row.get(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        effective_status(row.get(3)?, row.get::<_, Option<String>>(8)?.as_deref()),
-                        row.get(4)?,
-                        row.get(5)?,
-                        row.get(6)?,
+                        Run {
+                            id: row.get(0)?,
+                            started_at: row.get(1)?,
+                            finished_at: row.get(2)?,
+                            status: effective_status(
+                                row.get(3)?,
+                                row.get::<_, Option<String>>(8)?.as_deref(),
+                            ),
+                            plan_name: row.get(4)?,
+                            plan_text: row.get(5)?,
+                            fsbench_version: row.get(6)?,
+                            host: serde_json::Value::Null,
+                            overrides: None,
+                            scale: row.get(10)?,
+                        },
                         row.get::<_, String>(7)?,
+                        row.get::<_, Option<String>>(9)?,
                     ))
                 },
             )
-            .optional()?
-            .map(|(id, started_at, finished_at, status, plan_name, plan_text, fsbench_version, host)| {
-                Ok(Run {
-                    id,
-                    started_at,
-                    finished_at,
-                    status,
-                    plan_name,
-                    plan_text,
-                    fsbench_version,
-                    host: serde_json::from_str(&host)?,
-                })
-            })
-            .unwrap_or(Err(StoreError::NoSuchRun(run_id)))
+            .optional()?;
+        let (mut run, host, overrides) = row.ok_or(StoreError::NoSuchRun(run_id))?;
+        run.host = serde_json::from_str(&host)?;
+        run.overrides = overrides.map(|o| serde_json::from_str(&o)).transpose()?;
+        Ok(run)
     }
 
     /// (case key, repetition) of every sample a run already has.
@@ -878,7 +928,7 @@ impl Store {
             .collect::<std::result::Result<_, _>>()?;
         let mut samples_stmt = self.conn.prepare(
             "SELECT id, repetition, status, reason, started_at, elapsed_ns, target_json,
-                    seed, warnings_json, config_json
+                    seed, warnings_json, config_json, not_retried
              FROM samples WHERE case_id = ?1 ORDER BY repetition",
         )?;
         let mut out = Vec::with_capacity(cases.len());
@@ -896,6 +946,7 @@ impl Store {
                         seed: row.get(7)?,
                         warnings: row.get(8)?,
                         config: row.get(9)?,
+                        not_retried: row.get(10)?,
                     })
                 })?
                 .collect::<std::result::Result<_, _>>()?;
@@ -906,6 +957,7 @@ impl Store {
                     repetition: row.repetition,
                     status: Outcome::parse(&row.status).unwrap_or(Outcome::Failed),
                     reason: row.reason,
+                    not_retried: row.not_retried,
                     started_at: row.started_at,
                     elapsed_ns: row.elapsed_ns as u64,
                     target: row.target.map(|t| serde_json::from_str(&t)).transpose()?,
@@ -1060,8 +1112,8 @@ fn insert_results(
 fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
     tx.execute(
         "INSERT INTO samples (case_id, repetition, status, reason, started_at, elapsed_ns,
-                                  target_json, seed, warnings_json, config_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                  target_json, seed, warnings_json, config_json, not_retried)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             case_id,
             sample.repetition,
@@ -1075,6 +1127,7 @@ fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> 
             sample.seed.map(|s| s as i64),
             serde_json::to_string(sample.warnings)?,
             sample.config_json,
+            sample.not_retried,
         ],
     )?;
     let sample_id = tx.last_insert_rowid();
@@ -1100,8 +1153,17 @@ mod tests {
                 fsbench_version: "0.1.0",
                 host_json: "{\"kernel_release\":\"6.18\"}",
                 planned_samples: 6,
+                overrides_json: None,
+                scale: 1.0,
             })
             .unwrap()
+    }
+
+    fn config() -> CaseConfig {
+        serde_json::from_str(
+            r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"default","cache":"warm"}"#,
+        )
+        .unwrap()
     }
 
     fn empty_sample(repetition: u32) -> NewSample<'static> {
@@ -1109,6 +1171,7 @@ mod tests {
             repetition,
             status: Outcome::Ok,
             reason: None,
+            not_retried: false,
             started_at: "t",
             elapsed_ns: 1,
             target_json: None,
@@ -1150,16 +1213,12 @@ mod tests {
         let mut store = Store::open(&dir.path().join("sub/results.db")).unwrap();
         let run = new_run(&store);
         let case = store
-            .add_case(
-                run,
-                "ext4.default",
-                0,
-                "{\"fs\":\"ext4\"}",
-                "{\"kind\":\"matrix\"}",
-            )
+            .add_case(run, "ext4.default", 0, &config(), "{\"kind\":\"matrix\"}")
             .unwrap();
         assert_eq!(
-            store.add_case(run, "ext4.default", 0, "{}", "{}").unwrap(),
+            store
+                .add_case(run, "ext4.default", 0, &config(), "{}")
+                .unwrap(),
             case,
             "idempotent"
         );
@@ -1172,6 +1231,7 @@ mod tests {
                     repetition: 1,
                     status: Outcome::Ok,
                     reason: None,
+                    not_retried: false,
                     started_at: "2026-11-22T00:00:01Z",
                     elapsed_ns: 5,
                     target_json: Some("{\"filesystem\":\"ext4\"}"),
@@ -1188,6 +1248,7 @@ mod tests {
                 &NewSample {
                     status: Outcome::Timeout,
                     reason: Some("ran past 10s"),
+                    not_retried: false,
                     ..empty_sample(2)
                 },
             )
@@ -1270,12 +1331,13 @@ mod tests {
              ALTER TABLE runs ADD COLUMN owner TEXT;
              ALTER TABLE runs ADD COLUMN planned_samples INTEGER;
              PRAGMA user_version = 2;
-             INSERT INTO runs VALUES (1, 't0', 't1', 'complete', 'old', '', '0.1.0', '{}', NULL, 3);
-             INSERT INTO cases VALUES (1, 1, 'ext4.m', 0, '{}', '{\"kind\":\"matrix\",\"name\":\"m\"}');
-             INSERT INTO cases VALUES (2, 1, 'ext4.s', 1, '{}', '{\"kind\":\"sleep\",\"name\":\"s\"}');
+             INSERT INTO runs VALUES (1, 't0', 't1', 'complete', 'old', 'name = \"old\"\nscale = 0.5 # small\n[device]\nscale = 2', '0.1.0', '{}', NULL, 3);
+             INSERT INTO cases VALUES (1, 1, 'ext4.m', 0, '{\"filesystem\":\"ext4\",\"mkfs_set\":\"default\",\"mkfs_options\":\"\",\"mount_set\":\"default\",\"mount_options\":\"\",\"scheduler\":null,\"cache\":\"warm\"}', '{\"kind\":\"matrix\",\"name\":\"m\"}');
+             INSERT INTO cases VALUES (2, 1, 'ext4.s', 1, '{\"filesystem\":\"ext4\",\"mkfs_set\":\"default\",\"mkfs_options\":\"\",\"mount_set\":\"default\",\"mount_options\":\"\",\"scheduler\":null,\"cache\":\"warm\"}', '{\"kind\":\"sleep\",\"name\":\"s\"}');
              INSERT INTO samples VALUES (1, 1, 1, 'ok', NULL, 't', 5, '{\"filesystem\":\"ext4\"}');
              INSERT INTO samples VALUES (2, 2, 1, 'ok', NULL, 't', 5, NULL);
              INSERT INTO samples VALUES (3, 2, 2, 'unsupported', 'no', 't', 5, NULL);
+             INSERT INTO samples VALUES (4, 2, 3, 'unsupported', 'no (not retried)', 't', 5, NULL);
              INSERT INTO metrics VALUES (1, 'write 16m/4k throughput', 1.5e9, 'B/s', 1);
              INSERT INTO metrics VALUES (1, 'write 16m/4k ops', 366210.9, 'ops/s', 1);
              INSERT INTO metrics VALUES (1, 'write 16m/4k p99 latency', 4200, 'ns', 0);
@@ -1348,6 +1410,18 @@ mod tests {
         assert_eq!(sleep[0].results[0].main().unwrap().metric, "slept");
         assert_eq!(sleep[1].status, Outcome::Unsupported);
         assert!(sleep[1].results.is_empty() && sleep[1].seed.is_none());
+        // Migration 4: " (not retried)" leaves the reason for a flag of its own; the plan's
+        // scale becomes the run's.
+        assert_eq!(
+            (sleep[1].reason.as_deref(), sleep[1].not_retried),
+            (Some("no"), false)
+        );
+        assert_eq!(
+            (sleep[2].reason.as_deref(), sleep[2].not_retried),
+            (Some("no"), true)
+        );
+        assert_eq!(data.run.scale, Some(0.5));
+        assert_eq!(data.cases[0].case.config.filesystem, "ext4");
         let workloads: Vec<String> = store
             .conn
             .prepare("SELECT workload FROM results ORDER BY id")
@@ -1370,7 +1444,7 @@ mod tests {
                 2,
                 &NewSample {
                     status: Outcome::Interrupted,
-                    ..empty_sample(3)
+                    ..empty_sample(4)
                 },
             )
             .unwrap();
@@ -1403,7 +1477,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let run = new_run(&store);
-        let case = store.add_case(run, "k", 0, "{}", "{}").unwrap();
+        let case = store.add_case(run, "k", 0, &config(), "{}").unwrap();
         let sample = empty_sample(1);
         store.record_sample(case, &sample).unwrap();
         assert!(store.record_sample(case, &sample).is_err());
@@ -1419,7 +1493,7 @@ mod tests {
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let run = new_run(&store);
         let case = store
-            .add_case(run, "k", 0, "{}", r#"{"kind":"metadata"}"#)
+            .add_case(run, "k", 0, &config(), r#"{"kind":"metadata"}"#)
             .unwrap();
         let phase = |name: &str| ResultRecord {
             dims: Dims {
@@ -1528,6 +1602,8 @@ mod tests {
                 fsbench_version: "0",
                 host_json: "{}",
                 planned_samples: 0,
+                overrides_json: None,
+                scale: 1.0,
             })
             .is_err());
         let empty = dir.path().join("empty.db");

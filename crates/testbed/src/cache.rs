@@ -1,8 +1,18 @@
-//! The page-cache state a workload starts from, as an explicit setting: warm (as left), drop
-//! (sync + drop_caches, checked in /proc/meminfo), remount (umount + mount), or direct (the
-//! workload bypasses the cache with O_DIRECT). What was actually reached is recorded.
+//! The page cache, in one place: the state a workload starts from as an explicit setting —
+//! warm (as left), drop (sync + drop_caches, checked in /proc/meminfo), remount (umount +
+//! mount, on the target), or direct (the workload bypasses the cache with O_DIRECT) — and what
+//! a running workload asks for between its steps: every cache dropped, one file (or a tree)
+//! written back and evicted, its residency measured. Every action goes through [`System`], so
+//! the recording fake sees each drop and eviction; what was actually reached is recorded.
+//!
+//! Eviction is per file: write back dirty pages (fdatasync), then POSIX_FADV_DONTNEED; it needs
+//! no root and leaves the rest of the system's cache alone. Residency is then *checked* with
+//! mincore(2) instead of assumed, because some filesystems cannot drop their pages (on tmpfs
+//! the page cache is the storage).
 
+use crate::system::System;
 use serde::Serialize;
+use std::path::Path;
 
 pub use fsbench_model::CachePolicy;
 
@@ -39,6 +49,170 @@ pub struct CacheReached {
     pub note: Option<String>,
 }
 
+/// Drops the page, dentry and inode caches of every filesystem (after a sync): "dropped", or
+/// why it cannot be done (it needs root).
+pub fn drop_all(sys: &dyn System) -> Result<String, String> {
+    sys.sync();
+    sys.write_file(Path::new("/proc/sys/vm/drop_caches"), "3")
+        .map(|()| "dropped".to_string())
+        .map_err(|e| format!("cannot drop caches ({e}): that needs root"))
+}
+
+/// Writes back and evicts the `len` bytes at `offset` of the file at `path` (`len` 0: to its
+/// end; a directory: every file under it, whole), then measures what stays resident: Some
+/// fraction (0..=1), or None when residency cannot be measured there (FUSE, a directory).
+pub fn evict(sys: &dyn System, path: &Path, offset: u64, len: u64) -> Result<Option<f64>, String> {
+    sys.evict(path, offset, len)
+        .map_err(|e| format!("cannot evict {} from the page cache: {e}", path.display()))?;
+    Ok(sys.resident(path, offset, len).ok())
+}
+
+/// The fraction (0..=1) of the `len` bytes at `offset` of the file at `path` (`len` 0: to its
+/// end) that is in the page cache, or why it cannot be measured.
+pub fn resident(sys: &dyn System, path: &Path, offset: u64, len: u64) -> Result<f64, String> {
+    sys.resident(path, offset, len)
+        .map_err(|e| format!("cannot measure what of {} is cached: {e}", path.display()))
+}
+
+/// The real eviction and residency (for [`crate::RealSystem`]).
+pub(crate) mod real {
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+
+    /// Opens `path` to read it, never through a symlink at its last component nor waiting
+    /// on a FIFO.
+    fn open(path: &Path) -> io::Result<File> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+    }
+
+    pub fn evict(path: &Path, offset: u64, len: u64) -> io::Result<()> {
+        let file = open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return evict_tree(path);
+        }
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file or directory",
+            ));
+        }
+        evict_file(&file, offset, len)
+    }
+
+    fn evict_file(file: &File, offset: u64, len: u64) -> io::Result<()> {
+        file.sync_data()?;
+        // SAFETY: the descriptor is open for the lifetime of `file`; a length of 0 means to
+        // the end.
+        let rc = unsafe {
+            libc::posix_fadvise(
+                file.as_raw_fd(),
+                offset as libc::off_t,
+                len as libc::off_t,
+                libc::POSIX_FADV_DONTNEED,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        Ok(())
+    }
+
+    /// Every regular file under `dir` (symlinks are not followed), as well as it goes: a file
+    /// that vanished or cannot be opened is skipped.
+    fn evict_tree(dir: &Path) -> io::Result<()> {
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => {
+                    let _ = evict_tree(&entry.path());
+                }
+                Ok(t) if t.is_file() => {
+                    if let Ok(file) = open(&entry.path()) {
+                        let _ = evict_file(&file, 0, 0);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// By mincore(2) on a read-only mapping (so it works whatever mode the workload opened the
+    /// file in). An empty range counts as fully resident. On FUSE the answer would be wrong,
+    /// not missing: the kernel's page cache may hold nothing while the daemon serves reads from
+    /// its own cache (zfs-fuse's ARC at memory speed), so residency is not measurable there.
+    pub fn resident(path: &Path, offset: u64, len: u64) -> io::Result<f64> {
+        let file = open(path)?;
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "residency is measured on regular files",
+            ));
+        }
+        if is_fuse(&file) {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "page-cache residency cannot be measured on FUSE (the daemon caches by itself)",
+            ));
+        }
+        let end = file.metadata()?.len();
+        let len = if len == 0 {
+            end.saturating_sub(offset)
+        } else {
+            len.min(end.saturating_sub(offset))
+        };
+        let len = if offset >= end { 0 } else { len as usize };
+        if len == 0 {
+            return Ok(1.0);
+        }
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        let pages = len.div_ceil(page);
+        // SAFETY: mapping a regular file read-only and shared; the result is checked before use.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let mut vec = vec![0u8; pages];
+        // SAFETY: addr..addr+len is our mapping, and vec has one byte per page of it.
+        let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+        let result = if rc == 0 {
+            Ok(vec.iter().filter(|&&b| b & 1 == 1).count() as f64 / pages as f64)
+        } else {
+            Err(io::Error::last_os_error())
+        };
+        // SAFETY: unmapping exactly the mapping created above.
+        unsafe { libc::munmap(addr, len) };
+        result
+    }
+
+    /// FUSE_SUPER_MAGIC, as statfs(2) reports it for every FUSE filesystem.
+    const FUSE_SUPER_MAGIC: i64 = 0x6573_5546;
+
+    fn is_fuse(file: &File) -> bool {
+        // SAFETY: statfs is plain data; fstatfs fills it for an open descriptor.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: the descriptor is open for the lifetime of `file`; `st` is writable.
+        let rc = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) };
+        rc == 0 && st.f_type as i64 == FUSE_SUPER_MAGIC
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +225,47 @@ mod tests {
         assert_eq!(m.dirty_bytes, 4096);
         assert_eq!("cold".parse(), Ok(CachePolicy::Drop));
         assert!("hot".parse::<CachePolicy>().is_err());
+    }
+
+    #[test]
+    fn a_freshly_written_file_is_resident_and_eviction_is_measured() {
+        use std::io::Write;
+        let sys = crate::RealSystem;
+        // /var/tmp is on a disk-backed filesystem on usual hosts, where eviction works; on tmpfs
+        // the pages stay, and the measurement must say so rather than claim "cold".
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let path = dir.path().join("f");
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(&vec![1u8; 1 << 20]).unwrap();
+        assert_eq!(resident(&sys, &path, 0, 0).unwrap(), 1.0);
+        let after = evict(&sys, &path, 0, 0).unwrap().unwrap();
+        let fs = fsbench_measure::host::mount_of(dir.path()).unwrap().fs_type;
+        if fs == "tmpfs" {
+            assert_eq!(after, 1.0);
+        } else {
+            assert!(after < 0.1, "{after} resident after eviction on {fs}");
+        }
+        // A directory: every file under it; its residency is not a figure.
+        assert_eq!(evict(&sys, dir.path(), 0, 0), Ok(None));
+        // Never through a symlink.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(evict(&sys, &link, 0, 0).is_err());
+    }
+
+    #[test]
+    fn the_recording_fake_sees_every_drop_and_eviction() {
+        let sys = crate::RecordingSystem::new();
+        assert_eq!(drop_all(&sys), Ok("dropped".into()));
+        let _ = evict(&sys, Path::new("/mnt/f"), 4096, 8192);
+        assert_eq!(
+            sys.log(),
+            [
+                "sync",
+                "write /proc/sys/vm/drop_caches 3",
+                "evict /mnt/f 4096 8192",
+                "resident /mnt/f 4096 8192"
+            ]
+        );
     }
 }

@@ -141,6 +141,11 @@ pub trait System: Send + Sync {
     fn detach_loop(&self, device: LoopDevice) -> io::Result<()>;
     /// sync(2).
     fn sync(&self);
+    /// Writes back and evicts from the page cache `len` bytes at `offset` of a file (0: to its
+    /// end), or every file under a directory; never through a symlink (`cache::evict`).
+    fn evict(&self, path: &Path, offset: u64, len: u64) -> io::Result<()>;
+    /// The fraction of `len` bytes at `offset` of a file (0: to its end) in the page cache.
+    fn resident(&self, path: &Path, offset: u64, len: u64) -> io::Result<f64>;
     /// The device number (major, minor) when `path` is a block device node; None otherwise.
     fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>>;
     /// Entries of a directory (sysfs holders, partitions), by name.
@@ -295,6 +300,14 @@ impl System for RealSystem {
     fn sync(&self) {
         // SAFETY: sync has no preconditions.
         unsafe { libc::sync() };
+    }
+
+    fn evict(&self, path: &Path, offset: u64, len: u64) -> io::Result<()> {
+        crate::cache::real::evict(path, offset, len)
+    }
+
+    fn resident(&self, path: &Path, offset: u64, len: u64) -> io::Result<f64> {
+        crate::cache::real::resident(path, offset, len)
     }
 
     fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>> {
@@ -615,6 +628,16 @@ impl System for RecordingSystem {
 
     fn sync(&self) {
         self.record("sync".to_string());
+    }
+
+    fn evict(&self, path: &Path, offset: u64, len: u64) -> io::Result<()> {
+        self.record(format!("evict {} {offset} {len}", path.display()));
+        Ok(())
+    }
+
+    fn resident(&self, path: &Path, offset: u64, len: u64) -> io::Result<f64> {
+        self.record(format!("resident {} {offset} {len}", path.display()));
+        Ok(0.0)
     }
 
     fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>> {

@@ -977,12 +977,8 @@ impl<'s> Target<'s> {
             },
             CachePolicy::Drop => {
                 let before = meminfo();
-                sys.sync();
-                let path = Path::new("/proc/sys/vm/drop_caches");
-                sys.write_file(path, "3").map_err(|e| {
-                    TargetError::Unsupported(format!(
-                        "cannot drop caches ({e}): --cache drop needs root; use --cache remount or warm"
-                    ))
+                crate::cache::drop_all(sys).map_err(|e| {
+                    TargetError::Unsupported(format!("{e}; use the cache policy remount or warm"))
                 })?;
                 let after = meminfo();
                 let note = self

@@ -32,6 +32,10 @@ pub enum WorkloadError {
     /// A task of the task chain failed or cannot run here; the message says which and why.
     #[error("{0}")]
     Task(String),
+    /// The harness could not do what the workload asked of it (a cold cache, an eviction);
+    /// the message says what and why.
+    #[error("{0}")]
+    Harness(String),
     /// A stop was requested (Ctrl-C); finished results are kept.
     #[error("interrupted")]
     Interrupted,

@@ -15,21 +15,21 @@
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`figures`] (the figures several workloads report), [`together`] (threads released at
 //!   once; the scratch directory removed on every way out), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
-//!   stream with glibc's semantics), [`cache`] (evicting a file from the page cache and
-//!   checking it), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
+//!   stream with glibc's semantics), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
 //!   [`error`] (errors that say what to change).
 //!
-//! The seam is [`workload`]: a workload is one module with one settings type (plan table,
+//! The seam is [`workload`] and [`harness`] (what a running workload asks of whatever runs
+//! it: a cold cache, phases started with a job's other ranks): a workload is one module with one settings type (plan table,
 //! command flags and stored request at once) that implements [`Workload`], and one line in the
 //! registry below. ARCHITECTURE.md, "Adding a workload", walks through it.
 
-pub mod cache;
 pub mod clients;
 pub mod control;
 pub mod data;
 pub mod error;
 pub mod figures;
 pub mod fileio;
+pub mod harness;
 pub mod matrix;
 pub mod metadata;
 pub mod mix;
@@ -44,6 +44,7 @@ pub mod workload;
 
 pub use control::StopFlag;
 pub use error::WorkloadError;
+pub use harness::Harness;
 pub use workload::{Apply, Context, End, Sink, Workload};
 
 workload::workloads! {

@@ -13,6 +13,7 @@
 
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
+use crate::harness::Harness;
 pub use crate::stonewall::Stonewall;
 use crate::together::{run_together, run_together_watching, ScratchDir, SharedStart};
 use crate::workload::{Context, End, Sink, Workload};
@@ -332,6 +333,7 @@ times a loop of --count operations on its own files (or, with --shared-dir, in o
 all threads starting together; each operation reports its rate over all threads and its latency \
 percentiles. What an operation needs (files to read) is made untimed; everything is removed \
 afterwards. With the cache policy `drop`, caches are dropped before each operation.";
+    const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Metadata);
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.plan(ctx).map(drop)
@@ -361,7 +363,14 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
         })
     }
 
-    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End {
         let plan = match self.plan(ctx) {
             Ok(plan) => plan,
             Err(e) => return End::failed(e, self.seed),
@@ -372,7 +381,7 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
         }
         // Everything made goes, whatever happens (untimed; a panic included).
         ScratchDir::run(dir, "fsbench-metadata", seed, |top| {
-            run(self, &plan, ctx, top, stop, sink)
+            run(self, &plan, ctx, top, stop, sink, harness)
         })
     }
 }
@@ -744,17 +753,6 @@ struct OpFailed {
     name: CString,
 }
 
-/// Drops the page, dentry and inode caches (cache policy `drop`); a message when it cannot.
-fn drop_caches() -> Option<String> {
-    // SAFETY: sync(2) takes no arguments and cannot fail.
-    unsafe { libc::sync() };
-    std::fs::write("/proc/sys/vm/drop_caches", "3")
-        .err()
-        .map(|e| {
-            format!("caches could not be dropped before each operation ({e}); they started warm")
-        })
-}
-
 fn run(
     settings: &MetadataSettings,
     plan: &MetadataPlan,
@@ -762,6 +760,7 @@ fn run(
     top: &Path,
     stop: &StopFlag,
     sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
 ) -> Result<bool, WorkloadError> {
     let mut workers = (0..plan.threads)
         .map(|t| Worker::new(settings, plan, top, t))
@@ -780,19 +779,21 @@ fn run(
             w.entries = 0;
         }
         let cache = if ctx.cache == CachePolicy::Drop {
-            match drop_caches() {
-                Some(message) if !warned => {
+            match harness.drop_caches() {
+                Err(why) if !warned => {
                     warned = true;
-                    sink.warning(&message);
+                    sink.warning(&format!(
+                        "caches could not be dropped before each operation ({why}); they started warm"
+                    ));
                     "warm"
                 }
-                Some(_) => "warm",
-                None => "dropped",
+                Err(_) => "warm",
+                Ok(_) => "dropped",
             }
         } else {
             "warm"
         };
-        if !sink.phase_start() {
+        if !harness.phase_start() {
             return Ok(false);
         }
         let phase = SharedStart::default();
@@ -810,7 +811,9 @@ fn run(
             Some(wall) if matches!(op, MetaOp::Mkdir | MetaOp::Create) => {
                 wall.store(false, Ordering::Relaxed);
                 run_together_watching(&mut workers, work, &mut |finished| {
-                    sink.phase_poll(wall, finished)
+                    if harness.phase_poll(wall.load(Ordering::Relaxed), finished) {
+                        wall.store(true, Ordering::Relaxed);
+                    }
                 })
             }
             _ => run_together(&mut workers, work),
@@ -916,13 +919,20 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::Detached;
     use crate::workload::Collect;
     use fsbench_measure::units::TimeSpan;
     use fsbench_model::Outcome;
 
     fn run_in(dir: &Path, settings: &MetadataSettings) -> (End, Collect) {
         let mut sink = Collect::default();
-        let end = settings.run(&Context::default(), dir, &StopFlag::new(), &mut sink);
+        let end = settings.run(
+            &Context::default(),
+            dir,
+            &StopFlag::new(),
+            &mut sink,
+            &mut Detached,
+        );
         (end, sink)
     }
 
@@ -1058,31 +1068,30 @@ mod tests {
         assert_eq!(create.attributes["made_max"], 2000, "{create:?}");
         assert_eq!(value(&sink.records[1], "ops"), value(create, "ops"));
 
-        /// A sink that hears, at its first poll, that another rank is done.
-        struct Told(Collect, u32);
-        impl Sink for Told {
-            fn record(&mut self, record: ResultRecord, done: usize, total: Option<usize>) {
-                self.0.record(record, done, total);
-            }
-            fn phase_poll(&mut self, wall: &AtomicBool, finished: bool) {
-                wall.store(true, Ordering::Relaxed);
-                self.1 += u32::from(finished);
-            }
-        }
-        let mut told = Told(Collect::default(), 0);
-        let end =
-            settings(1_000_000).run(&Context::default(), dir.path(), &StopFlag::new(), &mut told);
+        // A harness that hears, at its first poll, that another rank is done.
+        let mut told = crate::harness::Watching {
+            wall: true,
+            ..Default::default()
+        };
+        let mut records = Collect::default();
+        let end = settings(1_000_000).run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut records,
+            &mut told,
+        );
         assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
         assert_eq!(
-            told.1, 1,
+            told.ended, 1,
             "one phase watched (create), told once that it ended"
         );
-        let create = &told.0.records[0];
+        let create = &records.records[0];
         assert_eq!(create.attributes["stonewalled"], true, "{create:?}");
         let made = value(create, "ops");
         assert!((64.0..2_000_000.0).contains(&made), "{made}");
         assert_eq!(
-            value(&told.0.records[2], "ops"),
+            value(&records.records[2], "ops"),
             made,
             "unlink removed what was made"
         );
@@ -1103,7 +1112,16 @@ mod tests {
         let plan = settings.plan(&ctx).unwrap();
         let top = dir.path().join("top");
         std::fs::create_dir(&top).unwrap();
-        assert!(super::run(&settings, &plan, &ctx, &top, &StopFlag::new(), &mut sink).unwrap());
+        assert!(super::run(
+            &settings,
+            &plan,
+            &ctx,
+            &top,
+            &StopFlag::new(),
+            &mut sink,
+            &mut Detached,
+        )
+        .unwrap());
         let files: Vec<u64> = std::fs::read_dir(top.join("t0"))
             .unwrap()
             .map(|e| e.unwrap().metadata().unwrap().len())
@@ -1128,7 +1146,16 @@ mod tests {
         let plan = settings.plan(&ctx).unwrap();
         let top = dir.path().join("top");
         std::fs::create_dir(&top).unwrap();
-        assert!(super::run(&settings, &plan, &ctx, &top, &StopFlag::new(), &mut sink).unwrap());
+        assert!(super::run(
+            &settings,
+            &plan,
+            &ctx,
+            &top,
+            &StopFlag::new(),
+            &mut sink,
+            &mut Detached,
+        )
+        .unwrap());
         assert_eq!(std::fs::read_dir(top.join("shared")).unwrap().count(), 60);
         std::fs::remove_dir_all(&top).unwrap();
         assert_eq!(value(&sink.records[0], "ops"), 60.0);
@@ -1177,6 +1204,7 @@ mod tests {
             dir.path(),
             &stop,
             &mut Collect::default(),
+            &mut Detached,
         );
         assert_eq!(end.outcome, Outcome::Interrupted);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);

@@ -15,6 +15,7 @@ use crate::figures::{
     OPS_RATE,
 };
 use crate::fileio::{at, raw, AlignedBuf};
+use crate::harness::Harness;
 use crate::rng::Rng;
 use crate::together::{run_together, ScratchDir};
 use crate::workload::{Context, End, Sink, Workload};
@@ -733,6 +734,7 @@ operations by weight for --duration. Reported as FFSB reports it: transactions p
 per read or write call, one per delete, stat or metaop), MB/s read and written, CPU use of all \
 cores; and per operation, with latency percentiles. Each thread owns an equal share of the \
 fileset, so the harness takes no lock.";
+    const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Metadata);
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.plan(ctx).map(drop)
@@ -764,7 +766,14 @@ fileset, so the harness takes no lock.";
         ]
     }
 
-    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End {
         let plan = match self.plan(ctx) {
             Ok(plan) => plan,
             Err(e) => return End::failed(e, self.seed),
@@ -775,7 +784,7 @@ fileset, so the harness takes no lock.";
         }
         // Everything made goes, whatever happens (untimed; a panic included).
         ScratchDir::run(dir, "fsbench-mix", seed, |top| {
-            run(self, &plan, top, stop, sink)
+            run(self, &plan, top, stop, sink, harness)
         })
     }
 }
@@ -786,6 +795,7 @@ fn run(
     top: &Path,
     stop: &StopFlag,
     sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
 ) -> Result<bool, WorkloadError> {
     for name in (0..settings.num_dirs)
         .map(|d| format!("d{d}"))
@@ -848,7 +858,7 @@ fn run(
 
     // The fileset, timed on its own: every thread creates its share, all at once.
     let files_per_thread = plan.num_files.div_ceil(settings.threads);
-    if !sink.phase_start() {
+    if !harness.phase_start() {
         return Ok(false);
     }
     let fileset = timed(&mut workers, |w| {
@@ -894,7 +904,7 @@ fn run(
     }
 
     // The mix.
-    if !sink.phase_start() {
+    if !harness.phase_start() {
         return Ok(false);
     }
     let start = crate::together::SharedStart::default();
@@ -1054,7 +1064,13 @@ mod tests {
             ..MixSettings::default()
         };
         let mut sink = Collect::default();
-        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
         assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
         let fileset = by(&sink.records, Some("fileset"));
         assert_eq!(value(fileset, "ops"), 40.0);
@@ -1111,7 +1127,13 @@ mod tests {
             ..MixSettings::default()
         };
         let mut sink = Collect::default();
-        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
         assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
         assert!(value(by(&sink.records, Some("metaop")), "ops") > 0.0);
         let ctx = Context::default();

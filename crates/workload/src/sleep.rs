@@ -1,10 +1,11 @@
 //! The sleep workload: the harness testing itself, like fio's null engine. It only waits, so
 //! timeouts, interruption and storing can be tested without a filesystem doing anything.
 
+use crate::harness::Harness;
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::TimeSpan;
-use fsbench_model::{Direction, MetricDef, ResultRecord, Unit};
+use fsbench_model::{CachePolicy, Category, Direction, MetricDef, ResultRecord, Unit};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -35,6 +36,14 @@ impl Workload for SleepSettings {
         "Wait without touching the filesystem: checks the harness (timeouts, Ctrl-C, storing)";
     const LONG_ABOUT: &'static str = "Wait without touching the filesystem: checks the harness \
 (timeouts, Ctrl-C, storing), like fio's null engine. Reports how long it slept.";
+    const CATEGORY: Option<Category> = None;
+    // It touches no file: every policy holds trivially.
+    const CACHE_POLICIES: &'static [CachePolicy] = &[
+        CachePolicy::Warm,
+        CachePolicy::Drop,
+        CachePolicy::Remount,
+        CachePolicy::Direct,
+    ];
 
     fn check(&self, _ctx: &Context) -> Result<(), WorkloadError> {
         Ok(())
@@ -44,7 +53,14 @@ impl Workload for SleepSettings {
         self.duration.ns
     }
 
-    fn run(&self, _ctx: &Context, _dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+    fn run(
+        &self,
+        _ctx: &Context,
+        _dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        _harness: &mut dyn Harness,
+    ) -> End {
         let started = Instant::now();
         let total = Duration::from_nanos(self.duration.ns);
         let mut told = Duration::ZERO;
@@ -76,6 +92,7 @@ impl Workload for SleepSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::Detached;
     use crate::workload::Collect;
     use fsbench_model::Outcome;
 
@@ -86,12 +103,24 @@ mod tests {
         };
         let ctx = Context::default();
         let mut sink = Collect::default();
-        let end = nap.run(&ctx, Path::new("/"), &StopFlag::new(), &mut sink);
+        let end = nap.run(
+            &ctx,
+            Path::new("/"),
+            &StopFlag::new(),
+            &mut sink,
+            &mut Detached,
+        );
         assert_eq!(end.outcome, Outcome::Ok);
         assert!(sink.records[0].main().unwrap().value >= 20_000_000.0);
         let stop = StopFlag::new();
         stop.request();
-        let end = nap.run(&ctx, Path::new("/"), &stop, &mut Collect::default());
+        let end = nap.run(
+            &ctx,
+            Path::new("/"),
+            &stop,
+            &mut Collect::default(),
+            &mut Detached,
+        );
         assert_eq!(end.outcome, Outcome::Interrupted);
     }
 }

@@ -6,6 +6,7 @@
 //! each value and read back by the workload's own `Deserialize`, so a value the setting cannot
 //! take is refused with the setting's own message, before anything runs.
 
+use crate::harness::Harness;
 use crate::workload::{Context, End, Execute, Sink};
 use crate::{StopFlag, WorkloadError, WorkloadSettings};
 use fsbench_measure::units::{parse_duration_ns, parse_size};
@@ -141,21 +142,6 @@ impl Sink for Tag<'_> {
         let line = format!("{}={}: {line}", self.point.parameter, self.point.value);
         self.inner.status(&line);
     }
-    fn cold(&mut self) -> Result<String, String> {
-        self.inner.cold()
-    }
-    fn phase_start(&mut self) -> bool {
-        self.inner.phase_start()
-    }
-    fn phase_poll(&mut self, wall: &std::sync::atomic::AtomicBool, finished: bool) {
-        self.inner.phase_poll(wall, finished);
-    }
-    fn phase_start_after(
-        &mut self,
-        setup: &mut dyn FnMut() -> Result<(), crate::WorkloadError>,
-    ) -> Result<bool, crate::WorkloadError> {
-        self.inner.phase_start_after(setup)
-    }
 }
 
 /// Runs `settings` at every point of `sweep`, in order; stops at the first point that does not
@@ -167,6 +153,7 @@ pub fn run(
     dir: &Path,
     stop: &StopFlag,
     sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
 ) -> End {
     let points = match sweep.points(settings, ctx) {
         Ok(points) => points,
@@ -188,6 +175,7 @@ pub fn run(
             dir,
             stop,
             sink: &mut tag,
+            harness: &mut *harness,
         });
         done = tag.done;
         seed = seed.or(end.seed);
@@ -234,14 +222,16 @@ pub fn execute(
     dir: &Path,
     stop: &StopFlag,
     sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
 ) -> End {
     match sweep {
-        Some(sweep) => run(settings, sweep, ctx, dir, stop, sink),
+        Some(sweep) => run(settings, sweep, ctx, dir, stop, sink, harness),
         None => settings.apply(Execute {
             ctx,
             dir,
             stop,
             sink,
+            harness,
         }),
     }
 }
@@ -249,6 +239,7 @@ pub fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::Detached;
     use crate::sleep::SleepSettings;
     use crate::workload::Collect;
 
@@ -264,6 +255,7 @@ mod tests {
             Path::new("/"),
             &StopFlag::new(),
             &mut sink,
+            &mut Detached,
         );
         assert_eq!(end.outcome, Outcome::Ok);
         let points: Vec<f64> = sink
@@ -276,28 +268,9 @@ mod tests {
     }
 
     /// Under mpirun a sweep's points keep the job's meetings: the polls of a first-done
-    /// stonewall and the agreement before a shared file is made reach the rank's sink.
+    /// stonewall and the agreement before a shared file is made reach the rank's harness.
     #[test]
     fn a_sweep_hands_on_the_polls_and_agreements_of_a_job() {
-        #[derive(Default)]
-        struct Meetings {
-            polls: u32,
-            agreed: u32,
-        }
-        impl Sink for Meetings {
-            fn record(&mut self, _: ResultRecord, _: usize, _: Option<usize>) {}
-            fn phase_poll(&mut self, _: &std::sync::atomic::AtomicBool, finished: bool) {
-                self.polls += u32::from(finished);
-            }
-            fn phase_start_after(
-                &mut self,
-                setup: &mut dyn FnMut() -> Result<(), crate::WorkloadError>,
-            ) -> Result<bool, crate::WorkloadError> {
-                self.agreed += 1;
-                setup()?;
-                Ok(true)
-            }
-        }
         let matrix = crate::matrix::MatrixSettings {
             tests: vec![crate::matrix::MatrixTest::Write],
             file_sizes: "64k".parse().unwrap(),
@@ -308,7 +281,7 @@ mod tests {
         };
         let sweep: SweepSpec = "min_time=1ms,2ms".parse().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let mut sink = Meetings::default();
+        let mut meetings = crate::harness::Watching::default();
         let ctx = Context {
             job: Some(crate::workload::Place { rank: 0, ranks: 1 }),
             ..Context::default()
@@ -319,11 +292,12 @@ mod tests {
             &ctx,
             dir.path(),
             &StopFlag::new(),
-            &mut sink,
+            &mut Collect::default(),
+            &mut meetings,
         );
         assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
         assert_eq!(
-            (sink.polls, sink.agreed),
+            (meetings.ended, meetings.setups),
             (4, 2),
             "write and rewrite watched at each point, the write agreed on"
         );

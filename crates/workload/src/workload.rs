@@ -5,7 +5,8 @@
 use crate::control::StopFlag;
 use crate::error::WorkloadError;
 use crate::fileio;
-use fsbench_model::{CachePolicy, Dim, Direction, Outcome, ResultRecord};
+use crate::harness::Harness;
+use fsbench_model::{CachePolicy, Category, Dim, Direction, Outcome, ResultRecord};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -61,7 +62,8 @@ impl Default for Context {
 }
 
 /// Where a running workload's results, warnings and progress go. Called between timed
-/// sections, never inside one.
+/// sections, never inside one. What the workload asks of the harness (a cold cache, a phase
+/// started with the job's other ranks) goes to its [`Harness`](crate::Harness) instead.
 pub trait Sink {
     /// A finished result; `done` of `total` (when known) exist now.
     fn record(&mut self, record: ResultRecord, done: usize, total: Option<usize>);
@@ -69,45 +71,6 @@ pub trait Sink {
     fn warning(&mut self, _message: &str) {}
     /// The latest word on progress (a live rate), for a progress line.
     fn status(&mut self, _line: &str) {}
-    /// Brings the page cache cold between two steps, as well as the harness can, and says how
-    /// ("remounted", "dropped"). A campaign's target and `--fs` remount the filesystem (the
-    /// workload holds no file open in it then); elsewhere every cache is dropped (root only).
-    fn cold(&mut self) -> Result<String, String> {
-        drop_caches()
-    }
-    /// Called before each timed phase, outside its timing. Under scale-out the ranks of a job
-    /// start the phase together here; false when the job is ending (another rank stopped),
-    /// and the workload then stops as if interrupted. Alone, always true at once.
-    fn phase_start(&mut self) -> bool {
-        true
-    }
-    /// While a phase with a first-done stonewall runs, about every millisecond (`finished`
-    /// false) and once after its threads have ended (true), on the thread that started them.
-    /// Under scale-out: tells the other ranks when `wall` is up here, and raises it when
-    /// another rank's is; after the phase, waits for every rank's word, so none is left for
-    /// the next. Alone: nothing (the first thread done raises `wall` itself).
-    fn phase_poll(&mut self, _wall: &std::sync::atomic::AtomicBool, _finished: bool) {}
-    /// As [`Sink::phase_start`], with `setup` run on this process once every rank of the job
-    /// has ended the previous phase and before any starts the next (rank 0 makes a file all
-    /// ranks then open). An error from `setup` is this rank's, and the others stop with it;
-    /// `Ok(false)`: another rank stopped. Alone: `setup`, then at once `Ok(true)`.
-    fn phase_start_after(
-        &mut self,
-        setup: &mut dyn FnMut() -> Result<(), WorkloadError>,
-    ) -> Result<bool, WorkloadError> {
-        setup()?;
-        Ok(self.phase_start())
-    }
-}
-
-/// `sync`, then `3 > /proc/sys/vm/drop_caches`: page cache, dentries and inodes of every
-/// filesystem; needs root.
-pub fn drop_caches() -> Result<String, String> {
-    // SAFETY: sync(2) has no preconditions.
-    unsafe { libc::sync() };
-    std::fs::write("/proc/sys/vm/drop_caches", "3")
-        .map(|_| "dropped".to_string())
-        .map_err(|e| format!("cannot drop caches ({e}): that needs root"))
 }
 
 /// Keeps everything in memory (tests, and the child process before it hands results back).
@@ -190,6 +153,15 @@ pub trait Workload:
     const ABOUT: &'static str;
     /// More for `fsbench KIND --help`.
     const LONG_ABOUT: &'static str;
+    /// What its figures are ranked among (None: it measures the harness, not a filesystem).
+    const CATEGORY: Option<Category>;
+    /// Why it cannot run as the ranks of an MPI job, when it cannot (None: it can).
+    const NOT_AS_RANKS: Option<&'static str> = None;
+    /// The cache policies it honours: every one but `direct` unless it opens its files with
+    /// O_DIRECT when the policy is `direct`. A case with another is `unsupported` before it
+    /// runs: a result stored under "direct" must have bypassed the cache.
+    const CACHE_POLICIES: &'static [CachePolicy] =
+        &[CachePolicy::Warm, CachePolicy::Drop, CachePolicy::Remount];
 
     /// Validates the settings under a context. No side effects.
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError>;
@@ -227,9 +199,17 @@ pub trait Workload:
         check_directory(dir)
     }
 
-    /// Measures in `dir`, handing each result to `sink` as it exists. Never panics on I/O;
-    /// stops between steps when `stop` is requested.
-    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End;
+    /// Measures in `dir`, handing each result to `sink` as it exists and asking `harness` for
+    /// what it needs of the host (a cold cache) and of the job (phases started together).
+    /// Never panics on I/O; stops between steps when `stop` is requested.
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End;
 
     /// How one run's results lay out as grids on the terminal (the matrix: iozone's report
     /// blocks); None prints the generic table.
@@ -397,6 +377,29 @@ macro_rules! workloads {
                 None
             }
 
+            /// The category the workload of `kind` ranks in; None for one that measures the
+            /// harness, or an unknown kind.
+            pub fn category_of(kind: &str) -> Option<fsbench_model::Category> {
+                $(if kind == <$settings as $crate::workload::Workload>::KIND {
+                    return <$settings as $crate::workload::Workload>::CATEGORY;
+                })+
+                None
+            }
+
+            /// Why the workload cannot run as the ranks of an MPI job, when it cannot.
+            pub fn not_as_ranks(&self) -> Option<&'static str> {
+                match self {
+                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::NOT_AS_RANKS),+
+                }
+            }
+
+            /// Whether the workload honours the cache policy `cache`.
+            pub fn honours(&self, cache: fsbench_model::CachePolicy) -> bool {
+                match self {
+                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::CACHE_POLICIES.contains(&cache)),+
+                }
+            }
+
             /// The grid of the workload's results, if it has one.
             pub fn grid(&self) -> Option<$crate::workload::GridView> {
                 match self {
@@ -496,10 +499,11 @@ pub struct Execute<'a> {
     pub dir: &'a Path,
     pub stop: &'a StopFlag,
     pub sink: &'a mut dyn Sink,
+    pub harness: &'a mut dyn Harness,
 }
 impl Apply for Execute<'_> {
     type Out = End;
     fn apply<W: Workload>(self, settings: &W) -> End {
-        settings.run(self.ctx, self.dir, self.stop, self.sink)
+        settings.run(self.ctx, self.dir, self.stop, self.sink, self.harness)
     }
 }

@@ -13,6 +13,8 @@ use anyhow::{anyhow, Context};
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
 use fsbench_measure::host::{FsInstance, HostInfo};
 use fsbench_measure::units::human_duration;
+use fsbench_plan::executor::Child;
+use fsbench_plan::plan::Overrides;
 use fsbench_plan::profiles;
 use fsbench_plan::{Campaign, Plan};
 use fsbench_report::terminal::{printable, printable_path};
@@ -23,9 +25,11 @@ use fsbench_testbed::device::DeviceSpec;
 use fsbench_testbed::RealSystem;
 use fsbench_workload::workload::RunsPrograms;
 
-/// The plan to run: a file, a stored run's plan (resume), or a built-in profile.
-fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
-    // --dir runs the workloads in an existing directory; the plan text keeps it (resume).
+/// The plan to run — a file, a stored run's plan (resume), or a built-in profile — with what
+/// the command line sets over its keys (`--dir`, `--scale`, `--work-dir`), applied before it is
+/// validated.
+fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides), Failure> {
+    // --dir runs the workloads in an existing directory; the run keeps it (resume).
     let dir = match &args.dir {
         Some(dir) if !dir.is_dir() => {
             return Err(Failure::usage(anyhow!(
@@ -36,13 +40,10 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
         Some(dir) => Some(std::path::absolute(dir).unwrap_or_else(|_| dir.clone())),
         None => None,
     };
-    let mut plan = if let Some(run_id) = args.resume {
+    let (text, name, mut overrides) = if let Some(run_id) = args.resume {
         let store = store.expect("a store is open when resuming");
         let run = store.run(run_id).map_err(Failure::usage)?;
-        if run
-            .plan_text
-            .starts_with(crate::cmd::workload::ONE_CASE_MARK)
-        {
+        if Plan::is_one_case(&run.plan_text) {
             return Err(Failure::usage(anyhow!(
                 "run {run_id} is a one-case run of `fsbench {}`, not a campaign: run the command again instead of --resume",
                 run.plan_name
@@ -54,13 +55,24 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
                  built yet; run the campaign again under mpirun"
             )));
         }
-        Plan::parse(&run.plan_text, &format!("(plan of run {run_id})")).map_err(Failure::usage)?
+        // A resumed run keeps the directory and scale it started with.
+        let overrides = match run.overrides {
+            Some(stored) => serde_json::from_value(stored).map_err(|e| {
+                Failure::failed(anyhow!("run {run_id}'s stored overrides do not read: {e}"))
+            })?,
+            None => Overrides::default(),
+        };
+        (run.plan_text, format!("(plan of run {run_id})"), overrides)
     } else if let Some(path) = &args.plan {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(anyhow!("--plan {}: cannot read it ({e})", path.display()))
         })?;
-        Plan::parse_in(&text, &path.display().to_string(), dir.as_deref())
-            .map_err(Failure::usage)?
+        let overrides = Overrides {
+            dir,
+            scale: args.scale,
+            ..Overrides::default()
+        };
+        (text, path.display().to_string(), overrides)
     } else {
         let profile = profiles::by_name(&args.profile).ok_or_else(|| {
             Failure::usage(anyhow!(
@@ -69,32 +81,23 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<Plan, Failure> {
                 profiles::names()
             ))
         })?;
-        let plan = profile.plan().map_err(Failure::failed)?;
-        match &dir {
-            Some(dir) => {
-                let name = format!("(profile {})", plan.name);
-                Plan::parse_in(&plan.text, &name, Some(dir)).map_err(Failure::usage)?
-            }
-            None => plan,
-        }
+        let overrides = Overrides {
+            dir,
+            scale: args.scale,
+            ..Overrides::default()
+        };
+        (
+            profile.text.to_string(),
+            format!("(profile {})", profile.name),
+            overrides,
+        )
     };
-    // --scale (or FSBENCH_SCALE) shrinks a new run; a resumed run keeps the scale it has.
-    if let (Some(scale), None) = (args.scale, args.resume) {
-        if !(scale > 0.0 && scale <= 1.0) {
-            return Err(Failure::usage(anyhow!(
-                "--scale must be above 0 and at most 1 (got {scale})"
-            )));
-        }
-        let text = plan
-            .scaled_text(scale)
-            .map_err(|e| Failure::usage(anyhow!(e)))?;
-        let name = format!("(plan {} at scale {scale})", plan.name);
-        plan = Plan::parse(&text, &name).map_err(Failure::usage)?;
+    // Where images and state files go is this host's: the command line's, always.
+    if args.work_dir.is_some() {
+        overrides.work_dir = args.work_dir.clone();
     }
-    if let Some(dir) = &args.work_dir {
-        plan.work_dir = dir.clone();
-    }
-    Ok(plan)
+    let plan = Plan::parse_with(&text, &name, &overrides).map_err(Failure::usage)?;
+    Ok((plan, overrides))
 }
 
 fn dry_run(plan: &Plan) -> Result<(), Failure> {
@@ -181,12 +184,17 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     crate::cmd::workload::end_rank(job.as_deref(), met, result)
 }
 
-/// Every rank has the same plan (the same file, scale and work directory), or none runs: rank
-/// 0 names the first rank whose plan differs.
-fn same_plan_everywhere(job: &dyn Collective, plan: &Plan) -> Result<(), Failure> {
-    let first_other = job.gather(plan.text.as_bytes()).and_then(|all| {
+/// Every rank has the same plan (the same file, scale and directory), or none runs: rank 0
+/// names the first rank whose plan differs.
+fn same_plan_everywhere(
+    job: &dyn Collective,
+    plan: &Plan,
+    overrides: &Overrides,
+) -> Result<(), Failure> {
+    let mine = format!("{}\n{:?}\n{:?}", plan.text, overrides.dir, overrides.scale);
+    let first_other = job.gather(mine.as_bytes()).and_then(|all| {
         all.iter()
-            .position(|text| text.as_slice() != plan.text.as_bytes())
+            .position(|text| text.as_slice() != mine.as_bytes())
     });
     if job.all_ok(first_other.is_none()) {
         return Ok(());
@@ -215,7 +223,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         None => Some(load_plan(&args, None)?),
         Some(_) => None,
     };
-    if let (Some(plan), Some(dir), true) = (&checked, &args.dir, lead && !args.quiet) {
+    if let (Some((plan, _)), Some(dir), true) = (&checked, &args.dir, lead && !args.quiet) {
         let fs = plan
             .cases
             .first()
@@ -227,7 +235,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
             plan.cases.len()
         );
     }
-    if let (true, Some(plan)) = (args.dry_run, &checked) {
+    if let (true, Some((plan, _))) = (args.dry_run, &checked) {
         if lead {
             dry_run(plan)?;
         }
@@ -245,7 +253,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         }
         Ok(())
     };
-    if let Some(plan) = &checked {
+    if let Some((plan, _)) = &checked {
         needs_root(plan)?;
     }
     // Only rank 0's store is kept; the others' runs go to one removed at the end.
@@ -259,8 +267,8 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         None => args.db.path(),
     };
     let mut store = Store::open(&db_path).map_err(Failure::usage)?;
-    let mut plan = match checked {
-        Some(plan) => plan,
+    let (mut plan, overrides) = match checked {
+        Some(checked) => checked,
         None => load_plan(&args, Some(&store))?,
     };
     if args.dry_run {
@@ -326,10 +334,9 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
                  drop `device` (each rank makes a loop device of its own on its host)"
             )));
         }
-        same_plan_everywhere(job, &plan)?;
-        // A job's results never pool with one process's: every key names the ranks.
+        same_plan_everywhere(job, &plan, &overrides)?;
         for case in &mut plan.cases {
-            case.key = format!("{}.np{}", case.key, job.size());
+            case.key = crate::cmd::workload::job_key(&case.key, job);
         }
         if let Some(all) = fsbench_scale::gather_hosts(job, &host) {
             host = all.map_err(Failure::failed)?;
@@ -349,6 +356,16 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         }
         None => {
             let host = host.to_string();
+            // The stored overrides rebuild the same cases on --resume (where images go is the
+            // resuming host's).
+            let stored = Overrides {
+                work_dir: None,
+                ..overrides.clone()
+            };
+            let overrides_json = (!stored.is_empty())
+                .then(|| serde_json::to_string(&stored))
+                .transpose()
+                .context("cannot encode the plan's overrides")?;
             store
                 .begin_run(&NewRun {
                     started_at: &rfc3339_utc(unix_time_s()),
@@ -357,6 +374,8 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
                     fsbench_version: env!("CARGO_PKG_VERSION"),
                     host_json: &host,
                     planned_samples: plan.sample_count() as u64,
+                    overrides_json: overrides_json.as_deref(),
+                    scale: plan.scale,
                 })
                 .map_err(Failure::failed)?
         }
@@ -377,7 +396,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         plan: &plan,
         store: &mut store,
         system: &RealSystem,
-        worker,
+        executor: &Child { worker },
         stop,
         job,
     }

@@ -50,6 +50,9 @@ pub struct Capabilities {
     pub undroppable_cache: Option<&'static str>,
     /// A rough time to prepare and take down one target, for plan estimates.
     pub prepare_estimate_ns: u64,
+    /// One target per host at a time (zfs-fuse: one daemon serves one pool at a time): the
+    /// ranks of a job on one host cannot each have one.
+    pub one_per_host: bool,
 }
 
 impl Capabilities {
@@ -60,6 +63,7 @@ impl Capabilities {
         mount_options_in_mountinfo: true,
         undroppable_cache: None,
         prepare_estimate_ns: 2_000_000_000,
+        one_per_host: false,
     };
 }
 

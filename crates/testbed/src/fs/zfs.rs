@@ -40,6 +40,7 @@ impl Filesystem for Zfs {
             mount_options_in_mountinfo: false,
             undroppable_cache: Some("zfs-fuse caches in its daemon (ARC), which drop_caches does not empty; use --cache remount"),
             prepare_estimate_ns: 4_000_000_000,
+            one_per_host: true,
             ..Capabilities::BLOCK_DEVICE
         }
     }

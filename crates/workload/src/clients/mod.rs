@@ -11,6 +11,7 @@ pub use loadfile::{parse, LoadOp, NAMES};
 
 use crate::figures::{LATENCY_MAX, LATENCY_MEAN, LATENCY_P99, OPS, OPS_RATE};
 use crate::fileio::at;
+use crate::harness::Harness;
 use crate::together::{run_together, ScratchDir};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
@@ -522,6 +523,7 @@ in its own directory, replay a loadfile in dbench's format (Debian's \
 asked for, over the measured time. Per operation: count, mean and maximum latency; per client: \
 throughput. A loadfile line that cannot be read is refused with its line number before anything \
 runs.";
+    const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Throughput);
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.check_counts(ctx)?;
@@ -542,7 +544,14 @@ runs.";
         ]
     }
 
-    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End {
         let (duration, warmup) = match self.check_counts(ctx) {
             Ok(t) => t,
             Err(e) => return End::failed(e, None),
@@ -556,7 +565,7 @@ runs.";
         }
         // Everything made goes, whatever happens (a panic included).
         ScratchDir::run(dir, "fsbench-clients", None, |top| {
-            replay(self, &lines, top, duration, warmup, stop, sink)
+            replay(self, &lines, top, (duration, warmup), stop, sink, harness)
         })
     }
 }
@@ -565,10 +574,10 @@ fn replay(
     settings: &ClientsSettings,
     lines: &[Line],
     top: &Path,
-    duration_ns: u64,
-    warmup_ns: u64,
+    (duration_ns, warmup_ns): (u64, u64),
     stop: &StopFlag,
     sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
 ) -> Result<bool, WorkloadError> {
     let biggest = lines
         .iter()
@@ -601,7 +610,7 @@ fn replay(
         .collect();
     let total_ns = warmup_ns + duration_ns;
     let clock = Clock::get();
-    if !sink.phase_start() {
+    if !harness.phase_start() {
         return Ok(false);
     }
     let start = crate::together::SharedStart::default();
@@ -729,7 +738,13 @@ mod tests {
             loadfile: None,
         };
         let mut sink = Collect::default();
-        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
         assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
         let overall = &sink.records[0];
         assert_eq!(overall.main().unwrap().metric, "throughput");

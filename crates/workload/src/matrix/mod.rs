@@ -16,16 +16,18 @@ mod run;
 mod spec;
 mod test;
 
+pub use results::CacheState;
 pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver, SHARED_FILE_NAME};
 pub use spec::{
     Cell, MatrixPlan, MatrixSettings, SkippedCell, BUFFERED_READ_OFFSET, MAX_RECORD_BYTES,
 };
 pub use test::{Access, Api, Direction, MatrixTest, Phase};
 
+use crate::harness::Harness;
 use crate::workload::{Context, End, GridUnit, GridView, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::{human_bytes, size_label};
-use fsbench_model::{Dim, Direction as Better, ResultRecord};
+use fsbench_model::{CachePolicy, Category, Dim, Direction as Better, ResultRecord};
 use std::path::Path;
 
 impl Workload for MatrixSettings {
@@ -36,6 +38,14 @@ impl Workload for MatrixSettings {
 size x test, in one directory.\n\nEach phase of a cell repeats its pass (a write pass on a fresh \
 file, a rewrite on a written one, ...) until --min-time of measured time is reached, so small \
 cells are not quantised by the clock. Data written is incompressible unless --data says otherwise.";
+    const CATEGORY: Option<Category> = Some(Category::Throughput);
+    // `direct` opens the test file with O_DIRECT (but for fwrite/fread, which say so).
+    const CACHE_POLICIES: &'static [CachePolicy] = &[
+        CachePolicy::Warm,
+        CachePolicy::Drop,
+        CachePolicy::Remount,
+        CachePolicy::Direct,
+    ];
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.plan(ctx).map(drop)
@@ -55,7 +65,14 @@ cells are not quantised by the clock. Data written is incompressible unless --da
         self.plan(ctx)?.preflight(dir)
     }
 
-    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End {
         let plan = match self.plan(ctx) {
             Ok(plan) => plan,
             Err(e) => return End::failed(e, self.seed),
@@ -63,7 +80,7 @@ cells are not quantised by the clock. Data written is incompressible unless --da
         if let Err(e) = plan.preflight(dir) {
             return End::failed(e, Some(plan.seed));
         }
-        let outcome = run(&plan, dir, stop, &mut ToSink(sink));
+        let outcome = run(&plan, dir, stop, &mut ToSink(sink), harness);
         let kept = plan.settings.keep && outcome.status == fsbench_model::Outcome::Ok;
         End {
             outcome: outcome.status,
@@ -193,20 +210,5 @@ impl MatrixObserver for ToSink<'_> {
 
     fn warning(&mut self, message: &str) {
         self.0.warning(message);
-    }
-
-    fn phase_start(&mut self) -> bool {
-        self.0.phase_start()
-    }
-
-    fn phase_poll(&mut self, wall: &std::sync::atomic::AtomicBool, finished: bool) {
-        self.0.phase_poll(wall, finished);
-    }
-
-    fn phase_start_after(
-        &mut self,
-        setup: &mut dyn FnMut() -> Result<(), WorkloadError>,
-    ) -> Result<bool, WorkloadError> {
-        self.0.phase_start_after(setup)
     }
 }

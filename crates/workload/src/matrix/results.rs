@@ -3,7 +3,50 @@
 
 use super::run::CellResult;
 use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
+use serde::Serialize;
 use serde_json::json;
+
+/// The cache state a measurement started from, as recorded with each result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheState {
+    /// Every page of the file was in the page cache.
+    Warm,
+    /// No page of the file was in the page cache.
+    Cold,
+    /// Some pages were cached (see the resident percentage).
+    Partial,
+    /// The page cache was bypassed (O_DIRECT).
+    Direct,
+    /// The pass created a new file: there was nothing to cache.
+    NewFile,
+    /// Residency could not be measured (mincore refused the file, or no harness measured it).
+    Unknown,
+}
+
+impl CacheState {
+    /// The state implied by the resident fraction (0.0 ..= 1.0) of a file's pages.
+    pub fn from_resident(fraction: f64) -> CacheState {
+        if fraction >= 1.0 {
+            CacheState::Warm
+        } else if fraction <= 0.0 {
+            CacheState::Cold
+        } else {
+            CacheState::Partial
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheState::Warm => "warm",
+            CacheState::Cold => "cold",
+            CacheState::Partial => "partial",
+            CacheState::Direct => "direct",
+            CacheState::NewFile => "new-file",
+            CacheState::Unknown => "unknown",
+        }
+    }
+}
 
 pub use crate::figures::{
     BYTES, CPU_SYS, CPU_USER, ELAPSED, LATENCY_MAX, LATENCY_MEAN, LATENCY_MIN, LATENCY_P50,
@@ -75,5 +118,17 @@ impl CellResult {
             measurements,
             latency_bins: self.latency_bins.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_from_residency() {
+        assert_eq!(CacheState::from_resident(1.0), CacheState::Warm);
+        assert_eq!(CacheState::from_resident(0.0), CacheState::Cold);
+        assert_eq!(CacheState::from_resident(0.5), CacheState::Partial);
     }
 }

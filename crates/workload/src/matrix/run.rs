@@ -9,11 +9,12 @@
 
 use super::spec::{Cell, MatrixPlan, BUFFERED_READ_OFFSET};
 use super::test::{Access, Api, Direction, MatrixTest, Phase};
-use crate::cache::{self, CacheState};
 use crate::control::StopFlag;
 use crate::data::DataSource;
 use crate::error::WorkloadError;
 use crate::fileio::{self, raw, AlignedBuf, OpenMode};
+use crate::harness::{phase_start_after, Answer, Ask, Harness, Relay};
+use crate::matrix::CacheState;
 use crate::rng::{Permutation, Rng};
 use crate::stdio::{StdioReader, StdioWriter};
 use crate::together::run_together_watching;
@@ -35,22 +36,6 @@ pub trait MatrixObserver {
     fn result(&mut self, _result: &CellResult, _done: usize, _total: usize) {}
     /// Something the reader of the results must know (said once per kind).
     fn warning(&mut self, _message: &str) {}
-    /// Before each phase of a cell (see [`crate::Sink::phase_start`]); false stops the run as
-    /// interrupted.
-    fn phase_start(&mut self) -> bool {
-        true
-    }
-    /// As [`crate::Sink::phase_poll`]: while a phase with a first-done stonewall runs.
-    fn phase_poll(&mut self, _wall: &AtomicBool, _finished: bool) {}
-    /// As [`crate::Sink::phase_start_after`]: `setup` runs once every rank ended the previous
-    /// phase, before any starts the next.
-    fn phase_start_after(
-        &mut self,
-        setup: &mut dyn FnMut() -> Result<(), WorkloadError>,
-    ) -> Result<bool, WorkloadError> {
-        setup()?;
-        Ok(self.phase_start())
-    }
 }
 
 /// An observer that ignores everything.
@@ -113,6 +98,7 @@ pub fn run(
     dir: &Path,
     stop: &StopFlag,
     observer: &mut dyn MatrixObserver,
+    harness: &mut dyn Harness,
 ) -> MatrixOutcome {
     let started = now_ns();
     let mut runner = match Runner::new(plan, dir) {
@@ -143,27 +129,46 @@ pub fn run(
                 // A shared file is made afresh by rank 0 while no rank has it open.
                 let first = runner.segment.is_some_and(|s| s.rank == 0);
                 let path = runner.path.clone();
-                observer.phase_start_after(&mut || {
+                phase_start_after(harness, &mut || {
                     remove_shared(first, &path).map_err(|e| {
                         WorkloadError::io("remove the shared file", &path, e).during(phase.name())
                     })
                 })
             } else {
-                Ok(observer.phase_start())
+                Ok(harness.phase_start())
             };
             let measured = match (started, &first_done) {
                 (Ok(true), Some(wall)) => {
                     // The rank's main thread hears of the others while the phase runs in
-                    // a thread of its own (MPI is called from this thread only).
+                    // a thread of its own (MPI is called from this thread only); what the
+                    // phase's thread asks of the harness (an eviction) is handed over to the
+                    // main thread, which answers between its polls.
                     wall.store(false, Ordering::Relaxed);
-                    let work = |r: &mut Runner| r.measure(cell, phase, stop, Some(wall));
+                    let (asks, asked) = std::sync::mpsc::channel::<Ask>();
+                    let (answers, answered) = std::sync::mpsc::channel::<Answer>();
+                    let link = std::sync::Mutex::new((asks, answered));
+                    let work = |r: &mut Runner| {
+                        let mut relay = Relay {
+                            relay: |ask| {
+                                let link = link.lock().unwrap_or_else(|p| p.into_inner());
+                                link.0.send(ask).ok()?;
+                                link.1.recv().ok()
+                            },
+                        };
+                        r.measure(cell, phase, stop, Some(wall), &mut relay)
+                    };
                     run_together_watching(std::slice::from_mut(&mut runner), work, &mut |end| {
-                        observer.phase_poll(wall, end)
+                        while let Ok(ask) = asked.try_recv() {
+                            let _ = answers.send(ask.serve(harness));
+                        }
+                        if harness.phase_poll(wall.load(Ordering::Relaxed), end) {
+                            wall.store(true, Ordering::Relaxed);
+                        }
                     })
                     .map_err(|e| WorkloadError::io("start a thread in", dir, e))
                     .and_then(|mut together| together.results.remove(0))
                 }
-                (Ok(true), None) => runner.measure(cell, phase, stop, None),
+                (Ok(true), None) => runner.measure(cell, phase, stop, None, harness),
                 (Ok(false), _) => Err(WorkloadError::Interrupted),
                 (Err(e), _) => Err(e),
             };
@@ -190,7 +195,7 @@ pub fn run(
     }
     // A shared file is removed (by rank 0) once every rank is done with it: one more meeting.
     if runner.segment.is_some() && status == Outcome::Ok {
-        observer.phase_start();
+        harness.phase_start();
     }
     // The runner's drop removes the file unless it is to be kept (also when a panic unwinds).
     runner.keep_file = plan.settings.keep && status == Outcome::Ok;
@@ -359,6 +364,7 @@ impl<'p> Runner<'p> {
         phase: Phase,
         stop: &StopFlag,
         first_done: Option<&AtomicBool>,
+        harness: &mut dyn Harness,
     ) -> Result<CellResult, WorkloadError> {
         let plan = self.plan;
         let direct = plan.direct && phase.api() != Api::Stdio;
@@ -407,15 +413,20 @@ impl<'p> Runner<'p> {
             if !phase.creates_file() && !direct && (evict || self.recorder.passes() == 0) {
                 // Only this rank's segment of a shared file: the others may be mid-pass.
                 let (base, len) = self.span(cell);
-                if evict {
-                    cache::evict_range(&file, base, len).map_err(|e| {
-                        WorkloadError::io("evict from the page cache", &self.path, e)
-                            .during(context())
-                    })?;
-                }
-                match cache::resident_fraction_range(&self.path, base, Some(len)) {
-                    Ok(f) => resident = Some(resident.map_or(f, |r: f64| r.max(f))),
-                    Err(_) => residency_unknown = true,
+                let now = if evict {
+                    harness.evict(&self.path, base, len).map_err(|e| {
+                        WorkloadError::Harness(format!(
+                            "cannot evict {} from the page cache during {}: {e}",
+                            self.path.display(),
+                            context()
+                        ))
+                    })?
+                } else {
+                    harness.resident(&self.path, base, len).ok()
+                };
+                match now {
+                    Some(f) => resident = Some(resident.map_or(f, |r: f64| r.max(f))),
+                    None => residency_unknown = true,
                 }
             }
             if phase.api() == Api::Stdio {
@@ -762,6 +773,7 @@ pub fn default_purge_bytes() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::{Detached, Watching};
     use crate::matrix::{MatrixSettings, MatrixTest};
     use crate::workload::Context;
     use fsbench_measure::units::{SizeSpec, TimeSpan};
@@ -823,7 +835,13 @@ mod tests {
         for shared_file in [false, true] {
             let dir = tempfile::tempdir().unwrap();
             let plan = walled(vec![MatrixTest::Write], shared_file, "1ms");
-            let alone = run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
+            let alone = run(
+                &plan,
+                dir.path(),
+                &StopFlag::new(),
+                &mut NoObserver,
+                &mut Detached,
+            );
             assert_eq!(alone.status, Outcome::Ok, "{:?}", alone.failure);
             assert_eq!(alone.results[0].summary.passes, 1);
             assert_eq!(alone.results[0].stonewalled, Some(true));
@@ -835,7 +853,13 @@ mod tests {
                 shared_file,
                 "1ms",
             );
-            let outcome = run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
+            let outcome = run(
+                &plan,
+                dir.path(),
+                &StopFlag::new(),
+                &mut NoObserver,
+                &mut Detached,
+            );
             assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
             let phases: Vec<&str> = outcome.results.iter().map(|r| r.phase.name()).collect();
             assert_eq!(phases, ["write", "rewrite", "read", "reread"]);
@@ -857,21 +881,20 @@ mod tests {
     /// thread, stops every phase mid-pass; the observer is told once per phase that it ended.
     #[test]
     fn another_ranks_word_ends_every_phase_of_a_first_done_stonewall() {
-        /// An observer that hears, at its first poll of a phase, that another rank is done.
-        #[derive(Default)]
-        struct Told {
-            ended: u32,
-        }
-        impl MatrixObserver for Told {
-            fn phase_poll(&mut self, wall: &AtomicBool, finished: bool) {
-                wall.store(true, Ordering::Relaxed);
-                self.ended += u32::from(finished);
-            }
-        }
         let dir = tempfile::tempdir().unwrap();
         let plan = walled(vec![MatrixTest::Write, MatrixTest::Read], false, "first");
-        let mut told = Told::default();
-        let outcome = run(&plan, dir.path(), &StopFlag::new(), &mut told);
+        // A harness that hears, at its first poll of a phase, that another rank is done.
+        let mut told = Watching {
+            wall: true,
+            ..Default::default()
+        };
+        let outcome = run(
+            &plan,
+            dir.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+            &mut told,
+        );
         assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
         assert_eq!(
             told.ended, 4,
@@ -897,7 +920,13 @@ mod tests {
         .plan(&Context::default())
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let plain = run(&none, dir.path(), &StopFlag::new(), &mut NoObserver);
+        let plain = run(
+            &none,
+            dir.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+            &mut Detached,
+        );
         let attributes = plain.results[0].record().attributes;
         assert!(!attributes.contains_key("stonewalled") && !attributes.contains_key("stonewall"));
     }
@@ -909,7 +938,13 @@ mod tests {
     fn a_rank_works_on_its_segment_of_the_shared_file_alone() {
         let dir = tempfile::tempdir().unwrap();
         let plan = shared(1, 2, false);
-        let outcome = run(&plan, dir.path(), &StopFlag::new(), &mut NoObserver);
+        let outcome = run(
+            &plan,
+            dir.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+            &mut Detached,
+        );
         assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
         let content = std::fs::read(dir.path().join(SHARED_FILE_NAME)).unwrap();
         assert_eq!(content.len(), 128 << 10);
@@ -936,6 +971,7 @@ mod tests {
             dir.path(),
             &StopFlag::new(),
             &mut NoObserver,
+            &mut Detached,
         );
         assert_eq!(one.status, Outcome::Ok);
         let zero = run(
@@ -943,6 +979,7 @@ mod tests {
             dir.path(),
             &StopFlag::new(),
             &mut NoObserver,
+            &mut Detached,
         );
         assert_eq!(zero.status, Outcome::Ok);
         let content = std::fs::read(dir.path().join(SHARED_FILE_NAME)).unwrap();
@@ -955,6 +992,7 @@ mod tests {
             other.path(),
             &StopFlag::new(),
             &mut NoObserver,
+            &mut Detached,
         );
         let theirs = std::fs::read(other.path().join(SHARED_FILE_NAME)).unwrap();
         assert_ne!(content[..4096], theirs[64 << 10..(64 << 10) + 4096]);
@@ -964,6 +1002,7 @@ mod tests {
             dir.path(),
             &StopFlag::new(),
             &mut NoObserver,
+            &mut Detached,
         );
         assert_eq!(gone.status, Outcome::Ok);
         assert!(!dir.path().join(SHARED_FILE_NAME).exists());

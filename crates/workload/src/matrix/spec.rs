@@ -115,10 +115,10 @@ pub struct MatrixSettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<Stonewall>,
 
-    /// Leave the last test file in the directory (for inspection; not with --fs, whose
-    /// filesystem is removed afterwards). Not a plan key: a campaign's filesystem is removed.
+    /// Leave the last test file in the directory (for inspection; only in a directory, not
+    /// on a filesystem fsbench removes afterwards).
     #[arg(long)]
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub keep: bool,
 }
 

@@ -13,6 +13,7 @@ pub mod timing;
 pub mod tree;
 
 use crate::fileio;
+use crate::harness::Harness;
 use crate::workload::{check_directory, Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::{human_bytes, human_duration, Size};
@@ -556,6 +557,9 @@ read-all (every byte of every file, from a cold cache: the target is remounted),
 on Linux 6.1, with a C project in it) or given with --source. --method tool runs tar, cp and rm; \
 native does the same with fsbench's own system calls. On a filesystem fsbench made (--fs, \
 campaigns) the tree stays for the filesystem check, which is reported with the tasks.";
+    const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Tasks);
+    const NOT_AS_RANKS: Option<&'static str> =
+        Some("the task workload does not run under mpirun: its tools are not ranks");
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         ctx.check()?;
@@ -674,7 +678,14 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
         true
     }
 
-    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End {
         if let Err(e) = self.check_source(dir) {
             return End::failed(e, Some(self.seed));
         }
@@ -700,7 +711,7 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             extracted: 0,
             temporary: Vec::new(),
         };
-        let outcome = chain.run(sink);
+        let outcome = chain.run(sink, harness);
         for path in chain.temporary.drain(..) {
             let _ = std::fs::remove_file(path);
         }
@@ -763,7 +774,7 @@ struct Chain<'a> {
 impl Chain<'_> {
     /// Runs every step in order; false when stopped. A failed step ends the chain; the steps
     /// after it are named as not run.
-    fn run(&mut self, sink: &mut dyn Sink) -> Result<bool, StepError> {
+    fn run(&mut self, sink: &mut dyn Sink, harness: &mut dyn Harness) -> Result<bool, StepError> {
         let tasks = self.settings.tasks.0.clone();
         let total = tasks.len();
         let mut done = 0;
@@ -772,7 +783,7 @@ impl Chain<'_> {
                 return Ok(false);
             }
             sink.status(&format!("{} ({} of {total})", task.name(), i + 1));
-            let measured = match self.step(*task, sink) {
+            let measured = match self.step(*task, sink, harness) {
                 Ok(Some(m)) => m,
                 Ok(None) => return Ok(false),
                 Err(mut e) => {
@@ -800,6 +811,7 @@ impl Chain<'_> {
         &mut self,
         task: TaskName,
         sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
     ) -> Result<Option<Vec<ResultRecord>>, StepError> {
         if task.needs_tree() && self.tarball.is_none() {
             self.prepare_tarball(sink)?;
@@ -820,7 +832,7 @@ impl Chain<'_> {
             TaskName::Copy => self.copy(method, sink)?.map(|m| vec![("", m)]),
             TaskName::Untar => self.untar(method)?.map(|m| vec![("", m)]),
             TaskName::Remove => self.remove(method)?.map(|m| vec![("", m)]),
-            TaskName::ReadAll => self.read_all(method, sink)?.map(|m| vec![("", m)]),
+            TaskName::ReadAll => self.read_all(method, sink, harness)?.map(|m| vec![("", m)]),
             TaskName::Build => self.build()?,
             TaskName::Exec => self.exec()?.map(|m| vec![("", m)]),
         };
@@ -1139,17 +1151,25 @@ impl Chain<'_> {
         &mut self,
         method: Method,
         sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
     ) -> Result<Option<Measured>, StepError> {
         let dir = self.tree_dir.clone().expect("extracted before");
-        let cache = match sink.cold() {
+        let cache = match harness.cold() {
             Ok(how) => how,
-            Err(why) => {
-                sink.warning(&format!(
-                    "read-all: the page cache could not be dropped ({why}); every file was evicted on its own instead (dentries and inodes stay cached)"
-                ));
-                evict_tree(&dir);
-                "evicted file by file".to_string()
-            }
+            Err(why) => match harness.evict(&dir, 0, 0) {
+                Ok(_) => {
+                    sink.warning(&format!(
+                        "read-all: the page cache could not be dropped ({why}); every file was evicted on its own instead (dentries and inodes stay cached)"
+                    ));
+                    "evicted file by file".to_string()
+                }
+                Err(not) => {
+                    sink.warning(&format!(
+                        "read-all: the page cache could not be dropped ({why}) nor the files evicted ({not}): the tree was read warm"
+                    ));
+                    "warm".to_string()
+                }
+            },
         };
         let totals = self.tarball().totals;
         let measured = match method {
@@ -1335,24 +1355,6 @@ fn write_big_file(mut file: std::fs::File, bytes: u64, seed: u64) -> std::io::Re
         left -= n as u64;
     }
     file.sync_all()
-}
-
-/// Evicts every file below `dir` from the page cache (when caches cannot be dropped).
-fn evict_tree(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => evict_tree(&entry.path()),
-            Ok(t) if t.is_file() => {
-                if let Ok(f) = std::fs::File::open(entry.path()) {
-                    let _ = crate::cache::evict(&f);
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]

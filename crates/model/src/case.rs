@@ -1,0 +1,104 @@
+//! What a case is configured as, as every stage reads it: the plan makes it, the store keeps it
+//! (as JSON), the report shows it — one type, never read back by column name. And what a
+//! workload's figures are ranked among ([`Category`]), which each workload declares.
+
+use crate::{CachePolicy, CaseAxis, DEFAULT_SCHEDULER};
+use serde::{Deserialize, Serialize};
+
+/// The platform a plan that names none runs on: the `[device]` as given, the whole CPU.
+pub const DEFAULT_PLATFORM: &str = "default";
+
+fn default_platform() -> String {
+    DEFAULT_PLATFORM.into()
+}
+
+/// The configuration half of a case: filesystem x mkfs option set x mount option set x
+/// scheduler x platform x cache policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseConfig {
+    pub filesystem: String,
+    pub mkfs_set: String,
+    #[serde(default)]
+    pub mkfs_options: String,
+    pub mount_set: String,
+    #[serde(default)]
+    pub mount_options: String,
+    #[serde(default)]
+    pub scheduler: Option<String>,
+    /// The platform's name (`default` when the plan names none) and what it sets.
+    #[serde(default = "default_platform")]
+    pub platform: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub image_in_ram: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_percent: Option<f64>,
+    pub cache: CachePolicy,
+}
+
+impl CaseConfig {
+    /// The configuration's value on one axis (the scheduler's is `default` when it sets none);
+    /// None for the workload, which is not configuration.
+    pub fn value(&self, axis: CaseAxis) -> Option<String> {
+        Some(match axis {
+            CaseAxis::Filesystem => self.filesystem.clone(),
+            CaseAxis::MkfsSet => self.mkfs_set.clone(),
+            CaseAxis::MountSet => self.mount_set.clone(),
+            CaseAxis::Scheduler => self
+                .scheduler
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SCHEDULER.into()),
+            CaseAxis::Platform => self.platform.clone(),
+            CaseAxis::Cache => self.cache.name().to_string(),
+            CaseAxis::Workload => return None,
+        })
+    }
+}
+
+/// What a workload's figures measure, for per-category rankings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// Bytes per second: the matrix, the client load.
+    Throughput,
+    /// Metadata loops and small-file mixes.
+    Metadata,
+    /// Whole tasks (untar, build, ...).
+    Tasks,
+}
+
+impl Category {
+    pub const ALL: [Category; 3] = [Category::Throughput, Category::Metadata, Category::Tasks];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Throughput => "throughput",
+            Category::Metadata => "metadata",
+            Category::Tasks => "tasks",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Configurations stored by earlier versions (no platform, no option strings) still read.
+    #[test]
+    fn a_stored_configuration_reads_back_with_what_it_lacks_defaulted() {
+        let old: CaseConfig = serde_json::from_str(
+            r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"noatime","scheduler":null,"cache":"warm"}"#,
+        )
+        .unwrap();
+        assert_eq!(old.platform, DEFAULT_PLATFORM);
+        assert_eq!(old.value(CaseAxis::MountSet).as_deref(), Some("noatime"));
+        assert_eq!(old.value(CaseAxis::Scheduler).as_deref(), Some("default"));
+        assert_eq!(old.value(CaseAxis::Workload), None);
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(!text.contains("image_in_ram") && !text.contains("cpu_percent"));
+        assert_eq!(serde_json::from_str::<CaseConfig>(&text).unwrap(), old);
+    }
+}

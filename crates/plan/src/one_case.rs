@@ -1,0 +1,205 @@
+//! A workload command (`fsbench matrix ...`) as a plan of one case: its flags become a plan
+//! file's keys (stored with the run, so `fsbench run --plan` of the stored text runs the same
+//! case), parsed like any plan, and run by the same sampler as a campaign's samples.
+
+use crate::plan::{Overrides, Plan, PlanError};
+use fsbench_model::CachePolicy;
+use fsbench_testbed::device::SizeSetting;
+use fsbench_testbed::DeviceSpec;
+use fsbench_workload::sweep::SweepSpec;
+use fsbench_workload::WorkloadSettings;
+use std::path::Path;
+
+/// The first line of a one-case plan's text: the command it was made from.
+pub const ONE_CASE_MARK: &str = "# one-case run:";
+
+/// What a workload command asks for.
+#[derive(Debug, Clone)]
+pub struct OneCase<'a> {
+    pub settings: &'a WorkloadSettings,
+    pub sweep: Option<&'a SweepSpec>,
+    pub scale: f64,
+    /// The directory to run in (the user's, or a temporary one); None with a target.
+    pub dir: Option<&'a Path>,
+    /// The filesystem to prepare (`--fs`), instead of a directory.
+    pub target: Option<OneTarget<'a>>,
+}
+
+/// A command's `--fs` and the flags that go with it.
+#[derive(Debug, Clone)]
+pub struct OneTarget<'a> {
+    pub fs: &'a str,
+    pub mkfs_options: Option<&'a str>,
+    pub mount_options: Option<&'a str>,
+    pub scheduler: Option<&'a str>,
+    pub cache: CachePolicy,
+    pub device: DeviceSpec,
+    pub loop_direct_io: bool,
+    pub fsck: bool,
+    pub work_dir: &'a Path,
+}
+
+impl Plan {
+    /// The plan of one case that a workload command runs: one repetition, no timeout (a
+    /// command runs as long as its workload does), its option sets named `given` (or
+    /// `default` when empty), as a campaign names them.
+    pub fn one_case(one: &OneCase<'_>) -> Result<Plan, PlanError> {
+        let kind = one.settings.kind();
+        let mut workload = match toml::Value::try_from(one.settings) {
+            Ok(toml::Value::Table(table)) => table,
+            _ => {
+                return Err(generated(format!(
+                    "the {kind} settings cannot be written as a plan table"
+                )))
+            }
+        };
+        workload.insert("name".into(), kind.into());
+        if let Some(sweep) = one.sweep {
+            workload.insert("sweep".into(), sweep.to_string().into());
+        }
+        let mut plan = toml::Table::new();
+        plan.insert("name".into(), kind.into());
+        plan.insert("repetitions".into(), 1.into());
+        plan.insert("timeout".into(), "none".into());
+        if one.scale != 1.0 {
+            plan.insert("scale".into(), one.scale.into());
+        }
+        if let Some(target) = &one.target {
+            let set = |options: Option<&str>| {
+                let (name, options) = match options {
+                    None | Some("") => ("default", ""),
+                    Some(options) => ("given", options),
+                };
+                toml::Table::from_iter([(name.to_string(), toml::Value::from(options))])
+            };
+            let filesystem = toml::Table::from_iter([
+                ("name".to_string(), toml::Value::from(target.fs)),
+                ("mkfs_options".into(), set(target.mkfs_options).into()),
+                ("mount_options".into(), set(target.mount_options).into()),
+            ]);
+            plan.insert("filesystems".into(), vec![filesystem].into());
+            if let Some(scheduler) = target.scheduler {
+                plan.insert("schedulers".into(), vec![scheduler].into());
+            }
+            plan.insert("cache".into(), vec![target.cache.name()].into());
+            if !target.fsck {
+                plan.insert("fsck".into(), false.into());
+            }
+        }
+        plan.insert("workloads".into(), vec![workload].into());
+        let text = format!(
+            "{ONE_CASE_MARK} fsbench {kind}\n{}",
+            toml::to_string(&plan).map_err(|e| generated(e.to_string()))?
+        );
+        let overrides = Overrides {
+            dir: one.dir.map(Path::to_path_buf),
+            scale: None,
+            work_dir: one.target.as_ref().map(|t| t.work_dir.to_path_buf()),
+            device: one
+                .target
+                .as_ref()
+                .map(|t| (t.device.clone(), t.loop_direct_io, SizeSetting::Flag)),
+        };
+        Plan::parse_with(
+            &text,
+            &format!("(the plan of `fsbench {kind}`)"),
+            &overrides,
+        )
+    }
+
+    /// Whether this plan is a workload command's (not a campaign to resume).
+    pub fn is_one_case(text: &str) -> bool {
+        text.starts_with(ONE_CASE_MARK)
+    }
+}
+
+/// A one-case plan that does not parse is fsbench's mistake, not the user's: said as such.
+fn generated(message: String) -> PlanError {
+    PlanError {
+        file: "(a workload command's plan)".into(),
+        line: 0,
+        column: 0,
+        key: String::new(),
+        message: format!("{message} (a bug in fsbench: please report it)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every workload's settings, as a command gives them, come back from the plan unchanged:
+    /// one case, the workload named by its kind, one repetition, no timeout.
+    #[test]
+    fn every_workload_command_is_a_plan_of_one_case() {
+        let dir = tempfile::tempdir().unwrap();
+        for settings in WorkloadSettings::defaults() {
+            let plan = Plan::one_case(&OneCase {
+                settings: &settings,
+                sweep: None,
+                scale: 0.5,
+                dir: Some(dir.path()),
+                target: None,
+            })
+            .unwrap_or_else(|e| panic!("{}: {e}", settings.kind()));
+            assert_eq!(plan.cases.len(), 1);
+            let case = &plan.cases[0];
+            assert_eq!(case.workload.settings, settings);
+            assert_eq!(case.workload.name, settings.kind());
+            assert_eq!(plan.repetitions.min, 1);
+            assert_eq!(plan.timeout_ns, None);
+            assert_eq!(plan.scale, 0.5);
+            assert_eq!(plan.dir.as_deref(), Some(dir.path()));
+            assert!(Plan::is_one_case(&plan.text));
+            // The stored text is a plan of its own (run in the same directory).
+            let again = Plan::parse_with(
+                &plan.text,
+                "stored",
+                &Overrides {
+                    dir: Some(dir.path().to_path_buf()),
+                    ..Overrides::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(again.cases[0].key, case.key);
+        }
+    }
+
+    #[test]
+    fn a_target_names_its_option_sets_as_a_campaign_does() {
+        let settings = WorkloadSettings::defaults().remove(0);
+        let sweep: SweepSpec = "min_time=1ms,2ms".parse().unwrap();
+        let one = |mkfs: Option<&'static str>| OneCase {
+            settings: &settings,
+            sweep: Some(&sweep),
+            scale: 1.0,
+            dir: None,
+            target: Some(OneTarget {
+                fs: "ext4",
+                mkfs_options: mkfs,
+                mount_options: Some("noatime"),
+                scheduler: Some("mq-deadline"),
+                cache: CachePolicy::Drop,
+                device: DeviceSpec::Image {
+                    size_bytes: Some(2 << 30),
+                },
+                loop_direct_io: false,
+                fsck: false,
+                work_dir: Path::new("/var/lib/fsbench/work"),
+            }),
+        };
+        let plan = Plan::one_case(&one(None)).unwrap();
+        assert_eq!(
+            plan.cases[0].key,
+            "ext4.default.given.mq-deadline.drop.matrix"
+        );
+        assert_eq!(plan.cases[0].config.mount_options, "noatime");
+        assert!(!plan.fsck && !plan.loop_direct_io);
+        assert_eq!(plan.size_setting, SizeSetting::Flag);
+        assert_eq!(plan.work_dir, Path::new("/var/lib/fsbench/work"));
+        assert_eq!(plan.cases[0].workload.sweep.as_ref(), Some(&sweep));
+        let given = Plan::one_case(&one(Some("-I 256"))).unwrap();
+        assert_eq!(given.cases[0].config.mkfs_set, "given");
+        assert_eq!(given.cases[0].config.mkfs_options, "-I 256");
+    }
+}
