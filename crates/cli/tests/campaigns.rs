@@ -746,11 +746,11 @@ min_time = "2ms"
         ]
     );
     assert!(
-        doc["runs"][0]["plan_text"]
+        doc["runs"][0]["overrides"]["dir"]
             .as_str()
-            .is_some_and(|t| t.starts_with("dir = ")),
-        "the stored plan keeps the directory: {}",
-        doc["runs"][0]
+            .is_some_and(|d| Path::new(d) == dir),
+        "the run keeps the directory it ran in: {}",
+        doc["runs"][0]["overrides"]
     );
     let sample = &run_cases(&doc)[0]["samples"][0];
     assert!(sample["target"].is_null(), "no target: {sample}");

@@ -391,7 +391,7 @@ fn a_filesystem_that_fills_up_mid_run_ends_cleanly() {
     // Once fsbench is measuring, another writer takes every block that frees up, as on a
     // disk that fills up in real life.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !entries(fs.path())
+    while !files_under(fs.path())
         .iter()
         .any(|p| p.to_string_lossy().contains("fsbench-matrix"))
     {
@@ -462,7 +462,7 @@ fn ctrl_c_keeps_finished_results_and_removes_the_test_file() {
     // The test file is 128 KiB only once the first cell (64 KiB, four phases) has finished.
     let deadline = Instant::now() + Duration::from_secs(60);
     let second_cell = || {
-        entries(dir.path())
+        files_under(dir.path())
             .iter()
             .any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() == 128 * KIB))
     };

@@ -172,10 +172,12 @@ fn the_matrix_on_1_2_and_4_ranks_is_one_run_with_total_bytes_over_the_slowest_ti
             );
             assert!(number(&r["imbalance"]) >= 1.0);
         }
+        // Each rank worked in a directory of its own there, removed (empty) after the sample,
+        // as a campaign's are.
         for rank in 0..ranks {
             assert!(
-                dir.join(format!("rank-{rank}")).is_dir(),
-                "rank {rank}'s directory"
+                !dir.join(format!("rank-{rank}")).exists(),
+                "rank {rank}'s directory is left"
             );
         }
         // One run in the store, as any other.
@@ -415,6 +417,111 @@ fn a_first_done_stonewall_stops_every_rank_when_one_thread_is_done() {
     assert!(common::entries(&dir)
         .iter()
         .all(|rank_dir| common::entries(rank_dir).is_empty()));
+}
+
+/// A campaign under mpirun does what a workload command under mpirun does (one sample's life,
+/// issue 24): a first-done stonewall stops every rank's threads when the first of any rank has
+/// made its share (the campaign's child asks its campaign at each poll), and the task workload,
+/// which cannot be a rank, is unsupported with the same reason both ways.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_campaign_under_mpirun_does_what_the_command_does() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let plan = scratch.plan(
+        r#"
+name = "as-the-command"
+repetitions = 1
+
+[[workloads]]
+kind = "metadata"
+name = "walled"
+count = 3000
+threads = 2
+ops = ["mkdir", "create", "stat", "unlink", "rmdir"]
+stonewall = "first"
+
+[[workloads]]
+kind = "task"
+name = "untar"
+tasks = "untar"
+method = "native"
+compression = "none"
+tree_fraction = 0.01
+"#,
+    );
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--work-dir",
+            scratch.work().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = scratch.export(1);
+    let cases = common::run_cases(&doc);
+    let sample = |workload: &str| {
+        cases
+            .iter()
+            .find(|c| {
+                c["key"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!(".{workload}.np2"))
+            })
+            .map(|c| c["samples"][0].clone())
+            .unwrap_or_else(|| panic!("{workload}: {cases:?}"))
+    };
+    let walled = sample("walled");
+    assert_eq!(walled["status"], "ok", "{walled}");
+    let results = common::flat_results_of(&walled);
+    let of = |op: &str| results.iter().find(|r| r["operation"] == op).unwrap();
+    for op in ["mkdir", "create"] {
+        let r = of(op);
+        assert_eq!(r["stonewall"], "first", "{r}");
+        assert_eq!(
+            number(&r["made_max"]),
+            3000.0,
+            "one thread made its share: {r}"
+        );
+        assert!(number(&r["ops"]) < 4.0 * 3000.0, "the others stopped: {r}");
+    }
+    assert_eq!(number(&of("unlink")["ops"]), number(&of("create")["ops"]));
+    let untar = sample("untar");
+    assert_eq!(untar["status"], "unsupported", "{untar}");
+    // The command, under mpirun alike: the same reason, and nothing measured.
+    let db = scratch.path().join("command.db");
+    let out = mpirun(
+        2,
+        &[
+            "task",
+            "untar",
+            "--method",
+            "native",
+            "--compression",
+            "none",
+            "--tree-fraction",
+            "0.01",
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let reason = untar["reason"].as_str().unwrap();
+    assert!(reason.contains("does not run under mpirun"), "{reason}");
+    assert!(stderr(&out).contains(reason), "{}", stderr(&out));
 }
 
 /// `matrix --stonewall first` on one shared file, 4 ranks on 2 cores: the first rank to write
@@ -685,7 +792,10 @@ fn a_job_across_two_network_namespaces_is_one_run_with_every_host() {
         .iter()
         .any(|p| p["host"] == hosts.names[1].as_str()));
     for rank in 0..4 {
-        assert!(dir.join(format!("rank-{rank}")).is_dir());
+        assert!(
+            !dir.join(format!("rank-{rank}")).exists(),
+            "removed when empty"
+        );
     }
 }
 
@@ -836,7 +946,7 @@ shared_file = true
         segments["reason"]
             .as_str()
             .unwrap()
-            .contains("a shared file in a campaign under mpirun on targets"),
+            .contains("a shared file on targets of their own"),
         "{segments}"
     );
     let jfs = &case("jfs", "files")["samples"][0];

@@ -124,6 +124,20 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// Every file under `dir`, at any depth (a sample works in a directory of its own in the
+/// user's: `DIR/fsbench-sample-XXXXXX`).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in entries(dir) {
+        if entry.is_dir() && !entry.is_symlink() {
+            files.extend(files_under(&entry));
+        } else {
+            files.push(entry);
+        }
+    }
+    files
+}
+
 /// Parses the JSON document fsbench wrote.
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("json written");
