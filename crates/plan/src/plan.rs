@@ -1289,11 +1289,15 @@ min_time = "1ms"
         );
         let e = error_of(&format!("{base}tests = [\"write\", \"fsync\"]\n"));
         assert!(e.contains("workloads.tests: unknown test 'fsync'"), "{e}");
+        // A kept file belongs in a directory, not on a filesystem fsbench removes.
         let e = error_of(&format!("{base}keep = true\n"));
         assert!(
-            e.contains("workloads.keep: does not apply to a matrix workload; its keys are: name, sweep, data, direct,"),
+            e.starts_with("bad.toml:6:8: workloads.keep: keeps a file on a filesystem fsbench removes"),
             "{e}"
         );
+        let in_dir = format!("dir = \"/tmp\"\n{base}keep = true\n");
+        let kept = Plan::parse(&in_dir, "p.toml").unwrap();
+        assert!(kept.cases[0].workload.settings.apply(KeepsFiles));
         // Keys left out of the defaults when unset are keys all the same.
         let plan = Plan::parse(&format!("{base}stonewall = \"2s\"\n"), "p.toml").unwrap();
         let json = serde_json::to_value(&plan.cases[0].workload).unwrap();
