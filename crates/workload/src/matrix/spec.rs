@@ -715,9 +715,11 @@ mod settings_tests {
         assert_eq!(json["tests"], serde_json::json!(["write", "random-mix"]));
         assert_eq!(json["min_time"], "1ms");
         assert_eq!(json["data"], "compressible:50");
-        assert!(json.get("keep").is_none(), "keep is not a plan key");
+        assert_eq!(json["keep"], true, "a plan key where a directory keeps the file");
         let back: MatrixSettings = serde_json::from_value(json).unwrap();
-        assert_eq!(back, MatrixSettings { keep: false, ..s });
+        assert_eq!(back, s);
+        let unset = serde_json::to_value(MatrixSettings::default()).unwrap();
+        assert!(unset.get("keep").is_none(), "left out when false");
         let e = serde_json::from_str::<MatrixSettings>(r#"{"colour": 1}"#).unwrap_err();
         assert!(e.to_string().contains("unknown field `colour`"), "{e}");
     }
