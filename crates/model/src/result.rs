@@ -190,6 +190,12 @@ pub struct Dims {
     pub client: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
+    /// How the operations were issued (the io workload's `sync`, `io_uring`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Operations kept in flight at once (queue depth).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Sweep>,
 }
@@ -205,6 +211,8 @@ pub enum Dim {
     Threads,
     Client,
     Step,
+    Engine,
+    Iodepth,
     Sweep,
 }
 
@@ -218,7 +226,7 @@ pub enum DimValue {
 }
 
 impl Dim {
-    pub const ALL: [Dim; 8] = [
+    pub const ALL: [Dim; 10] = [
         Dim::Phase,
         Dim::Operation,
         Dim::FileSizeBytes,
@@ -226,6 +234,8 @@ impl Dim {
         Dim::Threads,
         Dim::Client,
         Dim::Step,
+        Dim::Engine,
+        Dim::Iodepth,
         Dim::Sweep,
     ];
 
@@ -239,6 +249,8 @@ impl Dim {
             Dim::Threads => "threads",
             Dim::Client => "client",
             Dim::Step => "step",
+            Dim::Engine => "engine",
+            Dim::Iodepth => "iodepth",
             Dim::Sweep => "sweep",
         }
     }
@@ -253,6 +265,8 @@ impl Dim {
             Dim::Threads => "threads",
             Dim::Client => "client",
             Dim::Step => "step",
+            Dim::Engine => "engine",
+            Dim::Iodepth => "iodepth",
             Dim::Sweep => "sweep",
         }
     }
@@ -266,6 +280,8 @@ impl Dim {
             Dim::Threads => dims.threads.map(DimValue::Count),
             Dim::Client => dims.client.map(DimValue::Count),
             Dim::Step => dims.step.clone().map(DimValue::Text),
+            Dim::Engine => dims.engine.clone().map(DimValue::Text),
+            Dim::Iodepth => dims.iodepth.map(DimValue::Count),
             Dim::Sweep => dims
                 .sweep
                 .as_ref()
@@ -312,7 +328,38 @@ impl Dim {
     }
 }
 
+impl Dim {
+    /// Empties this dimension of `dims`.
+    pub fn clear(self, dims: &mut Dims) {
+        match self {
+            Dim::Phase => dims.phase = None,
+            Dim::Operation => dims.operation = None,
+            Dim::FileSizeBytes => dims.file_size_bytes = None,
+            Dim::RecordSizeBytes => dims.record_size_bytes = None,
+            Dim::Threads => dims.threads = None,
+            Dim::Client => dims.client = None,
+            Dim::Step => dims.step = None,
+            Dim::Engine => dims.engine = None,
+            Dim::Iodepth => dims.iodepth = None,
+            Dim::Sweep => dims.sweep = None,
+        }
+    }
+}
+
 impl Dims {
+    /// What the points of a sweep's curve share: the dimensions without the sweep point, nor
+    /// the dimension that is the swept setting itself (a swept `iodepth` sets the `iodepth`
+    /// dimension at every point, which would otherwise make each point a curve of its own).
+    pub fn without_sweep(&self) -> Dims {
+        let mut rest = self.clone();
+        if let Some(sweep) = rest.sweep.take() {
+            if let Some(dim) = Dim::ALL.into_iter().find(|d| d.column() == sweep.parameter) {
+                dim.clear(&mut rest);
+            }
+        }
+        rest
+    }
+
     /// The dimensions that are set, in [`Dim::ALL`] order: `write 16m 4k`, `create threads=4`.
     pub fn label(&self) -> String {
         Dim::ALL
@@ -398,6 +445,46 @@ mod tests {
         assert_eq!(back, record);
         assert_eq!(back.dims.label(), "write 16m 4k");
         assert_eq!(back.main().unwrap().value, 1e9);
+    }
+
+    /// The points of a sweep over a setting that is a dimension share one curve.
+    #[test]
+    fn a_swept_dimension_leaves_the_curves_key() {
+        let point = |depth: u64| Dims {
+            phase: Some("randread".into()),
+            engine: Some("io_uring".into()),
+            iodepth: Some(depth),
+            sweep: Some(Sweep {
+                parameter: "iodepth".into(),
+                value: depth as f64,
+            }),
+            ..Dims::default()
+        };
+        assert_eq!(point(1).without_sweep(), point(32).without_sweep());
+        assert_eq!(point(1).without_sweep().label(), "randread io_uring");
+        let other = Dims {
+            sweep: Some(Sweep {
+                parameter: "rate_iops".into(),
+                value: 1000.0,
+            }),
+            ..point(8)
+        };
+        assert_eq!(
+            other.without_sweep().iodepth,
+            Some(8),
+            "only the swept one goes"
+        );
+        for dim in Dim::ALL {
+            let mut all = point(4);
+            all.operation = Some("read".into());
+            all.file_size_bytes = Some(1);
+            all.record_size_bytes = Some(1);
+            all.threads = Some(1);
+            all.client = Some(1);
+            all.step = Some("s".into());
+            dim.clear(&mut all);
+            assert_eq!(dim.get(&all), None, "{dim:?}");
+        }
     }
 
     #[test]

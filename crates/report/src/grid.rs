@@ -248,8 +248,7 @@ pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result
         if main.direction != fsbench_model::Direction::Higher || r.dims.client.is_some() {
             continue;
         }
-        let mut dims = r.dims.clone();
-        dims.sweep = None;
+        let mut dims = r.dims.without_sweep();
         dims.threads = None;
         let label = if dims.label().is_empty() {
             "(all)".into()

@@ -309,8 +309,7 @@ fn sweep_charts(table: &Table, section: &mut Section) {
         if row.dims.client.is_some() {
             continue;
         }
-        let mut rest = row.dims.clone();
-        rest.sweep = None;
+        let mut rest = row.dims.without_sweep();
         if matches!(sweep.parameter.as_str(), "clients" | "threads") {
             rest.threads = None;
         }

@@ -4,7 +4,7 @@
 //! the " (not retried)" that schema 3's campaigns appended to a reason (migration 4 makes it a
 //! column, and the scale a run's plan set a column of the run). Nothing else reads these.
 
-use crate::{insert_results, Result};
+use crate::{bins_json, insert_measurements, Result};
 use fsbench_model::{Dims, Direction, Measurement, ResultRecord, Unit};
 use rusqlite::{params, Transaction};
 use std::borrow::Cow;
@@ -196,7 +196,39 @@ pub(crate) fn convert(tx: &Transaction<'_>) -> Result<()> {
         for (name, bins) in raw {
             histograms.push((name, serde_json::from_str(&bins)?));
         }
-        insert_results(tx, sample_id, &workload, &results(&metrics, histograms), 0)?;
+        insert_v3(tx, sample_id, &workload, &results(&metrics, histograms))?;
+    }
+    Ok(())
+}
+
+/// Inserts converted results into `results` as version 3 made it: this step runs before any
+/// later migration adds its columns, so it names only version 3's (old rows have no other
+/// dimension than phase, file and record size).
+fn insert_v3(
+    tx: &Transaction<'_>,
+    sample_id: i64,
+    workload: &str,
+    results: &[ResultRecord],
+) -> Result<()> {
+    let mut result = tx.prepare_cached(
+        "INSERT INTO results (sample_id, position, workload, phase, file_size_bytes,
+                              record_size_bytes, attributes_json, bins_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for (position, r) in results.iter().enumerate() {
+        let d = &r.dims;
+        let int = |v: Option<u64>| v.map(|v| v as i64);
+        result.execute(params![
+            sample_id,
+            position as i64,
+            workload,
+            d.phase,
+            int(d.file_size_bytes),
+            int(d.record_size_bytes),
+            serde_json::to_string(&r.attributes)?,
+            bins_json(r)?,
+        ])?;
+        insert_measurements(tx, tx.last_insert_rowid(), &r.measurements)?;
     }
     Ok(())
 }

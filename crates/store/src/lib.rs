@@ -152,6 +152,17 @@ const MIGRATIONS: &[&[Step]] = &[
         ),
         Step::Rust(legacy::split_not_retried),
     ],
+    // 5: the dimensions `engine` and `iodepth` (the io workload), and the view with them.
+    &[Step::Sql(
+        "ALTER TABLE results ADD COLUMN engine TEXT;
+    ALTER TABLE results ADD COLUMN iodepth INTEGER;
+    DROP VIEW measurement_rows;
+    CREATE VIEW measurement_rows AS
+        SELECT r.sample_id, r.workload, r.phase, r.operation, r.file_size_bytes,
+               r.record_size_bytes, r.threads, r.client, r.step, r.engine, r.iodepth,
+               r.sweep_parameter, r.sweep_value, m.metric, m.value, m.unit, m.direction, m.main
+        FROM results r JOIN measurements m ON m.result_id = r.id;",
+    )],
 ];
 
 /// The schema version this build writes.
@@ -985,7 +996,8 @@ impl Store {
     pub fn results(&self, sample_id: i64) -> Result<Vec<ResultRecord>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT position, phase, operation, file_size_bytes, record_size_bytes, threads,
-                    client, step, sweep_parameter, sweep_value, attributes_json, bins_json
+                    client, step, sweep_parameter, sweep_value, attributes_json, bins_json,
+                    engine, iodepth
              FROM results WHERE sample_id = ?1 ORDER BY position",
         )?;
         let mut positions = Vec::new();
@@ -1006,6 +1018,8 @@ impl Store {
                     threads: int(5)?,
                     client: int(6)?,
                     step: row.get(7)?,
+                    engine: row.get(12)?,
+                    iodepth: int(13)?,
                     sweep,
                 },
                 row.get::<_, String>(10)?,
@@ -1064,19 +1078,12 @@ fn insert_results(
     let mut result = tx.prepare_cached(
         "INSERT INTO results (sample_id, position, workload, phase, operation, file_size_bytes,
                               record_size_bytes, threads, client, step, sweep_parameter,
-                              sweep_value, attributes_json, bins_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    )?;
-    let mut measurement = tx.prepare_cached(
-        "INSERT INTO measurements (result_id, metric, value, main, unit, direction)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                              sweep_value, attributes_json, bins_json, engine, iodepth)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
     for (position, r) in (first_position..).zip(results) {
         let d = &r.dims;
         let int = |v: Option<u64>| v.map(|v| v as i64);
-        let bins = (!r.latency_bins.is_empty())
-            .then(|| serde_json::to_string(&r.latency_bins))
-            .transpose()?;
         result.execute(params![
             sample_id,
             position as i64,
@@ -1091,19 +1098,41 @@ fn insert_results(
             d.sweep.as_ref().map(|s| &s.parameter),
             d.sweep.as_ref().map(|s| s.value),
             serde_json::to_string(&r.attributes)?,
-            bins,
+            bins_json(r)?,
+            d.engine,
+            int(d.iodepth),
         ])?;
-        let result_id = tx.last_insert_rowid();
-        for m in &r.measurements {
-            measurement.execute(params![
-                result_id,
-                m.metric.as_ref(),
-                m.value,
-                m.main,
-                m.unit.name(),
-                m.direction.name(),
-            ])?;
-        }
+        insert_measurements(tx, tx.last_insert_rowid(), &r.measurements)?;
+    }
+    Ok(())
+}
+
+/// A result's latency histogram as stored (`[[lowest_ns, count], ...]`), None without one.
+fn bins_json(r: &ResultRecord) -> Result<Option<String>> {
+    Ok((!r.latency_bins.is_empty())
+        .then(|| serde_json::to_string(&r.latency_bins))
+        .transpose()?)
+}
+
+/// Inserts one stored result's measurements.
+fn insert_measurements(
+    tx: &Transaction<'_>,
+    result_id: i64,
+    measurements: &[Measurement],
+) -> Result<()> {
+    let mut measurement = tx.prepare_cached(
+        "INSERT INTO measurements (result_id, metric, value, main, unit, direction)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for m in measurements {
+        measurement.execute(params![
+            result_id,
+            m.metric.as_ref(),
+            m.value,
+            m.main,
+            m.unit.name(),
+            m.direction.name(),
+        ])?;
     }
     Ok(())
 }
@@ -1195,6 +1224,8 @@ mod tests {
                 phase: Some("rewrite".into()),
                 file_size_bytes: Some(16 << 20),
                 record_size_bytes: Some(4096),
+                engine: Some("io_uring".into()),
+                iodepth: Some(32),
                 sweep: Some(Sweep {
                     parameter: "queue_depth".into(),
                     value: 4.0,
@@ -1281,18 +1312,32 @@ mod tests {
         assert!(samples[1].results.is_empty() && samples[1].warnings.is_empty());
         assert_eq!(samples[2].status, Outcome::Interrupted);
         // The dimensions are columns, with the workload's kind beside them.
-        let (workload, record_size, value): (String, i64, f64) = store
+        let (workload, record_size, value, engine, depth): (String, i64, f64, String, i64) = store
             .conn
             .query_row(
-                "SELECT workload, record_size_bytes, value FROM measurement_rows
+                "SELECT workload, record_size_bytes, value, engine, iodepth FROM measurement_rows
                  WHERE metric = 'throughput' AND main = 1",
                 [],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                    ))
+                },
             )
             .unwrap();
         assert_eq!(
-            (workload.as_str(), record_size, value),
-            ("matrix", 4096, 1.5e9)
+            (
+                workload.as_str(),
+                record_size,
+                value,
+                engine.as_str(),
+                depth
+            ),
+            ("matrix", 4096, 1.5e9, "io_uring", 32)
         );
         let recorded = store.recorded(run).unwrap();
         assert!(recorded.contains(&("ext4.default".to_string(), 2)));
@@ -1369,6 +1414,16 @@ mod tests {
             )
             .unwrap();
         assert_eq!(record_size, 4096);
+        // Version 4's dimensions are columns of the results and of the view, empty for old rows.
+        let (engine, depth): (Option<String>, Option<i64>) = store
+            .conn
+            .query_row(
+                "SELECT engine, iodepth FROM measurement_rows WHERE phase = 'write' LIMIT 1",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((engine, depth), (None, None));
         for gone in ["metrics", "histograms"] {
             let n: i64 = store
                 .conn
