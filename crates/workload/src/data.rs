@@ -116,15 +116,33 @@ impl DataSource {
         self.position = (start + len.next_multiple_of(BUFFER_ALIGN)) % POOL_BYTES;
         let record = &mut self.pool.as_mut_slice()[start..start + len];
         if self.stamp {
-            let mut at = 0;
-            while at + 16 <= len {
-                record[at..at + 8].copy_from_slice(&self.counter.to_le_bytes());
-                record[at + 8..at + 16].copy_from_slice(&self.seed.to_le_bytes());
-                self.counter += 1;
-                at += BLOCK;
-            }
+            stamp_blocks(record, &mut self.counter, self.seed);
         }
         &self.pool.as_slice()[start..start + len]
+    }
+
+    /// Makes a buffer the caller owns unique again before it is written once more: the next
+    /// block counters and the seed over the first 16 bytes of each of its 4 KiB blocks, as
+    /// [`DataSource::next`] stamps the pool. For writers whose buffers the kernel holds across
+    /// calls (io_uring's in-flight and registered buffers), filled once from [`DataSource::next`]
+    /// and stamped before each write. Zero data is left as it is.
+    #[inline]
+    pub fn stamp(&mut self, record: &mut [u8]) {
+        if self.stamp {
+            stamp_blocks(record, &mut self.counter, self.seed);
+        }
+    }
+}
+
+/// The counter (advanced per block) and the seed over the first 16 bytes of every 4 KiB block.
+#[inline(always)]
+fn stamp_blocks(record: &mut [u8], counter: &mut u64, seed: u64) {
+    let mut at = 0;
+    while at + 16 <= record.len() {
+        record[at..at + 8].copy_from_slice(&counter.to_le_bytes());
+        record[at + 8..at + 16].copy_from_slice(&seed.to_le_bytes());
+        *counter += 1;
+        at += BLOCK;
     }
 }
 
@@ -227,6 +245,29 @@ mod tests {
             })
             .sum();
         assert!(entropy > 7.99, "entropy {entropy}");
+    }
+
+    /// A caller's buffer, filled once from the pool, stamped again before each write: no two
+    /// of its writes are alike, and the stamps continue the pool's counter.
+    #[test]
+    fn a_callers_buffer_is_stamped_anew_before_each_write() {
+        let mut src = DataSource::new(DataKind::Random, 9, 8192);
+        let mut buf = src.next(8192).to_vec();
+        let first = buf.clone();
+        src.stamp(&mut buf);
+        assert_ne!(buf, first);
+        assert_eq!(
+            buf[..8],
+            2u64.to_le_bytes(),
+            "the counter goes on from the pool's"
+        );
+        assert_eq!(buf[4096..4104], 3u64.to_le_bytes());
+        assert_eq!(buf[8..16], 9u64.to_le_bytes());
+        assert_eq!(buf[16..4096], first[16..4096], "only the stamp changes");
+        let mut zero = DataSource::new(DataKind::Zero, 9, 4096);
+        let mut zeros = vec![0u8; 4096];
+        zero.stamp(&mut zeros);
+        assert!(zeros.iter().all(|&b| b == 0));
     }
 
     #[test]
