@@ -10,6 +10,8 @@
 //! - [`task`]: real-world tasks (copy, untar, remove, read-all, build, exec) timed as
 //!   real/user/sys with their sync, as one chain, on data fsbench generates.
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
+//! - [`io`]: fio-style jobs: reads and writes at a queue depth (sync or io_uring), optionally
+//!   paced to a rate.
 //! - [`sweep`]: any workload at each value of one of its numeric settings, and the curve's
 //!   peak and knee.
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
@@ -30,6 +32,7 @@ pub mod error;
 pub mod figures;
 pub mod fileio;
 pub mod harness;
+pub mod io;
 pub mod matrix;
 pub mod metadata;
 pub mod mix;
@@ -54,6 +57,7 @@ workload::workloads! {
     Mix(mix::MixSettings),
     Task(task::TaskSettings),
     Sleep(sleep::SleepSettings),
+    Io(io::IoSettings),
 }
 
 #[cfg(test)]
@@ -95,7 +99,7 @@ mod tests {
         }
         assert_eq!(
             KINDS,
-            ["matrix", "clients", "metadata", "mix", "task", "sleep"]
+            ["matrix", "clients", "metadata", "mix", "task", "sleep", "io"]
         );
     }
 }

@@ -1,0 +1,251 @@
+//! Where the io workload reads and writes: a fresh file per thread in a directory (fio's
+//! default, a file per job), or a block device, each thread on a region of its own (the bare
+//! device as a baseline). Laying the files out (untimed), probing O_DIRECT, opening them for
+//! the timed phase, and removing what was made.
+
+use super::settings::{IoPlan, Layout};
+use super::NotRun;
+use crate::data::DataSource;
+use crate::fileio::raw;
+use crate::WorkloadError;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Where the workload works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IoTarget {
+    /// A new file per thread in this directory, removed afterwards.
+    Directory(PathBuf),
+    /// This block device, thread t on bytes [t x size, (t+1) x size). The caller has made sure
+    /// the device may be overwritten (it is opened exclusively: a mounted device is refused by
+    /// the kernel, but nothing here asks whether its data matters).
+    Device(PathBuf),
+}
+
+/// Bytes written per call while laying a file out.
+const LAYOUT_CHUNK: u64 = 1 << 20;
+
+/// The files (or device regions) of a run: one per thread.
+pub struct Files {
+    pub paths: Vec<PathBuf>,
+    /// Where each thread's bytes start (0 in a file of its own).
+    pub bases: Vec<u64>,
+    device: bool,
+    /// Files this run made, removed when dropped unless kept.
+    made: Vec<PathBuf>,
+    pub keep: bool,
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        if !self.keep {
+            for path in &self.made {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+/// `fsbench-io-<pid>-<n>-<thread>.dat` for every thread: unique per process, run and thread.
+fn file_names(threads: u64) -> Vec<String> {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (0..threads)
+        .map(|t| format!("fsbench-io-{}-{n}-{t}.dat", std::process::id()))
+        .collect()
+}
+
+impl Files {
+    /// Makes every thread's file (or checks the device), probes O_DIRECT, and lays each out as
+    /// the plan says, untimed. Nothing is left behind on an error.
+    pub fn prepare(
+        plan: &IoPlan,
+        target: &IoTarget,
+        data: &mut [DataSource],
+    ) -> Result<Files, NotRun> {
+        let files = match target {
+            IoTarget::Directory(dir) => {
+                let mut files = Files {
+                    paths: Vec::new(),
+                    bases: Vec::new(),
+                    device: false,
+                    made: Vec::new(),
+                    keep: false,
+                };
+                for name in file_names(plan.threads) {
+                    let path = dir.join(name);
+                    create(&path, plan.direct)?;
+                    files.made.push(path.clone());
+                    files.paths.push(path);
+                    files.bases.push(0);
+                }
+                files
+            }
+            IoTarget::Device(device) => {
+                check_device(device, plan)?;
+                Files {
+                    paths: vec![device.clone(); plan.threads as usize],
+                    bases: (0..plan.threads).map(|t| t * plan.size).collect(),
+                    device: true,
+                    made: Vec::new(),
+                    keep: false,
+                }
+            }
+        };
+        for (t, data) in data.iter_mut().enumerate() {
+            files
+                .lay_out(t, plan, data)
+                .map_err(|e| NotRun::Failed(e.during("the layout (untimed)")))?;
+        }
+        Ok(files)
+    }
+
+    /// Writes thread `t`'s file or region whole (Written) or sets its size (Sparse), then
+    /// flushes it to the device, as fio's layout (create_fsync) does.
+    fn lay_out(&self, t: usize, plan: &IoPlan, data: &mut DataSource) -> Result<(), WorkloadError> {
+        let path = &self.paths[t];
+        let file = self
+            .open(t, false)
+            .map_err(|e| WorkloadError::io("open", path, e))?;
+        match plan.layout {
+            Layout::Sparse if !self.device => file
+                .set_len(plan.size)
+                .map_err(|e| WorkloadError::io("size", path, e))?,
+            Layout::Sparse => {}
+            Layout::Written => {
+                let (base, mut at) = (self.bases[t], 0);
+                while at < plan.size {
+                    let len = LAYOUT_CHUNK.min(plan.size - at);
+                    raw::pwrite_all(file.as_raw_fd(), data.next(len as usize), base + at)
+                        .map_err(|e| WorkloadError::io("write", path, e))?;
+                    at += len;
+                }
+            }
+        }
+        file.sync_all()
+            .map_err(|e| WorkloadError::io("flush", path, e))
+    }
+
+    /// Opens thread `t`'s file or device for reading and writing.
+    pub fn open(&self, t: usize, direct: bool) -> io::Result<File> {
+        let mut options = OpenOptions::new();
+        options.read(true).write(true);
+        let mut flags = libc::O_CLOEXEC;
+        if direct {
+            flags |= libc::O_DIRECT;
+        }
+        if self.device {
+            // A block device opened O_EXCL is refused while mounted or held by another.
+            flags |= libc::O_EXCL;
+        }
+        options.custom_flags(flags).open(&self.paths[t])
+    }
+
+    /// Whether the block device under thread `t`'s file (or the device itself) completes
+    /// polled I/O: its queue's `io_poll` in sysfs (1 only with poll queues, e.g. NVMe with
+    /// nvme.poll_queues). None: no block device under it (tmpfs, a btrfs of several devices).
+    pub fn device_polls(&self, t: usize) -> Option<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(&self.paths[t]).ok()?;
+        let dev = if self.device { meta.rdev() } else { meta.dev() };
+        let wanted = format!("{}:{}", libc::major(dev), libc::minor(dev));
+        for entry in std::fs::read_dir("/sys/class/block").ok()?.flatten() {
+            let dir = entry.path();
+            let Ok(number) = std::fs::read_to_string(dir.join("dev")) else {
+                continue;
+            };
+            if number.trim() != wanted {
+                continue;
+            }
+            // A partition has no queue of its own: its disk's is the parent directory.
+            let real = std::fs::canonicalize(&dir).ok()?;
+            let io_poll = [
+                real.join("queue/io_poll"),
+                real.parent()?.join("queue/io_poll"),
+            ]
+            .into_iter()
+            .find_map(|p| std::fs::read_to_string(p).ok())?;
+            return Some(io_poll.trim() == "1");
+        }
+        None
+    }
+
+    /// The files made, to be left in place (`keep`).
+    pub fn kept(&mut self) -> Vec<PathBuf> {
+        self.keep = true;
+        self.made.clone()
+    }
+}
+
+/// Creates a new file; with `direct`, created with O_DIRECT, so a filesystem that refuses
+/// direct I/O says so now, before anything is written.
+fn create(path: &Path, direct: bool) -> Result<(), NotRun> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    if direct {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            let _ = std::fs::remove_file(path);
+            let dir = path.parent().unwrap_or(path);
+            let fs = fsbench_measure::host::mount_of(dir)
+                .map(|m| format!("{} ", m.fs_type))
+                .unwrap_or_default();
+            Err(NotRun::Unsupported(WorkloadError::invalid(
+                "direct",
+                format!(
+                    "the {fs}filesystem of {} refuses O_DIRECT (EINVAL): run without direct I/O, or on a filesystem that supports it",
+                    dir.display()
+                ),
+            )))
+        }
+        Err(e) => Err(NotRun::Failed(WorkloadError::io("create", path, e))),
+    }
+}
+
+/// A device target must be a block device large enough for every thread's region.
+fn check_device(device: &Path, plan: &IoPlan) -> Result<(), NotRun> {
+    let meta = std::fs::metadata(device)
+        .map_err(|e| NotRun::Failed(WorkloadError::io("examine", device, e)))?;
+    if !meta.file_type().is_block_device() {
+        return Err(NotRun::Failed(WorkloadError::Directory(format!(
+            "{} is not a block device",
+            device.display()
+        ))));
+    }
+    let file =
+        File::open(device).map_err(|e| NotRun::Failed(WorkloadError::io("open", device, e)))?;
+    let bytes =
+        device_bytes(&file).map_err(|e| NotRun::Failed(WorkloadError::io("size", device, e)))?;
+    let needed = plan.size * plan.threads;
+    if bytes < needed {
+        return Err(NotRun::Failed(WorkloadError::invalid(
+            "size",
+            format!(
+                "{} threads x {} need {}, and {} has {}: lower size or threads",
+                plan.threads,
+                fsbench_measure::units::human_bytes(plan.size),
+                fsbench_measure::units::human_bytes(needed),
+                device.display(),
+                fsbench_measure::units::human_bytes(bytes)
+            ),
+        )));
+    }
+    Ok(())
+}
+
+/// The size of a block device in bytes (BLKGETSIZE64).
+fn device_bytes(file: &File) -> io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut bytes = 0u64;
+    // SAFETY: BLKGETSIZE64 writes one u64 into `bytes`.
+    if unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut bytes) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,320 @@
+//! The io workload on real files: counts against bytes, both engines, time and size bounds,
+//! pacing, a file truncated under the reader, the data written, the seam's calls.
+
+use super::*;
+use crate::workload::Collect;
+use fsbench_measure::units::{Size, TimeSpan};
+use fsbench_model::ResultRecord;
+
+fn run_in(dir: &Path, settings: &IoSettings) -> (End, Collect) {
+    let mut sink = Collect::default();
+    let end = settings.run(&Context::default(), dir, &StopFlag::new(), &mut sink);
+    (end, sink)
+}
+
+fn value(r: &ResultRecord, metric: &str) -> f64 {
+    r.measurement(metric)
+        .unwrap_or_else(|| panic!("no {metric} in {r:?}"))
+        .value
+}
+
+fn bins(r: &ResultRecord) -> u64 {
+    r.latency_bins.iter().map(|b| b.1).sum()
+}
+
+/// A size-bound run moves exactly its files: every operation issued completes and is counted
+/// once (operations x bs = bytes = threads x size), in its direction's histogram too, for
+/// either engine, any depth and batching; the ring really had operations in flight at once;
+/// nothing is left in the directory.
+#[test]
+fn every_operation_is_counted_once_and_a_pass_moves_exactly_the_files() {
+    let cases = [
+        (Engine::Sync, Rw::RandRead, 1, 1, 1),
+        (Engine::Sync, Rw::RandRw, 1, 1, 1),
+        (Engine::IoUring, Rw::RandRead, 1, 1, 1),
+        (Engine::IoUring, Rw::RandRead, 32, 0, 4),
+        (Engine::IoUring, Rw::RandWrite, 32, 8, 0),
+        (Engine::IoUring, Rw::RandRw, 16, 0, 1),
+        (Engine::IoUring, Rw::Read, 8, 0, 8),
+        (Engine::IoUring, Rw::Write, 4, 2, 2),
+    ];
+    for (engine, rw, iodepth, batch_submit, batch_complete) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = IoSettings {
+            rw,
+            engine,
+            iodepth,
+            iodepth_batch_submit: batch_submit,
+            iodepth_batch_complete: batch_complete,
+            size: Size(1 << 20),
+            threads: 2,
+            ..IoSettings::default()
+        };
+        let case = format!("{engine} {rw} depth {iodepth}");
+        let (end, sink) = run_in(dir.path(), &settings);
+        assert_eq!(end.outcome, Outcome::Ok, "{case}: {:?}", end.error);
+        let expected_records = usize::from(rw.reads()) + usize::from(rw.writes());
+        assert_eq!(sink.records.len(), expected_records, "{case}");
+        let mut ops = 0.0;
+        for r in &sink.records {
+            assert_eq!(value(r, "bytes"), value(r, "ops") * 4096.0, "{case}: {r:?}");
+            assert_eq!(
+                bins(r) as f64,
+                value(r, "ops"),
+                "{case}: every op in the histogram"
+            );
+            assert_eq!(r.dims.engine.as_deref(), Some(engine.name()));
+            assert_eq!(r.dims.iodepth, Some(u64::from(iodepth)));
+            assert_eq!(r.dims.phase.as_deref(), Some(rw.name()));
+            assert_eq!(r.main().unwrap().metric, "ops_rate");
+            assert!(value(r, "cpu_per_op") > 0.0, "{case}");
+            let in_flight = r.attributes["in_flight_max"].as_u64().unwrap();
+            assert!(in_flight <= u64::from(iodepth), "{case}: {in_flight}");
+            if batch_submit == 0 && iodepth > 1 {
+                assert!(in_flight > 1, "{case}: the ring held one at a time");
+            }
+            assert_eq!(
+                engine == Engine::IoUring,
+                r.measurement("slat_p99").is_some()
+            );
+            ops += value(r, "ops");
+        }
+        assert_eq!(
+            ops,
+            2.0 * 256.0,
+            "{case}: two files of 256 blocks, each once"
+        );
+        if rw == Rw::RandRw {
+            let reads = value(&sink.records[0], "ops");
+            assert!(
+                (128.0..=384.0).contains(&reads),
+                "{case}: {reads} of 512 read"
+            );
+        }
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "{case}: files left"
+        );
+    }
+}
+
+/// `time_based` goes over the file again and again until the runtime, then waits for what
+/// is in flight; a runtime without it ends a pass early when the pass is longer.
+#[test]
+fn a_time_based_run_lasts_its_runtime_and_counts_what_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = IoSettings {
+        iodepth: 8,
+        size: Size(256 << 10),
+        runtime: TimeSpan::from_ns(200_000_000),
+        time_based: true,
+        ..IoSettings::default()
+    };
+    let (end, sink) = run_in(dir.path(), &settings);
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let r = &sink.records[0];
+    assert!(value(r, "ops") > 64.0, "more than one pass: {r:?}");
+    let elapsed = value(r, "elapsed");
+    assert!((2e8..1e9).contains(&elapsed), "{elapsed}");
+    assert_eq!(r.attributes["time_based"], true);
+    assert_eq!(bins(r) as f64, value(r, "ops"));
+}
+
+/// Pacing holds the asked rate within 2 % over a second: per thread, and in total split over
+/// the threads; the latency is the operation's own, not the wait before it.
+#[test]
+fn a_rate_cap_holds_within_two_percent_over_a_second() {
+    for (engine, iodepth, threads, rate_total) in [
+        (Engine::Sync, 1, 1, false),
+        (Engine::IoUring, 4, 1, false),
+        (Engine::IoUring, 4, 2, true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = IoSettings {
+            engine,
+            iodepth,
+            threads,
+            rate_iops: 2000,
+            rate_total,
+            size: Size(4 << 20),
+            runtime: TimeSpan::from_ns(1_000_000_000),
+            time_based: true,
+            ..IoSettings::default()
+        };
+        let (end, sink) = run_in(dir.path(), &settings);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        let r = &sink.records[0];
+        let expected = if rate_total {
+            2000.0
+        } else {
+            2000.0 * threads as f64
+        };
+        let rate = value(r, "ops_rate");
+        assert!(
+            (rate / expected - 1.0).abs() < 0.02,
+            "{engine} x{threads}: {rate} ops/s for {expected}"
+        );
+        assert!(
+            value(r, "latency_p50") < 500_000.0,
+            "{engine}: a paced wait counted as latency: {r:?}"
+        );
+    }
+}
+
+/// A file truncated under the reader: the read past its new end is a short read that ends
+/// the run as failed, saying so; what was measured up to it is kept, marked partial.
+#[test]
+fn a_file_truncated_under_the_reader_ends_the_run_with_what_was_measured() {
+    for engine in [Engine::Sync, Engine::IoUring] {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = IoSettings {
+            engine,
+            iodepth: if engine == Engine::Sync { 1 } else { 16 },
+            size: Size(4 << 20),
+            runtime: TimeSpan::from_ns(5_000_000_000),
+            time_based: true,
+            ..IoSettings::default()
+        };
+        let path = dir.path().to_path_buf();
+        let cutter = std::thread::spawn(move || {
+            // Wait for the laid-out file, then for the timed phase, then cut it.
+            let start = std::time::Instant::now();
+            loop {
+                let file = std::fs::read_dir(&path)
+                    .unwrap()
+                    .flatten()
+                    .find(|e| e.file_name().to_string_lossy().starts_with("fsbench-io-"));
+                if let Some(file) = file {
+                    if file.metadata().unwrap().len() == 4 << 20 {
+                        std::thread::sleep(std::time::Duration::from_millis(300));
+                        std::fs::OpenOptions::new()
+                            .write(true)
+                            .open(file.path())
+                            .unwrap()
+                            .set_len(4096)
+                            .unwrap();
+                        return;
+                    }
+                }
+                assert!(start.elapsed().as_secs() < 5, "no file appeared");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        let started = std::time::Instant::now();
+        let (end, sink) = run_in(dir.path(), &settings);
+        cutter.join().unwrap();
+        assert_eq!(end.outcome, Outcome::Failed, "{engine}");
+        assert!(started.elapsed().as_secs() < 4, "{engine}: the run went on");
+        let message = end.error.unwrap().to_string();
+        assert!(
+            message.starts_with("cannot read ")
+                && message.contains("during at offset")
+                && message.contains("the file is shorter than expected"),
+            "{engine}: {message}"
+        );
+        let r = &sink.records[0];
+        assert_eq!(r.attributes["partial"], true, "{engine}");
+        assert!(value(r, "ops") > 0.0 && bins(r) as f64 == value(r, "ops"));
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "{engine}: files left"
+        );
+    }
+}
+
+/// Every block a write-only run writes is incompressible and unique: io_uring's slot
+/// buffers, written again and again, are stamped before each write.
+#[test]
+fn written_blocks_are_all_distinct_with_either_engine() {
+    for (engine, iodepth) in [(Engine::Sync, 1), (Engine::IoUring, 8)] {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = IoSettings {
+            rw: Rw::RandWrite,
+            engine,
+            iodepth,
+            fixedbufs: engine == Engine::IoUring,
+            registerfiles: engine == Engine::IoUring,
+            size: Size(2 << 20),
+            keep: true,
+            ..IoSettings::default()
+        };
+        let (end, _) = run_in(dir.path(), &settings);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert_eq!(end.kept.len(), 1);
+        let content = std::fs::read(&end.kept[0]).unwrap();
+        assert_eq!(content.len(), 2 << 20);
+        let blocks: std::collections::HashSet<&[u8]> = content.chunks(4096).collect();
+        assert_eq!(blocks.len(), 512, "{engine}: a block repeated");
+        assert!(content.chunks(4096).all(|b| b.iter().any(|&x| x != 0)));
+    }
+}
+
+/// The seam: the phase starts once, through `phase_start` (false: the run ends interrupted
+/// and leaves nothing); a case that asks for a cold cache gets one after the layout.
+#[test]
+fn the_phase_meets_once_and_a_cold_case_asks_for_a_cold_cache() {
+    #[derive(Default)]
+    struct Meetings {
+        records: usize,
+        phases: u32,
+        colds: u32,
+        go: bool,
+    }
+    impl Sink for Meetings {
+        fn record(&mut self, _: ResultRecord, _: usize, _: Option<usize>) {
+            self.records += 1;
+        }
+        fn cold(&mut self) -> Result<String, String> {
+            self.colds += 1;
+            Ok("remounted".into())
+        }
+        fn phase_start(&mut self) -> bool {
+            self.phases += 1;
+            self.go
+        }
+    }
+    let settings = IoSettings {
+        rw: Rw::RandRw,
+        size: Size(256 << 10),
+        ..IoSettings::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cold = Context {
+        cache: fsbench_model::CachePolicy::Drop,
+        ..Context::default()
+    };
+    let mut sink = Meetings {
+        go: true,
+        ..Meetings::default()
+    };
+    let end = settings.run(&cold, dir.path(), &StopFlag::new(), &mut sink);
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!((sink.phases, sink.colds, sink.records), (1, 1, 2));
+    let mut sink = Meetings::default();
+    let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+    assert_eq!(end.outcome, Outcome::Interrupted);
+    assert_eq!((sink.phases, sink.colds, sink.records), (1, 0, 0));
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+/// Polled completion on a device without poll queues (this test's directory) is refused as
+/// unsupported, naming the setting; so is an engine a host turned off — here io_uring works.
+#[test]
+fn polled_completion_is_probed_and_refused_where_the_device_cannot_poll() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = IoSettings {
+        direct: true,
+        hipri: true,
+        size: Size(256 << 10),
+        ..IoSettings::default()
+    };
+    let (end, sink) = run_in(dir.path(), &settings);
+    assert_eq!(end.outcome, Outcome::Unsupported, "{:?}", end.error);
+    let message = end.error.unwrap().to_string();
+    assert!(
+        message.starts_with("hipri: ") || message.starts_with("direct: "),
+        "{message}"
+    );
+    assert!(sink.records.is_empty());
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}

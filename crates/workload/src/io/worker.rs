@@ -1,0 +1,714 @@
+//! One thread of the io workload and its timed loop, for each engine.
+//!
+//! The clock ([`Clock`]) is read once per event, never per operation for its own sake: the
+//! sync engine reads it after each call (the end of one operation is the start of the next,
+//! as the matrix's recorder does); io_uring reads it once after each submission (the issue
+//! time of the batch, and the end of its operations' submission latency, fio's slat) and once
+//! after each reaping that found completions (their completion, fio's clat from issue to
+//! completion). Buffers, slots and histograms exist before the loop; the loop allocates,
+//! locks and prints nothing, and looks at the stop and abort flags once per round.
+
+use super::pace::{tight_timer_slack, Pace, SPIN_NS};
+use super::settings::IoPlan;
+use crate::data::DataSource;
+use crate::fileio::{raw, AlignedBuf, BUFFER_ALIGN};
+use crate::rng::{Permutation, Rng};
+use crate::{StopFlag, WorkloadError};
+use fsbench_measure::clock::Clock;
+use fsbench_measure::histogram::Histogram;
+use io_uring::{opcode, squeue, types, IoUring};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What every thread of a run shares.
+pub struct Control<'a> {
+    pub stop: &'a StopFlag,
+    /// A thread failed: the others stop issuing and drain what they have in flight.
+    pub abort: AtomicBool,
+    /// The phase's start: the first thread to run after the release.
+    pub start: crate::together::SharedStart,
+    pub clock: Clock,
+}
+
+/// Reads (0) or writes (1): what one direction of a thread did.
+#[derive(Default)]
+pub struct Direction {
+    /// Issue to completion (fio's clat); for the sync engine, the whole call.
+    pub clat: Histogram,
+    /// Queued to submitted (fio's slat); empty for the sync engine.
+    pub slat: Histogram,
+    pub ops: u64,
+    pub bytes: u64,
+}
+
+/// What a thread measured.
+#[derive(Default)]
+pub struct Stats {
+    pub dir: [Direction; 2],
+    /// Operations in flight right after a submission: the most, and their sum over submissions.
+    pub in_flight_max: u32,
+    pub in_flight_sum: u64,
+    pub submissions: u64,
+    /// The phase's start and this thread's last clock reading, in ticks.
+    pub started: u64,
+    pub ended: u64,
+    /// Stopped by a stop request (Ctrl-C, another rank) before its end.
+    pub stopped: bool,
+}
+
+/// Which block comes next.
+enum Offsets {
+    Sequential { next: u64, blocks: u64 },
+    Random(Permutation),
+}
+
+impl Offsets {
+    #[inline(always)]
+    fn next(&mut self) -> u64 {
+        match self {
+            Offsets::Sequential { next, blocks } => {
+                let block = *next;
+                *next = if block + 1 == *blocks { 0 } else { block + 1 };
+                block
+            }
+            // A full-period sequence: every block once per pass, the same order each pass.
+            Offsets::Random(p) => p.next_index(),
+        }
+    }
+}
+
+/// Where the operations of a thread go and what they write.
+struct Source {
+    offsets: Offsets,
+    rng: Rng,
+    /// Reads per hundred operations.
+    read_percent: u64,
+    base: u64,
+    bs: u64,
+}
+
+impl Source {
+    /// Whether the next operation writes (fio's per-operation choice for mixes).
+    #[inline(always)]
+    fn write(&mut self) -> bool {
+        match self.read_percent {
+            100 => false,
+            0 => true,
+            p => self.rng.next_u64() % 100 >= p,
+        }
+    }
+
+    #[inline(always)]
+    fn offset(&mut self) -> u64 {
+        self.base + self.offsets.next() * self.bs
+    }
+}
+
+/// An io_uring instance with its slots: a buffer per operation in flight.
+pub struct Ring {
+    ring: IoUring,
+    bufs: AlignedBuf,
+    slot_len: usize,
+    depth: u32,
+    batch_submit: u32,
+    batch_complete: u32,
+    fixed_file: bool,
+    fixed_bufs: bool,
+    iopoll: bool,
+    /// Submitted and not yet reaped: drained before the buffers may go (see Drop).
+    in_flight: u32,
+}
+
+/// How the thread issues its operations.
+pub enum Engine {
+    Sync { buf: AlignedBuf },
+    Uring(Box<Ring>),
+}
+
+/// A failure that ends the run: which operation, and what the kernel said.
+pub struct Failure {
+    pub write: bool,
+    pub offset: u64,
+    pub error: io::Error,
+}
+
+impl Failure {
+    pub fn into_error(self, path: &std::path::Path) -> WorkloadError {
+        let action = if self.write { "write" } else { "read" };
+        WorkloadError::io(action, path, self.error).during(format!("at offset {}", self.offset))
+    }
+}
+
+/// One thread: its file, its engine, its statistics.
+pub struct Worker {
+    pub path: PathBuf,
+    file: File,
+    source: Source,
+    data: DataSource,
+    engine: Engine,
+    pub stats: Stats,
+    pub failure: Option<Failure>,
+}
+
+/// A short transfer: a read past the end of the file, a write the device took only part of.
+fn short(write: bool, done: u64, bs: u64) -> io::Error {
+    if write {
+        io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("short write: {done} of {bs} bytes written"),
+        )
+    } else {
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("short read: {done} of {bs} bytes read (the file ended there)"),
+        )
+    }
+}
+
+impl Ring {
+    /// A ring of `plan.iodepth` entries for `fd`, with a buffer per slot (filled from `data`,
+    /// every slot's content distinct), registered as the plan asks. Errors name the setting
+    /// that cannot be honoured.
+    pub fn new(plan: &IoPlan, fd: RawFd, data: &mut DataSource) -> Result<Ring, RingError> {
+        let mut builder = IoUring::builder();
+        if plan.hipri {
+            builder.setup_iopoll();
+        }
+        let ring = builder
+            .build(plan.iodepth.next_power_of_two())
+            .map_err(RingError::Setup)?;
+        let slot_len = (plan.bs as usize).next_multiple_of(BUFFER_ALIGN);
+        let mut bufs = AlignedBuf::new(slot_len * plan.iodepth as usize);
+        for slot in bufs.as_mut_slice().chunks_mut(slot_len) {
+            slot[..plan.bs as usize].copy_from_slice(data.next(plan.bs as usize));
+        }
+        if plan.fixedbufs {
+            let base = bufs.as_mut_slice().as_mut_ptr();
+            let iovecs: Vec<libc::iovec> = (0..plan.iodepth as usize)
+                .map(|slot| libc::iovec {
+                    // SAFETY: slot * slot_len is within the buffer (iodepth slots).
+                    iov_base: unsafe { base.add(slot * slot_len) }.cast(),
+                    iov_len: slot_len,
+                })
+                .collect();
+            // SAFETY: the buffers live in `bufs`, which the Ring owns and frees only after the
+            // ring itself is gone (field order).
+            unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(RingError::Buffers)?;
+        }
+        if plan.registerfiles {
+            ring.submitter()
+                .register_files(&[fd])
+                .map_err(RingError::Files)?;
+        }
+        Ok(Ring {
+            ring,
+            bufs,
+            slot_len,
+            depth: plan.iodepth,
+            batch_submit: plan.batch_submit,
+            batch_complete: plan.batch_complete,
+            fixed_file: plan.registerfiles,
+            fixed_bufs: plan.fixedbufs,
+            iopoll: plan.hipri,
+            in_flight: 0,
+        })
+    }
+
+    /// Polled completion needs a device with poll queues: one read at `offset` says whether
+    /// this one has them (the kernel fails it with EOPNOTSUPP otherwise).
+    pub fn probe_polling(&mut self, fd: RawFd, offset: u64, len: u32) -> io::Result<()> {
+        let buf = self.bufs.as_mut_slice().as_mut_ptr();
+        let entry = if self.fixed_file {
+            opcode::Read::new(types::Fixed(0), buf, len)
+        } else {
+            opcode::Read::new(types::Fd(fd), buf, len)
+        }
+        .offset(offset)
+        .build()
+        .user_data(0);
+        // SAFETY: the buffer belongs to the ring's slots and outlives the operation, which is
+        // waited for here.
+        unsafe { self.ring.submission().push(&entry) }
+            .map_err(|_| io::Error::other("the submission queue is full"))?;
+        // A polled ring completes only while asked: ask until the read is reaped.
+        let cqe = loop {
+            self.ring.submit_and_wait(1)?;
+            if let Some(cqe) = self.ring.completion().next() {
+                break cqe;
+            }
+        };
+        if cqe.result() < 0 {
+            return Err(io::Error::from_raw_os_error(-cqe.result()));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Ring {
+    /// The kernel may still be writing into the slots of operations in flight (a thread that
+    /// ended early): wait for them before the buffers are freed. A ring that no longer takes
+    /// calls keeps them: its buffers are leaked rather than handed back while in use.
+    fn drop(&mut self) {
+        while self.in_flight > 0 {
+            if self.ring.submit_and_wait(1).is_err() {
+                std::mem::forget(std::mem::replace(&mut self.bufs, AlignedBuf::new(0)));
+                return;
+            }
+            let reaped = self.ring.completion().count() as u32;
+            self.in_flight = self.in_flight.saturating_sub(reaped);
+        }
+    }
+}
+
+/// Why a ring could not be made as asked.
+pub enum RingError {
+    Setup(io::Error),
+    Buffers(io::Error),
+    Files(io::Error),
+}
+
+impl Worker {
+    pub fn new(
+        path: PathBuf,
+        file: File,
+        base: u64,
+        plan: &IoPlan,
+        thread: u64,
+        mut data: DataSource,
+        engine: Option<Ring>,
+    ) -> Worker {
+        let mut rng = Rng::new(plan.seed ^ thread.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let offsets = if plan.rw.random() {
+            Offsets::Random(Permutation::new(plan.blocks, &mut rng))
+        } else {
+            Offsets::Sequential {
+                next: 0,
+                blocks: plan.blocks,
+            }
+        };
+        let engine = match engine {
+            Some(ring) => Engine::Uring(Box::new(ring)),
+            None => {
+                let mut buf = AlignedBuf::new(plan.bs as usize);
+                buf.as_mut_slice()
+                    .copy_from_slice(data.next(plan.bs as usize));
+                Engine::Sync { buf }
+            }
+        };
+        Worker {
+            path,
+            file,
+            source: Source {
+                offsets,
+                rng,
+                read_percent: u64::from(plan.read_percent),
+                base,
+                bs: plan.bs,
+            },
+            data,
+            engine,
+            stats: Stats::default(),
+            failure: None,
+        }
+    }
+
+    /// The timed phase of this thread: issues operations until the plan's end (its bytes, its
+    /// runtime), a stop request or another thread's failure, and waits for every one in
+    /// flight. A failed operation ends it (and, through `abort`, the others).
+    pub fn run(&mut self, plan: &IoPlan, ctl: &Control<'_>) {
+        if plan.interval_ns.is_some() {
+            tight_timer_slack();
+        }
+        let clock = ctl.clock;
+        let start = ctl.start.get(clock);
+        let ticks_per_ns = 1e9 / clock.ns(1_000_000_000) as f64;
+        let bound = Bound {
+            ops: plan.ops_per_thread.unwrap_or(u64::MAX),
+            deadline: plan
+                .runtime_ns
+                .map_or(u64::MAX, |ns| start + (ns as f64 * ticks_per_ns) as u64),
+            pace: plan.interval_ns.map(|ns| Pace::new(start, ns, clock)),
+        };
+        self.stats.started = start;
+        let fd = self.file.as_raw_fd();
+        let failure = match &mut self.engine {
+            Engine::Sync { buf } => run_sync(
+                fd,
+                buf,
+                &mut self.source,
+                &mut self.data,
+                &mut self.stats,
+                &bound,
+                ctl,
+            ),
+            Engine::Uring(ring) => run_uring(
+                fd,
+                ring,
+                &mut self.source,
+                &mut self.data,
+                &mut self.stats,
+                &bound,
+                ctl,
+            ),
+        };
+        if failure.is_some() {
+            ctl.abort.store(true, Ordering::Relaxed);
+        }
+        self.failure = failure;
+    }
+}
+
+/// When a thread stops issuing, and how it paces.
+struct Bound {
+    /// Operations to issue (one pass over the file), or u64::MAX.
+    ops: u64,
+    /// The runtime's end, in ticks, or u64::MAX.
+    deadline: u64,
+    pace: Option<Pace>,
+}
+
+/// Looked at once per round of a timed loop (two relaxed loads).
+#[inline(always)]
+fn told_to_stop(ctl: &Control<'_>) -> bool {
+    ctl.stop.is_requested() || ctl.abort.load(Ordering::Relaxed)
+}
+
+/// One pread or pwrite at a time: the clock read after each is the end of this operation and
+/// the start of the next (after a paced wait, the wait's end).
+fn run_sync(
+    fd: RawFd,
+    buf: &mut AlignedBuf,
+    src: &mut Source,
+    data: &mut DataSource,
+    stats: &mut Stats,
+    bound: &Bound,
+    ctl: &Control<'_>,
+) -> Option<Failure> {
+    let clock = ctl.clock;
+    let bs = src.bs;
+    let buf = &mut buf.as_mut_slice()[..bs as usize];
+    let mut previous = clock.ticks();
+    let mut issued = 0u64;
+    let mut failure = None;
+    while issued < bound.ops && previous < bound.deadline {
+        // The flags every 256 operations: a 4 KiB cached read takes under a microsecond.
+        if issued % 256 == 0 && told_to_stop(ctl) {
+            stats.stopped = true;
+            break;
+        }
+        if let Some(pace) = &bound.pace {
+            let due = pace.due(issued);
+            if previous < due {
+                previous = pace.wait_until(due);
+            }
+        }
+        let write = src.write();
+        let offset = src.offset();
+        let done = if write {
+            raw::pwrite_all(fd, data.next(bs as usize), offset)
+        } else {
+            raw::pread_exact(fd, buf, offset)
+        };
+        let now = clock.ticks();
+        issued += 1;
+        if let Err(error) = done {
+            failure = Some(Failure {
+                write,
+                offset,
+                error,
+            });
+            break;
+        }
+        let d = &mut stats.dir[usize::from(write)];
+        d.clat.record(clock.ns(now.saturating_sub(previous)));
+        d.ops += 1;
+        d.bytes += bs;
+        previous = now;
+    }
+    stats.in_flight_max = u32::from(issued > 0);
+    stats.in_flight_sum = issued;
+    stats.submissions = issued;
+    stats.ended = previous;
+    failure
+}
+
+/// How a round of the io_uring loop waits for completions.
+enum Wait {
+    /// Take what is there (a polled ring is asked to poll).
+    No,
+    /// Sleep in the kernel until this many have completed (0: poll the queue instead).
+    For(u32),
+    /// Until a completion or the next paced operation's time (ticks), whichever is first.
+    Until(u64),
+}
+
+/// Up to `iodepth` operations in flight: queue while slots are free (a submission every
+/// `batch_submit` operations), submit, then reap — waiting only when the queue is full, the
+/// thread is draining, or the next paced operation is not due yet.
+fn run_uring(
+    fd: RawFd,
+    ring: &mut Ring,
+    src: &mut Source,
+    data: &mut DataSource,
+    stats: &mut Stats,
+    bound: &Bound,
+    ctl: &Control<'_>,
+) -> Option<Failure> {
+    let clock = ctl.clock;
+    let bs = src.bs;
+    let depth = ring.depth;
+    let slots = depth as usize;
+    // Per slot: when it was queued, when submitted, what it does. Made before the loop.
+    let mut queued_at = vec![0u64; slots];
+    let mut issued_at = vec![0u64; slots];
+    let mut writes = vec![false; slots];
+    let mut offsets = vec![0u64; slots];
+    let mut free: Vec<u16> = (0..depth as u16).rev().collect();
+    let mut batch: Vec<u16> = Vec::with_capacity(slots);
+    let (slot_len, fixed_file, fixed_bufs, iopoll) =
+        (ring.slot_len, ring.fixed_file, ring.fixed_bufs, ring.iopoll);
+    let (batch_submit, batch_complete) = (ring.batch_submit as usize, ring.batch_complete);
+    let bufs = ring.bufs.as_mut_slice().as_mut_ptr();
+    let mut in_flight = 0u32;
+    let (submitter, mut sq, mut cq) = ring.ring.split();
+    let mut now = clock.ticks();
+    let mut issued = 0u64;
+    let mut issuing = true;
+    let mut failure: Option<Failure> = None;
+    loop {
+        if issuing && told_to_stop(ctl) {
+            issuing = false;
+            stats.stopped = true;
+        }
+        // Queue.
+        while issuing && in_flight as usize + batch.len() < slots {
+            if issued == bound.ops || now >= bound.deadline {
+                issuing = false;
+                break;
+            }
+            if bound.pace.is_some_and(|p| now < p.due(issued)) {
+                break;
+            }
+            let slot = free.pop().expect("a slot is free") as usize;
+            let write = src.write();
+            let offset = src.offset();
+            // SAFETY: slot < depth, so the slot lies within the buffers.
+            let buf = unsafe { bufs.add(slot * slot_len) };
+            if write {
+                // SAFETY: the slot is free (not in flight): nothing else uses its bytes.
+                data.stamp(unsafe { std::slice::from_raw_parts_mut(buf, bs as usize) });
+            }
+            let entry = sqe(
+                write, fixed_file, fixed_bufs, fd, buf, bs as u32, offset, slot,
+            );
+            // SAFETY: the slot's buffer lives in the ring's `bufs` until every operation is
+            // reaped (this loop drains; Ring's Drop waits for any left). The queue has room:
+            // at most `depth` entries are queued or in flight.
+            if unsafe { sq.push(&entry) }.is_err() {
+                free.push(slot as u16);
+                break;
+            }
+            queued_at[slot] = now;
+            writes[slot] = write;
+            offsets[slot] = offset;
+            batch.push(slot as u16);
+            issued += 1;
+            if batch.len() >= batch_submit {
+                break;
+            }
+        }
+        // Submit.
+        if !batch.is_empty() {
+            sq.sync();
+            let submitted = loop {
+                match submitter.submit() {
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                    other => break other,
+                }
+            };
+            now = clock.ticks();
+            // The queue's view of what the kernel has taken, for the next pushes.
+            sq.sync();
+            match submitted {
+                // EAGAIN, EBUSY: the kernel takes them with the next call (they stay queued).
+                Ok(_) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {}
+                Err(error) => {
+                    // The ring refuses calls: what is queued stays counted as in flight, so
+                    // the buffers outlive it whatever the kernel does with it (see Drop).
+                    failure.get_or_insert(Failure {
+                        write: writes[batch[0] as usize],
+                        offset: offsets[batch[0] as usize],
+                        error,
+                    });
+                    in_flight += batch.len() as u32;
+                    break;
+                }
+            }
+            for &slot in &batch {
+                let slot = slot as usize;
+                stats.dir[usize::from(writes[slot])]
+                    .slat
+                    .record(clock.ns(now.saturating_sub(queued_at[slot])));
+                issued_at[slot] = now;
+            }
+            in_flight += batch.len() as u32;
+            ring_count(&mut stats.in_flight_max, in_flight);
+            stats.in_flight_sum += u64::from(in_flight);
+            stats.submissions += u64::from(!batch.is_empty());
+            batch.clear();
+        }
+        if in_flight == 0 {
+            if !issuing {
+                break;
+            }
+            // Nothing in flight and nothing due: sleep to the next operation's time.
+            if let Some(pace) = &bound.pace {
+                let due = pace.due(issued);
+                if now < due {
+                    now = pace.wait_until(due.min(bound.deadline));
+                }
+            }
+            continue;
+        }
+        // Reap.
+        let wait = if in_flight as usize >= slots || !issuing {
+            Wait::For(batch_complete.min(in_flight))
+        } else {
+            match &bound.pace {
+                Some(pace) if now < pace.due(issued) => {
+                    Wait::Until(pace.due(issued).min(bound.deadline))
+                }
+                _ => Wait::No,
+            }
+        };
+        let waited = match wait {
+            Wait::No | Wait::For(0) if !iopoll => Ok(0),
+            Wait::No | Wait::For(0) => submitter.submit(),
+            Wait::For(n) => submitter.submit_and_wait(n as usize),
+            Wait::Until(due) => {
+                let left = clock.ns(due.saturating_sub(now));
+                if left > SPIN_NS {
+                    let sleep = left - SPIN_NS;
+                    let ts = types::Timespec::new()
+                        .sec(sleep / 1_000_000_000)
+                        .nsec((sleep % 1_000_000_000) as u32);
+                    submitter.submit_with_args(1, &types::SubmitArgs::new().timespec(&ts))
+                } else {
+                    // The last microseconds: spin, looking at the completion queue.
+                    loop {
+                        if iopoll {
+                            let _ = submitter.submit();
+                        }
+                        cq.sync();
+                        if !cq.is_empty() || clock.ticks() >= due {
+                            break Ok(0);
+                        }
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+        };
+        if let Err(e) = waited {
+            // Interrupted, timed out, or busy: the round goes on. Anything else: the ring
+            // refuses calls, and the thread ends with what it has in flight counted (Drop).
+            let transient = matches!(
+                e.raw_os_error(),
+                Some(libc::EINTR | libc::ETIME | libc::EAGAIN | libc::EBUSY)
+            );
+            if !transient {
+                failure.get_or_insert(Failure {
+                    write: false,
+                    offset: 0,
+                    error: e,
+                });
+                break;
+            }
+        }
+        cq.sync();
+        if cq.is_empty() {
+            now = if matches!(wait, Wait::Until(_)) {
+                clock.ticks()
+            } else {
+                now
+            };
+            continue;
+        }
+        now = clock.ticks();
+        for cqe in &mut cq {
+            let slot = cqe.user_data() as usize;
+            let write = writes[slot];
+            let result = cqe.result();
+            if result as i64 == bs as i64 {
+                let d = &mut stats.dir[usize::from(write)];
+                d.clat.record(clock.ns(now.saturating_sub(issued_at[slot])));
+                d.ops += 1;
+                d.bytes += bs;
+            } else if failure.is_none() {
+                failure = Some(Failure {
+                    write,
+                    offset: offsets[slot],
+                    error: if result < 0 {
+                        io::Error::from_raw_os_error(-result)
+                    } else {
+                        short(write, result as u64, bs)
+                    },
+                });
+                issuing = false;
+            }
+            free.push(slot as u16);
+            in_flight -= 1;
+        }
+        cq.sync();
+    }
+    ring.in_flight = in_flight;
+    stats.ended = now;
+    failure
+}
+
+#[inline(always)]
+fn ring_count(max: &mut u32, in_flight: u32) {
+    if in_flight > *max {
+        *max = in_flight;
+    }
+}
+
+/// The submission of one operation: read or write, through a registered buffer and file or
+/// plain ones, tagged with its slot.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sqe(
+    write: bool,
+    fixed_file: bool,
+    fixed_buf: bool,
+    fd: RawFd,
+    buf: *mut u8,
+    len: u32,
+    offset: u64,
+    slot: usize,
+) -> squeue::Entry {
+    let index = slot as u16;
+    macro_rules! build {
+        ($file:expr) => {
+            match (write, fixed_buf) {
+                (false, false) => opcode::Read::new($file, buf, len).offset(offset).build(),
+                (true, false) => opcode::Write::new($file, buf, len).offset(offset).build(),
+                (false, true) => opcode::ReadFixed::new($file, buf, len, index)
+                    .offset(offset)
+                    .build(),
+                (true, true) => opcode::WriteFixed::new($file, buf, len, index)
+                    .offset(offset)
+                    .build(),
+            }
+        };
+    }
+    let entry = if fixed_file {
+        build!(types::Fixed(0))
+    } else {
+        build!(types::Fd(fd))
+    };
+    entry.user_data(slot as u64)
+}
