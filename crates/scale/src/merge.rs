@@ -9,7 +9,11 @@
 //!   reports only rates (the mix's transactions per second) gets the sum of its ranks' rates;
 //! - latency histograms merge exactly, by adding counters, and every percentile comes from the
 //!   merged histogram; a percentile of a record without its histogram is left out rather than
-//!   averaged;
+//!   averaged. The record's histogram is its `latency_*` figures'; a second distribution
+//!   (the io workload's submission latency, `slat_*`) keeps its bins in the attribute
+//!   `<name>_bins` and merges alike;
+//! - a per-operation figure (`…_per_op`, CPU time per operation) is the ranks' values weighted
+//!   by their operations: the job's total over its operations;
 //! - any other figure (a percentage, a ratio, a spread) is the mean of the ranks' values;
 //! - attributes are rank 0's, except that a true flag on any rank is true (`stonewalled`), and
 //!   numbers named `…_min` and `…_max` are the least and the most over the ranks (`made_min`);
@@ -125,21 +129,48 @@ fn min(values: &[f64]) -> f64 {
     values.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-/// The ranks' latency histograms as one, when every rank kept its histogram: bins and the
-/// exact count, minimum, maximum and mean of each.
-fn merged_histogram(records: &[(&RankResults, &ResultRecord)]) -> Option<Histogram> {
+/// The figures of a latency distribution, after its name: `latency_min`, …, `latency_max`.
+const DISTRIBUTION: [&str; 7] = ["min", "mean", "p50", "p90", "p99", "p99_9", "max"];
+
+/// A distribution's figure split into the distribution and the figure (`slat_p99` ->
+/// (`slat`, `p99`)), when `base` has that distribution: the record's histogram (`latency`) or
+/// bins in the attribute `<name>_bins`.
+fn distribution_figure<'n>(base: &ResultRecord, name: &'n str) -> Option<(&'n str, &'static str)> {
+    let (prefix, which) = DISTRIBUTION.iter().find_map(|which| {
+        let prefix = name.strip_suffix(which)?.strip_suffix('_')?;
+        Some((prefix, *which))
+    })?;
+    (prefix == "latency" || base.attributes.contains_key(&bins_attribute(prefix)))
+        .then_some((prefix, which))
+}
+
+fn bins_attribute(prefix: &str) -> String {
+    format!("{prefix}_bins")
+}
+
+/// A record's bins of distribution `prefix`, or None when it has none.
+fn bins_of(record: &ResultRecord, prefix: &str) -> Option<Vec<(u64, u64)>> {
+    let bins = if prefix == "latency" {
+        record.latency_bins.clone()
+    } else {
+        serde_json::from_value(record.attributes.get(&bins_attribute(prefix))?.clone()).ok()?
+    };
+    (!bins.is_empty()).then_some(bins)
+}
+
+/// The ranks' histograms of distribution `prefix` as one, when every rank kept its bins: bins
+/// and the exact count, minimum, maximum and mean of each.
+fn merged_histogram(records: &[(&RankResults, &ResultRecord)], prefix: &str) -> Option<Histogram> {
     let mut merged = Histogram::new();
     for (_, record) in records {
-        if record.latency_bins.is_empty() {
-            return None;
-        }
-        let count: u64 = record.latency_bins.iter().map(|&(_, n)| n).sum();
-        for &(low, n) in &record.latency_bins {
+        let bins = bins_of(record, prefix)?;
+        let count: u64 = bins.iter().map(|&(_, n)| n).sum();
+        for &(low, n) in &bins {
             merged.count_many_in_bucket(low, n);
         }
-        let low = value(record, "latency_min")?;
-        let high = value(record, "latency_max")?;
-        let mean = value(record, "latency_mean")?;
+        let low = value(record, &format!("{prefix}_min"))?;
+        let high = value(record, &format!("{prefix}_max"))?;
+        let mean = value(record, &format!("{prefix}_mean"))?;
         merged.add_totals(
             count,
             (mean * count as f64).round() as u64,
@@ -153,15 +184,22 @@ fn merged_histogram(records: &[(&RankResults, &ResultRecord)]) -> Option<Histogr
 fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
     let base = records[0].1;
     let elapsed = values(records, "elapsed").filter(|e| max(e) > 0.0);
-    let histogram = merged_histogram(records);
-    let latency = histogram.as_ref().map(Histogram::summary);
+    // Every distribution of the record, merged once: (name, histogram when every rank has it).
+    let mut distributions: Vec<(&str, Option<Histogram>)> = Vec::new();
     let mut measurements: Vec<Measurement> = Vec::with_capacity(base.measurements.len() + 2);
     for m in &base.measurements {
         let name = m.metric.as_ref();
         let Some(all) = values(records, name) else {
             continue; // a figure not every rank has is not a figure of the whole
         };
-        let merged = if let Some(which) = name.strip_prefix("latency_") {
+        let merged = if let Some((prefix, which)) = distribution_figure(base, name) {
+            if !distributions.iter().any(|(p, _)| *p == prefix) {
+                distributions.push((prefix, merged_histogram(records, prefix)));
+            }
+            let latency = distributions
+                .iter()
+                .find(|(p, _)| *p == prefix)
+                .and_then(|(_, h)| h.as_ref().map(Histogram::summary));
             match (which, &latency) {
                 ("min", _) => Some(min(&all)),
                 ("max", _) => Some(max(&all)),
@@ -194,6 +232,12 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
                         _ => sum(&all),
                     }
                 }
+                _ if name.ends_with("_per_op") => match values(records, "ops") {
+                    Some(ops) if sum(&ops) > 0.0 => {
+                        all.iter().zip(&ops).map(|(v, o)| v * o).sum::<f64>() / sum(&ops)
+                    }
+                    _ => sum(&all) / all.len() as f64,
+                },
                 Unit::Nanos if name.starts_with("cpu_") => sum(&all),
                 Unit::Nanos => max(&all),
                 Unit::Bytes | Unit::Count => sum(&all),
@@ -215,6 +259,16 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
     }
     let mut attributes = base.attributes.clone();
     merge_attributes(&mut attributes, records.iter().map(|(_, r)| &r.attributes));
+    let mut histogram = None;
+    for (prefix, merged) in distributions {
+        if prefix == "latency" {
+            histogram = merged;
+        } else if let Some(h) = merged {
+            attributes.insert(bins_attribute(prefix), json!(h.bins()));
+        }
+    }
+    // A record with its histogram and no latency figure still merges it.
+    let histogram = histogram.or_else(|| merged_histogram(records, "latency"));
     let per_rank: Vec<serde_json::Value> = records
         .iter()
         .map(|(rank, record)| {

@@ -230,3 +230,65 @@ proptest! {
         prop_assert_eq!(&r.latency_bins, &reference.bins());
     }
 }
+
+/// The io workload's records: a second latency distribution (submission latency, its bins in
+/// the attribute `slat_bins`) merges exactly, as the record's histogram does, and CPU time per
+/// operation is the job's over its operations — not the ranks' sum, nor their plain mean.
+#[test]
+fn a_second_distribution_and_per_operation_figures_merge_exactly() {
+    const S_MIN: MetricDef = MetricDef::new("slat_min", Unit::Nanos, Direction::Lower);
+    const S_MEAN: MetricDef = MetricDef::new("slat_mean", Unit::Nanos, Direction::Lower);
+    const S_P50: MetricDef = MetricDef::new("slat_p50", Unit::Nanos, Direction::Lower);
+    const S_P99: MetricDef = MetricDef::new("slat_p99", Unit::Nanos, Direction::Lower);
+    const S_MAX: MetricDef = MetricDef::new("slat_max", Unit::Nanos, Direction::Lower);
+    const CPU_PER_OP: MetricDef = MetricDef::new("cpu_per_op", Unit::Nanos, Direction::Lower);
+    let io = |ops: f64, submit: &[u64], cpu_per_op: f64| {
+        let mut r = written(ops * 4096.0, 1.0, &[1000, 2000]);
+        let mut h = Histogram::new();
+        for &s in submit {
+            h.record(s);
+        }
+        let l = h.summary();
+        r.measurements.extend([
+            S_MIN.at(l.min_ns as f64),
+            S_MEAN.at(l.mean_ns),
+            S_P50.at(l.p50_ns as f64),
+            S_P99.at(l.p99_ns as f64),
+            S_MAX.at(l.max_ns as f64),
+            CPU_PER_OP.at(cpu_per_op),
+        ]);
+        r.attributes
+            .insert("slat_bins".into(), serde_json::json!(h.bins()));
+        r
+    };
+    let fast: Vec<u64> = [100; 99].into_iter().chain([10_000]).collect();
+    let slow = [5_000u64; 50];
+    let merged = merge(&[
+        rank(0, "a", vec![io(100.0, &fast, 1000.0)]),
+        rank(1, "b", vec![io(300.0, &slow, 2000.0)]),
+    ])
+    .unwrap();
+    let mut all = Histogram::new();
+    for &s in fast.iter().chain(&slow) {
+        all.record(s);
+    }
+    let want = all.summary();
+    let r = &merged[0];
+    assert_eq!(
+        get(r, "slat_p50"),
+        want.p50_ns as f64,
+        "from the merged bins"
+    );
+    assert_eq!(get(r, "slat_p99"), want.p99_ns as f64);
+    assert_eq!(get(r, "slat_mean"), want.mean_ns);
+    assert_eq!((get(r, "slat_min"), get(r, "slat_max")), (100.0, 10_000.0));
+    let bins: Vec<(u64, u64)> = serde_json::from_value(r.attributes["slat_bins"].clone()).unwrap();
+    assert_eq!(bins, all.bins(), "the merged bins are kept");
+    assert_eq!(
+        get(r, "cpu_per_op"),
+        1750.0,
+        "(100 x 1000 + 300 x 2000) / 400"
+    );
+    // The record's own histogram merges as before beside it.
+    assert_eq!(r.latency_bins.iter().map(|b| b.1).sum::<u64>(), 4);
+}
