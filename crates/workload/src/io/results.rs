@@ -1,7 +1,8 @@
 //! What the io workload reports, declared once: one result per direction (reads, writes) with
 //! its dimensions (pattern, direction, file and block size, threads, engine, queue depth) and
 //! figures — IOPS (the main one), bandwidth, completion latency (clat, issue to completion: the
-//! result's histogram) and submission latency (slat) percentiles, CPU time per operation.
+//! result's histogram) and submission latency (slat: its histogram in the attribute
+//! `slat_bins`) percentiles, CPU time per operation.
 
 use super::settings::{Engine, IoPlan};
 use super::worker::Worker;
@@ -122,6 +123,9 @@ pub fn records(
                 attributes["fixedbufs"] = json!(plan.fixedbufs);
                 attributes["registerfiles"] = json!(plan.registerfiles);
                 attributes["hipri"] = json!(plan.hipri);
+                // The submission latency's own histogram, so ranks' merge exactly (as the
+                // completion latency's, the result's histogram, do).
+                attributes["slat_bins"] = json!(submit.bins());
             }
             if let Some(rate) = plan.rate_iops_per_thread {
                 attributes["rate_iops_per_thread"] = json!(rate);
