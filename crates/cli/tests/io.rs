@@ -1,0 +1,423 @@
+//! `fsbench io` as users run it: the queue depth reaches a real (loop) device, a filesystem
+//! that refuses O_DIRECT makes the run unsupported, a filesystem that fills up mid-run ends it
+//! with what was measured stored, bad settings are refused in flag terms, a plan sweeps the
+//! queue depth with engine and depth as stored dimensions, and ranks' results merge.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// An ext4 filesystem on a loop device the test attaches itself (direct I/O on the backing
+/// file, as fsbench's own targets), mounted on a directory of its own; all undone on drop.
+struct LoopExt4 {
+    device: String,
+    mount: tempfile::TempDir,
+    _image: tempfile::NamedTempFile,
+}
+
+impl LoopExt4 {
+    fn new() -> LoopExt4 {
+        let image = tempfile::Builder::new()
+            .prefix("fsbench-test-io")
+            .suffix(".img")
+            .tempfile_in("/var/tmp")
+            .unwrap();
+        image.as_file().set_len(512 << 20).unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .arg(image.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "losetup: {}", stderr(&out));
+        let device = stdout(&out).trim().to_string();
+        let disk = LoopExt4 {
+            device,
+            mount: tempfile::tempdir().unwrap(),
+            _image: image,
+        };
+        let mkfs = Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+            .arg(&disk.device)
+            .status()
+            .unwrap();
+        assert!(mkfs.success());
+        let mount = Command::new("mount")
+            .arg(&disk.device)
+            .arg(disk.mount.path())
+            .status()
+            .unwrap();
+        assert!(mount.success());
+        disk
+    }
+
+    fn path(&self) -> &Path {
+        self.mount.path()
+    }
+
+    /// `loop7` of `/dev/loop7`, as /proc/diskstats names it.
+    fn name(&self) -> &str {
+        self.device.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for LoopExt4 {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mount.path()).status();
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+/// The reads in progress on `device` (the first count of /sys/block/DEV/inflight; the 9th
+/// statistic of its line in /proc/diskstats counts writes too, and the layout before the timed
+/// phase writes).
+fn reads_in_flight(device: &str) -> u64 {
+    std::fs::read_to_string(format!("/sys/block/{device}/inflight"))
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The run id a one-case command names on stderr ("stored as run 7 in ...").
+fn stored_run(output: &std::process::Output) -> i64 {
+    let err = stderr(output);
+    let at = err.find("stored as run ").expect(&err) + "stored as run ".len();
+    err[at..].split(' ').next().unwrap().parse().unwrap()
+}
+
+/// `fsbench export RUN --json -` of `db`.
+fn export(db: &Path, run: i64) -> Value {
+    let out = fsbench()
+        .args(["export", &run.to_string(), "--json", "-", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// O_DIRECT random reads at depth 32 on ext4 on a loop device: a thread sampling the device's
+/// in-flight counts sees more than one read in progress on it at once, and the ring's own count
+/// reached the depth. Every operation is counted once: ops x bs = bytes.
+#[test]
+fn the_queue_depth_reaches_the_device() {
+    if !root_or_skip("the_queue_depth_reaches_the_device") {
+        return;
+    }
+    let disk = LoopExt4::new();
+    let name = disk.name().to_string();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(reads_in_flight(&name));
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            most
+        })
+    };
+    let s = Scratch::new();
+    let output = fsbench()
+        .args(["io", "--rw", "randread", "--direct", "--iodepth", "32"])
+        .args([
+            "--size",
+            "64m",
+            "--runtime",
+            "2s",
+            "--time-based",
+            "--json",
+            "-",
+        ])
+        .arg("--db")
+        .arg(s.db())
+        .arg("--dir")
+        .arg(disk.path())
+        .output()
+        .unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = sampler.join().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let r = &flat_results(&doc)[0];
+    assert_eq!(r["iodepth"], 32);
+    assert_eq!(r["engine"], "io_uring");
+    assert_eq!(r["direct_io"], true);
+    assert_eq!(r["bytes"], r["ops"].as_u64().unwrap() * 4096, "{r}");
+    assert_eq!(r["latency_count"], r["ops"], "{r}");
+    assert!(
+        most > 1,
+        "at most {most} read in progress on {} during a depth-32 run",
+        disk.name()
+    );
+    assert_eq!(r["in_flight_max"], 32, "the ring's own count: {r}");
+    assert!(entries(disk.path())
+        .iter()
+        .all(|p| !p.to_string_lossy().contains("fsbench-io")));
+}
+
+/// ramfs refuses O_DIRECT: the run is unsupported (exit 3), stored so, says which setting and
+/// why, and leaves nothing — never a buffered run in disguise.
+#[test]
+fn direct_io_on_a_filesystem_that_refuses_it_is_unsupported() {
+    if !root_or_skip("direct_io_on_a_filesystem_that_refuses_it_is_unsupported") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "ramfs", "fsbench-test-ramfs"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(mounted.success());
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.path());
+    let s = Scratch::new();
+    for engine in ["io_uring", "sync"] {
+        let output = fsbench()
+            .args(["io", "--direct", "--size", "1m", "--engine", engine, "--db"])
+            .arg(s.db())
+            .arg("--dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{engine}: {err}");
+        assert!(
+            err.contains("--direct: the ramfs filesystem of")
+                && err.contains("refuses O_DIRECT (EINVAL): run without direct I/O"),
+            "{engine}: {err}"
+        );
+        let doc = export(&s.db(), stored_run(&output));
+        assert_eq!(first_sample(&doc)["status"], "unsupported");
+        assert!(entries(dir.path()).is_empty(), "{engine}: left files");
+    }
+}
+
+/// Writes that allocate on a filesystem that fills up: the error completion (ENOSPC) ends the
+/// run as failed with a clear reason, and what was measured up to it is stored, marked partial,
+/// its bytes exactly its operations; the files go.
+#[test]
+fn a_filesystem_that_fills_up_ends_the_run_with_what_was_measured() {
+    if !root_or_skip("a_filesystem_that_fills_up_ends_the_run_with_what_was_measured") {
+        return;
+    }
+    let fs = ScratchMount::tmpfs("size=4m");
+    let s = Scratch::new();
+    for engine in ["io_uring", "sync"] {
+        let output = fsbench()
+            .args(["io", "--rw", "write", "--size", "16m", "--engine", engine])
+            .args([
+                "--iodepth",
+                if engine == "sync" { "1" } else { "8" },
+                "--db",
+            ])
+            .arg(s.db())
+            .arg("--dir")
+            .arg(fs.path())
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{engine}: {err}");
+        assert!(
+            err.contains("No space left on device") && err.contains("the filesystem is full"),
+            "{engine}: {err}"
+        );
+        let doc = export(&s.db(), stored_run(&output));
+        let sample = first_sample(&doc);
+        assert_eq!(sample["status"], "failed");
+        let r = &flat_results_of(sample)[0];
+        assert_eq!(r["partial"], true, "{r}");
+        let ops = r["ops"].as_u64().unwrap();
+        assert!(ops > 0 && ops < 4096, "{engine}: {r}");
+        assert_eq!(r["bytes"], ops * 4096);
+        assert!(entries(fs.path()).is_empty(), "{engine}: left files");
+    }
+}
+
+/// Mistakes are refused before anything runs, naming the flag (exit 2, nothing stored).
+#[test]
+fn bad_settings_are_refused_in_flag_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |args: &[&str], needle: &str| {
+        let output = fsbench()
+            .arg("io")
+            .args(args)
+            .arg("--no-store")
+            .arg("--dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(needle),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    };
+    refused(
+        &["--engine", "sync", "--iodepth", "8"],
+        "error: --iodepth: a queue depth above 1 needs the io_uring engine",
+    );
+    refused(
+        &["--engine", "libaio"],
+        "libaio is not an engine of fsbench",
+    );
+    refused(&["--rw", "trim"], "'trim' is not an access pattern");
+    refused(&["--time-based"], "--time-based: needs a runtime");
+    refused(
+        &["--iodepth", "4", "--iodepth-batch-complete", "8"],
+        "--iodepth-batch-complete: 8 is more than iodepth (4)",
+    );
+    assert!(entries(dir.path()).is_empty());
+}
+
+/// A plan's io workload swept over the queue depth on ext4: every point is a result whose
+/// engine and depth are dimensions (stored as columns), and each is counted exactly.
+#[test]
+fn a_plan_sweeps_the_queue_depth_with_engine_and_depth_as_dimensions() {
+    if !root_or_skip("a_plan_sweeps_the_queue_depth_with_engine_and_depth_as_dimensions") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "depths"
+repetitions = 1
+[device]
+image = "256m"
+[[filesystems]]
+name = "ext4"
+[[workloads]]
+kind = "io"
+name = "qd"
+rw = "randread"
+direct = true
+size = "16m"
+numjobs = 2
+sweep = "iodepth=1,8"
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let doc = s.export(1);
+    let results = flat_results(&doc);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for (r, depth) in results.iter().zip([1, 8]) {
+        assert_eq!(r["iodepth"], depth);
+        assert_eq!(r["engine"], "io_uring");
+        assert_eq!(r["threads"], 2);
+        assert_eq!(r["ops"], 2 * 4096, "two files of 16m, each block once: {r}");
+        assert_eq!(r["latency_count"], r["ops"]);
+    }
+    let conn = rusqlite::Connection::open(s.db()).unwrap();
+    let depths: Vec<(String, i64)> = conn
+        .prepare("SELECT engine, iodepth FROM results ORDER BY iodepth")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        depths,
+        [("io_uring".to_string(), 1), ("io_uring".to_string(), 8)]
+    );
+}
+
+/// Two ranks' results of the same job (here threads standing in for the ranks of mpirun) merge
+/// as other workloads' do: operations and bytes add up, the time is the slowest rank's, IOPS is
+/// the total over it, and both latency histograms merge whole.
+#[test]
+fn two_ranks_results_merge_into_the_jobs() {
+    use fsbench_workload::io::IoSettings;
+    use fsbench_workload::workload::{Collect, Place, Workload};
+    use fsbench_workload::{Context, StopFlag};
+    let dirs: Vec<PathBuf> = (0..2)
+        .map(|_| tempfile::tempdir().unwrap().keep())
+        .collect();
+    let settings = IoSettings {
+        iodepth: 8,
+        rw: "randrw".parse().unwrap(),
+        size: fsbench_measure::units::Size(1 << 20),
+        ..IoSettings::default()
+    };
+    let ranks: Vec<fsbench_scale::merge::RankResults> = std::thread::scope(|scope| {
+        let runs: Vec<_> = dirs
+            .iter()
+            .enumerate()
+            .map(|(rank, dir)| {
+                let settings = &settings;
+                scope.spawn(move || {
+                    let ctx = Context {
+                        job: Some(Place {
+                            rank: rank as u32,
+                            ranks: 2,
+                        }),
+                        ..Context::default()
+                    };
+                    let mut sink = Collect::default();
+                    let end = settings.run(&ctx, dir, &StopFlag::new(), &mut sink);
+                    assert!(end.error.is_none(), "{:?}", end.error);
+                    fsbench_scale::merge::RankResults {
+                        rank: rank as u32,
+                        host: "h".into(),
+                        records: sink.records,
+                    }
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let merged = fsbench_scale::merge::merge(&ranks).unwrap();
+    assert_eq!(merged.len(), 2, "reads and writes");
+    for (i, r) in merged.iter().enumerate() {
+        let of = |m: &str| r.measurement(m).unwrap().value;
+        let each = |m: &str| -> Vec<f64> {
+            ranks
+                .iter()
+                .map(|rank| rank.records[i].measurement(m).unwrap().value)
+                .collect()
+        };
+        assert_eq!(of("ops"), each("ops").iter().sum::<f64>());
+        assert_eq!(of("bytes"), of("ops") * 4096.0);
+        let slowest = each("elapsed").into_iter().fold(0.0, f64::max);
+        assert_eq!(of("elapsed"), slowest);
+        assert!((of("ops_rate") - of("ops") / (slowest / 1e9)).abs() < 1e-6 * of("ops_rate"));
+        assert_eq!(
+            r.latency_bins.iter().map(|b| b.1).sum::<u64>() as f64,
+            of("ops"),
+            "every rank's completions in the merged histogram"
+        );
+        let slat: Vec<(u64, u64)> =
+            serde_json::from_value(r.attributes["slat_bins"].clone()).unwrap();
+        assert_eq!(slat.iter().map(|b| b.1).sum::<u64>() as f64, of("ops"));
+        assert_eq!(of("ranks"), 2.0);
+    }
+    let total: f64 = merged
+        .iter()
+        .map(|r| r.measurement("ops").unwrap().value)
+        .sum();
+    assert_eq!(
+        total,
+        2.0 * 256.0,
+        "two ranks' files of 256 blocks, each once"
+    );
+    for dir in dirs {
+        assert!(entries(&dir).is_empty());
+        std::fs::remove_dir(dir).unwrap();
+    }
+}
