@@ -243,7 +243,7 @@ fn open_worker(
         Engine::Sync => None,
         Engine::IoUring => {
             use std::os::fd::AsRawFd;
-            let mut ring = Ring::new(plan, file.as_raw_fd(), &mut data).map_err(|e| match e {
+            let ring = Ring::new(plan, file.as_raw_fd(), &mut data).map_err(|e| match e {
                 RingError::Setup(e) => NotRun::Failed(WorkloadError::io("set up io_uring for", path, e)),
                 RingError::Buffers(e) => NotRun::Unsupported(WorkloadError::invalid(
                     "fixedbufs",
@@ -277,8 +277,8 @@ fn open_worker(
                         )))
                     }
                 }
-                ring.probe_polling(file.as_raw_fd(), files.bases[t], plan.bs as u32)
-                    .map_err(|e| {
+                worker::probe_polling(file.as_raw_fd(), files.bases[t], plan.bs as u32).map_err(
+                    |e| {
                         if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
                             refused(format!(
                                 "{} refuses polled reads (EOPNOTSUPP)",
@@ -289,7 +289,8 @@ fn open_worker(
                                 WorkloadError::io("read", path, e).during("the hipri probe"),
                             )
                         }
-                    })?;
+                    },
+                )?;
             }
             Some(ring)
         }

@@ -123,6 +123,7 @@ pub fn records(
                 attributes["fixedbufs"] = json!(plan.fixedbufs);
                 attributes["registerfiles"] = json!(plan.registerfiles);
                 attributes["hipri"] = json!(plan.hipri);
+                attributes["defer_taskrun"] = json!(workers.iter().all(|w| w.stats.deferred));
                 // The submission latency's own histogram, so ranks' merge exactly (as the
                 // completion latency's, the result's histogram, do).
                 attributes["slat_bins"] = json!(submit.bins());

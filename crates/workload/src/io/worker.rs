@@ -57,6 +57,8 @@ pub struct Stats {
     pub ended: u64,
     /// Stopped by a stop request (Ctrl-C, another rank) before its end.
     pub stopped: bool,
+    /// The ring ran completions as deferred task work (the kernel took fio's ring flags).
+    pub deferred: bool,
 }
 
 /// Which block comes next.
@@ -118,6 +120,8 @@ pub struct Ring {
     fixed_file: bool,
     fixed_bufs: bool,
     iopoll: bool,
+    /// Made with the task-work flags (below): disabled until its thread enables it.
+    owned: bool,
     /// Submitted and not yet reaped: drained before the buffers may go (see Drop).
     in_flight: u32,
 }
@@ -173,13 +177,32 @@ impl Ring {
     /// every slot's content distinct), registered as the plan asks. Errors name the setting
     /// that cannot be honoured.
     pub fn new(plan: &IoPlan, fd: RawFd, data: &mut DataSource) -> Result<Ring, RingError> {
-        let mut builder = IoUring::builder();
-        if plan.hipri {
-            builder.setup_iopoll();
-        }
-        let ring = builder
-            .build(plan.iodepth.next_power_of_two())
-            .map_err(RingError::Setup)?;
+        // As fio sets its rings up: completions are run as task work when the thread asks for
+        // them (DEFER_TASKRUN, COOP_TASKRUN), not by interrupting it, and only its thread
+        // submits (SINGLE_ISSUER) — so the ring is made disabled here and enabled by the thread
+        // that uses it. A kernel before 6.1 refuses the flags: then a plain ring.
+        let build = |owned: bool| {
+            let mut builder = IoUring::builder();
+            if plan.hipri {
+                builder.setup_iopoll();
+            }
+            if owned {
+                builder
+                    .setup_coop_taskrun()
+                    .setup_taskrun_flag()
+                    .setup_single_issuer()
+                    .setup_defer_taskrun()
+                    .setup_r_disabled();
+            }
+            builder.build(plan.iodepth.next_power_of_two())
+        };
+        let (ring, owned) = match build(true) {
+            Ok(ring) => (ring, true),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                (build(false).map_err(RingError::Setup)?, false)
+            }
+            Err(e) => return Err(RingError::Setup(e)),
+        };
         let slot_len = (plan.bs as usize).next_multiple_of(BUFFER_ALIGN);
         let mut bufs = AlignedBuf::new(slot_len * plan.iodepth as usize);
         for slot in bufs.as_mut_slice().chunks_mut(slot_len) {
@@ -213,37 +236,9 @@ impl Ring {
             fixed_file: plan.registerfiles,
             fixed_bufs: plan.fixedbufs,
             iopoll: plan.hipri,
+            owned,
             in_flight: 0,
         })
-    }
-
-    /// Polled completion needs a device with poll queues: one read at `offset` says whether
-    /// this one has them (the kernel fails it with EOPNOTSUPP otherwise).
-    pub fn probe_polling(&mut self, fd: RawFd, offset: u64, len: u32) -> io::Result<()> {
-        let buf = self.bufs.as_mut_slice().as_mut_ptr();
-        let entry = if self.fixed_file {
-            opcode::Read::new(types::Fixed(0), buf, len)
-        } else {
-            opcode::Read::new(types::Fd(fd), buf, len)
-        }
-        .offset(offset)
-        .build()
-        .user_data(0);
-        // SAFETY: the buffer belongs to the ring's slots and outlives the operation, which is
-        // waited for here.
-        unsafe { self.ring.submission().push(&entry) }
-            .map_err(|_| io::Error::other("the submission queue is full"))?;
-        // A polled ring completes only while asked: ask until the read is reaped.
-        let cqe = loop {
-            self.ring.submit_and_wait(1)?;
-            if let Some(cqe) = self.ring.completion().next() {
-                break cqe;
-            }
-        };
-        if cqe.result() < 0 {
-            return Err(io::Error::from_raw_os_error(-cqe.result()));
-        }
-        Ok(())
     }
 }
 
@@ -261,6 +256,30 @@ impl Drop for Ring {
             self.in_flight = self.in_flight.saturating_sub(reaped);
         }
     }
+}
+
+/// Whether polled completion works for `fd`: one read of `len` bytes at `offset` on a ring of
+/// its own set up for polling (the kernel fails it with EOPNOTSUPP where the file cannot be
+/// polled). A polled ring completes only while asked: it is asked until the read is reaped.
+pub fn probe_polling(fd: RawFd, offset: u64, len: u32) -> io::Result<()> {
+    let mut ring: IoUring = IoUring::builder().setup_iopoll().build(2)?;
+    let mut buf = AlignedBuf::new(len as usize);
+    let entry = opcode::Read::new(types::Fd(fd), buf.as_mut_slice().as_mut_ptr(), len)
+        .offset(offset)
+        .build();
+    // SAFETY: the buffer outlives the operation, which is waited for here.
+    unsafe { ring.submission().push(&entry) }
+        .map_err(|_| io::Error::other("the submission queue is full"))?;
+    let cqe = loop {
+        ring.submit_and_wait(1)?;
+        if let Some(cqe) = ring.completion().next() {
+            break cqe;
+        }
+    };
+    if cqe.result() < 0 {
+        return Err(io::Error::from_raw_os_error(-cqe.result()));
+    }
+    Ok(())
 }
 
 /// Why a ring could not be made as asked.
@@ -435,6 +454,9 @@ fn run_sync(
     failure
 }
 
+/// io_uring_enter's IORING_ENTER_GETEVENTS (the crate keeps its flag type private).
+const ENTER_GETEVENTS: u32 = 1;
+
 /// How a round of the io_uring loop waits for completions.
 enum Wait {
     /// Take what is there (a polled ring is asked to poll).
@@ -473,6 +495,18 @@ fn run_uring(
     let (batch_submit, batch_complete) = (ring.batch_submit as usize, ring.batch_complete);
     let bufs = ring.bufs.as_mut_slice().as_mut_ptr();
     let mut in_flight = 0u32;
+    stats.deferred = ring.owned;
+    if ring.owned {
+        // This thread becomes the ring's one submitter.
+        if let Err(error) = ring.ring.submitter().register_enable_rings() {
+            stats.ended = stats.started;
+            return Some(Failure {
+                write: false,
+                offset: 0,
+                error,
+            });
+        }
+    }
     let (submitter, mut sq, mut cq) = ring.ring.split();
     let mut now = clock.ticks();
     let mut issued = 0u64;
@@ -524,7 +558,13 @@ fn run_uring(
         if !batch.is_empty() {
             sq.sync();
             let submitted = loop {
-                match submitter.submit() {
+                // With GETEVENTS, as fio commits: the same call runs the completions waiting as
+                // task work, so a full queue usually finds some to reap without a second call.
+                // SAFETY: io_uring_enter with plain arguments and no extended argument.
+                let entered = unsafe {
+                    submitter.enter::<libc::sigset_t>(sq.len() as u32, 0, ENTER_GETEVENTS, None)
+                };
+                match entered {
                     Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                     other => break other,
                 }
@@ -586,9 +626,22 @@ fn run_uring(
             }
         };
         let waited = match wait {
-            Wait::No | Wait::For(0) if !iopoll => Ok(0),
+            // Take what is there: the next submission (GETEVENTS) runs what waits as task
+            // work. A polled ring must be asked to poll.
+            Wait::No if !iopoll => Ok(0),
+            // Polling the queue: ask the ring when it is polled, or when completions wait as
+            // task work (the kernel flags it).
+            Wait::For(0) if !iopoll && !sq.taskrun() => Ok(0),
             Wait::No | Wait::For(0) => submitter.submit(),
-            Wait::For(n) => submitter.submit_and_wait(n as usize),
+            Wait::For(n) => {
+                // What the last call already made complete spares a call.
+                cq.sync();
+                if cq.len() >= n as usize {
+                    Ok(0)
+                } else {
+                    submitter.submit_and_wait(n as usize)
+                }
+            }
             Wait::Until(due) => {
                 let left = clock.ns(due.saturating_sub(now));
                 if left > SPIN_NS {
@@ -600,7 +653,7 @@ fn run_uring(
                 } else {
                     // The last microseconds: spin, looking at the completion queue.
                     loop {
-                        if iopoll {
+                        if iopoll || sq.taskrun() {
                             let _ = submitter.submit();
                         }
                         cq.sync();
