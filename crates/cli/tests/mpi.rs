@@ -227,6 +227,69 @@ fn the_metadata_workload_on_2_ranks_adds_up_every_ranks_operations() {
     assert_eq!(number(&create["ranks"]), 2.0);
 }
 
+/// The io workload on 2 ranks of 2 threads: the ranks start their one timed phase together,
+/// and rank 0 stores one result per direction merged from both: operations and bytes add up
+/// (every block of every file once), the time is the slowest rank's, and both latency
+/// histograms (completion, submission) hold every rank's operations.
+#[cfg(feature = "mpi")]
+#[test]
+fn the_io_workload_on_2_ranks_adds_up_every_ranks_operations() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let json = scratch.path().join("run.json");
+    let out = mpirun(
+        2,
+        &[
+            "io",
+            "--rw",
+            "randrw",
+            "--size",
+            "1m",
+            "--iodepth",
+            "8",
+            "--threads",
+            "2",
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = flat_results(&common::read_json(&json));
+    let directions: Vec<&str> = results
+        .iter()
+        .map(|r| r["operation"].as_str().unwrap())
+        .collect();
+    assert_eq!(directions, ["read", "write"], "merged once each");
+    let mut ops = 0.0;
+    for r in &results {
+        assert_eq!(number(&r["ranks"]), 2.0, "{r}");
+        assert_eq!(number(&r["bytes"]), number(&r["ops"]) * 4096.0, "{r}");
+        assert_eq!(r["latency_count"], r["ops"], "{r}");
+        let slat: u64 = r["slat_bins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(slat as f64, number(&r["ops"]), "{r}");
+        let slowest = r["per_rank"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| number(&p["elapsed_ns"]))
+            .fold(0.0, f64::max);
+        assert_eq!(number(&r["elapsed"]), slowest, "{r}");
+        ops += number(&r["ops"]);
+    }
+    assert_eq!(ops, 2.0 * 2.0 * 256.0, "2 ranks x 2 threads x 256 blocks");
+}
+
 /// N-to-1 (IOR's shared file, segmented): 4 ranks on one file in the job's directory, rank r
 /// on bytes [r*F, (r+1)*F). Each phase's operations and bytes add up over the ranks, the file
 /// holds every rank's segment (none left a hole, no two alike), no rank made a directory of its
