@@ -868,6 +868,17 @@ impl Exporter for Html {
             if kind == "task" {
                 task_tables(model, &mut section);
             } else if kind != "matrix" {
+                // Beside the main figure's saturation curve, the latency it costs: the median
+                // and the 99th percentile against the swept setting (queue depth, rate, threads).
+                for metric in ["latency_p50", "latency_p99"] {
+                    if let Some(table) = model
+                        .tables
+                        .iter()
+                        .find(|t| t.workload == kind && t.metric == metric)
+                    {
+                        sweep_charts(table, &mut section);
+                    }
+                }
                 summary_table(model, kind, &mut section);
                 latency_charts(model, kind, &mut section);
             }

@@ -495,6 +495,82 @@ fn sweeps_become_curves_with_peak_and_knee_and_tasks_become_tables() {
     assert!(c.paired && (c.ratio - 1.5).abs() < 1e-9, "{c:?}");
 }
 
+/// A sweep over a setting that is also a dimension (the io workload's queue depth): one
+/// saturation curve of IOPS over the depth, not a chart per point, and beside it the latency
+/// (median, 99th percentile) over the same depths.
+#[test]
+fn a_queue_depth_sweep_draws_iops_and_latency_against_the_depth() {
+    use fsbench_model::Sweep;
+    const IOPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+    const P50: MetricDef = MetricDef::new("latency_p50", Unit::Nanos, Direction::Lower);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            started_at: "t0",
+            plan_name: "p",
+            plan_text: "",
+            fsbench_version: "0",
+            host_json: "{}",
+            planned_samples: 1,
+        })
+        .unwrap();
+    let config = r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}"#;
+    let case = store
+        .add_case(run, "ext4.qd", 0, config, r#"{"kind":"io","name":"qd"}"#)
+        .unwrap();
+    let points: Vec<ResultRecord> = [1u64, 8, 32, 128]
+        .iter()
+        .map(|&depth| ResultRecord {
+            dims: Dims {
+                phase: Some("randread".into()),
+                operation: Some("read".into()),
+                engine: Some("io_uring".into()),
+                iodepth: Some(depth),
+                sweep: Some(Sweep {
+                    parameter: "iodepth".into(),
+                    value: depth as f64,
+                }),
+                ..Dims::default()
+            },
+            measurements: vec![
+                // Saturates at 32: 128 adds less than 5 %.
+                IOPS.at(10_000.0 * f64::min(depth as f64, 32.0) + depth as f64),
+                P50.at(50_000.0 * depth as f64),
+                P99.at(90_000.0 * depth as f64),
+            ],
+            ..ResultRecord::default()
+        })
+        .collect();
+    store
+        .record_sample(
+            case,
+            &NewSample {
+                results: &points,
+                ..sample(1, Outcome::Ok)
+            },
+        )
+        .unwrap();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let html = render(&crate::Html::default(), &model);
+    let curve = "randread read io_uring: ops_rate over iodepth (higher is better)";
+    assert_eq!(html.matches(curve).count(), 1, "one curve: {html}");
+    assert!(html.contains("\nknee\n</text>"), "the knee at 32 is marked");
+    for latency in ["latency_p50", "latency_p99"] {
+        let title = format!("randread read io_uring: {latency} over iodepth (lower is better)");
+        assert_eq!(html.matches(&title).count(), 1, "{latency}: {html}");
+    }
+    let mut terminal = Vec::new();
+    crate::grid::write_curves(&mut terminal, &points).unwrap();
+    let terminal = String::from_utf8(terminal).unwrap();
+    assert!(
+        terminal.starts_with("randread read io_uring ops_rate over iodepth: peak at iodepth=128")
+            && terminal.contains("knee at iodepth=32")
+            && terminal.lines().count() == 1,
+        "{terminal}"
+    );
+}
+
 /// Study 002's table: a workload's whole-run figures (TPS, CPU %) per configuration, each in
 /// its unit with its interval, and the filesystem check's time from the targets.
 #[test]
