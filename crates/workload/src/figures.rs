@@ -24,15 +24,34 @@ pub const ELAPSED: MetricDef = MetricDef::new("elapsed", Unit::Nanos, Direction:
 pub const CPU_USER: MetricDef = MetricDef::new("cpu_user", Unit::Nanos, Direction::None);
 pub const CPU_SYS: MetricDef = MetricDef::new("cpu_sys", Unit::Nanos, Direction::None);
 
+/// The figures of the latency distribution, in [`distribution`]'s order.
+pub const LATENCY: [MetricDef; 7] = [
+    LATENCY_MIN,
+    LATENCY_MEAN,
+    LATENCY_P50,
+    LATENCY_P90,
+    LATENCY_P99,
+    LATENCY_P99_9,
+    LATENCY_MAX,
+];
+
 /// The latency figures of a histogram's summary, per operation.
 pub fn latency(l: &LatencySummary) -> [Measurement; 7] {
-    [
-        LATENCY_MIN.at(l.min_ns as f64),
-        LATENCY_MEAN.at(l.mean_ns),
-        LATENCY_P50.at(l.p50_ns as f64),
-        LATENCY_P90.at(l.p90_ns as f64),
-        LATENCY_P99.at(l.p99_ns as f64),
-        LATENCY_P99_9.at(l.p99_9_ns as f64),
-        LATENCY_MAX.at(l.max_ns as f64),
-    ]
+    distribution(&LATENCY, l)
+}
+
+/// A distribution's figures from a histogram's summary: `defs` are its minimum, mean, median,
+/// 90th, 99th and 99.9th percentiles and maximum (a second distribution, such as the io
+/// workload's submission latency, names its own).
+pub fn distribution(defs: &[MetricDef; 7], l: &LatencySummary) -> [Measurement; 7] {
+    let values = [
+        l.min_ns as f64,
+        l.mean_ns,
+        l.p50_ns as f64,
+        l.p90_ns as f64,
+        l.p99_ns as f64,
+        l.p99_9_ns as f64,
+        l.max_ns as f64,
+    ];
+    std::array::from_fn(|i| defs[i].at(values[i]))
 }

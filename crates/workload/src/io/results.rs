@@ -38,19 +38,10 @@ pub const TABLE_COLUMNS: &[&str] = &[
     CPU_PER_OP.name,
 ];
 
-/// The submission latency figures of a histogram.
-fn slat(h: &Histogram) -> [fsbench_model::Measurement; 7] {
-    let l = h.summary();
-    [
-        SLAT_MIN.at(l.min_ns as f64),
-        SLAT_MEAN.at(l.mean_ns),
-        SLAT_P50.at(l.p50_ns as f64),
-        SLAT_P90.at(l.p90_ns as f64),
-        SLAT_P99.at(l.p99_ns as f64),
-        SLAT_P99_9.at(l.p99_9_ns as f64),
-        SLAT_MAX.at(l.max_ns as f64),
-    ]
-}
+/// The submission latency's figures, in [`figures::distribution`]'s order.
+const SLAT: [MetricDef; 7] = [
+    SLAT_MIN, SLAT_MEAN, SLAT_P50, SLAT_P90, SLAT_P99, SLAT_P99_9, SLAT_MAX,
+];
 
 /// One result per direction the pattern has, over every thread. `partial`: an operation
 /// failed and these are the figures up to it.
@@ -99,7 +90,7 @@ pub fn records(
             ];
             measurements.extend(figures::latency(&clat.summary()));
             if plan.engine == Engine::IoUring {
-                measurements.extend(slat(&submit));
+                measurements.extend(figures::distribution(&SLAT, &submit.summary()));
             }
             measurements.extend([
                 CPU_PER_OP.at((cpu.user_ns + cpu.sys_ns) as f64 / all_ops.max(1) as f64),
