@@ -111,7 +111,7 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
     // with every value.
     let throughput: Vec<&str> = csv
         .lines()
-        .filter(|l| l.contains(",write,,262144,65536,,,,,throughput,"))
+        .filter(|l| l.contains(",write,,262144,65536,,,,,,,throughput,"))
         .collect();
     assert_eq!(throughput.len(), 8, "{csv}");
     assert!(
