@@ -370,7 +370,13 @@ fn two_ranks_results_merge_into_the_jobs() {
                         ..Context::default()
                     };
                     let mut sink = Collect::default();
-                    let end = settings.run(&ctx, dir, &StopFlag::new(), &mut sink);
+                    let end = settings.run(
+                        &ctx,
+                        dir,
+                        &StopFlag::new(),
+                        &mut sink,
+                        &mut fsbench_workload::harness::Detached,
+                    );
                     assert!(end.error.is_none(), "{:?}", end.error);
                     fsbench_scale::merge::RankResults {
                         rank: rank as u32,

@@ -24,8 +24,9 @@ pub enum Event {
     Warning {
         message: String,
     },
+    /// A finished result (boxed: a record is much larger than the other events).
     Result {
-        record: ResultRecord,
+        record: Box<ResultRecord>,
     },
     /// A request to the harness; the campaign answers with one [`Answer`] line on stdin.
     Ask {
@@ -50,7 +51,7 @@ pub fn serve(event: Event, sink: &mut dyn Sink, harness: &mut dyn Harness) -> Op
         Event::Warning { message } => sink.warning(&message),
         Event::Result { record } => {
             // The child's count is not the campaign's: the sink counts what it receives.
-            sink.record(record, 0, None)
+            sink.record(*record, 0, None)
         }
         Event::Ask { ask } => return Some(ask.serve(harness)),
         Event::End { .. } => {}
@@ -109,7 +110,9 @@ pub struct ChildSink<'c, W: Write, R: BufRead>(pub &'c std::cell::RefCell<ChildE
 
 impl<W: Write, R: BufRead> Sink for ChildSink<'_, W, R> {
     fn record(&mut self, record: ResultRecord, _done: usize, _total: Option<usize>) {
-        self.0.borrow_mut().send(&Event::Result { record });
+        self.0.borrow_mut().send(&Event::Result {
+            record: Box::new(record),
+        });
     }
     fn warning(&mut self, message: &str) {
         self.0.borrow_mut().send(&Event::Warning {

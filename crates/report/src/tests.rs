@@ -200,9 +200,10 @@ fn csv_is_tidy_with_integer_sizes_and_a_row_for_every_sample() {
         "{csv}"
     );
     assert!(
-        lines.iter().any(
-            |l| l.ends_with(",nap,2,unsupported,the kernel said no (not retried),,,,,,,,,,,,,,,")
-        ),
+        lines
+            .iter()
+            .any(|l| l
+                .ends_with(",nap,2,unsupported,the kernel said no (not retried),,,,,,,,,,,,,,,")),
         "{csv}"
     );
     let columns = lines[0].split(',').count();
@@ -513,11 +514,15 @@ fn a_queue_depth_sweep_draws_iops_and_latency_against_the_depth() {
             fsbench_version: "0",
             host_json: "{}",
             planned_samples: 1,
+            overrides_json: None,
+            scale: 1.0,
         })
         .unwrap();
-    let config = r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}"#;
+    let config = typed(
+        r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}"#,
+    );
     let case = store
-        .add_case(run, "ext4.qd", 0, config, r#"{"kind":"io","name":"qd"}"#)
+        .add_case(run, "ext4.qd", 0, &config, r#"{"kind":"io","name":"qd"}"#)
         .unwrap();
     let points: Vec<ResultRecord> = [1u64, 8, 32, 128]
         .iter()

@@ -24,6 +24,7 @@ pub use settings::{Engine, IoPlan, IoSettings, Layout, Rw, MAX_IODEPTH};
 pub use target::IoTarget;
 
 use crate::data::DataSource;
+use crate::harness::Harness;
 use crate::together::{run_together, SharedStart};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
@@ -54,6 +55,14 @@ own and up to --iodepth operations in flight; a run reads or writes the file onc
 --time-based until --runtime. Results per direction: IOPS, bandwidth, completion latency (clat, \
 issue to completion) and submission latency (slat) percentiles, CPU time per operation. Settings \
 keep fio's names (docs/workloads/io.md has a table to translate a fio job).";
+    const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Throughput);
+    // `direct` opens every file with O_DIRECT.
+    const CACHE_POLICIES: &'static [fsbench_model::CachePolicy] = &[
+        fsbench_model::CachePolicy::Warm,
+        fsbench_model::CachePolicy::Drop,
+        fsbench_model::CachePolicy::Remount,
+        fsbench_model::CachePolicy::Direct,
+    ];
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.plan(ctx).map(drop)
@@ -90,8 +99,21 @@ keep fio's names (docs/workloads/io.md has a table to translate a fio job).";
         results::TABLE_COLUMNS
     }
 
-    fn run(&self, ctx: &Context, dir: &Path, stop: &StopFlag, sink: &mut dyn Sink) -> End {
-        self.run_on(ctx, &IoTarget::Directory(dir.to_path_buf()), stop, sink)
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End {
+        self.run_on(
+            ctx,
+            &IoTarget::Directory(dir.to_path_buf()),
+            stop,
+            sink,
+            harness,
+        )
     }
 }
 
@@ -104,6 +126,7 @@ impl IoSettings {
         target: &IoTarget,
         stop: &StopFlag,
         sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
     ) -> End {
         let plan = match self.plan(ctx) {
             Ok(plan) => plan,
@@ -111,7 +134,7 @@ impl IoSettings {
         };
         let seed = Some(plan.seed);
         let mut files = None;
-        let ended = run_plan(&plan, target, stop, sink, &mut files);
+        let ended = run_plan(&plan, target, stop, sink, harness, &mut files);
         let mut end = match ended {
             Ok(()) => End::ok(seed),
             Err(NotRun::Interrupted) => End::interrupted(seed),
@@ -137,6 +160,7 @@ fn run_plan(
     target: &IoTarget,
     stop: &StopFlag,
     sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
     files: &mut Option<Files>,
 ) -> Result<(), NotRun> {
     if let IoTarget::Directory(dir) = target {
@@ -160,13 +184,13 @@ fn run_plan(
     if stop.is_requested() {
         return Err(NotRun::Interrupted);
     }
-    let cache = start_cold(plan, sink);
+    let cache = start_cold(plan, sink, harness);
     let mut workers = Vec::with_capacity(plan.threads as usize);
     for (t, data) in data.into_iter().enumerate() {
         workers.push(open_worker(plan, made, t, data)?);
     }
     // The one meeting of the phase: under mpirun, every rank starts here together.
-    if !sink.phase_start() {
+    if !harness.phase_start() {
         return Err(NotRun::Interrupted);
     }
     let ctl = Control {
@@ -197,14 +221,14 @@ fn run_plan(
 
 /// The case's cache policy `drop`: the files, laid out and closed, are brought cold before the
 /// timed phase (a campaign remounts the filesystem). What the phase started from.
-fn start_cold(plan: &IoPlan, sink: &mut dyn Sink) -> &'static str {
+fn start_cold(plan: &IoPlan, sink: &mut dyn Sink, harness: &mut dyn Harness) -> &'static str {
     if plan.direct {
         return "direct";
     }
     if !plan.drop_cache {
         return "warm";
     }
-    match sink.cold() {
+    match harness.cold() {
         Ok(_) => "cold",
         Err(message) => {
             sink.warning(&format!(

@@ -2,13 +2,20 @@
 //! pacing, a file truncated under the reader, the data written, the seam's calls.
 
 use super::*;
+use crate::harness::Detached;
 use crate::workload::Collect;
 use fsbench_measure::units::{Size, TimeSpan};
 use fsbench_model::ResultRecord;
 
 fn run_in(dir: &Path, settings: &IoSettings) -> (End, Collect) {
     let mut sink = Collect::default();
-    let end = settings.run(&Context::default(), dir, &StopFlag::new(), &mut sink);
+    let end = settings.run(
+        &Context::default(),
+        dir,
+        &StopFlag::new(),
+        &mut sink,
+        &mut Detached,
+    );
     (end, sink)
 }
 
@@ -255,18 +262,23 @@ fn written_blocks_are_all_distinct_with_either_engine() {
 fn the_phase_meets_once_and_a_cold_case_asks_for_a_cold_cache() {
     #[derive(Default)]
     struct Meetings {
-        records: usize,
         phases: u32,
         colds: u32,
         go: bool,
     }
-    impl Sink for Meetings {
-        fn record(&mut self, _: ResultRecord, _: usize, _: Option<usize>) {
-            self.records += 1;
-        }
+    impl crate::Harness for Meetings {
         fn cold(&mut self) -> Result<String, String> {
             self.colds += 1;
             Ok("remounted".into())
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Detached.drop_caches()
+        }
+        fn evict(&mut self, p: &Path, o: u64, l: u64) -> Result<Option<f64>, String> {
+            Detached.evict(p, o, l)
+        }
+        fn resident(&mut self, p: &Path, o: u64, l: u64) -> Result<f64, String> {
+            Detached.resident(p, o, l)
         }
         fn phase_start(&mut self) -> bool {
             self.phases += 1;
@@ -283,17 +295,31 @@ fn the_phase_meets_once_and_a_cold_case_asks_for_a_cold_cache() {
         cache: fsbench_model::CachePolicy::Drop,
         ..Context::default()
     };
-    let mut sink = Meetings {
+    let mut harness = Meetings {
         go: true,
         ..Meetings::default()
     };
-    let end = settings.run(&cold, dir.path(), &StopFlag::new(), &mut sink);
+    let mut sink = Collect::default();
+    let end = settings.run(&cold, dir.path(), &StopFlag::new(), &mut sink, &mut harness);
     assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
-    assert_eq!((sink.phases, sink.colds, sink.records), (1, 1, 2));
-    let mut sink = Meetings::default();
-    let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+    assert_eq!(
+        (harness.phases, harness.colds, sink.records.len()),
+        (1, 1, 2)
+    );
+    let mut harness = Meetings::default();
+    let mut sink = Collect::default();
+    let end = settings.run(
+        &Context::default(),
+        dir.path(),
+        &StopFlag::new(),
+        &mut sink,
+        &mut harness,
+    );
     assert_eq!(end.outcome, Outcome::Interrupted);
-    assert_eq!((sink.phases, sink.colds, sink.records), (1, 0, 0));
+    assert_eq!(
+        (harness.phases, harness.colds, sink.records.len()),
+        (1, 0, 0)
+    );
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
 
