@@ -148,6 +148,68 @@ fn small_cells_repeat_passes_instead_of_quantising() {
     }
 }
 
+/// `--passes 1` is iozone's one timed pass per cell (study 000): every stored result of every
+/// cell and phase is one pass over the file, however short, and says how much the clock's
+/// resolution alone may be off by (`quantisation`); `--passes 3` is three.
+#[test]
+fn passes_stores_exactly_that_many_passes_per_cell() {
+    for passes in [1u64, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("m.json");
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let output = fsbench()
+            .args(["matrix", "-i", "write,read,random"])
+            .args(["--file-sizes", "4k..64k", "--record-sizes", "4k..16k"])
+            .args(["--passes", &passes.to_string(), "--quiet", "--json"])
+            .arg(&json)
+            .arg("--dir")
+            .arg(&work)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let doc = read_json(&json);
+        let all = results(&doc);
+        assert_eq!(all.len(), 12 * 6, "every cell and phase");
+        for r in &all {
+            assert_eq!(r["passes"].as_u64().unwrap(), passes, "{r}");
+            let (file, record) = (
+                r["file_size_bytes"].as_u64().unwrap(),
+                r["record_size_bytes"].as_u64().unwrap(),
+            );
+            assert_eq!(r["ops"].as_u64().unwrap(), passes * file / record, "{r}");
+            // A few ns of clock resolution over microseconds of measured time.
+            let q = r["quantisation"].as_f64().unwrap();
+            let resolution = q * r["elapsed"].as_f64().unwrap();
+            assert!(q > 0.0 && (0.9..=1000.0).contains(&resolution), "{r}");
+        }
+    }
+    // Without it, passes repeat until --min-time and no quantisation is stored.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("m.json");
+    let output = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "read",
+            "--file-sizes",
+            "4k",
+            "--record-sizes",
+            "4k",
+        ])
+        .args(["--min-time", "100ms", "--quiet", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    for r in &results(&read_json(&json)) {
+        assert!(r["passes"].as_u64().unwrap() > 1, "{r}");
+        assert!(r.get("quantisation").is_none(), "{r}");
+    }
+}
+
 #[test]
 fn written_files_reach_their_size_with_incompressible_unique_content() {
     let dir = tempfile::tempdir().unwrap();
@@ -293,6 +355,9 @@ fn bad_input_ends_with_one_line_that_says_what_to_change() {
         (&["--data", "pattern"], "--data"),
         (&["--unit", "furlongs"], "--unit"),
         (&["--max-passes", "0"], "--max-passes"),
+        (&["--passes", "0"], "--passes: must be at least 1"),
+        (&["--passes", "1", "--max-passes", "4"], "drop max_passes"),
+        (&["--passes", "1", "--min-time", "1s"], "drop min_time"),
         (&["--mix-read-percent", "101"], "between 0 and 100"),
     ];
     for (args, needle) in cases {
@@ -498,6 +563,7 @@ fn help_documents_every_option() {
         "--record-sizes",
         "--min-time",
         "--max-passes",
+        "--passes",
         "--include-fsync",
         "--include-close",
         "--direct",

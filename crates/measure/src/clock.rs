@@ -179,6 +179,26 @@ impl Clock {
     pub fn ns(self, ticks: u64) -> u64 {
         ((ticks as u128 * self.ns_per_tick_q32 as u128) >> 32) as u64
     }
+
+    /// The smallest step of this clock in nanoseconds, as a time difference is rounded to it
+    /// (never below 1 ns, the unit every figure is stored in): a TSC tick, or what
+    /// clock_getres(2) says of CLOCK_MONOTONIC. A time of T ns measured by it is off by up to
+    /// this much, which is what one short timed pass is quantised to.
+    pub fn resolution_ns(self) -> f64 {
+        let tick = match self.source {
+            ClockSource::Tsc => self.ns_per_tick_q32 as f64 / (1u64 << 32) as f64,
+            ClockSource::Monotonic => {
+                let mut ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+                unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+                ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+            }
+        };
+        tick.max(1.0)
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -328,6 +348,11 @@ mod tests {
             info.source == ClockSource::Tsc,
             info.fallback_reason.is_none()
         );
+        // A tick of either clock is at most a microsecond and never below the stored 1 ns.
+        for clock in [Clock::monotonic(), Clock::get()] {
+            let r = clock.resolution_ns();
+            assert!((1.0..=1000.0).contains(&r), "{clock:?}: {r} ns");
+        }
     }
 
     /// A fake TSC at 2.5 ticks per ns whose readings take 40 ns, and whose thread is

@@ -37,7 +37,7 @@ impl Workload for MatrixSettings {
     const LONG_ABOUT: &'static str = "Throughput matrix (iozone -a): every file size x record \
 size x test, in one directory.\n\nEach phase of a cell repeats its pass (a write pass on a fresh \
 file, a rewrite on a written one, ...) until --min-time of measured time is reached, so small \
-cells are not quantised by the clock. Data written is incompressible unless --data says otherwise.";
+cells are not quantised by the clock; --passes 1 times one pass, as iozone. Data written is incompressible unless --data says otherwise.";
     const CATEGORY: Option<Category> = Some(Category::Throughput);
     // `direct` opens the test file with O_DIRECT (but for fwrite/fread, which say so).
     const CACHE_POLICIES: &'static [CachePolicy] = &[
@@ -54,8 +54,20 @@ cells are not quantised by the clock. Data written is incompressible unless --da
     fn estimate_ns(&self, ctx: &Context) -> u64 {
         match self.plan(ctx) {
             Ok(plan) => {
-                let per_phase = plan.min_time_ns.max(20_000_000) * 3 / 2;
-                plan.result_count() as u64 * per_phase + plan.cells.len() as u64 * 50_000_000
+                let setup = plan.cells.len() as u64 * 50_000_000;
+                match plan.passes {
+                    // A pass moves its file at about 1 GB/s, plus a millisecond of setup
+                    // (open, purge, eviction).
+                    Some(passes) => {
+                        let phases = plan.phases.len() as u64;
+                        let per_cell = |c: &Cell| phases * passes * (c.file_size_bytes + 1_000_000);
+                        plan.cells.iter().map(per_cell).sum::<u64>() + setup
+                    }
+                    None => {
+                        let per_phase = plan.min_time_ns.max(20_000_000) * 3 / 2;
+                        plan.result_count() as u64 * per_phase + setup
+                    }
+                }
             }
             Err(_) => 0,
         }

@@ -62,6 +62,10 @@ pub const FINISH: MetricDef = MetricDef::new("finish", Unit::Nanos, Direction::N
 pub const PASS_RATE_STDDEV: MetricDef =
     MetricDef::new("pass_rate_stddev", Unit::OpsPerSec, Direction::None);
 pub const PASS_RATE_CV: MetricDef = MetricDef::new("pass_rate_cv", Unit::Ratio, Direction::None);
+/// With a fixed number of passes (`passes`): the clock's resolution over the measured time,
+/// the largest relative error the clock alone puts on the figures (iozone's one pass of a
+/// small cell, timed with gettimeofday's microseconds, is off by up to 100 %).
+pub const QUANTISATION: MetricDef = MetricDef::new("quantisation", Unit::Ratio, Direction::None);
 /// Largest share of the file found in the page cache before a pass.
 pub const RESIDENT_BEFORE: MetricDef =
     MetricDef::new("resident_before", Unit::Percent, Direction::None);
@@ -83,6 +87,9 @@ impl CellResult {
             PASS_RATE_STDDEV.at(s.pass_ops_per_s.stddev),
             PASS_RATE_CV.at(s.pass_ops_per_s.cv),
         ]);
+        if let Some(q) = self.quantisation {
+            measurements.push(QUANTISATION.at(q));
+        }
         if let Some(resident) = self.resident_before_percent {
             measurements.push(RESIDENT_BEFORE.at(resident));
         }

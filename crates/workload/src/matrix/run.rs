@@ -19,7 +19,7 @@ use crate::rng::{Permutation, Rng};
 use crate::stdio::{StdioReader, StdioWriter};
 use crate::together::run_together_watching;
 use crate::workload::Place;
-use fsbench_measure::clock::now_ns;
+use fsbench_measure::clock::{now_ns, Clock};
 use fsbench_measure::units::size_label;
 use fsbench_measure::{NoWall, OpSummary, Recorder, Wall, WallAt};
 use fsbench_model::Outcome;
@@ -68,6 +68,10 @@ pub struct CellResult {
     /// Under `shared_file`: the size of the one file of the job's segments (ranks x file size).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_file_bytes: Option<u64>,
+    /// With a fixed number of passes: the clock's resolution over the measured time, the
+    /// largest relative error the clock alone puts on the figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantisation: Option<f64>,
     #[serde(flatten)]
     pub summary: OpSummary,
     /// The per-operation latency distribution: (lowest ns of the bucket, count) for every
@@ -461,11 +465,16 @@ impl<'p> Runner<'p> {
                 WorkloadError::io(verb, &self.path, e).during(context())
             })?;
             let passes = self.recorder.passes();
-            let enough_time = self.recorder.elapsed_ns() >= self.plan.min_time_ns;
+            let enough = match plan.passes {
+                Some(exactly) => passes >= exactly,
+                None => {
+                    self.recorder.elapsed_ns() >= self.plan.min_time_ns
+                        || plan.max_passes.is_some_and(|max| passes >= max)
+                }
+            };
             // A shared file is made once per creating phase (rank 0 alone may remove it).
             let once = self.segment.is_some() && phase.creates_file();
-            if cut_short || enough_time || once || plan.max_passes.is_some_and(|max| passes >= max)
-            {
+            if cut_short || enough || once {
                 walled = cut_short;
                 break;
             }
@@ -511,6 +520,9 @@ impl<'p> Runner<'p> {
             shared_file_bytes: self
                 .segment
                 .map(|s| u64::from(s.ranks) * cell.file_size_bytes),
+            quantisation: plan
+                .passes
+                .map(|_| Clock::get().resolution_ns() / self.recorder.elapsed_ns().max(1) as f64),
             summary: self.recorder.summary(),
             latency_bins: self.recorder.histogram().bins(),
         })

@@ -53,6 +53,13 @@ pub struct MatrixSettings {
     #[arg(long, value_name = "N")]
     pub max_passes: Option<u64>,
 
+    /// Exactly this many timed passes per phase of a cell, however short (1: iozone's one
+    /// timed pass, quantised by the clock: each result then carries `quantisation`), instead
+    /// of repeating passes until --min-time. Not with --max-passes or another --min-time.
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u64>,
+
     /// Include fsync in the timing of write phases (iozone -e).
     #[arg(long, short = 'e')]
     pub include_fsync: bool,
@@ -136,6 +143,7 @@ impl Default for MatrixSettings {
             },
             min_time: TimeSpan::from_ns(20_000_000),
             max_passes: None,
+            passes: None,
             include_fsync: false,
             include_close: false,
             direct: false,
@@ -201,6 +209,9 @@ pub struct MatrixPlan {
     pub seed: u64,
     /// Effective bound on passes per phase.
     pub max_passes: Option<u64>,
+    /// Exactly this many passes per phase (min_time and max_passes do not apply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u64>,
     /// Bytes overwritten to purge the CPU cache before each pass (None: no purge).
     pub purge_bytes: Option<u64>,
     /// Under `shared_file`, this rank's place: its segment of the one file.
@@ -320,6 +331,22 @@ impl MatrixSettings {
         if self.max_passes == Some(0) {
             return Err(WorkloadError::invalid("max_passes", "must be at least 1"));
         }
+        match self.passes {
+            Some(0) => return Err(WorkloadError::invalid("passes", "must be at least 1")),
+            Some(_) if self.max_passes.is_some() => {
+                return Err(WorkloadError::invalid(
+                    "passes",
+                    "fixes the number of passes: drop max_passes",
+                ))
+            }
+            Some(_) if self.min_time != MatrixSettings::default().min_time => {
+                return Err(WorkloadError::invalid(
+                    "passes",
+                    "fixes the number of passes, however long they take: drop min_time",
+                ))
+            }
+            _ => {}
+        }
         if self.stride == 0 {
             return Err(WorkloadError::invalid(
                 "stride",
@@ -426,6 +453,7 @@ impl MatrixSettings {
             skipped,
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
             max_passes,
+            passes: self.passes,
             segment,
             stonewall_ns: Stonewall::deadline_ns(self.stonewall, scale),
             stonewall_first: self.stonewall == Some(Stonewall::FirstDone),
