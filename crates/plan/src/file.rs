@@ -12,6 +12,10 @@ pub struct PlanFile {
     pub name: Spanned<String>,
     /// One line saying what the plan measures (`fsbench profiles` lists it).
     pub description: Option<Spanned<String>>,
+    /// What the reader of its results must know (a study's profile: what differs from the
+    /// study on this host), one line each; `fsbench run` prints them with the summary.
+    #[serde(default)]
+    pub notes: Vec<Spanned<String>>,
     /// Repetitions of every case (the minimum when adaptive).
     pub repetitions: Option<Spanned<i64>>,
     /// Adaptive repetitions: stop at this many even if not stable.

@@ -13,7 +13,7 @@ use fsbench_testbed::fs::{self, Storage};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
 use fsbench_testbed::{CachePolicy, DeviceSpec};
 use fsbench_workload::sweep::SweepSpec;
-use fsbench_workload::workload::{Check, KeepsFiles};
+use fsbench_workload::workload::{Check, HostNotes, KeepsFiles};
 use fsbench_workload::{Context, WorkloadError, WorkloadSettings, KINDS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -135,6 +135,8 @@ pub struct Plan {
     pub name: String,
     /// One line saying what the plan measures (empty when it has none).
     pub description: String,
+    /// What the reader of its results must know, one line each (`notes`).
+    pub notes: Vec<String>,
     /// The plan's source text (stored with the run, so `--resume` rebuilds the same cases).
     pub text: String,
     pub repetitions: Repetitions,
@@ -363,6 +365,14 @@ impl Plan {
             }
             Some(d) => d.get_ref().trim().to_string(),
         };
+        let mut notes = Vec::new();
+        for note in &raw.notes {
+            let text = note.get_ref().trim();
+            if text.is_empty() || text.contains('\n') {
+                return Err(check.at(note, "notes", "each note is one line of text"));
+            }
+            notes.push(text.to_string());
+        }
         let remake = match &raw.remake_target {
             None => Remake::Sample,
             Some(v) => match v.get_ref() {
@@ -646,9 +656,23 @@ impl Plan {
             None => true,
             Some(f) => *f,
         };
+        // What this host makes of the workloads (a study's file or program missing here, and
+        // what runs instead), said once each after the plan's own notes.
+        let ctx = Context {
+            scale,
+            ..Context::default()
+        };
+        for workload in &workloads {
+            for note in workload.settings.apply(HostNotes(&ctx)) {
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
         Ok(Plan {
             name,
             description,
+            notes,
             text: text.to_string(),
             repetitions: Repetitions {
                 min,
@@ -1181,6 +1205,29 @@ min_time = "1ms"
 
     fn error_of(text: &str) -> String {
         Plan::parse(text, "bad.toml").unwrap_err().to_string()
+    }
+
+    /// A plan's notes, then once each what this host makes of its workloads (dbench's file
+    /// asked for where it is not installed), each one line.
+    #[test]
+    fn notes_are_the_plan_s_and_then_the_host_s_once_each() {
+        let text = format!(
+            "notes = [\"one image, not the study's RAID 0\"]\n{PLAN}\n[[workloads]]\nkind = \"clients\"\nname = \"a\"\nloadfile = \"dbench\"\n[[workloads]]\nkind = \"clients\"\nname = \"b\"\nloadfile = \"dbench\"\n"
+        );
+        let plan = Plan::parse(&text, "p.toml").unwrap();
+        assert_eq!(plan.notes[0], "one image, not the study's RAID 0");
+        let installed = fsbench_workload::clients::DBENCH_LOADFILES
+            .iter()
+            .any(|p| Path::new(p).is_file());
+        // Where dbench's client.txt is missing, one note for both workloads.
+        assert_eq!(
+            plan.notes.len(),
+            if installed { 1 } else { 2 },
+            "{:?}",
+            plan.notes
+        );
+        let e = error_of(&format!("notes = [\"\"]\n{PLAN}"));
+        assert!(e.contains("notes: each note is one line of text"), "{e}");
     }
 
     #[test]

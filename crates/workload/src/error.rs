@@ -36,6 +36,10 @@ pub enum WorkloadError {
     /// the message says what and why.
     #[error("{0}")]
     Harness(String),
+    /// A program a workload runs (dbench, a shell's commands) is missing or failed; the
+    /// message says which, why and what to install.
+    #[error("{0}")]
+    Tool(String),
     /// A stop was requested (Ctrl-C); finished results are kept.
     #[error("interrupted")]
     Interrupted,

@@ -17,8 +17,9 @@
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
 //!   [`figures`] (the figures several workloads report), [`together`] (threads released at
 //!   once; the scratch directory removed on every way out), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
-//!   stream with glibc's semantics), [`rng`] (a fast deterministic generator), [`control`] (stop requests) and
-//!   [`error`] (errors that say what to change).
+//!   stream with glibc's semantics), [`rng`] (a fast deterministic generator), [`control`] (stop requests),
+//!   [`error`] (errors that say what to change) and [`program`] (whether a program a workload
+//!   runs is installed).
 //!
 //! The seam is [`workload`] and [`harness`] (what a running workload asks of whatever runs
 //! it: a cold cache, phases started with a job's other ranks): a workload is one module with one settings type (plan table,
@@ -36,6 +37,7 @@ pub mod io;
 pub mod matrix;
 pub mod metadata;
 pub mod mix;
+pub mod program;
 pub mod rng;
 pub mod sleep;
 pub mod stdio;

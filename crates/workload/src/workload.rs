@@ -175,6 +175,14 @@ pub trait Workload:
         None
     }
 
+    /// What the reader of the results must know about how these settings run on this host:
+    /// a study's own file or program asked for and missing here, and what runs instead. A
+    /// campaign says each once (`fsbench run` prints it with the plan's notes); the samples
+    /// say it too, as warnings.
+    fn host_notes(&self, _ctx: &Context) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether, in a scale-out job, every rank works in the job's one directory (a file they
     /// share) rather than in a directory of its own.
     fn shares_dir(&self) -> bool {
@@ -454,6 +462,15 @@ impl Apply for Describe<'_> {
     type Out = Option<serde_json::Value>;
     fn apply<W: Workload>(self, settings: &W) -> Self::Out {
         settings.describe(self.0)
+    }
+}
+
+/// What any workload's settings make of this host.
+pub struct HostNotes<'a>(pub &'a Context);
+impl Apply for HostNotes<'_> {
+    type Out = Vec<String>;
+    fn apply<W: Workload>(self, settings: &W) -> Vec<String> {
+        settings.host_notes(self.0)
     }
 }
 

@@ -140,6 +140,7 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
         },
         human_duration(plan.estimate_ns())
     )?;
+    say_notes(plan)?;
     say!(
         "{:<key_width$}  {:<10}  {:<24}  {:<24}  each",
         "id",
@@ -163,6 +164,14 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
             quote(&case.config.mount_options),
             human_duration(plan.case_estimate_ns(case))
         )?;
+    }
+    Ok(())
+}
+
+/// The plan's notes (a study's profile: what differs from the study here), once each.
+fn say_notes(plan: &Plan) -> Result<(), Failure> {
+    for note in &plan.notes {
+        say!("Note: {note}")?;
     }
     Ok(())
 }
@@ -441,6 +450,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
                 plan.scale
             )?;
         }
+        say_notes(&plan)?;
         let mut stdout = std::io::stdout().lock();
         let summary = Terminal {
             db: Some(store.path()),

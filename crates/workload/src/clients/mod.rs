@@ -1,10 +1,12 @@
 //! Client load replay (dbench): N clients, each in its own directory, replay a loadfile in
-//! dbench's format — Debian's `/usr/share/dbench/client.txt` or the built-in one — over and
-//! over for a time, each operation mapped to POSIX calls as dbench's fileio backend maps it.
-//! Throughput is counted as dbench counts it: the bytes every ReadX and WriteX asked for, over
-//! the measured time (after the warm-up), in MB/s; per operation its count, mean and maximum
-//! latency; per client its throughput.
+//! dbench's format — dbench's own `client.txt` where it is installed, a file given, or the
+//! built-in one — over and over for a time, each operation mapped to POSIX calls as dbench's
+//! fileio backend maps it. Throughput is counted as dbench counts it: the bytes every ReadX and
+//! WriteX asked for, over the measured time (after the warm-up), in MB/s; per operation its
+//! count, mean and maximum latency; per client its throughput. With `method = "tool"` dbench
+//! itself runs the load instead ([`dbench`]), its figures read from its output.
 
+mod dbench;
 mod loadfile;
 
 pub use loadfile::{parse, LoadOp, NAMES};
@@ -12,6 +14,7 @@ pub use loadfile::{parse, LoadOp, NAMES};
 use crate::figures::{LATENCY_MAX, LATENCY_MEAN, LATENCY_P99, OPS, OPS_RATE};
 use crate::fileio::at;
 use crate::harness::Harness;
+pub use crate::task::Method;
 use crate::together::{run_together, ScratchDir};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
@@ -33,6 +36,66 @@ pub const BUILTIN: &str = include_str!("builtin.txt");
 pub const THROUGHPUT: MetricDef = crate::figures::THROUGHPUT.main();
 /// Lines whose outcome was not the status the loadfile expects (dbench prints them).
 pub const UNEXPECTED: MetricDef = MetricDef::new("unexpected", Unit::Count, Direction::Lower);
+/// Lines replayed while measuring (dbench's "did N lines").
+pub const LINES: MetricDef = MetricDef::new("lines", Unit::Count, Direction::None);
+/// Times a client reached the end of the loadfile while measuring (and began it again).
+pub const LOOPS: MetricDef = MetricDef::new("loops", Unit::Count, Direction::None);
+
+/// Where dbench's packages put its own loadfile (Debian's `dbench`; a build from source).
+pub const DBENCH_LOADFILES: [&str; 2] = [
+    "/usr/share/dbench/client.txt",
+    "/usr/local/share/dbench/client.txt",
+];
+
+/// The loadfile a run replays: dbench's own where it is installed, or a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadFile {
+    /// dbench's `client.txt` at the first of [`DBENCH_LOADFILES`] that exists; where none
+    /// does, the built-in load runs and the sample says so.
+    Dbench,
+    /// A loadfile in dbench's format.
+    Path(PathBuf),
+}
+
+impl std::fmt::Display for LoadFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadFile::Dbench => f.write_str("dbench"),
+            LoadFile::Path(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+impl std::str::FromStr for LoadFile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<LoadFile, String> {
+        match s.trim() {
+            "" => Err("give a loadfile: a path, or dbench for dbench's own client.txt".into()),
+            "dbench" => Ok(LoadFile::Dbench),
+            path => Ok(LoadFile::Path(PathBuf::from(path))),
+        }
+    }
+}
+
+fsbench_model::text_serde!(LoadFile);
+
+/// The load a run replays, read: its lines, where they came from, and what the reader must
+/// know about it (dbench's file was asked for and is not installed).
+pub struct Load {
+    pub lines: Vec<Line>,
+    /// The file's path, or None for the built-in load.
+    pub path: Option<PathBuf>,
+    pub warning: Option<String>,
+}
+
+impl Load {
+    /// What the results name the load by: its path, or `built-in`.
+    pub fn name(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| "built-in".to_string(), |p| p.display().to_string())
+    }
+}
 
 /// Client load replay (dbench).
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
@@ -50,10 +113,17 @@ pub struct ClientsSettings {
     #[arg(long, value_name = "DURATION", default_value_t = ClientsSettings::default().warmup)]
     pub warmup: TimeSpan,
 
-    /// A loadfile in dbench's format (e.g. /usr/share/dbench/client.txt); default: the
-    /// built-in one.
-    #[arg(long, value_name = "FILE")]
-    pub loadfile: Option<PathBuf>,
+    /// A loadfile in dbench's format, or `dbench` for dbench's own client.txt where it is
+    /// installed (/usr/share/dbench/client.txt; where it is not, the built-in load runs and the
+    /// sample says so); default: the built-in one.
+    #[arg(long, value_name = "FILE|dbench")]
+    pub loadfile: Option<LoadFile>,
+
+    /// native: fsbench's replay, the clients threads of one process; tool: dbench itself
+    /// (`dbench -c LOADFILE -t SECONDS -D DIR N`), its throughput and per-operation table read
+    /// from its output.
+    #[arg(long, value_name = "METHOD", default_value_t = ClientsSettings::default().method)]
+    pub method: Method,
 }
 
 impl Default for ClientsSettings {
@@ -63,15 +133,27 @@ impl Default for ClientsSettings {
             duration: TimeSpan::from_ns(10_000_000_000),
             warmup: TimeSpan::from_ns(1_000_000_000),
             loadfile: None,
+            method: Method::Native,
         }
     }
 }
 
 impl ClientsSettings {
-    fn lines(&self) -> Result<Vec<Line>, WorkloadError> {
+    /// The loadfile asked for: None for the built-in load, or the path of a file (dbench's
+    /// own, where it is installed), and the warning when dbench's was asked for and is absent.
+    pub fn loadfile_path(&self) -> (Option<PathBuf>, Option<String>) {
         match &self.loadfile {
-            None => parse(BUILTIN, "(built-in loadfile)")
-                .map_err(|e| WorkloadError::invalid("loadfile", e)),
+            None => (None, None),
+            Some(LoadFile::Path(path)) => (Some(path.clone()), None),
+            Some(LoadFile::Dbench) => dbench_loadfile(&DBENCH_LOADFILES),
+        }
+    }
+
+    /// The load, read and parsed; a line that cannot be read is refused with its number.
+    pub fn load(&self) -> Result<Load, WorkloadError> {
+        let (path, warning) = self.loadfile_path();
+        let lines = match &path {
+            None => parse(BUILTIN, "(built-in loadfile)"),
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     WorkloadError::invalid(
@@ -80,9 +162,14 @@ impl ClientsSettings {
                     )
                 })?;
                 parse(&text, &path.display().to_string())
-                    .map_err(|e| WorkloadError::invalid("loadfile", e))
             }
         }
+        .map_err(|e| WorkloadError::invalid("loadfile", e))?;
+        Ok(Load {
+            lines,
+            path,
+            warning,
+        })
     }
 
     fn check_counts(&self, ctx: &Context) -> Result<(u64, u64), WorkloadError> {
@@ -113,6 +200,9 @@ struct Client {
     counting: bool,
     bytes: u64,
     unexpected: u64,
+    /// Lines replayed while counting, and times the end of the loadfile was reached then.
+    lines: u64,
+    loops: u64,
     counts: Vec<Histogram>,
     failure: Option<Failure>,
     /// The first NTCreateX that opened a handle still open (handle, line).
@@ -460,7 +550,11 @@ impl Client {
                 if self.counting {
                     let kind = line.op.kind();
                     self.counts[kind].record(clock.ns(clock.ticks().saturating_sub(before)));
+                    self.lines += 1;
                 }
+            }
+            if self.counting {
+                self.loops += 1;
             }
         }
     }
@@ -470,6 +564,29 @@ impl Client {
             let _ = at::close(fd);
         }
     }
+}
+
+/// dbench's loadfile: the first of `candidates` that is a file, or none and the warning that
+/// the built-in load runs instead.
+fn dbench_loadfile(candidates: &[&str]) -> (Option<PathBuf>, Option<String>) {
+    match candidates.iter().find(|p| Path::new(p).is_file()) {
+        Some(found) => (Some(PathBuf::from(found)), None),
+        None => (
+            None,
+            Some(format!(
+                "dbench's client.txt is not installed (looked for {}): the built-in load ran instead; install dbench (apt-get install dbench, or scripts/install-deps.sh) to replay the study's load",
+                candidates.join(", ")
+            )),
+        ),
+    }
+}
+
+/// What the whole load's result says of how it ran: the method and the loadfile.
+fn load_attributes(load: &Load, method: Method) -> serde_json::Map<String, serde_json::Value> {
+    let mut attributes = serde_json::Map::new();
+    attributes.insert("method".into(), method.to_string().into());
+    attributes.insert("loadfile".into(), load.name().into());
+    attributes
 }
 
 /// The message for running out of file descriptors, which no loadfile status expects.
@@ -517,17 +634,44 @@ impl Workload for ClientsSettings {
     const ABOUT: &'static str =
         "Client load replay (dbench): N clients replay a loadfile in dbench's format, throughput as dbench counts it";
     const LONG_ABOUT: &'static str = "Client load replay (dbench).\n\nN clients, each a thread \
-in its own directory, replay a loadfile in dbench's format (Debian's \
-/usr/share/dbench/client.txt, or the built-in one) over and over: first for --warmup, then for \
---duration measured. Throughput is counted as dbench counts it: the bytes every ReadX and WriteX \
-asked for, over the measured time. Per operation: count, mean and maximum latency; per client: \
-throughput. A loadfile line that cannot be read is refused with its line number before anything \
-runs.";
+in its own directory, replay a loadfile in dbench's format (--loadfile dbench: dbench's own \
+client.txt where it is installed; a file; or the built-in one) over and over: first for \
+--warmup, then for --duration measured. Throughput is counted as dbench counts it: the bytes \
+every ReadX and WriteX asked for, over the measured time. Per operation: count, mean and maximum \
+latency; per client: throughput. A loadfile line that cannot be read is refused with its line \
+number before anything runs. --method tool runs dbench itself on the same loadfile instead and \
+reads its throughput and per-operation table.";
     const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Throughput);
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.check_counts(ctx)?;
-        self.lines().map(drop)
+        // dbench's own file is read when the run starts; a file given is checked now.
+        match &self.loadfile {
+            Some(LoadFile::Path(_)) => self.load().map(drop),
+            _ => Ok(()),
+        }
+    }
+
+    fn host_notes(&self, _ctx: &Context) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let (None, Some(warning)) = self.loadfile_path() {
+            notes.push(warning.replace("ran instead", "runs instead (each sample says so)"));
+        }
+        if self.method == Method::Tool && !crate::program::installed("dbench") {
+            notes.push(format!(
+                "{} (its cases end unsupported here)",
+                dbench::NOT_INSTALLED
+            ));
+        }
+        notes
+    }
+
+    fn describe(&self, _ctx: &Context) -> Option<serde_json::Value> {
+        let (path, _) = self.loadfile_path();
+        Some(serde_json::json!({
+            "loadfile": path.map_or_else(|| "built-in".to_string(), |p| p.display().to_string()),
+            "method": self.method.to_string(),
+        }))
     }
 
     fn estimate_ns(&self, ctx: &Context) -> u64 {
@@ -556,29 +700,42 @@ runs.";
             Ok(t) => t,
             Err(e) => return End::failed(e, None),
         };
-        let lines = match self.lines() {
-            Ok(lines) => lines,
+        if self.method == Method::Tool && !crate::program::installed("dbench") {
+            return End {
+                outcome: fsbench_model::Outcome::Unsupported,
+                error: Some(WorkloadError::Tool(dbench::NOT_INSTALLED.to_string())),
+                seed: None,
+                kept: Vec::new(),
+            };
+        }
+        let load = match self.load() {
+            Ok(load) => load,
             Err(e) => return End::failed(e, None),
         };
         if let Err(e) = self.preflight(ctx, dir) {
             return End::failed(e, None);
         }
+        if let Some(warning) = &load.warning {
+            sink.warning(warning);
+        }
         // Everything made goes, whatever happens (a panic included).
-        ScratchDir::run(dir, "fsbench-clients", None, |top| {
-            replay(self, &lines, top, (duration, warmup), stop, sink, harness)
+        ScratchDir::run(dir, "fsbench-clients", None, |top| match self.method {
+            Method::Native => replay(self, &load, top, (duration, warmup), stop, sink, harness),
+            Method::Tool => dbench::run(self, &load, top, duration, warmup, stop, sink),
         })
     }
 }
 
 fn replay(
     settings: &ClientsSettings,
-    lines: &[Line],
+    load: &Load,
     top: &Path,
     (duration_ns, warmup_ns): (u64, u64),
     stop: &StopFlag,
     sink: &mut dyn Sink,
     harness: &mut dyn Harness,
 ) -> Result<bool, WorkloadError> {
+    let lines = &load.lines;
     let biggest = lines
         .iter()
         .map(|l| match l.op {
@@ -603,6 +760,8 @@ fn replay(
             counting: false,
             bytes: 0,
             unexpected: 0,
+            lines: 0,
+            loops: 0,
             counts: (0..NAMES.len()).map(|_| Histogram::new()).collect(),
             failure: None,
             reopened: None,
@@ -643,11 +802,14 @@ fn replay(
                 threads: Some(settings.clients),
                 ..Dims::default()
             },
+            attributes: load_attributes(load, Method::Native),
             measurements: vec![
                 THROUGHPUT.at(bytes as f64 / seconds),
                 OPS_RATE.at(all_ops as f64 / seconds),
                 OPS.at(all_ops as f64),
                 UNEXPECTED.at(unexpected as f64),
+                LINES.at(clients.iter().map(|c| c.lines).sum::<u64>() as f64),
+                LOOPS.at(clients.iter().map(|c| c.loops).sum::<u64>() as f64),
             ],
             ..ResultRecord::default()
         },
@@ -690,7 +852,11 @@ fn replay(
                     threads: Some(settings.clients),
                     ..Dims::default()
                 },
-                measurements: vec![THROUGHPUT.at(c.bytes as f64 / seconds)],
+                measurements: vec![
+                    THROUGHPUT.at(c.bytes as f64 / seconds),
+                    LINES.at(c.lines as f64),
+                    LOOPS.at(c.loops as f64),
+                ],
                 ..ResultRecord::default()
             },
             sink,
@@ -735,7 +901,7 @@ mod tests {
             clients: 3,
             duration: TimeSpan::from_ns(300_000_000),
             warmup: TimeSpan::from_ns(50_000_000),
-            loadfile: None,
+            ..ClientsSettings::default()
         };
         let mut sink = Collect::default();
         let end = settings.run(
@@ -777,6 +943,107 @@ mod tests {
         );
     }
 
+    /// dbench's own client.txt replayed (as `loadfile = "dbench"` finds it): every operation
+    /// of the file, and only those, is done and counted. Per client, the lines replayed while
+    /// measuring are whole loops of the file and then a part of one: each operation kind's
+    /// count is that many loops of the file's count for it plus its count in the part.
+    #[test]
+    fn client_txt_replays_every_operation_of_the_file_as_often_as_the_file_has_it() {
+        let settings = ClientsSettings {
+            clients: 2,
+            duration: TimeSpan::from_ns(400_000_000),
+            warmup: TimeSpan::from_ns(0),
+            loadfile: Some(LoadFile::Dbench),
+            ..ClientsSettings::default()
+        };
+        let load = settings.load().unwrap();
+        let path = load.path.clone().unwrap_or_else(|| {
+            panic!("dbench's client.txt is not installed: install dbench (scripts/install-deps.sh)")
+        });
+        assert!(load.warning.is_none());
+        assert!(
+            load.lines.len() > 400_000,
+            "{}: {}",
+            path.display(),
+            load.lines.len()
+        );
+        let in_file = |lines: &[Line]| {
+            let mut counts = [0u64; NAMES.len()];
+            for l in lines {
+                counts[l.op.kind()] += 1;
+            }
+            counts
+        };
+        let whole = in_file(&load.lines);
+        let dir = tempfile::tempdir().unwrap();
+        let mut sink = Collect::default();
+        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert_eq!(
+            sink.records[0].attributes["loadfile"],
+            path.display().to_string()
+        );
+        let mut expected = [0u64; NAMES.len()];
+        let mut replayed = 0;
+        for client in sink.records.iter().filter(|r| r.dims.client.is_some()) {
+            let lines = client.measurement("lines").unwrap().value as usize;
+            let loops = client.measurement("loops").unwrap().value as usize;
+            assert_eq!(loops, lines / load.lines.len(), "{client:?}");
+            let part = in_file(&load.lines[..lines % load.lines.len()]);
+            for kind in 0..NAMES.len() {
+                expected[kind] += loops as u64 * whole[kind] + part[kind];
+            }
+            replayed += lines;
+        }
+        assert!(replayed > 1000, "{replayed} lines in 0.4 s");
+        for (kind, name) in NAMES.iter().enumerate() {
+            let got = sink
+                .records
+                .iter()
+                .find(|r| r.dims.operation.as_deref() == Some(name))
+                .map_or(0, |r| r.measurement("ops").unwrap().value as u64);
+            assert_eq!(got, expected[kind], "{name}: {} in the file", whole[kind]);
+        }
+        assert_eq!(
+            sink.records[0].measurement("ops").unwrap().value as usize,
+            replayed
+        );
+    }
+
+    #[test]
+    fn dbench_s_load_where_it_is_not_installed_is_the_built_in_one_with_a_warning() {
+        let settings = ClientsSettings {
+            loadfile: Some(LoadFile::Dbench),
+            ..ClientsSettings::default()
+        };
+        let (path, warning) = settings.loadfile_path();
+        assert_eq!(path, dbench_loadfile(&DBENCH_LOADFILES).0);
+        if path.is_none() {
+            assert!(warning.is_some());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let there = dir.path().join("client.txt");
+        std::fs::write(&there, "Close 1 NT_STATUS_OK\n").unwrap();
+        let missing = dir.path().join("missing.txt");
+        let (missing, there) = (missing.to_str().unwrap(), there.to_str().unwrap());
+        assert_eq!(
+            dbench_loadfile(&[missing, there]),
+            (Some(PathBuf::from(there)), None)
+        );
+        let (none, warning) = dbench_loadfile(&[missing]);
+        assert_eq!(none, None);
+        let warning = warning.unwrap();
+        assert!(
+            warning.contains(missing) && warning.contains("the built-in load ran instead"),
+            "{warning}"
+        );
+        assert_eq!("dbench".parse::<LoadFile>(), Ok(LoadFile::Dbench));
+        assert_eq!(
+            "/x/client.txt".parse::<LoadFile>(),
+            Ok(LoadFile::Path("/x/client.txt".into()))
+        );
+    }
+
     /// What docs/workloads/clients.md says of the built-in loadfile.
     #[test]
     fn the_built_in_loadfile_moves_bytes_as_client_txt_does() {
@@ -810,7 +1077,7 @@ mod tests {
         let file = dir.path().join("load.txt");
         std::fs::write(&file, "Close 1 NT_STATUS_OK\nReadX 1 NT_STATUS_OK\n").unwrap();
         let settings = ClientsSettings {
-            loadfile: Some(file.clone()),
+            loadfile: Some(LoadFile::Path(file.clone())),
             ..ClientsSettings::default()
         };
         let e = settings.check(&Context::default()).unwrap_err().to_string();
