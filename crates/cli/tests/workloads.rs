@@ -163,6 +163,83 @@ fn the_metadata_loops_run_from_the_command_line_and_report_what_they_did() {
     assert_eq!(stderr(&bad).trim(), "error: --count: must be at least 1");
 }
 
+/// Study 003's loops as shell loops (`--method tool`): each iteration starts exactly one
+/// process, its command (echo, the shell's own, none). Counted by shims on PATH that log
+/// their name and exec the real command: one fork per iteration still, and the log says which.
+#[test]
+fn the_shell_loops_start_one_process_per_iteration() {
+    let dir = tempfile::tempdir().unwrap();
+    let shims = tempfile::tempdir().unwrap();
+    let log = shims.path().join("log");
+    let commands = [
+        "mkdir", "touch", "echo", "cat", "dd", "stat", "mv", "ls", "rm", "rmdir",
+    ];
+    let path = std::env::var("PATH").unwrap();
+    for command in commands {
+        let real = std::env::split_paths(&path)
+            .map(|d| d.join(command))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{command} is not on PATH"));
+        let shim = shims.path().join(command);
+        std::fs::write(
+            &shim,
+            format!(
+                "#!/bin/sh\necho {command} >> '{}'\nexec '{}' \"$@\"\n",
+                log.display(),
+                real.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (count, threads) = (25, 2);
+    let output = fsbench()
+        .env("PATH", format!("{}:{path}", shims.path().display()))
+        .args(["metadata", "--method", "tool", "--no-store", "--json", "-"])
+        .args([
+            "-n",
+            &count.to_string(),
+            "-t",
+            &threads.to_string(),
+            "--dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let results = flat_results(&serde_json::from_slice(&output.stdout).unwrap());
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let started = |command: &str| logged.lines().filter(|l| *l == command).count();
+    for (op, command) in [
+        ("mkdir", "mkdir"),
+        ("create", "touch"),
+        ("append", "echo"),
+        ("read", "cat"),
+        ("write", "dd"),
+        ("stat", "stat"),
+        ("rename", "mv"),
+        ("readdir", "ls"),
+        ("unlink", "rm"),
+        ("rmdir", "rmdir"),
+    ] {
+        let r = results.iter().find(|r| r["operation"] == op).unwrap();
+        let iterations = r["ops"].as_u64().unwrap() as usize;
+        let per = r["processes_per_iteration"].as_u64().unwrap() as usize;
+        assert_eq!(started(command), per * iterations, "{op}: {r}");
+        let expected = if op == "readdir" {
+            threads
+        } else {
+            count * threads
+        };
+        assert_eq!(iterations, expected, "{op}");
+        assert_eq!(per, usize::from(op != "append"), "{op}");
+    }
+    // Eight commands a file or directory each, and one listing per thread, and nothing else.
+    assert_eq!(logged.lines().count(), 8 * count * threads + threads);
+    assert!(entries(dir.path()).is_empty(), "left behind");
+}
+
 #[test]
 fn the_metadata_loops_run_in_a_campaign_on_a_prepared_filesystem() {
     if !root_or_skip("the_metadata_loops_run_in_a_campaign_on_a_prepared_filesystem") {
@@ -409,7 +486,7 @@ fn a_refused_run_neither_empties_nor_leaves_its_export_files() {
 }
 
 #[test]
-fn client_loads_replay_debians_client_txt_in_its_proportions() {
+fn client_loads_replay_debians_client_txt_operation_for_operation() {
     let dir = tempfile::tempdir().unwrap();
     // A bad loadfile line is refused with its number, before anything runs.
     let bad = dir.path().join("bad.txt");
@@ -446,52 +523,62 @@ fn client_loads_replay_debians_client_txt_in_its_proportions() {
             "--warmup",
             "0",
         ])
-        .args(["--no-store", "--json", "-", "--loadfile"])
-        .arg(client_txt)
-        .arg("--dir")
+        .args(["--no-store", "--json", "-", "--loadfile", "dbench", "--dir"])
         .arg(work.path())
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
     let results = flat_results(&doc);
-    let ops = |name: &str| {
-        results
-            .iter()
-            .find(|r| r["operation"] == name)
-            .map_or(0.0, |r| r["ops"].as_f64().unwrap())
+    // Every operation of the file, and only those, as often as the file has it: without a
+    // warm-up a client's lines are whole loops of the file and then a part of one, so each
+    // kind's count is that many loops of its count in the file plus its count in the part.
+    let file: Vec<String> = std::fs::read_to_string(client_txt)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let kind = |line: &str| line.split_whitespace().next().unwrap().to_string();
+    let count = |lines: &[String]| {
+        let mut counts = std::collections::BTreeMap::<String, u64>::new();
+        for l in lines {
+            *counts.entry(kind(l)).or_default() += 1;
+        }
+        counts
     };
-    // Without a warm-up, each client replayed the file's first lines (458k lines take longer
-    // than 2 s): the counts are those of that prefix, in its proportions.
-    let text = std::fs::read_to_string(client_txt).unwrap();
-    let replayed: f64 = results
+    let whole = count(&file);
+    let mut expected = std::collections::BTreeMap::<String, u64>::new();
+    for client in results.iter().filter(|r| r.get("client").is_some()) {
+        let lines = client["lines"].as_u64().unwrap() as usize;
+        let loops = client["loops"].as_u64().unwrap() as usize;
+        assert_eq!(loops, lines / file.len(), "{client}");
+        for (op, n) in &whole {
+            *expected.entry(op.clone()).or_default() += loops as u64 * n;
+        }
+        for (op, n) in count(&file[..lines % file.len()]) {
+            *expected.entry(op).or_default() += n;
+        }
+    }
+    let got: std::collections::BTreeMap<String, u64> = results
         .iter()
         .filter(|r| r.get("operation").is_some())
-        .map(|r| r["ops"].as_f64().unwrap())
-        .sum();
-    let prefix: Vec<&str> = text.lines().take((replayed / 2.0) as usize).collect();
-    assert!(
-        prefix.len() < text.lines().count(),
-        "more than a whole pass: shorten the run"
-    );
-    let in_prefix = |op: &str| {
-        prefix
-            .iter()
-            .filter(|l| l.starts_with(&format!("{op} ")))
-            .count() as f64
-    };
-    for op in ["ReadX", "WriteX", "NTCreateX", "Close"] {
-        let (got, want) = (ops(op), 2.0 * in_prefix(op));
-        assert!(
-            (got / want - 1.0).abs() < 0.05,
-            "{op}: {got} replayed, {want} in the prefix"
-        );
-    }
+        .map(|r| {
+            (
+                r["operation"].as_str().unwrap().to_string(),
+                r["ops"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    expected.retain(|_, n| *n > 0);
+    assert_eq!(got, expected, "per operation: replayed, and as in the file");
+    assert!(got.values().sum::<u64>() > 1000, "{got:?}");
     let overall = results
         .iter()
         .find(|r| r.get("operation").is_none() && r.get("client").is_none())
         .unwrap();
     assert!(overall["throughput"].as_f64().unwrap() > 0.0);
+    assert_eq!(overall["loadfile"], client_txt.to_str().unwrap());
     assert!(entries(work.path()).is_empty(), "left behind");
 }
 

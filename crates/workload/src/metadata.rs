@@ -10,11 +10,18 @@
 //! create) once its time has passed since the operation started — or, `first`, once the first
 //! thread of any rank has made its whole share; the operations after them act on what each
 //! thread made (mdtest's wear-out), so every file made is stat'ed, read and removed.
+//!
+//! `method = "tool"` runs the loops as study 003 ran them, in a shell: per operation and
+//! thread one shell runs `count` iterations of the operation's command as a process (`mkdir`,
+//! `touch`, `cat`, `dd`, ...; `echo` is the shell's own), timed as a whole with wait4, so
+//! fork and exec are in the figure; the names and what each operation needs are the same.
 
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
 use crate::harness::Harness;
 pub use crate::stonewall::Stonewall;
+use crate::task::timing::{self, Times, ToolEnd};
+pub use crate::task::Method;
 use crate::together::{run_together, run_together_watching, ScratchDir, SharedStart};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
@@ -190,6 +197,16 @@ pub struct MetadataSettings {
     /// Seed of the data written (default: a fresh one per run; recorded with the results).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+
+    /// native: each operation as system calls; tool: study 003's shell loops, one shell per
+    /// thread running --count iterations of the operation's command as a process (mkdir,
+    /// touch, echo >>, cat, dd, stat, mv, ls, rm, rmdir), timed as a whole.
+    #[arg(long, value_name = "METHOD", default_value_t = MetadataSettings::default().method)]
+    pub method: Method,
+
+    /// The shell that runs the loops of --method tool (study 003's were bash scripts).
+    #[arg(long, value_name = "PROGRAM", default_value_t = MetadataSettings::default().shell)]
+    pub shell: String,
 }
 
 impl Default for MetadataSettings {
@@ -209,6 +226,8 @@ impl Default for MetadataSettings {
             data: DataKind::Random,
             stonewall: None,
             seed: None,
+            method: Method::Native,
+            shell: "sh".into(),
         }
     }
 }
@@ -301,6 +320,9 @@ impl MetadataSettings {
         }
         Stonewall::check(self.stonewall)?;
         ctx.check()?;
+        if self.method == Method::Tool {
+            self.check_tool()?;
+        }
         let mut ops = if self.ops.is_empty() {
             MetaOp::ALL.to_vec()
         } else {
@@ -323,6 +345,57 @@ impl MetadataSettings {
     }
 }
 
+impl MetadataSettings {
+    /// What the shell loops cannot do as asked: each refusal names the setting.
+    fn check_tool(&self) -> Result<(), WorkloadError> {
+        let refuse = |field: &'static str, why: &str| {
+            Err(WorkloadError::invalid(
+                field,
+                format!("{why} with method = tool (the shell's commands): drop it or use method = native"),
+            ))
+        };
+        if self.fsync_file || self.fsync_dir {
+            return refuse(
+                if self.fsync_file {
+                    "fsync_file"
+                } else {
+                    "fsync_dir"
+                },
+                "the commands do not fsync",
+            );
+        }
+        if self.create_size.0 > 0 {
+            return refuse("create_size", "touch makes empty files");
+        }
+        if self.stonewall.is_some() {
+            return refuse("stonewall", "a shell loop runs its whole count");
+        }
+        if self.append_size.0 == 0 || self.append_size.0 > 4096 {
+            return Err(WorkloadError::invalid(
+                "append_size",
+                "echo appends 1 to 4096 bytes (its text and a newline) with method = tool",
+            ));
+        }
+        let shell = self.shell.trim();
+        if shell.is_empty() || shell.starts_with('-') || shell.contains(char::is_whitespace) {
+            return Err(WorkloadError::invalid(
+                "shell",
+                "name one program (sh, bash, or a path to one)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the shell of the tool method is there (a path, or a name on PATH).
+    fn shell_installed(&self) -> bool {
+        if self.shell.contains('/') {
+            Path::new(&self.shell).is_file()
+        } else {
+            crate::program::installed(&self.shell)
+        }
+    }
+}
+
 impl Workload for MetadataSettings {
     const KIND: &'static str = "metadata";
     const ABOUT: &'static str =
@@ -332,7 +405,9 @@ rename, readdir, unlink, rmdir) as system calls, 1..N threads.\n\nPer operation,
 times a loop of --count operations on its own files (or, with --shared-dir, in one directory), \
 all threads starting together; each operation reports its rate over all threads and its latency \
 percentiles. What an operation needs (files to read) is made untimed; everything is removed \
-afterwards. With the cache policy `drop`, caches are dropped before each operation.";
+afterwards. With the cache policy `drop`, caches are dropped before each operation. --method \
+tool runs study 003's shell loops instead: per operation and thread one shell runs --count \
+iterations of its command as a process (mkdir, touch, echo >>, cat, dd, ...), timed as a whole.";
     const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Metadata);
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
@@ -352,8 +427,11 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
     }
 
     fn estimate_ns(&self, ctx: &Context) -> u64 {
-        // About 20 µs per operation on a cached filesystem, more with fsync.
-        let per_op = if self.fsync_file || self.fsync_dir {
+        // About 20 µs per operation on a cached filesystem, more with fsync; a process per
+        // operation (fork, exec, the command's start) about a millisecond.
+        let per_op = if self.method == Method::Tool {
+            1_000_000
+        } else if self.fsync_file || self.fsync_dir {
             2_000_000
         } else {
             20_000
@@ -361,6 +439,17 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
         self.plan(ctx).map_or(0, |p| {
             p.ops.len() as u64 * p.count * per_op * p.threads.div_ceil(2)
         })
+    }
+
+    fn host_notes(&self, _ctx: &Context) -> Vec<String> {
+        if self.method == Method::Tool && !self.shell_installed() {
+            vec![format!(
+                "{}: install it or give another shell (its loops' cases end unsupported here)",
+                tool_missing(&self.shell)
+            )]
+        } else {
+            Vec::new()
+        }
     }
 
     fn run(
@@ -375,6 +464,17 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
             Ok(plan) => plan,
             Err(e) => return End::failed(e, self.seed),
         };
+        if self.method == Method::Tool && !self.shell_installed() {
+            return End {
+                outcome: fsbench_model::Outcome::Unsupported,
+                error: Some(WorkloadError::Tool(format!(
+                    "{}: install it, or give another shell (shell = \"sh\")",
+                    tool_missing(&self.shell)
+                ))),
+                seed: self.seed,
+                kept: Vec::new(),
+            };
+        }
         let seed = Some(plan.seed);
         if let Err(e) = self.preflight(ctx, dir) {
             return End::failed(e, seed);
@@ -388,8 +488,10 @@ afterwards. With the cache policy `drop`, caches are dropped before each operati
 
 /// One thread's files and buffers, all made before anything is timed.
 struct Worker {
-    /// Where this thread's directories go (mkdir, rmdir).
+    thread: u64,
+    /// Where this thread's directories go (mkdir, rmdir); the shell loops run in it.
     base: OwnedFd,
+    base_path: std::path::PathBuf,
     /// The directories its files are spread over.
     file_dirs: Vec<OwnedFd>,
     files: Vec<CString>,
@@ -465,7 +567,9 @@ impl Worker {
                 .max(1) as usize,
         );
         Ok(Worker {
+            thread,
             base,
+            base_path,
             file_dirs,
             files: (0..n).map(|i| cname(format!("f{thread}-{i}"))).collect(),
             renamed: (0..n).map(|i| cname(format!("r{thread}-{i}"))).collect(),
@@ -729,6 +833,12 @@ impl Worker {
             wall.store(true, Ordering::Relaxed);
         }
         self.recorder = recorder;
+        self.finished(op, done);
+        result
+    }
+
+    /// What exists after `op` made or removed `done` things.
+    fn finished(&mut self, op: MetaOp, done: u64) {
         match op {
             MetaOp::Mkdir => {
                 self.subdirs_exist = true;
@@ -743,8 +853,93 @@ impl Worker {
             MetaOp::Rmdir => self.subdirs_exist = false,
             _ => {}
         }
-        result
     }
+
+    /// One iteration of `op`'s shell loop on name number `$i`, with the names [`Worker::op`]
+    /// uses (relative to the thread's directory, where the shell runs), and how many processes
+    /// it starts.
+    fn iteration(&self, op: MetaOp, shell: &ShellData) -> (String, u64) {
+        let t = self.thread;
+        let dirs = self.file_dirs.len();
+        let dir = if dirs > 1 {
+            format!("s$((i % {dirs}))/")
+        } else {
+            String::new()
+        };
+        let stem = if self.files_renamed { "r" } else { "f" };
+        let file = format!("{dir}{stem}{t}-$i");
+        let body = match op {
+            MetaOp::Mkdir => format!("mkdir d{t}-$i"),
+            MetaOp::Create => format!("touch {file}"),
+            // echo is the shell's own: no process, as in the study's bash scripts.
+            MetaOp::Append => return (format!("echo {} >> {file}", shell.text), 0),
+            MetaOp::Read => format!("cat {file} > /dev/null"),
+            MetaOp::Write => format!(
+                "dd if={} of={file} bs={} count={} 2> /dev/null",
+                shell.source, shell.block, shell.blocks
+            ),
+            MetaOp::Stat => format!("stat {file} > /dev/null"),
+            MetaOp::Rename => format!("mv {dir}f{t}-$i {dir}r{t}-$i"),
+            MetaOp::Readdir if dirs > 1 => format!("ls -f s$((i % {dirs})) > /dev/null"),
+            MetaOp::Readdir => "ls -f . > /dev/null".to_string(),
+            MetaOp::Unlink => format!("rm {file}"),
+            MetaOp::Rmdir => format!("rmdir d{t}-$i"),
+        };
+        (body, 1)
+    }
+}
+
+/// What every thread's shell loops share: the text echo appends and the file dd copies from
+/// (made before anything is timed), dd's block size and blocks.
+struct ShellData {
+    /// Letters (echo adds the newline that makes `append_size` bytes).
+    text: String,
+    /// The path of a file of `write_size` bytes of the run's data, quoted for the shell.
+    source: String,
+    block: u64,
+    blocks: u64,
+}
+
+impl ShellData {
+    fn new(
+        settings: &MetadataSettings,
+        plan: &MetadataPlan,
+        top: &Path,
+    ) -> Result<ShellData, WorkloadError> {
+        let mut rng = crate::rng::Rng::new(plan.seed);
+        let text: String = (1..settings.append_size.0)
+            .map(|_| (b'a' + (rng.next_u64() % 26) as u8) as char)
+            .collect();
+        let path = top.join("dd-source");
+        let size = settings.write_size.0 as usize;
+        let data = DataSource::new(settings.data, plan.seed, size.max(1))
+            .next(size)
+            .to_vec();
+        std::fs::write(&path, data)
+            .map_err(|e| WorkloadError::io("write the data dd copies to", &path, e))?;
+        let block = settings.write_block_size.0;
+        Ok(ShellData {
+            text,
+            source: shell_quote(&path.to_string_lossy()),
+            block,
+            blocks: settings.write_size.0.div_ceil(block),
+        })
+    }
+}
+
+/// `text` as one word for sh: in single quotes, each quote in it closed and escaped.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Why the tool method cannot run: its shell is missing.
+fn tool_missing(shell: &str) -> String {
+    format!("the shell of the loops (method = tool), {shell}, is not installed")
+}
+
+/// `count` iterations of `body` with `$i` from 0, stopping at the first command that fails.
+fn shell_loop(body: &str, count: u64) -> String {
+    format!("set -e; i=0; while [ \"$i\" -lt {count} ]; do {body}; i=$((i + 1)); done")
 }
 
 /// An operation that failed, and on which name.
@@ -768,6 +963,10 @@ fn run(
     let total = plan.ops.len();
     let mut warned = false;
     let first_done = plan.stonewall_first.then(|| AtomicBool::new(false));
+    let shell = match settings.method {
+        Method::Tool => Some(ShellData::new(settings, plan, top)?),
+        Method::Native => None,
+    };
     for (done, &op) in plan.ops.iter().enumerate() {
         if stop.is_requested() {
             return Ok(false);
@@ -795,6 +994,21 @@ fn run(
         };
         if !harness.phase_start() {
             return Ok(false);
+        }
+        if let Some(shell) = &shell {
+            let Some(record) = time_loops(settings, plan, op, shell, &mut workers, top, stop)?
+            else {
+                return Ok(false);
+            };
+            let mut record = record;
+            record.attributes.insert("cache_state".into(), cache.into());
+            sink.status(&format!(
+                "{op} {:.0} ops/s ({} of {total})",
+                record.main().map_or(0.0, |m| m.value),
+                done + 1
+            ));
+            sink.record(record, done + 1, Some(total));
+            continue;
         }
         let phase = SharedStart::default();
         let work = |w: &mut Worker| {
@@ -843,6 +1057,91 @@ fn run(
         sink.record(record, done + 1, Some(total));
     }
     Ok(true)
+}
+
+/// Times `op` as shell loops: every thread's shell runs its iterations at once; the result
+/// is over all of them, from their release to the last one's end. None when stopped.
+fn time_loops(
+    settings: &MetadataSettings,
+    plan: &MetadataPlan,
+    op: MetaOp,
+    shell: &ShellData,
+    workers: &mut [Worker],
+    top: &Path,
+    stop: &StopFlag,
+) -> Result<Option<ResultRecord>, WorkloadError> {
+    let (iteration, processes) = workers[0].iteration(op, shell);
+    let clock = Clock::get();
+    let together = run_together(workers, |w| {
+        let count = w.op_count(op);
+        let script = shell_loop(&w.iteration(op, shell).0, count);
+        let ran = timing::tool(&settings.shell, &["-c", &script], &w.base_path, stop);
+        (count, ran)
+    })
+    .map_err(|e| WorkloadError::io(format!("{op} in"), top, e))?;
+    let wall_ns = clock
+        .ns(together.ended.saturating_sub(together.released))
+        .max(1);
+    let (mut ops, mut times) = (0u64, Times::default());
+    for (w, (count, ran)) in workers.iter_mut().zip(together.results) {
+        match ran {
+            Err(e) => {
+                return Err(WorkloadError::Tool(format!(
+                    "{}: cannot start it ({e})",
+                    tool_missing(&settings.shell)
+                )))
+            }
+            Ok(ToolEnd::Stopped) => return Ok(None),
+            Ok(ToolEnd::Failed { status, stderr, .. }) => {
+                return Err(WorkloadError::Tool(format!(
+                    "the {op} loop ({}) {status}: {stderr}",
+                    settings.shell
+                )))
+            }
+            Ok(ToolEnd::Ok(t)) => times = times + t,
+        }
+        w.finished(op, count);
+        ops += count;
+    }
+    let seconds = wall_ns as f64 / 1e9;
+    let mut measurements = vec![
+        OPS_RATE.at(ops as f64 / seconds),
+        LATENCY_MEAN.at(times.real_ns as f64 / ops.max(1) as f64),
+        OPS.at(ops as f64),
+        ELAPSED.at(wall_ns as f64),
+        CPU_USER.at(times.user_ns as f64),
+        CPU_SYS.at(times.sys_ns as f64),
+    ];
+    let bytes = match op {
+        MetaOp::Append => Some(ops * settings.append_size.0),
+        // Files are made empty (touch) and read before dd writes them: what cat reads is
+        // what echo appended, if it ran (looked up, not stat'ed: that would warm a dropped
+        // cache).
+        MetaOp::Read if plan.ops.contains(&MetaOp::Append) => Some(ops * settings.append_size.0),
+        MetaOp::Read => Some(0),
+        MetaOp::Write => Some(ops * settings.write_size.0),
+        _ => None,
+    };
+    if let Some(bytes) = bytes {
+        measurements.push(THROUGHPUT.at(bytes as f64 / seconds));
+        measurements.push(BYTES.at(bytes as f64));
+    }
+    let mut attributes = serde_json::Map::new();
+    attributes.insert("method".into(), "tool".into());
+    attributes.insert("shell".into(), settings.shell.clone().into());
+    attributes.insert("iteration".into(), iteration.into());
+    attributes.insert("processes_per_iteration".into(), processes.into());
+    attributes.insert("files_per_thread".into(), plan.count.into());
+    Ok(Some(ResultRecord {
+        dims: Dims {
+            operation: Some(op.name().to_string()),
+            threads: Some(plan.threads),
+            ..Dims::default()
+        },
+        attributes,
+        measurements,
+        latency_bins: Vec::new(),
+    }))
 }
 
 /// One operation's result over all threads.
@@ -1096,6 +1395,96 @@ mod tests {
             "unlink removed what was made"
         );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// The shell loops (study 003): every operation is a loop of its command in a shell per
+    /// thread, each iteration on the names the system-call loops use, so each finds what the
+    /// one before made, and the run ends clean; the figures are over the whole loops.
+    #[test]
+    fn the_shell_loops_run_every_operation_as_its_command() {
+        for dirs in [1, 3] {
+            let dir = tempfile::tempdir().unwrap();
+            let settings = MetadataSettings {
+                count: 12,
+                threads: 2,
+                dirs,
+                method: Method::Tool,
+                ..MetadataSettings::default()
+            };
+            let (end, sink) = run_in(dir.path(), &settings);
+            assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+            assert_eq!(sink.records.len(), 10);
+            for r in &sink.records {
+                let op = r.dims.operation.as_deref().unwrap();
+                assert_eq!(r.attributes["method"], "tool");
+                assert_eq!(r.attributes["shell"], "sh");
+                let iteration = r.attributes["iteration"].as_str().unwrap();
+                // Every iteration names its own file or directory (a listing, a directory).
+                assert!(
+                    iteration.contains("$i") || op == "readdir",
+                    "{op}: {iteration}"
+                );
+                let processes = if op == "append" { 0 } else { 1 };
+                assert_eq!(r.attributes["processes_per_iteration"], processes, "{op}");
+                let want = if op == "readdir" { 2 * dirs } else { 24 };
+                assert_eq!(value(r, "ops"), want as f64, "{op}");
+                assert!(value(r, "ops_rate") > 0.0 && value(r, "cpu_user") >= 0.0);
+            }
+            let by = |op: &str| {
+                sink.records
+                    .iter()
+                    .find(|r| r.dims.operation.as_deref() == Some(op))
+                    .unwrap()
+            };
+            assert_eq!(by("mkdir").attributes["iteration"], "mkdir d0-$i");
+            assert_eq!(value(by("append"), "bytes"), 24.0 * 16.0);
+            assert_eq!(value(by("read"), "bytes"), 24.0 * 16.0);
+            assert_eq!(value(by("write"), "bytes"), 24.0 * 16384.0);
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                0,
+                "left behind"
+            );
+        }
+    }
+
+    #[test]
+    fn what_a_shell_loop_cannot_do_is_refused_by_name() {
+        let ctx = Context::default();
+        let tool = |s: MetadataSettings| {
+            MetadataSettings {
+                method: Method::Tool,
+                ..s
+            }
+            .plan(&ctx)
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(tool(MetadataSettings {
+            fsync_file: true,
+            ..Default::default()
+        })
+        .starts_with("fsync_file: the commands do not fsync with method = tool"));
+        assert!(tool(MetadataSettings {
+            create_size: Size(4096),
+            ..Default::default()
+        })
+        .starts_with("create_size: touch makes empty files"));
+        assert!(tool(MetadataSettings {
+            shell: "sh -x".into(),
+            ..Default::default()
+        })
+        .starts_with("shell: name one program"));
+        let dir = tempfile::tempdir().unwrap();
+        let missing = MetadataSettings {
+            method: Method::Tool,
+            shell: "no-such-shell-fsbench".into(),
+            ..MetadataSettings::default()
+        };
+        let (end, _) = run_in(dir.path(), &missing);
+        assert_eq!(end.outcome, Outcome::Unsupported);
+        assert!(end.error.unwrap().to_string().contains("is not installed"));
+        assert_eq!(missing.host_notes(&ctx).len(), 1);
     }
 
     #[test]
