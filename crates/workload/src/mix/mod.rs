@@ -2,12 +2,19 @@
 //! `num_files` files in `num_dirs` directories is created first (timed and reported on its own),
 //! then `threads` threads pick operations by weight — create, write, append, read, readall,
 //! delete, stat, metaop — for `duration`. Reported as FFSB reports it: transactions per second
-//! (one transaction per read or write call, one per delete, stat or metaop), MB/s read and
-//! written, CPU utilisation of all cores; and per operation, with latency percentiles.
+//! (one transaction per read or write call as FFSB counts them, one per delete, stat or
+//! metaop), MB/s read and written, and CPU utilisation as FFSB computes it (the process's user
+//! and system time over the run and its closing sync, 100 % being one CPU); and per operation,
+//! with latency percentiles.
 //!
-//! FFSB keeps one file list under locks; here each thread owns an equal share of the fileset
-//! (and the files it creates), so the harness takes no lock. Names, buffers and descriptors of
-//! the directories are made before the timed loop.
+//! Every thread picks its files from one list, as FFSB's threads do ([`filelist`]: its
+//! selection, holes and locks); `file_list = "per-thread"` gives each thread a list of its own
+//! instead (a share of the fileset and what it creates), whose locks no other thread takes.
+//! Names, buffers and descriptors of the directories are made before the timed loop.
+
+mod filelist;
+
+pub use filelist::{FileList, Hold, Kind};
 
 use crate::data::{DataKind, DataSource};
 use crate::figures::{
@@ -26,7 +33,7 @@ use fsbench_measure::units::{Size, TimeSpan};
 use fsbench_measure::CpuTimes;
 use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
 use serde::{Deserialize, Serialize};
-use std::ffi::CString;
+use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
@@ -37,11 +44,17 @@ pub const READ_THROUGHPUT: MetricDef =
     MetricDef::new("read_throughput", Unit::BytesPerSec, Direction::Higher);
 pub const WRITE_THROUGHPUT: MetricDef =
     MetricDef::new("write_throughput", Unit::BytesPerSec, Direction::Higher);
-/// CPU time of the whole process over the timed run, % of all cores (as FFSB printed it).
+/// User CPU time of the whole process over the run and its closing sync, % of the run's
+/// time: FFSB's "% User Time" (100 % is one CPU busy all along; several CPUs give more).
 pub const CPU_USER_PERCENT: MetricDef =
     MetricDef::new("cpu_user_percent", Unit::Percent, Direction::None);
+/// System CPU time likewise: FFSB's "% System Time".
 pub const CPU_SYS_PERCENT: MetricDef =
     MetricDef::new("cpu_sys_percent", Unit::Percent, Direction::None);
+/// Both: FFSB's "% CPU Utilization", study 002's "CPU usage %".
+pub const CPU_PERCENT: MetricDef = MetricDef::new("cpu_percent", Unit::Percent, Direction::None);
+/// The sync that ends a run, as FFSB's (inside `elapsed` and every rate).
+pub const SYNC: MetricDef = MetricDef::new("sync", Unit::Nanos, Direction::None);
 pub const TRANSACTIONS: MetricDef = MetricDef::new("transactions", Unit::Count, Direction::None);
 
 /// The operations a thread chooses from, by weight.
@@ -82,6 +95,39 @@ impl Op {
         }
     }
 }
+
+/// Which files a thread picks from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileListMode {
+    /// One list for every thread, as FFSB's: any thread may pick any file, and the files one
+    /// creates are picked by the others.
+    #[default]
+    Shared,
+    /// A list of its own per thread: an equal share of the fileset and what it creates.
+    PerThread,
+}
+
+impl fmt::Display for FileListMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileListMode::Shared => "shared",
+            FileListMode::PerThread => "per-thread",
+        })
+    }
+}
+
+impl std::str::FromStr for FileListMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FileListMode, String> {
+        match s {
+            "shared" => Ok(FileListMode::Shared),
+            "per-thread" => Ok(FileListMode::PerThread),
+            _ => Err(format!("unknown file list '{s}': use shared or per-thread")),
+        }
+    }
+}
+
+fsbench_model::text_serde!(FileListMode);
 
 /// A weighted small-file mix (FFSB): a fileset, then threads choosing operations by weight.
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
@@ -179,6 +225,10 @@ pub struct MixSettings {
     /// Seed of sizes, choices, offsets and data (default: a fresh one per run; stored).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// shared: every thread picks its files from one list, FFSB's (its locks); per-thread:
+    /// each thread from its own share of the fileset (no other thread takes its locks).
+    #[arg(long, value_name = "LIST", default_value_t = MixSettings::default().file_list)]
+    pub file_list: FileListMode,
 }
 
 impl Default for MixSettings {
@@ -212,6 +262,7 @@ impl Default for MixSettings {
             stop_when_full: false,
             data: DataKind::Random,
             seed: None,
+            file_list: FileListMode::Shared,
         }
     }
 }
@@ -387,25 +438,45 @@ struct Tally {
     latency: Histogram,
 }
 
-/// One thread: its share of the fileset, its buffers and its tallies.
-struct Worker {
-    /// The run's top directory; every name is relative to it (`d12/t3-7`), as FFSB's are paths.
+/// One thread: the file lists it picks from, its buffers and its tallies.
+struct Worker<'l> {
+    thread: u64,
+    /// The run's top directory; every name is relative to it (`d12/f7`), as FFSB's are paths.
     top: RawFd,
     num_dirs: u64,
-    /// Files as (path below the top, size).
-    files: Vec<(CString, u64)>,
-    /// Directories metaop made and has not removed (in `meta/`).
-    meta_dirs: Vec<CString>,
-    next_name: u64,
-    thread: u64,
+    /// The files it picks from: the one list every thread shares (FFSB's), or its own.
+    files: &'l FileList,
+    /// The directories of metaops (in `meta/`), shared or its own as the files.
+    meta: &'l FileList,
     rng: Rng,
     data: Vec<u8>,
     buf: AlignedBuf,
+    /// Names, made without allocating (a rename's two).
+    name: [u8; 64],
+    other: [u8; 64],
     stat: libc::stat,
     tallies: [Tally; 8],
     cpu: CpuTimes,
     /// Why this thread stopped before the time was up (a full disk); what it measured stays.
     failure: Option<io::Error>,
+    /// The files it picked, in order (for the tests of FFSB's list).
+    #[cfg(test)]
+    picked: Vec<u32>,
+}
+
+/// A list of files and one of metaop directories, for every thread or for one.
+struct Lists {
+    files: FileList,
+    meta: FileList,
+}
+
+impl Lists {
+    fn new(owner: Option<u64>, files: u64) -> Lists {
+        Lists {
+            files: FileList::new(Kind::Files, owner, files),
+            meta: FileList::new(Kind::Dirs, owner, 1),
+        }
+    }
 }
 
 /// Everything one run needs that is the same for every thread.
@@ -456,7 +527,46 @@ impl Shared<'_> {
     }
 }
 
-impl Worker {
+impl<'l> Worker<'l> {
+    /// Thread `t`'s worker, its buffers and data made now, picking from `files` and `meta`.
+    fn new(
+        settings: &MixSettings,
+        plan: &MixPlan,
+        top: RawFd,
+        t: u64,
+        files: &'l FileList,
+        meta: &'l FileList,
+    ) -> Worker<'l> {
+        let read_buffer = settings.read_blocksize.0.max(settings.read_size.0) as usize;
+        // Every write call writes from one block of data, as large as the largest call.
+        let largest = settings.write_blocksize.0.max(settings.write_size.0) as usize;
+        let data = DataSource::new(settings.data, plan.seed ^ t, largest)
+            .next(largest)
+            .to_vec();
+        Worker {
+            thread: t,
+            top,
+            num_dirs: settings.num_dirs,
+            files,
+            meta,
+            rng: Rng::new(
+                plan.seed
+                    .wrapping_add(t.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            ),
+            data,
+            buf: AlignedBuf::new(read_buffer.max(4096)),
+            name: [0; 64],
+            other: [0; 64],
+            // SAFETY: struct stat is plain data; all zeroes is a valid value.
+            stat: unsafe { std::mem::zeroed() },
+            tallies: Default::default(),
+            cpu: CpuTimes::default(),
+            failure: None,
+            #[cfg(test)]
+            picked: Vec::new(),
+        }
+    }
+
     fn flags(&self, s: &MixSettings, flags: libc::c_int) -> libc::c_int {
         if s.directio {
             flags | libc::O_DIRECT
@@ -479,15 +589,10 @@ impl Worker {
         }
     }
 
-    /// A new name in directory `dir` (`d12/t3-7`), or in `meta/`.
-    fn new_name(&mut self, dir: Option<u64>) -> CString {
-        self.next_name += 1;
-        let (thread, n) = (self.thread, self.next_name);
-        let path = match dir {
-            Some(d) => format!("d{d}/t{thread}-{n}"),
-            None => format!("meta/t{thread}-{n}"),
-        };
-        CString::new(path).expect("no NUL")
+    /// Opens number `n` of `list` (below the top) with `flags`.
+    fn open(&mut self, list: &FileList, n: u32, flags: libc::c_int) -> io::Result<RawFd> {
+        let name = list.name(n, &mut self.name);
+        at::openat(self.top, name, flags, 0o644)
     }
 
     /// Writes `len` bytes from the current position in `block`-sized calls; the calls made.
@@ -523,151 +628,213 @@ impl Worker {
         synced.and(closed)
     }
 
-    /// Creates a file of `size` in directory `dir`, written in write_blocksize calls; returns
-    /// the calls made.
+    /// Creates a file of `size` in directory `dir`, written in write_blocksize calls, as FFSB:
+    /// added to the list held alone (no thread reads it half made), then made; returns the
+    /// calls made. A file that could not be made leaves the list again.
     fn create(&mut self, s: &MixSettings, dir: u64, size: u64, sync: bool) -> io::Result<u64> {
-        let name = self.new_name(Some(dir));
+        let files = self.files;
+        let n = files.add(dir as u32, size);
         let flags = self.flags(s, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY);
-        let fd = at::openat(self.top, &name, flags, 0o644)?;
-        let written = self.write_blocks(fd, size, s.write_blocksize.0, None);
-        let finished = self.finish(s, fd, sync);
-        let calls = written?;
-        finished?;
-        self.files.push((name, size));
-        Ok(calls)
+        let made = self.open(files, n, flags).and_then(|fd| {
+            let written = self.write_blocks(fd, size, s.write_blocksize.0, None);
+            let finished = self.finish(s, fd, sync);
+            let calls = written?;
+            finished.map(|()| calls)
+        });
+        match made {
+            Ok(calls) => {
+                files.release(n, Hold::Alone);
+                Ok(calls)
+            }
+            Err(e) => {
+                let _ = at::unlinkat(self.top, files.name(n, &mut self.name), 0);
+                files.remove(n);
+                Err(e)
+            }
+        }
     }
 
     /// One operation, timed by the caller: (transactions, bytes read, bytes written).
     fn op(&mut self, shared: &Shared<'_>, op: Op) -> io::Result<(u64, u64, u64)> {
         let s = shared.settings;
-        // An operation on a file with no file left is a create (FFSB would block).
-        let op = if self.files.is_empty() && !matches!(op, Op::Create | Op::Metaop) {
-            Op::Create
+        let files = self.files;
+        let hold = if op == Op::Delete {
+            Hold::Alone
         } else {
-            op
+            Hold::Shared
         };
-        let pick = |rng: &mut Rng, n: usize| (rng.next_u64() % n as u64) as usize;
-        match op {
-            Op::Create => {
+        // A file to act on, picked as FFSB picks it; with no file left, a create (FFSB would
+        // stop: "No more files to operate on").
+        let picked = match op {
+            Op::Create | Op::Metaop => None,
+            _ => match files.pick(&mut self.rng, hold) {
+                Some(n) => Some(n),
+                None => return self.op(shared, Op::Create),
+            },
+        };
+        #[cfg(test)]
+        self.picked.extend(picked);
+        let done = match (op, picked) {
+            (Op::Create, _) => {
                 let dir = self.rng.next_u64() % self.num_dirs;
                 let size = shared.file_size(&mut self.rng);
                 let calls = self.create(s, dir, size, true)?;
-                Ok((calls, 0, size))
+                return Ok((calls, 0, size));
             }
-            Op::Write | Op::Append => {
-                let i = pick(&mut self.rng, self.files.len());
-                let size = self.files[i].1;
-                let len = s.write_size.0;
-                let flags = if op == Op::Append {
-                    libc::O_WRONLY | libc::O_APPEND
-                } else {
-                    libc::O_WRONLY
-                };
-                let fd = at::openat(self.top, &self.files[i].0, self.flags(s, flags), 0)?;
-                let written = if op == Op::Append {
-                    self.write_blocks(fd, len, s.write_blocksize.0, None)
-                } else if s.write_random {
-                    let block = s.write_blocksize.0;
-                    let range = size.saturating_sub(block);
-                    let mut calls = 0;
-                    let mut result = Ok(0);
-                    for _ in 0..(len / block).max(1) {
-                        let at = self.offset(range, s.directio);
-                        if let Err(e) = self.write_blocks(fd, block.min(size), block, Some(at)) {
-                            result = Err(e);
-                            break;
-                        }
-                        calls += 1;
+            (Op::Metaop, _) => return self.metaop().map(|()| (1, 0, 0)),
+            (Op::Write | Op::Append, Some(n)) => self.write(s, op, n),
+            (Op::Read | Op::Readall, Some(n)) => self.read(s, op, n),
+            (Op::Delete, Some(n)) => {
+                let gone = at::unlinkat(self.top, files.name(n, &mut self.name), 0);
+                if gone.is_ok() {
+                    files.remove(n);
+                    return Ok((1, 0, 0));
+                }
+                gone.map(|()| (1, 0, 0))
+            }
+            (Op::Stat, Some(n)) => {
+                let name = files.name(n, &mut self.name);
+                at::fstatat(self.top, name, &mut self.stat).map(|()| (1, 0, 0))
+            }
+            (_, None) => unreachable!("every other operation picked a file"),
+        };
+        // An append let its file go once it was open, as FFSB does.
+        if op != Op::Append || done.is_err() {
+            files.release(picked.expect("picked"), hold);
+        }
+        done
+    }
+
+    /// A write (write_size bytes at a random offset, or write_blocksize pieces at random
+    /// offsets) or an append (write_size bytes at the end) to file `n`, held shared.
+    fn write(&mut self, s: &MixSettings, op: Op, n: u32) -> io::Result<(u64, u64, u64)> {
+        let files = self.files;
+        let size = files.size(n);
+        let len = s.write_size.0;
+        let flags = if op == Op::Append {
+            libc::O_WRONLY | libc::O_APPEND
+        } else {
+            libc::O_WRONLY
+        };
+        let flags = self.flags(s, flags);
+        let fd = self.open(files, n, flags)?;
+        let written = if op == Op::Append {
+            files.release(n, Hold::Shared);
+            files.grow(n, len);
+            self.write_blocks(fd, len, s.write_blocksize.0, None)
+        } else if s.write_random {
+            let block = s.write_blocksize.0;
+            let range = size.saturating_sub(block);
+            let mut calls = 0;
+            let mut result = Ok(0);
+            for _ in 0..(len / block).max(1) {
+                let at = self.offset(range, s.directio);
+                if let Err(e) = self.write_blocks(fd, block.min(size), block, Some(at)) {
+                    result = Err(e);
+                    break;
+                }
+                calls += 1;
+            }
+            result.map(|_: u64| calls)
+        } else {
+            let range = size - len;
+            let at = self.offset(range, s.directio);
+            self.write_blocks(fd, len, s.write_blocksize.0, Some(at))
+        };
+        let finished = self.finish(s, fd, true);
+        let calls = written?;
+        finished?;
+        Ok((calls, 0, len))
+    }
+
+    /// A read (read_size bytes at a random offset, or read_blocksize pieces at random
+    /// offsets) or a readall of file `n`, held shared. A readall reads the size stat(2) gives,
+    /// in read_blocksize reads, and counts as FFSB counts it: the whole blocks (its last,
+    /// partial read is made but not counted).
+    fn read(&mut self, s: &MixSettings, op: Op, n: u32) -> io::Result<(u64, u64, u64)> {
+        let files = self.files;
+        let size = files.size(n);
+        let flags = self.flags(s, libc::O_RDONLY);
+        let fd = self.open(files, n, flags)?;
+        let (mut calls, mut bytes) = (0u64, 0u64);
+        let result = (|| -> io::Result<()> {
+            if op == Op::Readall {
+                let name = files.name(n, &mut self.name);
+                at::fstatat(self.top, name, &mut self.stat)?;
+                let size = self.stat.st_size as u64;
+                let block = s.read_blocksize.0;
+                while bytes < size {
+                    let want = block.min(size - bytes) as usize;
+                    let got = raw::read_some(fd, &mut self.buf.as_mut_slice()[..want])?;
+                    if got == 0 {
+                        break;
                     }
-                    result.map(|_: u64| calls)
-                } else {
-                    let range = size - len;
+                    bytes += got as u64;
+                }
+                calls = size / block;
+                return Ok(());
+            }
+            let block = s.read_blocksize.0;
+            let len = s.read_size.0;
+            if s.read_random {
+                let range = size.saturating_sub(block);
+                for _ in 0..(len / block).max(1) {
                     let at = self.offset(range, s.directio);
-                    self.write_blocks(fd, len, s.write_blocksize.0, Some(at))
-                };
-                let finished = self.finish(s, fd, true);
-                let calls = written?;
-                finished?;
-                if op == Op::Append {
-                    self.files[i].1 += len;
+                    let n = block.min(size) as usize;
+                    raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at)?;
+                    calls += 1;
+                    bytes += n as u64;
                 }
-                Ok((calls, 0, len))
-            }
-            Op::Read | Op::Readall => {
-                let i = pick(&mut self.rng, self.files.len());
-                let size = self.files[i].1;
-                let fd = at::openat(self.top, &self.files[i].0, self.flags(s, libc::O_RDONLY), 0)?;
-                let (mut calls, mut bytes) = (0u64, 0u64);
-                let result = (|| -> io::Result<()> {
-                    if op == Op::Readall {
-                        let block = s.read_blocksize.0 as usize;
-                        loop {
-                            let n = raw::read_some(fd, &mut self.buf.as_mut_slice()[..block])?;
-                            calls += 1;
-                            if n == 0 {
-                                return Ok(());
-                            }
-                            bytes += n as u64;
-                        }
-                    }
-                    let block = s.read_blocksize.0;
-                    let len = s.read_size.0;
-                    if s.read_random {
-                        let range = size.saturating_sub(block);
-                        for _ in 0..(len / block).max(1) {
-                            let at = self.offset(range, s.directio);
-                            let n = block.min(size) as usize;
-                            raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at)?;
-                            calls += 1;
-                            bytes += n as u64;
-                        }
-                    } else {
-                        let range = size - len;
-                        let at = self.offset(range, s.directio);
-                        let mut done = 0;
-                        while done < len {
-                            let n = block.min(len - done) as usize;
-                            raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at + done)?;
-                            done += n as u64;
-                            calls += 1;
-                        }
-                        bytes += len;
-                    }
-                    Ok(())
-                })();
-                let closed = at::close(fd);
-                result.and(closed)?;
-                Ok((calls, bytes, 0))
-            }
-            Op::Delete => {
-                let i = pick(&mut self.rng, self.files.len());
-                let (name, _) = self.files.swap_remove(i);
-                at::unlinkat(self.top, &name, 0)?;
-                Ok((1, 0, 0))
-            }
-            Op::Stat => {
-                let i = pick(&mut self.rng, self.files.len());
-                at::fstatat(self.top, &self.files[i].0, &mut self.stat)?;
-                Ok((1, 0, 0))
-            }
-            Op::Metaop => {
-                // FFSB's metaop: two mkdir, one rmdir, one rename, counted as one transaction.
-                let base = self.top;
-                for _ in 0..2 {
-                    let name = self.new_name(None);
-                    at::mkdirat(base, &name)?;
-                    self.meta_dirs.push(name);
+            } else {
+                let range = size - len;
+                let at = self.offset(range, s.directio);
+                let mut done = 0;
+                while done < len {
+                    let n = block.min(len - done) as usize;
+                    raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at + done)?;
+                    done += n as u64;
+                    calls += 1;
                 }
-                let i = pick(&mut self.rng, self.meta_dirs.len());
-                let gone = self.meta_dirs.swap_remove(i);
-                at::unlinkat(base, &gone, libc::AT_REMOVEDIR)?;
-                let i = pick(&mut self.rng, self.meta_dirs.len());
-                let to = self.new_name(None);
-                at::renameat(base, &self.meta_dirs[i], &to)?;
-                self.meta_dirs[i] = to;
-                Ok((1, 0, 0))
+                bytes += len;
+            }
+            Ok(())
+        })();
+        let closed = at::close(fd);
+        result.and(closed)?;
+        Ok((calls, bytes, 0))
+    }
+
+    /// FFSB's metaop: two directories made, one removed, one renamed (each picked from the
+    /// list of metaop directories held alone), counted as one transaction.
+    fn metaop(&mut self) -> io::Result<()> {
+        let meta = self.meta;
+        for _ in 0..2 {
+            let n = meta.add(0, 0);
+            let made = at::mkdirat(self.top, meta.name(n, &mut self.name));
+            if let Err(e) = made {
+                meta.remove(n);
+                return Err(e);
+            }
+            meta.release(n, Hold::Alone);
+        }
+        if let Some(n) = meta.pick(&mut self.rng, Hold::Alone) {
+            let gone = at::unlinkat(self.top, meta.name(n, &mut self.name), libc::AT_REMOVEDIR);
+            match gone {
+                Ok(()) => meta.remove(n),
+                Err(e) => {
+                    meta.release(n, Hold::Alone);
+                    return Err(e);
+                }
             }
         }
+        if let Some(n) = meta.pick(&mut self.rng, Hold::Alone) {
+            let from = meta.name(n, &mut self.name);
+            meta.renamed(n);
+            let moved = at::renameat(self.top, from, meta.name(n, &mut self.other));
+            meta.release(n, Hold::Alone);
+            moved?;
+        }
+        Ok(())
     }
 
     /// Runs operations until `deadline_ns` (Clock ns since `start`); false when stopped.
@@ -731,9 +898,9 @@ impl Workload for MixSettings {
 parameter names (seed 002).\n\nA fileset of --num-files files in --num-dirs directories is \
 created first (timed and reported as the `fileset` result), then --threads threads choose \
 operations by weight for --duration. Reported as FFSB reports it: transactions per second (one \
-per read or write call, one per delete, stat or metaop), MB/s read and written, CPU use of all \
-cores; and per operation, with latency percentiles. Each thread owns an equal share of the \
-fileset, so the harness takes no lock.";
+per read or write call, one per delete, stat or metaop), MB/s read and written, CPU use as FFSB \
+computes it (100 % is one CPU); and per operation, with latency percentiles. Every thread picks \
+its files from one list, with FFSB's locks (--file-list per-thread: each from its own share).";
     const CATEGORY: Option<fsbench_model::Category> = Some(fsbench_model::Category::Metadata);
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
@@ -761,6 +928,7 @@ fileset, so the harness takes no lock.";
             LATENCY_P50.name,
             LATENCY_P99.name,
             LATENCY_MAX.name,
+            CPU_PERCENT.name,
             CPU_USER_PERCENT.name,
             CPU_SYS_PERCENT.name,
         ]
@@ -822,42 +990,29 @@ fn run(
         size_total: plan.size_weights.iter().map(|s| s.1).sum(),
         full: std::sync::atomic::AtomicBool::new(false),
     };
-    let read_buffer = settings.read_blocksize.0.max(settings.read_size.0) as usize;
-    let mut workers = Vec::new();
-    for t in 0..settings.threads {
-        let mut data = DataSource::new(
-            settings.data,
-            plan.seed ^ t,
-            settings.write_blocksize.0.max(settings.write_size.0) as usize,
-        );
-        let mut worker = Worker {
-            top: top_fd.as_raw_fd(),
-            num_dirs: settings.num_dirs,
-            files: Vec::new(),
-            meta_dirs: Vec::new(),
-            next_name: 0,
-            thread: t,
-            rng: Rng::new(
-                plan.seed
-                    .wrapping_add(t.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            ),
-            data: Vec::new(),
-            buf: AlignedBuf::new(read_buffer.max(4096)),
-            // SAFETY: struct stat is plain data; all zeroes is a valid value.
-            stat: unsafe { std::mem::zeroed() },
-            tallies: Default::default(),
-            cpu: CpuTimes::default(),
-            failure: None,
-        };
-        // Every write call writes from one block of data, as large as the largest call.
-        worker.data = data
-            .next(settings.write_blocksize.0.max(settings.write_size.0) as usize)
-            .to_vec();
-        workers.push(worker);
-    }
+    // The lists the threads pick from: FFSB's one, or one per thread.
+    let files_per_thread = plan.num_files.div_ceil(settings.threads);
+    let lists: Vec<Lists> = match settings.file_list {
+        FileListMode::Shared => vec![Lists::new(None, plan.num_files)],
+        FileListMode::PerThread => (0..settings.threads)
+            .map(|t| Lists::new(Some(t), files_per_thread))
+            .collect(),
+    };
+    let mut workers: Vec<Worker> = (0..settings.threads)
+        .map(|t| {
+            let lists = &lists[(t as usize).min(lists.len() - 1)];
+            Worker::new(
+                settings,
+                plan,
+                top_fd.as_raw_fd(),
+                t,
+                &lists.files,
+                &lists.meta,
+            )
+        })
+        .collect();
 
     // The fileset, timed on its own: every thread creates its share, all at once.
-    let files_per_thread = plan.num_files.div_ceil(settings.threads);
     if !harness.phase_start() {
         return Ok(false);
     }
@@ -912,20 +1067,35 @@ fn run(
         w.run(&shared, start.get(Clock::get()), plan.duration_ns, stop)
     })
     .map_err(|e| WorkloadError::io("run the mix in", top, e))?;
-    let Some((wall, cpu)) = ran else {
+    let Some((ran_ns, mut cpu)) = ran else {
         return Ok(false);
     };
+    // FFSB ends its run with sync(2), inside its time and its CPU time: here the sync of the
+    // filesystem measured alone (syncfs), which FFSB's also waits for.
+    let clock = Clock::get();
+    let (cpu_before, synced) = (CpuTimes::process(), clock.ticks());
+    // SAFETY: top_fd is an open descriptor of the run's directory.
+    if unsafe { libc::syncfs(top_fd.as_raw_fd()) } != 0 {
+        return Err(WorkloadError::io("sync", top, io::Error::last_os_error()));
+    }
+    let sync_ns = clock.ns(clock.ticks().saturating_sub(synced));
+    cpu.add(CpuTimes::process().since(cpu_before));
+    let wall = ran_ns + sync_ns;
     let all: Vec<&Tally> = workers.iter().flat_map(|w| w.tallies.iter()).collect();
     let mut overall = summary_record("", &all, wall, cpu, settings.threads);
     overall.dims.operation = None;
+    overall.measurements.push(SYNC.at(sync_ns as f64));
+    overall
+        .attributes
+        .insert("file_list".into(), settings.file_list.to_string().into());
     let filled = shared.full.load(std::sync::atomic::Ordering::Relaxed);
     if filled {
         sink.warning(&format!(
             "the filesystem filled after {:.1} s of the mix's {:.1} s: its figures are over the \
              {:.1} s run (stop_when_full)",
-            wall as f64 / 1e9,
+            ran_ns as f64 / 1e9,
             plan.duration_ns as f64 / 1e9,
-            wall as f64 / 1e9
+            ran_ns as f64 / 1e9
         ));
         overall.attributes.insert("stopped".into(), "full".into());
     }
@@ -1008,13 +1178,14 @@ fn summary_record(
         ELAPSED.at(wall_ns as f64),
     ]);
     if cpu != CpuTimes::default() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-        let percent = |ns: u64| ns as f64 / (wall_ns as f64 * cores) * 100.0;
+        // As FFSB's main.c: CPU seconds over the run's seconds, 100 % being one CPU.
+        let percent = |ns: u64| ns as f64 / wall_ns as f64 * 100.0;
         measurements.extend([
             CPU_USER.at(cpu.user_ns as f64),
             CPU_SYS.at(cpu.sys_ns as f64),
             CPU_USER_PERCENT.at(percent(cpu.user_ns)),
             CPU_SYS_PERCENT.at(percent(cpu.sys_ns)),
+            CPU_PERCENT.at(percent(cpu.user_ns + cpu.sys_ns)),
         ]);
     }
     ResultRecord {
@@ -1048,8 +1219,15 @@ mod tests {
 
     #[test]
     fn the_mix_does_what_it_reports_and_honours_weights() {
+        for file_list in [FileListMode::Shared, FileListMode::PerThread] {
+            weights_are_honoured(file_list);
+        }
+    }
+
+    fn weights_are_honoured(file_list: FileListMode) {
         let dir = tempfile::tempdir().unwrap();
         let settings = MixSettings {
+            file_list,
             threads: 2,
             duration: TimeSpan::from_ns(300_000_000),
             num_files: 40,
@@ -1103,12 +1281,145 @@ mod tests {
         // readall reads whole files: at least 8 KiB each.
         let readall = by(&sink.records, Some("readall"));
         assert!(value(readall, "bytes") >= 8192.0 * value(readall, "ops"));
+        // As FFSB counts a readall: its whole 4 KiB blocks, not the last partial read (nor
+        // a read at the end of the file).
+        let blocks = value(readall, "bytes") / 4096.0;
+        let t = value(readall, "transactions");
+        assert!(
+            t <= blocks && t > blocks - value(readall, "ops"),
+            "{t} transactions for {blocks} blocks"
+        );
         assert!(value(overall, "cpu_sys_percent") >= 0.0);
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             0,
             "left behind"
         );
+    }
+
+    /// Two threads and one list (FFSB's): a file one thread created is read by the other,
+    /// which picks from the whole set; with lists of their own, neither sees the other's.
+    #[test]
+    fn threads_pick_from_one_list_and_see_each_other_s_creates() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["d0", "d1", "meta"] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        let top = at::open_dir(dir.path()).unwrap();
+        let settings = MixSettings {
+            num_dirs: 2,
+            min_filesize: Size(4096),
+            max_filesize: Size(8192),
+            seed: Some(3),
+            ..MixSettings::default()
+        };
+        let plan = settings.plan(&Context::default()).unwrap();
+        let shared = Shared {
+            settings: &settings,
+            plan: &plan,
+            cumulative: [0, 0, 0, 0, 1, 1, 1, 1],
+            total_weight: 1,
+            size_total: 0,
+            full: std::sync::atomic::AtomicBool::new(false),
+        };
+        let (files, meta) = (
+            FileList::new(Kind::Files, None, 64),
+            FileList::new(Kind::Dirs, None, 1),
+        );
+        let fd = top.as_raw_fd();
+        let mut a = Worker::new(&settings, &plan, fd, 0, &files, &meta);
+        let mut b = Worker::new(&settings, &plan, fd, 1, &files, &meta);
+        // Thread a makes the whole fileset, 32 files.
+        for i in 0..32 {
+            a.create(&settings, i % 2, 4096, false).unwrap();
+        }
+        // Both threads read at once: each reads files of the whole set, all made by a.
+        std::thread::scope(|s| {
+            for w in [&mut a, &mut b] {
+                let shared = &shared;
+                s.spawn(move || {
+                    for _ in 0..2000 {
+                        w.op(shared, Op::Readall).unwrap();
+                    }
+                });
+            }
+        });
+        for w in [&a, &b] {
+            let seen: std::collections::BTreeSet<u32> = w.picked.iter().copied().collect();
+            assert_eq!(seen.len(), 32, "thread {} picked {seen:?}", w.thread);
+            assert!(
+                w.tallies.iter().all(|t| t.ops == 0),
+                "tallied by the caller"
+            );
+        }
+        assert_eq!(files.live(), 32, "no read became a create");
+        // A file b creates is one a then reads.
+        b.create(&settings, 1, 8192, false).unwrap();
+        a.picked.clear();
+        while !a.picked.contains(&32) {
+            let (_, read, _) = a.op(&shared, Op::Readall).unwrap();
+            assert!(read >= 4096);
+        }
+        // b deletes while a holds a file: never that one.
+        let held = files.pick(&mut a.rng, Hold::Shared).unwrap();
+        for _ in 0..31 {
+            b.op(&shared, Op::Delete).unwrap();
+        }
+        assert_eq!(files.live(), 2);
+        assert!(b.picked.iter().rev().take(31).all(|&n| n != held));
+        files.release(held, Hold::Shared);
+        let mut name = [0u8; 64];
+        assert!(dir
+            .path()
+            .join(files.name(held, &mut name).to_str().unwrap())
+            .exists());
+
+        // Lists of their own: a thread with none makes a file rather than read another's.
+        let (own_a, own_b) = (
+            FileList::new(Kind::Files, Some(0), 8),
+            FileList::new(Kind::Files, Some(1), 8),
+        );
+        let mut a = Worker::new(&settings, &plan, fd, 0, &own_a, &meta);
+        let mut b = Worker::new(&settings, &plan, fd, 1, &own_b, &meta);
+        a.create(&settings, 0, 4096, false).unwrap();
+        let (_, read, written) = b.op(&shared, Op::Readall).unwrap();
+        assert_eq!((read, own_b.live(), own_a.live()), (0, 1, 1));
+        assert!(written >= 4096);
+        assert_eq!(
+            own_b.name(0, &mut name).to_str().unwrap().split('/').nth(1),
+            Some("t1-f0")
+        );
+    }
+
+    /// FFSB's CPU %: the process's CPU seconds over the run's seconds, 100 % for one CPU (not
+    /// divided among the CPUs), and the run's time includes its closing sync.
+    #[test]
+    fn cpu_percent_is_ffsb_s_and_the_run_ends_with_its_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MixSettings {
+            threads: 2,
+            duration: TimeSpan::from_ns(200_000_000),
+            num_files: 20,
+            num_dirs: 2,
+            max_filesize: Size(16 << 10),
+            ..MixSettings::default()
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        let overall = by(&sink.records, None);
+        let (user, sys, elapsed) = (
+            value(overall, "cpu_user"),
+            value(overall, "cpu_sys"),
+            value(overall, "elapsed"),
+        );
+        let percent = |ns: f64| ns / elapsed * 100.0;
+        assert!((value(overall, "cpu_user_percent") - percent(user)).abs() < 1e-9);
+        assert!((value(overall, "cpu_sys_percent") - percent(sys)).abs() < 1e-9);
+        assert!((value(overall, "cpu_percent") - percent(user + sys)).abs() < 1e-9);
+        assert!(value(overall, "sync") > 0.0 && value(overall, "sync") < elapsed);
+        assert!(elapsed >= 200_000_000.0);
+        assert_eq!(overall.attributes["file_list"], "shared");
     }
 
     #[test]
