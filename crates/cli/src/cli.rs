@@ -32,8 +32,10 @@ pub enum Command {
     /// Run a campaign: every case of a plan (or of the built-in quick profile), repeated,
     /// each sample stored in the results database as it finishes, then a summary.
     ///
-    /// Without --plan, the quick profile runs: every filesystem this host supports, default
-    /// options, a small throughput matrix, 3 repetitions, on loop-device images (a few minutes).
+    /// Without --plan, the quick profile runs: every filesystem fsbench knows (those this host
+    /// lacks listed as unsupported), default options, one short workload of each family
+    /// (streaming with a cold read, metadata loops, fsync'd small files, a 4-client load, an
+    /// untar), 5 interleaved rounds, on loop-device images (about 4 minutes).
     Run(RunArgs),
 
     /// List the built-in profiles (the five studies and the quick main job), one line each;
