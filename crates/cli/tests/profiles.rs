@@ -273,6 +273,136 @@ fn every_study_profile_runs_end_to_end_at_a_small_scale() {
             "{}: the report does not state its scale",
             profile.name
         );
+        studies_own_workloads(profile.name, cases, &text);
     }
     assert_eq!(leftovers(), before, "cgroups or RAM images left behind");
+}
+
+/// The results of every sample of a profile's cases whose key ends with `workload`.
+fn results_of<'a>(
+    cases: &'a [serde_json::Value],
+    workload: &'a str,
+) -> impl Iterator<Item = (&'a serde_json::Value, serde_json::Value)> + 'a {
+    cases
+        .iter()
+        .filter(move |c| {
+            c["key"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(".{workload}"))
+        })
+        .flat_map(|c| c["samples"].as_array().unwrap())
+        .flat_map(|s| common::flat_results_of(s).into_iter().map(move |r| (s, r)))
+}
+
+/// Each study's profile runs the study's own workload where this host has it, and says what
+/// it ran (in its results, and once in its output where the original cannot run here).
+fn studies_own_workloads(profile: &str, cases: &[serde_json::Value], text: &str) {
+    let dbench = std::path::Path::new("/usr/share/dbench/client.txt").is_file();
+    match profile {
+        // 000: iozone's one timed pass per cell, its quantisation stated.
+        "lourdas-2009" => {
+            let cells: Vec<_> = results_of(cases, "iozone").map(|(_, r)| r).collect();
+            assert!(!cells.is_empty());
+            for r in cells {
+                assert_eq!(r["passes"], 1, "{r}");
+                assert!(r["quantisation"].as_f64().unwrap() > 0.0, "{r}");
+            }
+        }
+        // 002: FFSB's one shared file list; FFSB itself is not packaged, said once.
+        "ffsb-smallfile-2008" => {
+            let mixes: Vec<_> = results_of(cases, "ffsb")
+                .filter(|(_, r)| r.get("operation").is_none())
+                .collect();
+            assert!(!mixes.is_empty());
+            for (_, r) in mixes {
+                assert_eq!(r["file_list"], "shared", "{r}");
+                assert!(r.get("cpu_percent").is_some(), "{r}");
+            }
+            assert_eq!(
+                text.matches("Note: FFSB is not packaged").count(),
+                1,
+                "{text}"
+            );
+        }
+        // 003: the loops as bash loops of the commands; one image for the RAID 0 arrays and
+        // IOzone's absence said once.
+        "linuxmag-2012" => {
+            let loops: Vec<_> = results_of(cases, "loops").map(|(_, r)| r).collect();
+            assert!(!loops.is_empty());
+            for r in loops {
+                assert_eq!(r["method"], "tool", "{r}");
+                assert_eq!(r["shell"], "bash", "{r}");
+            }
+            for said in [
+                "Note: the study's arrays were RAID 0",
+                "Note: IOzone is not packaged",
+            ] {
+                assert_eq!(text.matches(said).count(), 1, "{said}: {text}");
+            }
+        }
+        // 004: client.txt replayed where dbench is installed (each load's results name it),
+        // and dbench itself beside it; where it is not, the built-in load, said once.
+        "gus3-dbench-2012" => {
+            let loads: Vec<_> = results_of(cases, "dbench-5")
+                .filter(|(_, r)| r.get("operation").is_none() && r.get("client").is_none())
+                .map(|(_, r)| r)
+                .collect();
+            assert!(!loads.is_empty());
+            let want = if dbench {
+                "/usr/share/dbench/client.txt"
+            } else {
+                "built-in"
+            };
+            for r in loads {
+                assert_eq!(r["loadfile"], want, "{r}");
+                assert_eq!(r["method"], "native", "{r}");
+            }
+            let tool: Vec<_> = cases
+                .iter()
+                .filter(|c| c["key"].as_str().unwrap().ends_with(".dbench-20-tool"))
+                .flat_map(|c| c["samples"].as_array().unwrap())
+                .collect();
+            let mut ran = 0;
+            for sample in tool {
+                if sample["status"] != "ok" {
+                    // reiserfs's here; every one where dbench is not installed, saying so.
+                    assert_eq!(sample["status"], "unsupported", "{sample}");
+                    if !dbench {
+                        assert!(
+                            sample["reason"]
+                                .as_str()
+                                .unwrap()
+                                .contains("dbench is not installed"),
+                            "{sample}"
+                        );
+                    }
+                    continue;
+                }
+                ran += 1;
+                let overall = common::flat_results_of(sample)
+                    .into_iter()
+                    .find(|r| r.get("operation").is_none())
+                    .unwrap();
+                assert_eq!(overall["method"], "tool", "{overall}");
+                assert!(
+                    overall["tool"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("dbench version"),
+                    "{overall}"
+                );
+                assert!(overall["throughput"].as_f64().unwrap() > 0.0, "{overall}");
+            }
+            assert_eq!(ran > 0, dbench, "dbench itself ran where it is installed");
+            assert_eq!(
+                text.matches("Note: dbench's client.txt is not installed")
+                    .count(),
+                usize::from(!dbench),
+                "{text}"
+            );
+            assert_eq!(text.matches("Note: btrfs was RAID 0").count(), 1, "{text}");
+        }
+        _ => {}
+    }
 }

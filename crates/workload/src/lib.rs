@@ -4,8 +4,9 @@
 //!
 //! Brief overview:
 //! - [`matrix`]: the iozone-style throughput matrix (file size x record size x test).
-//! - [`clients`]: client load replay in dbench's loadfile format.
-//! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads.
+//! - [`clients`]: client load replay in dbench's loadfile format, or dbench itself.
+//! - [`metadata`]: metadata loops (mkdir, create, ..., rmdir) as system calls, 1..N threads,
+//!   or as shell loops of the commands (study 003's).
 //! - [`mix`]: a weighted small-file mix with FFSB's semantics (a fileset, then threads).
 //! - [`task`]: real-world tasks (copy, untar, remove, read-all, build, exec) timed as
 //!   real/user/sys with their sync, as one chain, on data fsbench generates.

@@ -1,7 +1,8 @@
-//! The metadata loops of seed 003 (mkdir, touch, echo, cat, dd, rm, rmdir), as system calls: per
-//! operation, every thread times a loop of `count` operations on its own files (or on files in
-//! one shared directory), all threads starting together. Each operation reports its rate over
-//! all threads and its latency distribution; everything made is removed afterwards.
+//! The metadata loops of seed 003 (mkdir, touch, echo, cat, dd, rm, rmdir), as system calls (or
+//! as the study's shell loops, below): per operation, every thread times a loop of `count`
+//! operations on its own files (or on files in one shared directory), all threads starting
+//! together. Each operation reports its rate over all threads and its latency distribution;
+//! everything made is removed afterwards.
 //!
 //! Names, buffers and directory descriptors are made before the timed loops; a timed operation
 //! is the system calls of the operation and nothing else (`openat`+`close` for create, ...).
@@ -399,7 +400,7 @@ impl MetadataSettings {
 impl Workload for MetadataSettings {
     const KIND: &'static str = "metadata";
     const ABOUT: &'static str =
-        "Metadata loops (mkdir, create, append, read, write, stat, rename, readdir, unlink, rmdir) as system calls, 1..N threads";
+        "Metadata loops (mkdir, create, append, read, write, stat, rename, readdir, unlink, rmdir) as system calls or shell loops, 1..N threads";
     const LONG_ABOUT: &'static str = "Metadata loops (mkdir, create, append, read, write, stat, \
 rename, readdir, unlink, rmdir) as system calls, 1..N threads.\n\nPer operation, every thread \
 times a loop of --count operations on its own files (or, with --shared-dir, in one directory), \
