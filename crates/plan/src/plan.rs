@@ -1339,7 +1339,9 @@ min_time = "1ms"
         // A kept file belongs in a directory, not on a filesystem fsbench removes.
         let e = error_of(&format!("{base}keep = true\n"));
         assert!(
-            e.starts_with("bad.toml:6:8: workloads.keep: keeps a file on a filesystem fsbench removes"),
+            e.starts_with(
+                "bad.toml:6:8: workloads.keep: keeps a file on a filesystem fsbench removes"
+            ),
             "{e}"
         );
         let in_dir = format!("dir = \"/tmp\"\n{base}keep = true\n");

@@ -330,7 +330,13 @@ Throughput 212.806 MB/sec  2 clients  2 procs  max_latency=91.648 ms
             ..ClientsSettings::default()
         };
         let mut sink = Collect::default();
-        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
         assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
         let overall = &sink.records[0];
         assert_eq!(overall.dims.threads, Some(2));

@@ -743,7 +743,10 @@ mod settings_tests {
         assert_eq!(json["tests"], serde_json::json!(["write", "random-mix"]));
         assert_eq!(json["min_time"], "1ms");
         assert_eq!(json["data"], "compressible:50");
-        assert_eq!(json["keep"], true, "a plan key where a directory keeps the file");
+        assert_eq!(
+            json["keep"], true,
+            "a plan key where a directory keeps the file"
+        );
         let back: MatrixSettings = serde_json::from_value(json).unwrap();
         assert_eq!(back, s);
         let unset = serde_json::to_value(MatrixSettings::default()).unwrap();

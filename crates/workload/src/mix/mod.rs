@@ -1405,7 +1405,13 @@ mod tests {
             ..MixSettings::default()
         };
         let mut sink = Collect::default();
-        let end = settings.run(&Context::default(), dir.path(), &StopFlag::new(), &mut sink);
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
         assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
         let overall = by(&sink.records, None);
         let (user, sys, elapsed) = (
