@@ -23,7 +23,7 @@ impl Exporter for Json {
     }
 }
 
-/// Tidy CSV (version 3): one row per sample × result × measurement. A sample without results
+/// Tidy CSV (version 4, docs/results-schema.md): one row per sample × result × measurement. A sample without results
 /// (unsupported, failed, timeout) has one row with empty dimension and metric columns, so
 /// failures stay visible.
 pub struct Csv;
