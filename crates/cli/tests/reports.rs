@@ -475,4 +475,20 @@ fn a_reader_that_stops_early_is_not_an_error() {
     assert!(std::fs::read_to_string(&csv)
         .unwrap()
         .starts_with("run_id,"));
+    // A document larger than the writer's buffer: the pipe closes in the middle of the JSON
+    // (serde's write), not at its flush.
+    let dir = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args(["metadata", "-n", "50", "--no-store", "--json", "-", "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::from(closed_pipe()))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("Broken pipe"),
+        "{}",
+        stderr(&output)
+    );
 }

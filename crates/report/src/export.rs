@@ -18,7 +18,11 @@ pub struct Json;
 
 impl Exporter for Json {
     fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, model).map_err(io::Error::other)?;
+        // A failed write stays the I/O error it is (a closed pipe is the reader's choice).
+        serde_json::to_writer_pretty(&mut *out, model).map_err(|e| match e.io_error_kind() {
+            Some(kind) => io::Error::new(kind, e),
+            None => io::Error::other(e),
+        })?;
         writeln!(out)
     }
 }
