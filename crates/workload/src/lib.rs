@@ -47,6 +47,7 @@ pub mod sweep;
 pub mod task;
 pub mod together;
 pub mod workload;
+pub mod writeback;
 
 pub use control::StopFlag;
 pub use error::WorkloadError;
@@ -61,6 +62,7 @@ workload::workloads! {
     Task(task::TaskSettings),
     Sleep(sleep::SleepSettings),
     Io(io::IoSettings),
+    Writeback(writeback::WritebackSettings),
 }
 
 #[cfg(test)]
