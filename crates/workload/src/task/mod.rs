@@ -1319,7 +1319,7 @@ impl Chain<'_> {
                 }
             }
             Method::Native => {
-                let mut buf = crate::fileio::AlignedBuf::new(1 << 20);
+                let mut buf = crate::fileio::AlignedBuf::new(native::WRITE_CHUNK);
                 let (copied, times) = timing::native(|| {
                     native::copy(&source, &target, buf.as_mut_slice(), self.stop)
                 });
@@ -1329,7 +1329,10 @@ impl Chain<'_> {
                 }
                 Measured::new(times).note(
                     "command",
-                    "native copy (read/write, 1 MiB; no copy_file_range)",
+                    format!(
+                        "native copy (read/write, {}; no copy_file_range)",
+                        human_bytes(native::WRITE_CHUNK as u64)
+                    ),
                 )
             }
         };
