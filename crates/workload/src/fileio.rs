@@ -155,6 +155,38 @@ pub fn create_new_file(
     })
 }
 
+/// Makes the file `path` once: unless a regular file is there already (what is there is not
+/// followed: a symlink at the name is no file of fsbench's and is replaced), `fill` writes it
+/// under a name no file has in the same directory ([`create_new_file`]); it is synced and
+/// renamed over `path` (rename(2) replaces the name, never writing through it), or removed
+/// when anything fails. Returns whether it was made now. So a file of the data directory is
+/// made by one run and read by the later ones, and a killed run leaves no half-written file at
+/// the name.
+pub fn create_once(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<bool> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+        return Ok(false);
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let stem = format!(
+        "{}.partial",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let (mut file, tmp) = create_new_file(dir, &stem, "", false)?;
+    let made = fill(&mut file)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if made.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    made.map(|()| true)
+}
+
 /// Transfers on a raw descriptor for timed loops: one system call per record in the common
 /// case, retrying short transfers and EINTR, with no allocation and no `Option` to unwrap.
 ///

@@ -550,23 +550,36 @@ fsbench_model::text_serde!(Compression);
 /// Writes the tree as a tar archive (GNU format, owner root, mtime fixed, so the bytes depend
 /// on the seed alone), compressed as asked, to `out`.
 pub fn pack(tree: &Tree, compression: Compression, out: impl Write) -> io::Result<()> {
+    encode(compression, out, |w| pack_into(tree, w).map(drop))
+}
+
+/// Writes what `fill` writes to `out`, compressed as asked: gzip -6, bzip2 -9 (what `bzip2`
+/// and `tar cjf` make) or xz -3, by the `flate2`, `bzip2` and `liblzma` crates.
+pub fn encode<W: Write>(
+    compression: Compression,
+    mut out: W,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     match compression {
-        Compression::None => pack_into(tree, out).map(drop),
-        Compression::Gzip => pack_into(
-            tree,
-            flate2::write::GzEncoder::new(out, flate2::Compression::new(6)),
-        )?
-        .finish()
-        .map(drop),
-        Compression::Bzip2 => pack_into(
-            tree,
-            bzip2::write::BzEncoder::new(out, bzip2::Compression::new(9)),
-        )?
-        .finish()
-        .map(drop),
-        Compression::Xz => pack_into(tree, liblzma::write::XzEncoder::new(out, 3))?
-            .finish()
-            .map(drop),
+        Compression::None => {
+            fill(&mut out)?;
+            out.flush()
+        }
+        Compression::Gzip => {
+            let mut e = flate2::write::GzEncoder::new(out, flate2::Compression::new(6));
+            fill(&mut e)?;
+            e.finish()?.flush()
+        }
+        Compression::Bzip2 => {
+            let mut e = bzip2::write::BzEncoder::new(out, bzip2::Compression::new(9));
+            fill(&mut e)?;
+            e.finish()?.flush()
+        }
+        Compression::Xz => {
+            let mut e = liblzma::write::XzEncoder::new(out, 3);
+            fill(&mut e)?;
+            e.finish()?.flush()
+        }
     }
 }
 
@@ -611,32 +624,16 @@ fn pack_into<W: Write>(tree: &Tree, out: W) -> io::Result<W> {
     builder.into_inner()
 }
 
-/// Makes `path` (atomically: a temporary name, then rename) unless it exists already.
+/// Makes `path` unless it is there already ([`crate::fileio::create_once`]).
 pub fn pack_to_file(tree: &Tree, compression: Compression, path: &Path) -> io::Result<()> {
-    if path.exists() {
-        return Ok(());
-    }
-    // Written under a name no file has, then renamed over the name (never through a symlink).
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let stem = format!(
-        "{}.partial",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    );
-    let (file, tmp) = crate::fileio::create_new_file(dir, &stem, "", false)?;
-    let result = (|| {
-        let mut out = io::BufWriter::with_capacity(1 << 20, file);
-        pack(tree, compression, &mut out)?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::fileio::create_once(path, |file| {
+        pack(
+            tree,
+            compression,
+            io::BufWriter::with_capacity(1 << 20, file),
+        )
+    })
+    .map(drop)
 }
 
 #[cfg(test)]
