@@ -4,9 +4,12 @@
 # workload's tools), time (its test against /usr/bin/time), chromium (the HTML report is
 # rendered headless in the tests), the filesystem tools (zfs through zfs-fuse), fio and fsmark
 # (benchmarks), dbench (its client.txt loadfile, for the tests and benchmarks of `fsbench
-# clients`). The task benchmark's real kernel tarball comes from linux-source-6.1
-# (bench/tasks-vs-tar.sh says so; not installed here: 138 MB). Rust itself must be present
-# (rustup); this script says so when it is not.
+# clients`). Rust itself must be present (rustup); this script says so when it is not.
+#
+# With --studies, also what the profiles of studies 000 and 001 untar and build where it is
+# installed (docs/studies.md): Debian's kernel source, linux-source-6.1 (138 MB, in /usr/src;
+# bench/tasks-vs-tar.sh untars it too), and what the kernel's `make defconfig && make` needs
+# beyond the C toolchain: flex, bison, bc, libelf-dev, libssl-dev.
 #
 # With --mpi, also what the `mpi` feature (scale-out under mpirun) builds and runs with: Open
 # MPI's headers, libraries and mpirun, and libclang (rsmpi generates its bindings with bindgen).
@@ -16,7 +19,8 @@ packages=(build-essential make tar gzip bzip2 xz-utils time chromium util-linux 
 for arg in "$@"; do
   case "$arg" in
     --mpi) packages+=(libopenmpi-dev openmpi-bin libclang-dev) ;;
-    *) echo "usage: $0 [--mpi]" >&2; exit 2 ;;
+    --studies) packages+=(linux-source-6.1 flex bison bc libelf-dev libssl-dev) ;;
+    *) echo "usage: $0 [--mpi] [--studies]" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -274,6 +274,7 @@ fn every_study_profile_runs_end_to_end_at_a_small_scale() {
             profile.name
         );
         studies_own_workloads(profile.name, cases, &text);
+        task_chains_say_what_they_untar(profile.name, cases, &text);
     }
     assert_eq!(leftovers(), before, "cgroups or RAM images left behind");
 }
@@ -405,4 +406,53 @@ fn studies_own_workloads(profile: &str, cases: &[serde_json::Value], text: &str)
         }
         _ => {}
     }
+}
+
+/// Studies 000 and 001 untar Debian's kernel source at scale 1 where it is installed: at this
+/// scale each untars the generated tree, its results say so, and the run's output says once
+/// why (below scale 1, or not installed). 001's tarball is copied onto the filesystem under
+/// test first, and its untar reads that copy.
+fn task_chains_say_what_they_untar(profile: &str, cases: &[serde_json::Value], text: &str) {
+    let (workload, model) = match profile {
+        "lourdas-2009" => ("copy-untar-remove", "qt-4.6.0"),
+        "ext4-kernel-build-2008" => ("kernel-build", "linux-6.1"),
+        _ => return,
+    };
+    let untars: Vec<serde_json::Value> = cases
+        .iter()
+        .filter(|c| {
+            c["key"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(".{workload}"))
+        })
+        .flat_map(|c| c["samples"].as_array().unwrap())
+        .filter(|s| s["status"] == "ok")
+        .flat_map(common::flat_results_of)
+        .filter(|r| r["step"] == "untar")
+        .collect();
+    assert!(!untars.is_empty(), "{profile}: no untar ran");
+    for untar in &untars {
+        let source = untar["source"].as_str().unwrap();
+        assert!(
+            source.starts_with(&format!("generated {model}")),
+            "{profile}: {untar}"
+        );
+        let tarball = untar["tarball"].as_str().unwrap();
+        let on_target = tarball.contains("/fsbench-task-") && !tarball.contains("fsbench-tree-");
+        assert_eq!(
+            on_target,
+            profile == "ext4-kernel-build-2008",
+            "{profile}: the untar read {tarball}"
+        );
+        if on_target {
+            let command = untar["command"].as_str().unwrap();
+            assert!(command.contains(&format!("-f {tarball} ")), "{command}");
+        }
+    }
+    let said = match fsbench_workload::task::kernel::find() {
+        Some(_) => format!("Note: at scale 0.001 the generated tree shaped like {model}"),
+        None => "Note: Debian's kernel source is not installed".to_string(),
+    };
+    assert_eq!(text.matches(&said).count(), 1, "{profile}: {said}\n{text}");
 }

@@ -156,6 +156,153 @@ fn untar_extracts_the_modelled_tree_read_all_reads_every_byte_remove_leaves_noth
     }
 }
 
+/// With copy_tarball the tarball is copied onto the filesystem under test first (study 001's
+/// `cp linux.tar.bz2 .`) and the untar reads that copy: it is in the run's directory there,
+/// byte for byte the data directory's, while the chain runs; without it the untar reads the
+/// data directory's. By both methods.
+#[test]
+fn copy_tarball_puts_the_tarball_on_the_target_and_the_untar_reads_it_there() {
+    let t = TaskDir::new();
+    let listed = t.data.path().join("listed");
+    let check = format!(
+        "cmp \"$FSBENCH_DIR\"/linux-*.tar.bz2 {data}/fsbench-tree-*.tar.bz2 && ls \"$FSBENCH_DIR\"/linux-*.tar.bz2 > {listed}",
+        data = t.data.path().display(),
+        listed = listed.display()
+    );
+    for method in ["tool", "native"] {
+        let (output, results) = t.run_json(&[
+            "untar,exec",
+            "--method",
+            method,
+            "--copy-tarball",
+            "true",
+            "--command",
+            &check,
+        ]);
+        assert!(output.status.success(), "{method}: {}", stderr(&output));
+        let untar = step(&results, "untar");
+        let tarball = untar["tarball"].as_str().unwrap();
+        assert!(
+            Path::new(tarball).starts_with(t.path()) && tarball.ends_with(".tar.bz2"),
+            "{method}: the untar read {tarball}, not a copy on the target"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&listed).unwrap().trim(),
+            tarball,
+            "{method}"
+        );
+        if method == "tool" {
+            let command = untar["command"].as_str().unwrap();
+            assert!(command.contains(&format!("-f {tarball} ")), "{command}");
+        }
+        assert_eq!(untar["files"], expected_tree().files);
+    }
+    let (output, results) = t.run_json(&["untar"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let tarball = step(&results, "untar")["tarball"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(Path::new(&tarball).starts_with(t.data.path()), "{tarball}");
+    t.assert_empty();
+}
+
+/// A --dir given relative to the working directory: the tools, which run in the run's own
+/// directory, are given absolute paths.
+#[test]
+fn a_relative_dir_works_with_the_tools() {
+    let t = TaskDir::new();
+    let output = fsbench()
+        .current_dir(t.path().parent().unwrap())
+        .args(["task", "untar,read-all,remove", "--method", "tool", "--dir"])
+        .arg(t.path().file_name().unwrap())
+        .arg("--data-dir")
+        .arg(t.data.path())
+        .args(["--scale", SCALE, "--no-store"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    t.assert_empty();
+}
+
+/// Debian's kernel source, where it is installed: untarred at scale 1 (its own files, counted
+/// from the package's tarball), decompressed once into the data directory under a name that
+/// says which file it came from and reused by the next run; below scale 1 the generated tree,
+/// said in a warning. Skipped where linux-source-6.1 is not installed.
+#[test]
+fn the_installed_kernel_source_is_untarred_at_scale_1_and_made_once() {
+    use fsbench_workload::task::kernel;
+    use std::os::unix::fs::MetadataExt;
+    let Some(installed) = kernel::find() else {
+        eprintln!(
+            "skipped: no kernel source in {} (apt-get install -y {})",
+            kernel::DIR,
+            kernel::PACKAGE
+        );
+        return;
+    };
+    let t = TaskDir::new();
+    let json = t.data.path().join("kernel.json");
+    let run = |scale: &str| {
+        let output = fsbench()
+            .args(["task", "untar,remove", "--linux-source", "true"])
+            .args(["--compression", "none", "--method", "tool", "--dir"])
+            .arg(t.path())
+            .arg("--data-dir")
+            .arg(t.data.path())
+            .args(["--scale", scale, "--no-store", "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let doc = common::read_json(&json);
+        let sample = common::first_sample(&doc).clone();
+        (output, sample)
+    };
+    let cached = t
+        .data
+        .path()
+        .join(kernel::cache_name(&installed.path, tree::Compression::None).unwrap());
+    let (_, sample) = run("1");
+    let results = common::flat_results_of(&sample);
+    let untar = step(&results, "untar");
+    let source = untar["source"].as_str().unwrap();
+    assert!(
+        source.starts_with(&format!("Debian's {}", installed.name()))
+            && source.contains("decompressed"),
+        "{source}"
+    );
+    assert_eq!(untar["tarball"], cached.display().to_string());
+    assert!(untar["files"].as_u64().unwrap() > 50_000, "{untar}");
+    assert_eq!(step(&results, "remove")["files"], untar["files"]);
+    assert_eq!(sample["warnings"], serde_json::json!([]));
+    let made = std::fs::metadata(&cached).unwrap();
+    // The next run reuses the file: the same inode, not written again.
+    run("1");
+    let again = std::fs::metadata(&cached).unwrap();
+    assert_eq!(
+        (again.ino(), again.mtime(), again.mtime_nsec()),
+        (made.ino(), made.mtime(), made.mtime_nsec())
+    );
+    // Below scale 1: the generated tree, and the sample says so.
+    let (output, sample) = run(SCALE);
+    let results = common::flat_results_of(&sample);
+    assert!(
+        step(&results, "untar")["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("generated linux-6.1"),
+        "{results:?}"
+    );
+    let said = format!("at scale {SCALE} the generated tree shaped like linux-6.1");
+    assert!(
+        sample["warnings"][0].as_str().unwrap().starts_with(&said),
+        "{sample}"
+    );
+    assert!(stderr(&output).contains(&said), "{}", stderr(&output));
+    t.assert_empty();
+}
+
 /// The generated C project compiles and links: the program it builds runs.
 #[test]
 fn the_generated_build_compiles_and_runs() {

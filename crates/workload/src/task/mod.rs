@@ -7,6 +7,7 @@
 //! `rm`, `make`) or natively ([`native`]: the filesystem alone, no decompressor on the clock).
 
 mod beneath;
+pub mod kernel;
 pub mod native;
 pub mod project;
 pub mod timing;
@@ -147,6 +148,10 @@ pub enum BigFile {
 /// Study 000 copied a 1.9 GB ISO.
 pub const SEED_BIG_FILE: u64 = 1_900_000_000;
 
+/// CPU time of `make defconfig && make` of the Linux 6.1 source, for the dry run's estimate
+/// only (not measured here: some 80 CPU-minutes, divided among the jobs that can run).
+const KERNEL_BUILD_CPU_NS: u64 = 80 * 60 * 1_000_000_000;
+
 impl fmt::Display for BigFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -190,6 +195,18 @@ pub struct TaskSettings {
     /// one (a kernel source to build with `make defconfig`).
     #[arg(long, value_name = "PATH")]
     pub source: Option<PathBuf>,
+
+    /// true: the tree is Debian's kernel source where it is installed
+    /// (/usr/src/linux-source-*.tar.xz, package linux-source-6.1), recompressed once (untimed)
+    /// to --compression and kept in the data directory; at scale 1 only. Where it is not
+    /// installed, and below scale 1, the generated tree (--tree) instead, and the run says so.
+    #[arg(long, value_name = "BOOL", default_value_t = TaskSettings::default().linux_source, action = clap::ArgAction::Set)]
+    pub linux_source: bool,
+
+    /// true: the tarball is copied onto the filesystem under test (untimed, not synced) and
+    /// untarred from there, as study 001's `cp linux.tar.bz2 .`.
+    #[arg(long, value_name = "BOOL", default_value_t = TaskSettings::default().copy_tarball, action = clap::ArgAction::Set)]
+    pub copy_tarball: bool,
 
     /// The tree to generate: linux-6.1 (78,579 files, 1.3 GB) or qt-4.6.0 (30,786 files, as
     /// study 000 removed). Scaled by the run's scale.
@@ -261,6 +278,8 @@ impl Default for TaskSettings {
             tasks: TaskChain(vec![TaskName::Copy, TaskName::Untar, TaskName::Remove]),
             method: Method::Tool,
             source: None,
+            linux_source: false,
+            copy_tarball: false,
             tree: TreeModel::default(),
             tree_fraction: 1.0,
             compression: Compression::Bzip2,
@@ -361,10 +380,10 @@ fn require(program: &str, package: &str, why: &str) -> Result<(), StepError> {
     } else {
         Err(StepError::unsupported(format!(
             "{program} is not installed ({why}): install it (apt-get install {package}){}",
-            if program == "make" || program == "cc" {
-                ""
-            } else {
-                " or use --method native"
+            match program {
+                "make" | "cc" => "",
+                "flex" | "bison" | "bc" => " or scripts/install-deps.sh --studies",
+                _ => " or use --method native",
             }
         )))
     }
@@ -418,12 +437,15 @@ fn canonical_as_far_as_it_exists(path: &Path) -> PathBuf {
 
 /// Opens a tarball for reading without waiting on it: O_NONBLOCK, so a FIFO put in its place
 /// after [`TaskSettings::check_source`] looked cannot block, and anything but a regular
-/// file is refused.
-fn open_tarball(path: &Path) -> std::io::Result<std::fs::File> {
+/// file is refused. `follow`: a symlink at `path` is followed (a path the user or a package
+/// gave); fsbench's own tarballs (in the data directory, or copied onto the target) are
+/// opened with O_NOFOLLOW.
+fn open_tarball(path: &Path, follow: bool) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow)
         .open(path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(
@@ -448,9 +470,89 @@ fn default_data_dir() -> PathBuf {
     }
 }
 
+/// What tree a run with `linux_source` untars.
+#[derive(Debug, Clone, PartialEq)]
+enum KernelChoice {
+    /// `linux_source` is off (or a `source` is given): nothing to say.
+    Off,
+    /// The installed kernel source, at scale 1.
+    Installed(kernel::Installed),
+    /// Not installed here: the generated tree.
+    Missing,
+    /// Installed, but the run's scale is below 1: the generated tree, scaled.
+    Scaled(kernel::Installed),
+}
+
 impl TaskSettings {
     fn data_dir(&self) -> PathBuf {
         self.data_dir.clone().unwrap_or_else(default_data_dir)
+    }
+
+    /// Whether the run untars Debian's kernel source, and if not, why.
+    fn kernel(&self, ctx: &Context) -> KernelChoice {
+        self.kernel_of(ctx, kernel::find)
+    }
+
+    /// [`TaskSettings::kernel`] with the kernel source `find` finds.
+    fn kernel_of(
+        &self,
+        ctx: &Context,
+        find: impl FnOnce() -> Option<kernel::Installed>,
+    ) -> KernelChoice {
+        if !self.linux_source
+            || self.source.is_some()
+            || !self.tasks.0.iter().any(|t| t.needs_tree())
+        {
+            return KernelChoice::Off;
+        }
+        match find() {
+            None => KernelChoice::Missing,
+            Some(k) if ctx.scale < 1.0 => KernelChoice::Scaled(k),
+            Some(k) => KernelChoice::Installed(k),
+        }
+    }
+
+    /// What the tasks untar and build instead of Debian's kernel source, said once by a
+    /// campaign and as a warning of each sample: nothing when the kernel is used (the results'
+    /// `source` names it) or not asked for.
+    fn kernel_notes(&self, ctx: &Context) -> Vec<String> {
+        self.notes_for(self.kernel(ctx), ctx)
+    }
+
+    fn notes_for(&self, choice: KernelChoice, ctx: &Context) -> Vec<String> {
+        if matches!(choice, KernelChoice::Off | KernelChoice::Installed(_)) {
+            return Vec::new();
+        }
+        let (model, _) = scaled_tree(self, ctx);
+        let builds = self.tasks.0.contains(&TaskName::Build);
+        let instead = if builds {
+            format!(
+                "the generated tree shaped like {} ({} files) and its C project stand",
+                model.name, model.files
+            )
+        } else {
+            format!(
+                "the generated tree shaped like {} ({} files) stands",
+                model.name, model.files
+            )
+        };
+        let what = if builds {
+            "untarred and built"
+        } else {
+            "untarred"
+        };
+        vec![match choice {
+            KernelChoice::Scaled(k) => format!(
+                "at scale {} {instead} in for Debian's kernel source ({}), which is {what} at scale 1 only",
+                ctx.scale,
+                k.path.display()
+            ),
+            _ => format!(
+                "Debian's kernel source is not installed ({}/linux-source-*.tar.xz): {instead} in for it; install it with `apt-get install {}` (or scripts/install-deps.sh --studies)",
+                kernel::DIR,
+                kernel::PACKAGE
+            ),
+        }]
     }
 
     /// Checks `--source` before anything is opened or written: it exists and is a regular file
@@ -593,11 +695,21 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
                 "must name a make target (defconfig, allnoconfig, ...)",
             ));
         }
+        if self.linux_source && self.source.is_some() {
+            return Err(WorkloadError::invalid(
+                "linux_source",
+                "a --source is given too: pass either --source PATH or --linux-source true",
+            ));
+        }
         Ok(())
     }
 
     fn estimate_ns(&self, ctx: &Context) -> u64 {
         let (model, units) = scaled_tree(self, ctx);
+        let kernel = matches!(self.kernel(ctx), KernelChoice::Installed(_));
+        // The kernel source is of the size of the linux-6.1 model, whatever `tree` says.
+        let model = if kernel { tree::LINUX_6_1 } else { model };
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         self.tasks
             .0
             .iter()
@@ -606,6 +718,7 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
                 TaskName::Untar | TaskName::ReadAll | TaskName::Remove => {
                     (model.bytes as f64 / 100e6 * 1e9) as u64 + model.files * 20_000
                 }
+                TaskName::Build if kernel => KERNEL_BUILD_CPU_NS / self.jobs().min(cpus).max(1),
                 TaskName::Build => units * 40_000_000 / self.jobs().max(1),
                 TaskName::Exec => 1_000_000_000,
             })
@@ -614,20 +727,33 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
 
     fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
         let (model, units) = scaled_tree(self, ctx);
-        Some(serde_json::json!({
-            "tree": self.source.as_ref().map_or_else(
-                || serde_json::json!({
+        let tree = match (&self.source, self.kernel(ctx)) {
+            (Some(s), _) => serde_json::json!({ "source": s }),
+            (None, KernelChoice::Installed(k)) => serde_json::json!({
+                "source": k.path,
+                "linux_source": k.name(),
+                "compression": self.compression,
+            }),
+            (None, choice) => {
+                let mut generated = serde_json::json!({
                     "model": model.name,
                     "files": model.files,
                     "dirs": model.dirs + 1,
                     "symlinks": model.symlinks,
                     "bytes": model.bytes,
                     "build_units": units,
-                }),
-                |s| serde_json::json!({ "source": s }),
-            ),
-            "jobs": self.jobs(),
-        }))
+                });
+                if choice != KernelChoice::Off {
+                    generated["instead_of_linux_source"] = self.kernel_notes(ctx).join(" ").into();
+                }
+                generated
+            }
+        };
+        Some(serde_json::json!({ "tree": tree, "jobs": self.jobs() }))
+    }
+
+    fn host_notes(&self, ctx: &Context) -> Vec<String> {
+        self.kernel_notes(ctx)
     }
 
     fn preflight(&self, ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
@@ -645,7 +771,9 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             WorkloadError::invalid("data_dir", format!("{what}; or pass another --data-dir"))
         })?;
         let (free, inodes) = fileio::free_space(dir).unwrap_or((u64::MAX, u64::MAX));
-        if self.tasks.0.iter().any(|t| t.needs_tree()) && self.source.is_none() {
+        let generated =
+            self.source.is_none() && !matches!(self.kernel(ctx), KernelChoice::Installed(_));
+        if self.tasks.0.iter().any(|t| t.needs_tree()) && generated {
             let (model, units) = scaled_tree(self, ctx);
             let tree = tree::generate(&model, units, self.seed);
             let room = tree.totals.room_bytes(&tree.entries);
@@ -688,6 +816,12 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
     ) -> End {
         if let Err(e) = self.check_source(dir) {
             return End::failed(e, Some(self.seed));
+        }
+        // The tools run in the run's directory: every path they are given is absolute.
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let dir = absolute.as_path();
+        for note in self.kernel_notes(ctx) {
+            sink.warning(&note);
         }
         let scratch =
             match fileio::create_unique(dir, "fsbench-task", "", |p| std::fs::create_dir(p)) {
@@ -753,8 +887,13 @@ struct Tarball {
     path: PathBuf,
     compression: Compression,
     totals: tree::Totals,
-    /// Generated by fsbench (with the model's name) or the user's.
+    /// Generated by fsbench (with the model's name), Debian's kernel source or the user's.
     origin: String,
+    /// A path given by the user or a package (a symlink there is followed), not one of
+    /// fsbench's own files (opened with O_NOFOLLOW).
+    given: bool,
+    /// Debian's kernel source: its build needs the kernel's tools.
+    kernel: bool,
 }
 
 /// The state of a chain between its steps.
@@ -890,12 +1029,13 @@ impl Chain<'_> {
         record
     }
 
-    /// Finds or makes the tarball (untimed): the user's, a packed copy of the user's tree, or
-    /// the generated one (kept in the data directory for later runs).
+    /// Finds or makes the tarball (untimed): the user's, a packed copy of the user's tree,
+    /// Debian's kernel source recompressed, or the generated one (both kept in the data
+    /// directory for later runs); then, with `copy_tarball`, copies it onto the target.
     fn prepare_tarball(&mut self, sink: &mut dyn Sink) -> Result<(), StepError> {
         let data = self.settings.data_dir();
         std::fs::create_dir_all(&data).map_err(|e| StepError::io("create", &data, e))?;
-        let tarball = match &self.settings.source {
+        let mut tarball = match &self.settings.source {
             Some(source) if source.is_dir() => {
                 let (file, path) = fileio::create_new_file(&data, "fsbench-source", ".tar", false)
                     .map_err(|e| StepError::io("create a file in", &data, e))?;
@@ -915,49 +1055,136 @@ impl Chain<'_> {
                     Ok::<_, std::io::Error>(())
                 })();
                 packed.map_err(|e| StepError::io("pack the tree", source, e))?;
-                self.user_tarball(&path, source)?
+                self.user_tarball(&path, source, false)?
             }
-            Some(source) => self.user_tarball(source, source)?,
-            None => {
-                let (model, units) = scaled_tree(self.settings, self.ctx);
-                let tree = tree::generate(&model, units, self.settings.seed);
-                let path = data.join(format!(
-                    "fsbench-tree-{}-{}f-{}u-seed{}.{}",
-                    model.name,
-                    model.files,
-                    units,
-                    self.settings.seed,
-                    self.settings.compression.extension()
-                ));
-                if !path.exists() {
-                    sink.status(&format!(
-                        "generating the {} tree ({} files, {}) in {}",
-                        model.name,
-                        tree.totals.files,
-                        human_bytes(tree.totals.bytes),
-                        data.display()
-                    ));
-                }
-                tree::pack_to_file(&tree, self.settings.compression, &path)
-                    .map_err(|e| StepError::io("write the tarball", &path, e))?;
-                Tarball {
-                    path,
-                    compression: self.settings.compression,
-                    totals: tree.totals,
-                    origin: format!("generated {} (seed {})", model.name, self.settings.seed),
-                }
-            }
+            Some(source) => self.user_tarball(source, source, true)?,
+            None => match self.settings.kernel(self.ctx) {
+                KernelChoice::Installed(k) => self.kernel_tarball(&k, &data, sink)?,
+                _ => self.generated_tarball(&data, sink)?,
+            },
         };
+        if self.settings.copy_tarball {
+            tarball = self.copy_onto_target(tarball, sink)?;
+        }
         self.tarball = Some(tarball);
         Ok(())
     }
 
-    /// A user's tarball: its compression sniffed, its contents counted (untimed).
-    fn user_tarball(&self, path: &Path, shown: &Path) -> Result<Tarball, StepError> {
+    /// The generated tree's tarball, made once in `data`.
+    fn generated_tarball(&self, data: &Path, sink: &mut dyn Sink) -> Result<Tarball, StepError> {
+        let (model, units) = scaled_tree(self.settings, self.ctx);
+        let tree = tree::generate(&model, units, self.settings.seed);
+        let path = data.join(format!(
+            "fsbench-tree-{}-{}f-{}u-seed{}.{}",
+            model.name,
+            model.files,
+            units,
+            self.settings.seed,
+            self.settings.compression.extension()
+        ));
+        if !path.exists() {
+            sink.status(&format!(
+                "generating the {} tree ({} files, {}) in {}",
+                model.name,
+                tree.totals.files,
+                human_bytes(tree.totals.bytes),
+                data.display()
+            ));
+        }
+        tree::pack_to_file(&tree, self.settings.compression, &path)
+            .map_err(|e| StepError::io("write the tarball", &path, e))?;
+        Ok(Tarball {
+            path,
+            compression: self.settings.compression,
+            totals: tree.totals,
+            origin: format!("generated {} (seed {})", model.name, self.settings.seed),
+            given: false,
+            kernel: false,
+        })
+    }
+
+    /// Debian's kernel source, recompressed once (untimed) to the run's compression in `data`
+    /// ([`kernel::recompressed`]); its contents counted from the package's own file.
+    fn kernel_tarball(
+        &self,
+        k: &kernel::Installed,
+        data: &Path,
+        sink: &mut dyn Sink,
+    ) -> Result<Tarball, StepError> {
+        let source = self.user_tarball(&k.path, &k.path, true)?;
+        let to = self.settings.compression;
+        let cached = kernel::cache_name(&k.path, to)
+            .map(|name| data.join(name))
+            .map_err(|e| StepError::io("examine", &k.path, e))?;
+        if source.compression != to && !cached.exists() {
+            sink.status(&format!(
+                "recompressing {} to {to} in {} (once: later runs reuse it)",
+                k.path.display(),
+                data.display()
+            ));
+        }
+        let (path, _) = kernel::recompressed(&k.path, source.compression, to, data)
+            .map_err(|e| StepError::io("recompress", &k.path, e))?;
+        let origin = match to {
+            _ if source.compression == to => {
+                format!("Debian's {} ({})", k.name(), k.path.display())
+            }
+            Compression::None => format!(
+                "Debian's {} ({}), decompressed (untimed): {}",
+                k.name(),
+                k.path.display(),
+                path.display()
+            ),
+            _ => format!(
+                "Debian's {} ({}), recompressed to {to} (untimed): {}",
+                k.name(),
+                k.path.display(),
+                path.display()
+            ),
+        };
+        Ok(Tarball {
+            given: path == k.path,
+            compression: to,
+            path,
+            origin,
+            kernel: true,
+            ..source
+        })
+    }
+
+    /// Copies the tarball into the run's directory on the filesystem under test, untimed and
+    /// not synced, as study 001's `cp linux.tar.bz2 .` before its timed `tar xjf ... && sync`
+    /// (whose sync then writes the copy's dirty pages too, as the study's did).
+    fn copy_onto_target(
+        &mut self,
+        tarball: Tarball,
+        sink: &mut dyn Sink,
+    ) -> Result<Tarball, StepError> {
+        let ext = format!(".{}", tarball.compression.extension());
+        let (mut to, path) = fileio::create_new_file(&self.scratch, "linux", &ext, false)
+            .map_err(|e| StepError::io("create a file in", &self.scratch, e))?;
+        sink.status(&format!(
+            "copying the tarball onto the filesystem under test ({})",
+            path.display()
+        ));
+        let mut from = open_tarball(&tarball.path, tarball.given)
+            .map_err(|e| StepError::io("open", &tarball.path, e))?;
+        std::io::copy(&mut from, &mut to)
+            .map_err(|e| StepError::io("copy the tarball to", &path, e))?;
+        Ok(Tarball {
+            path,
+            given: false,
+            ..tarball
+        })
+    }
+
+    /// A tarball (`given` by the user or a package, or a packed tree of fsbench's): its
+    /// compression sniffed, its contents counted (untimed).
+    fn user_tarball(&self, path: &Path, shown: &Path, given: bool) -> Result<Tarball, StepError> {
         let mut head = [0u8; 512];
         let n = {
             use std::io::Read;
-            let mut f = open_tarball(path).map_err(|e| StepError::io("open", path, e))?;
+            let mut f = open_tarball(path, given).map_err(|e| StepError::io("open", path, e))?;
             let mut n = 0;
             while n < head.len() {
                 match f.read(&mut head[n..]) {
@@ -974,7 +1201,7 @@ impl Chain<'_> {
                 shown.display()
             ))
         })?;
-        let file = open_tarball(path).map_err(|e| StepError::io("open", path, e))?;
+        let file = open_tarball(path, given).map_err(|e| StepError::io("open", path, e))?;
         let mut totals = tree::Totals::default();
         let mut archive = tar::Archive::new(compression.reader(std::io::BufReader::new(file)));
         let bad = |e: std::io::Error| {
@@ -1000,6 +1227,8 @@ impl Chain<'_> {
             compression,
             totals,
             origin: shown.display().to_string(),
+            given,
+            kernel: false,
         })
     }
 
@@ -1024,8 +1253,8 @@ impl Chain<'_> {
                 human_bytes(tarball.totals.bytes)
             )));
         }
-        let file =
-            open_tarball(&tarball.path).map_err(|e| StepError::io("open", &tarball.path, e))?;
+        let file = open_tarball(&tarball.path, tarball.given)
+            .map_err(|e| StepError::io("open", &tarball.path, e))?;
         let reader = tarball
             .compression
             .reader(std::io::BufReader::with_capacity(1 << 20, file));
@@ -1084,7 +1313,9 @@ impl Chain<'_> {
             }
         };
         self.tree_dir = Some(dir);
-        let mut m = measured.note("source", origin);
+        let mut m = measured
+            .note("source", origin)
+            .note("tarball", path.display().to_string());
         m.files = Some(totals.files);
         m.bytes = Some(totals.bytes);
         Ok(Some(m))
@@ -1223,6 +1454,13 @@ impl Chain<'_> {
     fn build(&mut self) -> Result<Option<Vec<(&'static str, Measured)>>, StepError> {
         require("make", "make", "build runs make")?;
         require("cc", "gcc", "build compiles C")?;
+        if self.tarball().kernel {
+            // The kernel's own build runs these (its headers, libelf's and OpenSSL's, make
+            // names when they are missing).
+            for program in ["flex", "bison", "bc"] {
+                require(program, program, "the kernel's build runs it")?;
+            }
+        }
         let top = self.tree_top();
         if !top.join("Makefile").exists() {
             return Err(StepError::failed(format!(
@@ -1378,6 +1616,67 @@ mod tests {
         assert_eq!("auto".parse::<BigFile>(), Ok(BigFile::Auto));
         assert_eq!("1m".parse::<BigFile>(), Ok(BigFile::Bytes(1 << 20)));
         assert!("0".parse::<BigFile>().is_err());
+    }
+
+    /// What a run with `linux_source` untars, and what it says: nothing where the kernel
+    /// source is used (or not asked for), one note where it is missing or the scale is below 1,
+    /// naming what stands in; --source and --linux-source together are refused.
+    #[test]
+    fn the_kernel_source_is_used_at_scale_1_only_and_its_absence_said() {
+        let installed = kernel::Installed {
+            path: PathBuf::from("/usr/src/linux-source-6.1.tar.xz"),
+            version: "6.1".into(),
+        };
+        let s = TaskSettings {
+            tasks: "untar,build,read-all".parse().unwrap(),
+            linux_source: true,
+            ..TaskSettings::default()
+        };
+        let full = Context::default();
+        let small = Context {
+            scale: 0.01,
+            ..Context::default()
+        };
+        let found = || Some(installed.clone());
+        assert_eq!(
+            s.kernel_of(&full, found),
+            KernelChoice::Installed(installed.clone())
+        );
+        assert!(s.notes_for(s.kernel_of(&full, found), &full).is_empty());
+        let scaled = s.notes_for(s.kernel_of(&small, found), &small);
+        assert_eq!(
+            scaled,
+            ["at scale 0.01 the generated tree shaped like linux-6.1 (786 files) and its C project stand in for Debian's kernel source (/usr/src/linux-source-6.1.tar.xz), which is untarred and built at scale 1 only"]
+        );
+        let missing = s.notes_for(s.kernel_of(&full, || None), &full);
+        assert_eq!(
+            missing,
+            ["Debian's kernel source is not installed (/usr/src/linux-source-*.tar.xz): the generated tree shaped like linux-6.1 (78579 files) and its C project stand in for it; install it with `apt-get install linux-source-6.1` (or scripts/install-deps.sh --studies)"]
+        );
+        // Without build, nothing is said of a C project; without linux_source, nothing at all.
+        let untar = TaskSettings {
+            tasks: "copy,untar,remove".parse().unwrap(),
+            tree: "qt-4.6.0".parse().unwrap(),
+            ..s.clone()
+        };
+        let note = untar.notes_for(untar.kernel_of(&full, || None), &full);
+        assert!(
+            note[0].contains("the generated tree shaped like qt-4.6.0 (30786 files) stands in"),
+            "{}",
+            note[0]
+        );
+        let off = TaskSettings::default();
+        assert_eq!(off.kernel_of(&full, found), KernelChoice::Off);
+        let both = TaskSettings {
+            source: Some(PathBuf::from("/tmp/linux.tar")),
+            ..s.clone()
+        };
+        let e = both.check(&full).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("either --source PATH or --linux-source true"),
+            "{e}"
+        );
     }
 
     #[test]
