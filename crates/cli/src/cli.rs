@@ -316,14 +316,22 @@ pub struct TargetArgs {
     pub cache: String,
 
     /// The device: image[:SIZE] (a sparse image on a loop device; default size: a quarter of the
-    /// work directory's free space, 1-8 GiB) or a block device (/dev/X, with --destroy-data-on).
+    /// work directory's free space, 1-8 GiB; each member's with --array) or a block device
+    /// (/dev/X, with --destroy-data-on; an array's members: /dev/X,/dev/Y).
     #[arg(long, value_name = "DEVICE", default_value = "image", requires = "fs")]
     pub device: String,
 
     /// Allow destroying everything on the block device given to --device: name it again, with
-    /// :TYPE to acknowledge an existing signature (/dev/sdb:ext4).
+    /// :TYPE to acknowledge an existing signature (/dev/sdb:ext4); several, comma-separated.
     #[arg(long, value_name = "DEVICE[:TYPE]", requires = "fs")]
     pub destroy_data_on: Option<String>,
+
+    /// Several devices as one: raid0:N, raid1:N, raid10:N laid out by the filesystem itself
+    /// (btrfs -d, [,metadata=PROFILE] for -m; a striped or mirrored zfs pool), or md-LEVEL:N
+    /// with [,chunk=SIZE] for md RAID under any filesystem. Each member is an image of
+    /// --device's size, or one of the devices --device lists (/dev/X,/dev/Y).
+    #[arg(long, value_name = "LAYOUT", requires = "fs")]
+    pub array: Option<String>,
 
     /// Attach images with buffered I/O on the backing file (default: direct I/O, so the page
     /// cache does not hold the data twice).

@@ -23,6 +23,10 @@ pub struct CaseConfig {
     pub mount_set: String,
     #[serde(default)]
     pub mount_options: String,
+    /// Several devices as one (`raid0:2`, `md-raid0:8,chunk=64k`; docs/plans.md); None: one
+    /// device. Part of the filesystem's table, so its cases' keys are as without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<String>,
     #[serde(default)]
     pub scheduler: Option<String>,
     /// The platform's name (`default` when the plan names none) and what it sets.
@@ -98,7 +102,11 @@ mod tests {
         assert_eq!(old.value(CaseAxis::Scheduler).as_deref(), Some("default"));
         assert_eq!(old.value(CaseAxis::Workload), None);
         let text = serde_json::to_string(&old).unwrap();
-        assert!(!text.contains("image_in_ram") && !text.contains("cpu_percent"));
+        assert!(
+            !text.contains("image_in_ram")
+                && !text.contains("cpu_percent")
+                && !text.contains("array")
+        );
         assert_eq!(serde_json::from_str::<CaseConfig>(&text).unwrap(), old);
     }
 }

@@ -58,9 +58,9 @@ pub struct PlanFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceFile {
-    /// Size of the sparse image ("4g").
+    /// Size of the sparse image ("4g"), of each member's for an array.
     pub image: Option<Spanned<String>>,
-    /// A real block device instead of an image.
+    /// A real block device instead of an image ("/dev/sdb"; an array's members: "/dev/sdb,/dev/sdc").
     pub block: Option<Spanned<String>>,
     pub destroy_data_on: Option<Spanned<String>>,
     pub loop_buffered: Option<bool>,
@@ -85,6 +85,9 @@ pub struct FilesystemFile {
     pub mkfs_options: Option<BTreeMap<String, String>>,
     /// Named mount option sets: `{ default = "", noatime = "noatime" }`.
     pub mount_options: Option<BTreeMap<String, String>>,
+    /// Several devices as one for every case of this table: `"raid0:2"` (the filesystem's own
+    /// layout: btrfs, zfs), `"md-raid0:8,chunk=64k"` (md under any filesystem).
+    pub array: Option<Spanned<String>>,
 }
 
 /// One workload as written: its keys with their spans. `kind` picks the settings type that

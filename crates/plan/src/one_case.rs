@@ -34,6 +34,8 @@ pub struct OneTarget<'a> {
     pub scheduler: Option<&'a str>,
     pub cache: CachePolicy,
     pub device: DeviceSpec,
+    /// Several devices as one (`--array`).
+    pub array: Option<&'a str>,
     pub loop_direct_io: bool,
     pub fsck: bool,
     pub work_dir: &'a Path,
@@ -72,11 +74,14 @@ impl Plan {
                 };
                 toml::Table::from_iter([(name.to_string(), toml::Value::from(options))])
             };
-            let filesystem = toml::Table::from_iter([
+            let mut filesystem = toml::Table::from_iter([
                 ("name".to_string(), toml::Value::from(target.fs)),
                 ("mkfs_options".into(), set(target.mkfs_options).into()),
                 ("mount_options".into(), set(target.mount_options).into()),
             ]);
+            if let Some(array) = target.array {
+                filesystem.insert("array".into(), array.into());
+            }
             plan.insert("filesystems".into(), vec![filesystem].into());
             if let Some(scheduler) = target.scheduler {
                 plan.insert("schedulers".into(), vec![scheduler].into());
@@ -183,6 +188,7 @@ mod tests {
                 device: DeviceSpec::Image {
                     size_bytes: Some(2 << 30),
                 },
+                array: None,
                 loop_direct_io: false,
                 fsck: false,
                 work_dir: Path::new("/var/lib/fsbench/work"),

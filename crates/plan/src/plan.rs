@@ -8,6 +8,7 @@ use crate::workload::PlannedWorkload;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
 use fsbench_model::CaseAxis;
 pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM};
+use fsbench_testbed::array::ArraySpec;
 use fsbench_testbed::device::SizeSetting;
 use fsbench_testbed::fs::{self, Storage};
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
@@ -70,6 +71,7 @@ pub fn directory_config(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
         mkfs_options: String::new(),
         mount_set: "existing".into(),
         mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
+        array: None,
         scheduler: None,
         platform: DEFAULT_PLATFORM.into(),
         image_in_ram: false,
@@ -457,8 +459,14 @@ impl Plan {
                 message: "the plan names no filesystem: add a [[filesystems]] table with name = \"ext4\" (or another), or run it in an existing directory (`fsbench run --dir PATH`)".into(),
             });
         }
+        let mut arrays: Vec<Option<ArraySpec>> = Vec::new();
+        // (A workload command's device is its flags', set over the plan's below.)
+        let real_devices = match overrides.device.as_ref().map_or(&device, |(d, ..)| d) {
+            DeviceSpec::Block { devices } => Some(devices.len()),
+            DeviceSpec::Image { .. } => None,
+        };
         for f in &raw.filesystems {
-            if fs::by_name(f.name.get_ref()).is_none() {
+            let Some(fs) = fs::by_name(f.name.get_ref()) else {
                 return Err(check.at(
                     &f.name,
                     "filesystems.name",
@@ -468,7 +476,25 @@ impl Plan {
                         fs::names()
                     ),
                 ));
-            }
+            };
+            // Whether this filesystem takes the layout on this device: said at its `array`
+            // (or, without one, at the devices that need one).
+            let array = match &f.array {
+                None => None,
+                Some(text) => Some(
+                    text.get_ref()
+                        .parse::<ArraySpec>()
+                        .map_err(|e| check.at(text, "filesystems.array", e))?,
+                ),
+            };
+            fsbench_testbed::array::check_layout(fs, array.as_ref(), real_devices).map_err(
+                |e| match (&f.array, raw.device.as_ref().and_then(|d| d.block.as_ref())) {
+                    (Some(text), _) => check.at(text, "filesystems.array", e),
+                    (None, Some(block)) => check.at(block, "device.block", e),
+                    (None, None) => check.at(&f.name, "filesystems", e),
+                },
+            )?;
+            arrays.push(array);
         }
         // An image too small for one of the filesystems could never run: say so now, not
         // after a dry run passed and the campaign started.
@@ -559,7 +585,7 @@ impl Plan {
         }
 
         let mut cases = Vec::new();
-        for f in &raw.filesystems {
+        for (f, array) in raw.filesystems.iter().zip(&arrays) {
             let fs_name = fs::by_name(f.name.get_ref()).expect("checked").name();
             let default_set = || BTreeMap::from([("default".to_string(), String::new())]);
             let mkfs_sets = f.mkfs_options.clone().unwrap_or_else(default_set);
@@ -584,6 +610,7 @@ impl Plan {
                                 mkfs_options: mkfs_options.clone(),
                                 mount_set: mount_set.clone(),
                                 mount_options: mount_options.clone(),
+                                array: array.as_ref().map(ArraySpec::to_string),
                                 scheduler: scheduler.clone(),
                                 platform: platform.clone(),
                                 image_in_ram: *ram && !in_memory,
@@ -794,6 +821,7 @@ fn in_directory_only(
                     mkfs_options: String::new(),
                     mount_set: String::new(),
                     mount_options: String::new(),
+                    array: None,
                     scheduler: None,
                     platform: platform.clone(),
                     image_in_ram: *ram,
@@ -1427,6 +1455,78 @@ min_time = "1ms"
             .unwrap_err()
             .to_string();
         assert!(e.contains("--scale: must be above 0 and at most 1"), "{e}");
+    }
+
+    /// An array belongs to its filesystem's table: that table's cases carry it (their keys are
+    /// as without it, so two tables tell a single btrfs from a RAID 0 by their set names), and
+    /// what the filesystem or the device cannot take is refused at the key.
+    #[test]
+    fn an_array_is_its_filesystem_tables_and_checked_at_its_key() {
+        let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
+        let text = format!(
+            "name = \"a\"\n[[filesystems]]\nname = \"btrfs\"\nmkfs_options = {{ single = \"\" }}\n[[filesystems]]\nname = \"btrfs\"\nmkfs_options = {{ raid0 = \"\" }}\narray = \"raid0:2\"\n[[filesystems]]\nname = \"ext4\"\narray = \"md-raid0:8,chunk=64k\"\n{sleep}"
+        );
+        let plan = Plan::parse(&text, "a.toml").unwrap();
+        let arrays: Vec<(&str, Option<&str>)> = plan
+            .cases
+            .iter()
+            .map(|c| (c.key.as_str(), c.config.array.as_deref()))
+            .collect();
+        assert_eq!(
+            arrays,
+            [
+                ("btrfs.single.default.default.warm.sleep", None),
+                ("btrfs.raid0.default.default.warm.sleep", Some("raid0:2")),
+                (
+                    "ext4.default.default.default.warm.sleep",
+                    Some("md-raid0:8,chunk=64k")
+                ),
+            ]
+        );
+        let e = error_of(&format!(
+            "name = \"a\"\n[[filesystems]]\nname = \"ext4\"\narray = \"raid0:2\"\n{sleep}"
+        ));
+        assert!(
+            e.starts_with("bad.toml:4:9: filesystems.array: ext4 cannot lay itself over several devices: put md under it (md-raid0:2)"),
+            "{e}"
+        );
+        let e = error_of(&format!(
+            "name = \"a\"\n[[filesystems]]\nname = \"zfs\"\narray = \"raid10:3\"\n{sleep}"
+        ));
+        assert!(e.contains("mirrored pairs"), "{e}");
+        let e = error_of(&format!(
+            "name = \"a\"\n[[filesystems]]\nname = \"btrfs\"\narray = \"raid0\"\n{sleep}"
+        ));
+        assert!(
+            e.starts_with("bad.toml:4:9: filesystems.array: 'raid0' is not an array layout"),
+            "{e}"
+        );
+        // Real devices: one per member, each given up.
+        let devices =
+            "[device]\nblock = \"/dev/vdx,/dev/vdy\"\ndestroy_data_on = \"/dev/vdx,/dev/vdy\"\n";
+        let e = error_of(&format!(
+            "name = \"a\"\n{devices}[[filesystems]]\nname = \"ext4\"\n{sleep}"
+        ));
+        assert!(
+            e.starts_with("bad.toml:3:9: device.block: 2 real devices for one ext4"),
+            "{e}"
+        );
+        let e = error_of(&format!(
+            "name = \"a\"\n{devices}[[filesystems]]\nname = \"btrfs\"\narray = \"raid1:3\"\n{sleep}"
+        ));
+        assert!(
+            e.contains("has 3 members, but 2 real devices are named"),
+            "{e}"
+        );
+        let plan = Plan::parse(
+            &format!("name = \"a\"\n{devices}[[filesystems]]\nname = \"btrfs\"\narray = \"raid1:2\"\n{sleep}"),
+            "a.toml",
+        )
+        .unwrap();
+        let DeviceSpec::Block { devices } = &plan.device else {
+            panic!("real devices")
+        };
+        assert_eq!(devices.len(), 2);
     }
 
     #[test]

@@ -486,6 +486,15 @@ fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
         .scheduler(case.config.scheduler.as_deref())
         .cache(case.config.cache)
         .device(plan.device.clone())
+        .array(
+            // The plan checked the layout at parse time.
+            case.config
+                .array
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(TargetError::Invalid)?,
+        )
         .loop_direct_io(plan.loop_direct_io)
         .fsck(plan.fsck)
         .size_setting(plan.size_setting);

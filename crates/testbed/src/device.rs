@@ -15,14 +15,19 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum DeviceSpec {
-    /// A sparse image file in the work directory on a loop device; None: the default size.
+    /// A sparse image file in the work directory on a loop device (one per member of an
+    /// array, each of this size); None: the default size.
     Image { size_bytes: Option<u64> },
-    /// A real block device the user gave up for destruction.
-    Block {
-        path: PathBuf,
-        /// The signature (filesystem or partition-table type) the user agreed to overwrite.
-        acknowledged_signature: Option<String>,
-    },
+    /// Real block devices the user gave up for destruction: one, or an array's members.
+    Block { devices: Vec<RealDevice> },
+}
+
+/// A real block device the user gave up for destruction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RealDevice {
+    pub path: PathBuf,
+    /// The signature (filesystem or partition-table type) the user agreed to overwrite.
+    pub acknowledged_signature: Option<String>,
 }
 
 /// Where the user sets an image's size, so size advice names the right place.
@@ -71,30 +76,56 @@ impl DeviceSpec {
             }
             return Ok(DeviceSpec::Image { size_bytes });
         }
-        if !device.starts_with('/') {
+        // Several devices (an array's members) are a comma-separated list, each needing its
+        // own consent.
+        let paths: Vec<&str> = device.split(',').map(str::trim).collect();
+        if let Some(bad) = paths.iter().find(|p| !p.starts_with('/')) {
             return Err(TargetError::Invalid(format!(
-                "--device {device}: use image[:SIZE] or the path of a block device (/dev/...)"
+                "--device {bad}: use image[:SIZE] or the path of a block device (/dev/...; several: /dev/X,/dev/Y)"
             )));
         }
-        let path = PathBuf::from(device);
         let Some(ack) = destroy_data_on else {
             return Err(TargetError::Refused(format!(
-                "{device} is a real device and everything on it would be destroyed; to allow it, add --destroy-data-on {device}"
+                "{device} {} real device{} and everything on {} would be destroyed; to allow it, add --destroy-data-on {device}",
+                if paths.len() == 1 { "is a" } else { "are" },
+                if paths.len() == 1 { "" } else { "s" },
+                if paths.len() == 1 { "it" } else { "them" },
             )));
         };
-        let (ack_path, signature) = match ack.split_once(':') {
-            Some((p, sig)) => (p, Some(sig.to_string())),
-            None => (ack, None),
-        };
-        if ack_path != device {
+        let acks: Vec<(&str, Option<String>)> = ack
+            .split(',')
+            .map(str::trim)
+            .map(|a| match a.split_once(':') {
+                Some((p, sig)) => (p, Some(sig.to_string())),
+                None => (a, None),
+            })
+            .collect();
+        if let Some((stray, _)) = acks.iter().find(|(p, _)| !paths.contains(p)) {
             return Err(TargetError::Refused(format!(
-                "--destroy-data-on {ack_path} does not name --device {device}: name the device itself"
+                "--destroy-data-on {stray} does not name --device {device}: name the device itself"
             )));
         }
-        Ok(DeviceSpec::Block {
-            path,
-            acknowledged_signature: signature,
-        })
+        let mut devices = Vec::new();
+        for path in &paths {
+            if devices
+                .iter()
+                .any(|d: &RealDevice| d.path == Path::new(path))
+            {
+                return Err(TargetError::Invalid(format!(
+                    "--device names {path} twice: an array's members are distinct devices"
+                )));
+            }
+            let Some((_, signature)) = acks.iter().find(|(p, _)| p == path) else {
+                return Err(TargetError::Refused(format!(
+                    "{path} is a real device and everything on it would be destroyed; to allow it, name it in --destroy-data-on too"
+                )));
+            };
+            devices.push(RealDevice {
+                path: PathBuf::from(path),
+                acknowledged_signature: signature.clone(),
+            });
+        }
+        Ok(DeviceSpec::Block { devices })
     }
 }
 
@@ -371,10 +402,39 @@ mod tests {
         assert_eq!(
             DeviceSpec::parse("/dev/sdb", Some("/dev/sdb:ext4")).unwrap(),
             DeviceSpec::Block {
-                path: "/dev/sdb".into(),
-                acknowledged_signature: Some("ext4".into())
+                devices: vec![RealDevice {
+                    path: "/dev/sdb".into(),
+                    acknowledged_signature: Some("ext4".into())
+                }]
             }
         );
+        // An array's members: each named in the consent, each with its own signature.
+        assert_eq!(
+            DeviceSpec::parse("/dev/sdb,/dev/sdc", Some("/dev/sdc:xfs,/dev/sdb")).unwrap(),
+            DeviceSpec::Block {
+                devices: vec![
+                    RealDevice {
+                        path: "/dev/sdb".into(),
+                        acknowledged_signature: None
+                    },
+                    RealDevice {
+                        path: "/dev/sdc".into(),
+                        acknowledged_signature: Some("xfs".into())
+                    }
+                ]
+            }
+        );
+        let e = DeviceSpec::parse("/dev/sdb,/dev/sdc", Some("/dev/sdb"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/sdc is a real device") && e.contains("--destroy-data-on"),
+            "{e}"
+        );
+        let e = DeviceSpec::parse("/dev/sdb,/dev/sdb", Some("/dev/sdb"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("twice"), "{e}");
         assert!(DeviceSpec::parse("sdb", Some("sdb")).is_err());
         // Consent without a device is a mistake, not something to ignore.
         let e = DeviceSpec::parse("image", Some("/dev/sdb")).unwrap_err();

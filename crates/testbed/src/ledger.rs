@@ -45,6 +45,11 @@ pub enum Resource {
     ZfsPool {
         pool: String,
     },
+    /// An md array over `members` (`/dev/md/fsbench-...`), stopped when undone.
+    MdArray {
+        device: PathBuf,
+        members: Vec<PathBuf>,
+    },
     /// A cgroup made for one sample's processes (`cgroup.rs`): undoing it ends them all, so it
     /// is undone before any mount (`cleanup` takes the files that list one first).
     Cgroup {
@@ -283,6 +288,22 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
             }
             Err(format!("zfs-fuse {pid} did not stop, even on SIGKILL"))
         }
+        Resource::MdArray { device, .. } => {
+            let out = sys
+                .run(&crate::array::md_stop(device))
+                .map_err(|e| e.to_string())?;
+            if out.success() {
+                Ok(format!("stopped md array {}", device.display()))
+            } else if out.stderr.contains("No such file") || out.stderr.contains("not active") {
+                Ok(format!("{} is gone", device.display()))
+            } else {
+                Err(format!(
+                    "cannot stop md array {}: {}",
+                    device.display(),
+                    out.last_line()
+                ))
+            }
+        }
         Resource::Image { path } => match sys.remove_file(path) {
             Ok(()) => Ok(format!("removed {}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -382,6 +403,32 @@ impl Scope {
                 } else {
                     Err(format!("pool {pool} is not named like fsbench's pools"))
                 }
+            }
+            Resource::MdArray { device, members } => {
+                let name = device
+                    .to_str()
+                    .and_then(|d| d.strip_prefix("/dev/md/fsbench-"))
+                    .unwrap_or("");
+                if name.is_empty() || name.contains('/') || name.contains("..") {
+                    return Err(format!(
+                        "{} is not named like fsbench's md arrays",
+                        device.display()
+                    ));
+                }
+                // A loop device member is fsbench's only when its image is (a real device
+                // was the user's to give).
+                for member in members.iter().filter(|m| loop_name(m).is_ok()) {
+                    if let Some(backing) = crate::loopdev::backing_file(sys, member) {
+                        self.image(&backing).map_err(|why| {
+                            format!(
+                                "{} is backed by {}: {why}",
+                                member.display(),
+                                backing.display()
+                            )
+                        })?;
+                    }
+                }
+                Ok(())
             }
             Resource::ZfsDaemon { pidfile, .. } => self
                 .entry_in(&self.work_dir.join("run"), pidfile, "zfs-fuse-", ".pid")

@@ -7,7 +7,8 @@
 //! - [`system`]: the one seam to the host ([`System`]); [`RealSystem`] acts,
 //!   [`RecordingSystem`] records for order-of-operations tests.
 //! - [`fs`]: one module per filesystem behind the [`fs::Filesystem`] trait, and the support check.
-//! - [`device`]: images and real devices, with the safety checks for the latter.
+//! - [`device`]: images and real devices, with the safety checks for the latter; [`array`]:
+//!   several of them as one target (md under any filesystem, or the filesystem's own).
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
 //! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run;
 //!   [`guard`]: a process that does so by itself when its parent is killed.
@@ -15,6 +16,7 @@
 //!   with a platform's CPU quota); [`scratch`]: a sample's own directory in a user's one.
 //! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces.
 
+pub mod array;
 pub mod cache;
 pub mod cgroup;
 pub mod device;

@@ -477,7 +477,7 @@ impl System for RecordingSystem {
                 },
             }
         };
-        // A zfs pool is mounted by `zpool create -m MOUNTPOINT ... POOL DEVICE`.
+        // A zfs pool is mounted by `zpool create -m MOUNTPOINT ... POOL VDEV...`.
         if output.success()
             && cmd.program == "zpool"
             && cmd.args.first().is_some_and(|a| a == "create")
@@ -485,7 +485,17 @@ impl System for RecordingSystem {
             let arg =
                 |i: Option<usize>| i.and_then(|i| cmd.args.get(i)).cloned().unwrap_or_default();
             let target = arg(cmd.args.iter().position(|a| a == "-m").map(|i| i + 1));
-            let pool = arg(cmd.args.len().checked_sub(2));
+            // The pool is the first word that is neither an option nor an option's value.
+            let mut words = cmd.args.iter().skip(1);
+            let mut pool = String::new();
+            while let Some(word) = words.next() {
+                if ["-m", "-o", "-O"].contains(&word.as_str()) {
+                    words.next();
+                } else if !word.starts_with('-') {
+                    pool = word.clone();
+                    break;
+                }
+            }
             let current = self
                 .read_file(Path::new("/proc/self/mountinfo"))
                 .unwrap_or_default();

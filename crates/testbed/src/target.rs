@@ -10,7 +10,13 @@
 //! What differs between filesystems is not decided here: the steps from "mkfs" to "mount", the
 //! cold-cache remount and the check are [`Filesystem`] hooks (zfs and tmpfs override them), and
 //! [`Build`] is the view of a target those hooks work through.
+//!
+//! An array (`TargetSpec::array`) has several members: each image and loop device is made and
+//! recorded as one device is, the scheduler is set on each, md (when it makes the array) goes
+//! between them and mkfs, and after the mount the members are read back from what made the
+//! array. [`Devices`] keeps them in one place.
 
+use crate::array::{self, ArraySpec};
 use crate::cache::{parse_meminfo, CachePolicy, CacheReached};
 use crate::device::{self, DeviceSpec};
 use crate::error::TargetError;
@@ -35,6 +41,9 @@ pub struct TargetSpec {
     pub scheduler: Option<String>,
     pub cache: CachePolicy,
     pub device: DeviceSpec,
+    /// Several devices as one (None: one device): each member an image of the device's size,
+    /// or one of its real devices.
+    pub array: Option<ArraySpec>,
     /// Attach images with direct I/O on the backing file (default) or buffered.
     pub loop_direct_io: bool,
     /// Where images, mount points and the state directory go.
@@ -62,6 +71,7 @@ impl TargetSpec {
             scheduler: None,
             cache: CachePolicy::Warm,
             device: DeviceSpec::Image { size_bytes: None },
+            array: None,
             loop_direct_io: true,
             image_dir: None,
             fsck: true,
@@ -93,6 +103,7 @@ pub struct TargetBuilder {
     scheduler: Option<String>,
     cache: CachePolicy,
     device: DeviceSpec,
+    array: Option<ArraySpec>,
     loop_direct_io: bool,
     image_dir: Option<PathBuf>,
     fsck: bool,
@@ -125,6 +136,12 @@ impl TargetBuilder {
 
     pub fn device(mut self, device: DeviceSpec) -> Self {
         self.device = device;
+        self
+    }
+
+    /// Several devices as one (None: one device).
+    pub fn array(mut self, array: Option<ArraySpec>) -> Self {
+        self.array = array;
         self
     }
 
@@ -175,6 +192,7 @@ impl TargetBuilder {
             scheduler: self.scheduler,
             cache: self.cache,
             device: self.device,
+            array: self.array,
             loop_direct_io: self.loop_direct_io,
             // Absolute, so ledgers name the same paths whatever directory cleanup runs in.
             work_dir: std::path::absolute(&self.spec_work_dir).unwrap_or(self.spec_work_dir),
@@ -287,6 +305,36 @@ pub struct DeviceInfo {
     pub loop_direct_io: Option<bool>,
     /// The physical disk: the device's own, or the one holding the image.
     pub disk: Option<crate::disk::DiskIdentity>,
+    /// An array's layout and members (None: one device). `path` is then the md array, or the
+    /// first member of an array the filesystem makes itself; `size_bytes` is the members'
+    /// sum; `image` the first member's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<ArrayInfo>,
+}
+
+/// An array as made and as read back.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArrayInfo {
+    /// The layout as asked (`raid0:2`, `md-raid0:8,chunk=64k`).
+    pub layout: String,
+    /// What made it: `md`, or the filesystem (`btrfs`, `zfs`).
+    pub made_by: String,
+    pub members: Vec<MemberInfo>,
+    /// The command that made it (`mdadm --create`; the filesystem's own is its mkfs).
+    pub made: Option<StepInfo>,
+    /// The command that listed the members in use, and the members it named (every one made,
+    /// or the target is not used).
+    pub read_back: Option<String>,
+    pub listed: Vec<PathBuf>,
+}
+
+/// One member of an array.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberInfo {
+    /// Its block device (a loop device for an image).
+    pub path: PathBuf,
+    pub image: Option<PathBuf>,
+    pub size_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -379,8 +427,7 @@ pub struct Target<'s> {
     spec: TargetSpec,
     ledger: Ledger,
     info: TargetInfo,
-    loop_device: Option<LoopDevice>,
-    block_device: Option<PathBuf>,
+    devices: Devices,
     /// Names this target's process, images and mount point (`ext4-PID-N`).
     tag: String,
     /// What mount(8) mounts, when it is not the device (`fsbench-tmpfs`, a zfs pool's name).
@@ -416,6 +463,7 @@ impl<'s> Target<'s> {
                     image: None,
                     loop_direct_io: None,
                     disk: None,
+                    array: None,
                 },
                 // Made fresh in `build`.
                 mountpoint: PathBuf::new(),
@@ -431,8 +479,7 @@ impl<'s> Target<'s> {
             },
             spec,
             ledger,
-            loop_device: None,
-            block_device: None,
+            devices: Devices::default(),
             tag,
             mount_source: None,
             filesystem: None,
@@ -457,9 +504,10 @@ impl<'s> Target<'s> {
         &self.info
     }
 
-    /// The block device under the filesystem (loop device or real disk).
+    /// The block device under the filesystem (loop device, real disk, md array, or an array's
+    /// first member).
     pub fn block_device(&self) -> Option<&Path> {
-        self.block_device.as_deref()
+        self.devices.main()
     }
 
     fn build(&mut self, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
@@ -474,6 +522,7 @@ impl<'s> Target<'s> {
                 support.reasons.join("; ")
             )));
         }
+        self.check_array()?;
         for cmd in fs.versions() {
             if let Ok(out) = sys.run(&cmd) {
                 self.info.tool_versions.push(fs::version_line(&out));
@@ -512,88 +561,230 @@ impl<'s> Target<'s> {
         fs.create(&mut Build { target: self }, stop)?;
         check_stop(stop)?;
         self.read_mount_back()?;
+        self.read_members_back()?;
         if storage == Storage::BlockDevice {
             self.set_scheduler()?;
         }
         check_stop(stop)
     }
 
+    /// What an array asks, checked before anything is made (the plan checked its own part when
+    /// parsed): a layout this filesystem takes, one real device per member, and md on this host
+    /// when md makes it.
+    fn check_array(&self) -> Result<(), TargetError> {
+        let real = match &self.spec.device {
+            DeviceSpec::Block { devices } => Some(devices.len()),
+            DeviceSpec::Image { .. } => None,
+        };
+        array::check_layout(self.spec.fs, self.spec.array.as_ref(), real)
+            .map_err(TargetError::Invalid)?;
+        match &self.spec.array {
+            Some(layout) if layout.by_md() => {
+                let reasons = array::md_support(self.sys);
+                if reasons.is_empty() {
+                    Ok(())
+                } else {
+                    Err(TargetError::Unsupported(format!(
+                        "md RAID ({layout}) cannot be made on this host: {}",
+                        reasons.join("; ")
+                    )))
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Makes the device, or each member of an array (an image on a loop device, or a real
+    /// device checked by the guard), each on record as it exists; then the md array over them
+    /// when md makes it.
     fn make_device(&mut self) -> Result<(), TargetError> {
         let sys = self.sys;
         let fs = self.spec.fs;
+        let count = self.spec.array.as_ref().map_or(1, |a| a.devices);
         match self.spec.device.clone() {
             DeviceSpec::Image { size_bytes } => {
                 let image_dir = self.spec.image_dir.as_ref().unwrap_or(&self.spec.work_dir);
                 let size = size_bytes.unwrap_or_else(|| {
                     let free = fsbench_measure::host::free_bytes(image_dir).unwrap_or(16 << 30);
-                    let share = free / u64::from(self.spec.host_share.max(1));
+                    // Every image this host makes at once shares the free space.
+                    let share = free / u64::from(self.spec.host_share.max(1)) / u64::from(count);
                     device::default_image_bytes(share).max(fs.min_device_bytes())
                 });
                 device::check_size(
                     fs.name(),
                     size,
                     fs.min_device_bytes(),
-                    "the image",
+                    if count > 1 {
+                        "each member's image"
+                    } else {
+                        "the image"
+                    },
                     self.spec.size_setting,
                 )?;
                 let (image_dir, tag) = (image_dir.clone(), self.tag.clone());
-                let image = self.make_fresh(
-                    &image_dir,
-                    &tag,
-                    ".img",
-                    "create the image",
-                    |path| Resource::Image { path },
-                    |path| sys.create_sparse_file(path, size),
-                )?;
-                let loop_device = sys
-                    .attach_loop(&image, self.spec.loop_direct_io)
-                    .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
-                self.ledger.push(
-                    self.sys,
-                    Resource::Loop {
-                        device: loop_device.path.clone(),
-                        backing_file: image.clone(),
-                    },
-                );
+                for member in 1..=count {
+                    let stem = if count > 1 {
+                        format!("{tag}-m{member}")
+                    } else {
+                        tag.clone()
+                    };
+                    let image = self.make_fresh(
+                        &image_dir,
+                        &stem,
+                        ".img",
+                        "create the image",
+                        |path| Resource::Image { path },
+                        |path| sys.create_sparse_file(path, size),
+                    )?;
+                    let loop_device = sys
+                        .attach_loop(&image, self.spec.loop_direct_io)
+                        .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
+                    self.ledger.push(
+                        self.sys,
+                        Resource::Loop {
+                            device: loop_device.path.clone(),
+                            backing_file: image.clone(),
+                        },
+                    );
+                    self.devices.members.push(MemberInfo {
+                        path: loop_device.path.clone(),
+                        image: Some(image),
+                        size_bytes: size,
+                    });
+                    self.devices.loops.push(loop_device);
+                }
+                let first = &self.devices.members[0];
+                let image = first.image.clone().expect("an image");
                 self.info.device = DeviceInfo {
                     kind: "image",
-                    path: Some(loop_device.path.clone()),
-                    size_bytes: size,
+                    path: Some(first.path.clone()),
+                    size_bytes: size * u64::from(count),
                     disk: crate::disk::disk_of_file(&image)
                         .map(|dir| crate::disk::identity(sys, &dir)),
+                    loop_direct_io: crate::loopdev::uses_direct_io(sys, &first.path)
+                        .or(Some(self.spec.loop_direct_io)),
                     image: Some(image),
-                    loop_direct_io: crate::loopdev::uses_direct_io(sys, &loop_device.path)
-                        .or(Some(loop_device.direct_io)),
+                    array: None,
                 };
-                self.block_device = Some(loop_device.path.clone());
-                self.loop_device = Some(loop_device);
             }
-            DeviceSpec::Block {
-                path,
-                acknowledged_signature,
-            } => {
-                device::check_block_device(sys, &path, acknowledged_signature.as_deref())?;
-                let size = device::block_device_bytes(sys, &path).unwrap_or(0);
-                device::check_size(
-                    fs.name(),
-                    size,
-                    fs.min_device_bytes(),
-                    &path.display().to_string(),
-                    self.spec.size_setting,
-                )?;
+            DeviceSpec::Block { devices } => {
+                for real in &devices {
+                    let path = &real.path;
+                    device::check_block_device(sys, path, real.acknowledged_signature.as_deref())?;
+                    let size = device::block_device_bytes(sys, path).unwrap_or(0);
+                    device::check_size(
+                        fs.name(),
+                        size,
+                        fs.min_device_bytes(),
+                        &path.display().to_string(),
+                        self.spec.size_setting,
+                    )?;
+                    self.devices.members.push(MemberInfo {
+                        path: path.clone(),
+                        image: None,
+                        size_bytes: size,
+                    });
+                }
+                let first = self.devices.members[0].path.clone();
                 self.info.device = DeviceInfo {
                     kind: "block",
-                    path: Some(path.clone()),
-                    size_bytes: size,
+                    path: Some(first.clone()),
+                    size_bytes: self.devices.members.iter().map(|m| m.size_bytes).sum(),
                     image: None,
                     loop_direct_io: None,
-                    disk: crate::disk::disk_of_device(sys, &path)
+                    disk: crate::disk::disk_of_device(sys, &first)
                         .map(|dir| crate::disk::identity(sys, &dir)),
+                    array: None,
                 };
-                self.block_device = Some(path);
+            }
+        }
+        if let Some(layout) = self.spec.array.clone() {
+            self.info.device.array = Some(ArrayInfo {
+                layout: layout.to_string(),
+                made_by: if layout.by_md() { "md" } else { fs.name() }.to_string(),
+                members: self.devices.members.clone(),
+                made: None,
+                read_back: None,
+                listed: Vec::new(),
+            });
+            if layout.by_md() {
+                self.make_md(&layout)?;
             }
         }
         Ok(())
+    }
+
+    /// `mdadm --create` over the members, on record before it exists: the filesystem then goes
+    /// on the md array.
+    fn make_md(&mut self, layout: &ArraySpec) -> Result<(), TargetError> {
+        let md = array::md_device(&self.tag);
+        let members = self.devices.paths();
+        self.ledger.push(
+            self.sys,
+            Resource::MdArray {
+                device: md.clone(),
+                members: members.clone(),
+            },
+        );
+        let cmd = array::md_create(&md, layout, &members);
+        let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        if let Some(info) = self.info.device.array.as_mut() {
+            info.made = Some(StepInfo::of(&cmd, &out));
+        }
+        if !out.success() {
+            // Kept on record: stopping an array that was never made is a no-op.
+            return Err(TargetError::command(
+                "mdadm --create",
+                &cmd,
+                &out,
+                "see `dmesg` for the kernel's reason",
+            ));
+        }
+        self.info.device.path = Some(md.clone());
+        self.devices.md = Some(md);
+        Ok(())
+    }
+
+    /// Reads back which members the array uses (`mdadm --detail`, or the filesystem's own list:
+    /// `btrfs filesystem show`, `zpool status`): a target whose array does not list every
+    /// member made is not measured.
+    fn read_members_back(&mut self) -> Result<(), TargetError> {
+        let Some(layout) = self.spec.array.clone() else {
+            return Ok(());
+        };
+        let cmd = match &self.devices.md {
+            Some(md) => Some(array::md_detail(md)),
+            None => self.spec.fs.list_members(&Build { target: self }),
+        };
+        let Some(cmd) = cmd else {
+            return Ok(());
+        };
+        let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        let made = self.devices.paths();
+        let listed = array::members_named(&out.stdout, &made);
+        if let Some(info) = self.info.device.array.as_mut() {
+            info.read_back = Some(cmd.to_string());
+            info.listed = listed.clone();
+        }
+        if out.success() && listed.len() == made.len() {
+            return Ok(());
+        }
+        let missing: Vec<String> = made
+            .iter()
+            .filter(|m| !listed.contains(m))
+            .map(|m| m.display().to_string())
+            .collect();
+        Err(TargetError::command(
+            "the member read-back",
+            &cmd,
+            &out,
+            &format!(
+                "the {layout} array lists {} of the {} members made (not listed: {}), so it is not measured",
+                listed.len(),
+                made.len(),
+                missing.join(", ")
+            ),
+        ))
     }
 
     /// Makes `<dir>/<stem>-<unguessable><ext>` with `make`, on record before it exists (a kill
@@ -630,15 +821,28 @@ impl<'s> Target<'s> {
     }
 
     fn device_path(&self) -> PathBuf {
-        self.block_device
-            .clone()
+        self.devices
+            .main()
             .expect("a device exists after make_device")
+            .to_path_buf()
     }
 
     fn mkfs(&mut self) -> Result<(), TargetError> {
         let device = self.device_path();
         let fs = self.spec.fs;
-        let cmd = fs.mkfs(&device, &self.spec.mkfs_options);
+        // An array the filesystem lays out itself: its layout options before the user's, and
+        // every member after the first.
+        let (mut options, others) = match &self.spec.array {
+            Some(layout) if !layout.by_md() => (
+                fs.array_options(layout).map_err(TargetError::Invalid)?,
+                self.devices.paths().split_off(1),
+            ),
+            _ => (Vec::new(), Vec::new()),
+        };
+        options.extend(self.spec.mkfs_options.iter().cloned());
+        let cmd = fs
+            .mkfs(&device, &options)
+            .args(others.iter().map(|m| m.display().to_string()));
         let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
         self.info.mkfs = Some(StepInfo::of(&cmd, &out));
         if !out.success() {
@@ -702,10 +906,19 @@ impl<'s> Target<'s> {
         let image = self.info.device.image.as_ref()?;
         let dir = image.parent()?;
         let free = fsbench_measure::host::free_bytes(dir).ok()?;
-        // A sparse image takes space as it is written: trouble when the rest no longer fits.
-        let used = std::fs::metadata(image)
-            .map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512)
-            .unwrap_or(0);
+        // A sparse image takes space as it is written: trouble when the rest no longer fits
+        // (every member's image is in the same directory).
+        let used: u64 = self
+            .devices
+            .members
+            .iter()
+            .filter_map(|m| m.image.as_ref())
+            .map(|image| {
+                std::fs::metadata(image)
+                    .map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512)
+                    .unwrap_or(0)
+            })
+            .sum();
         let size = self.info.device.size_bytes;
         (free < size.saturating_sub(used) && free < (64 << 20)).then(|| {
             format!(
@@ -899,55 +1112,66 @@ impl<'s> Target<'s> {
         Ok(())
     }
 
+    /// Sets the scheduler on the device, or on each member of an array (md has none of its
+    /// own: its members' queues are where requests wait), and reads it back.
     fn set_scheduler(&mut self) -> Result<(), TargetError> {
         let sys = self.sys;
-        let device = self.device_path();
-        let Some(sysfs) = scheduler::sysfs_path(sys, &device) else {
+        let members = self.devices.paths();
+        for (i, device) in members.iter().enumerate() {
+            let Some(sysfs) = scheduler::sysfs_path(sys, device) else {
+                if let Some(requested) = &self.spec.scheduler {
+                    return Err(TargetError::Unsupported(format!(
+                        "{} has no I/O scheduler to set to {requested}",
+                        device.display()
+                    )));
+                }
+                continue;
+            };
+            let read = |p: &Path| sys.read_file(p).map(|t| scheduler::parse(&t));
+            let before = read(&sysfs).map_err(|e| TargetError::io("read", &sysfs, e))?;
+            let mut note = None;
             if let Some(requested) = &self.spec.scheduler {
-                return Err(TargetError::Unsupported(format!(
-                    "{} has no I/O scheduler to set to {requested}",
-                    device.display()
-                )));
+                let resolved =
+                    scheduler::resolve(requested, &before).map_err(TargetError::Unsupported)?;
+                note = resolved.note;
+                if resolved.name != before.current {
+                    sys.write_file(&sysfs, &resolved.name)
+                        .map_err(|e| TargetError::io("set the scheduler in", &sysfs, e))?;
+                    self.ledger.push(
+                        self.sys,
+                        Resource::Scheduler {
+                            sysfs: sysfs.clone(),
+                            previous: before.current.clone(),
+                        },
+                    );
+                }
             }
-            return Ok(());
-        };
-        let read = |p: &Path| sys.read_file(p).map(|t| scheduler::parse(&t));
-        let before = read(&sysfs).map_err(|e| TargetError::io("read", &sysfs, e))?;
-        let mut note = None;
-        if let Some(requested) = &self.spec.scheduler {
-            let resolved =
-                scheduler::resolve(requested, &before).map_err(TargetError::Unsupported)?;
-            note = resolved.note;
-            if resolved.name != before.current {
-                sys.write_file(&sysfs, &resolved.name)
-                    .map_err(|e| TargetError::io("set the scheduler in", &sysfs, e))?;
-                self.ledger.push(
-                    self.sys,
-                    Resource::Scheduler {
-                        sysfs: sysfs.clone(),
-                        previous: before.current.clone(),
-                    },
-                );
+            let after = read(&sysfs).map_err(|e| TargetError::io("read", &sysfs, e))?;
+            if i > 0 {
+                continue;
             }
+            if members.len() > 1 {
+                let each = format!("on each of the {} members", members.len());
+                note = Some(note.map_or(each.clone(), |n| format!("{n}; {each}")));
+            }
+            let backing_disk = self
+                .info
+                .device
+                .image
+                .as_deref()
+                .and_then(scheduler::sysfs_path_of_file)
+                .and_then(|p| read(&p).ok())
+                .map(|s| s.current);
+            self.info.scheduler = Some(SchedulerInfo {
+                sysfs,
+                available: before.available,
+                previous: before.current,
+                requested: self.spec.scheduler.clone(),
+                in_force: after.current,
+                note,
+                backing_disk,
+            });
         }
-        let after = read(&sysfs).map_err(|e| TargetError::io("read", &sysfs, e))?;
-        let backing_disk = self
-            .info
-            .device
-            .image
-            .as_deref()
-            .and_then(scheduler::sysfs_path_of_file)
-            .and_then(|p| read(&p).ok())
-            .map(|s| s.current);
-        self.info.scheduler = Some(SchedulerInfo {
-            sysfs,
-            available: before.available,
-            previous: before.current,
-            requested: self.spec.scheduler.clone(),
-            in_force: after.current,
-            note,
-            backing_disk,
-        });
         Ok(())
     }
 
@@ -1073,7 +1297,7 @@ impl<'s> Target<'s> {
                 self.check();
             }
             let result = match &resource {
-                Resource::Loop { .. } => match self.loop_device.take() {
+                Resource::Loop { device: path, .. } => match self.devices.take_loop(path) {
                     Some(device) => {
                         let path = device.path.clone();
                         sys.detach_loop(device)
@@ -1122,9 +1346,14 @@ impl<'s> Build<'_, 's> {
     pub(crate) fn spec(&self) -> &TargetSpec {
         &self.target.spec
     }
-    /// The block device (None for a filesystem in memory).
+    /// The block device the filesystem goes on (an md array, or an array's first member;
+    /// None for a filesystem in memory).
     pub(crate) fn device(&self) -> Option<&Path> {
-        self.target.block_device.as_deref()
+        self.target.devices.main()
+    }
+    /// Every member of an array, in order (one device: that device).
+    pub(crate) fn members(&self) -> Vec<PathBuf> {
+        self.target.devices.paths()
     }
     pub(crate) fn mountpoint(&self) -> &Path {
         &self.target.info.mountpoint
@@ -1198,6 +1427,36 @@ impl<'s> Build<'_, 's> {
                 output_tail: e.to_string(),
             },
         }
+    }
+}
+
+/// The block devices under a filesystem, in one place: its device, or an array's members (each
+/// a loop device fsbench attached and holds until teardown, or a real device), and the md array
+/// over them when md makes the array.
+#[derive(Default)]
+struct Devices {
+    members: Vec<MemberInfo>,
+    /// The loop devices among the members, held open until teardown (autoclear).
+    loops: Vec<LoopDevice>,
+    md: Option<PathBuf>,
+}
+
+impl Devices {
+    /// The device the filesystem goes on: the md array, or the (first) member.
+    fn main(&self) -> Option<&Path> {
+        self.md
+            .as_deref()
+            .or_else(|| self.members.first().map(|m| m.path.as_path()))
+    }
+
+    fn paths(&self) -> Vec<PathBuf> {
+        self.members.iter().map(|m| m.path.clone()).collect()
+    }
+
+    /// The held loop device at `path`, to detach.
+    fn take_loop(&mut self, path: &Path) -> Option<LoopDevice> {
+        let i = self.loops.iter().position(|l| l.path == path)?;
+        Some(self.loops.remove(i))
     }
 }
 
@@ -1538,8 +1797,10 @@ mod tests {
         assert!(info.fsck.is_none() && info.scheduler.is_none());
         let mut s = spec("tmpfs");
         s.device = DeviceSpec::Block {
-            path: "/dev/sdz".into(),
-            acknowledged_signature: None,
+            devices: vec![device::RealDevice {
+                path: "/dev/sdz".into(),
+                acknowledged_signature: None,
+            }],
         };
         let err = Target::prepare(&sys, s, &|| false).err().unwrap();
         assert!(err.to_string().contains("tmpfs lives in memory"), "{err}");
@@ -1692,6 +1953,218 @@ mod tests {
             log[log.len() - 3..],
             ["detach /dev/loop40", "rm /w/ext4.img", "rmdir /w/mnt-ext4"]
         );
+    }
+
+    /// A btrfs RAID 0 over two images: each image and loop device made and on record, mkfs
+    /// given the layout and every member, the scheduler set on each member, the members read
+    /// back, and each undone in reverse.
+    #[test]
+    fn a_btrfs_array_makes_checks_and_undoes_every_member() {
+        let sys = host();
+        sys.set_file("/proc/filesystems", "\tbtrfs\n");
+        sys.set_file(
+            "/sys/class/block/loop41/queue/scheduler",
+            "[none] mq-deadline kyber bfq\n",
+        );
+        sys.respond(
+            "btrfs filesystem show",
+            CmdOutput {
+                status: Some(0),
+                stdout: "Label: none  uuid: 1\n\tdevid    1 size 512.00MiB path /dev/loop40\n\tdevid    2 size 512.00MiB path /dev/loop41\n".into(),
+                ..CmdOutput::default()
+            },
+        );
+        let mut s = spec("btrfs");
+        s.array = Some("raid0:2,metadata=raid1".parse().unwrap());
+        s.scheduler = Some("mq-deadline".into());
+        let target = Target::prepare(&sys, s, &|| false).unwrap();
+        let info = target.finish();
+        let log: Vec<String> = actions(&sys)
+            .into_iter()
+            .filter(|l| !l.contains("--version") && !l.contains("dump-super"))
+            .collect();
+        assert_eq!(
+            log,
+            [
+                "mkdir /w",
+                "mkdir /w/mnt-btrfs",
+                "create /w/btrfs.img 536870912",
+                "attach /dev/loop40 /w/btrfs.img direct_io=true",
+                "create /w/btrfs.img 536870912",
+                "attach /dev/loop41 /w/btrfs.img direct_io=true",
+                "run mkfs.btrfs -f -d raid0 -m raid1 /dev/loop40 /dev/loop41",
+                "run mount -t btrfs /dev/loop40 /w/mnt-btrfs",
+                "run btrfs filesystem show /w/mnt-btrfs",
+                "write /sys/class/block/loop40/queue/scheduler mq-deadline",
+                "write /sys/class/block/loop41/queue/scheduler mq-deadline",
+                "write /sys/class/block/loop41/queue/scheduler none",
+                "write /sys/class/block/loop40/queue/scheduler none",
+                "run umount /w/mnt-btrfs",
+                "run btrfs check --readonly /dev/loop40",
+                "detach /dev/loop41",
+                "rm /w/btrfs.img",
+                "detach /dev/loop40",
+                "rm /w/btrfs.img",
+                "rmdir /w/mnt-btrfs",
+            ]
+        );
+        let array = info.device.array.unwrap();
+        assert_eq!(
+            (array.layout.as_str(), array.made_by.as_str()),
+            ("raid0:2,metadata=raid1", "btrfs")
+        );
+        assert_eq!(
+            array.listed,
+            [PathBuf::from("/dev/loop40"), PathBuf::from("/dev/loop41")]
+        );
+        assert_eq!(array.members.len(), 2);
+        assert_eq!(info.device.size_bytes, 2 * (512 << 20));
+        assert!(info
+            .scheduler
+            .unwrap()
+            .note
+            .unwrap()
+            .contains("each of the 2 members"));
+        // Each member's image is named apart (`-m1`, `-m2`).
+        let images: Vec<String> = array
+            .members
+            .iter()
+            .map(|m| m.image.as_ref().unwrap().display().to_string())
+            .collect();
+        assert!(
+            images[0].contains("-m1-") && images[1].contains("-m2-"),
+            "{images:?}"
+        );
+    }
+
+    /// A member the filesystem does not list fails the target, which is undone.
+    #[test]
+    fn an_array_that_does_not_list_a_member_is_not_used() {
+        let sys = host();
+        sys.set_file("/proc/filesystems", "\tbtrfs\n");
+        sys.respond(
+            "btrfs filesystem show",
+            CmdOutput {
+                status: Some(0),
+                stdout: "\tdevid    1 size 512.00MiB path /dev/loop40\n".into(),
+                ..CmdOutput::default()
+            },
+        );
+        let mut s = spec("btrfs");
+        s.array = Some("raid0:2".parse().unwrap());
+        let err = Target::prepare(&sys, s, &|| false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("lists 1 of the 2 members made (not listed: /dev/loop41)"),
+            "{err}"
+        );
+        let log = actions(&sys);
+        assert_eq!(log.last().unwrap(), "rmdir /w/mnt-btrfs");
+        assert!(log.iter().any(|l| l == "detach /dev/loop41"), "{log:?}");
+    }
+
+    /// md RAID under ext4 where the kernel has md: the array made over the members after they
+    /// exist, the filesystem on it, and stopped after the unmount, before the members go. Where
+    /// the kernel has none: unsupported, with its reason, before anything is made.
+    #[test]
+    fn md_goes_between_the_members_and_the_filesystem_where_the_kernel_has_it() {
+        let sys = host();
+        sys.set_file("/sys/class/block/loop41/queue/scheduler", "[none] bfq\n");
+        let mut s = spec("ext4");
+        s.array = Some("md-raid0:2,chunk=64k".parse().unwrap());
+        let err = Target::prepare(&sys, s.clone(), &|| false).err().unwrap();
+        assert_eq!(err.outcome(), Some(fsbench_model::Outcome::Unsupported));
+        assert!(err.to_string().contains("/proc/mdstat is absent"), "{err}");
+        assert!(actions(&sys).is_empty(), "{:?}", actions(&sys));
+
+        sys.set_file("/proc/mdstat", "Personalities : [raid0]\n");
+        let md = format!("/dev/md/fsbench-ext4-{}-", std::process::id());
+        sys.respond(
+            "mdadm --detail",
+            CmdOutput {
+                status: Some(0),
+                stdout: "   0     7     40    0   active sync   /dev/loop40\n   1     7     41    1   active sync   /dev/loop41\n".into(),
+                ..CmdOutput::default()
+            },
+        );
+        let target = Target::prepare(&sys, s, &|| false).unwrap();
+        let info = target.finish();
+        let log: Vec<String> = actions(&sys)
+            .into_iter()
+            .map(|l| {
+                l.split(' ')
+                    .map(|w| {
+                        if w.starts_with(&md) {
+                            format!("{md}N")
+                        } else {
+                            w.to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        assert_eq!(
+            log,
+            [
+                "mkdir /w",
+                "mkdir /w/mnt-ext4",
+                "create /w/ext4.img 536870912",
+                "attach /dev/loop40 /w/ext4.img direct_io=true",
+                "create /w/ext4.img 536870912",
+                "attach /dev/loop41 /w/ext4.img direct_io=true",
+                &format!("run mdadm --create {md}N --run --metadata=1.2 --level=0 --chunk=64 --raid-devices=2 /dev/loop40 /dev/loop41"),
+                &format!("run mkfs.ext4 -F -E lazy_itable_init=0,lazy_journal_init=0 {md}N"),
+                &format!("run mount -t ext4 {md}N /w/mnt-ext4"),
+                &format!("run mdadm --detail {md}N"),
+                "run umount /w/mnt-ext4",
+                &format!("run e2fsck -f -n {md}N"),
+                &format!("run mdadm --stop {md}N"),
+                "detach /dev/loop41",
+                "rm /w/ext4.img",
+                "detach /dev/loop40",
+                "rm /w/ext4.img",
+                "rmdir /w/mnt-ext4",
+            ]
+        );
+        let array = info.device.array.unwrap();
+        assert_eq!(array.made_by, "md");
+        assert!(array.made.unwrap().command.contains("--chunk=64"));
+        assert!(info.device.path.unwrap().starts_with("/dev/md"));
+    }
+
+    /// What no host could make is refused before anything is made: ext4 laid over devices by
+    /// itself, an array of tmpfs, and a count of real devices that is not the array's.
+    #[test]
+    fn an_array_a_filesystem_cannot_take_is_refused_before_anything_is_made() {
+        let sys = host();
+        for (fs, layout, says) in [
+            ("ext4", "raid0:2", "put md under it (md-raid0:2)"),
+            ("tmpfs", "md-raid0:2", "tmpfs lives in memory"),
+        ] {
+            let mut s = spec(fs);
+            s.array = Some(layout.parse().unwrap());
+            let err = Target::prepare(&sys, s, &|| false).err().unwrap();
+            assert_eq!(err.outcome(), None, "{err}");
+            assert!(err.to_string().contains(says), "{err}");
+        }
+        let mut s = spec("ext4");
+        s.device = DeviceSpec::parse("/dev/vdb,/dev/vdc", Some("/dev/vdb,/dev/vdc")).unwrap();
+        let err = Target::prepare(&sys, s.clone(), &|| false).err().unwrap();
+        assert!(
+            err.to_string().contains("2 real devices for one ext4"),
+            "{err}"
+        );
+        s.array = Some("md-raid0:3".parse().unwrap());
+        let err = Target::prepare(&sys, s, &|| false).err().unwrap();
+        assert!(
+            err.to_string()
+                .contains("has 3 members, but 2 real devices are named"),
+            "{err}"
+        );
+        assert!(actions(&sys).is_empty(), "{:?}", actions(&sys));
     }
 
     #[test]

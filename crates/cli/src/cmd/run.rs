@@ -102,13 +102,15 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
 
 fn dry_run(plan: &Plan) -> Result<(), Failure> {
     // The device guard's checks, as the run would make them before touching the device.
-    if let DeviceSpec::Block {
-        path,
-        acknowledged_signature: ack,
-    } = &plan.device
-    {
+    if let DeviceSpec::Block { devices } = &plan.device {
         if plan.dir.is_none() {
-            fsbench_testbed::device::check_block_device(&RealSystem, path, ack.as_deref())?;
+            for real in devices {
+                fsbench_testbed::device::check_block_device(
+                    &RealSystem,
+                    &real.path,
+                    real.acknowledged_signature.as_deref(),
+                )?;
+            }
         }
     }
     let key_width = plan

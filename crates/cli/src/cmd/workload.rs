@@ -33,6 +33,7 @@ use fsbench_report::target::write_target;
 use fsbench_report::terminal::{printable, printable_path};
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, Store};
+use fsbench_testbed::array::ArraySpec;
 use fsbench_testbed::{CachePolicy, DeviceSpec, RealSystem, TargetInfo};
 use fsbench_workload::workload::{Check, KeepsFiles, RunsPrograms};
 use fsbench_workload::{Context as WorkloadContext, WorkloadError, WorkloadSettings};
@@ -133,17 +134,37 @@ fn one_target<'a>(args: &'a RunOptions) -> Result<Option<OneTarget<'a>>, Failure
             "--fs {fs}: preparing a filesystem needs root (loop devices, mkfs, mount); run as root, or measure an existing directory with --dir"
         )));
     }
-    if fsbench_testbed::fs::by_name(fs).is_none() {
+    let Some(filesystem) = fsbench_testbed::fs::by_name(fs) else {
         return Err(Failure::usage(anyhow!(
             "--fs: unknown filesystem '{fs}'; use one of {}",
             fsbench_testbed::fs::names()
         )));
-    }
+    };
     let cache = target
         .cache
         .parse::<CachePolicy>()
         .map_err(|e| Failure::usage(anyhow!("--cache: {e}")))?;
     let device = DeviceSpec::parse(&target.device, target.destroy_data_on.as_deref())?;
+    // The layout, checked as the flags say it (the plan of the command would name its keys).
+    let array = match &target.array {
+        None => None,
+        Some(text) => Some(
+            text.parse::<ArraySpec>()
+                .map_err(|e| Failure::usage(anyhow!("--array {text}: {e}")))?,
+        ),
+    };
+    let real = match &device {
+        DeviceSpec::Block { devices } => Some(devices.len()),
+        DeviceSpec::Image { .. } => None,
+    };
+    fsbench_testbed::array::check_layout(filesystem, array.as_ref(), real).map_err(|e| {
+        let flag = if array.is_some() {
+            "--array"
+        } else {
+            "--device"
+        };
+        Failure::usage(anyhow!("{flag}: {e}"))
+    })?;
     Ok(Some(OneTarget {
         fs,
         mkfs_options: target.mkfs_options.as_deref(),
@@ -151,6 +172,7 @@ fn one_target<'a>(args: &'a RunOptions) -> Result<Option<OneTarget<'a>>, Failure
         scheduler: target.scheduler.as_deref(),
         cache,
         device,
+        array: target.array.as_deref(),
         loop_direct_io: !target.loop_buffered,
         fsck: !target.no_fsck,
         work_dir: &target.work.work_dir,

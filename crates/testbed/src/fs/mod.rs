@@ -15,6 +15,7 @@ mod tmpfs;
 mod xfs;
 pub mod zfs;
 
+use crate::array::ArraySpec;
 use crate::error::TargetError;
 use crate::system::{Cmd, CmdOutput, System};
 use crate::target::{Build, FsckInfo};
@@ -109,7 +110,25 @@ pub trait Filesystem: Send + Sync {
         let cmd = self.fsck(t.device()?)?;
         Some(t.run_check(&cmd, |out| self.fsck_clean(out)))
     }
-    /// The smallest device mkfs accepts, in bytes.
+    /// How it lays itself over several devices (`array = "raid0:N"`, not md): the mkfs
+    /// options that say the layout, put before the user's (btrfs: `-d raid0 -m raid1`), the
+    /// other members then following the first; a filesystem with its own `create` makes its
+    /// layout there (zfs: the pool's vdevs) and only checks it here. Err: why it cannot, saying
+    /// what to use instead.
+    fn array_options(&self, array: &ArraySpec) -> Result<Vec<String>, String> {
+        Err(format!(
+            "{} cannot lay itself over several devices: put md under it (md-{}:{}) or use btrfs or zfs",
+            self.name(),
+            array.level.name(),
+            array.devices
+        ))
+    }
+    /// The command whose output names the members of the mounted filesystem (`btrfs
+    /// filesystem show`, `zpool status`), for the read-back of an array it spans itself.
+    fn list_members(&self, _t: &Build<'_, '_>) -> Option<Cmd> {
+        None
+    }
+    /// The smallest device mkfs accepts, in bytes (an array's each member).
     fn min_device_bytes(&self) -> u64;
     /// Options fsbench adds to every mkfs, so the first minutes are not disturbed by background
     /// initialisation; the user's options come after them.

@@ -5,15 +5,21 @@
 //! destroyed. zfs-fuse runs one daemon per host, so fsbench processes take turns through a host
 //! lock, and the daemon is started when none answers.
 //!
+//! Over several devices (`array = "raid0:N"`) the pool is made of one vdev per member (a
+//! stripe), one mirror of them all (`raid1`) or mirrored pairs (`raid10`); `zpool status` lists
+//! them. Members are loop devices, as a single device is (`zpool create` takes image files
+//! too, but then zfs-fuse does its own I/O on them: no loop device, no scheduler).
+//!
 //! The ARC cache lives in the daemon's memory, so `drop_caches` does not empty it; a cold cache
 //! needs `--cache remount` (export and import).
 
 use super::{Capabilities, CheckPoint, Filesystem, Tool};
+use crate::array::{ArraySpec, Layer, Level};
 use crate::error::TargetError;
 use crate::ledger::Resource;
 use crate::system::{Cmd, CmdOutput, System};
 use crate::target::{missing_tool, tail, Build, FsckInfo, MountReadBack, StepInfo};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub struct Zfs;
@@ -58,16 +64,21 @@ impl Filesystem for Zfs {
             start_our_daemon(t)?;
         }
         let pool = format!("fsbench-{}", t.tag().replace("zfs-", ""));
-        let device = t
-            .device()
-            .expect("a pool is made on a device")
-            .to_path_buf();
         let spec = t.spec();
+        let members = t.members().to_vec();
+        let vdevs = match &spec.array {
+            Some(array) if !array.by_md() => vdevs(array.level, &members),
+            _ => vec![t
+                .device()
+                .expect("a pool is made on a device")
+                .display()
+                .to_string()],
+        };
         let properties = properties(spec.mount_options.as_deref());
         let cmd = create_pool(
             &pool,
             t.mountpoint(),
-            &device,
+            &vdevs,
             &spec.mkfs_options,
             &properties,
         );
@@ -130,6 +141,22 @@ impl Filesystem for Zfs {
     fn check(&self, t: &Build<'_, '_>) -> Option<FsckInfo> {
         Some(scrub_check(t.sys(), &t.mount_source()))
     }
+    /// A pool lays itself over its vdevs: checked here, made in `create`.
+    fn array_options(&self, array: &ArraySpec) -> Result<Vec<String>, String> {
+        if let Layer::Filesystem { metadata: Some(_) } = array.layer {
+            return Err("metadata= is btrfs's -m profile; a zfs pool has none".to_string());
+        }
+        if array.level == Level::Raid10 && (array.devices < 4 || array.devices % 2 != 0) {
+            return Err(format!(
+                "raid10 in a zfs pool is mirrored pairs: it needs an even number of members, at least 4 (not {})",
+                array.devices
+            ));
+        }
+        Ok(Vec::new())
+    }
+    fn list_members(&self, t: &Build<'_, '_>) -> Option<Cmd> {
+        Some(status(&t.mount_source()))
+    }
     fn min_device_bytes(&self) -> u64 {
         // zpool accepts 64 MiB, but zfs-fuse 0.7 then spins at full CPU in `zpool create` and
         // never returns (seen at 64 and 96 MiB; 128 MiB works).
@@ -138,7 +165,13 @@ impl Filesystem for Zfs {
     fn mkfs(&self, device: &Path, user_options: &[String]) -> Cmd {
         // The pool name and mount point are filled in by `create_pool`; this form is what the
         // read-back shows when no pool exists yet.
-        create_pool("POOL", Path::new("MOUNTPOINT"), device, user_options, &[])
+        create_pool(
+            "POOL",
+            Path::new("MOUNTPOINT"),
+            &[device.display().to_string()],
+            user_options,
+            &[],
+        )
     }
     fn mount_type(&self) -> &'static str {
         "fuse.zfs"
@@ -157,11 +190,25 @@ impl Filesystem for Zfs {
     }
 }
 
-/// `zpool create -f -m MOUNTPOINT [pool options] [-O property=value ...] POOL DEVICE`.
+/// The vdevs of a pool laid over `members`: each its own (a stripe), one mirror of all of
+/// them, or mirrored pairs striped.
+pub fn vdevs(level: Level, members: &[PathBuf]) -> Vec<String> {
+    let names: Vec<String> = members.iter().map(|m| m.display().to_string()).collect();
+    match level {
+        Level::Raid0 => names,
+        Level::Raid1 => std::iter::once("mirror".to_string()).chain(names).collect(),
+        Level::Raid10 => names
+            .chunks(2)
+            .flat_map(|pair| std::iter::once("mirror".to_string()).chain(pair.iter().cloned()))
+            .collect(),
+    }
+}
+
+/// `zpool create -f -m MOUNTPOINT [pool options] [-O property=value ...] POOL VDEV...`.
 pub fn create_pool(
     pool: &str,
     mountpoint: &Path,
-    device: &Path,
+    vdevs: &[String],
     pool_options: &[String],
     properties: &[String],
 ) -> Cmd {
@@ -172,7 +219,7 @@ pub fn create_pool(
     for property in properties {
         cmd = cmd.arg("-O").arg(property.clone());
     }
-    cmd.arg(pool).arg(device.display().to_string())
+    cmd.arg(pool).args(vdevs.iter().cloned())
 }
 
 /// How long a zpool or zfs command may take: zfs-fuse has been seen to spin for ever in
