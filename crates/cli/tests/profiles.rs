@@ -326,8 +326,9 @@ fn studies_own_workloads(profile: &str, cases: &[serde_json::Value], text: &str)
                 "{text}"
             );
         }
-        // 003: the loops as bash loops of the commands; one image for the RAID 0 arrays and
-        // IOzone's absence said once.
+        // 003: the loops as bash loops of the commands; the RAID 0 arrays (btrfs's and zfs's
+        // own over two loop devices, md under the others where the kernel has md, else
+        // unsupported with its reason) and IOzone's absence said once.
         "linuxmag-2012" => {
             let loops: Vec<_> = results_of(cases, "loops").map(|(_, r)| r).collect();
             assert!(!loops.is_empty());
@@ -335,10 +336,38 @@ fn studies_own_workloads(profile: &str, cases: &[serde_json::Value], text: &str)
                 assert_eq!(r["method"], "tool", "{r}");
                 assert_eq!(r["shell"], "bash", "{r}");
             }
-            for said in [
-                "Note: the study's arrays were RAID 0",
+            let md = std::path::Path::new("/proc/mdstat").exists();
+            for case in cases {
+                let fs = case["key"].as_str().unwrap().split('.').next().unwrap();
+                for sample in case["samples"].as_array().unwrap() {
+                    if sample["status"] == "ok" {
+                        let array = &sample["target"]["device"]["array"];
+                        assert_eq!(array["listed"].as_array().unwrap().len(), 2, "{sample}");
+                        let by = if ["btrfs", "zfs"].contains(&fs) {
+                            fs
+                        } else {
+                            "md"
+                        };
+                        assert_eq!(array["made_by"], by, "{sample}");
+                    } else if !md && !["btrfs", "zfs"].contains(&fs) {
+                        assert!(
+                            sample["reason"]
+                                .as_str()
+                                .unwrap()
+                                .contains("/proc/mdstat is absent"),
+                            "{sample}"
+                        );
+                    }
+                }
+            }
+            let mut notes = vec![
+                "Note: the study's filesystems were on RAID 0 arrays",
                 "Note: IOzone is not packaged",
-            ] {
+            ];
+            if !md {
+                notes.push("Note: md RAID cannot be made on this host");
+            }
+            for said in notes {
                 assert_eq!(text.matches(said).count(), 1, "{said}: {text}");
             }
         }
@@ -402,7 +431,25 @@ fn studies_own_workloads(profile: &str, cases: &[serde_json::Value], text: &str)
                 usize::from(!dbench),
                 "{text}"
             );
-            assert_eq!(text.matches("Note: btrfs was RAID 0").count(), 1, "{text}");
+            assert_eq!(
+                text.matches("Note: btrfs is RAID 0 over two loop images")
+                    .count(),
+                1,
+                "{text}"
+            );
+            // l.16: btrfs's own RAID 0 over two devices, both read back.
+            let btrfs: Vec<_> = cases
+                .iter()
+                .filter(|c| c["key"].as_str().unwrap().starts_with("btrfs."))
+                .flat_map(|c| c["samples"].as_array().unwrap())
+                .filter(|s| s["status"] == "ok")
+                .collect();
+            assert!(!btrfs.is_empty());
+            for sample in btrfs {
+                let array = &sample["target"]["device"]["array"];
+                assert_eq!(array["layout"], "raid0:2,metadata=raid1", "{sample}");
+                assert_eq!(array["listed"].as_array().unwrap().len(), 2, "{sample}");
+            }
         }
         _ => {}
     }

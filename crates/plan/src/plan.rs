@@ -696,6 +696,23 @@ impl Plan {
                 }
             }
         }
+        // And of its md arrays, once: where the kernel has no md, their cases end unsupported.
+        if dir.is_none()
+            && cases.iter().any(|c| {
+                c.config
+                    .array
+                    .as_deref()
+                    .is_some_and(|a| a.starts_with("md-"))
+            })
+        {
+            let reasons = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem);
+            if !reasons.is_empty() {
+                notes.push(format!(
+                    "md RAID cannot be made on this host, so the cases on md arrays end unsupported: {}",
+                    reasons.join("; ")
+                ));
+            }
+        }
         Ok(Plan {
             name,
             description,

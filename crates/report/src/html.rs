@@ -696,8 +696,17 @@ fn case_row(case: &CaseView) -> BTreeMap<&'static str, String> {
                     (Some(name), None) => format!(" on {name}"),
                     _ => String::new(),
                 };
+                // An array: its layout and how many members.
+                let array = get(&["device", "array", "layout"])
+                    .map(|layout| {
+                        let members = target
+                            .and_then(|t| t["device"]["array"]["members"].as_array())
+                            .map_or(0, Vec::len);
+                        format!(", {layout} over {members} members")
+                    })
+                    .unwrap_or_default();
                 format!(
-                    "{p} ({}){disk}",
+                    "{p} ({}{array}){disk}",
                     get(&["device", "kind"]).unwrap_or_default()
                 )
             })

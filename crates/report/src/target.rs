@@ -7,19 +7,41 @@ use std::io::{self, Write};
 
 /// The prepared target in a few lines: what it is, what it took, and the integrity verdict.
 pub fn write_target(out: &mut dyn Write, t: &TargetInfo) -> io::Result<()> {
-    let device = match (&t.device.path, &t.device.image) {
-        (Some(dev), Some(_)) => format!(
+    let backing = if t.device.loop_direct_io == Some(true) {
+        "direct"
+    } else {
+        "buffered"
+    };
+    let device = match (&t.device.path, &t.device.image, &t.device.array) {
+        // An array: its layout and every member, each of the image size.
+        (Some(dev), image, Some(array)) => {
+            let members: Vec<String> = array
+                .members
+                .iter()
+                .map(|m| m.path.display().to_string())
+                .collect();
+            let each = human_bytes(array.members.first().map_or(0, |m| m.size_bytes));
+            let what = match image {
+                Some(_) => format!("sparse images of {each}, {backing} backing I/O"),
+                None => format!("devices of {each}"),
+            };
+            format!(
+                "{} on {} ({} over {}: {} {what})",
+                t.filesystem,
+                dev.display(),
+                array.layout,
+                members.join(", "),
+                members.len()
+            )
+        }
+        (Some(dev), Some(_), None) => format!(
             "{} on {} ({} sparse image, {} backing I/O)",
             t.filesystem,
             dev.display(),
             human_bytes(t.device.size_bytes),
-            if t.device.loop_direct_io == Some(true) {
-                "direct"
-            } else {
-                "buffered"
-            }
+            backing
         ),
-        (Some(dev), None) => format!(
+        (Some(dev), None, None) => format!(
             "{} on {} ({})",
             t.filesystem,
             dev.display(),

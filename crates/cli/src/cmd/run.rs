@@ -143,8 +143,24 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
         human_duration(plan.estimate_ns())
     )?;
     say_notes(plan)?;
+    // A filesystem on an array says so: `btrfs raid0:2`.
+    let fs_of = |case: &fsbench_plan::Case| match &case.config.array {
+        Some(array) => format!(
+            "{} {}",
+            printable(&case.config.filesystem),
+            printable(array)
+        ),
+        None => printable(&case.config.filesystem).into_owned(),
+    };
+    let fs_width = plan
+        .cases
+        .iter()
+        .map(|c| fs_of(c).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     say!(
-        "{:<key_width$}  {:<10}  {:<24}  {:<24}  each",
+        "{:<key_width$}  {:<fs_width$}  {:<24}  {:<24}  each",
         "id",
         "fs",
         "mkfs options",
@@ -159,9 +175,9 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
             }
         };
         say!(
-            "{:<key_width$}  {:<10}  {:<24}  {:<24}  {}",
+            "{:<key_width$}  {:<fs_width$}  {:<24}  {:<24}  {}",
             printable(&case.key),
-            printable(&case.config.filesystem),
+            fs_of(case),
             quote(&case.config.mkfs_options),
             quote(&case.config.mount_options),
             human_duration(plan.case_estimate_ns(case))
