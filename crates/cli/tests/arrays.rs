@@ -308,39 +308,6 @@ duration = "10ms"
     nothing_left(&s);
 }
 
-/// A loop device the test attaches itself, standing in for a real disk.
-struct TestDisk {
-    device: String,
-    _image: tempfile::NamedTempFile,
-}
-
-impl TestDisk {
-    fn new() -> TestDisk {
-        let image = tempfile::Builder::new()
-            .prefix("fsbench-test-")
-            .suffix(".disk")
-            .tempfile_in("/var/tmp")
-            .unwrap();
-        image.as_file().set_len(256 << 20).unwrap();
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(image.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        TestDisk {
-            device: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            _image: image,
-        }
-    }
-}
-
-impl Drop for TestDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
-    }
-}
-
 /// Real devices as an array's members: each needs its own consent, and each is checked by the
 /// device guard (a mounted one is refused); given up, they carry the array, which is read
 /// back, and they stay attached (fsbench did not make them).

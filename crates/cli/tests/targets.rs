@@ -517,38 +517,6 @@ fn a_killed_run_is_cleaned_up_by_fsbench_cleanup() {
     assert!(stdout(&again).contains("nothing to clean up"));
 }
 
-/// A loop device the test attaches itself, standing in for a real disk.
-struct TestDisk {
-    device: String,
-    _image: tempfile::NamedTempFile,
-}
-
-impl TestDisk {
-    fn new() -> TestDisk {
-        let image = tempfile::Builder::new()
-            .suffix(".disk")
-            .tempfile_in("/var/tmp")
-            .unwrap();
-        image.as_file().set_len(256 << 20).unwrap();
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(image.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        TestDisk {
-            device: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            _image: image,
-        }
-    }
-}
-
-impl Drop for TestDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
-    }
-}
-
 /// An ext4 made on the test's own device.
 fn mkfs_ext4(dev: &str) {
     assert!(Command::new("mkfs.ext4")

@@ -400,3 +400,36 @@ pub fn assert_planted_files_kept(planted: &[(&Path, &[(&str, &str)])], victim: &
     }
     assert_eq!(std::fs::read_to_string(victim).unwrap(), "victim");
 }
+
+/// A loop device the test attaches itself, standing in for a real disk.
+pub struct TestDisk {
+    pub device: String,
+    _image: tempfile::NamedTempFile,
+}
+
+impl TestDisk {
+    pub fn new() -> TestDisk {
+        let image = tempfile::Builder::new()
+            .prefix("fsbench-test-")
+            .suffix(".disk")
+            .tempfile_in("/var/tmp")
+            .unwrap();
+        image.as_file().set_len(256 << 20).unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(image.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        TestDisk {
+            device: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            _image: image,
+        }
+    }
+}
+
+impl Drop for TestDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
