@@ -371,11 +371,14 @@ fn every_real_member_needs_consent_and_passes_the_guard() {
     nothing_left(&s);
 }
 
-/// A campaign on a btrfs RAID 0 whose samples sleep long enough to be killed in.
+/// A campaign on a btrfs RAID 0 whose one sample sleeps long enough to be killed in (and,
+/// resumed, is stopped by the plan's timeout).
 fn long_campaign(s: &Scratch) -> std::process::Child {
     let plan = s.plan(
         r#"
 name = "killed-on-an-array"
+repetitions = 1
+timeout = "5s"
 [device]
 image = "160m"
 [[filesystems]]
@@ -408,7 +411,8 @@ fn wait_for_the_array(s: &Scratch) {
 }
 
 /// SIGKILL of `fsbench run` on a two-device target: its guard unmounts, detaches both loop
-/// devices and removes both images, leaving `fsbench cleanup` nothing.
+/// devices and removes both images, leaving `fsbench cleanup` nothing; `--resume` then makes
+/// the array anew for the sample that was in flight.
 #[test]
 fn a_campaign_killed_on_an_array_leaves_nothing_after_its_guard() {
     if !root_or_skip("a_campaign_killed_on_an_array_leaves_nothing_after_its_guard") {
@@ -438,6 +442,15 @@ fn a_campaign_killed_on_an_array_leaves_nothing_after_its_guard() {
         "{}",
         stdout(&cleanup)
     );
+    nothing_left(&s);
+    // The sample in flight runs again on a new array (its 60 s sleep ended by the timeout).
+    let resumed = s.run(&["--resume", "1", "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(1), "{}", stderr(&resumed));
+    let doc = s.export(1);
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "timeout", "{sample}");
+    let listed = &sample["target"]["device"]["array"]["listed"];
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{sample}");
     nothing_left(&s);
 }
 
