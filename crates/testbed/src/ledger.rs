@@ -919,7 +919,8 @@ mod tests {
 
     /// What a ledger may not name is left alone, said, and kept on record: a file outside the
     /// work directory (also through `..`), a loop device whose image is elsewhere, a mount of
-    /// one, a mount point of another name, a pool or scheduler fsbench does not make.
+    /// one, a mount point of another name, a pool, md array or scheduler fsbench does not make
+    /// (an md array of fsbench's name over a loop device backed by an image elsewhere).
     #[test]
     fn cleanup_touches_only_what_a_ledger_may_name() {
         let work = work_dir();
@@ -961,6 +962,14 @@ mod tests {
                 },
                 Resource::ZfsPool {
                     pool: "tank".into(),
+                },
+                Resource::MdArray {
+                    device: "/dev/md127".into(),
+                    members: Vec::new(),
+                },
+                Resource::MdArray {
+                    device: "/dev/md/fsbench-ext4-1-0".into(),
+                    members: vec!["/dev/loop41".into()],
                 },
                 Resource::Scheduler {
                     sysfs: "/etc/passwd".into(),

@@ -65,7 +65,7 @@ impl Filesystem for Zfs {
         }
         let pool = format!("fsbench-{}", t.tag().replace("zfs-", ""));
         let spec = t.spec();
-        let members = t.members().to_vec();
+        let members = t.members();
         let vdevs = match &spec.array {
             Some(array) if !array.by_md() => vdevs(array.level, &members),
             _ => vec![t
