@@ -477,6 +477,21 @@ impl Plan {
                     ),
                 ));
             };
+            // The bare device has nothing to make or mount: options would be silently unused.
+            let options = |sets: &Option<BTreeMap<String, String>>| {
+                sets.as_ref()
+                    .is_some_and(|sets| sets.values().any(|o| !o.trim().is_empty()))
+            };
+            if !fs.capabilities().filesystem
+                && (options(&f.mkfs_options) || options(&f.mount_options))
+            {
+                return Err(check.at(
+                    &f.name,
+                    "filesystems",
+                    "the bare device has no filesystem to make or mount: drop its mkfs_options \
+                     and mount_options",
+                ));
+            }
             // Whether this filesystem takes the layout on this device: said at its `array`
             // (or, without one, at the devices that need one).
             let array = match &f.array {

@@ -377,6 +377,15 @@ pub fn refusal(plan: &Plan, case: &Case, job: Option<(&dyn Collective, u32)>) ->
             }
         ));
     }
+    let bare = fsbench_testbed::fs::by_name(&case.config.filesystem)
+        .is_some_and(|fs| !fs.capabilities().filesystem);
+    if bare && plan.dir.is_none() && !settings.on_device() {
+        return Some(format!(
+            "the {kind} workload needs a filesystem: the bare device (`{}`) is the baseline of \
+             the workloads that run on a block device (io)",
+            case.config.filesystem
+        ));
+    }
     let (_, local_ranks) = job?;
     let in_dir = plan.dir.is_some();
     if let Some(why) = settings.not_as_ranks() {

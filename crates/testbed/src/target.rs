@@ -402,6 +402,7 @@ pub struct FsckInfo {
 pub struct TargetInfo {
     pub filesystem: &'static str,
     pub device: DeviceInfo,
+    /// Where the workload runs: the mount point, or for the bare device (`raw`) the device.
     pub mountpoint: PathBuf,
     /// First line of each tool's version output.
     pub tool_versions: Vec<String>,
@@ -530,14 +531,17 @@ impl<'s> Target<'s> {
         }
         let work_dir = self.spec.work_dir.clone();
         prepare_work_dir(sys, &work_dir)?;
-        self.info.mountpoint = self.make_fresh(
-            &work_dir,
-            &format!("mnt-{}", self.tag),
-            "",
-            "create the mount point",
-            |path| Resource::Dir { path },
-            |path| sys.create_new_dir(path),
-        )?;
+        let filesystem = fs.capabilities().filesystem;
+        if filesystem {
+            self.info.mountpoint = self.make_fresh(
+                &work_dir,
+                &format!("mnt-{}", self.tag),
+                "",
+                "create the mount point",
+                |path| Resource::Dir { path },
+                |path| sys.create_new_dir(path),
+            )?;
+        }
         check_stop(stop)?;
 
         match storage {
@@ -560,8 +564,13 @@ impl<'s> Target<'s> {
         }
         fs.create(&mut Build { target: self }, stop)?;
         check_stop(stop)?;
-        self.read_mount_back()?;
-        self.read_members_back()?;
+        if filesystem {
+            self.read_mount_back()?;
+            self.read_members_back()?;
+        } else {
+            // The bare device: what the workload is given is the device itself.
+            self.info.mountpoint = self.info.device.path.clone().unwrap_or_default();
+        }
         if storage == Storage::BlockDevice {
             self.set_scheduler()?;
         }

@@ -162,6 +162,9 @@ pub trait Workload:
     /// runs: a result stored under "direct" must have bypassed the cache.
     const CACHE_POLICIES: &'static [CachePolicy] =
         &[CachePolicy::Warm, CachePolicy::Drop, CachePolicy::Remount];
+    /// Whether it can run on a bare block device — the baseline of a filesystem's results
+    /// (`raw`) — given as its directory: its `preflight` and `run` then take the device path.
+    const ON_DEVICE: bool = false;
 
     /// Validates the settings under a context. No side effects.
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError>;
@@ -398,6 +401,13 @@ macro_rules! workloads {
             pub fn not_as_ranks(&self) -> Option<&'static str> {
                 match self {
                     $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::NOT_AS_RANKS),+
+                }
+            }
+
+            /// Whether the workload can run on a bare block device (the `raw` baseline).
+            pub fn on_device(&self) -> bool {
+                match self {
+                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::ON_DEVICE),+
                 }
             }
 

@@ -3,13 +3,15 @@
 //! configuration back. What is special about one filesystem (zfs's pool and daemon, tmpfs's
 //! memory) lives in its module as [`Filesystem`] hooks, so the generic target lifecycle has no
 //! per-filesystem branch. [`all`] lists them; [`by_name`] finds one; [`support`] says whether
-//! this host can run it.
+//! this host can run it. `raw`, the bare device, is here too: a target with no filesystem, the
+//! baseline the others are set against.
 
 mod btrfs;
 mod ext;
 mod f2fs;
 mod jfs;
 mod nilfs2;
+mod raw;
 mod reiserfs;
 mod tmpfs;
 mod xfs;
@@ -54,6 +56,9 @@ pub struct Capabilities {
     /// One target per host at a time (zfs-fuse: one daemon serves one pool at a time): the
     /// ranks of a job on one host cannot each have one.
     pub one_per_host: bool,
+    /// Whether a filesystem is made and mounted; false for the bare device (`raw`), which is
+    /// given as it is to the workloads that can run on a block device.
+    pub filesystem: bool,
 }
 
 impl Capabilities {
@@ -65,6 +70,7 @@ impl Capabilities {
         undroppable_cache: None,
         prepare_estimate_ns: 2_000_000_000,
         one_per_host: false,
+        filesystem: true,
     };
 }
 
@@ -159,7 +165,7 @@ impl std::fmt::Debug for dyn Filesystem {
     }
 }
 
-static ALL: [&dyn Filesystem; 11] = [
+static ALL: [&dyn Filesystem; 12] = [
     &ext::EXT2,
     &ext::EXT3,
     &ext::EXT4,
@@ -171,6 +177,7 @@ static ALL: [&dyn Filesystem; 11] = [
     &nilfs2::Nilfs2,
     &zfs::Zfs,
     &tmpfs::Tmpfs,
+    &raw::Raw,
 ];
 
 /// Every filesystem fsbench knows, in a stable order.
@@ -218,7 +225,8 @@ pub fn support(sys: &dyn System, fs: &dyn Filesystem) -> Support {
             .any(|line| line.split_whitespace().last() == Some(name))
     };
     let mut reasons = Vec::new();
-    let mut kernel = kernel_has(fs.kernel_name());
+    // The bare device needs no filesystem of the kernel's.
+    let mut kernel = fs.kernel_name().is_empty() || kernel_has(fs.kernel_name());
     if !kernel {
         reasons.push(format!(
             "the kernel lacks {} (not in /proc/filesystems: not built in and no module loaded)",

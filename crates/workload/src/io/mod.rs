@@ -63,6 +63,8 @@ keep fio's names (docs/workloads/io.md has a table to translate a fio job).";
         fsbench_model::CachePolicy::Remount,
         fsbench_model::CachePolicy::Direct,
     ];
+    // On the bare device (`raw`), each thread on a region of its own.
+    const ON_DEVICE: bool = true;
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.plan(ctx).map(drop)
@@ -107,13 +109,16 @@ keep fio's names (docs/workloads/io.md has a table to translate a fio job).";
         sink: &mut dyn Sink,
         harness: &mut dyn Harness,
     ) -> End {
-        self.run_on(
-            ctx,
-            &IoTarget::Directory(dir.to_path_buf()),
-            stop,
-            sink,
-            harness,
-        )
+        self.run_on(ctx, &IoTarget::of(dir), stop, sink, harness)
+    }
+
+    /// A directory as any workload's; a block device (the `raw` baseline) is checked when the
+    /// run opens it.
+    fn preflight(&self, _ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
+        match IoTarget::of(dir) {
+            IoTarget::Device(_) => Ok(()),
+            IoTarget::Directory(dir) => crate::workload::check_directory(&dir),
+        }
     }
 }
 

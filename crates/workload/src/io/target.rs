@@ -25,6 +25,18 @@ pub enum IoTarget {
     Device(PathBuf),
 }
 
+impl IoTarget {
+    /// What a workload is given as its directory: a block device (the `raw` baseline) is the
+    /// device, anything else a directory.
+    pub fn of(path: &Path) -> IoTarget {
+        use std::os::unix::fs::FileTypeExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.file_type().is_block_device() => IoTarget::Device(path.to_path_buf()),
+            _ => IoTarget::Directory(path.to_path_buf()),
+        }
+    }
+}
+
 /// Bytes written per call while laying a file out.
 const LAYOUT_CHUNK: u64 = 1 << 20;
 
