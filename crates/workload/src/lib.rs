@@ -107,4 +107,24 @@ mod tests {
         kinds.dedup();
         assert_eq!(kinds.len(), KINDS.len(), "every kind is one workload's");
     }
+
+    /// What a report asks by a stored case's kind is what the settings of that kind say.
+    #[test]
+    fn a_kind_has_the_grid_and_table_of_its_settings() {
+        for settings in WorkloadSettings::defaults() {
+            let kind = settings.kind();
+            assert_eq!(
+                WorkloadSettings::grid_of(kind).map(|g| g.rows),
+                settings.grid().map(|g| g.rows),
+                "{kind}"
+            );
+            assert_eq!(
+                WorkloadSettings::table_columns_of(kind),
+                settings.table_columns(),
+                "{kind}"
+            );
+        }
+        assert!(WorkloadSettings::grid_of("no-such-kind").is_none());
+        assert!(WorkloadSettings::table_columns_of("no-such-kind").is_empty());
+    }
 }

@@ -397,6 +397,25 @@ macro_rules! workloads {
                 None
             }
 
+            /// The grid the results of the workload of `kind` lay out as (the matrix's iozone
+            /// blocks); None for one without a grid, or an unknown kind. A stored case has
+            /// its kind, not its settings: reports ask by kind.
+            pub fn grid_of(kind: &str) -> Option<$crate::workload::GridView> {
+                $(if kind == <$settings as $crate::workload::Workload>::KIND {
+                    return <$settings as $crate::workload::Workload>::grid();
+                })+
+                None
+            }
+
+            /// The figures a table of the workload of `kind` shows, in order; empty for one
+            /// that names none (every figure with a direction), or an unknown kind.
+            pub fn table_columns_of(kind: &str) -> &'static [&'static str] {
+                $(if kind == <$settings as $crate::workload::Workload>::KIND {
+                    return <$settings as $crate::workload::Workload>::table_columns();
+                })+
+                &[]
+            }
+
             /// Why the workload cannot run as the ranks of an MPI job, when it cannot.
             pub fn not_as_ranks(&self) -> Option<&'static str> {
                 match self {
