@@ -9,7 +9,8 @@
 //!   paired by round where repetitions were interleaved (per-round log ratios, Student's t),
 //!   Welch's t on log values where they were not; a difference that is not significant is a tie.
 //! - [`rank`]: placements and points per discipline (ties share points, as study 003 scored),
-//!   weighted totals, and a geometric-mean composite normalised to a baseline.
+//!   weighted totals, a geometric-mean composite normalised to a baseline, and the overall
+//!   ranks' 95 % intervals (a bootstrap over rounds, paired as the comparisons are).
 //! - [`t_quantile_975`]: the two-sided 95 % critical value of Student's t (statrs).
 
 pub mod compare;
@@ -20,6 +21,29 @@ pub use compare::{paired, welch, Comparison, Verdict};
 pub use summary::Summary;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// SplitMix64 (Steele, Lea & Flood 2014): the seeded generator of every resampling here, so
+/// the same values always give the same interval.
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A whole number below `n` (> 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
 
 /// The 0.975 quantile of Student's t with `df` degrees of freedom (df >= 1), from statrs's
 /// inverse CDF.

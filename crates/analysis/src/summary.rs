@@ -3,7 +3,7 @@
 //! outliers (and has at least 5 values), where the normal assumption behind t fails: then a
 //! seeded percentile bootstrap (docs/metrics.md, "Intervals").
 
-use crate::t_quantile_975;
+use crate::{t_quantile_975, SplitMix64};
 use serde::Serialize;
 
 /// How a confidence interval was computed.
@@ -81,21 +81,9 @@ pub fn skewness(values: &[f64]) -> f64 {
 pub fn bootstrap_mean_ci(values: &[f64]) -> (f64, f64) {
     const RESAMPLES: usize = 2000;
     let n = values.len();
-    let mut state: u64 = 0x005E_ED0F_B007;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = SplitMix64::new(0x005E_ED0F_B007);
     let mut means: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            (0..n)
-                .map(|_| values[(next() % n as u64) as usize])
-                .sum::<f64>()
-                / n as f64
-        })
+        .map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64)
         .collect();
     means.sort_by(f64::total_cmp);
     (quantile(&means, 0.025), quantile(&means, 0.975))
