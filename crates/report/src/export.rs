@@ -1,9 +1,12 @@
 //! Exporters: one trait, rendering a [`ReportModel`] into any writer, and the two file formats
-//! of `fsbench export` — versioned JSON (`fsbench.run` v2: the whole model) and tidy CSV (v3:
-//! one row per sample, result and measurement, every case axis and dimension a column).
+//! of `fsbench export` — versioned JSON (`fsbench.run` v2: the whole model with its standings)
+//! and tidy CSV (v4: one row per sample, result and measurement, every case axis and dimension
+//! a column).
 
 use crate::model::ReportModel;
+use crate::standings::{Options, Standings};
 use fsbench_model::{CaseAxis, Dim, DimValue};
+use serde::Serialize;
 use std::borrow::Cow;
 use std::io::{self, Write};
 
@@ -13,13 +16,26 @@ pub trait Exporter {
     fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()>;
 }
 
-/// The whole model as JSON (schema `fsbench.run`, version 2).
+/// The whole model as JSON (schema `fsbench.run`, version 2), with what every report says
+/// of it: the standings (each discipline's verdict, the ranking with its rank intervals).
 pub struct Json;
+
+/// The JSON document: the model's fields, then `standings`.
+#[derive(Serialize)]
+struct Document<'a> {
+    #[serde(flatten)]
+    model: &'a ReportModel,
+    standings: Standings,
+}
 
 impl Exporter for Json {
     fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+        let document = Document {
+            model,
+            standings: Standings::of(model, &Options::default()),
+        };
         // A failed write stays the I/O error it is (a closed pipe is the reader's choice).
-        serde_json::to_writer_pretty(&mut *out, model).map_err(|e| match e.io_error_kind() {
+        serde_json::to_writer_pretty(&mut *out, &document).map_err(|e| match e.io_error_kind() {
             Some(kind) => io::Error::new(kind, e),
             None => io::Error::other(e),
         })?;

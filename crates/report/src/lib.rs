@@ -1,18 +1,25 @@
 //! The report layer: one serde model per result set, rendered by exporters (terminal, JSON,
-//! CSV). Exporters write into any `io::Write`; they never decide file names or print on their
-//! own, and they never compute statistics beyond formatting (that is the analysis layer's job).
+//! CSV, Markdown, HTML, XLSX). Exporters write into any `io::Write`; they never decide file
+//! names or print on their own, and they never compute statistics beyond formatting (that is
+//! the analysis layer's job, reached through [`standings`]).
 //!
 //! Brief overview:
-//! - [`model`]: stored runs as one [`ReportModel`] (cases with typed axes, samples with typed
-//!   results, summary tables, problems), what `fsbench run` and `fsbench export` render.
-//! - [`export`]: the [`Exporter`] trait, [`Json`] (`fsbench.run` v2) and [`Csv`] (v2).
-//! - [`standings`]: who won each discipline, by how much and whether it is real; rankings by
-//!   points (ties share them) per category and overall, and a composite against a baseline.
-//! - [`html`]: one self-contained HTML report ([`Html`]) with inline SVG [`charts`].
+//! - [`model`]: stored runs as one [`ReportModel`] (cases with typed axes, the configurations
+//!   with one label and colour each, samples with typed results, summary tables, what was not
+//!   measured per case and per configuration), what every exporter renders.
+//! - [`standings`]: who won each discipline (the winner or the group that ties for first, and
+//!   its lead with its interval), by how much and whether it is real; rankings by points (ties
+//!   share them) per category and overall with their rank intervals, and a composite against
+//!   a baseline. Every exporter takes it from the model.
+//! - [`export`]: the [`Exporter`] trait, [`Json`] (`fsbench.run` v2, with the standings) and
+//!   [`Csv`] (v4).
+//! - [`html`]: one self-contained HTML report ([`Html`]), the answer first, with inline SVG
+//!   [`charts`] (one colour per configuration throughout).
 //! - [`markdown`]: the Markdown summary ([`Markdown`]) for an issue or a mail.
 //! - [`versus`]: run against run (`fsbench compare`): ratios, intervals, regressions.
-//! - [`xlsx`]: the workbook ([`Xlsx`]): iozone's sheets per test, a summary and a tidy sheet.
-//! - [`terminal`]: the campaign summary ([`Terminal`]).
+//! - [`xlsx`]: the workbook ([`Xlsx`]): a workload's grid as iozone's sheets, the verdict,
+//!   the ranking, what was not measured, a summary and a tidy sheet.
+//! - [`terminal`]: the campaign summary ([`Terminal`]), within 120 columns.
 //! - [`target`]: a prepared target in a few lines (device, mkfs, mount, scheduler, cache, fsck).
 //! - [`grid`]: one run's results as the grids its workload lays out (the matrix's iozone
 //!   blocks).

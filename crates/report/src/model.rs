@@ -1,7 +1,9 @@
 //! The report model: stored runs read once into what every exporter renders — each case with
-//! its typed axes and its samples' typed results, the summary tables (one per workload kind,
-//! metric and unit; rows are result dimensions, columns are cases, cells are means with their
-//! confidence intervals) and the samples that were not measured, with their reasons.
+//! its typed axes and its samples' typed results, the configurations (every axis but the
+//! workload: one label and one colour each, throughout a report), the summary tables (one per
+//! workload kind, metric and unit; rows are result dimensions, columns are cases, cells are
+//! means with their confidence intervals) and what was not measured: per case and outcome
+//! (`problems`) and per configuration and reason (`not_measured`).
 
 use fsbench_analysis::Summary;
 use fsbench_model::{CaseAxis, CaseConfig, Dim, Dims, Direction, Unit};
@@ -20,10 +22,42 @@ pub struct ReportModel {
     pub schema_version: u32,
     /// Each run's row with its cases (in position order) and their samples.
     pub runs: Vec<RunView>,
+    /// Every configuration (every axis but the workload) of every run, in order of appearance:
+    /// `CaseView::configuration` and `Column::configuration` index it.
+    pub configurations: Vec<Configuration>,
     /// The summary: one table per (workload kind, metric, unit), in order of appearance.
     pub tables: Vec<Table>,
     /// Samples that are not `ok`, per case and outcome, with the first reason.
     pub problems: Vec<Problem>,
+    /// The same per configuration, outcome and reason, with the workloads it concerns: one
+    /// line each in every report.
+    pub not_measured: Vec<NotMeasured>,
+}
+
+/// A configuration of a run: its value on every axis but the workload. Every report names it
+/// by its label and draws it in the colour of its index.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Configuration {
+    pub run_id: i64,
+    /// The axes that vary among the report's configurations (the filesystem always), led by
+    /// `run N` when the report has several runs: `ext4 mount=noatime`.
+    pub label: String,
+    /// Some sample of it measured something.
+    pub measured: bool,
+}
+
+/// What was not measured, per configuration, outcome and reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotMeasured {
+    pub run_id: i64,
+    /// The configuration's label.
+    pub configuration: String,
+    pub status: Outcome,
+    pub reason: String,
+    /// Its samples with this outcome and reason, over every workload.
+    pub samples: usize,
+    /// The workloads they were of, in order.
+    pub workloads: Vec<String>,
 }
 
 /// A run as stored, with its cases.
@@ -67,6 +101,8 @@ pub struct CaseView {
     pub config: CaseConfig,
     pub workload: serde_json::Value,
     pub samples: Vec<Sample>,
+    /// Its configuration: an index into the model's `configurations`.
+    pub configuration: usize,
 }
 
 impl CaseView {
@@ -93,8 +129,11 @@ pub struct Column {
     pub label: String,
     /// The plan's name of the column's workload.
     pub workload: String,
-    /// The label without the workload: the configuration alone (what rankings rank).
+    /// The label without the workload: the configuration alone (what rankings rank), the
+    /// same in every table.
     pub config_label: String,
+    /// Its configuration: an index into the model's `configurations` (and its colour).
+    pub configuration: usize,
     /// The case's (ok, all) sample counts.
     pub ok: usize,
     pub samples: usize,
@@ -206,6 +245,7 @@ impl ReportModel {
                     config: c.case.config,
                     workload: c.case.workload,
                     samples: c.samples,
+                    configuration: 0,
                 })
                 .collect();
             views.push(RunView {
@@ -216,9 +256,10 @@ impl ReportModel {
         Ok(ReportModel::from_runs(views))
     }
 
-    /// The model of runs already read.
-    pub fn from_runs(runs: Vec<RunView>) -> ReportModel {
-        let tables = tables(&runs);
+    /// The model of runs already read (their cases' `configuration` is set here).
+    pub fn from_runs(mut runs: Vec<RunView>) -> ReportModel {
+        let configurations = configurations(&mut runs);
+        let tables = tables(&runs, &configurations);
         let mut problems: BTreeMap<(i64, String, Outcome), (usize, String)> = BTreeMap::new();
         for case in runs.iter().flat_map(|r| &r.cases) {
             for s in case.samples.iter().filter(|s| s.status != Outcome::Ok) {
@@ -228,22 +269,82 @@ impl ReportModel {
                     .0 += 1;
             }
         }
+        let problems: Vec<Problem> = problems
+            .into_iter()
+            .map(|((run_id, case_key, status), (count, reason))| Problem {
+                run_id,
+                case_key,
+                status,
+                count,
+                reason,
+            })
+            .collect();
+        let not_measured = not_measured(&runs, &configurations);
         ReportModel {
             schema: SCHEMA,
             schema_version: SCHEMA_VERSION,
             runs,
+            configurations,
             tables,
-            problems: problems
-                .into_iter()
-                .map(|((run_id, case_key, status), (count, reason))| Problem {
-                    run_id,
-                    case_key,
-                    status,
-                    count,
-                    reason,
-                })
-                .collect(),
+            problems,
+            not_measured,
         }
+    }
+
+    /// The names the plans gave the workloads, in order of appearance.
+    pub fn workload_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for case in self.cases() {
+            let name = case.axis(CaseAxis::Workload);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
+    /// What the report compares, in one line: "6 configurations (ext2, ext3, …) × 5 workloads
+    /// (stream, files, …), 5 rounds; not measured: jfs, reiserfs".
+    pub fn compared(&self) -> String {
+        let measured: Vec<&str> = self
+            .configurations
+            .iter()
+            .filter(|c| c.measured)
+            .map(|c| c.label.as_str())
+            .collect();
+        let missing: Vec<&str> = self
+            .configurations
+            .iter()
+            .filter(|c| !c.measured)
+            .map(|c| c.label.as_str())
+            .collect();
+        let names = self.workload_names();
+        let rounds = self
+            .cases()
+            .flat_map(|c| &c.samples)
+            .filter(|s| s.status == Outcome::Ok)
+            .map(|s| s.repetition)
+            .max()
+            .unwrap_or(0);
+        let plural = |n: usize, one: &str, many: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {many}")
+            }
+        };
+        let mut text = format!(
+            "{} ({}) × {} ({}), {} each",
+            plural(measured.len(), "configuration", "configurations"),
+            measured.join(", "),
+            plural(names.len(), "workload", "workloads"),
+            names.join(", "),
+            plural(rounds as usize, "round", "rounds"),
+        );
+        if !missing.is_empty() {
+            text.push_str(&format!("; not measured: {}", missing.join(", ")));
+        }
+        text
     }
 
     /// Every case of every run, in order.
@@ -261,6 +362,80 @@ impl ReportModel {
         }
         kinds
     }
+}
+
+/// The configurations of every run's cases (every axis but the workload), each case's set to
+/// its index.
+fn configurations(runs: &mut [RunView]) -> Vec<Configuration> {
+    let (labels, _) = {
+        let cases: Vec<&CaseView> = runs.iter().flat_map(|r| &r.cases).collect();
+        labels(&cases, false)
+    };
+    let mut out: Vec<Configuration> = Vec::new();
+    for (case, label) in runs.iter_mut().flat_map(|r| &mut r.cases).zip(labels) {
+        let measured = case.samples.iter().any(|s| s.status == Outcome::Ok);
+        let at = match out
+            .iter()
+            .position(|c| c.run_id == case.run_id && c.label == label)
+        {
+            Some(at) => at,
+            None => {
+                out.push(Configuration {
+                    run_id: case.run_id,
+                    label,
+                    measured: false,
+                });
+                out.len() - 1
+            }
+        };
+        out[at].measured |= measured;
+        case.configuration = at;
+    }
+    out
+}
+
+/// What was not measured, per configuration, outcome and reason (the first sample's reason
+/// of each case, as `problems` has it).
+fn not_measured(runs: &[RunView], configurations: &[Configuration]) -> Vec<NotMeasured> {
+    let mut out: Vec<NotMeasured> = Vec::new();
+    for case in runs.iter().flat_map(|r| &r.cases) {
+        let mut seen: Vec<(Outcome, String)> = Vec::new();
+        for s in case.samples.iter().filter(|s| s.status != Outcome::Ok) {
+            let reason = match seen.iter().find(|(o, _)| *o == s.status) {
+                Some((_, first)) => first.clone(),
+                None => {
+                    let first = s.reason.clone().unwrap_or_default();
+                    seen.push((s.status, first.clone()));
+                    first
+                }
+            };
+            let configuration = &configurations[case.configuration].label;
+            let workload = case.axis(CaseAxis::Workload).to_string();
+            let line = out.iter_mut().find(|n| {
+                n.run_id == case.run_id
+                    && &n.configuration == configuration
+                    && n.status == s.status
+                    && n.reason == reason
+            });
+            match line {
+                Some(line) => {
+                    line.samples += 1;
+                    if !line.workloads.contains(&workload) {
+                        line.workloads.push(workload);
+                    }
+                }
+                None => out.push(NotMeasured {
+                    run_id: case.run_id,
+                    configuration: configuration.clone(),
+                    status: s.status,
+                    reason,
+                    samples: 1,
+                    workloads: vec![workload],
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// The labels of `cases` by the axes that vary among them (the filesystem always), and those
@@ -295,7 +470,7 @@ fn labels(cases: &[&CaseView], with_workload: bool) -> (Vec<String>, Vec<CaseAxi
     (labels, varying)
 }
 
-fn tables(runs: &[RunView]) -> Vec<Table> {
+fn tables(runs: &[RunView], configurations: &[Configuration]) -> Vec<Table> {
     let cases: Vec<&CaseView> = runs.iter().flat_map(|r| &r.cases).collect();
     let mut kinds: Vec<&str> = Vec::new();
     for case in &cases {
@@ -307,7 +482,6 @@ fn tables(runs: &[RunView]) -> Vec<Table> {
     for kind in kinds {
         let columns: Vec<&CaseView> = cases.iter().copied().filter(|c| c.kind == kind).collect();
         let (labels, varying_axes) = labels(&columns, true);
-        let (config_labels, _) = self::labels(&columns, false);
         let mut names: Vec<String> = Vec::new();
         for c in &columns {
             let name = c.axis(CaseAxis::Workload).to_string();
@@ -317,15 +491,16 @@ fn tables(runs: &[RunView]) -> Vec<Table> {
         }
         let column_list: Vec<Column> = columns
             .iter()
-            .zip(labels.into_iter().zip(config_labels))
-            .map(|(c, (label, config_label))| {
+            .zip(labels)
+            .map(|(c, label)| {
                 let (ok, samples) = c.counts();
                 Column {
                     run_id: c.run_id,
                     case_key: c.key.clone(),
                     label,
                     workload: c.axis(CaseAxis::Workload).to_string(),
-                    config_label,
+                    config_label: configurations[c.configuration].label.clone(),
+                    configuration: c.configuration,
                     ok,
                     samples,
                 }

@@ -3,11 +3,16 @@
 //! both come from one run, Welch otherwise: `fsbench_analysis::compare`), placed and given
 //! points (ties share them: `fsbench_analysis::rank`), and the points add up per category and
 //! overall; a geometric-mean composite relative to a baseline configuration sums it up in one
-//! number. Built from a [`ReportModel`]; rendered by the Markdown, HTML and terminal exporters.
+//! number. Each discipline's verdict is its leaders (the winner, or the group that ties for
+//! first) with their lead over the rest and its interval; the overall ranks carry their 95 %
+//! intervals (`fsbench_analysis::rank::rank_intervals`), and only the order they establish is
+//! claimed. Built from a [`ReportModel`]; rendered by every exporter.
 
 use crate::model::{Cell, ReportModel, Row, Table};
 use fsbench_analysis::compare::{paired, welch, Comparison, Verdict};
-use fsbench_analysis::rank::{geometric_mean, placements, Placement};
+use fsbench_analysis::rank::{
+    geometric_mean, overall_scores, placements, rank_intervals, Contest, Placement, RankInterval,
+};
 pub use fsbench_model::Category;
 use fsbench_model::{Direction, Unit};
 use fsbench_workload::WorkloadSettings;
@@ -41,6 +46,42 @@ pub struct Discipline {
     /// Index of the best configuration's column.
     pub best: usize,
     pub entries: Vec<Entry>,
+    /// The verdict: the configurations placed first (the winner, or the group that ties for
+    /// first), best first.
+    pub leaders: Vec<String>,
+    /// How far the leaders are ahead of the rest, when some configuration is behind them.
+    pub lead: Option<Lead>,
+    /// Where it comes from: the model's table and the row in it.
+    #[serde(skip)]
+    pub table: usize,
+    #[serde(skip)]
+    pub row_index: usize,
+}
+
+/// The leaders' lead: the last of them against the best of the rest.
+#[derive(Debug, Clone, Serialize)]
+pub struct Lead {
+    /// The best configuration behind the leaders.
+    pub over: String,
+    /// How many times better the last leader is (above 1, whatever the direction: 1.25 is
+    /// 25 % ahead — 25 % more throughput, or the other taking 25 % longer).
+    pub factor: f64,
+    /// Its 95 % interval (None with too few repetitions).
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+    pub paired: bool,
+}
+
+impl Lead {
+    /// "8.1 % ahead of ext4 (95 % CI 5.2..11.0 %)".
+    pub fn text(&self) -> String {
+        let pct = |f: f64| (f - 1.0) * 100.0;
+        let interval = match (self.ci95_low, self.ci95_high) {
+            (Some(lo), Some(hi)) => format!(" (95 % CI {:.1}..{:.1} %)", pct(lo), pct(hi)),
+            _ => String::new(),
+        };
+        format!("{:.1} % ahead of {}{interval}", pct(self.factor), self.over)
+    }
 }
 
 impl Discipline {
@@ -65,6 +106,8 @@ pub struct Score {
     pub overall: f64,
     /// Geometric mean over disciplines of value relative to the baseline (> 1: better).
     pub composite: Option<f64>,
+    /// The 95 % interval of its overall rank: it is `rank.best` at best, `rank.worst` at worst.
+    pub rank: RankInterval,
 }
 
 /// Everything the rankings say.
@@ -78,6 +121,12 @@ pub struct Standings {
     /// Median width of paired intervals relative to unpaired ones over the comparisons that
     /// could be made both ways (how much pairing by round narrowed them), with the count.
     pub pairing_gain: Option<(f64, usize)>,
+    /// The overall order that is claimed: (a, b) when a is ahead of b beyond the rank
+    /// intervals' resampling (`fsbench_analysis::rank::RankIntervals::ahead`); every other
+    /// pair cannot be separated.
+    pub ahead: Vec<(String, String)>,
+    /// Resamples behind the rank intervals.
+    pub resamples: usize,
 }
 
 /// How a standings table is asked for.
@@ -120,7 +169,7 @@ fn compare(a: &Cell, b: &Cell, same_run: bool) -> (Option<Comparison>, Option<Co
     (unpaired, None)
 }
 
-fn disciplines_of(table: &Table, gains: &mut Vec<f64>) -> Vec<Discipline> {
+fn disciplines_of(index: usize, table: &Table, gains: &mut Vec<f64>) -> Vec<Discipline> {
     let Some(category) = WorkloadSettings::category_of(&table.workload) else {
         return Vec::new();
     };
@@ -133,8 +182,12 @@ fn disciplines_of(table: &Table, gains: &mut Vec<f64>) -> Vec<Discipline> {
     // disciplines: a configuration competes with the others on the same workload only.
     for workload in &table.workload_names {
         // One client's share of a client load is a breakdown of the whole, not a discipline.
-        for row in table.rows.iter().filter(|r| r.dims.client.is_none()) {
-            if let Some(d) = discipline(table, row, workload, category, &is_better, gains) {
+        for (row_index, row) in table.rows.iter().enumerate() {
+            if row.dims.client.is_some() {
+                continue;
+            }
+            if let Some(mut d) = discipline(table, row, workload, category, &is_better, gains) {
+                (d.table, d.row_index) = (index, row_index);
                 out.push(d);
             }
         }
@@ -210,6 +263,46 @@ fn discipline(
             placement: placed[i],
         });
     }
+    // The verdict: those placed first, and the last of them against the best of the rest (the
+    // comparison that separated the groups).
+    let mut ranked: Vec<usize> = (0..means.len()).filter(|&i| placed[i].is_some()).collect();
+    ranked.sort_by_key(|&i| placed[i].map(|p| p.place));
+    let mut leaders: Vec<usize> = ranked
+        .iter()
+        .copied()
+        .filter(|&i| placed[i].is_some_and(|p| p.place == 1))
+        .collect();
+    leaders.sort_by(|&a, &b| {
+        if is_better(means[a].unwrap(), means[b].unwrap()) {
+            std::cmp::Ordering::Less
+        } else if is_better(means[b].unwrap(), means[a].unwrap()) {
+            std::cmp::Ordering::Greater
+        } else {
+            a.cmp(&b)
+        }
+    });
+    let next = ranked.iter().copied().find(|i| !leaders.contains(i));
+    let lead = next.and_then(|next| {
+        let last = *leaders.last()?;
+        let (c, _) = compare(cell(last), cell(next), same_run(last, next));
+        let c = c?;
+        // c is next / last: turn it into how many times better the leader is.
+        let (factor, low, high) = match table.direction {
+            Direction::Lower => (c.ratio, c.ci95_low, c.ci95_high),
+            _ => (
+                1.0 / c.ratio,
+                c.ci95_high.map(|h| 1.0 / h),
+                c.ci95_low.map(|l| 1.0 / l),
+            ),
+        };
+        Some(Lead {
+            over: table.columns[next].config_label.clone(),
+            factor,
+            ci95_low: low,
+            ci95_high: high,
+            paired: c.paired,
+        })
+    });
     Some(Discipline {
         workload: workload.to_string(),
         category,
@@ -219,6 +312,13 @@ fn discipline(
         row: row.label(&table.metric),
         best,
         entries,
+        leaders: leaders
+            .iter()
+            .map(|&i| table.columns[i].config_label.clone())
+            .collect(),
+        lead,
+        table: 0,
+        row_index: 0,
     })
 }
 
@@ -228,7 +328,8 @@ impl Standings {
         let disciplines: Vec<Discipline> = model
             .tables
             .iter()
-            .flat_map(|t| disciplines_of(t, &mut gains))
+            .enumerate()
+            .flat_map(|(i, t)| disciplines_of(i, t, &mut gains))
             .collect();
         let mut labels: Vec<String> = Vec::new();
         for d in &disciplines {
@@ -259,9 +360,63 @@ impl Standings {
             *n = (*n).max(participants(d));
         }
         let scores_points = |d: &Discipline| participants(d) * 2 >= most[&d.category];
+        let scoring: Vec<&Discipline> = disciplines.iter().filter(|d| scores_points(d)).collect();
+        let category_index = |c: Category| {
+            Category::ALL
+                .iter()
+                .position(|x| *x == c)
+                .expect("a category")
+        };
+        let weight_list: Vec<f64> = Category::ALL.iter().map(|c| weights[c]).collect();
+        // Per scoring discipline, each configuration's entry (by label order).
+        let entry_of = |d: &Discipline, label: &str| -> Option<usize> {
+            d.entries.iter().position(|e| e.label == label)
+        };
+        let overall = overall_scores(
+            &scoring
+                .iter()
+                .map(|d| {
+                    let points = labels
+                        .iter()
+                        .map(|l| entry_of(d, l).and_then(|e| d.entries[e].placement))
+                        .map(|p| p.map(|p| p.points))
+                        .collect();
+                    (category_index(d.category), points)
+                })
+                .collect::<Vec<_>>(),
+            &weight_list,
+            labels.len(),
+        );
+        let contests: Vec<Contest> = scoring
+            .iter()
+            .map(|d| {
+                let table = &model.tables[d.table];
+                Contest {
+                    values: labels
+                        .iter()
+                        .map(|l| {
+                            let e = &d.entries[entry_of(d, l)?];
+                            e.placement?;
+                            let column = &table.columns[e.column];
+                            let cell = table.rows[d.row_index].cells[e.column].as_ref()?;
+                            Some(
+                                cell.values
+                                    .iter()
+                                    .map(|(round, v)| ((column.run_id, *round), *v))
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                    higher_is_better: d.direction != Direction::Lower,
+                    category: category_index(d.category),
+                }
+            })
+            .collect();
+        let intervals = rank_intervals(&contests, &weight_list, labels.len());
         let mut scores: Vec<Score> = labels
             .iter()
-            .map(|label| {
+            .enumerate()
+            .map(|(index, label)| {
                 let mut points = BTreeMap::new();
                 let mut placed = BTreeMap::new();
                 let mut relative = Vec::new();
@@ -285,20 +440,23 @@ impl Standings {
                         }
                     }
                 }
-                let overall = points
-                    .iter()
-                    .map(|(c, p)| weights[c] * p / placed[c] as f64)
-                    .sum();
                 Score {
                     label: label.clone(),
                     points,
                     placed,
-                    overall,
+                    overall: overall[index],
                     composite: geometric_mean(&relative),
+                    rank: intervals.ranks[index],
                 }
             })
             .collect();
-        scores.sort_by(|a, b| b.overall.total_cmp(&a.overall));
+        // The order claimed first (the intervals), then the points within what is not
+        // separated.
+        scores.sort_by(|a, b| {
+            (a.rank.best, a.rank.worst)
+                .cmp(&(b.rank.best, b.rank.worst))
+                .then(b.overall.total_cmp(&a.overall))
+        });
         gains.sort_by(f64::total_cmp);
         let pairing_gain = (!gains.is_empty()).then(|| (gains[gains.len() / 2], gains.len()));
         Standings {
@@ -307,6 +465,12 @@ impl Standings {
             baseline,
             weights,
             pairing_gain,
+            ahead: intervals
+                .ahead
+                .iter()
+                .map(|&(a, b)| (labels[a].clone(), labels[b].clone()))
+                .collect(),
+            resamples: intervals.resamples,
         }
     }
 
