@@ -1,17 +1,22 @@
-//! The terminal summary of stored runs (`fsbench run` ends with it): per run its sample
-//! counts; per table (by default the workloads' main metrics) one row per result dimensions
-//! and one column per case, each cell the mean ± the half-width of its 95 % confidence
-//! interval in a readable unit; for a campaign, each discipline's winner and the ranking
-//! (crate::standings); every sample that is not `ok`, with its reason.
+//! The terminal summary of stored runs (`fsbench run` ends with it), every line within
+//! [`WIDTH`] columns: per run its sample counts; per workload and table (by default the main
+//! metrics) the mean ± the half-width of each 95 % confidence interval in a readable unit, one
+//! row per result and one column per configuration — or, when that is too wide, one row per
+//! configuration (and split further if need be); for a campaign, the verdict of each
+//! discipline and the ranking with its rank intervals (crate::standings) close it, where a
+//! reader looks first; then one line per configuration that was not measured, with its reason.
 
 use crate::export::Exporter;
-use crate::markdown::{value_text, versus_text};
-use crate::model::{ReportModel, Table};
-use crate::standings::{Options, Standings};
+use crate::markdown::value_text;
+use crate::model::{ReportModel, Row, Table};
+use crate::standings::{Discipline, Options, Standings};
 use fsbench_store::Outcome;
 use std::borrow::Cow;
 use std::io::{self, Write};
 use std::path::Path;
+
+/// The widest line the summary prints.
+pub const WIDTH: usize = 120;
 
 /// `text` safe to print on a terminal: control characters (ESC and the rest of C0, DEL, C1,
 /// a newline or tab inside a name) and the bidirectional overrides that reorder what is shown
@@ -47,7 +52,7 @@ pub struct Terminal<'a> {
     pub db: Option<&'a Path>,
     /// Every metric, not only each workload's main one.
     pub all_metrics: bool,
-    /// End with each discipline's winner and the ranking (a campaign's summary).
+    /// End with each discipline's verdict and the ranking (a campaign's summary).
     pub ranking: bool,
 }
 
@@ -61,31 +66,158 @@ fn number(v: f64) -> String {
     }
 }
 
-/// Writes one table; `titled_by_metric` when its workload has more than one table shown. The
-/// unit is in the header when every row shares it, else at the end of each row.
-fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io::Result<()> {
-    // Each row in its own display unit, from its first measured cell.
-    let units: Vec<(f64, &str)> = table
+fn chars(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `text` within `width` characters: the middle elided ("…") when it is longer, keeping its
+/// start and its end (where fsbench's reasons say what to do), cut between words where one is
+/// near.
+pub fn fit(text: &str, width: usize) -> String {
+    let all: Vec<char> = text.chars().collect();
+    if all.len() <= width {
+        return text.to_string();
+    }
+    let keep = width.saturating_sub(1);
+    let (mut head, mut tail) = (keep - keep / 2, keep / 2);
+    // Between words, if that loses less than a fifth of what is kept.
+    let slack = keep / 5;
+    if let Some(cut) = (head.saturating_sub(slack)..=head)
+        .rev()
+        .find(|&i| i > 0 && all[i] == ' ')
+    {
+        head = cut + 1;
+    }
+    let from = all.len() - tail;
+    if let Some(cut) = (from..(from + slack).min(all.len())).find(|&i| all[i - 1] == ' ') {
+        tail = all.len() - cut;
+    }
+    let start: String = all[..head].iter().collect();
+    let end: String = all[all.len() - tail..].iter().collect();
+    format!("{start}…{end}")
+}
+
+/// A reason within `width` characters: its parenthesised details left out, first ones first
+/// (the last usually says what to do), then [`fit`].
+pub fn shorten(reason: &str, width: usize) -> String {
+    let mut text = reason.to_string();
+    while text.chars().count() > width {
+        // The first outermost "(...)" that is not the last one.
+        let mut depth = 0;
+        let mut groups: Vec<(usize, usize)> = Vec::new();
+        let mut open = 0;
+        for (i, c) in text.char_indices() {
+            match c {
+                '(' => {
+                    if depth == 0 {
+                        open = i;
+                    }
+                    depth += 1;
+                }
+                ')' if depth > 0 => {
+                    depth -= 1;
+                    if depth == 0 {
+                        groups.push((open, i + 1));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if groups.len() < 2 {
+            break;
+        }
+        let (start, end) = groups[0];
+        let before = text[..start].trim_end();
+        text = format!("{before}{}", &text[end..]);
+    }
+    fit(&text, width)
+}
+
+/// Lines of a table: a header of column names over rows of cells, the first column (names)
+/// left-aligned, the others right-aligned, two spaces apart; each row may end with a note
+/// (its unit) after its cells.
+fn lay_out(corner: &str, header: &[String], rows: &[(String, Vec<String>, String)]) -> Vec<String> {
+    let name_width = rows
+        .iter()
+        .map(|(name, _, _)| chars(name))
+        .chain([chars(corner)])
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let width = rows
+        .iter()
+        .flat_map(|(_, cells, _)| cells.iter().map(|c| chars(c)))
+        .chain(header.iter().map(|h| chars(h)))
+        .max()
+        .unwrap_or(1);
+    let pad = |text: &str, w: usize| format!("{}{text}", " ".repeat(w.saturating_sub(chars(text))));
+    let mut lines = Vec::new();
+    let mut line = format!("{corner}{}", " ".repeat(name_width - chars(corner)));
+    for h in header {
+        line.push_str(&format!("  {}", pad(h, width)));
+    }
+    lines.push(line.trim_end().to_string());
+    for (name, cells, note) in rows {
+        let mut line = format!("{name}{}", " ".repeat(name_width - chars(name)));
+        for cell in cells {
+            line.push_str(&format!("  {}", pad(cell, width)));
+        }
+        if !note.is_empty() {
+            line.push_str(&format!("  {note}"));
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+fn widest(lines: &[String]) -> usize {
+    lines.iter().map(|l| chars(l)).max().unwrap_or(0)
+}
+
+/// The table of one workload's columns: a row per result, a column per configuration, each
+/// cell the mean ± half-width of its interval. Laid out that way when it fits [`WIDTH`];
+/// else with a row per configuration; else that, split into blocks of result columns.
+fn write_table(
+    out: &mut dyn Write,
+    table: &Table,
+    workload: &str,
+    titled_by_metric: bool,
+) -> io::Result<()> {
+    // This workload's columns that measured something, and its rows that have a cell among
+    // them; one client's share of a client load is a breakdown of the total (in the exports).
+    let columns: Vec<usize> = (0..table.columns.len())
+        .filter(|&c| table.columns[c].workload == workload)
+        .filter(|&c| table.rows.iter().any(|r| r.cells[c].is_some()))
+        .collect();
+    let rows: Vec<&Row> = table
         .rows
         .iter()
+        .filter(|r| r.dims.client.is_none() && columns.iter().any(|&c| r.cells[c].is_some()))
+        .collect();
+    if columns.is_empty() || rows.is_empty() {
+        return Ok(());
+    }
+    // Each row in its own display unit, from its first measured cell.
+    let units: Vec<(f64, &str)> = rows
+        .iter()
         .map(|row| {
-            let typical = row
-                .cells
+            let typical = columns
                 .iter()
-                .flatten()
-                .next()
+                .find_map(|&c| row.cells[c].as_ref())
                 .map_or(0.0, |c| c.summary.mean);
             table.unit.display(typical)
         })
         .collect();
     let shared = units.windows(2).all(|w| w[0].1 == w[1].1);
-    let labels: Vec<String> = table
-        .rows
+    let labels: Vec<String> = rows
         .iter()
         .map(|r| printable(&r.label(&table.metric)).into_owned())
         .collect();
-    let columns: Vec<Cow<'_, str>> = table.columns.iter().map(|c| printable(&c.label)).collect();
-    let mut title = printable(&table.workload_names.join(", ")).into_owned();
+    let names: Vec<String> = columns
+        .iter()
+        .map(|&c| printable(&table.columns[c].config_label).into_owned())
+        .collect();
+    let mut title = printable(workload).into_owned();
     if titled_by_metric {
         title = format!("{title} {}", printable(&table.metric));
     }
@@ -97,24 +229,24 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
     let notes: Vec<&str> = notes.into_iter().filter(|n| !n.is_empty()).collect();
     writeln!(
         out,
-        "\n{title} [{}each cell: mean ± half-width of the 95 % confidence interval]",
+        "\n{} [{}each cell: mean ± half-width of the 95 % confidence interval]",
+        fit(&title, 30),
         if notes.is_empty() {
             String::new()
         } else {
             format!("{}; ", notes.join(", "))
         }
     )?;
-    let cells: Vec<Vec<String>> = table
-        .rows
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .zip(&units)
         .map(|(row, (factor, _))| {
-            row.cells
+            columns
                 .iter()
-                .map(|cell| match cell {
+                .map(|&c| match &row.cells[c] {
                     None => "—".to_string(),
-                    Some(c) => {
-                        let s = &c.summary;
+                    Some(cell) => {
+                        let s = &cell.summary;
                         match s.ci95_half_width {
                             Some(h) => {
                                 format!("{} ± {}", number(s.mean / factor), number(h / factor))
@@ -126,54 +258,81 @@ fn write_table(out: &mut dyn Write, table: &Table, titled_by_metric: bool) -> io
                 .collect()
         })
         .collect();
-    let counts: Vec<String> = table
-        .columns
+    let counts: Vec<String> = columns
         .iter()
-        .map(|c| format!("{} of {}", c.ok, c.samples))
+        .map(|&c| format!("{} of {}", table.columns[c].ok, table.columns[c].samples))
         .collect();
-    let name_width = labels
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(6);
-    let width = cells
-        .iter()
-        .flatten()
-        .chain(&counts)
-        .map(|c| c.chars().count())
-        .chain(columns.iter().map(|c| c.chars().count()))
-        .max()
-        .unwrap_or(8);
-    let pad = |text: &str, w: usize| {
-        let n = text.chars().count();
-        format!("{}{text}", " ".repeat(w.saturating_sub(n)))
+    let unit_note = |i: usize| {
+        if shared {
+            String::new()
+        } else {
+            units[i].1.to_string()
+        }
     };
-    write!(out, "{:<name_width$}", "")?;
-    for column in &columns {
-        write!(out, "  {}", pad(column, width))?;
-    }
-    writeln!(out)?;
-    for ((label, row), (_, unit)) in labels.iter().zip(&cells).zip(&units) {
-        write!(
-            out,
-            "{label}{}",
-            " ".repeat(name_width - label.chars().count())
-        )?;
-        for cell in row {
-            write!(out, "  {}", pad(cell, width))?;
+    // A row per result, a column per configuration.
+    let mut natural: Vec<(String, Vec<String>, String)> = labels
+        .iter()
+        .zip(&cells)
+        .enumerate()
+        .map(|(i, (label, row))| (label.clone(), row.clone(), unit_note(i)))
+        .collect();
+    natural.push(("n".to_string(), counts.clone(), String::new()));
+    let lines = lay_out("", &names, &natural);
+    if widest(&lines) <= WIDTH {
+        for line in lines {
+            writeln!(out, "{line}")?;
         }
-        // Units that differ between rows close each row (the labels and columns stay aligned).
-        if !shared {
-            write!(out, "  {unit}")?;
+        return Ok(());
+    }
+    // A row per configuration, a column per result (with its unit when rows differ), split
+    // into blocks of columns that fit.
+    let header: Vec<String> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let unit = unit_note(i);
+            if unit.is_empty() {
+                l.clone()
+            } else {
+                format!("{l} [{unit}]")
+            }
+        })
+        .collect();
+    let mut start = 0;
+    while start < header.len() {
+        let mut end = header.len();
+        let block = |end: usize| {
+            let rows: Vec<(String, Vec<String>, String)> = names
+                .iter()
+                .enumerate()
+                .map(|(c, name)| {
+                    let mut row: Vec<String> = (start..end).map(|r| cells[r][c].clone()).collect();
+                    if end == header.len() {
+                        row.push(counts[c].clone());
+                    }
+                    (name.clone(), row, String::new())
+                })
+                .collect();
+            let mut head: Vec<String> = header[start..end].to_vec();
+            if end == header.len() {
+                head.push("n".to_string());
+            }
+            lay_out("", &head, &rows)
+        };
+        let mut lines = block(end);
+        while widest(&lines) > WIDTH && end > start + 1 {
+            end -= 1;
+            lines = block(end);
         }
-        writeln!(out)?;
+        if start > 0 {
+            writeln!(out)?;
+        }
+        for line in lines {
+            writeln!(out, "{}", fit(&line, WIDTH))?;
+        }
+        start = end;
     }
-    write!(out, "{:<name_width$}", "n")?;
-    for count in &counts {
-        write!(out, "  {}", pad(count, width))?;
-    }
-    writeln!(out)
+    Ok(())
 }
 
 impl Exporter for Terminal<'_> {
@@ -190,17 +349,22 @@ impl Exporter for Terminal<'_> {
                 0 => String::new(),
                 n => format!(", {n} interrupted"),
             };
-            writeln!(
-                out,
-                "Run {} \"{}\" ({}): {} samples: {} ok, {} unsupported, {} failed, {} timeout{interrupted}",
-                run.id,
-                printable(&run.plan_name),
+            let rest = format!(
+                " ({}): {} samples: {} ok, {} unsupported, {} failed, {} timeout{interrupted}",
                 run.status,
                 statuses.len(),
                 count(Outcome::Ok),
                 count(Outcome::Unsupported),
                 count(Outcome::Failed),
                 count(Outcome::Timeout),
+            );
+            let head = format!("Run {} \"\"", run.id);
+            let room = WIDTH.saturating_sub(chars(&head) + chars(&rest)).max(20);
+            writeln!(
+                out,
+                "Run {} \"{}\"{rest}",
+                run.id,
+                fit(&printable(&run.plan_name), room),
             )?;
         }
         for kind in model.kinds() {
@@ -209,50 +373,46 @@ impl Exporter for Terminal<'_> {
                 .iter()
                 .filter(|t| t.workload == kind && (self.all_metrics || t.main))
                 .collect();
-            if tables.is_empty() {
-                let mut names: Vec<&str> = Vec::new();
-                for c in model.cases().filter(|c| c.kind == kind) {
-                    let name = c.axis(fsbench_model::CaseAxis::Workload);
-                    if !names.contains(&name) {
-                        names.push(name);
-                    }
+            let mut names: Vec<&str> = Vec::new();
+            for c in model.cases().filter(|c| c.kind == kind) {
+                let name = c.axis(fsbench_model::CaseAxis::Workload);
+                if !names.contains(&name) {
+                    names.push(name);
                 }
-                writeln!(
-                    out,
-                    "\n{}: no sample measured anything",
-                    printable(&names.join(", "))
-                )?;
             }
-            for table in &tables {
-                write_table(out, table, tables.len() > 1)?;
+            // Each workload on its own: two of one kind (a plan's `files` and `fsync`) are
+            // different measures.
+            for name in names {
+                let shown: Vec<&&Table> = tables
+                    .iter()
+                    .filter(|t| t.columns.iter().any(|c| c.workload == name))
+                    .filter(|t| {
+                        t.rows.iter().any(|r| {
+                            r.cells
+                                .iter()
+                                .zip(&t.columns)
+                                .any(|(cell, c)| cell.is_some() && c.workload == name)
+                        })
+                    })
+                    .collect();
+                if shown.is_empty() {
+                    writeln!(
+                        out,
+                        "\n{}: no sample measured anything",
+                        fit(&printable(name), 60)
+                    )?;
+                }
+                for table in &shown {
+                    write_table(out, table, name, shown.len() > 1)?;
+                }
             }
         }
         if self.ranking {
-            write_ranking(out, &Standings::of(model, &Options::default()))?;
+            let standings = Standings::of(model, &Options::default());
+            write_verdicts(out, &standings)?;
+            write_ranking(out, &standings, model)?;
         }
-        if !model.problems.is_empty() {
-            writeln!(out, "\nNot measured:")?;
-            let several_runs = model.runs.len() > 1;
-            // One line per configuration, status and reason, its workloads listed.
-            let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
-            for p in &model.problems {
-                let run = if several_runs {
-                    format!("run {} ", p.run_id)
-                } else {
-                    String::new()
-                };
-                let (config, workload) = p.case_key.rsplit_once('.').unwrap_or((&p.case_key, ""));
-                let head = format!("{run}{}", printable(config));
-                let tail = format!("{} ×{}: {}", p.status, p.count, printable(&p.reason));
-                match lines.iter_mut().find(|(h, t, _)| *h == head && *t == tail) {
-                    Some((_, _, workloads)) => workloads.push(printable(workload).into_owned()),
-                    None => lines.push((head, tail, vec![printable(workload).into_owned()])),
-                }
-            }
-            for (head, tail, workloads) in lines {
-                writeln!(out, "  {head} ({}): {tail}", workloads.join(", "))?;
-            }
-        }
+        write_not_measured(out, model)?;
         if let (Some(db), [view]) = (self.db, model.runs.as_slice()) {
             let id = view.run.id;
             writeln!(
@@ -265,79 +425,177 @@ impl Exporter for Terminal<'_> {
     }
 }
 
-/// Each discipline's winner with the runner-up against it, and the ranking by points.
-fn write_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
+/// What was not measured: one line per configuration, outcome and reason, the reason elided
+/// in its middle to fit (the exports and the HTML report have it whole).
+fn write_not_measured(out: &mut dyn Write, model: &ReportModel) -> io::Result<()> {
+    if model.not_measured.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nNot measured (one line per configuration; the reasons in full: `fsbench export RUN --json -`):"
+    )?;
+    let several_runs = model.runs.len() > 1;
+    let all_workloads = model.workload_names();
+    let heads: Vec<String> = model
+        .not_measured
+        .iter()
+        .map(|n| {
+            let run = if several_runs && !n.configuration.starts_with("run ") {
+                format!("run {} ", n.run_id)
+            } else {
+                String::new()
+            };
+            fit(&format!("{run}{}", printable(&n.configuration)), 40)
+        })
+        .collect();
+    let width = heads.iter().map(|h| chars(h)).max().unwrap_or(0);
+    for (n, head) in model.not_measured.iter().zip(&heads) {
+        let workloads = if n.workloads.len() > 1 && n.workloads.len() == all_workloads.len() {
+            "every workload".to_string()
+        } else {
+            fit(&printable(&n.workloads.join(", ")), 30)
+        };
+        let start = format!(
+            "  {head}{}  {} ×{} ({workloads}): ",
+            " ".repeat(width - chars(head)),
+            n.status,
+            n.samples
+        );
+        let reason = printable(&n.reason.replace('\n', " ")).into_owned();
+        let room = WIDTH.saturating_sub(chars(&start)).max(20);
+        writeln!(out, "{start}{}", shorten(&reason, room))?;
+    }
+    Ok(())
+}
+
+/// The leaders of a discipline as one phrase: "xfs", "ext4, xfs (tie)", "all 6 tie".
+pub fn leaders_text(d: &Discipline) -> String {
+    let placed = d.entries.iter().filter(|e| e.placement.is_some()).count();
+    match d.leaders.as_slice() {
+        [one] => one.clone(),
+        all if all.len() == placed && placed > 2 => format!("all {placed} tie"),
+        several => format!("{} (tie)", several.join(", ")),
+    }
+}
+
+/// Each discipline's verdict: its leaders, the best value and their lead over the rest.
+fn write_verdicts(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
     if standings.disciplines.is_empty() {
         return Ok(());
     }
     writeln!(
         out,
-        "\nWinners (mean of the repetitions; the runner-up against the winner with its 95 % interval; a tie: no difference can be claimed):"
+        "\nVerdict (per discipline: the winner, or those that tie for first; their lead over the rest, 95 % CI):"
     )?;
-    let width = standings
+    let titles: Vec<String> = standings
         .disciplines
         .iter()
-        .map(|d| printable(&d.title()).chars().count())
+        .map(|d| printable(&d.title()).into_owned())
+        .collect();
+    let rests: Vec<String> = standings
+        .disciplines
+        .iter()
+        .map(|d| {
+            let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+            let lead = match &d.lead {
+                Some(lead) => format!("; {}", lead.text()),
+                None if d.entries.len() == 1 => " (alone)".to_string(),
+                None => String::new(),
+            };
+            printable(&format!(
+                "{} {}{lead}",
+                fit(&leaders_text(d), 40),
+                value_text(d, best.mean)
+            ))
+            .into_owned()
+        })
+        .collect();
+    let longest_rest = rests.iter().map(|r| chars(r)).max().unwrap_or(0);
+    let width = titles
+        .iter()
+        .map(|t| chars(t))
         .max()
-        .unwrap_or(10);
-    for d in &standings.disciplines {
-        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-        let runner = d
-            .entries
-            .iter()
-            .filter(|e| e.column != d.best)
-            .max_by(|a, b| a.relative_to_best.total_cmp(&b.relative_to_best));
-        let versus = match runner {
-            Some(r) => format!(
-                "; {}: {}",
-                printable(&r.label),
-                r.vs_best
-                    .as_ref()
-                    .map_or("-".into(), |c| versus_text(d.direction, c))
-            ),
-            None => String::new(),
-        };
-        writeln!(
-            out,
-            "  {:<width$}  {} {} ({}){versus}",
-            printable(&d.title()),
-            printable(&best.label),
-            value_text(d, best.mean),
-            d.direction.phrase(),
-        )?;
+        .unwrap_or(10)
+        .min(WIDTH.saturating_sub(4 + longest_rest).max(24));
+    for (title, rest) in titles.iter().zip(&rests) {
+        let title = fit(title, width);
+        let line = format!("  {title}{}  {rest}", " ".repeat(width - chars(&title)));
+        writeln!(out, "{}", fit(&line, WIDTH))?;
+    }
+    Ok(())
+}
+
+/// The ranking: each configuration's rank with its 95 % interval, best first, and its points.
+fn write_ranking(
+    out: &mut dyn Write,
+    standings: &Standings,
+    model: &ReportModel,
+) -> io::Result<()> {
+    if standings.scores.is_empty() {
+        return Ok(());
     }
     let categories = standings.categories();
+    let rounds = model
+        .cases()
+        .flat_map(|c| &c.samples)
+        .map(|s| s.repetition)
+        .max()
+        .unwrap_or(0);
     writeln!(
         out,
-        "\nRanking (points per placement in each discipline, ties share them; overall = mean points per discipline, summed over {}):",
-        categories
-            .iter()
-            .map(|c| c.name())
-            .collect::<Vec<_>>()
-            .join(", ")
+        "\nRanking (rank: its 95 % interval over the {rounds} rounds, 1–2 = not separated; points per placement in each discipline):"
     )?;
-    let width = standings
+    let ranks: Vec<String> = standings.scores.iter().map(|s| s.rank.text()).collect();
+    let rank_width = ranks.iter().map(|r| chars(r)).max().unwrap_or(1);
+    let labels: Vec<String> = standings
         .scores
         .iter()
-        .map(|s| printable(&s.label).chars().count())
-        .max()
-        .unwrap_or(10);
-    for (i, s) in standings.scores.iter().enumerate() {
+        .map(|s| fit(&printable(&s.label), 40))
+        .collect();
+    let label_width = labels.iter().map(|l| chars(l)).max().unwrap_or(4);
+    for ((s, rank), label) in standings.scores.iter().zip(&ranks).zip(&labels) {
         let parts: Vec<String> = categories
             .iter()
             .map(|c| match s.points.get(c) {
-                Some(p) => format!("{} {p:.1} pts in {}", c.name(), s.placed[c]),
+                Some(p) => format!("{} {p:.1} in {}", c.name(), s.placed[c]),
                 None => format!("{} -", c.name()),
             })
             .collect();
-        writeln!(
-            out,
-            "  {:>2}. {:<width$}  overall {:>5.2}  ({})",
-            i + 1,
-            printable(&s.label),
+        let line = format!(
+            "  {}{rank}  {label}{}  {:>5.2} points ({})",
+            " ".repeat(rank_width - chars(rank)),
+            " ".repeat(label_width - chars(label)),
             s.overall,
             parts.join(", ")
-        )?;
+        );
+        writeln!(out, "{}", fit(&line, WIDTH))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_is_elided_in_the_middle_between_words() {
+        assert_eq!(fit("short", 10), "short");
+        let text = "the kernel lacks jfs and mkfs.jfs is not installed (apt-get install jfsutils)";
+        let fitted = fit(text, 50);
+        assert!(fitted.chars().count() <= 50, "{fitted}");
+        assert!(
+            fitted.starts_with("the kernel lacks ") && fitted.ends_with(" jfsutils)"),
+            "{fitted}"
+        );
+        let reason = "jfs cannot run on this host: the kernel lacks jfs (not in /proc/filesystems: not built in and no module loaded); mkfs.jfs, fsck.jfs are not installed (apt-get install jfsutils)";
+        let short = shorten(reason, 80);
+        assert!(short.chars().count() <= 80, "{short}");
+        assert!(!short.contains("/proc/filesystems"), "{short}");
+        assert!(short.ends_with("(apt-get install jfsutils)"), "{short}");
+        assert_eq!(
+            shorten("no parentheses to drop", 100),
+            "no parentheses to drop"
+        );
+    }
 }
