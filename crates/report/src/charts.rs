@@ -1,12 +1,17 @@
 //! Charts as static SVG (plotters' SVG backend): bars with 95 % confidence error bars, lines
-//! (optionally on a log x axis) with marked points, and heat-maps. Every chart has a title that
-//! says which way is better and axis titles with units; a chart that cannot be drawn says so
-//! in place of the picture instead of failing the report.
+//! (on linear, log or keyed x axes, a log y axis when the values span decades) labelled at
+//! their ends, and heat-maps. Every configuration has one colour, its index's in
+//! [`PALETTE`], in every chart of a report; tick labels read as numbers with their unit
+//! (`70 k ops/s`, `1.5 GiB/s`). Every chart has a title that says which way is better and
+//! axis titles; a chart that cannot be drawn says so in place of the picture instead of
+//! failing the report.
 
 use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// A chart's words: title, axis titles (with units) and the direction ("higher is better").
+/// A chart's words: title, axis titles and the direction ("higher is better").
 pub struct Labels<'a> {
     pub title: &'a str,
     pub x: &'a str,
@@ -30,24 +35,116 @@ fn failed(what: &str, e: impl std::fmt::Display) -> String {
 
 const FONT: &str = "sans-serif";
 
-/// One bar per label: its mean, and its 95 % interval as an error bar when known.
-pub fn bars(labels: &Labels, names: &[String], values: &[(f64, Option<(f64, f64)>)]) -> String {
+/// The colours of configurations, by their index in the report: Tableau's 10 (Maureen Stone's
+/// palette, tellable apart in print and by most colour-blind readers), then again.
+pub const PALETTE: [(u8, u8, u8); 10] = [
+    (0x4e, 0x79, 0xa7),
+    (0xf2, 0x8e, 0x2b),
+    (0xe1, 0x57, 0x59),
+    (0x76, 0xb7, 0xb2),
+    (0x59, 0xa1, 0x4f),
+    (0xed, 0xc9, 0x48),
+    (0xb0, 0x7a, 0xa1),
+    (0xff, 0x9d, 0xa7),
+    (0x9c, 0x75, 0x5f),
+    (0x1f, 0x3a, 0x5f),
+];
+
+/// The colour of the configuration at `index`.
+pub fn colour(index: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[index % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+/// The same as `#rrggbb`, for the page around the charts.
+pub fn colour_hex(index: usize) -> String {
+    let (r, g, b) = PALETTE[index % PALETTE.len()];
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// A number with 3 significant digits, from 10,000 on in thousands, millions or billions:
+/// 774474 -> "774 k", 33188 -> "33.2 k", 2 -> "2.00", 0.25 -> "0.250".
+pub fn significant(v: f64) -> String {
+    let (v, suffix) = match v.abs() {
+        a if a >= 1e9 => (v / 1e9, " G"),
+        a if a >= 1e6 => (v / 1e6, " M"),
+        a if a >= 1e4 => (v / 1e3, " k"),
+        _ => (v, ""),
+    };
+    let digits = match v.abs() {
+        a if a >= 100.0 || a == 0.0 => 0,
+        a if a >= 10.0 => 1,
+        a if a >= 1.0 => 2,
+        _ => 3,
+    };
+    format!("{v:.digits$}{suffix}")
+}
+
+/// [`significant`] without trailing zeros, for tick labels: 70000 -> "70 k", 1.5 -> "1.5",
+/// 2 -> "2".
+pub fn short_number(v: f64) -> String {
+    let text = significant(v);
+    let (number, suffix) = match text.split_once(' ') {
+        Some((n, s)) => (n.to_string(), format!(" {s}")),
+        None => (text, String::new()),
+    };
+    let number = if number.contains('.') {
+        number
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    } else {
+        number
+    };
+    format!("{number}{suffix}")
+}
+
+/// A tick label: the number and its unit ("70 k ops/s", "1.5 GiB/s", "200 ms").
+pub fn tick(v: f64, unit: &str) -> String {
+    if unit.is_empty() {
+        short_number(v)
+    } else {
+        format!("{} {unit}", short_number(v))
+    }
+}
+
+/// Whether positive values span at least a decade (then a log axis shows them all).
+pub fn spans_decades(values: impl IntoIterator<Item = f64>) -> bool {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    lo.is_finite() && hi / lo >= 10.0
+}
+
+/// One bar: a configuration's mean (and 95 % interval), in its colour.
+pub struct Bar {
+    pub name: String,
+    /// The configuration's index (its colour).
+    pub colour: usize,
+    pub mean: f64,
+    pub interval: Option<(f64, f64)>,
+}
+
+/// One bar per configuration, in the order given, from 0; its 95 % interval as an error bar
+/// when known; y ticks in `unit`.
+pub fn bars(labels: &Labels, bars: &[Bar], unit: &str) -> String {
     let mut svg = String::new();
-    let n = names.len().max(1);
-    let width = (140 * n as u32).clamp(480, 1400);
-    let top = values
+    let n = bars.len().max(1);
+    let width = (70 * n as u32 + 200).clamp(420, 1100);
+    let top = bars
         .iter()
-        .map(|(m, ci)| ci.map_or(*m, |(_, hi)| hi.max(*m)))
+        .map(|b| b.interval.map_or(b.mean, |(_, hi)| hi.max(b.mean)))
         .fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.12 } else { 1.0 };
     let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::with_string(&mut svg, (width, 380)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width, 340)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(labels.caption(), (FONT, 16))
             .margin(12)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
+            .x_label_area_size(40)
+            .y_label_area_size(90)
             .build_cartesian_2d((0..n - 1).into_segmented(), 0f64..top)?;
         chart
             .configure_mesh()
@@ -55,32 +152,37 @@ pub fn bars(labels: &Labels, names: &[String], values: &[(f64, Option<(f64, f64)
             .x_desc(labels.x)
             .y_desc(labels.y)
             .x_labels(n)
+            .y_labels(6)
             .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
+                SegmentValue::CenterOf(i) => {
+                    bars.get(*i).map(|b| b.name.clone()).unwrap_or_default()
+                }
                 _ => String::new(),
             })
+            .y_label_formatter(&|v| tick(*v, unit))
+            .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
             .draw()?;
-        chart.draw_series(values.iter().enumerate().map(|(i, (mean, _))| {
+        chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
             let mut bar = Rectangle::new(
                 [
                     (SegmentValue::Exact(i), 0.0),
-                    (SegmentValue::Exact(i + 1), *mean),
+                    (SegmentValue::Exact(i + 1), b.mean),
                 ],
-                Palette99::pick(i).mix(0.8).filled(),
+                colour(b.colour).filled(),
             );
-            bar.set_margin(0, 0, 12, 12);
+            bar.set_margin(0, 0, 14, 14);
             bar
         }))?;
-        chart.draw_series(values.iter().enumerate().filter_map(|(i, (mean, ci))| {
-            ci.map(|(lo, hi)| {
+        chart.draw_series(bars.iter().enumerate().filter_map(|(i, b)| {
+            b.interval.map(|(lo, hi)| {
                 ErrorBar::new_vertical(
                     SegmentValue::CenterOf(i),
                     lo.max(0.0),
-                    *mean,
+                    b.mean,
                     hi,
                     BLACK.stroke_width(2),
-                    14,
+                    12,
                 )
             })
         }))?;
@@ -93,83 +195,156 @@ pub fn bars(labels: &Labels, names: &[String], values: &[(f64, Option<(f64, f64)
     }
 }
 
-/// One line per series of (x, y) points; `log_x` puts x on a log scale (file sizes); `marks`
-/// are labelled points (a peak, a knee) drawn over the lines.
+/// One line: a configuration's points, in its colour.
+pub struct Line {
+    pub name: String,
+    /// The configuration's index (its colour).
+    pub colour: usize,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The x axis of a line chart.
+pub enum XAxis<'a> {
+    /// Linear, ticks written by the function.
+    Linear(&'a dyn Fn(f64) -> String),
+    /// Logarithmic (file sizes), ticks written by the function.
+    Log(&'a dyn Fn(f64) -> String),
+    /// Ticks only at these points, with these names (the nines of latency percentiles).
+    Keys(Vec<(f64, String)>),
+}
+
+/// The position of percentile `p` (50, 99.9) on a "nines" axis: −log10(1 − p/100), so p90 is
+/// 1, p99 2, p99.9 3 — the tail, which readers look at, gets as much room as the median.
+pub fn nines(p: f64) -> f64 {
+    -(1.0 - p / 100.0).log10()
+}
+
+/// Lines of (x, y) points, each named at its end in its colour (no legend to look up);
+/// `marks` are labelled points (a peak, a knee) drawn over them. The y axis (ticks in `unit`)
+/// starts at 0, or is logarithmic when `log_y` (values spanning decades).
 pub fn lines(
     labels: &Labels,
-    series: &[(String, Vec<(f64, f64)>)],
-    log_x: bool,
-    x_format: &dyn Fn(f64) -> String,
+    lines: &[Line],
+    x: XAxis,
+    unit: &str,
+    log_y: bool,
     marks: &[(f64, f64, String)],
 ) -> String {
     let mut svg = String::new();
-    let xs = series.iter().flat_map(|(_, p)| p.iter().map(|(x, _)| *x));
+    let xs = lines.iter().flat_map(|l| l.points.iter().map(|(x, _)| *x));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
     });
-    let top = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|(_, y)| *y))
-        .fold(0.0, f64::max);
     if !x0.is_finite() {
         return failed("line chart", "no points");
     }
-    let (x0, x1) = if x1 > x0 {
-        (x0, x1)
-    } else {
-        (x0 * 0.5, x0 * 2.0 + 1.0)
-    };
+    let ys: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|(_, y)| *y))
+        .collect();
+    let top = ys.iter().copied().fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.1 } else { 1.0 };
+    let bottom = ys.iter().copied().filter(|y| *y > 0.0).fold(top, f64::min);
+    let (x0, x1) = match &x {
+        XAxis::Keys(keys) => {
+            let last = keys.iter().map(|k| k.0).fold(x1, f64::max);
+            (x0.min(keys.first().map_or(x0, |k| k.0)) - 0.15, last + 0.15)
+        }
+        _ if x1 > x0 => (x0, x1),
+        _ => (x0 * 0.5, x0 * 2.0 + 1.0),
+    };
+    // Room on the right for the names at the lines' ends.
+    let longest = lines
+        .iter()
+        .map(|l| l.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let right = (longest as u32 * 7 + 16).clamp(30, 220);
     let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::with_string(&mut svg, (720, 400)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (540 + right, 380)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut builder = ChartBuilder::on(&root);
         builder
             .caption(labels.caption(), (FONT, 16))
             .margin(12)
-            .x_label_area_size(50)
-            .y_label_area_size(80);
+            .margin_right(right)
+            .x_label_area_size(44)
+            .y_label_area_size(90);
+        let mut ends: Vec<(i32, i32, usize, &str)> = Vec::new();
+        let keys: &[(f64, String)] = match &x {
+            XAxis::Keys(keys) => keys,
+            _ => &[],
+        };
+        let y_floor = if log_y { bottom * 0.8 } else { 0.0 };
         macro_rules! draw {
-            ($chart:expr) => {{
+            ($chart:expr, $x_format:expr) => {{
                 let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(labels.x)
+                let y_format = |v: &f64| tick(*v, unit);
+                let x_format = $x_format;
+                let mut mesh = chart.configure_mesh();
+                mesh.x_desc(labels.x)
                     .y_desc(labels.y)
-                    .x_label_formatter(&|x| x_format(*x))
-                    .axis_desc_style((FONT, 14))
-                    .draw()?;
-                for (i, (name, points)) in series.iter().enumerate() {
-                    let color = Palette99::pick(i).to_rgba();
+                    .x_label_formatter(&x_format)
+                    .y_label_formatter(&y_format)
+                    .label_style((FONT, 13))
+                    .axis_desc_style((FONT, 14));
+                if !keys.is_empty() {
+                    // Ticks only at the keys, drawn below.
+                    mesh.x_labels(0).disable_x_mesh();
+                }
+                if log_y {
+                    // A log axis's light lines crowd each decade's top into a grey band.
+                    mesh.y_labels(8).light_line_style(TRANSPARENT);
+                }
+                mesh.draw()?;
+                for (k, name) in keys {
+                    let (px, py) = chart.backend_coord(&(*k, y_floor));
+                    root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))?;
+                    root.draw(&Text::new(
+                        name.clone(),
+                        (px, py + 8),
+                        TextStyle::from((FONT, 13).into_font())
+                            .pos(Pos::new(HPos::Center, VPos::Top)),
+                    ))?;
+                }
+                for line in lines {
+                    let c = colour(line.colour);
+                    chart.draw_series(LineSeries::new(
+                        line.points.iter().copied(),
+                        c.stroke_width(2),
+                    ))?;
                     chart
-                        .draw_series(LineSeries::new(
-                            points.iter().copied(),
-                            color.stroke_width(2),
-                        ))?
-                        .label(name.clone())
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                        });
-                    chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+                        .draw_series(line.points.iter().map(|p| Circle::new(*p, 3, c.filled())))?;
+                    if let Some(last) = line.points.last() {
+                        let (px, py) = chart.backend_coord(last);
+                        ends.push((px, py, line.colour, line.name.as_str()));
+                    }
                 }
                 chart.draw_series(marks.iter().map(|(x, y, text)| {
                     EmptyElement::at((*x, *y))
                         + Circle::new((0, 0), 6, BLACK.stroke_width(2))
                         + Text::new(text.clone(), (8, -16), (FONT, 13))
                 }))?;
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .label_font((FONT, 13))
-                    .draw()?;
             }};
         }
-        if log_x {
-            draw!(builder.build_cartesian_2d((x0..x1).log_scale(), 0f64..top)?);
-        } else {
-            draw!(builder.build_cartesian_2d(x0..x1, 0f64..top)?);
+        macro_rules! y_axis {
+            ($x_range:expr, $x_format:expr) => {{
+                if log_y {
+                    draw!(
+                        builder.build_cartesian_2d($x_range, (bottom * 0.8..top).log_scale())?,
+                        $x_format
+                    );
+                } else {
+                    draw!(builder.build_cartesian_2d($x_range, 0f64..top)?, $x_format);
+                }
+            }};
         }
+        match &x {
+            XAxis::Linear(format) => y_axis!(x0..x1, |v: &f64| format(*v)),
+            XAxis::Log(format) => y_axis!((x0..x1).log_scale(), |v: &f64| format(*v)),
+            XAxis::Keys(_) => y_axis!(x0..x1, |_: &f64| String::new()),
+        }
+        label_ends(&root, &mut ends)?;
         root.present()?;
         Ok(())
     })();
@@ -177,6 +352,27 @@ pub fn lines(
         Ok(()) => svg,
         Err(e) => failed("line chart", e),
     }
+}
+
+/// Each line's name right of its last point, in its colour, moved apart vertically where
+/// names would overlap.
+fn label_ends(
+    root: &DrawingArea<SVGBackend, Shift>,
+    ends: &mut [(i32, i32, usize, &str)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    const GAP: i32 = 14;
+    ends.sort_by_key(|e| e.1);
+    let mut last = i32::MIN;
+    for (px, py, c, name) in ends.iter_mut() {
+        *py = (*py).max(last.saturating_add(GAP));
+        last = *py;
+        root.draw(&Text::new(
+            name.to_string(),
+            (*px + 8, *py - 6),
+            (FONT, 13).into_font().color(&colour(*c)),
+        ))?;
+    }
+    Ok(())
 }
 
 /// A heat-map: rows (y) by columns (x), each cell coloured from pale (lowest) to dark (highest)
@@ -264,7 +460,7 @@ mod tests {
         Labels {
             title: "untar",
             x: "configuration",
-            y: "real [s]",
+            y: "real",
             direction: "lower is better",
         }
     }
@@ -273,26 +469,45 @@ mod tests {
     fn every_chart_carries_its_title_direction_and_axis_titles() {
         let svg = bars(
             &labels(),
-            &["ext4".into(), "xfs".into()],
-            &[(1.0, Some((0.9, 1.1))), (2.0, None)],
+            &[
+                Bar {
+                    name: "ext4".into(),
+                    colour: 0,
+                    mean: 1.0,
+                    interval: Some((0.9, 1.1)),
+                },
+                Bar {
+                    name: "xfs".into(),
+                    colour: 1,
+                    mean: 2.0,
+                    interval: None,
+                },
+            ],
+            "s",
         );
         for text in [
             "untar (lower is better)",
             "configuration",
-            "real [s]",
+            "real",
             "ext4",
             "xfs",
+            " s\n",
         ] {
             assert!(svg.contains(text), "{text} missing from {svg}");
         }
         let svg = lines(
             &labels(),
-            &[("ext4".into(), vec![(4096.0, 1.0), (65536.0, 2.0)])],
-            true,
-            &|x| format!("{x}"),
+            &[Line {
+                name: "ext4".into(),
+                colour: 0,
+                points: vec![(4096.0, 1.0), (65536.0, 2.0)],
+            }],
+            XAxis::Log(&|x| format!("{x}")),
+            "s",
+            false,
             &[(65536.0, 2.0, "peak".into())],
         );
-        assert!(svg.starts_with("<svg") && svg.contains("peak") && svg.contains("real [s]"));
+        assert!(svg.starts_with("<svg") && svg.contains("peak") && svg.contains("real"));
         let svg = heatmap(
             &labels(),
             &["4k".into()],
@@ -301,5 +516,70 @@ mod tests {
             &|v| format!("{v:.0}"),
         );
         assert!(svg.contains("untar (lower is better)") && svg.contains("4k"));
+    }
+
+    /// A configuration's colour is its index's, whatever else the chart holds: bars and lines
+    /// are filled and stroked with it, and a line's name at its end is written in it.
+    #[test]
+    fn each_configuration_is_drawn_in_its_own_colour() {
+        let svg = bars(
+            &labels(),
+            &[Bar {
+                name: "xfs".into(),
+                colour: 3,
+                mean: 1.0,
+                interval: None,
+            }],
+            "",
+        );
+        assert!(
+            svg.contains(&format!("fill=\"{}\"", colour_hex(3).to_uppercase()))
+                || svg.contains(&format!("fill=\"{}\"", colour_hex(3))),
+            "{svg}"
+        );
+        assert!(
+            !svg.contains(&format!("fill=\"{}\"", colour_hex(0))),
+            "{svg}"
+        );
+        let svg = lines(
+            &labels(),
+            &[Line {
+                name: "xfs".into(),
+                colour: 7,
+                points: vec![(0.3, 1.0), (3.0, 2.0)],
+            }],
+            XAxis::Keys(vec![
+                (nines(50.0), "p50".into()),
+                (nines(99.9), "p99.9".into()),
+            ]),
+            "ms",
+            true,
+            &[],
+        );
+        let hex = colour_hex(7);
+        assert!(
+            svg.to_lowercase().contains(&format!("stroke=\"{hex}\"")),
+            "{svg}"
+        );
+        let named = svg
+            .lines()
+            .find(|l| l.contains(">xfs<") || l.trim_end().ends_with("xfs"));
+        assert!(svg.contains("p99.9") && svg.contains("p50"), "{svg}");
+        assert!(named.is_some(), "{svg}");
+    }
+
+    #[test]
+    fn ticks_read_as_numbers_with_units_and_nines_are_evenly_spaced() {
+        assert_eq!(tick(70000.0, "ops/s"), "70 k ops/s");
+        assert_eq!(tick(1.5, "GiB/s"), "1.5 GiB/s");
+        assert_eq!(tick(200.0, "ms"), "200 ms");
+        assert_eq!(tick(0.25, ""), "0.25");
+        assert_eq!(tick(1_200_000.0, "ops/s"), "1.2 M ops/s");
+        assert_eq!(short_number(70000.5), "70 k");
+        assert_eq!(significant(2.0), "2.00");
+        assert_eq!(significant(774474.0), "774 k");
+        assert_eq!(significant(33188.0), "33.2 k");
+        assert!((nines(90.0) - 1.0).abs() < 1e-12 && (nines(99.9) - 3.0).abs() < 1e-9);
+        assert!(spans_decades([1.0, 5.0, 12.0]) && !spans_decades([1.0, 9.0]));
     }
 }

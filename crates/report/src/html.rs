@@ -1,20 +1,30 @@
-//! One self-contained HTML report (inline SVG charts, no scripts, no network; opens from disk):
-//! provenance and every configuration's read-back, who won each discipline and whether it is
-//! real, rankings, then per workload its charts — bars with 95 % error bars, the matrix as
-//! throughput against file size per test and record size (study 000's layout) and a heat-map
-//! per configuration, saturation curves with their peak and knee, latency percentiles,
-//! relative charts against the best or a baseline (study 004's), the tasks' real/user/sys
-//! tables — and what was not measured, with the reasons. A minijinja template lays it out.
+//! One self-contained HTML report (inline SVG charts, no scripts, no network; opens from disk),
+//! the answer first: what was compared, each discipline's verdict (the winner or the group
+//! that ties for first, with its lead over the rest and the lead's 95 % interval) and a
+//! heat-map of every configuration against the best of each discipline, grouped by category;
+//! then the ranking with its rank intervals; then per workload its charts — bars with 95 %
+//! error bars, a workload's grid (the matrix's iozone blocks: throughput against file size
+//! per test and record size, a heat-map per configuration), saturation curves with their peak
+//! and knee, latency percentiles on a "nines" axis, a chart relative to the best or a
+//! baseline (study 004's), a table per result of the figures the workload lists (the tasks'
+//! real/user/sys) and one of its whole-run figures with the fsck time (study 002's) — every
+//! configuration in one colour throughout, named once in a legend; then the machine and every
+//! configuration's read-back (collapsed), and what was not measured, one row per
+//! configuration and reason. A minijinja template lays the sections out: a workload's section
+//! is a list of tables and charts, and a new kind of chart is one more in it.
 
-use crate::charts::{self, Labels};
+use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
 use crate::markdown::{value_text, versus_text};
 use crate::model::{CaseView, ReportModel, Row, Table};
-use crate::standings::{Options, Standings};
+use crate::standings::{Category, Discipline, Options, Standings};
+use crate::terminal::leaders_text;
 use fsbench_analysis::compare::Verdict;
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
-use fsbench_model::{size_label, Direction, Unit};
+use fsbench_model::{Dim, DimValue, Direction, Outcome, Unit};
+use fsbench_workload::workload::GridView;
+use fsbench_workload::WorkloadSettings;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -48,33 +58,31 @@ struct TableView {
 #[derive(Serialize)]
 struct RowView {
     name: String,
+    /// The configuration's colour, when the row is a configuration.
+    colour: Option<String>,
     cells: Vec<String>,
 }
 
+/// A workload's part of the report: its tables and charts, in order.
 #[derive(Serialize, Default)]
 struct Section {
+    id: String,
     title: String,
     note: String,
     tables: Vec<TableView>,
     charts: Vec<ChartView>,
 }
 
-fn y_title(metric: &str, unit_label: &str) -> String {
-    if unit_label.is_empty() {
-        metric.replace('_', " ")
-    } else {
-        format!("{} [{unit_label}]", metric.replace('_', " "))
-    }
+fn y_title(metric: &str) -> String {
+    metric.replace('_', " ")
 }
 
-/// The display unit for a table (from its largest mean).
-fn display_unit(table: &Table) -> (f64, &'static str) {
-    let typical = table
-        .rows
-        .iter()
-        .flat_map(|r| r.cells.iter().flatten())
-        .map(|c| c.summary.mean.abs())
-        .fold(0.0, f64::max);
+/// The display unit for cells of a table (from the largest mean).
+fn display_unit<'a>(
+    table: &Table,
+    cells: impl Iterator<Item = &'a crate::model::Cell>,
+) -> (f64, &'static str) {
+    let typical = cells.map(|c| c.summary.mean.abs()).fold(0.0, f64::max);
     table.unit.display(typical)
 }
 
@@ -88,198 +96,245 @@ fn fmt_number(v: f64) -> String {
     }
 }
 
-/// Bars per configuration for one row of a table (mean, 95 % interval).
-fn bar_chart(table: &Table, row: &Row, title: &str) -> ChartView {
-    let (factor, unit) = display_unit(table);
-    let mut names = Vec::new();
-    let mut values = Vec::new();
-    for (col, cell) in table.columns.iter().zip(&row.cells) {
-        if let Some(c) = cell {
-            names.push(col.label.clone());
-            let s = &c.summary;
-            values.push((
-                s.mean / factor,
-                s.ci95_low
+/// A cell as text: mean ± half-width of its interval, in the given scale.
+fn cell_text(cell: Option<&crate::model::Cell>, factor: f64) -> String {
+    match cell {
+        Some(c) => match c.summary.ci95_half_width {
+            Some(h) => format!(
+                "{} ± {}",
+                fmt_number(c.summary.mean / factor),
+                fmt_number(h / factor)
+            ),
+            None => format!("{} (n=1)", fmt_number(c.summary.mean / factor)),
+        },
+        None => "—".into(),
+    }
+}
+
+/// The columns of one workload in a table, in the order of their configurations.
+fn columns_of(table: &Table, workload: &str) -> Vec<usize> {
+    let mut columns: Vec<usize> = (0..table.columns.len())
+        .filter(|&c| table.columns[c].workload == workload)
+        .collect();
+    columns.sort_by_key(|&c| (table.columns[c].configuration, c));
+    columns
+}
+
+/// Bars per configuration of one workload for one row of a table (mean, 95 % interval).
+fn bar_chart(table: &Table, row: &Row, workload: &str, title: &str) -> Option<ChartView> {
+    let columns = columns_of(table, workload);
+    let (factor, unit) = display_unit(table, columns.iter().filter_map(|&c| row.cells[c].as_ref()));
+    let bars: Vec<Bar> = columns
+        .iter()
+        .filter_map(|&c| {
+            let cell = row.cells[c].as_ref()?;
+            let s = &cell.summary;
+            Some(Bar {
+                name: table.columns[c].config_label.clone(),
+                colour: table.columns[c].configuration,
+                mean: s.mean / factor,
+                interval: s
+                    .ci95_low
                     .zip(s.ci95_high)
                     .map(|(lo, hi)| (lo / factor, hi / factor)),
-            ));
-        }
+            })
+        })
+        .collect();
+    if bars.is_empty() {
+        return None;
     }
-    let y = y_title(&table.metric, unit);
-    ChartView {
+    let title = format!("{workload}: {title}");
+    Some(ChartView {
         svg: charts::bars(
             &Labels {
-                title,
+                title: &title,
                 x: "configuration",
-                y: &y,
+                y: &y_title(&table.metric),
                 direction: table.direction.phrase(),
             },
-            &names,
-            &values,
+            &bars,
+            unit,
         ),
         caption: format!(
             "{title}: mean of each configuration's repetitions; error bars: 95 % confidence interval; {}.",
             table.direction.phrase()
         ),
+    })
+}
+
+/// A dimension's value as a number on an axis (sizes, counts), if it is one.
+fn numeric(value: &DimValue) -> Option<f64> {
+    match value {
+        DimValue::Bytes(n) | DimValue::Count(n) => Some(*n as f64),
+        DimValue::Sweep(_, v) => Some(*v),
+        DimValue::Text(_) => None,
     }
 }
 
-/// The matrix: one line chart per test and record size (throughput against file size, a line
-/// per configuration), and one heat-map per configuration and test.
-fn matrix_section(table: &Table, section: &mut Section) {
-    let (factor, unit) = display_unit(table);
-    let y = y_title(&table.metric, unit);
-    // (phase, record) in order of appearance -> configuration -> points.
-    let mut order: Vec<(String, u64)> = Vec::new();
-    let mut groups: BTreeMap<(String, u64), Lines> = BTreeMap::new();
-    for row in &table.rows {
-        let (Some(phase), Some(file), Some(record)) = (
-            row.dims.phase.clone(),
-            row.dims.file_size_bytes,
-            row.dims.record_size_bytes,
-        ) else {
-            continue;
-        };
-        let key = (phase.clone(), record);
-        if !order.contains(&key) {
-            order.push(key.clone());
-        }
-        for (col, cell) in row.cells.iter().enumerate() {
-            if let Some(c) = cell {
-                groups
-                    .entry(key.clone())
-                    .or_default()
-                    .entry(col)
-                    .or_default()
-                    .push((file as f64, c.summary.mean / factor));
-            }
+/// Distinct values of a dimension among rows, in order of appearance (`sorted`: ascending).
+fn dim_values<'r>(rows: impl Iterator<Item = &'r Row>, dim: Dim, sorted: bool) -> Vec<DimValue> {
+    let mut seen: Vec<DimValue> = Vec::new();
+    for value in rows.filter_map(|r| dim.get(&r.dims)) {
+        if !seen.contains(&value) {
+            seen.push(value);
         }
     }
-    for key in &order {
-        let (phase, record) = key;
-        let by_col = &groups[key];
-        let title = format!("{phase}, record {}", size_label(*record));
-        let files: Vec<u64> = {
-            let mut f: Vec<u64> = table
-                .rows
-                .iter()
-                .filter(|r| {
-                    r.dims.phase.as_ref() == Some(phase)
-                        && r.dims.record_size_bytes == Some(*record)
-                })
-                .filter_map(|r| r.dims.file_size_bytes)
-                .collect();
-            f.sort_unstable();
-            f.dedup();
-            f
-        };
-        if files.len() < 2 {
-            // One file size: bars with their intervals say more than a line of one point.
-            if let Some(row) = table.rows.iter().find(|r| {
-                r.dims.phase.as_ref() == Some(phase) && r.dims.record_size_bytes == Some(*record)
-            }) {
-                let title = format!(
-                    "{phase}, file {}, record {}",
-                    files.first().map_or(String::new(), |f| size_label(*f)),
-                    size_label(*record)
-                );
-                section.charts.push(bar_chart(table, row, &title));
-            }
-            continue;
-        }
-        let series: Vec<(String, Vec<(f64, f64)>)> = by_col
+    if sorted {
+        seen.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    }
+    seen
+}
+
+/// A workload's grid (`GridView`: the matrix's blocks per phase, rows file size, columns
+/// record size) as charts: per block and column value, the figure against the row dimension,
+/// a line per configuration (study 000's layout; bars when there is one row value); and a
+/// heat-map per configuration and block.
+fn grid_section(table: &Table, view: &GridView, workload: &str, section: &mut Section) {
+    let columns = columns_of(table, workload);
+    let (factor, unit) = display_unit(
+        table,
+        table
+            .rows
             .iter()
-            .map(|(col, points)| {
-                let mut points = points.clone();
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                (table.columns[*col].label.clone(), points)
-            })
-            .collect();
-        section.charts.push(ChartView {
-            svg: charts::lines(
-                &Labels {
-                    title: &title,
-                    x: "file size [bytes, log scale]",
-                    y: &y,
-                    direction: table.direction.phrase(),
-                },
-                &series,
-                true,
-                &|x| human_bytes(x.round() as u64),
-                &[],
-            ),
-            caption: format!(
-                "{title}: {} against file size, a line per configuration (study 000's layout); {}.",
-                table.metric,
-                table.direction.phrase()
-            ),
-        });
-    }
-    // Heat-maps: per configuration and phase, rows file size, columns record size.
-    let phases: Vec<String> = {
-        let mut p: Vec<String> = Vec::new();
-        for r in &table.rows {
-            if let Some(ph) = &r.dims.phase {
-                if !p.contains(ph) {
-                    p.push(ph.clone());
-                }
-            }
-        }
-        p
+            .flat_map(|r| columns.iter().filter_map(|&c| r.cells[c].as_ref())),
+    );
+    let in_block = |block: &DimValue| -> Vec<&Row> {
+        table
+            .rows
+            .iter()
+            .filter(|r| view.blocks.get(&r.dims).as_ref() == Some(block))
+            .collect()
     };
-    for (col, column) in table.columns.iter().enumerate() {
-        for phase in &phases {
-            let rows: Vec<&Row> = table
-                .rows
+    let blocks = dim_values(table.rows.iter(), view.blocks, false);
+    for block in &blocks {
+        let block_rows = in_block(block);
+        let xs = dim_values(block_rows.iter().copied(), view.rows, true);
+        for column in dim_values(block_rows.iter().copied(), view.columns, true) {
+            let rows: Vec<&Row> = block_rows
                 .iter()
-                .filter(|r| r.dims.phase.as_ref() == Some(phase))
+                .copied()
+                .filter(|r| view.columns.get(&r.dims).as_ref() == Some(&column))
                 .collect();
-            let mut files: Vec<u64> = rows.iter().filter_map(|r| r.dims.file_size_bytes).collect();
-            let mut records: Vec<u64> = rows
-                .iter()
-                .filter_map(|r| r.dims.record_size_bytes)
-                .collect();
-            files.sort_unstable();
-            files.dedup();
-            records.sort_unstable();
-            records.dedup();
-            if files.len() < 2 && records.len() < 2 {
+            let name = format!("{block}, {} {column}", view.columns.label());
+            if xs.len() < 2 || xs.iter().any(|x| numeric(x).is_none()) {
+                // One row value: bars with their intervals say more than a line of one point.
+                for row in rows {
+                    let title = format!(
+                        "{block}, {} {}, {} {column}",
+                        view.rows.label(),
+                        view.rows
+                            .get(&row.dims)
+                            .map_or(String::new(), |v| v.to_string()),
+                        view.columns.label()
+                    );
+                    section
+                        .charts
+                        .extend(bar_chart(table, row, workload, &title));
+                }
                 continue;
             }
-            let values: Vec<Vec<Option<f64>>> = files
+            let lines: Vec<Line> = columns
                 .iter()
-                .map(|f| {
-                    records
+                .filter_map(|&c| {
+                    let mut points: Vec<(f64, f64)> = rows
                         .iter()
-                        .map(|r| {
+                        .filter_map(|r| {
+                            let x = numeric(&view.rows.get(&r.dims)?)?;
+                            Some((x, r.cells[c].as_ref()?.summary.mean / factor))
+                        })
+                        .collect();
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    (!points.is_empty()).then(|| Line {
+                        name: table.columns[c].config_label.clone(),
+                        colour: table.columns[c].configuration,
+                        points,
+                    })
+                })
+                .collect();
+            if lines.is_empty() {
+                continue;
+            }
+            let title = format!("{workload}: {name}");
+            let bytes = matches!(xs[0], DimValue::Bytes(_));
+            let x_title = format!(
+                "{}{}",
+                view.rows.label(),
+                if bytes { " [bytes, log scale]" } else { "" }
+            );
+            let format_bytes = |x: f64| human_bytes(x.round() as u64);
+            let format_plain = |x: f64| charts::short_number(x);
+            section.charts.push(ChartView {
+                svg: charts::lines(
+                    &Labels {
+                        title: &title,
+                        x: &x_title,
+                        y: &y_title(&table.metric),
+                        direction: table.direction.phrase(),
+                    },
+                    &lines,
+                    if bytes {
+                        XAxis::Log(&format_bytes)
+                    } else {
+                        XAxis::Linear(&format_plain)
+                    },
+                    unit,
+                    false,
+                    &[],
+                ),
+                caption: format!(
+                    "{title}: {} against {}, a line per configuration (study 000's layout); {}.",
+                    table.metric,
+                    view.rows.label(),
+                    table.direction.phrase()
+                ),
+            });
+        }
+    }
+    // Heat-maps: per configuration and block, rows and columns as the grid lays them out.
+    for &c in &columns {
+        let column = &table.columns[c];
+        for block in &blocks {
+            let rows: Vec<&Row> = in_block(block);
+            let ys = dim_values(rows.iter().copied(), view.rows, true);
+            let xs = dim_values(rows.iter().copied(), view.columns, true);
+            if ys.len() < 2 && xs.len() < 2 {
+                continue;
+            }
+            let values: Vec<Vec<Option<f64>>> = ys
+                .iter()
+                .map(|y| {
+                    xs.iter()
+                        .map(|x| {
                             rows.iter()
-                                .find(|row| {
-                                    row.dims.file_size_bytes == Some(*f)
-                                        && row.dims.record_size_bytes == Some(*r)
+                                .find(|r| {
+                                    view.rows.get(&r.dims).as_ref() == Some(y)
+                                        && view.columns.get(&r.dims).as_ref() == Some(x)
                                 })
-                                .and_then(|row| row.cells[col].as_ref())
-                                .map(|c| c.summary.mean / factor)
+                                .and_then(|r| r.cells[c].as_ref())
+                                .map(|cell| cell.summary.mean / factor)
                         })
                         .collect()
                 })
                 .collect();
-            let title = format!("{} — {phase}", column.label);
+            let title = format!("{} — {workload} {block}", column.config_label);
             section.charts.push(ChartView {
                 svg: charts::heatmap(
                     &Labels {
                         title: &title,
-                        x: "record size",
-                        y: "file size",
+                        x: view.columns.label(),
+                        y: view.rows.label(),
                         direction: &format!("{unit}, {}", table.direction.phrase()),
                     },
-                    &records.iter().map(|r| size_label(*r)).collect::<Vec<_>>(),
-                    &files.iter().map(|f| size_label(*f)).collect::<Vec<_>>(),
+                    &xs.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                    &ys.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
                     &values,
                     &fmt_number,
                 ),
                 caption: format!(
-                    "{title}: {} [{unit}] per file size and record size; darker is higher; {}.",
+                    "{title}: {} [{unit}] per {} and {}; darker is higher; {}.",
                     table.metric,
+                    view.rows.label(),
+                    view.columns.label(),
                     table.direction.phrase()
                 ),
             });
@@ -294,54 +349,97 @@ fn charted(row: &Row) -> bool {
     row.dims.sweep.is_none() && row.dims.client.is_none()
 }
 
-/// Saturation curves: rows that differ only in their sweep point, one line per configuration,
-/// with each line's peak and knee marked. A client load's per-client rows are left out, and
-/// the thread count that moves with a swept client or thread count is not part of a curve's
-/// name (else every point would be a chart of its own).
-fn sweep_charts(table: &Table, section: &mut Section) {
-    let (factor, unit) = display_unit(table);
-    let y = y_title(&table.metric, unit);
-    let mut curves: BTreeMap<String, (String, Lines)> = BTreeMap::new();
-    for row in &table.rows {
-        let Some(sweep) = &row.dims.sweep else {
-            continue;
+/// Saturation curves of one workload: rows that differ only in their sweep point, one line per
+/// configuration, with each line's peak and knee marked. A client load's per-client rows are
+/// left out, and a dimension that moves with the sweep point (the thread count of a swept
+/// client or thread count: one value per point) is not part of a curve's name, else every
+/// point would be a chart of its own.
+fn sweep_charts(table: &Table, workload: &str, section: &mut Section) {
+    let columns = columns_of(table, workload);
+    let swept: Vec<&Row> = table
+        .rows
+        .iter()
+        .filter(|r| r.dims.sweep.is_some() && r.dims.client.is_none())
+        .filter(|r| columns.iter().any(|&c| r.cells[c].is_some()))
+        .collect();
+    if swept.is_empty() {
+        return;
+    }
+    let (factor, unit) = display_unit(
+        table,
+        swept
+            .iter()
+            .flat_map(|r| columns.iter().filter_map(|&c| r.cells[c].as_ref())),
+    );
+    // The thread count moves with the sweep when, among rows otherwise alike, each point has
+    // one thread count and the points have several.
+    let without_threads = |r: &Row| {
+        let mut rest = r.dims.without_sweep();
+        rest.threads = None;
+        rest.label()
+    };
+    let moves_with_sweep = |key: &str| {
+        let mut by_point: Vec<(u64, Vec<Option<u64>>)> = Vec::new();
+        for r in swept.iter().filter(|r| without_threads(r) == key) {
+            let point = r.dims.sweep.as_ref().expect("swept").value.to_bits();
+            match by_point.iter_mut().find(|(p, _)| *p == point) {
+                Some((_, threads)) if !threads.contains(&r.dims.threads) => {
+                    threads.push(r.dims.threads)
+                }
+                Some(_) => {}
+                None => by_point.push((point, vec![r.dims.threads])),
+            }
+        }
+        let mut all: Vec<Option<u64>> = by_point.iter().flat_map(|(_, t)| t.clone()).collect();
+        all.dedup();
+        by_point.iter().all(|(_, t)| t.len() == 1) && all.len() > 1
+    };
+    // (the curve's name, the swept setting, its points per column)
+    let mut curves: Vec<(String, String, Lines)> = Vec::new();
+    for row in &swept {
+        let sweep = row.dims.sweep.as_ref().expect("swept");
+        let loose = without_threads(row);
+        let key = if moves_with_sweep(&loose) {
+            loose
+        } else {
+            row.dims.without_sweep().label()
         };
-        if row.dims.client.is_some() {
-            continue;
-        }
-        let mut rest = row.dims.without_sweep();
-        if matches!(sweep.parameter.as_str(), "clients" | "threads") {
-            rest.threads = None;
-        }
-        let key = rest.label();
-        let entry = curves
-            .entry(key)
-            .or_insert_with(|| (sweep.parameter.clone(), BTreeMap::new()));
-        for (col, cell) in row.cells.iter().enumerate() {
-            if let Some(c) = cell {
-                entry
-                    .1
-                    .entry(col)
+        let at = match curves.iter().position(|c| c.0 == key) {
+            Some(at) => at,
+            None => {
+                curves.push((key, sweep.parameter.clone(), BTreeMap::new()));
+                curves.len() - 1
+            }
+        };
+        for &c in &columns {
+            if let Some(cell) = &row.cells[c] {
+                curves[at]
+                    .2
+                    .entry(c)
                     .or_default()
-                    .push((sweep.value, c.summary.mean / factor));
+                    .push((sweep.value, cell.summary.mean / factor));
             }
         }
     }
-    for (rest, (parameter, by_col)) in curves {
+    for (rest, parameter, by_col) in curves {
         let mut marks = Vec::new();
-        let series: Vec<(String, Vec<(f64, f64)>)> = by_col
+        let lines: Vec<Line> = by_col
             .into_iter()
-            .map(|(col, mut points)| {
+            .map(|(c, mut points)| {
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 if table.direction == Direction::Higher {
-                    if let Some(c) = fsbench_workload::sweep::curve(&points) {
-                        marks.push((c.peak.0, c.peak.1, "peak".to_string()));
-                        if let Some(k) = c.knee {
+                    if let Some(curve) = fsbench_workload::sweep::curve(&points) {
+                        marks.push((curve.peak.0, curve.peak.1, "peak".to_string()));
+                        if let Some(k) = curve.knee {
                             marks.push((k.0, k.1, "knee".to_string()));
                         }
                     }
                 }
-                (table.columns[col].label.clone(), points)
+                Line {
+                    name: table.columns[c].config_label.clone(),
+                    colour: table.columns[c].configuration,
+                    points,
+                }
             })
             .collect();
         let title = if rest.is_empty() {
@@ -349,17 +447,20 @@ fn sweep_charts(table: &Table, section: &mut Section) {
         } else {
             format!("{rest}: {} over {parameter}", table.metric)
         };
+        let log_y = charts::spans_decades(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)));
+        let format = |x: f64| charts::short_number(x);
         section.charts.push(ChartView {
             svg: charts::lines(
                 &Labels {
                     title: &title,
                     x: &parameter,
-                    y: &y,
+                    y: &y_title(&table.metric),
                     direction: table.direction.phrase(),
                 },
-                &series,
-                false,
-                &|x| fmt_number(x),
+                &lines,
+                XAxis::Linear(&format),
+                unit,
+                log_y && table.unit == Unit::Nanos,
                 &marks,
             ),
             caption: format!(
@@ -370,131 +471,177 @@ fn sweep_charts(table: &Table, section: &mut Section) {
     }
 }
 
-/// Latency percentiles per row: p50, p90, p99, p99.9 (and max) per configuration.
-fn latency_charts(model: &ReportModel, kind: &str, section: &mut Section) {
-    const PCTS: [(&str, f64); 4] = [
-        ("latency_p50", 50.0),
-        ("latency_p90", 90.0),
-        ("latency_p99", 99.0),
-        ("latency_p99_9", 99.9),
-    ];
-    let tables: Vec<&Table> = PCTS
+/// The latency percentiles the workloads report, with their percentile.
+const PERCENTILES: [(&str, f64); 4] = [
+    ("latency_p50", 50.0),
+    ("latency_p90", 90.0),
+    ("latency_p99", 99.0),
+    ("latency_p99_9", 99.9),
+];
+
+/// Latency percentiles per row of one workload: a line per configuration on a "nines" axis
+/// (p50, p90, p99, p99.9 evenly apart, so the tail gets room), the latency on a log axis when
+/// it spans decades.
+fn latency_charts(model: &ReportModel, kind: &str, workload: &str, section: &mut Section) {
+    let tables: Vec<(&Table, f64)> = PERCENTILES
         .iter()
-        .filter_map(|(m, _)| {
+        .filter_map(|(m, p)| {
+            model
+                .tables
+                .iter()
+                .find(|t| t.workload == kind && t.metric == *m)
+                .map(|t| (t, *p))
+        })
+        .collect();
+    let Some(&(first, _)) = tables.first() else {
+        return;
+    };
+    if tables.len() < 2 {
+        return;
+    }
+    let columns = columns_of(first, workload);
+    let keys: Vec<(f64, String)> = tables
+        .iter()
+        .map(|(_, p)| (charts::nines(*p), format!("p{p}")))
+        .collect();
+    for (ri, row) in first
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| charted(r))
+        .filter(|(_, r)| columns.iter().any(|&c| r.cells[c].is_some()))
+        .take(24)
+    {
+        let label = row.label(&first.metric);
+        let mut lines: Vec<Line> = columns
+            .iter()
+            .map(|&c| Line {
+                name: first.columns[c].config_label.clone(),
+                colour: first.columns[c].configuration,
+                points: tables
+                    .iter()
+                    .filter_map(|(t, p)| {
+                        let row = t.rows.iter().find(|r| r.dims == first.rows[ri].dims)?;
+                        row.cells[c]
+                            .as_ref()
+                            .map(|cell| (charts::nines(*p), cell.summary.mean))
+                    })
+                    .collect(),
+            })
+            .filter(|l| !l.points.is_empty())
+            .collect();
+        // This chart's unit, from its own largest value.
+        let typical = lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1))
+            .fold(0.0, f64::max);
+        let (factor, unit) = Unit::Nanos.display(typical);
+        for point in lines.iter_mut().flat_map(|l| l.points.iter_mut()) {
+            point.1 /= factor;
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        let log_y = charts::spans_decades(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)));
+        let title = format!("{workload}: {label}: latency percentiles");
+        section.charts.push(ChartView {
+            svg: charts::lines(
+                &Labels {
+                    title: &title,
+                    x: "percentile (nines: p90, p99, p99.9 evenly apart)",
+                    y: "latency",
+                    direction: Direction::Lower.phrase(),
+                },
+                &lines,
+                XAxis::Keys(keys.clone()),
+                unit,
+                log_y,
+                &[],
+            ),
+            caption: format!(
+                "{title} per configuration, on a nines axis{}; lower is better.",
+                if log_y {
+                    " with the latency on a log scale (it spans decades)"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+}
+
+/// The one row of a table that is a workload's whole run: no operation, phase, step, client or
+/// sweep point of its own.
+fn whole_run_row(t: &Table) -> Option<usize> {
+    let rows: Vec<usize> = (0..t.rows.len())
+        .filter(|&i| {
+            let d = &t.rows[i].dims;
+            d.operation.is_none()
+                && d.phase.is_none()
+                && d.step.is_none()
+                && d.client.is_none()
+                && d.sweep.is_none()
+        })
+        .collect();
+    (rows.len() == 1).then(|| rows[0])
+}
+
+/// Per result row of one workload (a task's step, an operation), the figures it lists
+/// (`Workload::table_columns`: the tasks' real, user, sys, sync) as rows and the
+/// configurations as columns, as the studies tabulated them. Whole-run rows are in
+/// [`summary_table`].
+fn figure_tables(model: &ReportModel, kind: &str, workload: &str, section: &mut Section) {
+    let tables: Vec<&Table> = WorkloadSettings::table_columns_of(kind)
+        .iter()
+        .filter_map(|m| {
             model
                 .tables
                 .iter()
                 .find(|t| t.workload == kind && t.metric == *m)
         })
         .collect();
-    if tables.len() < 2 {
-        return;
-    }
-    let first = tables[0];
-    let typical = tables
-        .iter()
-        .flat_map(|t| t.rows.iter().flat_map(|r| r.cells.iter().flatten()))
-        .map(|c| c.summary.mean)
-        .fold(0.0, f64::max);
-    let (factor, unit) = Unit::Nanos.display(typical);
-    for (ri, row) in first
-        .rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| charted(r))
-        .take(24)
-    {
-        let label = row.label(&first.metric);
-        let series: Vec<(String, Vec<(f64, f64)>)> = first
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(col, c)| {
-                let points = tables
-                    .iter()
-                    .zip(PCTS)
-                    .filter_map(|(t, (_, pct))| {
-                        t.rows.get(ri)?.cells[col]
-                            .as_ref()
-                            .map(|cell| (pct, cell.summary.mean / factor))
-                    })
-                    .collect();
-                (c.label.clone(), points)
-            })
-            .filter(|(_, p): &(String, Vec<(f64, f64)>)| !p.is_empty())
+    let Some(first) = tables.first() else { return };
+    let whole = whole_run_row(first);
+    for (ri, row) in first.rows.iter().enumerate() {
+        // The configurations that measured this row (the others are under "Not measured").
+        let columns: Vec<usize> = columns_of(first, workload)
+            .into_iter()
+            .filter(|&c| row.cells[c].is_some())
             .collect();
-        if series.is_empty() {
+        if Some(ri) == whole || !charted(row) || columns.is_empty() {
             continue;
         }
-        let title = format!("{label}: latency percentiles");
-        let y = format!("latency [{unit}]");
-        section.charts.push(ChartView {
-            svg: charts::lines(
-                &Labels {
-                    title: &title,
-                    x: "percentile",
-                    y: &y,
-                    direction: Direction::Lower.phrase(),
-                },
-                &series,
-                false,
-                &|x| format!("p{x}"),
-                &[],
-            ),
-            caption: format!("{title} per configuration; lower is better."),
-        });
-    }
-}
-
-/// The studies' task tables: per step, rows real/user/sys/sync, columns configurations.
-fn task_tables(model: &ReportModel, section: &mut Section) {
-    let metrics = ["real", "user", "sys", "sync"];
-    let tables: Vec<&Table> = metrics
-        .iter()
-        .filter_map(|m| {
-            model
-                .tables
-                .iter()
-                .find(|t| t.workload == "task" && t.metric == *m)
-        })
-        .collect();
-    let Some(real) = tables.first() else { return };
-    for (ri, row) in real.rows.iter().enumerate() {
-        let header: Vec<String> = real.columns.iter().map(|c| c.label.clone()).collect();
         let rows = tables
             .iter()
             .filter_map(|t| {
-                let r = t.rows.get(ri)?;
+                let r = t.rows.iter().find(|r| r.dims == row.dims)?;
+                let cells: Vec<Option<&crate::model::Cell>> =
+                    columns.iter().map(|&c| r.cells[c].as_ref()).collect();
+                if cells.iter().all(Option::is_none) {
+                    return None;
+                }
+                let (factor, unit) = display_unit(t, cells.iter().flatten().copied());
                 Some(RowView {
-                    name: format!("{} [s]", t.metric),
-                    cells: r
-                        .cells
-                        .iter()
-                        .map(|c| match c {
-                            Some(c) => match c.summary.ci95_half_width {
-                                Some(h) => format!("{:.2} ± {:.2}", c.summary.mean / 1e9, h / 1e9),
-                                None => format!("{:.2} (n=1)", c.summary.mean / 1e9),
-                            },
-                            None => "—".into(),
-                        })
-                        .collect(),
+                    name: if unit.is_empty() {
+                        t.metric.clone()
+                    } else {
+                        format!("{} [{unit}]", t.metric)
+                    },
+                    colour: None,
+                    cells: cells.iter().map(|c| cell_text(*c, factor)).collect(),
                 })
             })
             .collect();
         section.tables.push(TableView {
-            title: {
-                let d = &row.dims;
-                let phase = d
-                    .phase
-                    .as_ref()
-                    .map(|p| format!(" {p}"))
-                    .unwrap_or_default();
-                match (&d.step, &d.operation) {
-                    (Some(step), Some(how)) => format!("{step}{phase} ({how}), lower is better"),
-                    _ => format!("{}, lower is better", row.label("task")),
-                }
-            },
-            header,
+            title: format!(
+                "{workload}: {} (mean ± 95 % CI half-width; {})",
+                row.label(&first.metric),
+                first.direction.phrase()
+            ),
+            header: columns
+                .iter()
+                .map(|&c| first.columns[c].config_label.clone())
+                .collect(),
             rows,
         });
     }
@@ -503,40 +650,25 @@ fn task_tables(model: &ReportModel, section: &mut Section) {
 /// The study's table of a workload (002's TPS, CPU % and fsck time): one row per
 /// configuration, one column per figure of the workload's whole-run results (rows without
 /// dimensions, or of a client load's total), and the time of the filesystem check after it.
-fn summary_table(model: &ReportModel, kind: &str, section: &mut Section) {
-    // The one row of a table that is the whole run: no operation, phase, step, client or
-    // sweep point of its own.
-    let whole = |t: &'_ Table| -> Option<usize> {
-        let rows: Vec<usize> = (0..t.rows.len())
-            .filter(|&i| {
-                let d = &t.rows[i].dims;
-                d.operation.is_none()
-                    && d.phase.is_none()
-                    && d.step.is_none()
-                    && d.client.is_none()
-                    && d.sweep.is_none()
-            })
-            .collect();
-        (rows.len() == 1).then(|| rows[0])
-    };
+fn summary_table(model: &ReportModel, kind: &str, workload: &str, section: &mut Section) {
     let tables: Vec<(&Table, usize)> = model
         .tables
         .iter()
         .filter(|t| t.workload == kind)
-        .filter_map(|t| Some((t, whole(t)?)))
+        .filter_map(|t| Some((t, whole_run_row(t)?)))
         .collect();
     let Some(&(first, _)) = tables.first() else {
         return;
     };
+    let columns = columns_of(first, workload);
     // One scale per column, chosen by its largest mean (as the charts choose theirs).
     let display = |t: &Table, row: usize| {
-        let typical = t.rows[row]
-            .cells
-            .iter()
-            .flatten()
-            .map(|c| c.summary.mean.abs())
-            .fold(0.0, f64::max);
-        t.unit.display(typical)
+        display_unit(
+            t,
+            columns
+                .iter()
+                .filter_map(|&c| t.rows[row].cells[c].as_ref()),
+        )
     };
     let mut header: Vec<String> = tables
         .iter()
@@ -566,37 +698,32 @@ fn summary_table(model: &ReportModel, kind: &str, section: &mut Section) {
             )
         }
     };
-    let rows = first
-        .columns
+    let rows: Vec<RowView> = columns
         .iter()
-        .enumerate()
-        .map(|(i, column)| {
+        .map(|&i| {
+            let column = &first.columns[i];
             let mut cells: Vec<String> = tables
                 .iter()
                 .map(|&(t, row)| {
                     let (factor, _) = display(t, row);
-                    match t.rows[row].cells.get(i).and_then(|c| c.as_ref()) {
-                        Some(c) => match c.summary.ci95_half_width {
-                            Some(h) => {
-                                format!("{:.2} ± {:.2}", c.summary.mean / factor, h / factor)
-                            }
-                            None => format!("{:.2} (n=1)", c.summary.mean / factor),
-                        },
-                        None => "—".into(),
-                    }
+                    cell_text(t.rows[row].cells.get(i).and_then(|c| c.as_ref()), factor)
                 })
                 .collect();
             cells.push(fsck_of(&column.case_key, column.run_id));
             RowView {
-                name: column.label.clone(),
+                name: column.config_label.clone(),
+                colour: Some(charts::colour_hex(column.configuration)),
                 cells,
             }
         })
+        .filter(|r| r.cells.iter().rev().skip(1).any(|c| c != "—"))
         .collect();
+    if rows.is_empty() {
+        return;
+    }
     section.tables.push(TableView {
         title: format!(
-            "{}: every figure of the whole run per configuration (mean ± 95 % CI half-width), and the filesystem check after it",
-            first.workload_names.join(", ")
+            "{workload}: every figure of the whole run per configuration (mean ± 95 % CI half-width), and the filesystem check after it"
         ),
         header,
         rows,
@@ -606,29 +733,26 @@ fn summary_table(model: &ReportModel, kind: &str, section: &mut Section) {
 /// Relative to the best per discipline (or to the baseline), as study 004 normalised: the
 /// geometric mean over the workload's disciplines, per configuration.
 fn relative_chart(
+    model: &ReportModel,
     standings: &Standings,
     workload: &str,
     baseline: Option<&str>,
 ) -> Option<ChartView> {
-    let ds: Vec<_> = standings
+    let ds: Vec<&Discipline> = standings
         .disciplines
         .iter()
         .filter(|d| d.workload == workload)
         .collect();
-    if ds.is_empty() {
+    // With one discipline, it is that discipline's chart again.
+    if ds.len() < 2 {
         return None;
     }
-    let mut labels: Vec<String> = Vec::new();
-    for d in &ds {
-        for e in &d.entries {
-            if !labels.contains(&e.label) {
-                labels.push(e.label.clone());
-            }
-        }
-    }
-    let values: Vec<(f64, Option<(f64, f64)>)> = labels
+    let bars: Vec<Bar> = model
+        .configurations
         .iter()
-        .map(|label| {
+        .enumerate()
+        .filter_map(|(index, configuration)| {
+            let label = &configuration.label;
             let rel: Vec<f64> = ds
                 .iter()
                 .filter_map(|d| {
@@ -645,9 +769,17 @@ fn relative_chart(
                     }
                 })
                 .collect();
-            (geometric_mean(&rel).unwrap_or(0.0), None)
+            Some(Bar {
+                name: label.clone(),
+                colour: index,
+                mean: geometric_mean(&rel)?,
+                interval: None,
+            })
         })
         .collect();
+    if bars.is_empty() {
+        return None;
+    }
     let against = baseline.map_or("the best of each discipline".to_string(), |b| b.to_string());
     let title = format!("{workload}: relative to {against}");
     Some(ChartView {
@@ -655,11 +787,11 @@ fn relative_chart(
             &Labels {
                 title: &title,
                 x: "configuration",
-                y: "relative performance [ratio, 1 = reference]",
+                y: "relative performance (ratio, 1 = reference)",
                 direction: "higher is better",
             },
-            &labels,
-            &values,
+            &bars,
+            "",
         ),
         caption: format!(
             "{title}: geometric mean over {} disciplines of each configuration's figure relative to {against}, oriented so that higher is better (study 004's normalised view).",
@@ -668,8 +800,16 @@ fn relative_chart(
     })
 }
 
-fn case_row(case: &CaseView) -> BTreeMap<&'static str, String> {
-    let target = case.samples.iter().find_map(|s| s.target.as_ref());
+/// One configuration's read-back, from the first of its cases' samples that has a target.
+fn configuration_row(
+    label: &str,
+    colour: String,
+    cases: &[&CaseView],
+) -> BTreeMap<&'static str, String> {
+    let target = cases
+        .iter()
+        .flat_map(|c| &c.samples)
+        .find_map(|s| s.target.as_ref());
     let get = |path: &[&str]| {
         let mut v = target?;
         for p in path {
@@ -681,9 +821,14 @@ fn case_row(case: &CaseView) -> BTreeMap<&'static str, String> {
             other => Some(other.to_string()),
         }
     };
-    let (ok, all) = case.counts();
+    let samples: Vec<&fsbench_store::Sample> = cases.iter().flat_map(|c| &c.samples).collect();
+    let ok = samples.iter().filter(|s| s.status == Outcome::Ok).count();
+    // A sample that got past "unsupported" ran somewhere: in the directory given, when no
+    // target was made.
+    let ran = samples.iter().any(|s| s.status != Outcome::Unsupported);
     let mut row = BTreeMap::new();
-    row.insert("label", case.key.clone());
+    row.insert("label", label.to_string());
+    row.insert("colour", colour);
     row.insert(
         "device",
         get(&["device", "path"])
@@ -710,12 +855,10 @@ fn case_row(case: &CaseView) -> BTreeMap<&'static str, String> {
                     get(&["device", "kind"]).unwrap_or_default()
                 )
             })
-            .unwrap_or_else(|| {
-                if target.is_some() {
-                    "memory".into()
-                } else {
-                    "the directory given".into()
-                }
+            .unwrap_or_else(|| match (target.is_some(), ran) {
+                (true, _) => "memory".into(),
+                (false, true) => "the directory given".into(),
+                (false, false) => "— (never ran: not measured)".into(),
             }),
     );
     row.insert(
@@ -730,7 +873,11 @@ fn case_row(case: &CaseView) -> BTreeMap<&'static str, String> {
         ) {
             (Some(m), Some(s)) => format!("{m} ({s})"),
             (Some(m), None) => m,
-            _ => case.config.mount_options.clone(),
+            _ => cases
+                .first()
+                .map(|c| c.config.mount_options.clone())
+                .filter(|o| !o.is_empty())
+                .unwrap_or_else(|| "-".into()),
         },
     );
     row.insert(
@@ -739,23 +886,36 @@ fn case_row(case: &CaseView) -> BTreeMap<&'static str, String> {
     );
     row.insert(
         "cache",
-        get(&["cache", "state"])
-            .unwrap_or_else(|| case.axis(fsbench_model::CaseAxis::Cache).into()),
+        get(&["cache", "state"]).unwrap_or_else(|| {
+            cases.first().map_or("-".into(), |c| {
+                c.axis(fsbench_model::CaseAxis::Cache).into()
+            })
+        }),
     );
+    // Every check of every target of the configuration.
+    let checks: Vec<bool> = samples
+        .iter()
+        .filter_map(|s| s.target.as_ref()?["fsck"]["clean"].as_bool())
+        .collect();
     row.insert(
         "fsck",
-        match (get(&["fsck", "clean"]), get(&["fsck", "command"])) {
-            (Some(clean), Some(cmd)) => {
-                format!(
-                    "{} ({cmd})",
-                    if clean == "true" { "clean" } else { "PROBLEMS" }
-                )
-            }
-            _ => "-".into(),
+        match (checks.len(), checks.iter().filter(|c| !**c).count()) {
+            (0, _) => "-".into(),
+            (n, 0) => format!("clean ({n} checks)"),
+            (n, bad) => format!("PROBLEMS in {bad} of {n} checks"),
         },
     );
-    row.insert("ok", format!("{ok} of {all}"));
+    row.insert("ok", format!("{ok} of {}", samples.len()));
     row
+}
+
+/// The heat-map's colour for a value relative to the best (1 = the best, darkest), and whether
+/// it needs light text: on a log scale, so half the best is half-way and a quarter is palest.
+fn heat(relative: f64) -> (String, bool) {
+    let t = (1.0 + relative.max(1e-9).ln() / 4f64.ln()).clamp(0.0, 1.0);
+    // Pale yellow (a quarter of the best or less) to dark green (the best).
+    let (hue, lightness) = (50.0 + 90.0 * t, 88.0 - 52.0 * t);
+    (format!("hsl({hue:.0}, 55%, {lightness:.0}%)"), t > 0.65)
 }
 
 impl Exporter for Html {
@@ -780,8 +940,23 @@ impl Exporter for Html {
                     memory => format!("{:.1} GiB", h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30)),
                     clock => h["clock"].to_string(),
                     fsbench => run.fsbench_version.clone(),
-                    cases => view.cases.iter().map(case_row).collect::<Vec<_>>(),
+                    machine => format!("{}, kernel {}, {} ({} CPUs), {:.1} GiB", s("hostname"), s("kernel_release"), s("cpu_model"), h["cpus"], h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30)),
                 }
+            })
+            .collect();
+        let configurations: Vec<_> = model
+            .configurations
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let cases: Vec<&CaseView> =
+                    model.cases().filter(|k| k.configuration == i).collect();
+                let colour = if c.measured {
+                    charts::colour_hex(i)
+                } else {
+                    String::new()
+                };
+                configuration_row(&c.label, colour, &cases)
             })
             .collect();
         let tool_versions: Vec<String> = {
@@ -799,43 +974,51 @@ impl Exporter for Html {
             }
             v
         };
-        let winners: Vec<_> = standings
-            .disciplines
+        // A configuration's colour; none for one never measured (it is in no chart).
+        let colour_of = |label: &str| {
+            model
+                .configurations
+                .iter()
+                .position(|c| c.label == label && c.measured)
+                .map(charts::colour_hex)
+                .unwrap_or_default()
+        };
+        let categories = standings.categories();
+        // The verdict, grouped by category.
+        let verdict: Vec<_> = categories
             .iter()
-            .map(|d| {
-                let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-                let others: Vec<_> = d
-                    .entries
+            .map(|category| {
+                let rows: Vec<_> = standings
+                    .disciplines
                     .iter()
-                    .filter(|e| e.column != d.best)
-                    .map(|e| {
-                        let class = match e.vs_best.map(|c| c.verdict) {
-                            Some(Verdict::Tie) | Some(Verdict::Unknown) | None => "tie",
-                            _ => "",
-                        };
+                    .filter(|d| d.category == *category)
+                    .map(|d| {
+                        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
                         minijinja::context! {
-                            label => e.label.clone(),
-                            text => e.vs_best.as_ref().map_or("-".into(), |c| versus_text(d.direction, c)),
-                            class => class,
+                            title => d.title(),
+                            arrow => arrow(d.direction),
+                            direction => d.direction.phrase(),
+                            leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l) }).collect::<Vec<_>>(),
+                            tie => d.leaders.len() > 1,
+                            leaders_text => leaders_text(d),
+                            value => value_text(d, best.mean),
+                            lead => d.lead.as_ref().map(|l| l.text()),
+                            alone => d.entries.len() == 1,
                         }
                     })
                     .collect();
-                minijinja::context! {
-                    title => d.title(),
-                    direction => d.direction.phrase(),
-                    best => best.label.clone(),
-                    value => value_text(d, best.mean),
-                    others => others,
-                }
+                minijinja::context! { name => category.name(), rows => rows }
             })
             .collect();
-        let categories = standings.categories();
+        let heatmap = heatmap_view(model, &standings, &categories);
         let scores: Vec<_> = standings
             .scores
             .iter()
             .map(|s| {
                 minijinja::context! {
+                    rank => s.rank.text(),
                     label => s.label.clone(),
+                    colour => colour_of(&s.label),
                     points => categories.iter().map(|c| s.points.get(c).map_or("-".into(), |p| format!("{p:.1} ({} disciplines)", s.placed[c]))).collect::<Vec<String>>(),
                     overall => format!("{:.2}", s.overall),
                     composite => s.composite.map_or("-".into(), |c| format!("{c:.3}")),
@@ -844,57 +1027,25 @@ impl Exporter for Html {
             .collect();
         let mut sections = Vec::new();
         for kind in model.kinds() {
-            let mut section = Section {
-                title: format!("Workload: {kind}"),
-                ..Section::default()
+            let names: Vec<&str> = {
+                let mut names: Vec<&str> = Vec::new();
+                for c in model.cases().filter(|c| c.kind == kind) {
+                    let name = c.axis(fsbench_model::CaseAxis::Workload);
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                names
             };
-            let tables: Vec<&Table> = model
-                .tables
-                .iter()
-                .filter(|t| t.workload == kind && t.main)
-                .collect();
-            for table in &tables {
-                section.title = format!("Workload: {} ({kind})", table.workload_names.join(", "));
-                if kind == "matrix" {
-                    matrix_section(table, &mut section);
-                } else {
-                    // A plan may run a sweep and single loads of one kind (004's saturation
-                    // curve beside dbench at 5 and 20): curves for the one, bars for the other.
-                    sweep_charts(table, &mut section);
-                    for row in table.rows.iter().filter(|r| charted(r)).take(60) {
-                        let title = row.label(&table.metric);
-                        section.charts.push(bar_chart(table, row, &title));
-                    }
-                }
-                for workload in &table.workload_names {
-                    if let Some(chart) =
-                        relative_chart(&standings, workload, self.options.baseline.as_deref())
-                    {
-                        section.charts.push(chart);
-                    }
-                }
+            for workload in names {
+                sections.push(workload_section(
+                    model,
+                    &standings,
+                    kind,
+                    workload,
+                    self.options.baseline.as_deref(),
+                ));
             }
-            if kind == "task" {
-                task_tables(model, &mut section);
-            } else if kind != "matrix" {
-                // Beside the main figure's saturation curve, the latency it costs: the median
-                // and the 99th percentile against the swept setting (queue depth, rate, threads).
-                for metric in ["latency_p50", "latency_p99"] {
-                    if let Some(table) = model
-                        .tables
-                        .iter()
-                        .find(|t| t.workload == kind && t.metric == metric)
-                    {
-                        sweep_charts(table, &mut section);
-                    }
-                }
-                summary_table(model, kind, &mut section);
-                latency_charts(model, kind, &mut section);
-            }
-            if section.charts.is_empty() && section.tables.is_empty() {
-                section.note = "No sample measured anything.".into();
-            }
-            sections.push(section);
         }
         let comparison: Vec<_> = self
             .changes
@@ -917,15 +1068,17 @@ impl Exporter for Html {
                 }
             })
             .collect();
-        let problems: Vec<_> = model
-            .problems
+        let not_measured: Vec<_> = model
+            .not_measured
             .iter()
-            .map(|p| {
+            .map(|n| {
                 minijinja::context! {
-                    case => p.case_key.clone(),
-                    status => p.status.name(),
-                    count => p.count,
-                    reason => p.reason.clone(),
+                    configuration => n.configuration.clone(),
+                    colour => colour_of(&n.configuration),
+                    status => n.status.name(),
+                    samples => n.samples,
+                    workloads => n.workloads.join(", "),
+                    reason => n.reason.clone(),
                 }
             })
             .collect();
@@ -947,7 +1100,8 @@ impl Exporter for Html {
         env.add_template("report", TEMPLATE)
             .map_err(io::Error::other)?;
         let ranking_note = format!(
-            "Points per placement in each discipline: with N configurations the best gets N points and the last 1; configurations that do not differ significantly share their places' points. Overall = Σ category weight × mean points per discipline of the category (weights: {}). Composite = geometric mean over every discipline of the figure relative to {} (above 1 is better).",
+            "Rank: its 95 % interval — a bootstrap over the rounds ({} resamples, paired: every configuration keeps the rounds drawn), so 1–2 means the order between those configurations is not established; only an order the intervals separate is claimed. Points per placement in each discipline: with N configurations the best gets N points and the last 1; configurations that do not differ significantly share their places' points. Overall = Σ category weight × mean points per discipline of the category (weights: {}). Composite = geometric mean over every discipline of the figure relative to {} (above 1 is better).",
+            standings.resamples,
             standings.weights.iter().map(|(c, w)| format!("{} {w}", c.name())).collect::<Vec<_>>().join(", "),
             standings.baseline.as_deref().unwrap_or("the baseline"),
         );
@@ -957,26 +1111,187 @@ impl Exporter for Html {
                 g * 100.0
             )
         });
+        let legend: Vec<_> = model
+            .configurations
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.measured)
+            .map(|(i, c)| minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i) })
+            .collect();
         let html = env
             .get_template("report")
             .and_then(|t| {
                 t.render(minijinja::context! {
                     title => title,
+                    compared => model.compared(),
                     version => env!("CARGO_PKG_VERSION"),
                     runs => runs,
+                    configurations => configurations,
                     tools => tool_versions,
-                    winners => winners,
+                    verdict => verdict,
+                    heatmap => heatmap,
                     pairing => pairing,
                     ranking_note => ranking_note,
                     categories => categories.iter().map(|c| format!("{} points (weight {})", c.name(), standings.weights[c])).collect::<Vec<_>>(),
                     baseline => standings.baseline.clone().unwrap_or_default(),
                     scores => scores,
+                    legend => legend,
                     sections => minijinja::value::Serde(&sections),
-                    problems => problems,
+                    not_measured => not_measured,
                     comparison => comparison,
                 })
             })
             .map_err(io::Error::other)?;
         out.write_all(html.as_bytes())
     }
+}
+
+fn arrow(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Higher => "↑",
+        Direction::Lower => "↓",
+        Direction::None => "",
+    }
+}
+
+/// The heat-map of configurations × disciplines (grouped by category): each cell the
+/// configuration's figure relative to the best of the discipline, coloured by it, with its
+/// value and its comparison with the best on hover; the leaders' cells marked.
+fn heatmap_view(
+    model: &ReportModel,
+    standings: &Standings,
+    categories: &[Category],
+) -> minijinja::Value {
+    let ordered: Vec<&Discipline> = categories
+        .iter()
+        .flat_map(|c| {
+            standings
+                .disciplines
+                .iter()
+                .filter(move |d| d.category == *c)
+        })
+        .collect();
+    let groups: Vec<_> = categories
+        .iter()
+        .map(|c| {
+            minijinja::context! {
+                name => c.name(),
+                span => ordered.iter().filter(|d| d.category == *c).count(),
+            }
+        })
+        .collect();
+    let columns: Vec<_> = ordered
+        .iter()
+        .map(|d| {
+            let short = if d.row == d.metric {
+                d.workload.clone()
+            } else {
+                format!("{} {}", d.workload, d.row)
+            };
+            minijinja::context! { short => short, title => format!("{} ({})", d.title(), d.direction.phrase()) }
+        })
+        .collect();
+    let rows: Vec<_> = model
+        .configurations
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.measured)
+        .map(|(i, c)| {
+            let cells: Vec<_> = ordered
+                .iter()
+                .map(|d| match d.entries.iter().find(|e| e.label == c.label) {
+                    None => minijinja::context! { text => "", title => format!("{}: not measured in {}", c.label, d.title()), background => "", dark => false, leader => false },
+                    Some(e) => {
+                        let (background, dark) = heat(e.relative_to_best);
+                        let versus = match &e.vs_best {
+                            None => "the best".to_string(),
+                            Some(v) => versus_text(d.direction, v),
+                        };
+                        let tie = matches!(e.vs_best.map(|v| v.verdict), Some(Verdict::Tie | Verdict::Unknown));
+                        minijinja::context! {
+                            text => format!("{:.0}", e.relative_to_best * 100.0),
+                            title => format!("{} in {}: {} — {versus}", c.label, d.title(), value_text(d, e.mean)),
+                            background => background,
+                            dark => dark,
+                            leader => d.leaders.contains(&c.label),
+                            tie => tie,
+                        }
+                    }
+                })
+                .collect();
+            minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i), cells => cells }
+        })
+        .collect();
+    minijinja::context! {
+        groups => groups,
+        columns => columns,
+        rows => rows,
+        numbers => ordered.len() <= 24,
+    }
+}
+
+/// One workload's section: its charts and tables.
+fn workload_section(
+    model: &ReportModel,
+    standings: &Standings,
+    kind: &str,
+    workload: &str,
+    baseline: Option<&str>,
+) -> Section {
+    let mut section = Section {
+        id: format!(
+            "workload-{}",
+            workload.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
+        ),
+        title: format!("{workload} ({kind})"),
+        ..Section::default()
+    };
+    let tables: Vec<&Table> = model
+        .tables
+        .iter()
+        .filter(|t| t.workload == kind && t.main)
+        .collect();
+    let grid = WorkloadSettings::grid_of(kind);
+    for table in &tables {
+        let gridded = grid
+            .as_ref()
+            .filter(|view| view.units.iter().any(|u| u.metric == table.metric));
+        match gridded {
+            Some(view) => grid_section(table, view, workload, &mut section),
+            None => {
+                // A plan may run a sweep and single loads of one kind (004's saturation
+                // curve beside dbench at 5 and 20): curves for the one, bars for the other.
+                sweep_charts(table, workload, &mut section);
+                for row in table.rows.iter().filter(|r| charted(r)).take(60) {
+                    let title = row.label(&table.metric);
+                    section
+                        .charts
+                        .extend(bar_chart(table, row, workload, &title));
+                }
+            }
+        }
+    }
+    if let Some(chart) = relative_chart(model, standings, workload, baseline) {
+        section.charts.push(chart);
+    }
+    if grid.is_none() {
+        // Beside the main figure's saturation curve, the latency it costs: the median and the
+        // 99th percentile against the swept setting (queue depth, rate, threads).
+        for metric in ["latency_p50", "latency_p99"] {
+            if let Some(table) = model
+                .tables
+                .iter()
+                .find(|t| t.workload == kind && t.metric == metric)
+            {
+                sweep_charts(table, workload, &mut section);
+            }
+        }
+        summary_table(model, kind, workload, &mut section);
+        figure_tables(model, kind, workload, &mut section);
+        latency_charts(model, kind, workload, &mut section);
+    }
+    if section.charts.is_empty() && section.tables.is_empty() {
+        section.note = "No sample measured anything.".into();
+    }
+    section
 }
