@@ -1,13 +1,16 @@
-//! The Markdown summary, for pasting into an issue or a mail: provenance, the configurations,
-//! who won each discipline and whether the lead is real (the ratio to the runner-up with its
-//! 95 % interval, or "tie"), the rankings, and what was not measured.
+//! The Markdown summary, for pasting into an issue or a mail, the answer first: what was
+//! compared, each discipline's verdict (the winner or the group that ties for first, and the
+//! lead over the rest with its 95 % interval), the ranking with its rank intervals, then the
+//! provenance, one row per configuration, and what was not measured (one row per
+//! configuration and reason).
 
 use crate::export::Exporter;
-use crate::model::ReportModel;
+use crate::model::{CaseView, ReportModel};
 use crate::standings::{Discipline, Options, Standings};
-use crate::terminal::printable;
+use crate::terminal::{leaders_text, printable};
 use fsbench_analysis::compare::{Comparison, Verdict};
 use fsbench_model::Direction;
+use fsbench_store::Outcome;
 use std::io::{self, Write};
 
 /// The Markdown exporter, with the standings' options (baseline, weights).
@@ -16,18 +19,12 @@ pub struct Markdown {
     pub options: Options,
 }
 
-/// A number with 3 significant digits in the unit a typical value reads best in.
+/// A number with 3 significant digits in the unit a typical value reads best in (thousands
+/// as k: "33.2 k ops/s").
 pub fn value_text(d: &Discipline, v: f64) -> String {
     let typical = d.entries.iter().map(|e| e.mean).fold(0.0, f64::max);
     let (factor, unit) = d.unit.display(typical);
-    let x = v / factor;
-    let text = if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    };
+    let text = crate::charts::significant(v / factor);
     if unit.is_empty() {
         text
     } else {
@@ -114,69 +111,31 @@ impl Exporter for Markdown {
                 run.status,
                 view.scale_note()
             )?;
-            let host = &run.host;
-            writeln!(
-                out,
-                "Started {}; fsbench {}; kernel {}; {} ({} CPUs); {:.1} GiB memory.\n",
-                escape(&run.started_at),
-                escape(&run.fsbench_version),
-                escape(host["kernel_release"].as_str().unwrap_or("?")),
-                escape(host["cpu_model"].as_str().unwrap_or("?")),
-                host["cpus"],
-                host["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30),
-            )?;
-            writeln!(
-                out,
-                "| configuration | filesystem | mkfs options | mount options | scheduler | cache | samples ok |\n|---|---|---|---|---|---|---|"
-            )?;
-            for case in &view.cases {
-                let c = &case.config;
-                let (ok, all) = case.counts();
-                writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} | {} | {ok} of {all} |",
-                    escape(&case.key),
-                    escape(&c.filesystem),
-                    options(&c.mkfs_options),
-                    options(&c.mount_options),
-                    escape(c.scheduler.as_deref().unwrap_or("default")),
-                    escape(c.cache.name()),
-                )?;
-            }
-            writeln!(out)?;
         }
+        writeln!(out, "**Compared:** {}.\n", escape(&model.compared()))?;
         if !standings.disciplines.is_empty() {
-            writeln!(out, "## Winners\n")?;
+            writeln!(out, "## Verdict\n")?;
             writeln!(
                 out,
-                "Each discipline's best configuration (mean of its repetitions), and the runner-up against it: a difference whose 95 % interval includes zero is a tie.\n"
+                "Per discipline: the winner, or those that tie for first (no difference can be claimed between them), with the mean of its repetitions, and the lead over the best of the rest with its 95 % interval.\n"
             )?;
             writeln!(
                 out,
-                "| discipline | best | value | runner-up | runner-up vs best |\n|---|---|---:|---|---|"
+                "| discipline | winner, or those that tie for first | value | lead over the rest (95 % CI) |\n|---|---|---:|---|"
             )?;
             for d in &standings.disciplines {
                 let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-                let runner = d
-                    .entries
-                    .iter()
-                    .filter(|e| e.column != d.best)
-                    .max_by(|a, b| a.relative_to_best.total_cmp(&b.relative_to_best));
-                let (runner_label, versus) = match runner {
-                    Some(r) => (
-                        escape(&r.label),
-                        r.vs_best
-                            .as_ref()
-                            .map_or("-".into(), |c| versus_text(d.direction, c)),
-                    ),
-                    None => ("-".into(), "-".into()),
+                let lead = match &d.lead {
+                    Some(lead) => escape(&lead.text()),
+                    None if d.entries.len() == 1 => "the only one measured".into(),
+                    None => "all tie: no difference can be claimed".into(),
                 };
                 writeln!(
                     out,
-                    "| {} ({}) | {} | {} | {runner_label} | {versus} |",
+                    "| {} ({}) | {} | {} | {lead} |",
                     escape(&d.title()),
                     d.direction.phrase(),
-                    escape(&best.label),
+                    escape(&leaders_text(d)),
                     value_text(d, best.mean),
                 )?;
             }
@@ -188,11 +147,12 @@ impl Exporter for Markdown {
                     gain * 100.0
                 )?;
             }
-            writeln!(out, "## Rankings\n")?;
+            writeln!(out, "## Ranking\n")?;
             let categories = standings.categories();
             writeln!(
                 out,
-                "Points per placement in each discipline (with N configurations the best gets N, the last 1; ties share), per category; overall = Σ weight × mean points per discipline of the category; composite = geometric mean of each value relative to {} (above 1 is better).\n",
+                "Rank: its 95 % interval (a bootstrap over the rounds, paired; {} resamples): 1–2 means the order between those configurations is not established. Points per placement in each discipline (with N configurations the best gets N, the last 1; ties share), per category; overall = Σ weight × mean points per discipline of the category; composite = geometric mean of each value relative to {} (above 1 is better).\n",
+                standings.resamples,
                 escape(standings.baseline.as_deref().unwrap_or("the baseline"))
             )?;
             write!(out, "| rank | configuration |")?;
@@ -210,8 +170,8 @@ impl Exporter for Markdown {
                 write!(out, "---:|")?;
             }
             writeln!(out, "---:|---:|")?;
-            for (i, s) in standings.scores.iter().enumerate() {
-                write!(out, "| {} | {} |", i + 1, escape(&s.label))?;
+            for s in &standings.scores {
+                write!(out, "| {} | {} |", s.rank.text(), escape(&s.label))?;
                 for c in &categories {
                     match s.points.get(c) {
                         Some(p) => write!(out, " {p:.1} ({} disciplines) |", s.placed[c])?,
@@ -227,20 +187,60 @@ impl Exporter for Markdown {
             }
             writeln!(out)?;
         }
-        if !model.problems.is_empty() {
+        writeln!(out, "## Configurations\n")?;
+        for view in &model.runs {
+            let run = &view.run;
+            let host = &run.host;
+            writeln!(
+                out,
+                "Run {}: started {}; fsbench {}; kernel {}; {} ({} CPUs); {:.1} GiB memory.\n",
+                run.id,
+                escape(&run.started_at),
+                escape(&run.fsbench_version),
+                escape(host["kernel_release"].as_str().unwrap_or("?")),
+                escape(host["cpu_model"].as_str().unwrap_or("?")),
+                host["cpus"],
+                host["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30),
+            )?;
+        }
+        writeln!(
+            out,
+            "| configuration | filesystem | mkfs options | mount options | scheduler | cache | samples ok |\n|---|---|---|---|---|---|---|"
+        )?;
+        for (i, configuration) in model.configurations.iter().enumerate() {
+            let cases: Vec<&CaseView> = model.cases().filter(|c| c.configuration == i).collect();
+            let Some(first) = cases.first() else { continue };
+            let c = &first.config;
+            let samples = cases.iter().flat_map(|c| &c.samples);
+            let ok = samples.clone().filter(|s| s.status == Outcome::Ok).count();
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {ok} of {} |",
+                escape(&configuration.label),
+                escape(&c.filesystem),
+                options(&c.mkfs_options),
+                options(&c.mount_options),
+                escape(c.scheduler.as_deref().unwrap_or("default")),
+                escape(c.cache.name()),
+                samples.count(),
+            )?;
+        }
+        writeln!(out)?;
+        if !model.not_measured.is_empty() {
             writeln!(out, "## Not measured\n")?;
             writeln!(
                 out,
-                "| case | status | samples | reason |\n|---|---|---:|---|"
+                "| configuration | status | samples | workloads | reason |\n|---|---|---:|---|---|"
             )?;
-            for p in &model.problems {
+            for n in &model.not_measured {
                 writeln!(
                     out,
-                    "| {} | {} | {} | {} |",
-                    escape(&p.case_key),
-                    p.status,
-                    p.count,
-                    escape(&p.reason.replace('\n', " "))
+                    "| {} | {} | {} | {} | {} |",
+                    escape(&n.configuration),
+                    n.status,
+                    n.samples,
+                    escape(&n.workloads.join(", ")),
+                    escape(&n.reason.replace('\n', " "))
                 )?;
             }
             writeln!(out)?;

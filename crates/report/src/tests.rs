@@ -252,9 +252,7 @@ fn the_terminal_summary_shows_main_metrics_each_row_in_its_unit() {
         "{text}"
     );
     assert!(
-        text.contains(
-            "  ext4.default.bogus.default.warm (nap): unsupported ×2: the kernel said no\n"
-        ),
+        text.contains("\n  ext4 mount=bogus  unsupported ×2 (nap): the kernel said no\n"),
         "{text}"
     );
     assert!(
@@ -284,18 +282,20 @@ fn the_markdown_names_winners_with_their_margin_rankings_and_failures() {
     let model = ReportModel::load(&store, &[run]).unwrap();
     let md = render(&crate::Markdown::default(), &model);
     // noatime is twice as fast in both rows; its two rounds pair with default's.
-    assert!(md.contains("| small write 1m 4k (throughput) (higher is better) | ext4 mount=noatime | 2.00 GiB/s | ext4 mount=default | 50.0 % lower (95 % CI"), "{md}");
-    assert!(md.contains("paired by round"), "{md}");
+    assert!(md.contains("| small write 1m 4k (throughput) (higher is better) | ext4 mount=noatime | 2.00 GiB/s | 99.9 % ahead of ext4 mount=default (95 % CI 99.3..100.5 %) |"), "{md}");
+    assert!(md.contains("Pairing by round"), "{md}");
+    // Twice as fast in every round: the ranks are separate, as the paired tests say.
     assert!(
         md.contains("| 1 | ext4 mount=noatime | 4.0 (2 disciplines) |"),
         "{md}"
     );
     assert!(
-        md.contains(
-            "| ext4.default.bogus.default.warm.nap | unsupported | 2 | the kernel said no |"
-        ),
+        md.contains("| ext4 mount=bogus | unsupported | 2 | nap | the kernel said no |"),
         "{md}"
     );
+    // The answer first: the verdict and the ranking before the configurations.
+    let at = |part: &str| md.find(part).unwrap_or_else(|| panic!("{part}: {md}"));
+    assert!(at("## Verdict") < at("## Ranking") && at("## Ranking") < at("## Configurations"));
 }
 
 /// Every chart has a title with its direction and axis titles with units; every configuration
@@ -320,13 +320,13 @@ fn the_html_report_is_self_contained_and_every_chart_is_labelled() {
             "a chart without its direction: {svg}"
         );
         assert!(
-            svg.contains("[GiB/s]") || svg.contains("GiB/s") || svg.contains("[ratio"),
+            svg.contains("GiB/s") || svg.contains("(ratio"),
             "a chart without a unit: {svg}"
         );
     }
     // One file size: bars with error bars per test and record size.
     assert!(
-        html.contains("write, file 1m, record 4k (higher is better)"),
+        html.contains("small: write, file 1m, record 4k (higher is better)"),
         "{html}"
     );
     for label in ["ext4 mount=default", "ext4 mount=noatime"] {
@@ -351,7 +351,17 @@ fn the_xlsx_reads_back_as_stored() {
     let mut bytes = Vec::new();
     crate::Xlsx.write(&model, &mut bytes).unwrap();
     let mut book: XlsxReader<_> = XlsxReader::new(std::io::Cursor::new(bytes)).unwrap();
-    assert_eq!(book.sheet_names(), ["write", "summary", "tidy"]);
+    assert_eq!(
+        book.sheet_names(),
+        [
+            "write",
+            "verdict",
+            "ranking",
+            "not measured",
+            "summary",
+            "tidy"
+        ]
+    );
     let write = book.worksheet_range("write").unwrap();
     // Block 1 (ext4 mount=default): title, header (record KiB), then file 1024 KiB.
     assert_eq!(write.get((1, 1)), Some(&Data::Float(4.0)));
@@ -479,8 +489,9 @@ fn sweeps_become_curves_with_peak_and_knee_and_tasks_become_tables() {
         html.contains("\npeak\n</text>") && html.contains("\nknee\n</text>"),
         "peak and knee marked"
     );
+    // The figures the task lists (real, user, sys, ...) by configuration, per step.
     assert!(
-        html.contains("untar (tool), lower is better"),
+        html.contains("untar: tool untar (mean ± 95 % CI half-width; lower is better)"),
         "the task table"
     );
     assert!(html.contains("real [s]") && html.contains("user [s]"));
@@ -645,7 +656,7 @@ fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
         !table.contains("ops_rate"),
         "per-operation rows are not whole-run"
     );
-    for row in ["1001.50 ± ", "2001.50 ± ", "13.50 ± ", "1.25", "0.50"] {
+    for row in ["1002 ± ", "2002 ± ", "13.5 ± ", "1.25", "0.50"] {
         assert!(table.contains(row), "{row}: {table}");
     }
     assert!(table.contains("ext4") && table.contains("xfs"));
@@ -830,7 +841,9 @@ fn a_client_sweep_beside_a_fixed_load_draws_one_curve_and_the_loads_bars() {
         "{curves:?}"
     );
     assert!(
-        captions.iter().any(|c| c.starts_with("threads=5: mean")),
+        captions
+            .iter()
+            .any(|c| c.starts_with("dbench-5: threads=5: mean")),
         "the fixed load's bars: {captions:#?}"
     );
     assert!(
@@ -958,11 +971,333 @@ fn names_cannot_inject_formulas_html_or_terminal_codes() {
     for raw in ["\u{1b}", "\u{7}", "\t"] {
         assert!(!text.contains(raw), "{raw:?} in {text}");
     }
+    // The name shown escaped (elided in its middle to keep the line within 120 columns).
+    let first = text.lines().next().unwrap();
     assert!(
-        text.lines()
-            .next()
-            .unwrap()
-            .contains("\"<script>alert(1)</script>\\u{1b}[31mred\\nsecond line\""),
+        first.contains("\"<script>alert(1)") && first.chars().count() <= 120,
         "{text}"
     );
+    assert!(text.contains("\\u{1b}]0;owned\\u{7}"), "{text}");
+}
+
+/// The quick profile's shape on a host with six of its ten filesystems: five workloads
+/// (streaming, metadata, fsync'd creates, a client load, untar) in five interleaved rounds,
+/// each filesystem with a speed of its own (ext2 and ext3 alike), the last four unsupported
+/// with the reason a host without them gives.
+fn quick_fixture() -> (tempfile::TempDir, Store, i64) {
+    const OPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+    const REAL: MetricDef = MetricDef::new("real", Unit::Nanos, Direction::Lower).main();
+    const USER: MetricDef = MetricDef::new("user", Unit::Nanos, Direction::Lower);
+    let latency = |base: f64| {
+        [
+            ("latency_p50", 1.0),
+            ("latency_p90", 1.6),
+            ("latency_p99", 4.0),
+            ("latency_p99_9", 30.0),
+        ]
+        .map(|(name, f)| MetricDef::new(name, Unit::Nanos, Direction::Lower).at(base * f))
+    };
+    let filesystems = [
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "jfs", "reiserfs", "f2fs", "nilfs2",
+    ];
+    let speeds = [1.0, 1.0, 1.15, 1.3, 0.8, 0.55];
+    let (dir, mut store, run) = new_run("quick", 250);
+    let mut position = 0;
+    for (f, fs) in filesystems.iter().enumerate() {
+        let config = format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+        );
+        for (workload, kind) in [
+            ("stream", "matrix"),
+            ("files", "metadata"),
+            ("fsync", "metadata"),
+            ("clients", "clients"),
+            ("untar", "task"),
+        ] {
+            let case = store
+                .add_case(
+                    run,
+                    &format!("{fs}.default.default.default.warm.{workload}"),
+                    position,
+                    &typed(&config),
+                    &format!(r#"{{"kind":"{kind}","name":"{workload}"}}"#),
+                )
+                .unwrap();
+            position += 1;
+            for rep in 1..=5u32 {
+                let Some(speed) = speeds.get(f) else {
+                    let reason = format!("{fs} cannot run on this host: the kernel lacks {fs} (not in /proc/filesystems: not built in and no module loaded); mkfs.{fs}, fsck.{fs} are not installed (apt-get install {fs}-tools)");
+                    store
+                        .record_sample(
+                            case,
+                            &NewSample {
+                                reason: Some(&reason),
+                                not_retried: rep > 1,
+                                ..sample(rep, Outcome::Unsupported)
+                            },
+                        )
+                        .unwrap();
+                    continue;
+                };
+                // Every round drifts all alike; each value has a little noise of its own.
+                let drift = [1.0, 0.9, 1.1, 0.95, 1.05][rep as usize - 1];
+                let noise =
+                    1.0 + 0.01 * ((f * 3 + rep as usize * 7 + position as usize) % 5) as f64;
+                let v = speed * drift * noise;
+                let dims = |phase: Option<&str>, operation: Option<&str>| Dims {
+                    phase: phase.map(String::from),
+                    operation: operation.map(String::from),
+                    ..Dims::default()
+                };
+                let results: Vec<ResultRecord> = match kind {
+                    "matrix" => ["write", "rewrite", "read", "reread"]
+                        .iter()
+                        .map(|phase| ResultRecord {
+                            dims: Dims {
+                                file_size_bytes: Some(16 << 20),
+                                record_size_bytes: Some(1 << 20),
+                                ..dims(Some(phase), None)
+                            },
+                            measurements: vec![THROUGHPUT.at(7e8 * v)],
+                            ..ResultRecord::default()
+                        })
+                        .collect(),
+                    "metadata" => {
+                        let ops: &[&str] = if workload == "files" {
+                            &["create", "stat", "readdir", "unlink"]
+                        } else {
+                            &["create"]
+                        };
+                        ops.iter()
+                            .enumerate()
+                            .map(|(i, op)| ResultRecord {
+                                dims: Dims {
+                                    threads: Some(1),
+                                    ..dims(None, Some(op))
+                                },
+                                measurements: std::iter::once(OPS.at(3e4 * (i + 1) as f64 * v))
+                                    .chain(latency(3e4 / v))
+                                    .collect(),
+                                ..ResultRecord::default()
+                            })
+                            .collect()
+                    }
+                    "clients" => (0..=4u64)
+                        .map(|client| ResultRecord {
+                            dims: Dims {
+                                threads: Some(4),
+                                client: (client > 0).then_some(client),
+                                ..Dims::default()
+                            },
+                            measurements: vec![
+                                THROUGHPUT.at(8e8 * v / if client > 0 { 4.0 } else { 1.0 })
+                            ],
+                            ..ResultRecord::default()
+                        })
+                        .collect(),
+                    _ => vec![ResultRecord {
+                        dims: Dims {
+                            step: Some("untar".into()),
+                            operation: Some("native".into()),
+                            ..Dims::default()
+                        },
+                        measurements: vec![REAL.at(2e8 / v), USER.at(5e7 / v)],
+                        ..ResultRecord::default()
+                    }],
+                };
+                store
+                    .record_sample(
+                        case,
+                        &NewSample {
+                            results: &results,
+                            ..sample(rep, Outcome::Ok)
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    (dir, store, run)
+}
+
+/// The summary a new user reads at the end of `fsbench run`: no line over 120 columns (the
+/// tables of several configurations as rows when they would be wider), one line per
+/// configuration that was not measured, and the verdict and the ranking with its intervals
+/// in the last 30 lines.
+#[test]
+fn the_quick_summary_fits_120_columns_and_says_each_unsupported_configuration_once() {
+    let (_dir, store, run) = quick_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let text = render(
+        &Terminal {
+            db: None,
+            all_metrics: false,
+            ranking: true,
+        },
+        &model,
+    );
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "{} columns: {line}\n{text}",
+            line.chars().count()
+        );
+    }
+    for fs in ["jfs", "reiserfs", "f2fs", "nilfs2"] {
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(fs)).collect();
+        assert_eq!(lines.len(), 1, "{fs}: {lines:#?}\n{text}");
+        assert!(
+            lines[0].starts_with(&format!("  {fs} "))
+                && lines[0].contains("unsupported ×25 (every workload)")
+                && lines[0].ends_with(&format!("(apt-get install {fs}-tools)")),
+            "{}",
+            lines[0]
+        );
+    }
+    let last: Vec<&str> = text.lines().rev().take(30).collect();
+    let last = last.into_iter().rev().collect::<Vec<_>>().join("\n");
+    assert!(last.contains("\nVerdict ("), "{last}");
+    assert!(last.contains("\nRanking ("), "{last}");
+    // ext2 and ext3 are alike: their ranks overlap, and neither is claimed ahead.
+    let rank_of = |fs: &str| {
+        last.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(fs) && l.contains(" points ("))
+            .unwrap_or_else(|| panic!("{fs}: {last}"))
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(rank_of("ext2"), rank_of("ext3"));
+    assert!(rank_of("ext2").contains('–'), "{last}");
+    assert_eq!(rank_of("xfs"), "1", "{last}");
+    // Streaming: xfs wins, 13 % ahead of ext4, with its interval.
+    assert!(
+        last.lines()
+            .any(|l| l.contains("stream write 16m 1m (throughput)")
+                && l.contains("xfs ")
+                && l.contains("ahead of ext4 (95 % CI")),
+        "{last}"
+    );
+}
+
+/// Every exporter from one model: the JSON has what the other reports say — each discipline's
+/// leaders and lead, the ranks with their intervals and the order they claim, what was not
+/// measured per configuration and the configurations themselves.
+#[test]
+fn the_json_carries_the_verdict_the_rank_intervals_and_what_was_not_measured() {
+    let (_dir, store, run) = quick_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&render(&Json, &model)).unwrap();
+    let standings = &doc["standings"];
+    let stream = standings["disciplines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["workload"] == "stream" && d["row"] == "write 16m 1m")
+        .unwrap();
+    assert_eq!(stream["leaders"], serde_json::json!(["xfs"]));
+    assert_eq!(stream["lead"]["over"], "ext4");
+    assert!(
+        stream["lead"]["ci95_low"].as_f64().unwrap() > 1.0,
+        "{stream}"
+    );
+    let scores = standings["scores"].as_array().unwrap();
+    assert_eq!(scores[0]["label"], "xfs");
+    assert_eq!(
+        scores[0]["rank"],
+        serde_json::json!({"best": 1, "worst": 1})
+    );
+    let rank = |fs: &str| &scores.iter().find(|s| s["label"] == fs).unwrap()["rank"];
+    assert_eq!(rank("ext2"), rank("ext3"));
+    let ahead = standings["ahead"].as_array().unwrap();
+    assert!(
+        ahead.contains(&serde_json::json!(["xfs", "ext4"])),
+        "{ahead:?}"
+    );
+    assert!(!ahead.contains(&serde_json::json!(["ext2", "ext3"])));
+    assert!(!ahead.contains(&serde_json::json!(["ext3", "ext2"])));
+    let not_measured = doc["not_measured"].as_array().unwrap();
+    assert_eq!(not_measured.len(), 4, "{not_measured:?}");
+    assert_eq!(not_measured[0]["configuration"], "jfs");
+    assert_eq!(not_measured[0]["samples"], 25);
+    assert_eq!(not_measured[0]["workloads"].as_array().unwrap().len(), 5);
+    let configurations = doc["configurations"].as_array().unwrap();
+    assert_eq!(configurations.len(), 10);
+    assert_eq!(
+        configurations[6],
+        serde_json::json!({"run_id": 1, "label": "jfs", "measured": false})
+    );
+    assert_eq!(doc["runs"][0]["cases"][5]["configuration"], 1);
+}
+
+/// The HTML answers first — the verdict, the heat-map of every configuration against the
+/// best, then the ranking, the charts, the configurations (collapsed) and what was not
+/// measured; no chart puts two workloads side by side; every chart draws a configuration in
+/// the colour the legend gives it, and in no other.
+#[test]
+fn the_quick_report_answers_first_and_draws_each_configuration_in_its_colour() {
+    let (_dir, store, run) = quick_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let html = render(&crate::Html::default(), &model);
+    let at = |part: &str| html.find(part).unwrap_or_else(|| panic!("{part} missing"));
+    let order = [
+        "<section id=\"verdict\">",
+        "<section id=\"heatmap\">",
+        "<section id=\"ranking\">",
+        "<section id=\"charts\">",
+        "<section id=\"configurations\">",
+        "<section id=\"not-measured\">",
+    ];
+    for pair in order.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} before {}", pair[0], pair[1]);
+    }
+    assert!(html[at("<section id=\"configurations\">")..].contains("<details>"));
+    // The heat-map: a row per measured configuration.
+    let heatmap = &html[at("<section id=\"heatmap\">")..at("<section id=\"ranking\">")];
+    assert_eq!(
+        heatmap.matches("<th class=\"config\">").count(),
+        6,
+        "{heatmap}"
+    );
+    // Not measured: one row per configuration and reason.
+    let missing = &html[at("<section id=\"not-measured\">")..];
+    assert_eq!(
+        missing
+            .matches("<td class=\"bad\">unsupported</td>")
+            .count(),
+        4
+    );
+    // The legend's colours.
+    let legend: Vec<(String, String)> = model
+        .configurations
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.measured)
+        .map(|(i, c)| (c.label.clone(), crate::charts::colour_hex(i)))
+        .collect();
+    let workloads = ["stream", "files", "fsync", "clients", "untar"];
+    let figures: Vec<&str> = html.split("<figure class=\"chart\">").skip(1).collect();
+    assert!(figures.len() > 10, "{} charts", figures.len());
+    for figure in figures {
+        let svg = &figure[..figure.find("</svg>").unwrap()].to_lowercase();
+        let caption = figure.split("<figcaption>").nth(1).unwrap();
+        // One workload per chart: its title names it, and no other.
+        let named: Vec<&&str> = workloads
+            .iter()
+            .filter(|w| caption.starts_with(&format!("{w}:")))
+            .collect();
+        assert_eq!(named.len(), 1, "{caption}");
+        // The configurations a chart names are drawn in their colours, and no other
+        // configuration's colour appears.
+        let shown: Vec<&(String, String)> = legend
+            .iter()
+            .filter(|(label, _)| svg.contains(&format!("\n{label}\n")))
+            .collect();
+        for (label, colour) in &legend {
+            let used = svg.contains(&format!("\"{colour}\""));
+            let named = shown.iter().any(|(l, _)| l == label);
+            assert_eq!(used, named, "{label} ({colour}) in {caption}");
+        }
+    }
 }

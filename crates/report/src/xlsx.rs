@@ -1,11 +1,19 @@
-//! The XLSX workbook (rust_xlsxwriter): for the throughput matrix, one sheet per test laid out
-//! as iozone's Excel report — a block per configuration, rows file size (KiB), columns record
-//! size (KiB), cells the mean throughput in KiB/s — then a `summary` sheet (every table's means
-//! and 95 % intervals) and a `tidy` sheet with every stored value, one row per sample, result
-//! and measurement, as the CSV export.
+//! The XLSX workbook (rust_xlsxwriter): for a workload with a grid (its `GridView`: the
+//! throughput matrix), one sheet per block laid out as iozone's Excel report — a block per
+//! configuration, rows file size (KiB), columns record size (KiB), cells the mean in the grid's
+//! first unit (KiB/s) — then the `verdict` (each discipline's winner or tie group and its
+//! lead), the `ranking` with its rank intervals, what was `not measured` (one row per
+//! configuration and reason), a `summary` sheet (every table's means and 95 % intervals) and a
+//! `tidy` sheet with every stored value, one row per sample, result and measurement, as the CSV
+//! export.
 
 use crate::export::{csv_row_values, Exporter};
-use crate::model::{ReportModel, Table};
+use crate::model::{ReportModel, Row, Table};
+use crate::standings::{Options, Standings};
+use crate::terminal::leaders_text;
+use fsbench_model::{Dim, DimValue};
+use fsbench_workload::workload::{GridUnit, GridView};
+use fsbench_workload::WorkloadSettings;
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
 use std::io::{self, Write};
 
@@ -30,67 +38,110 @@ fn sheet_name(text: &str, used: &mut Vec<String>) -> String {
     name
 }
 
-/// The iozone sheets of a matrix throughput table.
-fn matrix_sheets(
+/// A grid's row or column value in a cell: a size in KiB (iozone's Excel layout), a count,
+/// or text.
+fn write_dim(
+    ws: &mut rust_xlsxwriter::Worksheet,
+    row: u32,
+    col: u16,
+    value: &DimValue,
+    format: &Format,
+) -> Result<(), XlsxError> {
+    match value {
+        DimValue::Bytes(b) => ws.write_number_with_format(row, col, (*b / 1024) as f64, format)?,
+        DimValue::Count(n) => ws.write_number_with_format(row, col, *n as f64, format)?,
+        other => ws.write_string_with_format(row, col, other.to_string(), format)?,
+    };
+    Ok(())
+}
+
+/// Distinct values of a dimension among rows, in order of appearance (`sorted`: ascending).
+fn dim_values(rows: &[&Row], dim: Dim, sorted: bool) -> Vec<DimValue> {
+    let mut seen: Vec<DimValue> = Vec::new();
+    for value in rows.iter().filter_map(|r| dim.get(&r.dims)) {
+        if !seen.contains(&value) {
+            seen.push(value);
+        }
+    }
+    if sorted {
+        seen.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    }
+    seen
+}
+
+/// The sheets of a workload's grid (`GridView`), laid out as iozone's Excel report: a sheet
+/// per block (the matrix's test), in it a block per configuration — rows by the grid's row
+/// dimension, columns by its column dimension (sizes in KiB), cells the mean in the grid's
+/// first unit.
+fn grid_sheets(
     wb: &mut Workbook,
     table: &Table,
+    view: &GridView,
+    unit: &GridUnit,
     used: &mut Vec<String>,
 ) -> Result<(), XlsxError> {
     let bold = Format::new().set_bold();
-    let mut phases: Vec<String> = Vec::new();
-    for r in &table.rows {
-        if let Some(p) = &r.dims.phase {
-            if !phases.contains(p) {
-                phases.push(p.clone());
-            }
-        }
-    }
-    for phase in phases {
-        let rows: Vec<_> = table
-            .rows
+    let all: Vec<&Row> = table.rows.iter().collect();
+    let size = |dim: Dim, value: &DimValue| match value {
+        DimValue::Bytes(_) => format!("{} (KiB)", dim.label()),
+        _ => dim.label().to_string(),
+    };
+    for block in dim_values(&all, view.blocks, false) {
+        let rows: Vec<&Row> = all
             .iter()
-            .filter(|r| r.dims.phase.as_ref() == Some(&phase))
+            .copied()
+            .filter(|r| view.blocks.get(&r.dims).as_ref() == Some(&block))
             .collect();
-        let mut files: Vec<u64> = rows.iter().filter_map(|r| r.dims.file_size_bytes).collect();
-        let mut records: Vec<u64> = rows
-            .iter()
-            .filter_map(|r| r.dims.record_size_bytes)
-            .collect();
-        files.sort_unstable();
-        files.dedup();
-        records.sort_unstable();
-        records.dedup();
+        let ys = dim_values(&rows, view.rows, true);
+        let xs = dim_values(&rows, view.columns, true);
+        let (Some(y0), Some(x0)) = (ys.first(), xs.first()) else {
+            continue;
+        };
         let ws = wb.add_worksheet();
-        ws.set_name(sheet_name(&phase, used))?;
+        ws.set_name(sheet_name(&block.to_string(), used))?;
         let mut at = 0u32;
         for (col, column) in table.columns.iter().enumerate() {
+            if !rows.iter().any(|r| r.cells[col].is_some()) {
+                continue;
+            }
             ws.write_string_with_format(
                 at,
                 0,
                 format!(
-                    "{} — {phase} report, throughput in KiB/s (higher is better); rows: file size (KiB), columns: record size (KiB)",
-                    column.label
+                    "{} — {} ({block}), {} in {} ({}); rows: {}, columns: {}",
+                    column.label,
+                    (view.block_title)(&block.to_string()),
+                    table.metric,
+                    unit.label,
+                    unit.direction.phrase(),
+                    size(view.rows, y0),
+                    size(view.columns, x0),
                 ),
                 &bold,
             )?;
             at += 1;
-            ws.write_string_with_format(at, 0, "file KiB \\ record KiB", &bold)?;
-            for (j, r) in records.iter().enumerate() {
-                ws.write_number_with_format(at, 1 + j as u16, (*r / 1024) as f64, &bold)?;
+            ws.write_string_with_format(
+                at,
+                0,
+                format!("{} \\ {}", view.rows.label(), view.columns.label()),
+                &bold,
+            )?;
+            for (j, x) in xs.iter().enumerate() {
+                write_dim(ws, at, 1 + j as u16, x, &bold)?;
             }
             at += 1;
-            for f in &files {
-                ws.write_number_with_format(at, 0, (*f / 1024) as f64, &bold)?;
-                for (j, r) in records.iter().enumerate() {
+            for y in &ys {
+                write_dim(ws, at, 0, y, &bold)?;
+                for (j, x) in xs.iter().enumerate() {
                     let cell = rows
                         .iter()
-                        .find(|row| {
-                            row.dims.file_size_bytes == Some(*f)
-                                && row.dims.record_size_bytes == Some(*r)
+                        .find(|r| {
+                            view.rows.get(&r.dims).as_ref() == Some(y)
+                                && view.columns.get(&r.dims).as_ref() == Some(x)
                         })
-                        .and_then(|row| row.cells[col].as_ref());
+                        .and_then(|r| r.cells[col].as_ref());
                     if let Some(c) = cell {
-                        ws.write_number(at, 1 + j as u16, (c.summary.mean / 1024.0).round())?;
+                        ws.write_number(at, 1 + j as u16, (c.summary.mean / unit.divisor).round())?;
                     }
                 }
                 at += 1;
@@ -101,17 +152,115 @@ fn matrix_sheets(
     Ok(())
 }
 
+/// The verdict, the ranking with its rank intervals and what was not measured, each a sheet.
+fn standings_sheets(
+    wb: &mut Workbook,
+    model: &ReportModel,
+    used: &mut Vec<String>,
+) -> Result<(), XlsxError> {
+    let bold = Format::new().set_bold();
+    let standings = Standings::of(model, &Options::default());
+    if !standings.disciplines.is_empty() {
+        let ws = wb.add_worksheet();
+        ws.set_name(sheet_name("verdict", used))?;
+        let header = [
+            "discipline",
+            "direction",
+            "winner, or those that tie for first",
+            "value",
+            "unit",
+            "lead over",
+            "lead (times better)",
+            "lead ci95_low",
+            "lead ci95_high",
+        ];
+        for (j, h) in header.iter().enumerate() {
+            ws.write_string_with_format(0, j as u16, *h, &bold)?;
+        }
+        for (i, d) in standings.disciplines.iter().enumerate() {
+            let r = 1 + i as u32;
+            let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+            ws.write_string(r, 0, d.title())?;
+            ws.write_string(r, 1, d.direction.phrase())?;
+            ws.write_string(r, 2, leaders_text(d))?;
+            ws.write_number(r, 3, best.mean)?;
+            ws.write_string(r, 4, d.unit.name())?;
+            if let Some(lead) = &d.lead {
+                ws.write_string(r, 5, &lead.over)?;
+                ws.write_number(r, 6, lead.factor)?;
+                if let (Some(lo), Some(hi)) = (lead.ci95_low, lead.ci95_high) {
+                    ws.write_number(r, 7, lo)?;
+                    ws.write_number(r, 8, hi)?;
+                }
+            }
+        }
+        let ws = wb.add_worksheet();
+        ws.set_name(sheet_name("ranking", used))?;
+        let categories = standings.categories();
+        let mut header: Vec<String> = ["rank best", "rank worst", "configuration"]
+            .map(String::from)
+            .to_vec();
+        header.extend(categories.iter().map(|c| format!("{} points", c.name())));
+        header.extend(["overall".to_string(), "composite".to_string()]);
+        for (j, h) in header.iter().enumerate() {
+            ws.write_string_with_format(0, j as u16, h, &bold)?;
+        }
+        for (i, s) in standings.scores.iter().enumerate() {
+            let r = 1 + i as u32;
+            ws.write_number(r, 0, s.rank.best as f64)?;
+            ws.write_number(r, 1, s.rank.worst as f64)?;
+            ws.write_string(r, 2, &s.label)?;
+            for (j, c) in categories.iter().enumerate() {
+                if let Some(p) = s.points.get(c) {
+                    ws.write_number(r, 3 + j as u16, *p)?;
+                }
+            }
+            let next = 3 + categories.len() as u16;
+            ws.write_number(r, next, s.overall)?;
+            if let Some(c) = s.composite {
+                ws.write_number(r, next + 1, c)?;
+            }
+        }
+    }
+    if !model.not_measured.is_empty() {
+        let ws = wb.add_worksheet();
+        ws.set_name(sheet_name("not measured", used))?;
+        for (j, h) in ["configuration", "status", "samples", "workloads", "reason"]
+            .iter()
+            .enumerate()
+        {
+            ws.write_string_with_format(0, j as u16, *h, &bold)?;
+        }
+        for (i, n) in model.not_measured.iter().enumerate() {
+            let r = 1 + i as u32;
+            ws.write_string(r, 0, &n.configuration)?;
+            ws.write_string(r, 1, n.status.name())?;
+            ws.write_number(r, 2, n.samples as f64)?;
+            ws.write_string(r, 3, n.workloads.join(", "))?;
+            ws.write_string(r, 4, &n.reason)?;
+        }
+    }
+    Ok(())
+}
+
 fn workbook(model: &ReportModel) -> Result<Vec<u8>, XlsxError> {
     let mut wb = Workbook::new();
     let mut used = Vec::new();
     let bold = Format::new().set_bold();
-    for table in model
-        .tables
-        .iter()
-        .filter(|t| t.workload == "matrix" && t.main)
-    {
-        matrix_sheets(&mut wb, table, &mut used)?;
+    for kind in model.kinds() {
+        let Some(view) = WorkloadSettings::grid_of(kind) else {
+            continue;
+        };
+        let unit = &view.units[0];
+        if let Some(table) = model
+            .tables
+            .iter()
+            .find(|t| t.workload == kind && t.metric == unit.metric)
+        {
+            grid_sheets(&mut wb, table, &view, unit, &mut used)?;
+        }
     }
+    standings_sheets(&mut wb, model, &mut used)?;
     // Every table's means.
     let ws = wb.add_worksheet();
     ws.set_name(sheet_name("summary", &mut used))?;
