@@ -1,11 +1,13 @@
 //! Progress on the terminal: a bar that appears once a run has taken a few seconds, and
-//! warnings printed above it. Nothing is drawn when stderr is not a terminal.
+//! warnings printed above it. Nothing is drawn when stderr is not a terminal. A configuration
+//! the host cannot run is said once, with its reason and how many samples it costs, not once
+//! per sample.
 
 use crate::out::note;
 use fsbench_measure::units::human_duration;
 use fsbench_model::ResultRecord;
 use fsbench_plan::{CampaignObserver, Case};
-use fsbench_report::terminal::printable;
+use fsbench_report::terminal::{printable, wrap, WIDTH};
 use fsbench_store::Outcome;
 use fsbench_workload::Sink;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -87,30 +89,48 @@ impl Sink for WorkloadProgress {
     }
 }
 
+/// Unsupported samples of one configuration in a row (its cases one after the other in a
+/// round), not said yet: per reason, how many cases.
+struct Unsupported {
+    config: String,
+    repetition: u32,
+    reasons: Vec<(String, usize)>,
+}
+
 /// Campaign progress: a bar (samples done, ETA) with the case in progress on a terminal, one
-/// plain line per finished sample otherwise.
+/// plain line per finished sample otherwise; a configuration found unsupported is one line.
 pub struct CampaignProgress {
     enabled: bool,
     terminal: bool,
     bar: Option<ProgressBar>,
     done: usize,
     total: usize,
+    /// Rounds of the plan (its minimum repetitions).
+    rounds: u32,
     sample_started: Instant,
+    /// The configuration found unsupported in the cases just run, until another comes.
+    pending: Option<Unsupported>,
+    /// (configuration, reason) already said: their later samples are only counted.
+    said: Vec<(String, String)>,
 }
 
 impl CampaignProgress {
-    pub fn new(enabled: bool) -> CampaignProgress {
+    pub fn new(enabled: bool, rounds: u32) -> CampaignProgress {
         CampaignProgress {
             enabled,
             terminal: std::io::stderr().is_terminal(),
             bar: None,
             done: 0,
             total: 0,
+            rounds,
             sample_started: Instant::now(),
+            pending: None,
+            said: Vec::new(),
         }
     }
 
     pub fn finish(&mut self) {
+        self.flush();
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
@@ -120,6 +140,64 @@ impl CampaignProgress {
         match &self.bar {
             Some(bar) => bar.println(line),
             None => note!("{line}"),
+        }
+    }
+
+    /// Says the unsupported configuration just seen: once per reason, with the samples it
+    /// costs (its cases found unsupported, in this round and every later one: a case found
+    /// unsupported is not tried again).
+    fn flush(&mut self) {
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        let rounds = self.rounds.saturating_sub(pending.repetition) + 1;
+        for (reason, cases) in pending.reasons {
+            if self.enabled {
+                let plural =
+                    |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+                let lead = format!(
+                    "[{}/{}] {}: unsupported, {} ({} × {}) not run:",
+                    self.done,
+                    self.total,
+                    printable(&pending.config),
+                    plural(cases * rounds as usize, "sample"),
+                    plural(cases, "case"),
+                    plural(rounds as usize, "round"),
+                );
+                let words: Vec<String> = printable(&reason)
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect();
+                self.say(wrap(&lead, &words, 4, WIDTH).join("\n"));
+            }
+            self.said.push((pending.config.clone(), reason));
+        }
+    }
+
+    /// Counts an unsupported sample: said with the others of its configuration once they are
+    /// all in, or not at all when its configuration and reason were said already.
+    fn unsupported(&mut self, case: &Case, repetition: u32, detail: &str) {
+        let config = case.config_key();
+        let reason = detail.strip_suffix(" (not retried)").unwrap_or(detail);
+        if self.said.iter().any(|(c, r)| *c == config && r == reason) {
+            return;
+        }
+        let same = self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.config == config && p.repetition == repetition);
+        if !same {
+            self.flush();
+            self.pending = Some(Unsupported {
+                config,
+                repetition,
+                reasons: Vec::new(),
+            });
+        }
+        let reasons = &mut self.pending.as_mut().expect("pending").reasons;
+        match reasons.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, cases)) => *cases += 1,
+            None => reasons.push((reason.to_string(), 1)),
         }
     }
 }
@@ -146,6 +224,14 @@ impl CampaignObserver for CampaignProgress {
 
     fn sample_started(&mut self, case: &Case, repetition: u32) {
         self.sample_started = Instant::now();
+        // Another configuration: the one found unsupported before it is complete.
+        if self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.config != case.config_key() || p.repetition != repetition)
+        {
+            self.flush();
+        }
         if let Some(bar) = &self.bar {
             bar.set_message(format!("{} #{repetition}", printable(&case.key)));
         }
@@ -163,6 +249,13 @@ impl CampaignObserver for CampaignProgress {
 
     fn sample_finished(&mut self, case: &Case, repetition: u32, status: Outcome, detail: &str) {
         self.done += 1;
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.done.min(self.total) as u64);
+        }
+        if status == Outcome::Unsupported {
+            self.unsupported(case, repetition, detail);
+            return;
+        }
         if !self.enabled {
             return;
         }
@@ -172,9 +265,6 @@ impl CampaignObserver for CampaignProgress {
         } else {
             format!(": {}", printable(detail))
         };
-        if let Some(bar) = &self.bar {
-            bar.set_position(self.done.min(self.total) as u64);
-        }
         if !self.terminal || status != Outcome::Ok {
             self.say(format!(
                 "[{}/{}] {} #{repetition}: {} ({took}){detail}",

@@ -82,7 +82,7 @@ pub fn fit(text: &str, width: usize) -> String {
     let (mut head, mut tail) = (keep - keep / 2, keep / 2);
     // Between words, if that loses less than a fifth of what is kept.
     let slack = keep / 5;
-    if let Some(cut) = (head.saturating_sub(slack)..=head)
+    if let Some(cut) = (head.saturating_sub(slack)..head)
         .rev()
         .find(|&i| i > 0 && all[i] == ' ')
     {
@@ -95,6 +95,26 @@ pub fn fit(text: &str, width: usize) -> String {
     let start: String = all[..head].iter().collect();
     let end: String = all[all.len() - tail..].iter().collect();
     format!("{start}…{end}")
+}
+
+/// Words wrapped into lines of at most `width` columns (a word longer than a line has one of
+/// its own), the first after `lead`, the next ones indented by `indent`.
+pub fn wrap(lead: &str, words: &[String], indent: usize, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = lead.to_string();
+    for word in words {
+        let fits = line.chars().count() + 1 + word.chars().count() <= width;
+        if !fits && line.chars().count() > indent {
+            lines.push(line);
+            line = " ".repeat(indent);
+        }
+        if !line.ends_with(' ') && !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 /// A reason within `width` characters: its parenthesised details left out, first ones first
