@@ -658,6 +658,77 @@ fn dry_run_lists_cases_with_stable_ids_and_an_estimate() {
     );
 }
 
+/// `--dry-run` says what each workload will do — every setting (threads, counts, sizes,
+/// durations) and what they resolve to at the plan's scale — once per workload, and every line
+/// of every built-in profile's dry run fits 120 columns.
+#[test]
+fn dry_run_says_what_each_workload_does_within_120_columns() {
+    for profile in fsbench_plan::profiles::ALL {
+        let output = fsbench()
+            .args([
+                "run",
+                "--dry-run",
+                "--scale",
+                "0.05",
+                "--profile",
+                profile.name,
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 120, "{}: {line}", profile.name);
+        }
+        if profile.name != "quick" {
+            continue;
+        }
+        // A workload's line and the more indented ones after it, as one.
+        let workload = |name: &str| {
+            let lines: Vec<&str> = text.lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("  {name} (")))
+                .unwrap_or_else(|| panic!("{name}: {text}"));
+            let more = lines[at + 1..]
+                .iter()
+                .take_while(|l| l.starts_with("    "))
+                .copied();
+            std::iter::once(lines[at])
+                .chain(more)
+                .flat_map(str::split_whitespace)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let files = workload("files");
+        for setting in ["count=2000", "threads=1", "ops=create,stat,readdir,unlink"] {
+            assert!(files.contains(setting), "{setting}: {files}");
+        }
+        assert!(
+            workload("fsync").contains("fsync_file=true create_size=4k")
+                || workload("fsync").contains("create_size=4k"),
+            "{text}"
+        );
+        let clients = workload("clients");
+        assert!(clients.contains("clients=4 duration=3s"), "{clients}");
+        // The matrix's sizes at scale 0.05, and the task's generated tree.
+        assert!(
+            workload("stream").contains("=> file_sizes_bytes=16m"),
+            "{text}"
+        );
+        assert!(workload("untar").contains("files=196"), "{text}");
+        assert_eq!(
+            text.matches("\n  files (metadata, ").count(),
+            1,
+            "once each: {text}"
+        );
+        assert!(
+            text.contains("at scale 0.05, sizes, counts, times shrink"),
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn example_plans_parse() {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/plans");

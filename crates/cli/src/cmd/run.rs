@@ -17,13 +17,13 @@ use fsbench_plan::executor::Child;
 use fsbench_plan::plan::Overrides;
 use fsbench_plan::profiles;
 use fsbench_plan::{Campaign, Plan};
-use fsbench_report::terminal::{printable, printable_path};
+use fsbench_report::terminal::{fit, printable, printable_path, wrap, WIDTH};
 use fsbench_report::{Exporter, ReportModel, Terminal};
 use fsbench_scale::Collective;
 use fsbench_store::{NewRun, Outcome, RunState, Store, StoreError};
 use fsbench_testbed::device::DeviceSpec;
 use fsbench_testbed::RealSystem;
-use fsbench_workload::workload::RunsPrograms;
+use fsbench_workload::workload::{Describe, RunsPrograms};
 
 /// The plan to run — a file, a stored run's plan (resume), or a built-in profile — with what
 /// the command line sets over its keys (`--dir`, `--scale`, `--work-dir`), applied before it is
@@ -113,13 +113,6 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
             }
         }
     }
-    let key_width = plan
-        .cases
-        .iter()
-        .map(|c| printable(&c.key).chars().count())
-        .max()
-        .unwrap_or(2)
-        .max(2);
     say!(
         "Plan \"{}\"{}: {} cases x {} repetitions = {} samples{}, estimated {}",
         printable(&plan.name),
@@ -143,45 +136,161 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
         human_duration(plan.estimate_ns())
     )?;
     say_notes(plan)?;
-    // A filesystem on an array says so: `btrfs raid0:2`.
-    let fs_of = |case: &fsbench_plan::Case| match &case.config.array {
-        Some(array) => format!(
-            "{} {}",
-            printable(&case.config.filesystem),
-            printable(array)
-        ),
-        None => printable(&case.config.filesystem).into_owned(),
+    say_workloads(plan)?;
+    // The cases: id, filesystem, options and estimate, each column as wide as its widest
+    // entry; options elided in their middle when the line would pass 120 columns (the id, a
+    // stable key, never is).
+    let quote = |s: &str| {
+        if s.is_empty() {
+            "(default)".to_string()
+        } else {
+            printable(s).into_owned()
+        }
     };
-    let fs_width = plan
+    let rows: Vec<[String; 5]> = plan
         .cases
         .iter()
-        .map(|c| fs_of(c).chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(10);
-    say!(
-        "{:<key_width$}  {:<fs_width$}  {:<24}  {:<24}  each",
-        "id",
-        "fs",
-        "mkfs options",
-        "mount options"
-    )?;
-    for case in &plan.cases {
-        let quote = |s: &str| {
-            if s.is_empty() {
-                "(default)".to_string()
+        .map(|case| {
+            [
+                printable(&case.key).into_owned(),
+                // A filesystem on an array says so: `btrfs raid0:2`.
+                match &case.config.array {
+                    Some(array) => format!(
+                        "{} {}",
+                        printable(&case.config.filesystem),
+                        printable(array)
+                    ),
+                    None => printable(&case.config.filesystem).into_owned(),
+                },
+                quote(&case.config.mkfs_options),
+                quote(&case.config.mount_options),
+                human_duration(plan.case_estimate_ns(case)),
+            ]
+        })
+        .collect();
+    let header = ["id", "fs", "mkfs options", "mount options", "each"].map(String::from);
+    let mut widths = [0usize; 5];
+    for row in rows.iter().chain([&header]) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let total = |widths: &[usize; 5]| widths.iter().sum::<usize>() + 2 * 4;
+    while total(&widths) > WIDTH {
+        // The wider of the two option columns gives up a column, down to 12.
+        let wider = if widths[2] >= widths[3] { 2 } else { 3 };
+        if widths[wider] <= 12 {
+            break;
+        }
+        widths[wider] -= 1;
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| {
+                let cell = fit(cell, w);
+                format!("{cell}{}", " ".repeat(w - cell.chars().count()))
+            })
+            .collect();
+        say!("{}", cells.join("  ").trim_end())?;
+    }
+    Ok(())
+}
+
+/// A setting's or a resolved value's text: numbers, text and booleans as they are (sizes and
+/// durations resolved in bytes and nanoseconds, named so, readably), lists joined by commas (a
+/// long list of values as its length), an object as its fields; nothing for an empty one.
+fn value_text(key: &str, value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::Array(items) if items.is_empty() => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) if key.ends_with("_bytes") => Some(fsbench_model::size_label(n.as_u64()?)),
+        Value::Number(n) if key.ends_with("_ns") => Some(human_duration(n.as_u64()?)),
+        Value::Array(items) if items.iter().all(|v| !v.is_object() && !v.is_array()) => {
+            if items.len() > 8 {
+                Some(format!("[{} values]", items.len()))
             } else {
-                printable(s).into_owned()
+                Some(
+                    items
+                        .iter()
+                        .filter_map(|v| value_text(key, v))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )
             }
-        };
-        say!(
-            "{:<key_width$}  {:<fs_width$}  {:<24}  {:<24}  {}",
-            printable(&case.key),
-            fs_of(case),
-            quote(&case.config.mkfs_options),
-            quote(&case.config.mount_options),
-            human_duration(plan.case_estimate_ns(case))
-        )?;
+        }
+        Value::Array(items) => Some(format!("[{} entries]", items.len())),
+        Value::Object(fields) => Some(format!(
+            "{{{}}}",
+            fields
+                .iter()
+                .filter_map(|(k, v)| Some(format!("{k}={}", value_text(k, v)?)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )),
+        other => Some(other.to_string()),
+    }
+}
+
+/// Each workload of the plan once: its kind, how long a sample of it takes, every setting
+/// (defaults included), and what the settings resolve to at the plan's scale (the workload's
+/// `describe`: the matrix's cells, the task's tree), within 120 columns.
+fn say_workloads(plan: &Plan) -> Result<(), Failure> {
+    say!(
+        "Workloads (every setting, defaults included; `=>` what they resolve to{}):",
+        if plan.scale < 1.0 {
+            format!("; at scale {}, sizes, counts, times shrink", plan.scale)
+        } else {
+            String::new()
+        }
+    )?;
+    let mut seen: Vec<&str> = Vec::new();
+    for case in &plan.cases {
+        let workload = &case.workload;
+        if seen.contains(&workload.name.as_str()) {
+            continue;
+        }
+        seen.push(&workload.name);
+        let ctx = plan.context(case);
+        let settings = serde_json::to_value(workload).map_err(|e| Failure::failed(anyhow!(e)))?;
+        let words: Vec<String> = settings
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "name" && *k != "kind")
+            .filter_map(|(k, v)| {
+                Some(printable(&format!("{k}={}", value_text(k, v)?)).into_owned())
+            })
+            .collect();
+        let lead = format!(
+            "  {} ({}, {} a sample):",
+            printable(&workload.name),
+            workload.settings.kind(),
+            human_duration(workload.estimate_ns(&ctx))
+        );
+        for line in wrap(&lead, &words, 6, WIDTH) {
+            say!("{line}")?;
+        }
+        if let Some(resolved) = workload.settings.apply(Describe(&ctx)) {
+            let words: Vec<String> = resolved
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, v)| settings.get(k.as_str()) != Some(v))
+                .filter_map(|(k, v)| {
+                    Some(printable(&format!("{k}={}", value_text(k, v)?)).into_owned())
+                })
+                .collect();
+            if !words.is_empty() {
+                for line in wrap("    =>", &words, 6, WIDTH) {
+                    say!("{line}")?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -189,7 +298,10 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
 /// The plan's notes (a study's profile: what differs from the study here), once each.
 fn say_notes(plan: &Plan) -> Result<(), Failure> {
     for note in &plan.notes {
-        say!("Note: {note}")?;
+        let words: Vec<String> = note.split_whitespace().map(String::from).collect();
+        for line in wrap("Note:", &words, 6, WIDTH) {
+            say!("{line}")?;
+        }
     }
     Ok(())
 }
@@ -418,7 +530,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     ));
     let worker = std::env::current_exe()
         .context("cannot find the fsbench binary for the workload processes")?;
-    let mut progress = CampaignProgress::new(!quiet);
+    let mut progress = CampaignProgress::new(!quiet, plan.repetitions.min);
     let end = Campaign {
         plan: &plan,
         store: &mut store,
