@@ -78,8 +78,8 @@ fn reports_are_written_in_every_format_and_bad_options_are_refused() {
     assert!(output.status.success(), "{}", stderr(&output));
     let text = std::fs::read_to_string(&md).unwrap();
     for part in [
-        "## Winners",
-        "## Rankings",
+        "## Verdict",
+        "## Ranking",
         "metadata points (weight 2)",
         "meta create",
     ] {
@@ -89,7 +89,7 @@ fn reports_are_written_in_every_format_and_bad_options_are_refused() {
     for label in [
         "tmpfs mount=default",
         "tmpfs mount=big",
-        "create threads=1: latency percentiles",
+        "meta: create threads=1: latency percentiles",
     ] {
         assert!(page.contains(label), "{label}");
     }
@@ -121,22 +121,7 @@ fn reports_are_written_in_every_format_and_bad_options_are_refused() {
 /// Headless Chromium renders the report: the screenshot has charts (coloured pixels, not a
 /// blank page) and the log has no console errors.
 fn render_in_chromium(html: &Path) {
-    let chromium = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| {
-            std::process::Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    let Some(chromium) = chromium else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must render the report: scripts/install-deps.sh installs chromium"
-        );
-        eprintln!("skipping the rendering check: no chromium");
-        return;
-    };
+    let Some(chromium) = chromium() else { return };
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("shot.png");
     let output = std::process::Command::new(chromium)
@@ -491,4 +476,381 @@ fn a_reader_that_stops_early_is_not_an_error() {
         "{}",
         stderr(&output)
     );
+}
+
+/// The filesystems of the quick profile: the first six measured here, the last four
+/// unsupported (as a host without them reports them).
+const QUICK_FILESYSTEMS: [&str; 10] = [
+    "ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "jfs", "reiserfs", "f2fs", "nilfs2",
+];
+
+/// A stored run shaped as the quick profile's on a host with six of its filesystems: the
+/// quick profile's workloads run for real in a directory at a small scale (run 1, 5 rounds),
+/// then run 2 is made of it — each of the six filesystems with those samples scaled by a
+/// factor of its own and a little noise per round (ext2 and ext3 alike, the others apart),
+/// each with a target read-back, and the last four unsupported with the reason this host
+/// would give. Returns run 2's id.
+fn quick_shaped_run(s: &Scratch) -> i64 {
+    use fsbench_model::Direction;
+    use fsbench_store::{NewRun, NewSample, Outcome, RunState, Store};
+    let dir = s.path().join("dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let output = s.run(&[
+        "--profile",
+        "quick",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--scale",
+        "0.05",
+        "--quiet",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let mut store = Store::open(&s.db()).unwrap();
+    let measured = store.load(1).unwrap();
+    let run = store
+        .begin_run(&NewRun {
+            started_at: &measured.run.started_at,
+            plan_name: "quick",
+            plan_text: &measured.run.plan_text,
+            fsbench_version: &measured.run.fsbench_version,
+            host_json: &measured.run.host.to_string(),
+            planned_samples: 250,
+            overrides_json: None,
+            scale: 0.05,
+        })
+        .unwrap();
+    let factors = [1.0, 1.0, 1.15, 1.3, 0.8, 0.55];
+    let mut position = 0;
+    for (f, fs) in QUICK_FILESYSTEMS.iter().enumerate() {
+        for case in &measured.cases {
+            let workload = case.case.key.rsplit('.').next().unwrap();
+            let mut config = case.case.config.clone();
+            config.filesystem = fs.to_string();
+            config.mkfs_set = "default".into();
+            config.mount_set = "default".into();
+            config.mkfs_options = String::new();
+            config.mount_options = String::new();
+            let key = format!("{fs}.default.default.default.warm.{workload}");
+            let id = store
+                .add_case(
+                    run,
+                    &key,
+                    position,
+                    &config,
+                    &case.case.workload.to_string(),
+                )
+                .unwrap();
+            position += 1;
+            for sample in &case.samples {
+                let rep = sample.repetition;
+                if f >= factors.len() {
+                    let reason = format!(
+                        "{fs} cannot run on this host: the kernel lacks {fs} (not in /proc/filesystems: not built in and no module loaded); mkfs.{fs}, fsck.{fs} are not installed (apt-get install {fs}-tools)"
+                    );
+                    store
+                        .record_sample(
+                            id,
+                            &NewSample {
+                                repetition: rep,
+                                status: Outcome::Unsupported,
+                                reason: Some(&reason),
+                                not_retried: rep > 1,
+                                started_at: &sample.started_at,
+                                elapsed_ns: 0,
+                                target_json: None,
+                                results: &[],
+                                seed: None,
+                                warnings: &[],
+                                config_json: None,
+                            },
+                        )
+                        .unwrap();
+                    continue;
+                }
+                // A little noise of the configuration's own per round, deterministic.
+                let noise = 1.0 + 0.02 * (((f * 7 + rep as usize * 3) % 5) as f64 - 2.0) / 2.0;
+                let factor = factors[f] * noise;
+                let mut results = sample.results.clone();
+                for m in results.iter_mut().flat_map(|r| &mut r.measurements) {
+                    match m.direction {
+                        Direction::Higher => m.value *= factor,
+                        Direction::Lower => m.value /= factor,
+                        Direction::None => {}
+                    }
+                }
+                let loop_dev = format!("/dev/loop{}", 10 + f);
+                let target = serde_json::json!({
+                    "filesystem": fs,
+                    "device": { "kind": "image", "path": loop_dev, "size_bytes": 107374182,
+                                "disk": { "name": "vda", "model": "QEMU HARDDISK" } },
+                    "mkfs": { "command": format!("mkfs.{fs} -F -E lazy_itable_init=0,lazy_journal_init=0,root_owner=0:0,discard -O ^has_journal,extent,huge_file,flex_bg,metadata_csum,64bit,dir_nlink,extra_isize {loop_dev}") },
+                    "mount": { "mount_options": "rw,relatime,seclabel,errors=remount-ro,user_xattr,acl,barrier=1,data=ordered,commit=5", "super_options": "rw" },
+                    "scheduler": { "in_force": "mq-deadline" },
+                    "cache": { "state": "warm" },
+                    "fsck": { "clean": true, "command": format!("fsck.{fs} -f -n {loop_dev}") },
+                });
+                store
+                    .record_sample(
+                        id,
+                        &NewSample {
+                            repetition: rep,
+                            status: sample.status,
+                            reason: sample.reason.as_deref(),
+                            not_retried: false,
+                            started_at: &sample.started_at,
+                            elapsed_ns: sample.elapsed_ns,
+                            target_json: Some(&target.to_string()),
+                            results: &results,
+                            seed: sample.seed,
+                            warnings: &sample.warnings,
+                            config_json: None,
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    store
+        .finish_run(run, RunState::Complete, Some(&measured.run.started_at))
+        .unwrap();
+    run
+}
+
+/// What a script injected into a copy of the report measures in headless Chromium at
+/// 1400×900: the first screen's sections, what is wider than the viewport, and each chart's
+/// colour per configuration next to the legend's. Written into the page as percent-encoded
+/// JSON, read back from `--dump-dom`.
+const MEASURE: &str = r#"
+<script>
+(function () {
+  const box = (sel) => { const e = document.querySelector(sel); if (!e) return null;
+    const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; };
+  const hex = (c) => { const m = c.match(/\d+/g); if (!m) return c.toLowerCase();
+    return '#' + m.slice(0, 3).map((v) => (+v).toString(16).padStart(2, '0')).join(''); };
+  const out = { width: innerWidth, height: innerHeight,
+    verdict: box('#verdict table'), heatmap: box('#heatmap table') };
+  // Every element as wide as it lays out, with the configurations opened.
+  document.querySelectorAll('details').forEach((d) => { d.open = true; });
+  const clipped = (e) => { for (let p = e.parentElement; p; p = p.parentElement) {
+    const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') return true; }
+    return false; };
+  out.scroll_width = document.documentElement.scrollWidth;
+  out.wide = [];
+  document.querySelectorAll('body *').forEach((e) => {
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && r.right > innerWidth + 0.5 && !clipped(e)) out.wide.push(e.tagName + ' ' + Math.round(r.right));
+  });
+  const legend = {};
+  document.querySelectorAll('.legend .item').forEach((i) => {
+    legend[i.textContent.trim()] = hex(getComputedStyle(i.querySelector('.swatch')).backgroundColor); });
+  out.legend = legend;
+  out.charts = [];
+  document.querySelectorAll('figure.chart svg').forEach((svg, n) => {
+    const seen = [];
+    const rects = [...svg.querySelectorAll('rect')].filter((r) => {
+      const f = (r.getAttribute('fill') || '').toLowerCase();
+      return f !== '#ffffff' && f !== '#000000' && f !== 'none' && r.getBBox().width > 2; });
+    svg.querySelectorAll('text').forEach((t) => {
+      const label = t.textContent.trim();
+      if (!(label in legend)) return;
+      const fill = (t.getAttribute('fill') || '').toLowerCase();
+      if (fill && fill !== '#000000') { seen.push([label, fill]); return; }
+      // A bar's name under it: the bar whose middle is nearest.
+      const b = t.getBBox(); const mid = b.x + b.width / 2;
+      let best = null, gap = Infinity;
+      rects.forEach((r) => { const rb = r.getBBox(); const d = Math.abs(rb.x + rb.width / 2 - mid);
+        if (d < gap) { gap = d; best = r; } });
+      if (best && gap < 20) seen.push([label, best.getAttribute('fill').toLowerCase()]);
+    });
+    out.charts.push({ n: n, seen: seen });
+  });
+  const pre = document.createElement('pre');
+  pre.id = 'measured';
+  pre.textContent = encodeURIComponent(JSON.stringify(out));
+  document.body.appendChild(pre);
+})();
+</script>
+"#;
+
+/// Percent-decoding of what `encodeURIComponent` wrote.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+            out.push(u8::from_str_radix(hex, 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// The issue's test of the report a new user opens: the quick profile's report (of a run
+/// shaped as it, with four filesystems unsupported) rendered by headless Chromium at 1400×900
+/// has the verdict and the heat-map on its first screen, nothing wider than the window (the
+/// configurations' read-back opened too), and every chart draws each configuration in the
+/// colour the legend gives it.
+#[test]
+fn the_quick_report_answers_on_the_first_screen_at_1400_by_900() {
+    if !root_or_skip("the_quick_report_answers_on_the_first_screen_at_1400_by_900") {
+        return;
+    }
+    let Some(chromium) = chromium() else { return };
+    let s = Scratch::new();
+    let run = quick_shaped_run(&s);
+    let html = s.path().join("quick.html");
+    let output = report(&s, &[&run.to_string(), "--html", html.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("<script"), "the report runs no script");
+    let probe = s.path().join("probe.html");
+    std::fs::write(
+        &probe,
+        page.replace("</body>", &format!("{MEASURE}</body>")),
+    )
+    .unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1400,900",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .unwrap();
+    let dom = stdout(&output);
+    let encoded = dom
+        .split("<pre id=\"measured\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("nothing measured: {}", stderr(&output)));
+    let m: serde_json::Value = serde_json::from_str(&percent_decode(encoded)).unwrap();
+    // The page's layout depends on the window's width, not its height (no unit of the
+    // stylesheet is relative to it): at 1400 wide, the first screen is its top 900 pixels.
+    // (--dump-dom keeps room for a browser's frame: its inner height is below 900.)
+    let (width, height) = (m["width"].as_f64().unwrap(), 900.0);
+    assert_eq!(width, 1400.0, "{m}");
+    for section in ["verdict", "heatmap"] {
+        let bottom = m[section]["bottom"].as_f64().unwrap_or(f64::INFINITY);
+        assert!(
+            m[section]["top"].as_f64().unwrap() >= 0.0 && bottom <= height,
+            "{section} is not on the first screen: {}",
+            m[section]
+        );
+    }
+    assert!(m["scroll_width"].as_f64().unwrap() <= width, "{m}");
+    assert_eq!(m["wide"], serde_json::json!([]), "wider than the window");
+    let legend = m["legend"].as_object().unwrap();
+    let labels: Vec<&str> = legend.keys().map(String::as_str).collect();
+    assert_eq!(labels.len(), 6, "{labels:?}");
+    let charts = m["charts"].as_array().unwrap();
+    assert!(charts.len() > 10, "{} charts", charts.len());
+    let mut checked = 0;
+    for chart in charts {
+        for seen in chart["seen"].as_array().unwrap() {
+            let (label, colour) = (seen[0].as_str().unwrap(), seen[1].as_str().unwrap());
+            assert_eq!(legend[label], colour, "{label} in chart {}", chart["n"]);
+            checked += 1;
+        }
+    }
+    // Every bar chart and line chart named its configurations: most charts have six.
+    assert!(
+        checked >= 6 * 10,
+        "only {checked} configurations found in the charts"
+    );
+    s.assert_nothing_mounted();
+}
+
+/// The headless browser of the rendering checks; None (the check skipped) without one,
+/// except on CI, which must have it.
+fn chromium() -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must render the report: scripts/install-deps.sh installs chromium"
+        );
+        eprintln!("skipping the rendering check: no chromium");
+    }
+    found
+}
+
+/// A configuration the host cannot run (a mount option the kernel rejects) is said once on
+/// the way, with its reason and the samples it costs, not once per sample; the summary at the
+/// end has one line for it and no line over 120 columns.
+#[test]
+fn an_unsupported_configuration_is_said_once_and_the_summary_fits_120_columns() {
+    if !root_or_skip("an_unsupported_configuration_is_said_once_and_the_summary_fits_120_columns") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "naps"
+repetitions = 3
+[[filesystems]]
+name = "tmpfs"
+mount_options = { default = "", bogus = "fsbench_no_such_option" }
+[[workloads]]
+kind = "sleep"
+name = "nap"
+duration = "10ms"
+[[workloads]]
+kind = "sleep"
+name = "doze"
+duration = "10ms"
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let progress = stderr(&output);
+    let said: Vec<&str> = progress
+        .lines()
+        .filter(|l| l.contains("tmpfs.default.bogus"))
+        .collect();
+    assert_eq!(said.len(), 1, "{progress}");
+    assert!(
+        said[0].contains(
+            "] tmpfs.default.bogus.default.warm: unsupported, 6 samples (2 cases × 3 rounds) not run: the kernel rejected"
+        ),
+        "{progress}"
+    );
+    assert!(
+        progress.contains("Unknown parameter 'fsbench_no_such_option'"),
+        "{progress}"
+    );
+    for line in progress.lines().chain(stdout(&output).lines()) {
+        assert!(line.chars().count() <= 120, "{line}");
+    }
+    let summary = stdout(&output);
+    let lines: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.contains("mount=bogus"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{summary}");
+    assert!(
+        lines[0].starts_with(
+            "  tmpfs mount=bogus  unsupported ×6 (every workload): the kernel rejected"
+        ),
+        "{summary}"
+    );
+    s.assert_clean();
 }
