@@ -9,7 +9,7 @@
 //! An overall order is only as sure as the data: [`rank_intervals`] gives each configuration
 //! the 95 % interval of its overall rank, from a bootstrap over rounds paired as the
 //! per-discipline comparisons are (every configuration keeps the rounds drawn), its spread
-//! widened to Student's t for the rounds there were (docs/metrics.md, "Rank intervals").
+//! widened to Student's t for the rounds there were (docs/reports.md, "Rank intervals").
 
 use crate::{t_quantile, SplitMix64};
 use serde::Serialize;

@@ -113,7 +113,7 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
             }
         }
     }
-    say!(
+    let head = format!(
         "Plan \"{}\"{}: {} cases x {} repetitions = {} samples{}, estimated {}",
         printable(&plan.name),
         if plan.scale < 1.0 {
@@ -134,7 +134,11 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
             String::new()
         },
         human_duration(plan.estimate_ns())
-    )?;
+    );
+    let words: Vec<String> = head.split(' ').map(String::from).collect();
+    for line in wrap("", &words, 2, WIDTH) {
+        say!("{line}")?;
+    }
     say_notes(plan)?;
     say_workloads(plan)?;
     // The cases: id, filesystem, options and estimate, each column as wide as its widest
