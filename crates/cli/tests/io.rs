@@ -427,3 +427,114 @@ fn two_ranks_results_merge_into_the_jobs() {
         std::fs::remove_dir(dir).unwrap();
     }
 }
+
+/// The bare device (`raw`) beside ext4 in one plan: the io workload runs on the loop device
+/// itself (each block of its region once), nothing is made, mounted or checked on it; the other
+/// workload is unsupported on it with the reason; it is left out of the verdict and the ranking
+/// and every report sets ext4's figure against it (efficiency, paired by round). Options on it
+/// are refused at load.
+#[test]
+fn the_bare_device_is_the_baseline_of_the_filesystems() {
+    if !root_or_skip("the_bare_device_is_the_baseline_of_the_filesystems") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "baseline"
+repetitions = 2
+[device]
+image = "256m"
+[[filesystems]]
+name = "raw"
+[[filesystems]]
+name = "ext4"
+[[workloads]]
+kind = "io"
+name = "rr"
+rw = "randread"
+direct = true
+size = "16m"
+iodepth = 4
+[[workloads]]
+kind = "sleep"
+name = "nap"
+duration = "10ms"
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let out = stdout(&output) + &stderr(&output);
+    assert!(out.contains("Efficiency ("), "{out}");
+    assert!(
+        out.contains("ext4 ") && out.contains(" of raw "),
+        "the terminal sets ext4 against raw: {out}"
+    );
+    let doc = s.export(1);
+    for case in run_cases(&doc) {
+        let raw = case["config"]["filesystem"] == "raw";
+        for sample in case["samples"].as_array().unwrap() {
+            let nap = case["workload"]["kind"] == "sleep";
+            match (raw, nap) {
+                (true, true) => {
+                    assert_eq!(sample["status"], "unsupported", "{sample}");
+                    let reason = sample["reason"].as_str().unwrap();
+                    assert!(reason.contains("needs a filesystem"), "{reason}");
+                }
+                (true, false) => {
+                    assert_eq!(sample["status"], "ok", "{sample}");
+                    let target = &sample["target"];
+                    let device = target["device"]["path"].as_str().unwrap();
+                    assert!(device.starts_with("/dev/loop"), "{target}");
+                    assert_eq!(target["mountpoint"], device, "the workload got the device");
+                    assert!(target["fsck"].is_null(), "nothing to check: {target}");
+                    assert!(target["mount"].is_null(), "nothing mounted: {target}");
+                    let r = &flat_results_of(sample)[0];
+                    assert_eq!(r["ops"], 4096, "16m in 4k blocks, each once: {r}");
+                }
+                (false, _) => assert_eq!(sample["status"], "ok", "{sample}"),
+            }
+        }
+    }
+    let efficiency = doc["efficiency"].as_array().unwrap();
+    assert!(!efficiency.is_empty(), "{doc}");
+    for f in efficiency {
+        assert_eq!(f["device"], "raw");
+        let entries = f["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 1, "{f}");
+        assert_eq!(entries[0]["label"], "ext4");
+        assert_eq!(entries[0]["paired"], true);
+        let e = entries[0]["efficiency"].as_f64().unwrap();
+        let (lo, hi) = (
+            entries[0]["ci95_low"].as_f64().unwrap(),
+            entries[0]["ci95_high"].as_f64().unwrap(),
+        );
+        assert!(e > 0.0 && lo <= e && e <= hi, "{f}");
+    }
+    let scores = doc["standings"]["scores"].as_array().unwrap();
+    assert!(!scores.is_empty());
+    assert!(
+        scores.iter().all(|s| s["label"] != "raw"),
+        "the baseline does not contend: {scores:?}"
+    );
+    let report = fsbench()
+        .args(["report", "1", "--markdown", "-", "--db"])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let markdown = stdout(&report);
+    assert!(markdown.contains("## Efficiency"), "{markdown}");
+    // Options on the bare device would go unused: refused.
+    let bad = s.plan(
+        "name = \"bad\"\n[[filesystems]]\nname = \"raw\"\nmount_options = { fast = \"noatime\" }\n[[workloads]]\nkind = \"sleep\"\n",
+    );
+    let output = s.run(&["--plan", bad.to_str().unwrap(), "--dry-run"]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("the bare device has no filesystem to make or mount"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -26,6 +26,8 @@ struct Document<'a> {
     #[serde(flatten)]
     model: &'a ReportModel,
     standings: Standings,
+    /// Each filesystem's share of its bare device (empty without one).
+    efficiency: Vec<crate::efficiency::Efficiency>,
 }
 
 impl Exporter for Json {
@@ -33,11 +35,14 @@ impl Exporter for Json {
         let document = Document {
             model,
             standings: Standings::of(model, &Options::default()),
+            efficiency: crate::efficiency::Efficiency::of(model),
         };
         // A failed write stays the I/O error it is (a closed pipe is the reader's choice).
-        serde_json::to_writer_pretty(&mut *out, &document).map_err(|e| match e.io_error_kind() {
-            Some(kind) => io::Error::new(kind, e),
-            None => io::Error::other(e),
+        serde_json::to_writer_pretty(&mut *out, &document).map_err(|e| {
+            match e.io_error_kind() {
+                Some(kind) => io::Error::new(kind, e),
+                None => io::Error::other(e),
+            }
         })?;
         writeln!(out)
     }

@@ -1118,6 +1118,26 @@ impl Exporter for Html {
             .filter(|(_, c)| c.measured)
             .map(|(i, c)| minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i) })
             .collect();
+        // Each filesystem's share of its bare device.
+        let efficiency: Vec<_> = crate::efficiency::Efficiency::of(model)
+            .iter()
+            .flat_map(|f| {
+                f.entries.iter().map(move |e| {
+                    minijinja::context! {
+                        title => f.title(),
+                        arrow => arrow(f.direction),
+                        direction => f.direction.phrase(),
+                        device => f.device.clone(),
+                        device_colour => colour_of(&f.device),
+                        device_value => f.value_text(f.device_mean),
+                        label => e.label.clone(),
+                        colour => colour_of(&e.label),
+                        value => f.value_text(e.mean),
+                        share => e.text(),
+                    }
+                })
+            })
+            .collect();
         let html = env
             .get_template("report")
             .and_then(|t| {
@@ -1139,6 +1159,8 @@ impl Exporter for Html {
                     sections => minijinja::value::Serde(&sections),
                     not_measured => not_measured,
                     comparison => comparison,
+                    efficiency => efficiency,
+                    efficiency_note => crate::efficiency::EXPLAINED,
                 })
             })
             .map_err(io::Error::other)?;

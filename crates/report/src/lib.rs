@@ -11,6 +11,8 @@
 //!   its lead with its interval), by how much and whether it is real; rankings by points (ties
 //!   share them) per category and overall with their rank intervals, and a composite against
 //!   a baseline. Every exporter takes it from the model.
+//! - [`efficiency`]: each filesystem's result as a share of its bare device's (`raw`), the
+//!   baseline that is not a contender.
 //! - [`export`]: the [`Exporter`] trait, [`Json`] (`fsbench.run` v2, with the standings) and
 //!   [`Csv`] (v4).
 //! - [`html`]: one self-contained HTML report ([`Html`]), the answer first, with inline SVG
@@ -25,6 +27,7 @@
 //!   blocks).
 
 pub mod charts;
+pub mod efficiency;
 pub mod export;
 pub mod grid;
 pub mod html;

@@ -4,6 +4,7 @@
 //! provenance, one row per configuration, and what was not measured (one row per
 //! configuration and reason).
 
+use crate::efficiency::Efficiency;
 use crate::export::Exporter;
 use crate::model::{CaseView, ReportModel};
 use crate::standings::{Discipline, Options, Standings};
@@ -146,6 +147,33 @@ impl Exporter for Markdown {
                     "Pairing by round: the paired intervals are {:.0} % as wide as Welch's on the same values (median of {n} comparisons).\n",
                     gain * 100.0
                 )?;
+            }
+            let efficiency = Efficiency::of(model);
+            if !efficiency.is_empty() {
+                writeln!(out, "## Efficiency\n")?;
+                writeln!(
+                    out,
+                    "{}.\n",
+                    crate::efficiency::EXPLAINED[..1].to_uppercase()
+                        + &crate::efficiency::EXPLAINED[1..]
+                )?;
+                writeln!(out, "| figure | bare device | filesystem | share of the device (95 % CI) |\n|---|---:|---|---|")?;
+                for f in &efficiency {
+                    for e in &f.entries {
+                        writeln!(
+                            out,
+                            "| {} ({}) | {} {} | {} ({}) | {} |",
+                            escape(&f.title()),
+                            f.direction.phrase(),
+                            escape(&f.device),
+                            f.value_text(f.device_mean),
+                            escape(&e.label),
+                            f.value_text(e.mean),
+                            e.text()
+                        )?;
+                    }
+                }
+                writeln!(out)?;
             }
             writeln!(out, "## Ranking\n")?;
             let categories = standings.categories();

@@ -44,6 +44,9 @@ pub struct Configuration {
     pub label: String,
     /// Some sample of it measured something.
     pub measured: bool,
+    /// It is the bare device (`raw`): a baseline the filesystems' results are set against
+    /// (`efficiency`), not a contender in the verdicts and rankings.
+    pub bare: bool,
 }
 
 /// What was not measured, per configuration, outcome and reason.
@@ -384,6 +387,8 @@ fn configurations(runs: &mut [RunView]) -> Vec<Configuration> {
                     run_id: case.run_id,
                     label,
                     measured: false,
+                    bare: fsbench_testbed::fs::by_name(&case.config.filesystem)
+                        .is_some_and(|fs| !fs.capabilities().filesystem),
                 });
                 out.len() - 1
             }

@@ -147,7 +147,11 @@ fn better(direction: Direction) -> impl Fn(f64, f64) -> bool {
 
 /// B / A for two cells: paired by round when they share at least 2 rounds of one run, else
 /// Welch. Also returns the unpaired comparison when the paired one was made.
-fn compare(a: &Cell, b: &Cell, same_run: bool) -> (Option<Comparison>, Option<Comparison>) {
+pub(crate) fn compare(
+    a: &Cell,
+    b: &Cell,
+    same_run: bool,
+) -> (Option<Comparison>, Option<Comparison>) {
     let va: Vec<f64> = a.values.iter().map(|(_, v)| *v).collect();
     let vb: Vec<f64> = b.values.iter().map(|(_, v)| *v).collect();
     let unpaired = welch(&va, &vb);
@@ -169,7 +173,14 @@ fn compare(a: &Cell, b: &Cell, same_run: bool) -> (Option<Comparison>, Option<Co
     (unpaired, None)
 }
 
-fn disciplines_of(index: usize, table: &Table, gains: &mut Vec<f64>) -> Vec<Discipline> {
+/// The disciplines of a table: each row (but a client's share) for each workload, among the
+/// configurations that contend (`contends[configuration]`: not the bare device).
+fn disciplines_of(
+    index: usize,
+    table: &Table,
+    contends: &[bool],
+    gains: &mut Vec<f64>,
+) -> Vec<Discipline> {
     let Some(category) = WorkloadSettings::category_of(&table.workload) else {
         return Vec::new();
     };
@@ -186,7 +197,9 @@ fn disciplines_of(index: usize, table: &Table, gains: &mut Vec<f64>) -> Vec<Disc
             if row.dims.client.is_some() {
                 continue;
             }
-            if let Some(mut d) = discipline(table, row, workload, category, &is_better, gains) {
+            if let Some(mut d) =
+                discipline(table, row, workload, category, &is_better, contends, gains)
+            {
                 (d.table, d.row_index) = (index, row_index);
                 out.push(d);
             }
@@ -202,6 +215,7 @@ fn discipline(
     workload: &str,
     category: Category,
     is_better: &impl Fn(f64, f64) -> bool,
+    contends: &[bool],
     gains: &mut Vec<f64>,
 ) -> Option<Discipline> {
     let means: Vec<Option<f64>> = row
@@ -210,7 +224,7 @@ fn discipline(
         .zip(&table.columns)
         .map(|(c, col)| {
             c.as_ref()
-                .filter(|_| col.workload == workload)
+                .filter(|_| col.workload == workload && contends[col.configuration])
                 .map(|c| c.summary.mean)
         })
         .collect();
@@ -325,11 +339,12 @@ fn discipline(
 impl Standings {
     pub fn of(model: &ReportModel, options: &Options) -> Standings {
         let mut gains = Vec::new();
+        let contends: Vec<bool> = model.configurations.iter().map(|c| !c.bare).collect();
         let disciplines: Vec<Discipline> = model
             .tables
             .iter()
             .enumerate()
-            .flat_map(|(i, t)| disciplines_of(i, t, &mut gains))
+            .flat_map(|(i, t)| disciplines_of(i, t, &contends, &mut gains))
             .collect();
         let mut labels: Vec<String> = Vec::new();
         for d in &disciplines {

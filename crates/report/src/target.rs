@@ -114,6 +114,14 @@ pub fn write_target(out: &mut dyn Write, t: &TargetInfo) -> io::Result<()> {
             f.exit_status.map_or("none".to_string(), |s| s.to_string()),
             human_duration(f.elapsed_ns)
         )?,
+        None if fsbench_testbed::fs::by_name(t.filesystem)
+            .is_some_and(|fs| !fs.capabilities().filesystem) =>
+        {
+            writeln!(
+                out,
+                "  no filesystem: nothing made, mounted or checked (the bare device)"
+            )?
+        }
         None => writeln!(out, "  fsck: not run")?,
     }
     Ok(())

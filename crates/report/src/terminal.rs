@@ -6,6 +6,7 @@
 //! discipline and the ranking with its rank intervals (crate::standings) close it, where a
 //! reader looks first; then one line per configuration that was not measured, with its reason.
 
+use crate::efficiency::Efficiency;
 use crate::export::Exporter;
 use crate::markdown::value_text;
 use crate::model::{ReportModel, Row, Table};
@@ -430,6 +431,7 @@ impl Exporter for Terminal<'_> {
         if self.ranking {
             let standings = Standings::of(model, &Options::default());
             write_verdicts(out, &standings)?;
+            write_efficiency(out, model)?;
             write_ranking(out, &standings, model)?;
         }
         write_not_measured(out, model)?;
@@ -539,6 +541,50 @@ fn write_verdicts(out: &mut dyn Write, standings: &Standings) -> io::Result<()> 
         .unwrap_or(10)
         .min(WIDTH.saturating_sub(4 + longest_rest).max(24));
     for (title, rest) in titles.iter().zip(&rests) {
+        let title = fit(title, width);
+        let line = format!("  {title}{}  {rest}", " ".repeat(width - chars(&title)));
+        writeln!(out, "{}", fit(&line, WIDTH))?;
+    }
+    Ok(())
+}
+
+/// Each filesystem's share of its bare device, one line per filesystem and figure.
+fn write_efficiency(out: &mut dyn Write, model: &ReportModel) -> io::Result<()> {
+    let figures = Efficiency::of(model);
+    if figures.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nEfficiency (each filesystem's result as a share of its bare device's, per-round ratios, 95 % CI):"
+    )?;
+    let lines: Vec<(String, String)> = figures
+        .iter()
+        .flat_map(|f| {
+            f.entries.iter().map(move |e| {
+                let share = e.text();
+                let share = share.replace(", paired", "");
+                (
+                    printable(&f.title()).into_owned(),
+                    printable(&format!(
+                        "{} {share} of {} {}",
+                        e.label,
+                        f.device,
+                        f.value_text(f.device_mean)
+                    ))
+                    .into_owned(),
+                )
+            })
+        })
+        .collect();
+    let longest_rest = lines.iter().map(|(_, r)| chars(r)).max().unwrap_or(0);
+    let width = lines
+        .iter()
+        .map(|(t, _)| chars(t))
+        .max()
+        .unwrap_or(10)
+        .min(WIDTH.saturating_sub(4 + longest_rest).max(24));
+    for (title, rest) in &lines {
         let title = fit(title, width);
         let line = format!("  {title}{}  {rest}", " ".repeat(width - chars(&title)));
         writeln!(out, "{}", fit(&line, WIDTH))?;

@@ -1226,7 +1226,7 @@ fn the_json_carries_the_verdict_the_rank_intervals_and_what_was_not_measured() {
     assert_eq!(configurations.len(), 10);
     assert_eq!(
         configurations[6],
-        serde_json::json!({"run_id": 1, "label": "jfs", "measured": false})
+        serde_json::json!({"run_id": 1, "label": "jfs", "measured": false, "bare": false})
     );
     assert_eq!(doc["runs"][0]["cases"][5]["configuration"], 1);
 }
