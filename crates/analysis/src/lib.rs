@@ -11,10 +11,13 @@
 //! - [`rank`]: placements and points per discipline (ties share points, as study 003 scored),
 //!   weighted totals, a geometric-mean composite normalised to a baseline, and the overall
 //!   ranks' 95 % intervals (a bootstrap over rounds, paired as the comparisons are).
+//! - [`steady`]: whether a phase's per-interval rate settled (last third against middle
+//!   third, beyond its noise) and how long it warmed up.
 //! - [`t_quantile_975`]: the two-sided 95 % critical value of Student's t (statrs).
 
 pub mod compare;
 pub mod rank;
+pub mod steady;
 pub mod summary;
 
 pub use compare::{paired, welch, Comparison, Verdict};

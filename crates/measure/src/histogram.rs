@@ -47,7 +47,7 @@ impl std::fmt::Debug for Histogram {
 }
 
 #[inline(always)]
-fn bucket_index(value: u64) -> usize {
+pub(crate) fn bucket_index(value: u64) -> usize {
     if value < SUB_BUCKETS {
         value as usize
     } else {
@@ -59,7 +59,7 @@ fn bucket_index(value: u64) -> usize {
 }
 
 /// Lowest value that falls into bucket `index`, and the bucket's width.
-fn bucket_range(index: usize) -> (u64, u64) {
+pub(crate) fn bucket_range(index: usize) -> (u64, u64) {
     let group = (index as u64) / SUB_BUCKETS;
     let sub = (index as u64) % SUB_BUCKETS;
     if group == 0 {

@@ -7,6 +7,9 @@
 //! - [`cpu`]: user and system CPU time of the calling thread.
 //! - [`stats`]: running mean / spread of per-pass rates (Welford).
 //! - [`recorder`]: the framework that times a pass of operations; workloads only act.
+//! - [`monitor`]: the host beside a sample (disks, memory, CPU, pressure) at its interval.
+//! - [`series`]: per-interval series of a running phase (threads publish on probes, a sampler
+//!   thread reads them).
 //! - [`units`]: parsing and formatting of sizes and durations.
 //! - [`host`]: what machine and which mounted filesystem a measurement was taken on;
 //!   [`trust`]: whether a directory of the host may hold what root makes (nobody else can
@@ -18,7 +21,9 @@ pub mod clock;
 pub mod cpu;
 pub mod histogram;
 pub mod host;
+pub mod monitor;
 pub mod recorder;
+pub mod series;
 pub mod stats;
 pub mod trust;
 pub mod units;

@@ -2,12 +2,15 @@
 //! and a command ended ([`Outcome`]), the state of a stored run ([`RunState`]), the axes of
 //! a campaign's cases ([`CaseAxis`]) and their configuration ([`case`]: `CaseConfig`, the
 //! `Category` a workload ranks in), and typed results ([`result`]: dimensions, units,
-//! directions, measurements), and which process owns something ([`owner`]: a run, a ledger).
+//! directions, measurements), what a sample measured over time ([`series`]: per-interval
+//! figures, the host monitors' series, the verdicts on them), and which process owns something
+//! ([`owner`]: a run, a ledger).
 //! Depends on no other fsbench crate.
 
 pub mod case;
 pub mod owner;
 pub mod result;
+pub mod series;
 
 pub use case::{CaseConfig, Category, DEFAULT_PLATFORM};
 
