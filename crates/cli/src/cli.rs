@@ -45,7 +45,8 @@ pub enum Command {
     /// List the runs stored in the results database.
     Runs(RunsArgs),
 
-    /// Write one stored run as JSON (with its summary tables) or tidy CSV.
+    /// Write one stored run as JSON (with its summary tables), tidy CSV, or its samples' series
+    /// (per interval: the workload's phases and the host beside them) as long-form CSV.
     Export(ExportArgs),
 
     /// Write the report of stored runs: a self-contained HTML page with charts, a Markdown
@@ -162,13 +163,23 @@ pub struct ExportArgs {
     /// The run's number (see `fsbench runs`).
     pub run: i64,
 
-    /// Write JSON (schema fsbench.run) to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE", required_unless_present = "csv")]
+    /// Write JSON (schema fsbench.run, every sample's series included) to FILE ("-" for
+    /// standard output).
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["csv", "series"])]
     pub json: Option<PathBuf>,
 
     /// Write tidy CSV (one row per sample and metric) to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+
+    /// Write every sample's series as long-form CSV (one row per point: sample, series, time,
+    /// duration, value, unit) to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
+
+    /// Only this sample's series (its id: `sample_id` in the series CSV, `id` in the JSON).
+    #[arg(long, value_name = "ID")]
+    pub sample: Option<i64>,
 
     #[command(flatten)]
     pub db: DbArgs,
@@ -409,6 +420,13 @@ pub struct RunOptions {
     /// record; record sizes never change). Recorded with the results.
     #[arg(long, value_name = "F", env = "FSBENCH_SCALE", default_value_t = 1.0)]
     pub scale: f64,
+
+    /// How often the phases' series (operations, bytes, latency percentiles per interval) and
+    /// the host monitors (disks, memory, CPU, pressure) are taken: auto (100ms; 1s for a phase
+    /// past a minute), off, or a duration of at least 10ms. Stored with the run as the plan's
+    /// `interval` key.
+    #[arg(long, value_name = "INTERVAL", default_value = "auto")]
+    pub interval: fsbench_measure::series::SeriesInterval,
 
     /// Run the workload at each value of one of its numeric settings and report the curve, its
     /// peak and its knee: SETTING=V1,V2,... (e.g. --sweep threads=1,2,4,8).

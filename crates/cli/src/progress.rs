@@ -1,10 +1,12 @@
-//! Progress on the terminal: a bar that appears once a run has taken a few seconds, and
-//! warnings printed above it. Nothing is drawn when stderr is not a terminal. A configuration
-//! the host cannot run is said once, with its reason and how many samples it costs, not once
-//! per sample.
+//! Progress on the terminal: a bar that appears once a run has taken a few seconds, with the
+//! running phase's live rate, and warnings printed above it. Nothing is drawn when stderr is
+//! not a terminal. A configuration the host cannot run is said once, with its reason and how
+//! many samples it costs, not once per sample.
 
 use crate::out::note;
+use fsbench_measure::series::{Discard, Outlet};
 use fsbench_measure::units::human_duration;
+use fsbench_model::series::PhaseBatch;
 use fsbench_model::ResultRecord;
 use fsbench_plan::{CampaignObserver, Case};
 use fsbench_report::terminal::{printable, wrap, WIDTH};
@@ -12,6 +14,7 @@ use fsbench_store::Outcome;
 use fsbench_workload::Sink;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A bar on stderr counting `total` things called `what`, with the elapsed time and ETA.
@@ -32,30 +35,81 @@ fn bar(total: usize, what: &str) -> ProgressBar {
 const SHOW_AFTER: Duration = Duration::from_secs(2);
 
 /// A workload command's progress and its sink: keeps the results and warnings, draws a bar
-/// of results done once the run has taken a few seconds, and prints warnings above it.
+/// of results done once the run has taken a few seconds, with the running phase's live rate
+/// (from its series, a sampler thread's), and prints warnings above it.
 pub struct WorkloadProgress {
     started: Instant,
-    bar: Option<ProgressBar>,
+    shown: Arc<Mutex<Shown>>,
     enabled: bool,
     pub records: Vec<ResultRecord>,
     pub warnings: Vec<String>,
+}
+
+/// The bar and its message: the last status and the running phase's rate.
+#[derive(Default)]
+struct Shown {
+    bar: Option<ProgressBar>,
     status: String,
+    live: String,
+}
+
+impl Shown {
+    /// The bar, made once the run has taken a few seconds (None before, or when disabled).
+    fn bar(&mut self, started: Instant, total: usize) -> Option<&ProgressBar> {
+        if self.bar.is_none() && started.elapsed() >= SHOW_AFTER {
+            self.bar = Some(bar(total, "results"));
+        }
+        self.bar.as_ref()
+    }
+
+    fn message(&self) -> String {
+        match (self.status.is_empty(), self.live.is_empty()) {
+            (_, true) => self.status.clone(),
+            (true, false) => format!("now {}", self.live),
+            (false, false) => format!("{}; now {}", self.status, self.live),
+        }
+    }
+}
+
+/// The running phase's series, for the bar: the rate of its last interval.
+struct LiveRate {
+    shown: Arc<Mutex<Shown>>,
+    started: Instant,
+}
+
+impl Outlet for LiveRate {
+    fn send(&self, batch: &PhaseBatch) {
+        let Some(rate) = batch.live_rate() else {
+            return;
+        };
+        let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+        shown.live = printable(&rate).into_owned();
+        let message = shown.message();
+        if let Some(bar) = shown.bar(self.started, 0) {
+            bar.set_message(message);
+        }
+    }
 }
 
 impl WorkloadProgress {
     pub fn new(enabled: bool) -> WorkloadProgress {
         WorkloadProgress {
             started: Instant::now(),
-            bar: None,
+            shown: Arc::default(),
             enabled: enabled && std::io::stderr().is_terminal(),
             records: Vec::new(),
             warnings: Vec::new(),
-            status: String::new(),
         }
     }
 
     pub fn finish(&mut self) {
-        if let Some(bar) = self.bar.take() {
+        let bar = self
+            .shown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .bar
+            .take();
+        if let Some(bar) = bar {
             bar.finish_and_clear();
         }
     }
@@ -67,25 +121,38 @@ impl Sink for WorkloadProgress {
         if !self.enabled {
             return;
         }
-        if self.bar.is_none() && self.started.elapsed() >= SHOW_AFTER {
-            self.bar = Some(bar(total.unwrap_or(done), "results"));
-        }
-        if let Some(bar) = &self.bar {
+        let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+        // A phase ended: its live rate is over.
+        shown.live.clear();
+        let message = shown.message();
+        if let Some(bar) = shown.bar(self.started, total.unwrap_or(done)) {
+            bar.set_length(total.unwrap_or(done).max(done) as u64);
             bar.set_position(done as u64);
-            bar.set_message(self.status.clone());
+            bar.set_message(message);
         }
     }
 
     fn status(&mut self, line: &str) {
-        self.status = printable(line).into_owned();
+        self.shown.lock().unwrap_or_else(|p| p.into_inner()).status = printable(line).into_owned();
     }
 
     fn warning(&mut self, message: &str) {
         self.warnings.push(message.to_string());
-        match &self.bar {
+        let shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+        match &shown.bar {
             Some(bar) => bar.println(format!("warning: {}", printable(message))),
             None => note!("warning: {}", printable(message)),
         }
+    }
+
+    fn outlet(&mut self) -> Arc<dyn Outlet> {
+        if !self.enabled {
+            return Arc::new(Discard);
+        }
+        Arc::new(LiveRate {
+            shown: self.shown.clone(),
+            started: self.started,
+        })
     }
 }
 

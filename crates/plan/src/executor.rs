@@ -560,6 +560,7 @@ mod tests {
         job.workload.settings =
             fsbench_workload::WorkloadSettings::Sleep(fsbench_workload::sleep::SleepSettings {
                 duration: fsbench_measure::units::TimeSpan::from_ns(30_000_000_000),
+                ..Default::default()
             });
         let started = Instant::now();
         let got = InProcess { flag_names: false }.execute(

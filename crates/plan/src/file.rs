@@ -38,6 +38,12 @@ pub struct PlanFile {
     pub work_dir: Option<String>,
     /// The read-only filesystem check after each target (default true).
     pub fsck: Option<bool>,
+    /// How often a timed phase's series and the host monitors are taken: "auto" (100 ms, 1 s
+    /// past a minute), "off", or a duration ("250ms").
+    pub interval: Option<Spanned<String>>,
+    /// How many more times a sample the host disturbed (CPU steal, another process's I/O on
+    /// its disk) is run, the last attempt kept (default 0).
+    pub repeat_disturbed: Option<Spanned<i64>>,
     /// An existing directory to run the workloads in, instead of filesystems fsbench makes
     /// (`fsbench run --dir` writes it): every configuration is that directory's filesystem.
     pub dir: Option<Spanned<String>>,

@@ -13,11 +13,14 @@
 //! - [`workload`]: what a case runs ([`workload::Job`]), and what is stored of how it ran.
 //! - [`sample`]: one sample's life, the same for a campaign and a command.
 //! - [`executor`]: how a sample's workload runs: in this process or a child under a watchdog.
+//! - [`observe`]: the host monitors around a sample, its phases' series on one time axis, and
+//!   what they say of it (steady, saturated, disturbed).
 //! - [`protocol`]: the wire between a campaign and its workload's child process.
 //! - [`runner`]: the campaign: interleaved repetitions, stability, resume, storing.
 
 pub mod executor;
 pub mod file;
+pub mod observe;
 pub mod one_case;
 pub mod plan;
 pub mod profiles;

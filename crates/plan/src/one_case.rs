@@ -3,6 +3,7 @@
 //! case), parsed like any plan, and run by the same sampler as a campaign's samples.
 
 use crate::plan::{Overrides, Plan, PlanError};
+use fsbench_measure::series::SeriesInterval;
 use fsbench_model::CachePolicy;
 use fsbench_testbed::device::SizeSetting;
 use fsbench_testbed::DeviceSpec;
@@ -19,6 +20,8 @@ pub struct OneCase<'a> {
     pub settings: &'a WorkloadSettings,
     pub sweep: Option<&'a SweepSpec>,
     pub scale: f64,
+    /// How often the phases' series and the host monitors are taken (`--interval`).
+    pub interval: SeriesInterval,
     /// The directory to run in (the user's, or a temporary one); None with a target.
     pub dir: Option<&'a Path>,
     /// The filesystem to prepare (`--fs`), instead of a directory.
@@ -65,6 +68,9 @@ impl Plan {
         plan.insert("timeout".into(), "none".into());
         if one.scale != 1.0 {
             plan.insert("scale".into(), one.scale.into());
+        }
+        if one.interval != SeriesInterval::Auto {
+            plan.insert("interval".into(), one.interval.to_string().into());
         }
         if let Some(target) = &one.target {
             let set = |options: Option<&str>| {
@@ -143,6 +149,7 @@ mod tests {
                 settings: &settings,
                 sweep: None,
                 scale: 0.5,
+                interval: SeriesInterval::Every(250_000_000),
                 dir: Some(dir.path()),
                 target: None,
             })
@@ -154,6 +161,7 @@ mod tests {
             assert_eq!(plan.repetitions.min, 1);
             assert_eq!(plan.timeout_ns, None);
             assert_eq!(plan.scale, 0.5);
+            assert_eq!(plan.interval, SeriesInterval::Every(250_000_000));
             assert_eq!(plan.dir.as_deref(), Some(dir.path()));
             assert!(Plan::is_one_case(&plan.text));
             // The stored text is a plan of its own (run in the same directory).
@@ -178,6 +186,7 @@ mod tests {
             settings: &settings,
             sweep: Some(&sweep),
             scale: 1.0,
+            interval: SeriesInterval::Auto,
             dir: None,
             target: Some(OneTarget {
                 fs: "ext4",

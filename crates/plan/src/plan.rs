@@ -5,6 +5,7 @@
 
 use crate::file::{PlanFile, RuleFile, WorkloadTable};
 use crate::workload::PlannedWorkload;
+use fsbench_measure::series::SeriesInterval;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
 use fsbench_model::CaseAxis;
 pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM};
@@ -157,6 +158,10 @@ pub struct Plan {
     pub scale: f64,
     /// An existing directory the workloads run in (no filesystem is made); see `dir`.
     pub dir: Option<PathBuf>,
+    /// How often phases' series and the host monitors are taken (`interval`).
+    pub interval: SeriesInterval,
+    /// Extra attempts of a sample the host disturbed (`repeat_disturbed`).
+    pub repeat_disturbed: u32,
     pub cases: Vec<Case>,
 }
 
@@ -698,6 +703,24 @@ impl Plan {
             None => true,
             Some(f) => *f,
         };
+        let interval = match &raw.interval {
+            None => SeriesInterval::Auto,
+            Some(i) => i
+                .get_ref()
+                .parse()
+                .map_err(|e: String| check.at(i, "interval", e))?,
+        };
+        let repeat_disturbed = match &raw.repeat_disturbed {
+            None => 0,
+            Some(r) if (0..=10).contains(r.get_ref()) => *r.get_ref() as u32,
+            Some(r) => {
+                return Err(check.at(
+                    r,
+                    "repeat_disturbed",
+                    "must be between 0 and 10 (extra attempts of a disturbed sample)",
+                ))
+            }
+        };
         // What this host makes of the workloads (a study's file or program missing here, and
         // what runs instead), said once each after the plan's own notes.
         let ctx = Context {
@@ -750,6 +773,8 @@ impl Plan {
             size_setting,
             scale,
             dir,
+            interval,
+            repeat_disturbed,
             cases,
         })
     }
@@ -794,6 +819,7 @@ impl Plan {
             // directory is the user's.
             disposable: self.dir.is_none() && self.remake == Remake::Sample,
             job: None,
+            interval: self.interval,
         }
     }
 

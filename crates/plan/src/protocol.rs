@@ -2,17 +2,23 @@
 //! job goes down the child's stdin as one JSON line; the child says what happens on its stdout,
 //! one [`Event`] per line, each flushed as it exists (so a child that is killed or times out has
 //! handed back everything it finished); what the workload asks of its harness goes up as
-//! [`Event::Ask`] and its answer comes down stdin as one [`Answer`] line. Both ends are written
-//! here from the same enums: [`ChildSink`] and [`child_harness`] are the child's sink and
-//! harness over one [`ChildEnd`], [`serve`] the campaign's answer to an event.
+//! [`Event::Ask`] and its answer comes down stdin as one [`Answer`] line; a running phase's
+//! series come up as [`Event::Series`], written by the phase's sampler thread (never by a timed
+//! thread) about every second, each line whole. Both ends are written here from the same
+//! enums: [`ChildSink`] and [`child_harness`] are the child's sink and harness over one
+//! [`ChildEnd`], [`serve`] the campaign's answer to an event.
 
 use crate::workload::Job;
+use fsbench_measure::series::Outlet;
+use fsbench_model::series::PhaseBatch;
 use fsbench_model::{Outcome, ResultRecord};
 use fsbench_workload::harness::{Answer, Ask, Relay};
 use fsbench_workload::{Harness, Sink};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What the child says on its standard output, one JSON object per line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,6 +38,10 @@ pub enum Event {
     Ask {
         ask: Ask,
     },
+    /// Intervals of a running phase's series.
+    Series {
+        batch: PhaseBatch,
+    },
     /// The last line: how the workload ended, why (when it did not end ok), its seed and what
     /// it left on purpose.
     End {
@@ -45,8 +55,15 @@ pub enum Event {
 
 /// The campaign's side: hands an event's results to `sink` and its request to `harness`,
 /// returning the answer to write back (None for an event that is not a request, or the end).
+/// A series batch goes to the sink's outlet, and its live rate to its status.
 pub fn serve(event: Event, sink: &mut dyn Sink, harness: &mut dyn Harness) -> Option<Answer> {
     match event {
+        Event::Series { batch } => {
+            sink.outlet().send(&batch);
+            if let Some(rate) = batch.live_rate() {
+                sink.status(&rate);
+            }
+        }
         Event::Status { line } => sink.status(line.trim()),
         Event::Warning { message } => sink.warning(&message),
         Event::Result { record } => {
@@ -69,32 +86,76 @@ pub fn write_line(out: &mut dyn Write, value: &impl Serialize) -> bool {
 /// The child's side: a [`Sink`] that says each result, warning and status as an event, and (by
 /// [`ChildEnd::harness`]) a [`Harness`] that asks the campaign and waits for its answer.
 pub struct ChildEnd<W: Write, R: BufRead> {
-    out: W,
+    out: Said<W>,
     input: R,
+}
+
+/// The child's output, shared by its main thread and a phase's sampler thread: one line at a
+/// time, whole.
+struct Said<W> {
+    out: Arc<Mutex<W>>,
     /// The campaign stopped reading: nothing more is said (the child is being stopped).
-    broken: bool,
+    broken: Arc<AtomicBool>,
+}
+
+impl<W> Clone for Said<W> {
+    fn clone(&self) -> Said<W> {
+        Said {
+            out: self.out.clone(),
+            broken: self.broken.clone(),
+        }
+    }
+}
+
+impl<W: Write> Said<W> {
+    /// Says `event`; a campaign that went away ends the saying.
+    fn send(&self, event: &Event) {
+        if self.broken.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        if !write_line(&mut *out, event) {
+            self.broken.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<W: Write + Send> Outlet for Said<W> {
+    fn send(&self, batch: &PhaseBatch) {
+        Said::send(
+            self,
+            &Event::Series {
+                batch: batch.clone(),
+            },
+        );
+    }
 }
 
 impl<W: Write, R: BufRead> ChildEnd<W, R> {
     pub fn new(out: W, input: R) -> ChildEnd<W, R> {
         ChildEnd {
-            out,
+            out: Said {
+                out: Arc::new(Mutex::new(out)),
+                broken: Arc::new(AtomicBool::new(false)),
+            },
             input,
-            broken: false,
         }
     }
 
     /// Says `event`; a campaign that went away ends the saying.
     pub fn send(&mut self, event: &Event) {
-        if !self.broken && !write_line(&mut self.out, event) {
-            self.broken = true;
-        }
+        self.out.send(event);
+    }
+
+    /// What was said (tests: the lines written).
+    pub fn into_output(self) -> Option<W> {
+        Arc::into_inner(self.out.out).map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Asks the campaign and reads its answer; None when it is gone or answered nonsense.
     fn ask(&mut self, ask: Ask) -> Option<Answer> {
         self.send(&Event::Ask { ask });
-        if self.broken {
+        if self.out.broken.load(Ordering::Relaxed) {
             return None;
         }
         let mut line = String::new();
@@ -108,7 +169,7 @@ impl<W: Write, R: BufRead> ChildEnd<W, R> {
 /// The child's sink: shares the child end with its harness, one request or event at a time.
 pub struct ChildSink<'c, W: Write, R: BufRead>(pub &'c std::cell::RefCell<ChildEnd<W, R>>);
 
-impl<W: Write, R: BufRead> Sink for ChildSink<'_, W, R> {
+impl<W: Write + Send + 'static, R: BufRead> Sink for ChildSink<'_, W, R> {
     fn record(&mut self, record: ResultRecord, _done: usize, _total: Option<usize>) {
         self.0.borrow_mut().send(&Event::Result {
             record: Box::new(record),
@@ -123,6 +184,9 @@ impl<W: Write, R: BufRead> Sink for ChildSink<'_, W, R> {
         self.0.borrow_mut().send(&Event::Status {
             line: line.to_string(),
         });
+    }
+    fn outlet(&mut self) -> Arc<dyn Outlet> {
+        Arc::new(self.0.borrow().out.clone())
     }
 }
 
@@ -178,7 +242,7 @@ mod tests {
         // No answer left: the campaign is gone, and a phase does not start.
         assert!(!harness.phase_start());
         drop(harness);
-        let said = end.into_inner().out;
+        let said = end.into_inner().into_output().unwrap();
         let events: Vec<Event> = said
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())

@@ -107,6 +107,8 @@ impl Recording {
                     seed: None,
                     warnings: &[],
                     config_json: Some(&self.config),
+                    series: &[],
+                    assessment: None,
                 },
             ),
         };
@@ -136,6 +138,8 @@ impl Recording {
                 seed: result.seed,
                 warnings: &result.warnings,
                 config_json: ran.then_some(self.config.as_str()),
+                series: &result.series,
+                assessment: result.assessment.as_ref(),
             },
         )
     }
@@ -227,47 +231,74 @@ impl Campaign<'_> {
                 }
                 observer.sample_started(case, repetition);
                 let config = sample_config(&case.workload, &sampler.context(case));
-                let mut recording = Recording::begin(case_ids[&case.key], repetition, config);
                 let known = unsupported.get(&case.key);
-                let result = if rank_zeros_word(job, known.is_some()) {
-                    Some(SampleResult {
-                        not_retried: true,
-                        ..SampleResult::not_run(
-                            Outcome::Unsupported,
-                            known.map_or("unsupported", String::as_str),
-                        )
-                    })
-                } else {
-                    let store = &mut *self.store;
-                    let mut keep = |records: &[ResultRecord]| recording.keep(store, records);
-                    let lead = job.is_some_and(|j| j.rank() == 0);
-                    let sampled = sampler.sample(
-                        case,
-                        &mut Progress {
-                            observer,
+                // A sample the host disturbed runs again, as often as the plan allows; the
+                // last attempt is kept, saying why the ones before it were not.
+                let mut disturbed = Vec::new();
+                let (recording, result) = loop {
+                    let mut recording =
+                        Recording::begin(case_ids[&case.key], repetition, config.clone());
+                    let result = if rank_zeros_word(job, known.is_some()) {
+                        Some(SampleResult {
+                            not_retried: true,
+                            ..SampleResult::not_run(
+                                Outcome::Unsupported,
+                                known.map_or("unsupported", String::as_str),
+                            )
+                        })
+                    } else {
+                        let store = &mut *self.store;
+                        let mut keep = |records: &[ResultRecord]| recording.keep(store, records);
+                        let lead = job.is_some_and(|j| j.rank() == 0);
+                        let sampled = sampler.sample(
                             case,
-                            repetition,
-                        },
-                        lead.then_some(&mut keep as Keep<'_>),
-                    );
-                    let result = match sampled {
-                        Sampled::Done(result) if result.status == Outcome::Interrupted => None,
-                        Sampled::Done(result) => Some(*result),
-                        // A mistake in the case (a refused device, a directory its workload
-                        // cannot use) is a failed sample of the campaign.
-                        Sampled::Refused(reason) => {
-                            Some(SampleResult::not_run(Outcome::Failed, reason))
-                        }
-                        Sampled::Interrupted => None,
+                            &mut Progress {
+                                observer,
+                                case,
+                                repetition,
+                            },
+                            lead.then_some(&mut keep as Keep<'_>),
+                        );
+                        let result = match sampled {
+                            Sampled::Done(result) if result.status == Outcome::Interrupted => None,
+                            Sampled::Done(result) => Some(*result),
+                            // A mistake in the case (a refused device, a directory its
+                            // workload cannot use) is a failed sample of the campaign.
+                            Sampled::Refused(reason) => {
+                                Some(SampleResult::not_run(Outcome::Failed, reason))
+                            }
+                            Sampled::Interrupted => None,
+                        };
+                        // A rank interrupted while the others ran: all stop here, together.
+                        let go_on = all_go_on(job, result.is_some());
+                        result.filter(|_| go_on)
                     };
-                    // A rank interrupted while the others ran: all stop here, together.
-                    let go_on = all_go_on(job, result.is_some());
-                    result.filter(|_| go_on)
+                    let why = result
+                        .as_ref()
+                        .filter(|r| r.status == Outcome::Ok)
+                        .and_then(|r| r.assessment.as_ref())
+                        .and_then(crate::observe::disturbance);
+                    let again = why.is_some()
+                        && disturbed.len() < plan.repeat_disturbed as usize
+                        && !self.stop.is_requested();
+                    if !rank_zeros_word(job, again) {
+                        break (recording, result);
+                    }
+                    disturbed.extend(why);
+                    observer.sample_status(case, repetition, "disturbed: running it again");
                 };
-                let Some(result) = result else {
+                let Some(mut result) = result else {
                     end = Outcome::Interrupted;
                     break 'rounds;
                 };
+                if !disturbed.is_empty() {
+                    result.warnings.push(format!(
+                        "attempt {} of this sample: the host disturbed the {} before it ({}), which were not kept (repeat_disturbed)",
+                        disturbed.len() + 1,
+                        if disturbed.len() == 1 { "one".to_string() } else { disturbed.len().to_string() },
+                        disturbed.join("; ")
+                    ));
+                }
                 let sample_id = recording.finish(self.store, &result)?;
                 last_sample.insert(sampler.target_key(case), sample_id);
                 match result.status {

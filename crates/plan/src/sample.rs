@@ -13,8 +13,11 @@
 //! CLI for a command): the sampler returns a [`Sampled`].
 
 use crate::executor::{Bounds, Executor};
+use crate::observe::{self, Observed, Observer, PhaseLog};
 use crate::plan::{Case, Plan, Remake};
 use crate::workload::Job;
+use fsbench_measure::series::Outlet;
+use fsbench_model::series::{Assessment, PhaseBatch, Series};
 use fsbench_model::{CachePolicy, Outcome, ResultRecord};
 use fsbench_scale::Collective;
 use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
@@ -27,6 +30,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 /// What one sample produced.
 #[derive(Debug, Clone)]
@@ -49,6 +53,11 @@ pub struct SampleResult {
     pub target: Option<Box<TargetInfo>>,
     /// The workload ran (its configuration as it ran is stored then).
     pub ran: bool,
+    /// Its phases' series and the host monitors', on the sample's time axis (in a job, every
+    /// rank's and the job's total, at rank 0).
+    pub series: Vec<Series>,
+    /// What the series say of it (None when nothing was watched).
+    pub assessment: Option<Assessment>,
 }
 
 /// At rank 0 of a job: stores what every rank has measured as each phase ends, so a job that is
@@ -68,6 +77,8 @@ impl SampleResult {
             kept: Vec::new(),
             target: None,
             ran: false,
+            series: Vec::new(),
+            assessment: None,
         }
     }
 }
@@ -246,6 +257,7 @@ impl<'s> Sampler<'s> {
             workload: case.workload.clone(),
             context: ctx,
         };
+        let mut observed = Observed::default();
         let mut end = match own {
             Err(reason) => crate::executor::Executed {
                 status: Outcome::Failed,
@@ -257,6 +269,13 @@ impl<'s> Sampler<'s> {
                 let workdir = own.as_ref().map_or(dir.as_path(), SampleDir::path);
                 let mut processes =
                     needs_cgroup.then(|| SampleProcesses::start(system, &mut record, cgroup));
+                // The host beside the sample, from just before its workload to just after.
+                let observer = Observer::start(
+                    plan.interval,
+                    observe::devices(ground.target().map(Target::info), workdir),
+                    !executor.separate_process(),
+                    processes.as_ref().and_then(|p| p.cgroup()).map(|c| c.dir()),
+                );
                 let mut harness = SampleHarness {
                     system,
                     ground: &mut ground,
@@ -266,6 +285,7 @@ impl<'s> Sampler<'s> {
                 let mut collect = Collecting {
                     collected: &collected,
                     sink,
+                    phases: observer.collector(),
                 };
                 let end = executor.execute(
                     &job_spec,
@@ -278,6 +298,7 @@ impl<'s> Sampler<'s> {
                     &mut collect,
                     &mut harness,
                 );
+                observed = observer.finish(plan.interval);
                 // Nothing of the sample may run on once it ended: before its directory goes or
                 // its target is unmounted.
                 let ended = processes.map_or(Ok(0), |p| p.end(system, &mut record));
@@ -311,8 +332,11 @@ impl<'s> Sampler<'s> {
             None => None,
         };
         let Collected {
-            records, warnings, ..
+            records,
+            mut warnings,
+            ..
         } = collected.into_inner();
+        warnings.extend(observed.warnings);
         let mut result = SampleResult {
             status: end.status,
             reason: end.reason,
@@ -323,6 +347,8 @@ impl<'s> Sampler<'s> {
             kept: end.kept,
             target: info,
             ran: true,
+            series: observed.series,
+            assessment: observed.assessment,
         };
         let damaged = result
             .target
@@ -663,10 +689,25 @@ struct Collected {
     warnings: Vec<String>,
 }
 
-/// The sample's sink: keeps every result and warning, and passes each on to the caller's.
+/// The sample's sink: keeps every result, warning and series, and passes each on to the
+/// caller's.
 struct Collecting<'c, 'k> {
     collected: &'c RefCell<Collected>,
     sink: &'k mut dyn Sink,
+    phases: Arc<PhaseLog>,
+}
+
+/// A batch to the sample's collection, then to the caller's outlet (a live rate).
+struct Tee {
+    kept: Arc<PhaseLog>,
+    next: Arc<dyn Outlet>,
+}
+
+impl Outlet for Tee {
+    fn send(&self, batch: &PhaseBatch) {
+        self.kept.send(batch);
+        self.next.send(batch);
+    }
 }
 
 impl Sink for Collecting<'_, '_> {
@@ -687,6 +728,12 @@ impl Sink for Collecting<'_, '_> {
     }
     fn status(&mut self, line: &str) {
         self.sink.status(line);
+    }
+    fn outlet(&mut self) -> Arc<dyn Outlet> {
+        Arc::new(Tee {
+            kept: self.phases.clone(),
+            next: self.sink.outlet(),
+        })
     }
 }
 
@@ -844,6 +891,7 @@ impl RankPhases<'_, '_> {
             failure: None,
             stopped_with_the_job: false,
             records,
+            series: Vec::new(),
         };
         match fsbench_scale::gather_and_merge_phase(self.job, &report) {
             Some(Ok(merged)) if !merged.records.is_empty() => {
@@ -897,6 +945,7 @@ fn merge_ranks(
         },
         stopped_with_the_job: phases.stopped_by_another,
         records: result.results[phases.shared..].to_vec(),
+        series: std::mem::take(&mut result.series),
     };
     let Some(merged) = fsbench_scale::gather_and_merge(job, &mine) else {
         return;
@@ -910,6 +959,7 @@ fn merge_ranks(
         }
         (Ok(merged), None) => {
             result.results.extend(merged.records);
+            result.series = merged.series;
             if !merged.failures.is_empty() {
                 // This rank's own timeout stays one; any other rank's end is a failure.
                 if result.status != Outcome::Timeout {

@@ -111,6 +111,7 @@ mod tests {
     fn a_job_round_trips_and_sleep_stops_when_asked() {
         let nap = job(WorkloadSettings::Sleep(SleepSettings {
             duration: TimeSpan::from_ns(20_000_000),
+            ..SleepSettings::default()
         }));
         let json = serde_json::to_value(&nap).unwrap();
         assert_eq!(json["workload"]["kind"], "sleep");

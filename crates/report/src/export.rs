@@ -1,7 +1,8 @@
-//! Exporters: one trait, rendering a [`ReportModel`] into any writer, and the two file formats
-//! of `fsbench export` — versioned JSON (`fsbench.run` v2: the whole model with its standings)
-//! and tidy CSV (v4: one row per sample, result and measurement, every case axis and dimension
-//! a column).
+//! Exporters: one trait, rendering a [`ReportModel`] into any writer, and the file formats of
+//! `fsbench export` — versioned JSON (`fsbench.run` v2: the whole model with its standings,
+//! series included when loaded), tidy CSV (v4: one row per sample, result and measurement,
+//! every case axis and dimension a column) and the long-form series CSV ([`SeriesCsv`]: one row
+//! per point).
 
 use crate::model::ReportModel;
 use crate::standings::{Options, Standings};
@@ -169,5 +170,49 @@ fn reason_shown(sample: &fsbench_store::Sample) -> String {
         format!("{reason} (not retried)")
     } else {
         reason.to_string()
+    }
+}
+
+/// Every loaded series as long-form CSV (docs/results-schema.md, "Series"): one row per point
+/// — its sample, what it measures, when (seconds since the sample's monitors started), over how
+/// long, its value and unit — ready to plot (a count's rate is value / duration_s).
+pub struct SeriesCsv;
+
+/// The series CSV's header, in order.
+pub const SERIES_HEADER: &str = "run_id,case_key,repetition,sample_id,series,source,phase,label,subject,metric,time_s,duration_s,value,unit";
+
+impl Exporter for SeriesCsv {
+    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "{SERIES_HEADER}")?;
+        for case in model.cases() {
+            for sample in &case.samples {
+                for s in &sample.series {
+                    let head = [
+                        case.run_id.to_string(),
+                        field(&case.key),
+                        sample.repetition.to_string(),
+                        sample.id.to_string(),
+                        field(&s.name()),
+                        field(&s.source),
+                        s.phase.map(|p| p.to_string()).unwrap_or_default(),
+                        field(&s.label),
+                        field(&s.subject),
+                        field(&s.metric),
+                    ]
+                    .join(",");
+                    for p in &s.points {
+                        writeln!(
+                            out,
+                            "{head},{},{},{},{}",
+                            p.t_ns() as f64 / 1e9,
+                            p.dt_ns() as f64 / 1e9,
+                            p.value(),
+                            s.unit.name()
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }

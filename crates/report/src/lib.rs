@@ -13,8 +13,8 @@
 //!   a baseline. Every exporter takes it from the model.
 //! - [`efficiency`]: each filesystem's result as a share of its bare device's (`raw`), the
 //!   baseline that is not a contender.
-//! - [`export`]: the [`Exporter`] trait, [`Json`] (`fsbench.run` v2, with the standings) and
-//!   [`Csv`] (v4).
+//! - [`export`]: the [`Exporter`] trait, [`Json`] (`fsbench.run` v2, with the standings),
+//!   [`Csv`] (v4) and the long-form [`SeriesCsv`] (one row per point of a sample's series).
 //! - [`html`]: one self-contained HTML report ([`Html`]), the answer first, with inline SVG
 //!   [`charts`] (one colour per configuration throughout).
 //! - [`markdown`]: the Markdown summary ([`Markdown`]) for an issue or a mail.
@@ -39,7 +39,7 @@ pub mod terminal;
 pub mod versus;
 pub mod xlsx;
 
-pub use export::{Csv, Exporter, Json};
+pub use export::{Csv, Exporter, Json, SeriesCsv};
 pub use html::Html;
 pub use markdown::Markdown;
 pub use model::ReportModel;

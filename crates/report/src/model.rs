@@ -350,6 +350,25 @@ impl ReportModel {
         text
     }
 
+    /// Reads the series of every sample (`only`: of that sample alone) into the model: the
+    /// exports carry them; [`ReportModel::load`] leaves them out (a long campaign's are large).
+    pub fn load_series(&mut self, store: &Store, only: Option<i64>) -> Result<(), StoreError> {
+        for case in self.runs.iter_mut().flat_map(|r| &mut r.cases) {
+            for sample in &mut case.samples {
+                if only.is_none_or(|id| id == sample.id) {
+                    sample.series = store.series(sample.id)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every sample whose id is `id`, with its case (None: no such sample in the model).
+    pub fn sample(&self, id: i64) -> Option<(&CaseView, &Sample)> {
+        self.cases()
+            .find_map(|c| c.samples.iter().find(|s| s.id == id).map(|s| (c, s)))
+    }
+
     /// Every case of every run, in order.
     pub fn cases(&self) -> impl Iterator<Item = &CaseView> {
         self.runs.iter().flat_map(|r| &r.cases)

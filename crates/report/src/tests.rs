@@ -41,6 +41,8 @@ fn sample(repetition: u32, status: Outcome) -> NewSample<'static> {
         seed: None,
         warnings: &[],
         config_json: None,
+        series: &[],
+        assessment: None,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::collective::Collective;
 use crate::merge::{merge, MergeError, RankResults};
+use fsbench_model::series::Series;
 use fsbench_model::ResultRecord;
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +19,10 @@ pub struct RankReport {
     #[serde(default)]
     pub stopped_with_the_job: bool,
     pub records: Vec<ResultRecord>,
+    /// The rank's series (its phases' and its host's), on its own time axis; sent at the job's
+    /// end only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
 }
 
 /// The job's result at rank 0.
@@ -27,6 +32,8 @@ pub struct JobResult {
     pub records: Vec<ResultRecord>,
     /// "rank R (host H): reason" for every rank that did not finish.
     pub failures: Vec<String>,
+    /// Every rank's series, and the job's total ([`crate::merge_series`]).
+    pub series: Vec<fsbench_model::series::Series>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +125,17 @@ fn merge_reports(all: &[Vec<u8>], at: Ends) -> Result<JobResult, JobError> {
         })
         .collect();
     let records = merge(&ranks)?;
-    Ok(JobResult { records, failures })
+    let series = crate::merge_series(
+        &reports
+            .iter()
+            .map(|r| (r.rank, r.series.clone()))
+            .collect::<Vec<_>>(),
+    );
+    Ok(JobResult {
+        records,
+        failures,
+        series,
+    })
 }
 
 /// Every rank's host description at rank 0, as the run's provenance: rank 0's own, with an
@@ -168,6 +185,7 @@ mod tests {
             host: format!("h{}", rank / 2),
             failure: failure.map(str::to_string),
             stopped_with_the_job: false,
+            series: Vec::new(),
             records: vec![ResultRecord {
                 measurements: vec![BYTES.at(100.0 * (rank + 1) as f64)],
                 ..ResultRecord::default()

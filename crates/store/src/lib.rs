@@ -10,6 +10,7 @@
 mod legacy;
 
 use fsbench_model::owner;
+use fsbench_model::series::{Assessment, Point, Series};
 use fsbench_model::{CaseConfig, Dims, Direction, Measurement, Sweep, Unit};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use serde::Serialize;
@@ -163,6 +164,31 @@ const MIGRATIONS: &[&[Step]] = &[
                r.sweep_parameter, r.sweep_value, m.metric, m.value, m.unit, m.direction, m.main
         FROM results r JOIN measurements m ON m.result_id = r.id;",
     )],
+    // 6: what a sample measured over time: its series (the workload's phases per interval,
+    // the host monitors'), one row per series and one per point (a 30-minute phase at 1 s is
+    // 1,800 points a series), and what they say of the sample.
+    &[Step::Sql(
+        "CREATE TABLE series (
+        id INTEGER PRIMARY KEY,
+        sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+        source TEXT NOT NULL,
+        phase INTEGER,
+        label TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        unit TEXT NOT NULL
+    );
+    CREATE INDEX series_by_sample ON series(sample_id);
+    CREATE TABLE series_points (
+        series_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+        n INTEGER NOT NULL,
+        t_ns INTEGER NOT NULL,
+        dt_ns INTEGER NOT NULL,
+        value REAL NOT NULL,
+        PRIMARY KEY (series_id, n)
+    ) WITHOUT ROWID;
+    ALTER TABLE samples ADD COLUMN assessment_json TEXT;",
+    )],
 ];
 
 /// The schema version this build writes.
@@ -280,6 +306,10 @@ pub struct NewSample<'a> {
     pub warnings: &'a [String],
     /// The workload's resolved configuration as it ran, JSON.
     pub config_json: Option<&'a str>,
+    /// Its series: the workload's phases' and the host monitors'.
+    pub series: &'a [Series],
+    /// What the series say of it.
+    pub assessment: Option<&'a Assessment>,
 }
 
 /// A sample as stored.
@@ -299,6 +329,14 @@ pub struct Sample {
     pub warnings: Vec<String>,
     pub config: Option<serde_json::Value>,
     pub results: Vec<ResultRecord>,
+    /// What its series say of it: steady or not, how busy its devices were, disturbed or not
+    /// (None: not watched, or stored before fsbench watched).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assessment: Option<Assessment>,
+    /// Its series, when asked for ([`Store::series`]; [`Store::load`] leaves them out: a long
+    /// campaign's are large).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
 }
 
 /// A case with its samples, in repetition order.
@@ -529,6 +567,7 @@ struct SampleRow {
     warnings: String,
     config: Option<String>,
     not_retried: bool,
+    assessment: Option<String>,
 }
 
 pub struct Store {
@@ -939,7 +978,7 @@ impl Store {
             .collect::<std::result::Result<_, _>>()?;
         let mut samples_stmt = self.conn.prepare(
             "SELECT id, repetition, status, reason, started_at, elapsed_ns, target_json,
-                    seed, warnings_json, config_json, not_retried
+                    seed, warnings_json, config_json, not_retried, assessment_json
              FROM samples WHERE case_id = ?1 ORDER BY repetition",
         )?;
         let mut out = Vec::with_capacity(cases.len());
@@ -958,6 +997,7 @@ impl Store {
                         warnings: row.get(8)?,
                         config: row.get(9)?,
                         not_retried: row.get(10)?,
+                        assessment: row.get(11)?,
                     })
                 })?
                 .collect::<std::result::Result<_, _>>()?;
@@ -976,6 +1016,9 @@ impl Store {
                     warnings: serde_json::from_str(&row.warnings)?,
                     config: row.config.map(|c| serde_json::from_str(&c)).transpose()?,
                     results: self.results(row.id)?,
+                    // An assessment this build cannot read (a later one's) is left out.
+                    assessment: row.assessment.and_then(|a| serde_json::from_str(&a).ok()),
+                    series: Vec::new(),
                 });
             }
             out.push(CaseData {
@@ -1137,12 +1180,81 @@ fn insert_measurements(
     Ok(())
 }
 
+impl Store {
+    /// A sample's series, in the order they were stored (the workload's, then the monitors'),
+    /// each with its points in time order.
+    pub fn series(&self, sample_id: i64) -> Result<Vec<Series>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, source, phase, label, subject, metric, unit FROM series
+             WHERE sample_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![sample_id], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                Series {
+                    source: row.get(1)?,
+                    phase: row.get::<_, Option<i64>>(2)?.map(|p| p as u32),
+                    label: row.get(3)?,
+                    subject: row.get(4)?,
+                    metric: row.get(5)?,
+                    unit: Unit::parse(&row.get::<_, String>(6)?).unwrap_or(Unit::Count),
+                    points: Vec::new(),
+                },
+            ))
+        })?;
+        let mut all = rows.collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut points = self.conn.prepare_cached(
+            "SELECT t_ns, dt_ns, value FROM series_points WHERE series_id = ?1 ORDER BY n",
+        )?;
+        for (id, series) in &mut all {
+            series.points = points
+                .query_map(params![*id], |row| {
+                    Ok(Point(
+                        row.get::<_, i64>(0)? as u64,
+                        row.get::<_, i64>(1)? as u64,
+                        row.get(2)?,
+                    ))
+                })?
+                .collect::<std::result::Result<_, _>>()?;
+        }
+        Ok(all.into_iter().map(|(_, s)| s).collect())
+    }
+}
+
+/// Inserts a sample's series and their points (inside the caller's transaction).
+fn insert_series(tx: &Transaction<'_>, sample_id: i64, series: &[Series]) -> Result<()> {
+    let mut head = tx.prepare_cached(
+        "INSERT INTO series (sample_id, source, phase, label, subject, metric, unit)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    let mut point = tx.prepare_cached(
+        "INSERT INTO series_points (series_id, n, t_ns, dt_ns, value) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for s in series {
+        head.execute(params![
+            sample_id,
+            s.source,
+            s.phase.map(i64::from),
+            s.label,
+            s.subject,
+            s.metric,
+            s.unit.name(),
+        ])?;
+        let id = tx.last_insert_rowid();
+        for (n, p) in s.points.iter().enumerate() {
+            point.execute(params![id, n as i64, p.0 as i64, p.1 as i64, p.2])?;
+        }
+    }
+    Ok(())
+}
+
 /// Inserts one sample and its results in `tx`.
 fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> Result<i64> {
     tx.execute(
         "INSERT INTO samples (case_id, repetition, status, reason, started_at, elapsed_ns,
-                                  target_json, seed, warnings_json, config_json, not_retried)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                  target_json, seed, warnings_json, config_json, not_retried,
+                                  assessment_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             case_id,
             sample.repetition,
@@ -1157,9 +1269,11 @@ fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> 
             serde_json::to_string(sample.warnings)?,
             sample.config_json,
             sample.not_retried,
+            sample.assessment.map(serde_json::to_string).transpose()?,
         ],
     )?;
     let sample_id = tx.last_insert_rowid();
+    insert_series(tx, sample_id, sample.series)?;
     let workload: String = tx.query_row(
         "SELECT COALESCE(json_extract(workload_json, '$.kind'), '') FROM cases WHERE id = ?1",
         params![case_id],
@@ -1208,6 +1322,8 @@ mod tests {
             seed: None,
             warnings: &[],
             config_json: None,
+            series: &[],
+            assessment: None,
         }
     }
 
@@ -1255,6 +1371,30 @@ mod tests {
         );
         let results = [record(), ResultRecord::default()];
         let warnings = ["the page cache could not be dropped".to_string()];
+        let series = [
+            Series {
+                source: "workload".into(),
+                phase: Some(0),
+                label: "write 16m 4k".into(),
+                subject: "total".into(),
+                metric: "ops".into(),
+                unit: Unit::Count,
+                points: vec![Point(0, 100_000_000, 4096.0), Point(100_000_000, 5, 17.0)],
+            },
+            Series {
+                source: "disk".into(),
+                phase: None,
+                label: "device".into(),
+                subject: "loop3".into(),
+                metric: "busy".into(),
+                unit: Unit::Percent,
+                points: vec![Point(0, 100_000_000, 99.5)],
+            },
+        ];
+        let assessment = Assessment {
+            steal_percent: Some(0.25),
+            ..Assessment::default()
+        };
         store
             .record_sample(
                 case,
@@ -1270,6 +1410,8 @@ mod tests {
                     seed: Some(u64::MAX - 1),
                     warnings: &warnings,
                     config_json: Some("{\"cache\":\"warm\"}"),
+                    series: &series,
+                    assessment: Some(&assessment),
                 },
             )
             .unwrap();
@@ -1311,6 +1453,11 @@ mod tests {
         assert_eq!(samples[1].reason.as_deref(), Some("ran past 10s"));
         assert!(samples[1].results.is_empty() && samples[1].warnings.is_empty());
         assert_eq!(samples[2].status, Outcome::Interrupted);
+        // The assessment comes with the sample; the series when asked for, as stored.
+        assert_eq!(samples[0].assessment.as_ref(), Some(&assessment));
+        assert!(samples[0].series.is_empty() && samples[1].assessment.is_none());
+        assert_eq!(store.series(samples[0].id).unwrap(), series);
+        assert!(store.series(samples[1].id).unwrap().is_empty());
         // The dimensions are columns, with the workload's kind beside them.
         let (workload, record_size, value, engine, depth): (String, i64, f64, String, i64) = store
             .conn

@@ -1011,6 +1011,17 @@ fn run(
             sink.record(record, done + 1, Some(total));
             continue;
         }
+        // The operation's series: every thread's passes publish on its probe.
+        let label = Dims {
+            operation: Some(op.name().to_string()),
+            threads: Some(plan.threads),
+            ..Dims::default()
+        }
+        .label();
+        let series = crate::workload::phase_series(ctx, sink, label, "thread", workers.len());
+        for (t, w) in workers.iter_mut().enumerate() {
+            w.recorder.set_probe(series.as_ref().map(|s| s.probe(t)));
+        }
         let phase = SharedStart::default();
         let work = |w: &mut Worker| {
             let start = now_ns();
@@ -1033,6 +1044,12 @@ fn run(
             }
             _ => run_together(&mut workers, work),
         };
+        for w in workers.iter_mut() {
+            w.recorder.set_probe(None);
+        }
+        if let Some(series) = series {
+            series.finish();
+        }
         let outcomes = together
             .map_err(|e| WorkloadError::io(format!("{op} in"), top, e))?
             .results;

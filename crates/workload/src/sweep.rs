@@ -9,7 +9,9 @@
 use crate::harness::Harness;
 use crate::workload::{Context, End, Execute, Sink};
 use crate::{StopFlag, WorkloadError, WorkloadSettings};
+use fsbench_measure::series::Outlet;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
+use fsbench_model::series::PhaseBatch;
 use fsbench_model::{Outcome, ResultRecord, Sweep as SweepPoint};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -141,6 +143,26 @@ impl Sink for Tag<'_> {
     fn status(&mut self, line: &str) {
         let line = format!("{}={}: {line}", self.point.parameter, self.point.value);
         self.inner.status(&line);
+    }
+    fn outlet(&mut self) -> std::sync::Arc<dyn Outlet> {
+        std::sync::Arc::new(TagSeries {
+            inner: self.inner.outlet(),
+            point: format!("{}={}", self.point.parameter, self.point.value),
+        })
+    }
+}
+
+/// Tags each phase's label with its sweep point (its results' dimension), then hands it on.
+struct TagSeries {
+    inner: std::sync::Arc<dyn Outlet>,
+    point: String,
+}
+
+impl Outlet for TagSeries {
+    fn send(&self, batch: &PhaseBatch) {
+        let mut batch = batch.clone();
+        batch.label = format!("{} {}", batch.label, self.point).trim().to_string();
+        self.inner.send(&batch);
     }
 }
 

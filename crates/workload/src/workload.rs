@@ -6,11 +6,13 @@ use crate::control::StopFlag;
 use crate::error::WorkloadError;
 use crate::fileio;
 use crate::harness::Harness;
+use fsbench_measure::series::{Discard, Keep, Outlet, PhaseSampler, PhaseSpec, SeriesInterval};
 use fsbench_model::{CachePolicy, Category, Dim, Direction, Outcome, ResultRecord};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What a case adds to a workload's settings: the run's scale and the cache policy the target
 /// was prepared with (`drop` asks first reads to start cold, `direct` asks for O_DIRECT).
@@ -27,6 +29,9 @@ pub struct Context {
     /// This process's place in a scale-out job (under mpirun), when it is one rank of many.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<Place>,
+    /// How often a timed phase's series are taken (the plan's `interval`, `--interval`).
+    #[serde(default)]
+    pub interval: SeriesInterval,
 }
 
 /// One rank's place in a job of `ranks` processes.
@@ -57,6 +62,7 @@ impl Default for Context {
             cache: CachePolicy::Warm,
             disposable: false,
             job: None,
+            interval: SeriesInterval::Auto,
         }
     }
 }
@@ -71,6 +77,34 @@ pub trait Sink {
     fn warning(&mut self, _message: &str) {}
     /// The latest word on progress (a live rate), for a progress line.
     fn status(&mut self, _line: &str) {}
+    /// Where a running phase's series go, from the thread that samples it (beside the
+    /// workload's threads, which are not stopped to pass them on): nowhere by default.
+    fn outlet(&mut self) -> Arc<dyn Outlet> {
+        Arc::new(Discard)
+    }
+}
+
+/// Starts sampling a timed phase of `threads` threads (or clients: `each`) whose results'
+/// dimensions say `label`, its series going to `sink`'s outlet; None when the context's
+/// interval is `off`. Each thread publishes on its probe ([`PhaseSampler::probe`]); the phase
+/// ends with [`PhaseSampler::finish`], after its threads.
+pub fn phase_series(
+    ctx: &Context,
+    sink: &mut dyn Sink,
+    label: String,
+    each: &'static str,
+    threads: usize,
+) -> Option<PhaseSampler> {
+    if ctx.interval == SeriesInterval::Off {
+        return None;
+    }
+    let spec = PhaseSpec {
+        label,
+        each,
+        threads,
+        interval: ctx.interval,
+    };
+    PhaseSampler::start(spec, sink.outlet())
 }
 
 /// Keeps everything in memory (tests, and the child process before it hands results back).
@@ -79,6 +113,8 @@ pub struct Collect {
     pub records: Vec<ResultRecord>,
     pub warnings: Vec<String>,
     pub statuses: Vec<String>,
+    /// The batches of every phase's series.
+    pub series: Arc<Keep>,
 }
 
 impl Sink for Collect {
@@ -90,6 +126,9 @@ impl Sink for Collect {
     }
     fn status(&mut self, line: &str) {
         self.statuses.push(line.to_string());
+    }
+    fn outlet(&mut self) -> Arc<dyn Outlet> {
+        self.series.clone()
     }
 }
 

@@ -1,10 +1,12 @@
-//! `fsbench export RUN --json FILE | --csv FILE`: one stored run, whole, through the report
-//! model's exporters.
+//! `fsbench export RUN --json FILE | --csv FILE | --series FILE [--sample ID]`: one stored
+//! run, whole, through the report model's exporters; its samples' series (all, or one
+//! sample's) with the JSON and in long-form CSV.
 
 use crate::cli::ExportArgs;
 use crate::exit::{self, Failure};
 use crate::outfile::{distinct, write_file, Origin};
-use fsbench_report::{Csv, Exporter, Json, ReportModel};
+use anyhow::anyhow;
+use fsbench_report::{Csv, Exporter, Json, ReportModel, SeriesCsv};
 use fsbench_store::{Store, StoreError};
 use std::path::Path;
 
@@ -28,15 +30,33 @@ pub fn run(args: ExportArgs) -> Result<i32, Failure> {
     distinct(&[
         ("--json", args.json.as_deref()),
         ("--csv", args.csv.as_deref()),
+        ("--series", args.series.as_deref()),
     ])?;
     let store = Store::open_existing(&args.db.path()).map_err(Failure::usage)?;
-    let model = ReportModel::load(&store, &[args.run]).map_err(|e| match e {
+    let mut model = ReportModel::load(&store, &[args.run]).map_err(|e| match e {
         StoreError::NoSuchRun(_) => Failure::usage(e),
         other => Failure::failed(other),
     })?;
+    if let Some(id) = args.sample {
+        if model.sample(id).is_none() {
+            return Err(Failure::usage(anyhow!(
+                "--sample {id}: run {} has no sample {id}; its samples' ids are `sample_id` in `fsbench export {} --series -`",
+                args.run,
+                args.run
+            )));
+        }
+    }
+    if args.json.is_some() || args.series.is_some() {
+        model
+            .load_series(&store, args.sample)
+            .map_err(Failure::failed)?;
+    }
     let outputs: Vec<(&Path, &dyn Exporter)> = [
         args.json.as_deref().map(|p| (p, &Json as &dyn Exporter)),
         args.csv.as_deref().map(|p| (p, &Csv as &dyn Exporter)),
+        args.series
+            .as_deref()
+            .map(|p| (p, &SeriesCsv as &dyn Exporter)),
     ]
     .into_iter()
     .flatten()

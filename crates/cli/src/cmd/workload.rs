@@ -229,6 +229,7 @@ fn run_on(
             rank: job.rank(),
             ranks: job.size(),
         }),
+        interval: args.interval,
     };
     ctx.check().map_err(usage_error)?;
     settings.apply(Check(&ctx)).map_err(usage_error)?;
@@ -274,6 +275,7 @@ fn run_on(
         settings: &settings,
         sweep: args.sweep.as_ref(),
         scale: args.scale,
+        interval: args.interval,
         dir: dir.as_deref(),
         target,
     })
@@ -373,7 +375,10 @@ fn run_on(
     store
         .finish_run(run_id, state, Some(&rfc3339_utc(unix_time_s())))
         .map_err(Failure::failed)?;
-    let model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
+    let mut model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
+    if json.is_some() {
+        model.load_series(&store, None).map_err(Failure::failed)?;
+    }
     // Each export is tried, even when one before it failed.
     exit::all_of(
         [(json, &Json as &dyn Exporter), (csv, &Csv)]

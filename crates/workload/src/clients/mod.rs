@@ -20,6 +20,7 @@ use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::Clock;
 use fsbench_measure::histogram::Histogram;
+use fsbench_measure::series::{NoTap, Probe, Tap};
 use fsbench_measure::units::TimeSpan;
 use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
 use loadfile::{Base, Line, LoadPath};
@@ -28,6 +29,7 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The built-in loadfile (docs/workloads/clients.md says what it models).
 pub const BUILTIN: &str = include_str!("builtin.txt");
@@ -198,7 +200,9 @@ struct Client {
     handles: Vec<(u32, RawFd)>,
     buffer: Vec<u8>,
     counting: bool,
+    /// Bytes read and written while counting; `moved`: since the start, warm-up included.
     bytes: u64,
+    moved: u64,
     unexpected: u64,
     /// Lines replayed while counting, and times the end of the loadfile was reached then.
     lines: u64,
@@ -207,6 +211,9 @@ struct Client {
     failure: Option<Failure>,
     /// The first NTCreateX that opened a handle still open (handle, line).
     reopened: Option<(u32, usize)>,
+    /// Where each line is also published for the run's series, warm-up included (None: no
+    /// series).
+    probe: Option<Arc<Probe>>,
 }
 
 /// Why a client could not go on: what happened at which line, and the system's errno if
@@ -455,6 +462,7 @@ impl Client {
                     )
                     .into());
                 }
+                self.moved += *size as u64;
                 if self.counting {
                     self.bytes += *size as u64;
                 }
@@ -476,6 +484,7 @@ impl Client {
                         self.unexpected += 1;
                     }
                 }
+                self.moved += *size as u64;
                 if self.counting {
                     self.bytes += *size as u64;
                 }
@@ -526,6 +535,22 @@ impl Client {
         total_ns: u64,
         stop: &StopFlag,
     ) -> bool {
+        // Made with the series' probe and without: no series costs nothing.
+        match self.probe.clone() {
+            Some(probe) => self.replay_tapped(lines, start, warmup_ns, total_ns, stop, &*probe),
+            None => self.replay_tapped(lines, start, warmup_ns, total_ns, stop, &NoTap),
+        }
+    }
+
+    fn replay_tapped<T: Tap>(
+        &mut self,
+        lines: &[Line],
+        start: u64,
+        warmup_ns: u64,
+        total_ns: u64,
+        stop: &StopFlag,
+        tap: &T,
+    ) -> bool {
         let clock = Clock::get();
         self.counting = warmup_ns == 0;
         let mut n = 0u64;
@@ -543,13 +568,15 @@ impl Client {
                 if n % 1024 == 0 && stop.is_requested() {
                     return false;
                 }
+                let moved = self.moved;
                 if let Err(e) = self.op(line) {
                     self.failure = Some(e);
                     return true;
                 }
+                let latency = clock.ns(clock.ticks().saturating_sub(before));
+                tap.op(self.moved - moved, latency);
                 if self.counting {
-                    let kind = line.op.kind();
-                    self.counts[kind].record(clock.ns(clock.ticks().saturating_sub(before)));
+                    self.counts[line.op.kind()].record(latency);
                     self.lines += 1;
                 }
             }
@@ -720,15 +747,26 @@ reads its throughput and per-operation table.";
         }
         // Everything made goes, whatever happens (a panic included).
         ScratchDir::run(dir, "fsbench-clients", None, |top| match self.method {
-            Method::Native => replay(self, &load, top, (duration, warmup), stop, sink, harness),
+            Method::Native => replay(
+                self,
+                &load,
+                ctx,
+                top,
+                (duration, warmup),
+                stop,
+                sink,
+                harness,
+            ),
             Method::Tool => dbench::run(self, &load, top, duration, warmup, stop, sink),
         })
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn replay(
     settings: &ClientsSettings,
     load: &Load,
+    ctx: &Context,
     top: &Path,
     (duration_ns, warmup_ns): (u64, u64),
     stop: &StopFlag,
@@ -759,12 +797,14 @@ fn replay(
             buffer: vec![0u8; biggest],
             counting: false,
             bytes: 0,
+            moved: 0,
             unexpected: 0,
             lines: 0,
             loops: 0,
             counts: (0..NAMES.len()).map(|_| Histogram::new()).collect(),
             failure: None,
             reopened: None,
+            probe: None,
         })
         .collect();
     let total_ns = warmup_ns + duration_ns;
@@ -772,14 +812,27 @@ fn replay(
     if !harness.phase_start() {
         return Ok(false);
     }
+    // The series covers the warm-up too (the results do not): it shows what warming took.
+    let label = Dims {
+        threads: Some(settings.clients),
+        ..Dims::default()
+    }
+    .label();
+    let series = crate::workload::phase_series(ctx, sink, label, "client", clients.len());
+    for (i, c) in clients.iter_mut().enumerate() {
+        c.probe = series.as_ref().map(|s| s.probe(i));
+    }
     let start = crate::together::SharedStart::default();
     let done = run_together(&mut clients, |c| {
         let start = start.get(clock);
         let finished = c.replay(lines, start, warmup_ns, total_ns, stop);
         c.close_all();
         finished
-    })
-    .map_err(|e| WorkloadError::io("start the clients in", top, e))?;
+    });
+    if let Some(series) = series {
+        series.finish();
+    }
+    let done = done.map_err(|e| WorkloadError::io("start the clients in", top, e))?;
     if done.results.iter().any(|finished| !finished) {
         return Ok(false);
     }

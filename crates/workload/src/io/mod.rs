@@ -139,7 +139,7 @@ impl IoSettings {
         };
         let seed = Some(plan.seed);
         let mut files = None;
-        let ended = run_plan(&plan, target, stop, sink, harness, &mut files);
+        let ended = run_plan(&plan, ctx, target, stop, sink, harness, &mut files);
         let mut end = match ended {
             Ok(()) => End::ok(seed),
             Err(NotRun::Interrupted) => End::interrupted(seed),
@@ -162,6 +162,7 @@ impl IoSettings {
 /// can keep it, and it goes when dropped.
 fn run_plan(
     plan: &IoPlan,
+    ctx: &Context,
     target: &IoTarget,
     stop: &StopFlag,
     sink: &mut dyn Sink,
@@ -204,7 +205,21 @@ fn run_plan(
         start: SharedStart::default(),
         clock: Clock::get(),
     };
-    let together = run_together(&mut workers, |w| w.run(plan, &ctl))
+    let series = crate::workload::phase_series(
+        ctx,
+        sink,
+        results::phase_dims(plan).label(),
+        "thread",
+        workers.len(),
+    );
+    for (t, w) in workers.iter_mut().enumerate() {
+        w.probe = series.as_ref().map(|s| s.probe(t));
+    }
+    let together = run_together(&mut workers, |w| w.run(plan, &ctl));
+    if let Some(series) = series {
+        series.finish();
+    }
+    let together = together
         .map_err(|e| NotRun::Failed(WorkloadError::io("start a thread for", &made.paths[0], e)))?;
     let failure = workers
         .iter_mut()

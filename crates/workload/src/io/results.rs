@@ -133,14 +133,8 @@ pub fn records(
             }
             ResultRecord {
                 dims: Dims {
-                    phase: Some(plan.rw.name().to_string()),
                     operation: Some(if write { "write" } else { "read" }.to_string()),
-                    file_size_bytes: Some(plan.size),
-                    record_size_bytes: Some(plan.bs),
-                    threads: Some(plan.threads),
-                    engine: Some(plan.engine.name().to_string()),
-                    iodepth: Some(u64::from(plan.iodepth)),
-                    ..Dims::default()
+                    ..phase_dims(plan)
                 },
                 attributes: match attributes {
                     serde_json::Value::Object(map) => map,
@@ -151,6 +145,19 @@ pub fn records(
             }
         })
         .collect()
+}
+
+/// The dimensions of the timed phase: what every result of it shares (each adds its direction).
+pub fn phase_dims(plan: &IoPlan) -> Dims {
+    Dims {
+        phase: Some(plan.rw.name().to_string()),
+        file_size_bytes: Some(plan.size),
+        record_size_bytes: Some(plan.bs),
+        threads: Some(plan.threads),
+        engine: Some(plan.engine.name().to_string()),
+        iodepth: Some(u64::from(plan.iodepth)),
+        ..Dims::default()
+    }
 }
 
 /// "randread read: 123456 IOPS, p99 250 µs" for the progress line.

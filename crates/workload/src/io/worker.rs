@@ -16,12 +16,14 @@ use crate::rng::{Permutation, Rng};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::Clock;
 use fsbench_measure::histogram::Histogram;
+use fsbench_measure::series::{NoTap, Probe, Tap};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What every thread of a run shares.
 pub struct Control<'a> {
@@ -155,6 +157,8 @@ pub struct Worker {
     engine: Engine,
     pub stats: Stats,
     pub failure: Option<Failure>,
+    /// Where each completion is also published for the phase's series (None: no series).
+    pub probe: Option<Arc<Probe>>,
 }
 
 /// A short transfer: a read past the end of the file, a write the device took only part of.
@@ -331,6 +335,7 @@ impl Worker {
             engine,
             stats: Stats::default(),
             failure: None,
+            probe: None,
         }
     }
 
@@ -353,25 +358,21 @@ impl Worker {
         };
         self.stats.started = start;
         let fd = self.file.as_raw_fd();
-        let failure = match &mut self.engine {
-            Engine::Sync { buf } => run_sync(
-                fd,
-                buf,
-                &mut self.source,
-                &mut self.data,
-                &mut self.stats,
-                &bound,
-                ctl,
-            ),
-            Engine::Uring(ring) => run_uring(
-                fd,
-                ring,
-                &mut self.source,
-                &mut self.data,
-                &mut self.stats,
-                &bound,
-                ctl,
-            ),
+        // Each loop is made with the series' probe and without: no series costs nothing.
+        let (src, data, stats) = (&mut self.source, &mut self.data, &mut self.stats);
+        let failure = match (&mut self.engine, self.probe.as_deref()) {
+            (Engine::Sync { buf }, Some(probe)) => {
+                run_sync(fd, buf, src, data, stats, &bound, ctl, probe)
+            }
+            (Engine::Sync { buf }, None) => {
+                run_sync(fd, buf, src, data, stats, &bound, ctl, &NoTap)
+            }
+            (Engine::Uring(ring), Some(probe)) => {
+                run_uring(fd, ring, src, data, stats, &bound, ctl, probe)
+            }
+            (Engine::Uring(ring), None) => {
+                run_uring(fd, ring, src, data, stats, &bound, ctl, &NoTap)
+            }
         };
         if failure.is_some() {
             ctl.abort.store(true, Ordering::Relaxed);
@@ -397,7 +398,8 @@ fn told_to_stop(ctl: &Control<'_>) -> bool {
 
 /// One pread or pwrite at a time: the clock read after each is the end of this operation and
 /// the start of the next (after a paced wait, the wait's end).
-fn run_sync(
+#[allow(clippy::too_many_arguments)]
+fn run_sync<T: Tap>(
     fd: RawFd,
     buf: &mut AlignedBuf,
     src: &mut Source,
@@ -405,6 +407,7 @@ fn run_sync(
     stats: &mut Stats,
     bound: &Bound,
     ctl: &Control<'_>,
+    tap: &T,
 ) -> Option<Failure> {
     let clock = ctl.clock;
     let bs = src.bs;
@@ -442,9 +445,11 @@ fn run_sync(
             break;
         }
         let d = &mut stats.dir[usize::from(write)];
-        d.clat.record(clock.ns(now.saturating_sub(previous)));
+        let latency = clock.ns(now.saturating_sub(previous));
+        d.clat.record(latency);
         d.ops += 1;
         d.bytes += bs;
+        tap.op(bs, latency);
         previous = now;
     }
     stats.in_flight_max = u32::from(issued > 0);
@@ -470,7 +475,8 @@ enum Wait {
 /// Up to `iodepth` operations in flight: queue while slots are free (a submission every
 /// `batch_submit` operations), submit, then reap — waiting only when the queue is full, the
 /// thread is draining, or the next paced operation is not due yet.
-fn run_uring(
+#[allow(clippy::too_many_arguments)]
+fn run_uring<T: Tap>(
     fd: RawFd,
     ring: &mut Ring,
     src: &mut Source,
@@ -478,6 +484,7 @@ fn run_uring(
     stats: &mut Stats,
     bound: &Bound,
     ctl: &Control<'_>,
+    tap: &T,
 ) -> Option<Failure> {
     let clock = ctl.clock;
     let bs = src.bs;
@@ -697,9 +704,11 @@ fn run_uring(
             let result = cqe.result();
             if result as i64 == bs as i64 {
                 let d = &mut stats.dir[usize::from(write)];
-                d.clat.record(clock.ns(now.saturating_sub(issued_at[slot])));
+                let latency = clock.ns(now.saturating_sub(issued_at[slot]));
+                d.clat.record(latency);
                 d.ops += 1;
                 d.bytes += bs;
+                tap.op(bs, latency);
             } else if failure.is_none() {
                 failure = Some(Failure {
                     write,

@@ -92,7 +92,7 @@ cells are not quantised by the clock; --passes 1 times one pass, as iozone. Data
         if let Err(e) = plan.preflight(dir) {
             return End::failed(e, Some(plan.seed));
         }
-        let outcome = run(&plan, dir, stop, &mut ToSink(sink), harness);
+        let outcome = run(&plan, dir, stop, &mut ToSink(sink, ctx), harness);
         let kept = plan.settings.keep && outcome.status == fsbench_model::Outcome::Ok;
         End {
             outcome: outcome.status,
@@ -206,7 +206,7 @@ fn grid_footer(records: &[&ResultRecord]) -> String {
 
 /// Hands each finished cell to a sink as a record, with a live rate for progress lines:
 /// "write 16m/4k 3.1 GiB/s (5 of 12)".
-struct ToSink<'a>(&'a mut dyn Sink);
+struct ToSink<'a>(&'a mut dyn Sink, &'a Context);
 
 impl MatrixObserver for ToSink<'_> {
     fn result(&mut self, r: &CellResult, done: usize, total: usize) {
@@ -222,5 +222,9 @@ impl MatrixObserver for ToSink<'_> {
 
     fn warning(&mut self, message: &str) {
         self.0.warning(message);
+    }
+
+    fn series(&mut self, label: String) -> Option<fsbench_measure::series::PhaseSampler> {
+        crate::workload::phase_series(self.1, self.0, label, "thread", 1)
     }
 }

@@ -20,9 +20,10 @@ use crate::stdio::{StdioReader, StdioWriter};
 use crate::together::run_together_watching;
 use crate::workload::Place;
 use fsbench_measure::clock::{now_ns, Clock};
+use fsbench_measure::series::PhaseSampler;
 use fsbench_measure::units::size_label;
 use fsbench_measure::{NoWall, OpSummary, Recorder, Wall, WallAt};
-use fsbench_model::Outcome;
+use fsbench_model::{Dims, Outcome};
 use serde::Serialize;
 use std::fs::File;
 use std::io;
@@ -36,6 +37,11 @@ pub trait MatrixObserver {
     fn result(&mut self, _result: &CellResult, _done: usize, _total: usize) {}
     /// Something the reader of the results must know (said once per kind).
     fn warning(&mut self, _message: &str) {}
+    /// A phase whose results' dimensions say `label` starts: its series' sampler (None: no
+    /// series).
+    fn series(&mut self, _label: String) -> Option<PhaseSampler> {
+        None
+    }
 }
 
 /// An observer that ignores everything.
@@ -141,6 +147,22 @@ pub fn run(
             } else {
                 Ok(harness.phase_start())
             };
+            // The phase's series, from its start (after the meeting of the ranks) to its end.
+            let series = match &started {
+                Ok(true) => observer.series(
+                    Dims {
+                        phase: Some(phase.name().to_string()),
+                        file_size_bytes: Some(cell.file_size_bytes),
+                        record_size_bytes: Some(cell.record_size_bytes),
+                        ..Dims::default()
+                    }
+                    .label(),
+                ),
+                _ => None,
+            };
+            runner
+                .recorder
+                .set_probe(series.as_ref().map(|s| s.probe(0)));
             let measured = match (started, &first_done) {
                 (Ok(true), Some(wall)) => {
                     // The rank's main thread hears of the others while the phase runs in
@@ -176,6 +198,10 @@ pub fn run(
                 (Ok(false), _) => Err(WorkloadError::Interrupted),
                 (Err(e), _) => Err(e),
             };
+            runner.recorder.set_probe(None);
+            if let Some(series) = series {
+                series.finish();
+            }
             for warning in runner.warnings.drain(..) {
                 observer.warning(&warning);
                 warnings.push(warning);

@@ -29,6 +29,7 @@ use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::Clock;
 use fsbench_measure::histogram::Histogram;
+use fsbench_measure::series::{NoTap, Probe, Tap};
 use fsbench_measure::units::{Size, TimeSpan};
 use fsbench_measure::CpuTimes;
 use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
@@ -37,6 +38,7 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Transactions per second as FFSB counts them: the main figure.
 pub const TPS: MetricDef = MetricDef::new("tps", Unit::OpsPerSec, Direction::Higher).main();
@@ -459,6 +461,8 @@ struct Worker<'l> {
     cpu: CpuTimes,
     /// Why this thread stopped before the time was up (a full disk); what it measured stays.
     failure: Option<io::Error>,
+    /// Where each operation is also published for the phase's series (None: no series).
+    probe: Option<Arc<Probe>>,
     /// The files it picked, in order (for the tests of FFSB's list).
     #[cfg(test)]
     picked: Vec<u32>,
@@ -562,6 +566,7 @@ impl<'l> Worker<'l> {
             tallies: Default::default(),
             cpu: CpuTimes::default(),
             failure: None,
+            probe: None,
             #[cfg(test)]
             picked: Vec::new(),
         }
@@ -845,6 +850,21 @@ impl<'l> Worker<'l> {
         duration_ns: u64,
         stop: &StopFlag,
     ) -> io::Result<bool> {
+        // Made with the series' probe and without: no series costs nothing.
+        match self.probe.clone() {
+            Some(probe) => self.run_tapped(shared, start, duration_ns, stop, &*probe),
+            None => self.run_tapped(shared, start, duration_ns, stop, &NoTap),
+        }
+    }
+
+    fn run_tapped<T: Tap>(
+        &mut self,
+        shared: &Shared<'_>,
+        start: u64,
+        duration_ns: u64,
+        stop: &StopFlag,
+        tap: &T,
+    ) -> io::Result<bool> {
         let clock = Clock::get();
         let cpu_before = CpuTimes::thread();
         let mut before = clock.ticks();
@@ -878,7 +898,9 @@ impl<'l> Worker<'l> {
             };
             let after = clock.ticks();
             let tally = &mut self.tallies[op as usize];
-            tally.latency.record(clock.ns(after.saturating_sub(before)));
+            let latency = clock.ns(after.saturating_sub(before));
+            tally.latency.record(latency);
+            tap.op(read + written, latency);
             tally.ops += 1;
             tally.transactions += transactions;
             tally.read_bytes += read;
@@ -952,7 +974,7 @@ its files from one list, with FFSB's locks (--file-list per-thread: each from it
         }
         // Everything made goes, whatever happens (untimed; a panic included).
         ScratchDir::run(dir, "fsbench-mix", seed, |top| {
-            run(self, &plan, top, stop, sink, harness)
+            run(self, &plan, ctx, top, stop, sink, harness)
         })
     }
 }
@@ -960,6 +982,7 @@ its files from one list, with FFSB's locks (--file-list per-thread: each from it
 fn run(
     settings: &MixSettings,
     plan: &MixPlan,
+    ctx: &Context,
     top: &Path,
     stop: &StopFlag,
     sink: &mut dyn Sink,
@@ -1016,6 +1039,19 @@ fn run(
     if !harness.phase_start() {
         return Ok(false);
     }
+    let phase = |operation: &str| {
+        Dims {
+            operation: (!operation.is_empty()).then(|| operation.to_string()),
+            threads: Some(settings.threads),
+            ..Dims::default()
+        }
+        .label()
+    };
+    let series =
+        crate::workload::phase_series(ctx, sink, phase("fileset"), "thread", workers.len());
+    for (t, w) in workers.iter_mut().enumerate() {
+        w.probe = series.as_ref().map(|s| s.probe(t));
+    }
     let fileset = timed(&mut workers, |w| {
         let mut tally = Tally::default();
         let clock = Clock::get();
@@ -1030,17 +1066,22 @@ fn run(
             let size = shared.file_size(&mut w.rng);
             let before = clock.ticks();
             let calls = w.create(settings, dir, size, false)?;
-            tally
-                .latency
-                .record(clock.ns(clock.ticks().saturating_sub(before)));
+            let latency = clock.ns(clock.ticks().saturating_sub(before));
+            tally.latency.record(latency);
+            if let Some(probe) = &w.probe {
+                probe.op(size, latency);
+            }
             tally.ops += 1;
             tally.transactions += calls;
             tally.written_bytes += size;
         }
         w.tallies[Op::Create as usize] = tally;
         Ok(true)
-    })
-    .map_err(|e| WorkloadError::io("create the fileset in", top, e))?;
+    });
+    if let Some(series) = series {
+        series.finish();
+    }
+    let fileset = fileset.map_err(|e| WorkloadError::io("create the fileset in", top, e))?;
     let Some((wall, cpu)) = fileset else {
         return Ok(false);
     };
@@ -1062,11 +1103,18 @@ fn run(
     if !harness.phase_start() {
         return Ok(false);
     }
+    let series = crate::workload::phase_series(ctx, sink, phase(""), "thread", workers.len());
+    for (t, w) in workers.iter_mut().enumerate() {
+        w.probe = series.as_ref().map(|s| s.probe(t));
+    }
     let start = crate::together::SharedStart::default();
     let ran = timed(&mut workers, |w| {
         w.run(&shared, start.get(Clock::get()), plan.duration_ns, stop)
-    })
-    .map_err(|e| WorkloadError::io("run the mix in", top, e))?;
+    });
+    if let Some(series) = series {
+        series.finish();
+    }
+    let ran = ran.map_err(|e| WorkloadError::io("run the mix in", top, e))?;
     let Some((ran_ns, mut cpu)) = ran else {
         return Ok(false);
     };

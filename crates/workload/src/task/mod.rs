@@ -935,6 +935,7 @@ impl Chain<'_> {
                     return Err(e);
                 }
             };
+            self.series(&measured, sink);
             for record in measured {
                 done += 1;
                 let real = record.measurement("real").map_or(0.0, |m| m.value);
@@ -943,6 +944,44 @@ impl Chain<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// A step's series, one interval per record (a step runs tools: its threads cannot be
+    /// sampled): the `real` time that ended now, back to back (build's configure before its
+    /// compile), with the files it handled as operations and its bytes.
+    fn series(&self, records: &[ResultRecord], sink: &mut dyn Sink) {
+        if self.ctx.interval == fsbench_measure::series::SeriesInterval::Off {
+            return;
+        }
+        let outlet = sink.outlet();
+        let mut end = fsbench_measure::clock::now_ns();
+        let mut batches = Vec::new();
+        for record in records.iter().rev() {
+            let real = record.measurement(REAL.name).map_or(0, |m| m.value as u64);
+            let value =
+                |metric: &MetricDef| record.measurement(metric.name).map(|m| m.value as u64);
+            let total = fsbench_model::series::Tally {
+                ops: value(&FILES).unwrap_or(1),
+                bytes: value(&BYTES).unwrap_or(0),
+                latency: None,
+            };
+            batches.push(fsbench_model::series::PhaseBatch {
+                phase: fsbench_measure::series::next_phase(),
+                label: record.dims.label(),
+                each: "step".into(),
+                interval_ns: real,
+                intervals: vec![fsbench_model::series::Interval {
+                    start_ns: end.saturating_sub(real),
+                    length_ns: real,
+                    total,
+                    each: Vec::new(),
+                }],
+            });
+            end = end.saturating_sub(real);
+        }
+        for batch in batches.iter().rev() {
+            outlet.send(batch);
+        }
     }
 
     /// One step: its records (build has two: configure and compile), None when stopped.

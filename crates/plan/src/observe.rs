@@ -1,0 +1,432 @@
+//! What a sample is watched with, and what that says of it: the host monitors
+//! (`fsbench_measure::monitor`) run in the sample's process from just before its workload
+//! starts to just after it ends, on the filesystem's device and the disk under it; the series
+//! its phases hand on (through the sample's sink, from this process or the child's events) are
+//! collected as they come; both go on one time axis (ns since the monitors started). Then
+//! [`assess`] says whether each phase was steady, how busy the devices were, and whether the
+//! host disturbed the sample — stored with it, and said as warnings.
+
+use fsbench_analysis::steady::steadiness;
+use fsbench_measure::monitor::{device_of_file, Monitor, Watch};
+use fsbench_measure::series::{Outlet, SeriesInterval};
+use fsbench_model::series::{
+    Assessment, DeviceLoad, PhaseBatch, PhaseVerdict, Phases, Series, WORKLOAD,
+};
+use fsbench_testbed::TargetInfo;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// A device busy at least this much (percent) in an interval is saturated in it.
+pub const SATURATED_PERCENT: f64 = 95.0;
+/// CPU steal above this share of all CPUs' time (percent) over the phases disturbs a sample.
+pub const STEAL_PERCENT: f64 = 2.0;
+/// I/O on the disk beyond the device's, above this many bytes and [`OTHER_IO_SHARE`] of the
+/// device's own, disturbs a sample.
+pub const OTHER_IO_BYTES: u64 = 16 << 20;
+pub const OTHER_IO_SHARE: f64 = 0.01;
+
+/// The series of a sample's phases as they arrive (an outlet: a phase's sampler thread in this
+/// process, or the child's events on this thread).
+#[derive(Debug, Default)]
+pub struct PhaseLog(Mutex<Phases>);
+
+impl Outlet for PhaseLog {
+    fn send(&self, batch: &PhaseBatch) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take(batch);
+    }
+}
+
+/// A sample being watched.
+pub struct Observer {
+    monitor: Monitor,
+    phases: Arc<PhaseLog>,
+}
+
+/// What watching a sample found.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// The workload's series, then the monitors'.
+    pub series: Vec<Series>,
+    /// None when nothing was watched (`interval = "off"`).
+    pub assessment: Option<Assessment>,
+    /// What the reader must know: what could not be watched, and what the series say.
+    pub warnings: Vec<String>,
+}
+
+/// Which devices a sample's filesystem is on: (`device`, its block device), (`disk`, the disk
+/// under it — a loop device's backing disk, a partition's disk), with what cannot be watched.
+pub fn devices(target: Option<&TargetInfo>, dir: &Path) -> (Vec<(String, String)>, Vec<String>) {
+    let mut devices = Vec::new();
+    let mut notes = Vec::new();
+    let (device, disk) = match target {
+        Some(info) => {
+            let device = info
+                .device
+                .path
+                .as_ref()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned());
+            if device.is_none() {
+                notes.push(format!(
+                    "the filesystem ({}) is on no block device: the sample has no disk series",
+                    info.filesystem
+                ));
+            }
+            let disk = info.device.disk.as_ref().map(|d| d.name.clone());
+            if let (Some(device), None, "image") = (&device, &disk, info.device.kind) {
+                notes.push(format!(
+                    "no disk is under {device} (its image is on a filesystem without one, such as tmpfs): the sample has no series of the disk under it"
+                ));
+            }
+            (device, disk)
+        }
+        None => {
+            let device = device_of_file(dir);
+            let disk = fsbench_testbed::disk::disk_of_file(dir)
+                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
+            if device.is_none() {
+                notes.push(format!(
+                    "{} is on no block device (tmpfs, a network or fuse filesystem): the sample has no disk series",
+                    dir.display()
+                ));
+            }
+            (device, disk)
+        }
+    };
+    if let Some(device) = &device {
+        devices.push(("device".to_string(), device.clone()));
+    }
+    if let Some(disk) = disk.filter(|d| Some(d) != device.as_ref()) {
+        devices.push(("disk".to_string(), disk));
+    }
+    (devices, notes)
+}
+
+impl Observer {
+    /// Starts the monitors now (the sample's time 0): on `devices`, with the CPU time of this
+    /// process (`this_process`: the workload runs in it) and of the sample's `cgroup`.
+    pub fn start(
+        interval: SeriesInterval,
+        (devices, notes): (Vec<(String, String)>, Vec<String>),
+        this_process: bool,
+        cgroup: Option<&Path>,
+    ) -> Observer {
+        let monitor = Monitor::start(Watch {
+            interval,
+            devices,
+            this_process,
+            cgroup: cgroup.map(Path::to_path_buf),
+            notes,
+        });
+        Observer {
+            monitor,
+            phases: Arc::default(),
+        }
+    }
+
+    /// Where the sample's phases' batches are collected.
+    pub fn collector(&self) -> Arc<PhaseLog> {
+        self.phases.clone()
+    }
+
+    /// Stops the monitors: every series on the sample's time axis, and what they say.
+    pub fn finish(self, interval: SeriesInterval) -> Observed {
+        let monitored = self.monitor.stop();
+        if interval == SeriesInterval::Off {
+            return Observed::default();
+        }
+        let phases = self.phases.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut series = phases.series(monitored.t0_ns, "");
+        series.extend(monitored.series);
+        let (assessment, mut warnings) = assess(&series);
+        warnings.splice(0..0, monitored.notes);
+        Observed {
+            series,
+            assessment: Some(assessment),
+            warnings,
+        }
+    }
+}
+
+/// What a sample's series say: each phase's steadiness and warm-up (from its total's rate per
+/// interval: bytes, or operations when it moved none), how busy each watched device was while
+/// the phases ran, the CPU steal then, and the I/O on the disk beyond the device's over the
+/// whole sample; with the warnings they make.
+pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
+    let find = |source: &str, phase: Option<u32>, subject: &str, metric: &str| {
+        series.iter().find(|s| {
+            s.source == source && s.phase == phase && s.subject == subject && s.metric == metric
+        })
+    };
+    let mut verdicts = Vec::new();
+    // When the phases ran: [start, end) on the sample's axis.
+    let mut windows: Vec<(u64, u64)> = Vec::new();
+    let phases = series
+        .iter()
+        .filter(|s| s.source == WORKLOAD && s.subject == "total" && s.metric == "ops");
+    for ops in phases {
+        let phase = ops.phase.unwrap_or(0);
+        let bytes = find(WORKLOAD, ops.phase, "total", "bytes").filter(|b| b.sum() > 0.0);
+        let counts = bytes.unwrap_or(ops);
+        let mut points = counts.points.clone();
+        if let (Some(first), Some(last)) = (points.first(), points.last()) {
+            windows.push((first.t_ns(), last.t_ns() + last.dt_ns()));
+        }
+        // The last interval is the phase's end, often a sliver: its rate says little.
+        let mut lengths: Vec<u64> = points.iter().map(|p| p.dt_ns()).collect();
+        lengths.sort_unstable();
+        let typical = lengths.get(lengths.len() / 2).copied().unwrap_or(0);
+        if points.len() > 1 && points.last().is_some_and(|p| p.dt_ns() * 2 < typical) {
+            points.pop();
+        }
+        let rates: Vec<f64> = points
+            .iter()
+            .map(|p| p.value() * 1e9 / p.dt_ns().max(1) as f64)
+            .collect();
+        let judged = steadiness(&rates);
+        verdicts.push(PhaseVerdict {
+            phase,
+            label: ops.label.clone(),
+            steady: judged.steady,
+            change_percent: judged.change.map(|c| c * 100.0),
+            warmup_ns: judged.warmed_at.map(|i| {
+                points
+                    .get(i)
+                    .map_or_else(
+                        || points.last().map_or(0, |p| p.t_ns() + p.dt_ns()),
+                        |p| p.t_ns(),
+                    )
+                    .saturating_sub(points.first().map_or(0, |p| p.t_ns()))
+            }),
+        });
+    }
+    let during = |t: u64| windows.is_empty() || windows.iter().any(|&(a, b)| t >= a && t < b);
+    let mut devices = Vec::new();
+    let mut moved: Vec<(String, u64)> = Vec::new();
+    for busy in series
+        .iter()
+        .filter(|s| s.source == "disk" && s.metric == "busy")
+    {
+        let inside: Vec<_> = busy.points.iter().filter(|p| during(p.t_ns())).collect();
+        let time: u64 = inside.iter().map(|p| p.dt_ns()).sum();
+        let busy_percent = if time == 0 {
+            0.0
+        } else {
+            inside
+                .iter()
+                .map(|p| p.value() * p.dt_ns() as f64)
+                .sum::<f64>()
+                / time as f64
+        };
+        let saturated_intervals = inside
+            .iter()
+            .filter(|p| p.value() >= SATURATED_PERCENT)
+            .count();
+        let total = |metric: &str| {
+            find("disk", None, &busy.subject, metric)
+                .filter(|s| s.label == busy.label)
+                .map_or(0, |s| s.sum() as u64)
+        };
+        let (read_bytes, write_bytes) = (total("read_bytes"), total("write_bytes"));
+        moved.push((busy.label.clone(), read_bytes + write_bytes));
+        devices.push(DeviceLoad {
+            role: busy.label.clone(),
+            device: busy.subject.clone(),
+            busy_percent,
+            saturated: !inside.is_empty() && saturated_intervals * 2 > inside.len(),
+            read_bytes,
+            write_bytes,
+        });
+    }
+    let steal = find("cpu", None, "all", "steal").map(|s| {
+        let inside: Vec<_> = s.points.iter().filter(|p| during(p.t_ns())).collect();
+        let time: u64 = inside.iter().map(|p| p.dt_ns()).sum::<u64>().max(1);
+        inside
+            .iter()
+            .map(|p| p.value() * p.dt_ns() as f64)
+            .sum::<f64>()
+            / time as f64
+    });
+    let bytes_of = |role: &str| moved.iter().find(|(r, _)| r == role).map(|m| m.1);
+    let other = match (bytes_of("device"), bytes_of("disk")) {
+        (Some(device), Some(disk)) => Some(disk.saturating_sub(device)),
+        _ => None,
+    };
+    let mut warnings = Vec::new();
+    let unsteady: Vec<String> = verdicts
+        .iter()
+        .filter(|v| v.steady == Some(false))
+        .map(|v| {
+            format!(
+                "{} ({:+.0} %)",
+                if v.label.is_empty() {
+                    "the phase"
+                } else {
+                    &v.label
+                },
+                v.change_percent.unwrap_or(0.0)
+            )
+        })
+        .collect();
+    if !unsteady.is_empty() {
+        let shown: Vec<&str> = unsteady.iter().take(5).map(String::as_str).collect();
+        let more = unsteady.len().saturating_sub(shown.len());
+        warnings.push(format!(
+            "{} of {} phases did not reach a steady state (the rate over the last third against the middle third, beyond its noise): {}{}; the figures are averages over a changing rate",
+            unsteady.len(),
+            verdicts.len(),
+            shown.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
+    }
+    for d in devices.iter().filter(|d| d.saturated) {
+        warnings.push(format!(
+            "{} (the {}) was saturated: busy {:.0} % of the time while the phases ran; the figures are its limit",
+            d.device, d.role, d.busy_percent
+        ));
+    }
+    let stolen = steal.filter(|&s| s > STEAL_PERCENT);
+    if let Some(s) = stolen {
+        warnings.push(format!(
+            "CPU steal took {s:.1} % of the CPUs' time while the phases ran: the hypervisor gave this machine's CPUs to others; the figures may be low"
+        ));
+    }
+    let device_bytes = bytes_of("device").unwrap_or(0);
+    let disturbing = disturbing_io(other, device_bytes);
+    if let Some(o) = disturbing {
+        let disk = devices
+            .iter()
+            .find(|d| d.role == "disk")
+            .map_or("", |d| d.device.as_str());
+        warnings.push(format!(
+            "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}): the figures may be low",
+            fsbench_measure::units::human_bytes(o),
+            fsbench_measure::units::human_bytes(device_bytes)
+        ));
+    }
+    let assessment = Assessment {
+        phases: verdicts,
+        devices,
+        steal_percent: steal,
+        other_io_bytes: other,
+        disturbed: stolen.is_some() || disturbing.is_some(),
+    };
+    (assessment, warnings)
+}
+
+/// The bytes another process moved on the disk, when they disturb: above [`OTHER_IO_BYTES`] and
+/// [`OTHER_IO_SHARE`] of what the device itself moved.
+fn disturbing_io(other: Option<u64>, device_bytes: u64) -> Option<u64> {
+    other.filter(|&o| o > OTHER_IO_BYTES && o as f64 > OTHER_IO_SHARE * device_bytes as f64)
+}
+
+/// How the host disturbed a sample, in a few words ("CPU steal 3.1 %; 60 MiB of another
+/// process's I/O on vda"); None when it did not.
+pub fn disturbance(a: &Assessment) -> Option<String> {
+    if !a.disturbed {
+        return None;
+    }
+    let mut why = Vec::new();
+    if let Some(steal) = a.steal_percent.filter(|&s| s > STEAL_PERCENT) {
+        why.push(format!("CPU steal {steal:.1} %"));
+    }
+    let device = a.devices.iter().find(|d| d.role == "device");
+    let device_bytes = device.map_or(0, |d| d.read_bytes + d.write_bytes);
+    if let Some(other) = disturbing_io(a.other_io_bytes, device_bytes) {
+        let disk = a
+            .devices
+            .iter()
+            .find(|d| d.role == "disk")
+            .map_or("", |d| d.device.as_str());
+        why.push(format!(
+            "{} of another process's I/O on {disk}",
+            fsbench_measure::units::human_bytes(other)
+        ));
+    }
+    Some(why.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fsbench_model::series::Point;
+    use fsbench_model::Unit;
+
+    fn series(
+        source: &str,
+        phase: Option<u32>,
+        label: &str,
+        subject: &str,
+        metric: &str,
+        values: &[f64],
+    ) -> Series {
+        Series {
+            source: source.into(),
+            phase,
+            label: label.into(),
+            subject: subject.into(),
+            metric: metric.into(),
+            unit: Unit::Count,
+            points: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Point(i as u64 * 100, 100, *v))
+                .collect(),
+        }
+    }
+
+    /// A write that stalls two thirds in, on a saturated loop device whose disk moved 64 MiB
+    /// more than it did, with steal: every verdict, and a warning for each.
+    #[test]
+    fn a_stalled_phase_on_a_busy_disk_is_unsteady_saturated_and_disturbed() {
+        let rates: Vec<f64> = (0..30)
+            .map(|i| if i < 20 { 1000.0 } else { 100.0 })
+            .collect();
+        let mb = 1048576.0;
+        let all = vec![
+            series(WORKLOAD, Some(0), "write 1g 1m", "total", "ops", &rates),
+            series(WORKLOAD, Some(0), "write 1g 1m", "total", "bytes", &rates),
+            series("disk", None, "device", "loop3", "busy", &[99.0; 30]),
+            series("disk", None, "device", "loop3", "write_bytes", &[mb; 30]),
+            series("disk", None, "disk", "vda", "busy", &[50.0; 30]),
+            series("disk", None, "disk", "vda", "write_bytes", &[mb * 3.0; 30]),
+            series("cpu", None, "", "all", "steal", &[5.0; 30]),
+        ];
+        let (a, warnings) = assess(&all);
+        assert_eq!(a.phases[0].steady, Some(false));
+        assert!((a.phases[0].change_percent.unwrap() + 90.0).abs() < 1e-6);
+        // Never near its (falling) settled rate: the warm-up is the whole phase.
+        assert_eq!(a.phases[0].warmup_ns, Some(3000));
+        assert!(a.devices[0].saturated && !a.devices[1].saturated);
+        assert_eq!(a.other_io_bytes, Some(60 << 20));
+        assert!(a.disturbed);
+        assert_eq!(warnings.len(), 4, "{warnings:#?}");
+        assert!(
+            warnings[0].contains("write 1g 1m (-90 %)"),
+            "{}",
+            warnings[0]
+        );
+        assert!(
+            warnings[3].contains("another process moved 60 MiB on vda"),
+            "{}",
+            warnings[3]
+        );
+        assert_eq!(
+            disturbance(&a).unwrap(),
+            "CPU steal 5.0 %; 60 MiB of another process's I/O on vda"
+        );
+        // A quiet host: nothing to say.
+        let quiet = vec![
+            series(WORKLOAD, Some(0), "", "total", "ops", &[10.0; 12]),
+            series("disk", None, "device", "loop3", "write_bytes", &[mb; 12]),
+            series("disk", None, "device", "loop3", "busy", &[10.0; 12]),
+            series("disk", None, "disk", "vda", "write_bytes", &[mb; 12]),
+            series("disk", None, "disk", "vda", "busy", &[10.0; 12]),
+            series("cpu", None, "", "all", "steal", &[0.5; 12]),
+        ];
+        let (a, warnings) = assess(&quiet);
+        assert_eq!((a.phases[0].steady, a.disturbed), (Some(true), false));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(disturbance(&a), None);
+    }
+}
