@@ -197,7 +197,9 @@ impl Phases {
         let mut out = Vec::new();
         for (n, id) in self.order.iter().enumerate() {
             let p = &self.phases[id];
+            // One thread's series would be its total's again.
             let threads = p.intervals.iter().map(|i| i.each.len()).max().unwrap_or(0);
+            let threads = if threads > 1 { threads } else { 0 };
             let subjects = std::iter::once((format!("{prefix}total"), None))
                 .chain((0..threads).map(|t| (format!("{prefix}{} {t}", p.each), Some(t))));
             for (subject, thread) in subjects {

@@ -1,0 +1,468 @@
+//! Every sample over time, as users read it back: a known pattern of operations shows its rate
+//! change where it happens in the stored series; every workload's intervals add up to its
+//! phases' totals exactly; the monitors of a write on a loop device show the disk under it
+//! writing; and a sample during which another process writes to that disk says so (and a
+//! campaign asked to repeats it).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// A workload command in a new directory, stored in `scratch`'s database, its export parsed.
+fn run(scratch: &Scratch, args: &[&str]) -> Value {
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-test-series")
+        .tempdir_in(scratch.path())
+        .unwrap();
+    let json = scratch.path().join("run.json");
+    let out = fsbench()
+        .args(args)
+        .args(["--quiet", "--dir"])
+        .arg(dir.path())
+        .arg("--db")
+        .arg(scratch.db())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    read_json(&json)
+}
+
+/// The series of a sample with this source, phase, subject and metric.
+fn find<'a>(
+    sample: &'a Value,
+    source: &str,
+    phase: Option<u64>,
+    subject: &str,
+    metric: &str,
+) -> Option<&'a Value> {
+    sample["series"].as_array().unwrap().iter().find(|s| {
+        s["source"] == source
+            && s["phase"].as_u64() == phase
+            && s["subject"] == subject
+            && s["metric"] == metric
+    })
+}
+
+/// Its points' values.
+fn values(series: &Value) -> Vec<f64> {
+    series["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[2].as_f64().unwrap())
+        .collect()
+}
+
+/// The sum of a phase's total of `metric` over its intervals.
+fn total(sample: &Value, phase: u64, metric: &str) -> f64 {
+    let series = find(sample, "workload", Some(phase), "total", metric)
+        .unwrap_or_else(|| panic!("no {metric} series of phase {phase}"));
+    values(series).iter().sum()
+}
+
+fn measurement(result: &Value, metric: &str) -> f64 {
+    result["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == metric)
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("no {metric} in {result}"))
+}
+
+/// 200 waits of 10 ms, then 20 of 50 ms, sampled every 100 ms: the stored series runs at about
+/// ten operations an interval, then at most three, and the change comes after the 200th
+/// operation; the phase did not end steady, and the sample says so.
+#[test]
+fn a_known_pattern_shows_its_rate_change_at_its_place_in_the_stored_series() {
+    let scratch = Scratch::new();
+    let doc = run(
+        &scratch,
+        &[
+            "sleep",
+            "--pattern",
+            "10ms*200,50ms*20",
+            "--interval",
+            "100ms",
+        ],
+    );
+    let sample = first_sample(&doc);
+    let ops = find(sample, "workload", Some(0), "total", "ops").expect("the phase's series");
+    assert_eq!(ops["label"], "naps");
+    assert_eq!(ops["unit"], "count");
+    let points = ops["points"].as_array().unwrap();
+    let counts = values(ops);
+    assert_eq!(counts.iter().sum::<f64>(), 220.0);
+    // Intervals follow each other, 100 ms apart.
+    for pair in points.windows(2) {
+        let (t, dt) = (pair[0][0].as_u64().unwrap(), pair[0][1].as_u64().unwrap());
+        assert_eq!(t + dt, pair[1][0].as_u64().unwrap());
+        assert!((90_000_000..150_000_000).contains(&dt), "{dt}");
+    }
+    // After the last fast interval (more than three), a second of slow ones (two a 100 ms);
+    // it ended with the 200th operation (and perhaps a slow one or two), at ten a 100 ms.
+    let slow_from = counts
+        .iter()
+        .rposition(|&n| n > 3.0)
+        .expect("a fast interval")
+        + 1;
+    let before: f64 = counts[..slow_from].iter().sum();
+    assert!((190.0..=202.0).contains(&before), "{counts:?}");
+    assert!(before / slow_from as f64 >= 5.0, "{counts:?}");
+    assert!(counts.len() - slow_from >= 8, "{counts:?}");
+    let verdict = &sample["assessment"]["phases"][0];
+    assert_eq!(verdict["steady"], false, "{verdict}");
+    assert!(
+        verdict["change_percent"].as_f64().unwrap() < -50.0,
+        "{verdict}"
+    );
+    let warnings = sample["warnings"].to_string();
+    assert!(
+        warnings.contains("did not reach a steady state"),
+        "{warnings}"
+    );
+    // The long-form CSV has the same points, one row each.
+    let run_id = doc["runs"][0]["id"].as_i64().unwrap().to_string();
+    let out = fsbench()
+        .args(["export", &run_id, "--series", "-", "--db"])
+        .arg(scratch.db())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = stdout(&out);
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("run_id,case_key,repetition,sample_id,series,"));
+    let rows: Vec<&str> = lines
+        .filter(|l| l.contains(",workload/0/total/ops,"))
+        .collect();
+    assert_eq!(rows.len(), counts.len());
+    assert!(
+        rows[0].ends_with(&format!(",{},count", counts[0])),
+        "{}",
+        rows[0]
+    );
+    // A sample the run does not have is refused.
+    let out = fsbench()
+        .args([
+            "export", &run_id, "--series", "-", "--sample", "999999", "--db",
+        ])
+        .arg(scratch.db())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("has no sample 999999"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Each workload kind's series hold every operation and byte of its phases, no more: per phase,
+/// the intervals' sum equals the phase's own totals exactly (several threads, both io engines,
+/// the matrix's phases, metadata's operations, the mix's fileset and mix, the clients' load).
+#[test]
+fn every_workloads_intervals_add_up_to_its_phases_totals_exactly() {
+    let scratch = Scratch::new();
+    fn with<'a>(args: &[&'a str]) -> Vec<&'a str> {
+        [args, &["--interval", "20ms"][..]].concat()
+    }
+
+    let doc = run(
+        &scratch,
+        &with(&[
+            "matrix",
+            "--tests",
+            "write,read",
+            "--file-sizes",
+            "1m",
+            "--record-sizes",
+            "4k",
+            "--min-time",
+            "50ms",
+        ]),
+    );
+    let sample = first_sample(&doc);
+    let results = sample["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for (phase, result) in results.iter().enumerate() {
+        let phase = phase as u64;
+        let what = &result["phase"];
+        assert_eq!(
+            total(sample, phase, "ops"),
+            measurement(result, "ops"),
+            "{what}"
+        );
+        assert_eq!(
+            total(sample, phase, "bytes"),
+            measurement(result, "bytes"),
+            "{what}"
+        );
+        assert_eq!(
+            find(sample, "workload", Some(phase), "total", "ops").unwrap()["label"],
+            format!("{} 1m 4k", result["phase"].as_str().unwrap())
+        );
+    }
+
+    for (engine, depth) in [("sync", "1"), ("io_uring", "4")] {
+        let doc = run(
+            &scratch,
+            &with(&[
+                "io",
+                "--rw",
+                "randrw",
+                "--size",
+                "4m",
+                "--threads",
+                "2",
+                "--iodepth",
+                depth,
+                "--engine",
+                engine,
+            ]),
+        );
+        let sample = first_sample(&doc);
+        let results = sample["results"].as_array().unwrap();
+        let sum = |metric: &str| results.iter().map(|r| measurement(r, metric)).sum::<f64>();
+        assert_eq!(total(sample, 0, "ops"), sum("ops"), "{engine}");
+        assert_eq!(total(sample, 0, "bytes"), sum("bytes"), "{engine}");
+        assert_eq!(sum("ops"), 2.0 * 1024.0);
+        // Each thread has its own series, and the two add up to the total.
+        let threads: f64 = (0..2)
+            .map(|t| {
+                let s = find(sample, "workload", Some(0), &format!("thread {t}"), "ops");
+                values(s.expect("a thread's series")).iter().sum::<f64>()
+            })
+            .sum();
+        assert_eq!(threads, sum("ops"));
+    }
+
+    let doc = run(
+        &scratch,
+        &with(&["metadata", "--count", "300", "--threads", "2"]),
+    );
+    let sample = first_sample(&doc);
+    for (phase, result) in sample["results"].as_array().unwrap().iter().enumerate() {
+        let phase = phase as u64;
+        let what = &result["operation"];
+        assert_eq!(
+            total(sample, phase, "ops"),
+            measurement(result, "ops"),
+            "{what}"
+        );
+        let bytes = result["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == "bytes")
+            .map_or(0.0, |m| m["value"].as_f64().unwrap());
+        assert_eq!(total(sample, phase, "bytes"), bytes, "{what}");
+    }
+
+    let doc = run(
+        &scratch,
+        &with(&[
+            "mix",
+            "--duration",
+            "300ms",
+            "--num-files",
+            "100",
+            "--threads",
+            "2",
+        ]),
+    );
+    let sample = first_sample(&doc);
+    let results = sample["results"].as_array().unwrap();
+    // The fileset, then the mix (its overall result: every operation of every kind).
+    for (phase, result) in results[..2].iter().enumerate() {
+        let phase = phase as u64;
+        let what = &result["operation"];
+        assert_eq!(
+            total(sample, phase, "ops"),
+            measurement(result, "ops"),
+            "{what}"
+        );
+        assert_eq!(
+            total(sample, phase, "bytes"),
+            measurement(result, "bytes"),
+            "{what}"
+        );
+    }
+
+    let doc = run(
+        &scratch,
+        &with(&[
+            "clients",
+            "--clients",
+            "2",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "0",
+        ]),
+    );
+    let sample = first_sample(&doc);
+    let result = &sample["results"][0];
+    assert_eq!(total(sample, 0, "ops"), measurement(result, "ops"));
+    assert!(find(sample, "workload", Some(0), "client 1", "ops").is_some());
+}
+
+/// An ext4 target on a loop device fsbench makes, written with O_DIRECT: the monitors show the
+/// loop device (the `device`) writing at least what the workload wrote, and the disk under its
+/// image (the `disk`) writing it too; both are named in the assessment.
+#[test]
+fn the_monitors_of_a_write_on_a_loop_device_show_the_disk_under_it_writing() {
+    if !root_or_skip("the_monitors_of_a_write_on_a_loop_device_show_the_disk_under_it_writing") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let json = scratch.path().join("run.json");
+    let out = fsbench()
+        .args([
+            "io",
+            "--rw",
+            "write",
+            "--size",
+            "64m",
+            "--bs",
+            "1m",
+            "--threads",
+            "1",
+            "--fs",
+            "ext4",
+            "--cache",
+            "direct",
+            "--quiet",
+            "--work-dir",
+        ])
+        .arg(scratch.work())
+        .arg("--db")
+        .arg(scratch.db())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = read_json(&json);
+    let sample = first_sample(&doc);
+    let device = sample["target"]["device"]["path"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("/dev/")
+        .to_string();
+    let disk = sample["target"]["device"]["disk"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        device.starts_with("loop") && disk != device,
+        "{device} {disk}"
+    );
+    let written = |role: &str, name: &str| {
+        let s = sample["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| {
+                s["source"] == "disk"
+                    && s["label"] == role
+                    && s["subject"] == name
+                    && s["metric"] == "write_bytes"
+            })
+            .unwrap_or_else(|| panic!("no write_bytes series of the {role} {name}"));
+        values(s).iter().sum::<f64>()
+    };
+    let wrote = 64.0 * 1048576.0;
+    assert!(
+        written("device", &device) >= wrote,
+        "{}",
+        written("device", &device)
+    );
+    assert!(
+        written("disk", &disk) >= wrote,
+        "{}",
+        written("disk", &disk)
+    );
+    let devices = sample["assessment"]["devices"].as_array().unwrap();
+    let roles: Vec<(&str, &str)> = devices
+        .iter()
+        .map(|d| (d["role"].as_str().unwrap(), d["device"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        roles,
+        [("device", device.as_str()), ("disk", disk.as_str())]
+    );
+}
+
+/// Writes 8 MiB and syncs it, again and again, into a file in `dir` until `stop`: another
+/// process's I/O on the disk under `dir`.
+fn keep_writing(dir: &Path, stop: &std::sync::atomic::AtomicBool) -> u64 {
+    use std::io::Write;
+    let path = dir.join("fsbench-test-other-writer");
+    let block = vec![0x5au8; 8 << 20];
+    let mut written = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(&block).unwrap();
+        file.sync_all().unwrap();
+        written += block.len() as u64;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_file(&path);
+    written
+}
+
+/// A campaign's sample on an ext4 target that does no I/O of its own (it sleeps), while
+/// another process writes to the disk under its loop device: the sample carries the warning
+/// and is marked disturbed; with `repeat_disturbed = 1` it ran twice and the kept attempt says
+/// so. Its series came from the campaign's child (the sleep's operations) beside the monitors.
+#[test]
+fn a_sample_during_which_another_process_writes_to_its_disk_carries_the_warning() {
+    if !root_or_skip("a_sample_during_which_another_process_writes_to_its_disk_carries_the_warning")
+    {
+        return;
+    }
+    let scratch = Scratch::new();
+    let plan = scratch.plan(
+        "name = \"disturbed\"\nrepetitions = 1\nrepeat_disturbed = 1\n\
+         [[filesystems]]\nname = \"ext4\"\n\
+         [[workloads]]\nkind = \"sleep\"\npattern = \"20ms*100\"\n",
+    );
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (out, written) = std::thread::scope(|s| {
+        let writer = s.spawn(|| keep_writing(scratch.path(), &stop));
+        let out = scratch
+            .command(&["--quiet", "--plan", plan.to_str().unwrap()])
+            .output()
+            .unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (out, writer.join().unwrap())
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(written >= 32 << 20, "the writer wrote {written} bytes");
+    let export = fsbench()
+        .args(["export", "1", "--json", "-", "--db"])
+        .arg(scratch.db())
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", stderr(&export));
+    let doc: Value = serde_json::from_slice(&export.stdout).unwrap();
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "ok");
+    let assessment = &sample["assessment"];
+    assert_eq!(assessment["disturbed"], true, "{assessment}");
+    assert!(
+        assessment["other_io_bytes"].as_u64().unwrap() > 16 << 20,
+        "{assessment}"
+    );
+    let warnings = sample["warnings"].to_string();
+    assert!(warnings.contains("another process moved"), "{warnings}");
+    assert!(warnings.contains("attempt 2 of this sample"), "{warnings}");
+    assert_eq!(total(sample, 0, "ops"), 100.0);
+}
