@@ -24,7 +24,6 @@ pub struct SleepSettings {
     /// Instead of one wait of --duration: waits as timed operations, in order: `1ms*500,10ms*50`
     /// is 500 waits of 1 ms, then 50 of 10 ms (a known rate over time, for the series).
     #[arg(long, value_name = "PATTERN")]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern: Option<NapPattern>,
 }
 
