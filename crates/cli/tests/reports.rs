@@ -562,6 +562,8 @@ fn quick_shaped_run(s: &Scratch) -> i64 {
                                 seed: None,
                                 warnings: &[],
                                 config_json: None,
+                                series: &[],
+                                assessment: None,
                             },
                         )
                         .unwrap();
@@ -604,6 +606,8 @@ fn quick_shaped_run(s: &Scratch) -> i64 {
                             seed: sample.seed,
                             warnings: &sample.warnings,
                             config_json: None,
+                            series: &[],
+                            assessment: None,
                         },
                     )
                     .unwrap();
