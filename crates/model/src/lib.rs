@@ -3,12 +3,14 @@
 //! a campaign's cases ([`CaseAxis`]) and their configuration ([`case`]: `CaseConfig`, the
 //! `Category` a workload ranks in), and typed results ([`result`]: dimensions, units,
 //! directions, measurements), what a sample measured over time ([`series`]: per-interval
-//! figures, the host monitors' series, the verdicts on them), and which process owns something
-//! ([`owner`]: a run, a ledger).
+//! figures, the host monitors' series, the verdicts on them), which process owns something
+//! ([`owner`]: a run, a ledger), and a study's published figures and claims as a plan carries
+//! them ([`published`]).
 //! Depends on no other fsbench crate.
 
 pub mod case;
 pub mod owner;
+pub mod published;
 pub mod result;
 pub mod series;
 

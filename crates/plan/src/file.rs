@@ -2,6 +2,7 @@
 //! and spans kept on the values that can still be wrong after parsing, so every error names the
 //! file, line, column and key.
 
+use fsbench_model::published::{Claim, Published};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -59,6 +60,13 @@ pub struct PlanFile {
     pub include: Vec<RuleFile>,
     #[serde(default)]
     pub exclude: Vec<RuleFile>,
+    /// The study's published figures, each set beside one result of the run (a study's
+    /// profile; `fsbench_model::published` says every key).
+    #[serde(default)]
+    pub published: Vec<Spanned<Published>>,
+    /// The study's claims, one configuration against another.
+    #[serde(default)]
+    pub claims: Vec<Spanned<Claim>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,6 +7,7 @@ use crate::file::{PlanFile, RuleFile, WorkloadTable};
 use crate::workload::PlannedWorkload;
 use fsbench_measure::series::SeriesInterval;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
+use fsbench_model::published::{self, Selector, StudyFigures};
 use fsbench_model::CaseAxis;
 pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM};
 use fsbench_testbed::array::ArraySpec;
@@ -163,6 +164,9 @@ pub struct Plan {
     /// Extra attempts of a sample the host disturbed (`repeat_disturbed`).
     pub repeat_disturbed: u32,
     pub cases: Vec<Case>,
+    /// The study's published figures and claims (`[[published]]`, `[[claims]]`), each checked
+    /// against the cases: the report sets the run's figures beside them.
+    pub figures: StudyFigures,
 }
 
 /// Where a span starts, as 1-based line and column.
@@ -699,6 +703,7 @@ impl Plan {
         for (i, case) in cases.iter_mut().enumerate() {
             case.position = i;
         }
+        let figures = figures(&check, &raw, &cases)?;
         let fsck = match &raw.fsck {
             None => true,
             Some(f) => *f,
@@ -776,6 +781,7 @@ impl Plan {
             interval,
             repeat_disturbed,
             cases,
+            figures,
         })
     }
 
@@ -984,6 +990,214 @@ fn check_rule(check: &Checker<'_>, rule: &RuleFile, cases: &[Case]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Where `key` is written in the entry of the array of tables `array` whose header spans
+/// `header` (toml gives a `[[published]]` table the span of its header; its keys, and its
+/// sub-tables such as `[published.values]`, run to the next other header), from `after` when
+/// given (a configuration in `values`), so an error names its line; the header otherwise.
+fn key_in(
+    text: &str,
+    array: &str,
+    header: Range<usize>,
+    key: &str,
+    after: Option<&str>,
+) -> Range<usize> {
+    let start = header.start.min(text.len());
+    let rest = &text[header.end.min(text.len())..];
+    let mut end = text.len();
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if offset > 0 && trimmed.starts_with('[') && !trimmed.starts_with(&format!("[{array}.")) {
+            end = header.end + offset;
+            break;
+        }
+        offset += line.len();
+    }
+    let body = &text[start..end];
+    let found = match after {
+        // A key of the table: at the start of its line.
+        None => body.match_indices(key).map(|(i, _)| i).find(|&i| {
+            body[..i]
+                .rsplit('\n')
+                .next()
+                .is_some_and(|l| l.trim().is_empty())
+                && body[i + key.len()..].starts_with([' ', '=', '\t'])
+        }),
+        Some(a) => body
+            .find(a)
+            .and_then(|from| body[from..].find(key).map(|i| from + i)),
+    };
+    match found {
+        Some(i) => start + i..start + i + key.len(),
+        None => header,
+    }
+}
+
+/// The published figures and claims, checked: each names a workload of the plan, result
+/// dimensions that exist, and configurations its cases have (exactly one each, but for points,
+/// which add up over every configuration a label matches, and for what a claim is set
+/// against); each figure's reference is one of its values.
+fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyFigures, PlanError> {
+    // (the key as the error names it, what is wrong) for one table: checks shared by both.
+    fn common(
+        cases: &[Case],
+        source: &str,
+        workload: &str,
+        metric: &str,
+        dims: &BTreeMap<String, String>,
+        labels: &[(&str, bool)],
+    ) -> Result<(), (String, String)> {
+        published::check_source(source).map_err(|e| ("source".to_string(), e))?;
+        let mut workloads: Vec<&str> = Vec::new();
+        for case in cases {
+            if !workloads.contains(&case.workload.name.as_str()) {
+                workloads.push(&case.workload.name);
+            }
+        }
+        if !workloads.contains(&workload) {
+            return Err((
+                "workload".into(),
+                format!(
+                    "names workload '{workload}', which the plan does not have; its workloads: {}",
+                    workloads.join(", ")
+                ),
+            ));
+        }
+        if metric.trim().is_empty() {
+            return Err(("metric".into(), "must name the workload's metric".into()));
+        }
+        for key in dims.keys() {
+            published::match_dim(key).map_err(|e| ("match".to_string(), e))?;
+        }
+        let of_workload: Vec<&Case> = cases
+            .iter()
+            .filter(|c| c.workload.name == workload)
+            .collect();
+        for &(label, several) in labels {
+            let selector: Selector = label.parse().map_err(|e| (label.to_string(), e))?;
+            let mut configs: Vec<String> = of_workload
+                .iter()
+                .filter(|c| selector.matches(&c.config))
+                .map(|c| c.config_key())
+                .collect();
+            configs.sort();
+            configs.dedup();
+            let known = || {
+                of_workload
+                    .iter()
+                    .map(|c| c.config_key())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            if configs.is_empty() {
+                return Err((
+                    label.to_string(),
+                    format!(
+                        "configuration '{label}' matches no case of workload '{workload}'; its configurations: {}",
+                        known()
+                    ),
+                ));
+            }
+            if configs.len() > 1 && !several && metric != published::POINTS {
+                return Err((
+                    label.to_string(),
+                    format!(
+                        "configuration '{label}' matches {} configurations of workload '{workload}' ({}): name the one meant (mkfs=, mount=, sched=, on=, cache=)",
+                        configs.len(),
+                        configs.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+    let mut out = StudyFigures::default();
+    for table in &raw.published {
+        let p = table.get_ref();
+        let fail = |(key, message): (String, String)| {
+            let is_label = p.values.contains_key(&key) && key != "reference";
+            let span = if is_label {
+                key_in(check.text, "published", table.span(), &key, Some("values"))
+            } else {
+                key_in(check.text, "published", table.span(), &key, None)
+            };
+            let name = if is_label { "values" } else { key.as_str() };
+            check.error(span, &format!("published.{name}"), message)
+        };
+        for (key, value) in [("title", &p.title), ("unit", &p.unit)] {
+            if value.trim().is_empty() {
+                return Err(fail((key.into(), "must not be empty".into())));
+            }
+        }
+        let mut labels: Vec<(&str, bool)> = p.values.keys().map(|l| (l.as_str(), false)).collect();
+        labels.push((&p.reference, false));
+        common(cases, &p.source, &p.workload, &p.metric, &p.dims, &labels).map_err(fail)?;
+        if !p.values.contains_key(&p.reference) {
+            return Err(fail((
+                "reference".into(),
+                format!(
+                    "'{}' has no value: the reference is one of the configurations in `values`",
+                    p.reference
+                ),
+            )));
+        }
+        for (label, value) in &p.values {
+            let (line, value) = (value.line(), value.value());
+            if line == Some(0) {
+                return Err(fail((
+                    label.clone(),
+                    format!("the line of '{label}' must be a line number from 1"),
+                )));
+            }
+            if !(value.is_finite() && value > 0.0) {
+                return Err(fail((
+                    label.clone(),
+                    format!(
+                        "the value of '{label}' must be above 0 (got {value}): ratios are taken"
+                    ),
+                )));
+            }
+        }
+        out.published.push(p.clone());
+    }
+    for table in &raw.claims {
+        let c = table.get_ref();
+        let fail = |(key, message): (String, String)| {
+            let name = if key == c.config || key == c.against {
+                if key == c.config {
+                    "config"
+                } else {
+                    "against"
+                }
+            } else {
+                key.as_str()
+            };
+            check.error(
+                key_in(check.text, "claims", table.span(), name, None),
+                &format!("claims.{name}"),
+                message,
+            )
+        };
+        if c.text.trim().is_empty() {
+            return Err(fail(("text".into(), "must not be empty".into())));
+        }
+        common(
+            cases,
+            &c.source,
+            &c.workload,
+            &c.metric,
+            &c.dims,
+            // A claim may hold against several configurations (`on=disk`: every other one on
+            // that platform; `*`: every other one).
+            &[(&c.config, false), (&c.against, true)],
+        )
+        .map_err(fail)?;
+        c.finding().map_err(|e| fail(("then".into(), e)))?;
+        out.claims.push(c.clone());
+    }
+    Ok(out)
 }
 
 /// The first line of a deserializer's message (toml adds "in `key`" on the next).
@@ -1706,5 +1920,95 @@ min_time = "1ms"
         assert!(e.starts_with("bad.toml:3:9: device.image:"), "{e}");
         assert!(e.contains("too small for xfs"), "{e}");
         assert!(e.contains("image = \"512m\" in the plan's [device]"), "{e}");
+    }
+
+    /// A published figure and a claim on the two-by-two plan: they parse into the plan's
+    /// figures; a workload, a configuration or a key the plan does not have is an error at
+    /// its line; a label that matches two configurations must say which.
+    #[test]
+    fn published_figures_name_only_what_the_plan_has() {
+        let figure = r#"
+[[published]]
+title = "write"
+source = "000_x.txt:415"
+workload = "small"
+metric = "throughput"
+match = { phase = "write", file_size_bytes = "64k" }
+unit = "MB/s"
+direction = "higher"
+reference = "ext4 mount=default"
+[published.values]
+"ext4 mount=default" = 10.0
+"btrfs mount=noatime" = { value = 12, line = 416 }
+
+[[claims]]
+text = "btrfs writes faster than ext4"
+source = "000_x.txt:420"
+workload = "small"
+metric = "throughput"
+config = "btrfs mount=default"
+against = "ext4 mount=default"
+finding = "higher"
+"#;
+        let plan = Plan::parse(&format!("{PLAN}{figure}"), "p.toml").unwrap();
+        assert_eq!(plan.figures.published.len(), 1);
+        let values = &plan.figures.published[0].values;
+        assert_eq!(values["btrfs mount=noatime"].value(), 12.0);
+        assert_eq!(values["btrfs mount=noatime"].line(), Some(416));
+        assert_eq!(plan.figures.claims[0].config, "btrfs mount=default");
+        let line_of = |needle: &str| {
+            let text = format!("{PLAN}{figure}");
+            text[..text.find(needle).unwrap()].matches('\n').count() + 1
+        };
+        let bad =
+            |from: &str, to: &str| error_of(&format!("{PLAN}{}", figure.replacen(from, to, 1)));
+        let e = bad("workload = \"small\"", "workload = \"big\"");
+        assert!(
+            e.starts_with(&format!("bad.toml:{}:", line_of("workload = \"small\"")))
+                && e.contains("published.workload: names workload 'big', which the plan does not have; its workloads: small"),
+            "{e}"
+        );
+        let e = bad("\"btrfs mount=noatime\" = {", "\"xfs mount=noatime\" = {");
+        assert!(
+            e.starts_with(&format!("bad.toml:{}:", line_of("\"btrfs mount=noatime\" =")))
+                && e.contains("published.values: configuration 'xfs mount=noatime' matches no case of workload 'small'"),
+            "{e}"
+        );
+        let e = bad("\"btrfs mount=noatime\" = {", "btrfs = {");
+        assert!(
+            e.contains("matches 2 configurations of workload 'small'"),
+            "{e}"
+        );
+        let e = bad("unit = \"MB/s\"", "unit = \"MB/s\"\nunits = \"s\"");
+        assert!(
+            e.starts_with(&format!("bad.toml:{}:", line_of("unit = ") + 1)) && e.contains("units"),
+            "{e}"
+        );
+        let e = bad(
+            "reference = \"ext4 mount=default\"",
+            "reference = \"btrfs mount=default\"",
+        );
+        assert!(
+            e.contains("published.reference: 'btrfs mount=default' has no value"),
+            "{e}"
+        );
+        let e = bad("match = { phase", "match = { stage");
+        assert!(
+            e.contains("published.match: unknown result dimension 'stage'"),
+            "{e}"
+        );
+        let e = bad("source = \"000_x.txt:415\"", "source = \"000_x.txt\"");
+        assert!(
+            e.contains("published.source: '000_x.txt' is not FILE:LINE"),
+            "{e}"
+        );
+        let e = bad("against = \"ext4 mount=default\"", "against = \"ext3\"");
+        assert!(
+            e.starts_with(&format!("bad.toml:{}:", line_of("against = ")))
+                && e.contains("claims.against: configuration 'ext3' matches no case"),
+            "{e}"
+        );
+        let e = bad("finding = \"higher\"", "then = 0.9\nfinding = \"higher\"");
+        assert!(e.contains("claims.then: `then = 0.9` says lower"), "{e}");
     }
 }

@@ -89,4 +89,37 @@ mod tests {
         // same under the study's 3 elevators by dbench itself, and 5 sweeps.
         assert_eq!(count("gus3-dbench-2012"), 80 + 60 + 5);
     }
+
+    /// Every study profile carries its write-up's published figures, each from a line of its
+    /// seed and naming only workloads and configurations the profile has (the plan checks
+    /// that when it parses them); every value sits on a line of the profile.
+    #[test]
+    fn each_study_profile_carries_its_published_figures() {
+        for profile in ALL.iter().filter(|p| p.name != DEFAULT) {
+            let plan = profile.plan().unwrap_or_else(|e| panic!("{e}"));
+            let figures = &plan.figures;
+            assert!(
+                !figures.published.is_empty() || !figures.claims.is_empty(),
+                "{}: no published figure",
+                profile.name
+            );
+            let seed = &plan
+                .figures
+                .published
+                .first()
+                .map_or_else(|| figures.claims[0].source.clone(), |p| p.source.clone())[..3];
+            for source in figures
+                .published
+                .iter()
+                .map(|p| &p.source)
+                .chain(figures.claims.iter().map(|c| &c.source))
+            {
+                assert!(
+                    source.starts_with(seed),
+                    "{}: {source} is not from its study's seed",
+                    profile.name
+                );
+            }
+        }
+    }
 }
