@@ -1138,6 +1138,8 @@ impl Exporter for Html {
                 })
             })
             .collect();
+        let then_now = crate::then_now::html(&crate::then_now::ThenNow::of(model))
+            .map_err(io::Error::other)?;
         let html = env
             .get_template("report")
             .and_then(|t| {
@@ -1161,6 +1163,7 @@ impl Exporter for Html {
                     comparison => comparison,
                     efficiency => efficiency,
                     efficiency_note => crate::efficiency::EXPLAINED,
+                    then_now => then_now,
                 })
             })
             .map_err(io::Error::other)?;

@@ -22,6 +22,8 @@
 //! - [`xlsx`]: the workbook ([`Xlsx`]): a workload's grid as iozone's sheets, the verdict,
 //!   the ranking, what was not measured, a summary and a tidy sheet.
 //! - [`terminal`]: the campaign summary ([`Terminal`]), within 120 columns.
+//! - [`then_now`]: a study's published figures and claims beside the run's ratios, with a
+//!   verdict per claim.
 //! - [`target`]: a prepared target in a few lines (device, mkfs, mount, scheduler, cache, fsck).
 //! - [`grid`]: one run's results as the grids its workload lays out (the matrix's iozone
 //!   blocks).
@@ -36,6 +38,7 @@ pub mod model;
 pub mod standings;
 pub mod target;
 pub mod terminal;
+pub mod then_now;
 pub mod versus;
 pub mod xlsx;
 

@@ -1,8 +1,8 @@
 //! The Markdown summary, for pasting into an issue or a mail, the answer first: what was
 //! compared, each discipline's verdict (the winner or the group that ties for first, and the
-//! lead over the rest with its 95 % interval), the ranking with its rank intervals, then the
-//! provenance, one row per configuration, and what was not measured (one row per
-//! configuration and reason).
+//! lead over the rest with its 95 % interval), the ranking with its rank intervals, a study's
+//! published figures beside the run's (crate::then_now), then the provenance, one row per
+//! configuration, and what was not measured (one row per configuration and reason).
 
 use crate::efficiency::Efficiency;
 use crate::export::Exporter;
@@ -215,6 +215,7 @@ impl Exporter for Markdown {
             }
             writeln!(out)?;
         }
+        crate::then_now::write_markdown(&crate::then_now::ThenNow::of(model), out, &escape)?;
         writeln!(out, "## Configurations\n")?;
         for view in &model.runs {
             let run = &view.run;

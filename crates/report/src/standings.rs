@@ -147,24 +147,25 @@ fn better(direction: Direction) -> impl Fn(f64, f64) -> bool {
 
 /// B / A for two cells: paired by round when they share at least 2 rounds of one run, else
 /// Welch. Also returns the unpaired comparison when the paired one was made.
-pub(crate) fn compare(
-    a: &Cell,
-    b: &Cell,
+pub(crate) fn compare(a: &Cell, b: &Cell, same_run: bool) -> (Option<Comparison>, Option<Comparison>) {
+    compare_rounds(&a.values, &b.values, same_run)
+}
+
+/// B / A for two configurations' values, each with the round it was measured in: paired by
+/// round when they share at least 2 rounds of one run, else Welch. Also returns the unpaired
+/// comparison when the paired one was made.
+pub fn compare_rounds(
+    a: &[(u32, f64)],
+    b: &[(u32, f64)],
     same_run: bool,
 ) -> (Option<Comparison>, Option<Comparison>) {
-    let va: Vec<f64> = a.values.iter().map(|(_, v)| *v).collect();
-    let vb: Vec<f64> = b.values.iter().map(|(_, v)| *v).collect();
+    let va: Vec<f64> = a.iter().map(|(_, v)| *v).collect();
+    let vb: Vec<f64> = b.iter().map(|(_, v)| *v).collect();
     let unpaired = welch(&va, &vb);
     if same_run {
         let pairs: Vec<(f64, f64)> = a
-            .values
             .iter()
-            .filter_map(|(r, x)| {
-                b.values
-                    .iter()
-                    .find(|(rb, _)| rb == r)
-                    .map(|(_, y)| (*x, *y))
-            })
+            .filter_map(|(r, x)| b.iter().find(|(rb, _)| rb == r).map(|(_, y)| (*x, *y)))
             .collect();
         if pairs.len() >= 2 {
             return (paired(&pairs), unpaired);

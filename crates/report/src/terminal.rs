@@ -4,13 +4,15 @@
 //! row per result and one column per configuration — or, when that is too wide, one row per
 //! configuration (and split further if need be); for a campaign, the verdict of each
 //! discipline and the ranking with its rank intervals (crate::standings) close it, where a
-//! reader looks first; then one line per configuration that was not measured, with its reason.
+//! reader looks first; a study's published figures beside the run's, a verdict per claim
+//! (crate::then_now); then one line per configuration that was not measured, with its reason.
 
 use crate::efficiency::Efficiency;
 use crate::export::Exporter;
 use crate::markdown::value_text;
 use crate::model::{ReportModel, Row, Table};
 use crate::standings::{Discipline, Options, Standings};
+use crate::then_now::{now_text, ratio_text, verdict_text, ThenNow};
 use fsbench_store::Outcome;
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -434,6 +436,7 @@ impl Exporter for Terminal<'_> {
             write_efficiency(out, model)?;
             write_ranking(out, &standings, model)?;
         }
+        write_then_now(out, &ThenNow::of(model))?;
         write_not_measured(out, model)?;
         if let (Some(db), [view]) = (self.db, model.runs.as_slice()) {
             let id = view.run.id;
@@ -588,6 +591,91 @@ fn write_efficiency(out: &mut dyn Write, model: &ReportModel) -> io::Result<()> 
         let title = fit(title, width);
         let line = format!("  {title}{}  {rest}", " ".repeat(width - chars(&title)));
         writeln!(out, "{}", fit(&line, WIDTH))?;
+    }
+    Ok(())
+}
+
+/// The study's published figures beside the run's: per figure a line per configuration (then
+/// and now, each relative to the reference, and the verdict), then the claims.
+fn write_then_now(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
+    if then_now.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nThen and now (the study's figures and this run's, each relative to the study's reference configuration; this run's paired by round, with its 95 % interval):"
+    )?;
+    for study in &then_now.studies {
+        if then_now.studies.len() > 1 {
+            writeln!(
+                out,
+                "  run {} \"{}\":",
+                study.run_id,
+                printable(&study.plan)
+            )?;
+        }
+        if let Some(e) = &study.error {
+            writeln!(
+                out,
+                "  the run's published figures could not be read: {}",
+                printable(e)
+            )?;
+        }
+        for f in &study.figures {
+            let p = &f.published;
+            let now = match &f.missing {
+                Some(why) => format!("not measured ({why})"),
+                None => f.now_title.clone(),
+            };
+            writeln!(
+                out,
+                "  {} ({}); now: {}",
+                printable(&p.title),
+                printable(&p.source),
+                printable(&now)
+            )?;
+            let width = f
+                .rows
+                .iter()
+                .map(|r| printable(&r.label).chars().count())
+                .max()
+                .unwrap_or(10);
+            for r in &f.rows {
+                let label = printable(&r.label);
+                let pad = " ".repeat(width - label.chars().count());
+                if r.reference {
+                    writeln!(
+                        out,
+                        "    {label}{pad}  the reference (then {})",
+                        f.then_value(r)
+                    )?;
+                    continue;
+                }
+                let now = r.now.as_ref().map_or("—".into(), now_text);
+                writeln!(
+                    out,
+                    "    {label}{pad}  then {}, now {now}: {}",
+                    ratio_text(r.then_ratio),
+                    r.verdict
+                        .map(|v| verdict_text(v, r.missing.as_deref()))
+                        .unwrap_or_default()
+                )?;
+            }
+        }
+        if !study.claims.is_empty() {
+            writeln!(out, "  Claims:")?;
+            for c in &study.claims {
+                writeln!(
+                    out,
+                    "    {} ({}): then {}, now {}: {}",
+                    printable(&c.claim.text),
+                    printable(&c.claim.source),
+                    c.then_text(),
+                    printable(&c.now_text()),
+                    verdict_text(c.verdict, c.missing.as_deref())
+                )?;
+            }
+        }
     }
     Ok(())
 }
