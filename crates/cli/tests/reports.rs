@@ -1,9 +1,11 @@
 //! Reports of stored campaigns end to end: `fsbench run` writes its HTML report next to the
 //! database; `fsbench report` writes HTML, Markdown and XLSX and refuses bad options; the HTML
 //! renders in headless Chromium with charts drawn and no console errors; `fsbench compare`
-//! finds a real slowdown and `--fail-on-regression` turns it into exit 1. Every output file is
-//! written whole, never through a link at its path; names from a plan reach the terminal, the
-//! Markdown and the CSV as text; a reader that stops early is no error.
+//! finds a real slowdown and `--fail-on-regression` turns it into exit 1; a study's published
+//! figures sit beside the run's in the summary, the Markdown and the HTML (which Chromium
+//! renders). Every output file is written whole, never through a link at its path; names from
+//! a plan reach the terminal, the Markdown and the CSV as text; a reader that stops early is no
+//! error.
 
 mod common;
 
@@ -118,6 +120,36 @@ fn reports_are_written_in_every_format_and_bad_options_are_refused() {
     s.assert_clean();
 }
 
+/// The document headless Chromium made of the report once loaded (`--dump-dom`), with no
+/// console errors in its log; None without Chromium.
+fn dom_in_chromium(html: &Path) -> Option<String> {
+    let chromium = chromium()?;
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    let log = stderr(&output);
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("CONSOLE") && (l.contains("ERROR") || l.contains("Uncaught"))),
+        "console errors: {log}"
+    );
+    Some(stdout(&output))
+}
+
 /// Headless Chromium renders the report: the screenshot has charts (coloured pixels, not a
 /// blank page) and the log has no console errors.
 fn render_in_chromium(html: &Path) {
@@ -171,6 +203,118 @@ fn render_in_chromium(html: &Path) {
         "the page is nearly blank: {ink} of {total} pixels"
     );
     assert!(colour > 20_000, "no chart drawn: {colour} coloured pixels");
+}
+
+/// The report plan with a study's published figure and a claim on its metadata loops.
+const STUDY_PLAN: &str = r#"
+[[published]]
+title = "creates per second"
+source = "000_54e63b6255832411.txt:415"
+workload = "meta"
+metric = "ops_rate"
+match = { operation = "create" }
+unit = "ops/s"
+direction = "higher"
+reference = "tmpfs mount=default"
+values = { "tmpfs mount=default" = 1000, "tmpfs mount=big" = 1100 }
+
+[[claims]]
+text = "stat is as fast on both"
+source = "000_54e63b6255832411.txt:416"
+workload = "meta"
+metric = "ops_rate"
+match = { operation = "stat" }
+config = "tmpfs mount=big"
+against = "tmpfs mount=default"
+finding = "equal"
+"#;
+
+/// A run of a plan with a study's published figures: its summary, the Markdown and the HTML
+/// report set the run's ratios beside the study's with a verdict each, and headless Chromium
+/// renders the HTML's then-and-now section, its table and rows.
+#[test]
+fn the_then_and_now_table_renders_in_markdown_and_in_chromium() {
+    if !root_or_skip("the_then_and_now_table_renders_in_markdown_and_in_chromium") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(&format!("{PLAN}{STUDY_PLAN}"));
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    assert!(
+        summary.contains("\nThen and now (")
+            && summary.contains("  creates per second (000_54e63b6255832411.txt:415); now: meta create threads=1 (ops_rate)\n")
+            && summary.contains("    tmpfs mount=big      then 1.10×, now "),
+        "{summary}"
+    );
+    let verdicts = ["agrees", "disagrees", "tie now"];
+    let (html, md) = (s.path().join("r.html"), s.path().join("r.md"));
+    let output = report(
+        &s,
+        &[
+            "1",
+            "--html",
+            html.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("## Then and now\n"), "{text}");
+    assert!(
+        text.contains("| configuration | then | then / tmpfs mount=default | now | now / tmpfs mount=default (95 % CI) | verdict |"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| tmpfs mount=big | 1100 ops/s | 1.10× | "))
+        .unwrap_or_else(|| panic!("{text}"));
+    // The run's ratio with its interval, and a verdict.
+    assert!(
+        row.contains("× [")
+            && verdicts
+                .iter()
+                .any(|v| row.ends_with(&format!("] | {v} |"))),
+        "{row}"
+    );
+    let claim = text
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "| stat is as fast on both | 000_54e63b6255832411.txt:416 | about equal | ",
+            )
+        })
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        claim.ends_with("against tmpfs mount=default | agrees |")
+            || claim.ends_with("against tmpfs mount=default | disagrees |"),
+        "{claim}"
+    );
+
+    let Some(dom) = dom_in_chromium(&html) else {
+        return;
+    };
+    let section = &dom[dom
+        .find("<section id=\"then-and-now\"")
+        .unwrap_or_else(|| panic!("no then-and-now section: {dom}"))..];
+    let section = &section[..section.find("</section>").expect("the section ends")];
+    for part in [
+        "<h2>Then and now</h2>",
+        "<th>now / tmpfs mount=default (95 % CI)</th>",
+        "<td>tmpfs mount=big</td><td class=\"num\">1100 ops/s</td><td class=\"num\">1.10×</td>",
+        "<td>stat is as fast on both</td>",
+    ] {
+        assert!(section.contains(part), "{part}: {section}");
+    }
+    // One verdict per configuration but the reference, and one for the claim.
+    let shown = verdicts
+        .iter()
+        .map(|v| section.matches(&format!("\">{v}</td>")).count())
+        .sum::<usize>();
+    assert_eq!(shown, 2, "{section}");
+    s.assert_clean();
 }
 
 fn sleep_plan(duration: &str) -> String {
