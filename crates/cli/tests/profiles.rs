@@ -199,7 +199,8 @@ fn profiles_lists_every_profile_and_prints_one() {
 
 /// Every study profile end to end at a small scale on loop devices: it completes, every
 /// configuration of the write-up is in the report (measured, or listed with the reason it was
-/// not), and the HTML report has the charts and the ranking. At this scale FFSB's create-only
+/// not), the summary and the HTML report set the study's published figures beside the run's,
+/// and the HTML report has the charts and the ranking. At this scale FFSB's create-only
 /// mix (no deletes, as the study's profile) can fill even the 4 GiB image within its seconds on
 /// the fastest configurations: such a sample fails with the full disk as its reason.
 #[test]
@@ -252,10 +253,17 @@ fn every_study_profile_runs_end_to_end_at_a_small_scale() {
         }
         assert!(measured > 0, "{}: nothing measured\n{text}", profile.name);
         assert!(text.contains("\nRanking ("), "{}: {text}", profile.name);
+        // The study's published figures beside the run's, in the summary and the report.
+        assert!(text.contains("\nThen and now ("), "{}: {text}", profile.name);
         let html = scratch.path().join(format!("report-run-{run}.html"));
         let page = std::fs::read_to_string(&html).unwrap();
         assert!(page.contains("<svg"), "{}: no chart", profile.name);
         assert!(page.contains("is better"), "{}", profile.name);
+        assert!(
+            page.contains("<section id=\"then-and-now\""),
+            "{}: no then-and-now section",
+            profile.name
+        );
         if profile.name == "ffsb-smallfile-2008" {
             // Study 002's table: TPS, CPU % and the fsck time per configuration.
             for figure in [
