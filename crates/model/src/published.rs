@@ -296,6 +296,7 @@ mod tests {
             image_in_ram: false,
             cpu_percent: None,
             cache: CachePolicy::Warm,
+            array: None,
         }
     }
 

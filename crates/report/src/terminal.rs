@@ -59,7 +59,7 @@ pub struct Terminal<'a> {
     pub ranking: bool,
 }
 
-fn number(v: f64) -> String {
+pub fn number(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {

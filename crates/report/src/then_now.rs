@@ -1129,6 +1129,8 @@ then = 1.5
                             seed: None,
                             warnings: &[],
                             config_json: None,
+                            series: &[],
+                            assessment: None,
                         },
                     )
                     .unwrap();
