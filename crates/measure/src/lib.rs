@@ -8,6 +8,7 @@
 //! - [`stats`]: running mean / spread of per-pass rates (Welford).
 //! - [`recorder`]: the framework that times a pass of operations; workloads only act.
 //! - [`monitor`]: the host beside a sample (disks, memory, CPU, pressure) at its interval.
+//! - [`rng`]: the seeded generator every random choice of fsbench's comes from.
 //! - [`series`]: per-interval series of a running phase (threads publish on probes, a sampler
 //!   thread reads them).
 //! - [`units`]: parsing and formatting of sizes and durations.
@@ -23,6 +24,7 @@ pub mod histogram;
 pub mod host;
 pub mod monitor;
 pub mod recorder;
+pub mod rng;
 pub mod series;
 pub mod stats;
 pub mod trust;
