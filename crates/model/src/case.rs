@@ -12,8 +12,19 @@ fn default_platform() -> String {
     DEFAULT_PLATFORM.into()
 }
 
+/// The age of a filesystem made just before its sample (every case of a plan without aging).
+pub const FRESH: &str = "fresh";
+
+fn fresh() -> String {
+    FRESH.into()
+}
+
+fn is_fresh(age: &str) -> bool {
+    age == FRESH
+}
+
 /// The configuration half of a case: filesystem x mkfs option set x mount option set x
-/// scheduler x platform x cache policy.
+/// scheduler x platform x age x cache policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseConfig {
     pub filesystem: String,
@@ -36,6 +47,10 @@ pub struct CaseConfig {
     pub image_in_ram: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_percent: Option<f64>,
+    /// `fresh`, or the name of the plan's aging spec the filesystem is aged by (its spec is
+    /// the plan's, and each sample's target read-back holds what the aging did).
+    #[serde(default = "fresh", skip_serializing_if = "is_fresh")]
+    pub age: String,
     pub cache: CachePolicy,
 }
 
@@ -52,6 +67,7 @@ impl CaseConfig {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_SCHEDULER.into()),
             CaseAxis::Platform => self.platform.clone(),
+            CaseAxis::Age => self.age.clone(),
             CaseAxis::Cache => self.cache.name().to_string(),
             CaseAxis::Workload => return None,
         })
@@ -98,6 +114,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(old.platform, DEFAULT_PLATFORM);
+        assert_eq!(old.age, FRESH);
         assert_eq!(old.value(CaseAxis::MountSet).as_deref(), Some("noatime"));
         assert_eq!(old.value(CaseAxis::Scheduler).as_deref(), Some("default"));
         assert_eq!(old.value(CaseAxis::Workload), None);
@@ -106,6 +123,7 @@ mod tests {
             !text.contains("image_in_ram")
                 && !text.contains("cpu_percent")
                 && !text.contains("array")
+                && !text.contains("age")
         );
         assert_eq!(serde_json::from_str::<CaseConfig>(&text).unwrap(), old);
     }

@@ -14,7 +14,7 @@ pub mod published;
 pub mod result;
 pub mod series;
 
-pub use case::{CaseConfig, Category, DEFAULT_PLATFORM};
+pub use case::{CaseConfig, Category, DEFAULT_PLATFORM, FRESH};
 
 pub use result::{
     size_label, Dim, DimValue, Dims, Direction, Measurement, MetricDef, ResultRecord, Sweep, Unit,
@@ -148,7 +148,8 @@ impl fmt::Display for RunState {
 
 /// One axis of a campaign's case matrix: a case is one value on each, and its stable key is
 /// those values joined by dots in this order (`ext4.default.noatime.mq-deadline.warm.matrix`;
-/// the platform only when the plan names platforms: `ext4.default.default.default.ram.warm.matrix`).
+/// the platform only when the plan names platforms: `ext4.default.default.default.ram.warm.matrix`;
+/// the age only when the case runs on an aged filesystem: `ext4.default.default.default.aged.warm.matrix`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CaseAxis {
     Filesystem,
@@ -160,6 +161,9 @@ pub enum CaseAxis {
     /// The name of the platform (the device and CPU the configuration runs on); `default` when
     /// the plan names none.
     Platform,
+    /// The state the filesystem starts in: `fresh` (made just before), or the name of the
+    /// plan's aging spec (`[aging.NAME]`) it was aged by.
+    Age,
     Cache,
     /// The workload's name in the plan.
     Workload,
@@ -171,12 +175,13 @@ pub const DEFAULT_SCHEDULER: &str = "default";
 
 impl CaseAxis {
     /// Every axis, in the order of a case key.
-    pub const ALL: [CaseAxis; 7] = [
+    pub const ALL: [CaseAxis; 8] = [
         CaseAxis::Filesystem,
         CaseAxis::MkfsSet,
         CaseAxis::MountSet,
         CaseAxis::Scheduler,
         CaseAxis::Platform,
+        CaseAxis::Age,
         CaseAxis::Cache,
         CaseAxis::Workload,
     ];
@@ -189,6 +194,7 @@ impl CaseAxis {
             CaseAxis::MountSet => "mount_options",
             CaseAxis::Scheduler => "scheduler",
             CaseAxis::Platform => "platform",
+            CaseAxis::Age => "age",
             CaseAxis::Cache => "cache",
             CaseAxis::Workload => "workload",
         }
@@ -203,6 +209,7 @@ impl CaseAxis {
             CaseAxis::MountSet => "mount_set",
             CaseAxis::Scheduler => "scheduler",
             CaseAxis::Platform => "platform",
+            CaseAxis::Age => "age",
             CaseAxis::Cache => "cache",
             CaseAxis::Workload => "workload",
         }
@@ -216,6 +223,7 @@ impl CaseAxis {
             CaseAxis::MountSet => "mount=",
             CaseAxis::Scheduler => "sched=",
             CaseAxis::Platform => "on=",
+            CaseAxis::Age => "age=",
             CaseAxis::Cache => "cache=",
         }
     }
@@ -252,6 +260,7 @@ mod tests {
                 "mount_set",
                 "scheduler",
                 "platform",
+                "age",
                 "cache",
                 "workload"
             ]

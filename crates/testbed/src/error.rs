@@ -33,6 +33,9 @@ pub enum TargetError {
         path: PathBuf,
         source: io::Error,
     },
+    /// Aging a filesystem failed (`crate::aging`); what was made has been undone.
+    #[error("aging failed: {0}")]
+    Aging(String),
     /// A stop was requested while preparing; what was made has been undone.
     #[error("interrupted")]
     Interrupted,

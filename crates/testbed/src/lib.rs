@@ -14,8 +14,11 @@
 //!   [`guard`]: a process that does so by itself when its parent is killed.
 //! - [`cgroup`]: the processes of one sample, kept together so they end together (a cgroup,
 //!   with a platform's CPU quota); [`scratch`]: a sample's own directory in a user's one.
+//! - [`aging`]: a filesystem aged to a fill level and fragmentation; [`images`]: the aged
+//!   image made once per configuration and copied for each sample.
 //! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces.
 
+pub mod aging;
 pub mod array;
 pub mod cache;
 pub mod cgroup;
@@ -24,6 +27,7 @@ pub mod disk;
 pub mod error;
 pub mod fs;
 pub mod guard;
+pub mod images;
 pub mod ledger;
 pub mod loopdev;
 pub mod scheduler;

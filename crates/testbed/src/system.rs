@@ -131,6 +131,9 @@ pub trait System: Send + Sync {
     fn remove_dir(&self, path: &Path) -> io::Result<()>;
     /// Creates a sparse file of `size` bytes (fails if it exists, or a symlink is at `path`).
     fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()>;
+    /// Copies the image `from` to a new file `to` (fails if something is at `to`): a reflink
+    /// where the filesystem allows, else a sparse copy (`crate::images::copy_image`).
+    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::images::CopyInfo>;
     fn remove_file(&self, path: &Path) -> io::Result<()>;
     /// rename(2): replaces `to` atomically.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
@@ -279,6 +282,10 @@ impl System for RealSystem {
         file.set_len(size).inspect_err(|_| {
             let _ = std::fs::remove_file(path);
         })
+    }
+
+    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::images::CopyInfo> {
+        crate::images::copy_image(from, to)
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
@@ -602,6 +609,15 @@ impl System for RecordingSystem {
     fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()> {
         self.record(format!("create {} {size}", path.display()));
         Ok(())
+    }
+
+    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::images::CopyInfo> {
+        self.record(format!("copy {} {}", from.display(), to.display()));
+        Ok(crate::images::CopyInfo {
+            method: "reflink".into(),
+            elapsed_ns: 0,
+            data_bytes: 0,
+        })
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {

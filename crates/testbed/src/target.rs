@@ -57,6 +57,8 @@ pub struct TargetSpec {
     /// How many targets this host makes at once (the ranks of a job on it): a default image
     /// size takes its share of the free space.
     pub host_share: u32,
+    /// Start from a copy of this aged image instead of a new filesystem (`crate::images`).
+    pub start_from: Option<crate::images::AgedImage>,
 }
 
 impl TargetSpec {
@@ -200,6 +202,7 @@ impl TargetBuilder {
             fsck: self.fsck,
             size_setting: self.size_setting,
             host_share: self.host_share,
+            start_from: None,
         })
     }
 }
@@ -235,7 +238,7 @@ pub fn prepare_work_dir(sys: &dyn System, work_dir: &Path) -> Result<(), TargetE
 
 /// A name nobody can guess (8 hex digits from the kernel's random pool): what fsbench makes in
 /// a directory is never at a name another process could have prepared for it.
-fn unguessable() -> String {
+pub(crate) fn unguessable() -> String {
     let mut bytes = [0u8; 4];
     // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
     let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
@@ -417,6 +420,9 @@ pub struct TargetInfo {
     pub fsck: Option<FsckInfo>,
     /// What teardown did, and anything it could not undo.
     pub teardown: Vec<String>,
+    /// The aged image it started from, how it was copied, and what aging did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aging: Option<crate::images::AgedTarget>,
 }
 
 static TARGETS: AtomicU64 = AtomicU64::new(0);
@@ -440,6 +446,8 @@ pub struct Target<'s> {
     /// Host locks held while the target exists (zfs-fuse: fsbench processes take turns).
     held: Vec<HostLock>,
     torn_down: bool,
+    /// Teardown renames the image here instead of removing it ([`Target::finish_into`]).
+    keep_image: Option<PathBuf>,
 }
 
 impl<'s> Target<'s> {
@@ -477,6 +485,7 @@ impl<'s> Target<'s> {
                 cache: None,
                 fsck: None,
                 teardown: Vec::new(),
+                aging: None,
             },
             spec,
             ledger,
@@ -487,6 +496,7 @@ impl<'s> Target<'s> {
             mount_cmd: None,
             held: Vec::new(),
             torn_down: false,
+            keep_image: None,
         };
         match target.build(stop) {
             Ok(()) => Ok(target),
@@ -503,6 +513,10 @@ impl<'s> Target<'s> {
 
     pub fn info(&self) -> &TargetInfo {
         &self.info
+    }
+
+    pub fn spec(&self) -> &TargetSpec {
+        &self.spec
     }
 
     /// The block device under the filesystem (loop device, real disk, md array, or an array's
@@ -562,7 +576,11 @@ impl<'s> Target<'s> {
                 };
             }
         }
-        fs.create(&mut Build { target: self }, stop)?;
+        match &self.spec.start_from {
+            // A copy of an aged image holds its filesystem already.
+            Some(_) => self.mount(&[])?,
+            None => fs.create(&mut Build { target: self }, stop)?,
+        }
         check_stop(stop)?;
         if filesystem {
             self.read_mount_back()?;
@@ -613,7 +631,9 @@ impl<'s> Target<'s> {
         match self.spec.device.clone() {
             DeviceSpec::Image { size_bytes } => {
                 let image_dir = self.spec.image_dir.as_ref().unwrap_or(&self.spec.work_dir);
-                let size = size_bytes.unwrap_or_else(|| {
+                let aged = self.spec.start_from.clone();
+                let size = aged.as_ref().map(|a| a.record.image_bytes).or(size_bytes);
+                let size = size.unwrap_or_else(|| {
                     let free = fsbench_measure::host::free_bytes(image_dir).unwrap_or(16 << 30);
                     // Every image this host makes at once shares the free space.
                     let share = free / u64::from(self.spec.host_share.max(1)) / u64::from(count);
@@ -631,6 +651,8 @@ impl<'s> Target<'s> {
                     self.spec.size_setting,
                 )?;
                 let (image_dir, tag) = (image_dir.clone(), self.tag.clone());
+                // An aged image is one filesystem's image: copied for a target of one device.
+                let copied = std::cell::RefCell::new(None);
                 for member in 1..=count {
                     let stem = if count > 1 {
                         format!("{tag}-m{member}")
@@ -643,7 +665,12 @@ impl<'s> Target<'s> {
                         ".img",
                         "create the image",
                         |path| Resource::Image { path },
-                        |path| sys.create_sparse_file(path, size),
+                        |path| match &aged {
+                            Some(aged) => sys
+                                .copy_image(&aged.image, path)
+                                .map(|copy| *copied.borrow_mut() = Some(copy)),
+                            None => sys.create_sparse_file(path, size),
+                        },
                     )?;
                     let loop_device = sys
                         .attach_loop(&image, self.spec.loop_direct_io)
@@ -662,6 +689,13 @@ impl<'s> Target<'s> {
                     });
                     self.devices.loops.push(loop_device);
                 }
+                self.info.aging =
+                    aged.zip(copied.into_inner())
+                        .map(|(aged, copy)| crate::images::AgedTarget {
+                            image: aged.image,
+                            copy,
+                            made: *aged.record,
+                        });
                 let first = &self.devices.members[0];
                 let image = first.image.clone().expect("an image");
                 self.info.device = DeviceInfo {
@@ -1290,6 +1324,14 @@ impl<'s> Target<'s> {
         self.info.clone()
     }
 
+    /// As [`Target::finish`], but the image is renamed to `image` (on the same filesystem)
+    /// instead of removed, once unmounted, checked and detached: an aged image for the cache
+    /// (`crate::images`), which must have put `image` on record first.
+    pub fn finish_into(mut self, image: &Path) -> TargetInfo {
+        self.keep_image = Some(image.to_path_buf());
+        self.finish()
+    }
+
     fn teardown(&mut self) {
         if self.torn_down {
             return;
@@ -1315,6 +1357,12 @@ impl<'s> Target<'s> {
                     }
                     None => ledger::undo(sys, &resource),
                 },
+                Resource::Image { path } if self.keep_image.is_some() => {
+                    let keep = self.keep_image.take().expect("checked");
+                    sys.rename(path, &keep)
+                        .map(|()| format!("kept {} as {}", path.display(), keep.display()))
+                        .map_err(|e| format!("cannot keep {}: {e}", path.display()))
+                }
                 other => ledger::undo(sys, other),
             };
             let unmounted = holds_fs && result.is_ok();

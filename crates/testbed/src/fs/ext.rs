@@ -2,7 +2,8 @@
 //! (`lazy_itable_init=0,lazy_journal_init=0`), so no background thread writes during the first
 //! minutes of a benchmark; a user's own `-E` options are merged into that one `-E`.
 
-use super::{dev, mkfs_cmd, Filesystem, Tool};
+use super::{dev, mkfs_cmd, number_after, Filesystem, FreeSpaceProbe, Tool};
+use crate::aging::FreeSpace;
 use crate::system::{Cmd, CmdOutput};
 use std::path::Path;
 
@@ -111,11 +112,41 @@ impl Filesystem for Ext {
     fn readback(&self, device: &Path) -> Option<Cmd> {
         Some(Cmd::new("dumpe2fs").arg("-h").arg(dev(device)))
     }
+
+    /// `e2freefrag`: free extents, free blocks and the largest free extent.
+    fn free_space(&self, device: &Path) -> Option<FreeSpaceProbe> {
+        Some(FreeSpaceProbe {
+            cmd: Cmd::new("e2freefrag").arg(dev(device)),
+            read: read_e2freefrag,
+        })
+    }
+}
+
+fn read_e2freefrag(text: &str) -> FreeSpace {
+    let block = number_after(text, "Blocksize:");
+    FreeSpace {
+        free_extents: number_after(text, "Num. free extent:"),
+        free_bytes: number_after(text, "Free blocks:")
+            .zip(block)
+            .map(|(n, b)| n * b),
+        largest_bytes: number_after(text, "Max. free extent:").map(|kb| kb << 10),
+        ..FreeSpace::default()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn e2freefrag_is_read() {
+        let report = read_e2freefrag(
+            "Device: /dev/loop3\nBlocksize: 1024 bytes\nTotal blocks: 409600\nFree blocks: 373344 (91.1%)\n\nMin. free extent: 205 KB \nMax. free extent: 122848 KB\nAvg. free extent: 28718 KB\nNum. free extent: 13\n",
+        );
+        assert_eq!(report.free_extents, Some(13));
+        assert_eq!(report.free_bytes, Some(373_344 * 1024));
+        assert_eq!(report.largest_bytes, Some(122_848 << 10));
+    }
 
     #[test]
     fn user_extended_options_are_merged_not_lost() {

@@ -19,6 +19,7 @@ pub mod zfs;
 
 use crate::array::ArraySpec;
 use crate::error::TargetError;
+pub use crate::images::FreeSpaceProbe;
 use crate::system::{Cmd, CmdOutput, System};
 use crate::target::{Build, FsckInfo};
 use serde::Serialize;
@@ -59,6 +60,9 @@ pub struct Capabilities {
     /// Whether a filesystem is made and mounted; false for the bare device (`raw`), which is
     /// given as it is to the workloads that can run on a block device.
     pub filesystem: bool,
+    /// Why a copy of its image cannot serve as another target, when it cannot (an aged image
+    /// is made once and copied for each sample: `crate::images`).
+    pub no_image_copy: Option<&'static str>,
 }
 
 impl Capabilities {
@@ -71,6 +75,7 @@ impl Capabilities {
         prepare_estimate_ns: 2_000_000_000,
         one_per_host: false,
         filesystem: true,
+        no_image_copy: None,
     };
 }
 
@@ -157,6 +162,22 @@ pub trait Filesystem: Send + Sync {
     fn versions(&self) -> Vec<Cmd>;
     /// A command that prints the effective on-disk configuration (`dumpe2fs -h`).
     fn readback(&self, device: &Path) -> Option<Cmd>;
+    /// What reports its free space in fragments from the (quiet) device, and how to read
+    /// the report; None when its tools have nothing (an aged filesystem then has only its
+    /// extents per file).
+    fn free_space(&self, _device: &Path) -> Option<FreeSpaceProbe> {
+        None
+    }
+}
+
+/// The number after `label` on the line that has it (`Num. free extent: 13` -> 13).
+pub(crate) fn number_after(text: &str, label: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.trim().strip_prefix(label))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 impl std::fmt::Debug for dyn Filesystem {

@@ -47,6 +47,10 @@ impl Filesystem for Zfs {
             undroppable_cache: Some("zfs-fuse caches in its daemon (ARC), which drop_caches does not empty; use --cache remount"),
             prepare_estimate_ns: 4_000_000_000,
             one_per_host: true,
+            no_image_copy: Some(
+                "a copy of a pool's image holds the same pool, which zfs-fuse would have to \
+                 import under another name: not done yet; age ext4, xfs or btrfs",
+            ),
             ..Capabilities::BLOCK_DEVICE
         }
     }
