@@ -278,6 +278,11 @@ pub struct TargetsArgs {
 pub struct CleanupArgs {
     #[command(flatten)]
     pub work: WorkDirArgs,
+
+    /// Also remove the cached aged images (`images/` in the work directory), which are
+    /// otherwise kept for the runs that use them again.
+    #[arg(long)]
+    pub aged_images: bool,
 }
 
 /// Where images, mount points and state files go.
@@ -352,6 +357,14 @@ pub struct TargetArgs {
     /// Skip the read-only filesystem check after the run.
     #[arg(long, requires = "fs")]
     pub no_fsck: bool,
+
+    /// Age the filesystem first: KEY=VALUE,... of fill (percent of the filesystem, default
+    /// 70), sizes (measured, or SIZE:WEIGHT/...), depth, fanout, churn (rounds), fragmentation
+    /// (extents per file to churn to), seed; a bare number is the fill (--age 70). The aged
+    /// image is made once per filesystem, mkfs options, image size and spec, kept in the work
+    /// directory, and copied for each run; needs --device image:SIZE (docs/targets.md).
+    #[arg(long, value_name = "SPEC", requires = "fs")]
+    pub age: Option<String>,
 
     #[command(flatten)]
     pub work: WorkDirArgs,

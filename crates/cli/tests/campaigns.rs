@@ -101,10 +101,10 @@ fn a_two_by_two_by_two_campaign_stores_exactly_the_expected_samples() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("run_id,case_key,filesystem,mkfs_set,mount_set,scheduler,platform,cache,workload,repetition,status,reason,phase,operation,file_size_bytes,record_size_bytes,threads,client,step,engine,iodepth,sweep,metric,value,unit,direction,main")
+        Some("run_id,case_key,filesystem,mkfs_set,mount_set,scheduler,platform,age,cache,workload,repetition,status,reason,phase,operation,file_size_bytes,record_size_bytes,threads,client,step,engine,iodepth,sweep,metric,value,unit,direction,main")
     );
     assert!(
-        lines.any(|l| l.contains(",ext4.default.noatime.mq-deadline.warm.small,ext4,default,noatime,mq-deadline,default,warm,small,")),
+        lines.any(|l| l.contains(",ext4.default.noatime.mq-deadline.warm.small,ext4,default,noatime,mq-deadline,default,fresh,warm,small,")),
         "{csv}"
     );
     // Sizes are integer columns; one row per sample x result x measurement, unit and direction

@@ -52,6 +52,13 @@ pub struct PlanFile {
     /// Named platforms: where the configurations run (the device's place, the CPU's share).
     #[serde(default)]
     pub platforms: BTreeMap<String, PlatformFile>,
+    /// Named aging specs (`[aging.NAME]`): how a filesystem is aged before its samples.
+    #[serde(default)]
+    pub aging: BTreeMap<String, AgingTable>,
+    /// The ages the configurations run at: `fresh` and names of aging specs (default: fresh and
+    /// every aging spec).
+    #[serde(default)]
+    pub ages: Vec<Spanned<String>>,
     #[serde(default)]
     pub filesystems: Vec<FilesystemFile>,
     #[serde(default)]
@@ -104,6 +111,10 @@ pub struct FilesystemFile {
     pub array: Option<Spanned<String>>,
 }
 
+/// One `[aging.NAME]` table: its keys (`fill`, `sizes`, ...) with their spans, each read by
+/// `fsbench_testbed::aging::AgingSpec::set`.
+pub type AgingTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+
 /// One workload as written: its keys with their spans. `kind` picks the settings type that
 /// reads the rest (the workload registry), `name` is the plan's; errors point at the key.
 pub type WorkloadTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
@@ -117,6 +128,7 @@ pub struct RuleFile {
     pub mount_options: Option<Spanned<String>>,
     pub scheduler: Option<Spanned<String>>,
     pub platform: Option<Spanned<String>>,
+    pub age: Option<Spanned<String>>,
     pub cache: Option<Spanned<String>>,
     pub workload: Option<Spanned<String>>,
 }

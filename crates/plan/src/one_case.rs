@@ -5,6 +5,7 @@
 use crate::plan::{Overrides, Plan, PlanError};
 use fsbench_measure::series::SeriesInterval;
 use fsbench_model::CachePolicy;
+use fsbench_testbed::aging::AgingSpec;
 use fsbench_testbed::device::SizeSetting;
 use fsbench_testbed::DeviceSpec;
 use fsbench_workload::sweep::SweepSpec;
@@ -42,6 +43,8 @@ pub struct OneTarget<'a> {
     pub loop_direct_io: bool,
     pub fsck: bool,
     pub work_dir: &'a Path,
+    /// Aged first (`--age`): the plan's one aging spec, `given`.
+    pub age: Option<&'a AgingSpec>,
 }
 
 impl Plan {
@@ -95,6 +98,28 @@ impl Plan {
             plan.insert("cache".into(), vec![target.cache.name()].into());
             if !target.fsck {
                 plan.insert("fsck".into(), false.into());
+            }
+            if let Some(age) = target.age {
+                // The spec's own text, key by key (numbers as numbers).
+                let table: toml::Table = age
+                    .to_string()
+                    .split(',')
+                    .filter_map(|pair| pair.split_once('='))
+                    .map(|(key, value)| {
+                        let value = value
+                            .parse::<i64>()
+                            .map(toml::Value::from)
+                            .or_else(|_| value.parse::<f64>().map(toml::Value::from))
+                            .unwrap_or_else(|_| value.into());
+                        (key.to_string(), value)
+                    })
+                    .collect();
+                plan.insert(
+                    "aging".into(),
+                    toml::Table::from_iter([("given".to_string(), toml::Value::from(table))])
+                        .into(),
+                );
+                plan.insert("ages".into(), vec!["given"].into());
             }
         }
         plan.insert("workloads".into(), vec![workload].into());
@@ -201,6 +226,7 @@ mod tests {
                 loop_direct_io: false,
                 fsck: false,
                 work_dir: Path::new("/var/lib/fsbench/work"),
+                age: None,
             }),
         };
         let plan = Plan::one_case(&one(None)).unwrap();
@@ -216,5 +242,31 @@ mod tests {
         let given = Plan::one_case(&one(Some("-I 256"))).unwrap();
         assert_eq!(given.cases[0].config.mkfs_set, "given");
         assert_eq!(given.cases[0].config.mkfs_options, "-I 256");
+        // Aged: one case, on the aging spec `given`, which the stored text runs again.
+        let age: AgingSpec = "fill=60,churn=2,sizes=4k:3/1m:1,seed=7".parse().unwrap();
+        let mut aged = one(None);
+        if let Some(t) = aged.target.as_mut() {
+            t.age = Some(&age);
+        }
+        let plan = Plan::one_case(&aged).unwrap();
+        assert_eq!(plan.cases.len(), 1);
+        assert_eq!(
+            plan.cases[0].key,
+            "ext4.default.given.mq-deadline.given.drop.matrix"
+        );
+        assert_eq!(plan.aging_of(&plan.cases[0]), Some(&age));
+        let overrides = Overrides {
+            device: Some((
+                DeviceSpec::Image {
+                    size_bytes: Some(2 << 30),
+                },
+                true,
+                SizeSetting::Flag,
+            )),
+            ..Overrides::default()
+        };
+        let again = Plan::parse_with(&plan.text, "stored", &overrides).unwrap();
+        assert_eq!(again.cases[0].key, plan.cases[0].key);
+        assert_eq!(again.aging_of(&again.cases[0]), Some(&age));
     }
 }

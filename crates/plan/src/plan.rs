@@ -1,5 +1,6 @@
 //! A validated plan: the campaign's settings and its cases, each a configuration (filesystem x
-//! mkfs option set x mount option set x scheduler x cache policy) x workload, with a stable key.
+//! mkfs option set x mount option set x scheduler x platform x age x cache policy) x workload,
+//! with a stable key.
 //! Parsing has no side effects; whether the host can run a case is found out when it runs (an
 //! `unsupported` result), not here.
 
@@ -9,7 +10,8 @@ use fsbench_measure::series::SeriesInterval;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
 use fsbench_model::published::{self, Selector, StudyFigures};
 use fsbench_model::CaseAxis;
-pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM};
+pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM, FRESH};
+use fsbench_testbed::aging::{AgingSpec, KEYS as AGING_KEYS};
 use fsbench_testbed::array::ArraySpec;
 use fsbench_testbed::device::SizeSetting;
 use fsbench_testbed::fs::{self, Storage};
@@ -78,6 +80,7 @@ pub fn directory_config(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
         platform: DEFAULT_PLATFORM.into(),
         image_in_ram: false,
         cpu_percent: None,
+        age: FRESH.into(),
         cache,
     }
 }
@@ -107,11 +110,13 @@ pub struct Case {
 
 impl Case {
     /// The stable key the case's axes make: `fs.mkfs-set.mount-set.scheduler.cache.workload`,
-    /// with the platform before the cache when the plan names platforms.
+    /// with the platform before the cache when the plan names platforms, and the age before
+    /// the cache when the filesystem is aged (so a plan without aging keeps its keys).
     pub fn key_of(&self) -> String {
         CaseAxis::ALL
             .into_iter()
             .filter(|&axis| axis != CaseAxis::Platform || self.config.platform != DEFAULT_PLATFORM)
+            .filter(|&axis| axis != CaseAxis::Age || self.config.age != FRESH)
             .map(|axis| self.value(axis))
             .collect::<Vec<_>>()
             .join(".")
@@ -163,6 +168,8 @@ pub struct Plan {
     pub interval: SeriesInterval,
     /// Extra attempts of a sample the host disturbed (`repeat_disturbed`).
     pub repeat_disturbed: u32,
+    /// The plan's aging specs by name (`[aging.NAME]`).
+    pub agings: BTreeMap<String, AgingSpec>,
     pub cases: Vec<Case>,
     /// The study's published figures and claims (`[[published]]`, `[[claims]]`), each checked
     /// against the cases: the report sets the run's figures beside them.
@@ -435,6 +442,30 @@ impl Plan {
         if platforms.is_empty() {
             platforms.push((DEFAULT_PLATFORM.to_string(), false, None));
         }
+        let agings = aging_specs(&check, &raw.aging)?;
+        let mut ages: Vec<String> = Vec::new();
+        for age in &raw.ages {
+            let name = age.get_ref();
+            if name != FRESH && !agings.contains_key(name) {
+                let mut known = vec![FRESH.to_string()];
+                known.extend(agings.keys().cloned());
+                return Err(check.at(
+                    age,
+                    "ages",
+                    format!(
+                        "'{name}' is neither fresh nor an [aging.NAME] table of the plan; it has: {}",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            if !ages.contains(name) {
+                ages.push(name.clone());
+            }
+        }
+        if ages.is_empty() {
+            ages.push(FRESH.to_string());
+            ages.extend(agings.keys().cloned());
+        }
 
         let mut schedulers: Vec<Option<String>> = Vec::new();
         for s in &raw.schedulers {
@@ -568,6 +599,32 @@ impl Plan {
             Some((device, direct, setting)) => (device.clone(), *direct, *setting),
             None => (device, loop_direct_io, SizeSetting::Plan),
         };
+        // An aged image is made once and copied for every sample: its size must be known
+        // before any is made (a default size would follow the free space, which the cache
+        // itself takes).
+        let aged = ages.iter().find(|a| *a != FRESH);
+        if let (Some(age), false) = (
+            aged,
+            matches!(
+                device,
+                DeviceSpec::Image {
+                    size_bytes: Some(_)
+                }
+            ),
+        ) {
+            if dir.is_none() && raw.dir.is_none() {
+                return Err(PlanError {
+                    file: file.to_string(),
+                    line: 1,
+                    column: 1,
+                    key: format!("aging.{age}"),
+                    message: format!(
+                        "an aged filesystem is made once, on an image, and copied for every sample: give the image's size ({})",
+                        size_setting.suggest("SIZE")
+                    ),
+                });
+            }
+        }
         if raw.workloads.is_empty() {
             return Err(PlanError {
                 file: file.to_string(),
@@ -624,8 +681,9 @@ impl Plan {
                     } else {
                         schedulers.clone()
                     };
-                    for (scheduler, (platform, ram, cpu), cache) in
+                    for ((scheduler, (platform, ram, cpu), cache), age) in
                         combinations(&fs_schedulers, &platforms, &caches)
+                            .flat_map(|c| ages.iter().map(move |age| (c, age)))
                     {
                         for workload in &workloads {
                             let config = CaseConfig {
@@ -639,6 +697,7 @@ impl Plan {
                                 platform: platform.clone(),
                                 image_in_ram: *ram && !in_memory,
                                 cpu_percent: *cpu,
+                                age: age.clone(),
                                 cache: *cache,
                             };
                             let mut case = Case {
@@ -780,6 +839,7 @@ impl Plan {
             dir,
             interval,
             repeat_disturbed,
+            agings,
             cases,
             figures,
         })
@@ -827,6 +887,11 @@ impl Plan {
             job: None,
             interval: self.interval,
         }
+    }
+
+    /// The aging spec of a case's filesystem (None: fresh).
+    pub fn aging_of(&self, case: &Case) -> Option<&AgingSpec> {
+        self.agings.get(&case.config.age)
     }
 
     /// Samples the campaign takes at its minimum repetitions.
@@ -890,6 +955,7 @@ fn in_directory_only(
                     platform: platform.clone(),
                     image_in_ram: *ram,
                     cpu_percent: *cpu,
+                    age: FRESH.into(),
                     cache: *cache,
                 },
                 workload: workload.clone(),
@@ -917,6 +983,16 @@ fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str
                 ),
             ));
         }
+        if case.config.age != FRESH {
+            return Err((
+                "dir",
+                format!(
+                    "age '{}' ages a filesystem fsbench makes, but a plan with dir runs on the \
+                     directory's as it is: drop the aging (ages = [\"fresh\"]) or the dir",
+                    case.config.age
+                ),
+            ));
+        }
         if case.config.cache == CachePolicy::Remount {
             return Err((
                 "dir",
@@ -939,6 +1015,50 @@ fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str
     Ok(kept)
 }
 
+/// The plan's `[aging.NAME]` tables as specs: every key read by the spec itself (its errors
+/// name the key as written), the rest at their defaults.
+fn aging_specs(
+    check: &Checker<'_>,
+    tables: &BTreeMap<String, crate::file::AgingTable>,
+) -> Result<BTreeMap<String, AgingSpec>, PlanError> {
+    let mut specs = BTreeMap::new();
+    for (name, table) in tables {
+        if name.is_empty()
+            || name.contains(|c: char| c == '.' || c.is_whitespace())
+            || name == FRESH
+        {
+            return Err(PlanError {
+                file: check.file.to_string(),
+                line: 1,
+                column: 1,
+                key: format!("aging.{name}"),
+                message: "an aging spec's name is one word without dots, and not `fresh`".into(),
+            });
+        }
+        let mut spec = AgingSpec::default();
+        for (key, value) in table {
+            let at = format!("aging.{name}.{}", key.get_ref());
+            if !AGING_KEYS.contains(&key.get_ref().as_str()) {
+                return Err(check.at(
+                    key,
+                    &at,
+                    format!("unknown key; the keys are {}", AGING_KEYS.join(", ")),
+                ));
+            }
+            let text = match value.get_ref() {
+                toml::Value::String(text) => text.clone(),
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::Float(x) => x.to_string(),
+                _ => return Err(check.at(value, &at, "must be a number or a string")),
+            };
+            spec.set(key.get_ref(), &text)
+                .map_err(|e| check.at(value, &at, e))?;
+        }
+        specs.insert(name.clone(), spec);
+    }
+    Ok(specs)
+}
+
 /// Every combination of a scheduler, a platform and a cache policy, in that nesting order.
 fn combinations<'a, A, B, C>(
     a: &'a [A],
@@ -957,6 +1077,7 @@ fn rule_value(rule: &RuleFile, axis: CaseAxis) -> Option<&Spanned<String>> {
         CaseAxis::MountSet => rule.mount_options.as_ref(),
         CaseAxis::Scheduler => rule.scheduler.as_ref(),
         CaseAxis::Platform => rule.platform.as_ref(),
+        CaseAxis::Age => rule.age.as_ref(),
         CaseAxis::Cache => rule.cache.as_ref(),
         CaseAxis::Workload => rule.workload.as_ref(),
     }
@@ -1891,6 +2012,70 @@ min_time = "1ms"
         assert!(e.contains("platforms.slow.cpu_percent"), "{e}");
         let e = error_of(&format!("{PLAN}\n[platforms.\"a.b\"]\n"));
         assert!(e.contains("one word without dots"), "{e}");
+    }
+
+    /// `[aging.NAME]` tables add the age axis: every configuration fresh and aged by each
+    /// (or the `ages` listed); fresh cases keep the keys of a plan without aging, aged ones
+    /// name their age before the cache; rules pick an age; mistakes name their key.
+    #[test]
+    fn aging_specs_make_the_age_axis() {
+        let text = format!(
+            "{PLAN}\n[aging.aged]\nfill = 70\nchurn = 2\n[aging.full]\nfill = \"85%\"\nsizes = \"4k:1/1m:1\"\nseed = 3\n"
+        );
+        let plan = Plan::parse(&text, "p.toml").unwrap();
+        assert_eq!(plan.cases.len(), 12);
+        let keys: Vec<&str> = plan.cases.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            keys[..3],
+            [
+                "ext4.default.default.mq-deadline.warm.small",
+                "ext4.default.default.mq-deadline.aged.warm.small",
+                "ext4.default.default.mq-deadline.full.warm.small",
+            ]
+        );
+        let full = &plan.cases[2];
+        assert_eq!(full.config.age, "full");
+        let spec = plan.aging_of(full).unwrap();
+        assert_eq!((spec.fill_percent, spec.seed, spec.churn), (85.0, 3, 3));
+        assert_eq!(plan.aging_of(&plan.cases[0]), None);
+        // The configuration's key includes its age: a kept target serves one age only.
+        assert_ne!(plan.cases[0].config_key(), plan.cases[1].config_key());
+        let only = format!("ages = [\"full\"]\n{text}");
+        let plan = Plan::parse(&only, "p.toml").unwrap();
+        assert!(plan.cases.iter().all(|c| c.config.age == "full"));
+        let rule = format!("{text}\n[[exclude]]\nage = \"fresh\"\n");
+        assert_eq!(Plan::parse(&rule, "p.toml").unwrap().cases.len(), 8);
+        let e = error_of(&format!("{PLAN}\n[aging.aged]\ncolour = 3\n"));
+        assert!(
+            e.contains("aging.aged.colour: unknown key; the keys are fill, sizes"),
+            "{e}"
+        );
+        let e = error_of(&format!("{PLAN}\n[aging.aged]\nfill = 99\n"));
+        assert!(e.starts_with("bad.toml:"), "{e}");
+        assert!(
+            e.contains("aging.aged.fill: 99 %: a fill level is 1 to 95 %"),
+            "{e}"
+        );
+        let e = error_of(&format!("ages = [\"old\"]\n{text}"));
+        assert!(
+            e.contains("ages: 'old' is neither fresh nor an [aging.NAME] table of the plan; it has: fresh, aged, full"),
+            "{e}"
+        );
+        let e = error_of(&format!("{PLAN}\n[aging.fresh]\n"));
+        assert!(e.contains("not `fresh`"), "{e}");
+        // An aged image has a known size.
+        let e = error_of(&format!(
+            "{}\n[aging.aged]\n",
+            PLAN.replace("[device]\nimage = \"512m\"\n", "")
+        ));
+        assert!(
+            e.contains("aging.aged: an aged filesystem is made once, on an image")
+                && e.contains("image = \"SIZE\""),
+            "{e}"
+        );
+        // A directory is the user's filesystem, as it is.
+        let e = error_of(&format!("dir = \"/tmp\"\n{text}"));
+        assert!(e.contains("ages a filesystem fsbench makes"), "{e}");
     }
 
     #[test]

@@ -24,7 +24,7 @@ use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
 use fsbench_testbed::ledger::Ledger;
 use fsbench_testbed::scratch::SampleDir;
 use fsbench_testbed::{cache, System, Target, TargetError, TargetInfo, TargetSpec};
-use fsbench_workload::workload::{KeepsFiles, Preflight, RunsPrograms, SharesDir};
+use fsbench_workload::workload::{KeepsFiles, Preflight, Room, RunsPrograms, SharesDir};
 use fsbench_workload::{Context, Harness, Sink, StopFlag};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -190,7 +190,9 @@ impl<'s> Sampler<'s> {
         let mut fresh = None;
         let ready = match no_quota {
             Some(e) => Err(e),
-            None => ready_ground(self, case, &key, &mut fresh, local_ranks),
+            None => ready_ground(self, case, &key, &mut fresh, local_ranks, &mut |line| {
+                sink.status(line)
+            }),
         };
         let (system, plan, executor, stop) = (self.system, self.plan, self.executor, &self.stop);
         let ctx = self.context(case);
@@ -446,15 +448,18 @@ enum Ready {
 }
 
 /// The case's ground, ready for the workload: a target made now (a fresh one per sample, or the
-/// first of those kept) or kept from an earlier sample, with its cache policy applied; or the
-/// plan's directory (a rank's own `rank-N` in it, unless the workload shares it), checked by
-/// the workload, its cache dropped when the case says so.
+/// first of those kept; on an aged case, a copy of its aged image, made first when the cache
+/// has none, `status` hearing how far aging is) or kept from an earlier sample, with room for
+/// the workload and its cache policy applied; or the plan's directory (a rank's own `rank-N`
+/// in it, unless the workload shares it), checked by the workload, its cache dropped when the
+/// case says so.
 fn ready_ground<'s>(
     sampler: &mut Sampler<'s>,
     case: &Case,
     key: &str,
     fresh: &mut Option<Target<'s>>,
     local_ranks: u32,
+    status: &mut dyn FnMut(&str),
 ) -> Result<Ready, TargetError> {
     let (system, plan, job) = (sampler.system, sampler.plan, sampler.job);
     if let Some(dir) = &plan.dir {
@@ -493,13 +498,21 @@ fn ready_ground<'s>(
         };
     }
     let stop = sampler.stop.clone();
-    let prepare = || {
+    let stopped = || stop.is_requested();
+    let mut prepare = || {
         let mut spec = target_spec(plan, case)?;
         spec.host_share = local_ranks;
-        Target::prepare(system, spec, &|| stop.is_requested())
+        if let Some(aging) = plan.aging_of(case) {
+            let aged = fsbench_testbed::images::ensure(system, &spec, aging, &stopped, status)?;
+            spec.start_from = Some(aged);
+        }
+        Target::prepare(system, spec, &stopped)
     };
+    let ctx = sampler.context(case);
+    let describe = |e| sampler.executor.describe(&e);
     if plan.remake == Remake::Sample {
         let target = fresh.insert(prepare()?);
+        fits(case, &ctx, target, describe)?;
         target.apply_cache_policy()?;
         return Ok(Ready::Fresh);
     }
@@ -508,8 +521,34 @@ fn ready_ground<'s>(
         sampler.kept.insert(key.to_string(), target);
     }
     let target = sampler.kept.get_mut(key).expect("inserted above");
+    fits(case, &ctx, target, describe)?;
     target.apply_cache_policy()?;
     Ok(Ready::Kept)
+}
+
+/// Whether the case's workload fits the target's free space: refused before it starts when it
+/// does not, saying, on an aged filesystem, what the aged files take.
+fn fits(
+    case: &Case,
+    ctx: &fsbench_workload::Context,
+    target: &Target<'_>,
+    describe: impl Fn(fsbench_workload::WorkloadError) -> String,
+) -> Result<(), TargetError> {
+    let Err(e) = case.workload.settings.apply(Room(ctx, target.mountpoint())) else {
+        return Ok(());
+    };
+    let mut why = describe(e);
+    if let Some(aging) = &target.info().aging {
+        let after = &aging.made.aged.after;
+        why = format!(
+            "{why} (the filesystem is aged '{}': its aged files fill {:.0} % of {}; lower its \
+             fill, or give it a larger image)",
+            case.config.age,
+            after.fill_percent,
+            fsbench_measure::units::human_bytes(after.size_bytes)
+        );
+    }
+    Err(TargetError::Invalid(why))
 }
 
 /// The target spec of a case.

@@ -1,6 +1,6 @@
 //! Exporters: one trait, rendering a [`ReportModel`] into any writer, and the file formats of
 //! `fsbench export` — versioned JSON (`fsbench.run` v2: the whole model with its standings,
-//! series included when loaded), tidy CSV (v4: one row per sample, result and measurement,
+//! series included when loaded), tidy CSV (v5: one row per sample, result and measurement,
 //! every case axis and dimension a column) and the long-form series CSV ([`SeriesCsv`]: one row
 //! per point).
 
@@ -49,7 +49,7 @@ impl Exporter for Json {
     }
 }
 
-/// Tidy CSV (version 4, docs/results-schema.md): one row per sample × result × measurement. A sample without results
+/// Tidy CSV (version 5, docs/results-schema.md): one row per sample × result × measurement. A sample without results
 /// (unsupported, failed, timeout) has one row with empty dimension and metric columns, so
 /// failures stay visible.
 pub struct Csv;

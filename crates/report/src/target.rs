@@ -2,6 +2,7 @@
 //! integrity verdict (the full read-back is in the stored sample and the exports).
 
 use fsbench_measure::units::{human_bytes, human_duration};
+use fsbench_testbed::images::AgedTarget;
 use fsbench_testbed::TargetInfo;
 use std::io::{self, Write};
 
@@ -54,6 +55,9 @@ pub fn write_target(out: &mut dyn Write, t: &TargetInfo) -> io::Result<()> {
         ),
     };
     writeln!(out, "Target: {device}")?;
+    if let Some(aging) = &t.aging {
+        write_aging(out, aging)?;
+    }
     if let Some(mkfs) = &t.mkfs {
         writeln!(
             out,
@@ -125,4 +129,45 @@ pub fn write_target(out: &mut dyn Write, t: &TargetInfo) -> io::Result<()> {
         None => writeln!(out, "  fsck: not run")?,
     }
     Ok(())
+}
+
+/// An aged target: what aging made (fill, tree, fragmentation), and how this copy was made.
+fn write_aging(out: &mut dyn Write, aging: &AgedTarget) -> io::Result<()> {
+    let made = &aging.made;
+    let after = &made.aged.after;
+    let extents = after.extents.as_ref().map_or(String::new(), |e| {
+        format!(
+            ", {:.2} extents per file ({:.0} % of {} sampled files in more than one)",
+            e.mean, e.fragmented_percent, e.files
+        )
+    });
+    let free = after
+        .free_space
+        .as_ref()
+        .and_then(|f| f.free_extents.map(|n| (n, f)))
+        .map_or(String::new(), |(n, f)| {
+            format!(", free space in {n} extents (`{}`)", f.command)
+        });
+    writeln!(
+        out,
+        "  aged: {} ({:.1} % full, {} files in {} directories{extents}{free}), made {} in {}",
+        made.spec,
+        after.fill_percent,
+        after.files,
+        after.dirs,
+        made.made_at,
+        human_duration(made.aged.elapsed_ns)
+    )?;
+    writeln!(
+        out,
+        "  copied from {}: {}{} in {}",
+        aging.image.display(),
+        aging.copy.method,
+        if aging.copy.data_bytes > 0 {
+            format!(" of {}", human_bytes(aging.copy.data_bytes))
+        } else {
+            String::new()
+        },
+        human_duration(aging.copy.elapsed_ns)
+    )
 }

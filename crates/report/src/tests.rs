@@ -193,7 +193,7 @@ fn csv_is_tidy_with_integer_sizes_and_a_row_for_every_sample() {
     // 4 samples x 2 results x 2 measurements, and one row per unsupported sample.
     assert_eq!(lines.len(), 1 + 16 + 2);
     assert!(lines.contains(
-        &"1,ext4.default.noatime.default.warm.small,ext4,default,noatime,default,default,warm,small,2,ok,,write,,1048576,65536,,,,,,,latency_p99,4200,ns,lower,false"
+        &"1,ext4.default.noatime.default.warm.small,ext4,default,noatime,default,default,fresh,warm,small,2,ok,,write,,1048576,65536,,,,,,,latency_p99,4200,ns,lower,false"
     ), "{csv}");
     assert!(
         lines

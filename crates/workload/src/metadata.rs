@@ -427,6 +427,19 @@ iterations of its command as a process (mkdir, touch, echo >>, cat, dd, ...), ti
         ]
     }
 
+    /// Every thread's files (with their data, --create-size) and directories.
+    fn footprint(&self, ctx: &Context) -> Option<crate::workload::Footprint> {
+        let plan = self.plan(ctx).ok()?;
+        let files = plan.count.saturating_mul(plan.threads);
+        Some(crate::workload::Footprint {
+            bytes: files.saturating_mul(self.create_size.0.div_ceil(4096) * 4096),
+            inodes: files + plan.dirs.saturating_mul(plan.threads),
+            what: "the files".into(),
+            setting: "count",
+            advice: "lower count, threads or create_size, or use a bigger target".into(),
+        })
+    }
+
     fn estimate_ns(&self, ctx: &Context) -> u64 {
         // About 20 µs per operation on a cached filesystem, more with fsync; a process per
         // operation (fork, exec, the command's start) about a millisecond.

@@ -243,10 +243,18 @@ pub trait Workload:
         false
     }
 
-    /// Checks the directory before anything is measured (exists, writable, room). Leaves
-    /// nothing behind.
+    /// Checks the directory before anything is measured (exists, writable, what the workload
+    /// itself needs of it). Leaves nothing behind. Room is not its to check: see
+    /// [`Workload::footprint`].
     fn preflight(&self, _ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
         check_directory(dir)
+    }
+
+    /// The most room the run takes at once under `ctx` (its files, their inodes), checked
+    /// against the directory's free space before it starts ([`check_room`]: on a filesystem
+    /// fsbench made, an aged one included, or in a directory); None when it takes little.
+    fn footprint(&self, _ctx: &Context) -> Option<Footprint> {
+        None
     }
 
     /// Measures in `dir`, handing each result to `sink` as it exists and asking `harness` for
@@ -279,6 +287,53 @@ pub trait Workload:
     fn check_result(_command: &str, _elapsed_ns: u64) -> Option<ResultRecord> {
         None
     }
+}
+
+/// The room a run takes, and what to say when it does not fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Footprint {
+    pub bytes: u64,
+    /// Inodes (files and directories) it makes; 0 when few.
+    pub inodes: u64,
+    /// What takes the room (`the largest test file`, `the tree`).
+    pub what: String,
+    /// The setting to change (its flag or key is named in the message).
+    pub setting: &'static str,
+    /// How to make it fit (`lower the file sizes`).
+    pub advice: String,
+}
+
+/// Whether `footprint` fits the free space and inodes of the filesystem of `dir`; the error
+/// says what needs how much, what there is, and what to change.
+pub fn check_room(footprint: &Footprint, dir: &Path) -> Result<(), WorkloadError> {
+    let (free, inodes) = fileio::free_space(dir).unwrap_or((u64::MAX, u64::MAX));
+    if footprint.bytes <= free && footprint.inodes <= inodes {
+        return Ok(());
+    }
+    let need = if footprint.inodes > inodes {
+        format!(
+            "{} and {} inodes; {} has {} and {} inodes free",
+            fsbench_measure::units::human_bytes(footprint.bytes),
+            footprint.inodes,
+            dir.display(),
+            fsbench_measure::units::human_bytes(free),
+            inodes
+        )
+    } else {
+        format!(
+            "{}; {} has {} free",
+            fsbench_measure::units::human_bytes(footprint.bytes),
+            dir.display(),
+            fsbench_measure::units::human_bytes(free)
+        )
+    };
+    Err(WorkloadError::invalid(
+        footprint.setting,
+        format!(
+            "{} needs about {need}: {}",
+            footprint.what, footprint.advice
+        ),
+    ))
 }
 
 /// A terminal layout for one run of a workload: one block per value of `blocks`, rows and
@@ -569,12 +624,24 @@ impl Apply for SharesDir {
     }
 }
 
-/// Checks the directory for any workload.
+/// Checks the directory for any workload: its own checks, then whether it fits.
 pub struct Preflight<'a>(pub &'a Context, pub &'a Path);
 impl Apply for Preflight<'_> {
     type Out = Result<(), WorkloadError>;
     fn apply<W: Workload>(self, settings: &W) -> Self::Out {
-        settings.preflight(self.0, self.1)
+        settings.preflight(self.0, self.1)?;
+        Room(self.0, self.1).apply(settings)
+    }
+}
+
+/// Whether any workload fits the free space of a directory ([`check_room`]).
+pub struct Room<'a>(pub &'a Context, pub &'a Path);
+impl Apply for Room<'_> {
+    type Out = Result<(), WorkloadError>;
+    fn apply<W: Workload>(self, settings: &W) -> Self::Out {
+        settings
+            .footprint(self.0)
+            .map_or(Ok(()), |f| check_room(&f, self.1))
     }
 }
 
@@ -590,5 +657,55 @@ impl Apply for Execute<'_> {
     type Out = End;
     fn apply<W: Workload>(self, settings: &W) -> End {
         settings.run(self.ctx, self.dir, self.stop, self.sink, self.harness)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What does not fit is refused with what it needs, what there is and what to change;
+    /// what fits passes; every workload that makes files says how much room it takes.
+    #[test]
+    fn room_is_checked_against_the_free_space() {
+        let dir = tempfile::tempdir().unwrap();
+        let (free, _) = fileio::free_space(dir.path()).unwrap();
+        let need = |bytes| Footprint {
+            bytes,
+            inodes: 0,
+            what: "the largest test file".into(),
+            setting: "file_sizes",
+            advice: "lower the file sizes".into(),
+        };
+        check_room(&need(4096), dir.path()).unwrap();
+        let e = check_room(&need(free + (1 << 30)), dir.path()).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("the largest test file needs about")
+                && text.contains("free: lower the file sizes"),
+            "{text}"
+        );
+        assert!(matches!(
+            e,
+            WorkloadError::Invalid {
+                field: "file_sizes",
+                ..
+            }
+        ));
+        let ctx = Context::default();
+        for settings in crate::WorkloadSettings::defaults() {
+            let kind = settings.kind();
+            let takes = settings.apply(FootprintOf(&ctx));
+            let makes_files = ["matrix", "mix", "metadata", "task"].contains(&kind);
+            assert_eq!(takes.is_some(), makes_files, "{kind}");
+        }
+    }
+
+    struct FootprintOf<'a>(&'a Context);
+    impl Apply for FootprintOf<'_> {
+        type Out = Option<Footprint>;
+        fn apply<W: Workload>(self, settings: &W) -> Self::Out {
+            settings.footprint(self.0)
+        }
     }
 }

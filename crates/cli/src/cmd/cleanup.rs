@@ -1,14 +1,15 @@
 //! `fsbench cleanup`: undo what killed runs left behind, from their state files, and remove the
-//! job files of campaigns that are gone; and the guard process, which does it for one process
+//! job files of campaigns that are gone; list the cached aged images (and, asked, remove them); and the guard process, which does it for one process
 //! the moment that process is killed.
 
 use crate::cli::{CleanupArgs, GuardArgs};
 use crate::exit::{self, Failure};
 use crate::out::{note, say};
 use anyhow::anyhow;
-use fsbench_testbed::ledger;
+use fsbench_measure::units::human_bytes;
 use fsbench_testbed::target::state_dir;
 use fsbench_testbed::RealSystem;
+use fsbench_testbed::{images, ledger};
 
 pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     let dir = state_dir(&args.work.work_dir);
@@ -19,6 +20,14 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     report
         .done
         .extend(fsbench_plan::runner::remove_stale_jobs(&args.work.work_dir));
+    // Aged images are kept for the runs that use them again, unless asked.
+    let cached = images::list(&args.work.work_dir);
+    if args.aged_images {
+        match images::remove_all(&RealSystem, &args.work.work_dir) {
+            Ok(done) => report.done.extend(done),
+            Err(e) => report.failed.push(e),
+        }
+    }
     for note in &report.done {
         say!("{note}")?;
     }
@@ -27,6 +36,26 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     }
     if report.done.is_empty() && report.failed.is_empty() {
         say!("nothing to clean up in {}", dir.display())?;
+    }
+    if !args.aged_images && !cached.is_empty() {
+        say!(
+            "kept {} cached aged image{} in {} ({}), for the runs that use them again:",
+            cached.len(),
+            if cached.len() == 1 { "" } else { "s" },
+            images::cache_dir(&args.work.work_dir).display(),
+            human_bytes(cached.iter().map(|c| c.disk_bytes).sum())
+        )?;
+        for c in &cached {
+            say!(
+                "  {} {} aged {} ({} on disk, made {})",
+                c.record.filesystem,
+                human_bytes(c.record.image_bytes),
+                c.record.spec,
+                human_bytes(c.disk_bytes),
+                c.record.made_at
+            )?;
+        }
+        say!("`fsbench cleanup --aged-images` removes them")?;
     }
     if report.failed.is_empty() {
         Ok(exit::OK)

@@ -33,6 +33,7 @@ use fsbench_report::target::write_target;
 use fsbench_report::terminal::{printable, printable_path};
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
 use fsbench_store::{NewRun, Store};
+use fsbench_testbed::aging::AgingSpec;
 use fsbench_testbed::array::ArraySpec;
 use fsbench_testbed::{CachePolicy, DeviceSpec, RealSystem, TargetInfo};
 use fsbench_workload::workload::{Check, KeepsFiles, RunsPrograms};
@@ -122,8 +123,12 @@ pub fn job_key(key: &str, job: &dyn fsbench_scale::Collective) -> String {
     format!("{key}.np{}", job.size())
 }
 
-/// The target the flags ask for (`--fs` and what goes with it), checked as flags.
-fn one_target<'a>(args: &'a RunOptions) -> Result<Option<OneTarget<'a>>, Failure> {
+/// The target the flags ask for (`--fs` and what goes with it), checked as flags; `age` holds
+/// the parsed `--age`.
+fn one_target<'a>(
+    args: &'a RunOptions,
+    age: &'a Option<AgingSpec>,
+) -> Result<Option<OneTarget<'a>>, Failure> {
     let target = &args.target;
     let Some(fs) = &target.fs else {
         return Ok(None);
@@ -165,6 +170,18 @@ fn one_target<'a>(args: &'a RunOptions) -> Result<Option<OneTarget<'a>>, Failure
         };
         Failure::usage(anyhow!("{flag}: {e}"))
     })?;
+    if age.is_some()
+        && !matches!(
+            device,
+            DeviceSpec::Image {
+                size_bytes: Some(_)
+            }
+        )
+    {
+        return Err(Failure::usage(anyhow!(
+            "--age: an aged filesystem is made once, on an image, and copied for every run: give the image's size (--device image:SIZE, e.g. image:4g)"
+        )));
+    }
     Ok(Some(OneTarget {
         fs,
         mkfs_options: target.mkfs_options.as_deref(),
@@ -176,6 +193,7 @@ fn one_target<'a>(args: &'a RunOptions) -> Result<Option<OneTarget<'a>>, Failure
         loop_direct_io: !target.loop_buffered,
         fsck: !target.no_fsck,
         work_dir: &target.work.work_dir,
+        age: age.as_ref(),
     }))
 }
 
@@ -219,7 +237,14 @@ fn run_on(
             "--keep: the filesystem of --fs is removed after the run; use --dir to keep the file"
         )));
     }
-    let target = one_target(&args)?;
+    let age: Option<AgingSpec> = args
+        .target
+        .age
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| Failure::usage(anyhow!("--age: {e}")))?;
+    let target = one_target(&args, &age)?;
     // The settings, checked as the user typed them (flags), before anything is made.
     let ctx = WorkloadContext {
         scale: args.scale,

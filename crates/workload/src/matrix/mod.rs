@@ -77,6 +77,10 @@ cells are not quantised by the clock; --passes 1 times one pass, as iozone. Data
         self.plan(ctx)?.preflight(dir)
     }
 
+    fn footprint(&self, ctx: &Context) -> Option<crate::workload::Footprint> {
+        self.plan(ctx).ok().map(|plan| plan.footprint())
+    }
+
     fn run(
         &self,
         ctx: &Context,

@@ -8,8 +8,7 @@ use crate::error::WorkloadError;
 use crate::fileio;
 use crate::stonewall::Stonewall;
 use crate::workload::{Context, Place};
-use fsbench_measure::host::free_bytes;
-use fsbench_measure::units::{human_bytes, size_label, Size, SizeSpec, TimeSpan};
+use fsbench_measure::units::{size_label, Size, SizeSpec, TimeSpan};
 use fsbench_model::CachePolicy;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -480,6 +479,18 @@ impl MatrixPlan {
             .unwrap_or(0)
     }
 
+    /// The room a run takes: its largest file (every rank's segment of a shared one).
+    pub fn footprint(&self) -> crate::workload::Footprint {
+        let ranks = self.segment.map_or(1, |s| u64::from(s.ranks));
+        crate::workload::Footprint {
+            bytes: self.largest_file().saturating_mul(ranks),
+            inodes: 0,
+            what: "the largest test file".into(),
+            setting: "file_sizes",
+            advice: "lower the file sizes or free space".into(),
+        }
+    }
+
     pub fn largest_record(&self) -> u64 {
         self.cells
             .iter()
@@ -488,8 +499,9 @@ impl MatrixPlan {
             .unwrap_or(0)
     }
 
-    /// Checks that `dir` exists, is writable, takes O_DIRECT if asked, and has room for the
-    /// largest file. Creates and removes one probe file; errors say what to change.
+    /// Checks that `dir` exists, is writable and takes O_DIRECT if asked (its room is checked
+    /// against [`MatrixPlan::footprint`]). Creates and removes one probe file; errors say
+    /// what to change.
     pub fn preflight(&self, dir: &Path) -> Result<(), WorkloadError> {
         crate::workload::check_directory(dir)?;
         let shown = dir.display();
@@ -511,20 +523,6 @@ impl MatrixPlan {
                     return Err(WorkloadError::io("create a probe file in", dir, e));
                 }
             }
-        }
-        let free = free_bytes(dir).unwrap_or(u64::MAX);
-        // A shared file holds every rank's segment (each rank checks for all of them).
-        let ranks = self.segment.map_or(1, |s| u64::from(s.ranks));
-        let needed = self.largest_file().saturating_mul(ranks);
-        if free < needed {
-            return Err(WorkloadError::invalid(
-                "file_sizes",
-                format!(
-                    "the directory {shown} has {} free but the largest test file needs {}: lower the file sizes or free space",
-                    human_bytes(free),
-                    human_bytes(needed)
-                ),
-            ));
         }
         Ok(())
     }

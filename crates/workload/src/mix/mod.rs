@@ -934,6 +934,28 @@ its files from one list, with FFSB's locks (--file-list per-thread: each from it
             .map_or(0, |p| p.duration_ns + p.num_files * 100_000)
     }
 
+    /// The fileset made before the run (what it grows by while it runs depends on the run).
+    fn footprint(&self, ctx: &Context) -> Option<crate::workload::Footprint> {
+        let plan = self.plan(ctx).ok()?;
+        let mean = if plan.size_weights.is_empty() {
+            (self.min_filesize.0 + self.max_filesize.0) / 2
+        } else {
+            let weights: u64 = plan.size_weights.iter().map(|s| u64::from(s.1)).sum();
+            plan.size_weights
+                .iter()
+                .map(|(size, w)| size * u64::from(*w))
+                .sum::<u64>()
+                / weights.max(1)
+        };
+        Some(crate::workload::Footprint {
+            bytes: plan.num_files.saturating_mul(mean.div_ceil(BLOCK) * BLOCK),
+            inodes: plan.num_files + self.num_dirs,
+            what: "the fileset".into(),
+            setting: "num_files",
+            advice: "lower num_files or the file sizes, or use a bigger target".into(),
+        })
+    }
+
     fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
         let mut plan = serde_json::to_value(self.plan(ctx).ok()?).ok()?;
         plan.as_object_mut()?.remove("seed");

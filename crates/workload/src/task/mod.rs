@@ -15,7 +15,7 @@ pub mod tree;
 
 use crate::fileio;
 use crate::harness::Harness;
-use crate::workload::{check_directory, Context, End, Sink, Workload};
+use crate::workload::{check_directory, Context, End, Footprint, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::{human_bytes, human_duration, Size};
 use fsbench_model::{Direction, MetricDef, Outcome, ResultRecord, Unit};
@@ -756,7 +756,7 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
         self.kernel_notes(ctx)
     }
 
-    fn preflight(&self, ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
+    fn preflight(&self, _ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
         self.check_source(dir)?;
         check_directory(dir)?;
         let data = self.data_dir();
@@ -770,36 +770,42 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             };
             WorkloadError::invalid("data_dir", format!("{what}; or pass another --data-dir"))
         })?;
-        let (free, inodes) = fileio::free_space(dir).unwrap_or((u64::MAX, u64::MAX));
+        Ok(())
+    }
+
+    /// The generated tree (its room and inodes) or a copy's big file when its size is given,
+    /// whichever is larger (an automatic big file is sized by the free space itself).
+    fn footprint(&self, ctx: &Context) -> Option<Footprint> {
+        // The tree is generated unless the task takes a source or the installed kernel's.
         let generated =
             self.source.is_none() && !matches!(self.kernel(ctx), KernelChoice::Installed(_));
-        if self.tasks.0.iter().any(|t| t.needs_tree()) && generated {
-            let (model, units) = scaled_tree(self, ctx);
-            let tree = tree::generate(&model, units, self.seed);
-            let room = tree.totals.room_bytes(&tree.entries);
-            if room > free || tree.totals.inodes() > inodes {
-                return Err(WorkloadError::Directory(format!(
-                    "the tree needs about {} and {} inodes; {} has {} and {} free: use a bigger target (--size), a smaller --scale or --tree qt-4.6.0",
-                    human_bytes(room),
-                    tree.totals.inodes(),
-                    dir.display(),
-                    human_bytes(free),
-                    if inodes == u64::MAX { "unlimited".to_string() } else { inodes.to_string() },
-                )));
-            }
+        let tree =
+            (self.tasks.0.iter().any(|t| t.needs_tree()) && generated).then(|| {
+                let (model, units) = scaled_tree(self, ctx);
+                let tree = tree::generate(&model, units, self.seed);
+                Footprint {
+                    bytes: tree.totals.room_bytes(&tree.entries),
+                    inodes: tree.totals.inodes(),
+                    what: "the tree".into(),
+                    setting: "tree",
+                    advice: "use a bigger target (--size), a smaller --scale or --tree qt-4.6.0"
+                        .into(),
+                }
+            });
+        let copy = match self.big_file {
+            BigFile::Bytes(b) if self.tasks.0.contains(&TaskName::Copy) => Some(Footprint {
+                bytes: ((b as f64 * ctx.scale).round() as u64).max(1),
+                inodes: 0,
+                what: "the copy".into(),
+                setting: "big_file",
+                advice: "pass a smaller --big-file or use a bigger target".into(),
+            }),
+            _ => None,
+        };
+        match (tree, copy) {
+            (Some(tree), Some(copy)) if copy.bytes > tree.bytes => Some(copy),
+            (tree, copy) => tree.or(copy),
         }
-        if self.tasks.0.contains(&TaskName::Copy) {
-            let need = self.big_file_bytes(ctx, dir);
-            if need > free {
-                return Err(WorkloadError::Directory(format!(
-                    "the copy needs {} and {} has {} free: pass a smaller --big-file or use a bigger target",
-                    human_bytes(need),
-                    dir.display(),
-                    human_bytes(free)
-                )));
-            }
-        }
-        Ok(())
     }
 
     fn runs_programs(&self) -> bool {
