@@ -10,7 +10,8 @@
 //! - [`standings`]: who won each discipline (the winner or the group that ties for first, and
 //!   its lead with its interval), by how much and whether it is real; rankings by points (ties
 //!   share them) per category and overall with their rank intervals, and a composite against
-//!   a baseline. Every exporter takes it from the model.
+//!   a baseline; aged against fresh (the aging penalty, and whether aging changes a
+//!   ranking). Every exporter takes it from the model.
 //! - [`efficiency`]: each filesystem's result as a share of its bare device's (`raw`), the
 //!   baseline that is not a contender.
 //! - [`export`]: the [`Exporter`] trait, [`Json`] (`fsbench.run` v2, with the standings),

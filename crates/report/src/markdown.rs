@@ -215,6 +215,56 @@ impl Exporter for Markdown {
             }
             writeln!(out)?;
         }
+        if !model.aging.penalties.is_empty() {
+            writeln!(out, "## Aged against fresh\n")?;
+            writeln!(
+                out,
+                "Each aged configuration against the same configuration fresh (the aging penalty: how much worse aged is), with the 95 % interval of aged / fresh; a tie: no difference can be claimed.\n"
+            )?;
+            writeln!(
+                out,
+                "| discipline | configuration | age | fresh | aged | aged vs fresh |\n|---|---|---|---:|---:|---|"
+            )?;
+            for p in &model.aging.penalties {
+                let (factor, unit) = p.unit.display(p.fresh_mean.max(p.aged_mean));
+                let value = |v: f64| format!("{:.3} {unit}", v / factor);
+                writeln!(
+                    out,
+                    "| {} ({}) | {} | {} | {} | {} | {} |",
+                    escape(&p.title()),
+                    p.direction.phrase(),
+                    escape(&p.configuration),
+                    escape(&p.age),
+                    value(p.fresh_mean),
+                    value(p.aged_mean),
+                    escape(&crate::terminal::penalty_text(p)),
+                )?;
+            }
+            writeln!(out)?;
+            if !model.aging.rankings.is_empty() {
+                writeln!(out, "### Ranking, fresh and aged\n")?;
+                writeln!(
+                    out,
+                    "Best first; `=` joins configurations the 95 % intervals do not separate. Changed: two configurations the fresh ranking places apart are placed the other way round aged.\n"
+                )?;
+                writeln!(
+                    out,
+                    "| discipline | age | fresh | aged | changed |\n|---|---|---|---|---|"
+                )?;
+                for r in &model.aging.rankings {
+                    writeln!(
+                        out,
+                        "| {} | {} | {} | {} | {} |",
+                        escape(&r.title()),
+                        escape(&r.age),
+                        escape(&crate::terminal::ranking_text(&r.fresh)),
+                        escape(&crate::terminal::ranking_text(&r.aged)),
+                        if r.changed { "**yes**" } else { "no" }
+                    )?;
+                }
+                writeln!(out)?;
+            }
+        }
         crate::then_now::write_markdown(&crate::then_now::ThenNow::of(model), out, &escape)?;
         writeln!(out, "## Configurations\n")?;
         for view in &model.runs {

@@ -5,6 +5,7 @@
 //! means with their confidence intervals) and what was not measured: per case and outcome
 //! (`problems`) and per configuration and reason (`not_measured`).
 
+use crate::standings::AgingReport;
 use fsbench_analysis::Summary;
 use fsbench_model::{CaseAxis, CaseConfig, Dim, Dims, Direction, Unit};
 use fsbench_store::{Outcome, Run, Sample, Store, StoreError};
@@ -32,6 +33,10 @@ pub struct ReportModel {
     /// The same per configuration, outcome and reason, with the workloads it concerns: one
     /// line each in every report.
     pub not_measured: Vec<NotMeasured>,
+    /// Aged against fresh: each aged configuration's penalty and whether aging changes the
+    /// rankings (`crate::standings::AgingReport`); absent when nothing was aged.
+    #[serde(skip_serializing_if = "AgingReport::is_empty")]
+    pub aging: AgingReport,
 }
 
 /// A configuration of a run: its value on every axis but the workload. Every report names it
@@ -263,6 +268,7 @@ impl ReportModel {
     pub fn from_runs(mut runs: Vec<RunView>) -> ReportModel {
         let configurations = configurations(&mut runs);
         let tables = tables(&runs, &configurations);
+        let aging = AgingReport::of(&runs, &tables);
         let mut problems: BTreeMap<(i64, String, Outcome), (usize, String)> = BTreeMap::new();
         for case in runs.iter().flat_map(|r| &r.cases) {
             for s in case.samples.iter().filter(|s| s.status != Outcome::Ok) {
@@ -286,6 +292,7 @@ impl ReportModel {
         ReportModel {
             schema: SCHEMA,
             schema_version: SCHEMA_VERSION,
+            aging,
             runs,
             configurations,
             tables,

@@ -5,13 +5,13 @@
 //! configuration (and split further if need be); for a campaign, the verdict of each
 //! discipline and the ranking with its rank intervals (crate::standings) close it, where a
 //! reader looks first; a study's published figures beside the run's, a verdict per claim
-//! (crate::then_now); then one line per configuration that was not measured, with its reason.
+//! (crate::then_now); aged against fresh (the aging penalty, rankings aging changes); then one line per configuration that was not measured, with its reason.
 
 use crate::efficiency::Efficiency;
 use crate::export::Exporter;
-use crate::markdown::value_text;
+use crate::markdown::{value_text, versus_text};
 use crate::model::{ReportModel, Row, Table};
-use crate::standings::{Discipline, Options, Standings};
+use crate::standings::{AgedRanking, AgingPenalty, AgingReport, Discipline, Options, Standings};
 use crate::then_now::{now_text, ratio_text, verdict_text, ThenNow};
 use fsbench_store::Outcome;
 use std::borrow::Cow;
@@ -437,6 +437,7 @@ impl Exporter for Terminal<'_> {
             write_ranking(out, &standings, model)?;
         }
         write_then_now(out, &ThenNow::of(model))?;
+        write_aging(out, &model.aging)?;
         write_not_measured(out, model)?;
         if let (Some(db), [view]) = (self.db, model.runs.as_slice()) {
             let id = view.run.id;
@@ -678,6 +679,83 @@ fn write_then_now(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Aged against fresh: each aged configuration's penalty per discipline, then the disciplines
+/// whose ranking aging changes (and how many it does not).
+fn write_aging(out: &mut dyn Write, aging: &AgingReport) -> io::Result<()> {
+    if aging.penalties.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nAging penalty (each aged configuration against the same configuration fresh, its mean and 95 % interval; a tie: no difference can be claimed):"
+    )?;
+    let width = aging
+        .penalties
+        .iter()
+        .map(|p| printable(&p.title()).chars().count())
+        .max()
+        .unwrap_or(10);
+    for p in &aging.penalties {
+        writeln!(
+            out,
+            "  {:<width$}  {} age={}: {}",
+            printable(&p.title()),
+            printable(&p.configuration),
+            printable(&p.age),
+            penalty_text(p)
+        )?;
+    }
+    if aging.rankings.is_empty() {
+        return Ok(());
+    }
+    let changed: Vec<&AgedRanking> = aging.rankings.iter().filter(|r| r.changed).collect();
+    writeln!(
+        out,
+        "\nRanking, fresh and aged: aging changes {} of {} rankings (two configurations the fresh ranking places apart, placed the other way round aged){}",
+        changed.len(),
+        aging.rankings.len(),
+        if changed.is_empty() { "." } else { ":" }
+    )?;
+    for r in changed {
+        writeln!(
+            out,
+            "  {} age={}: fresh {}; aged {}",
+            printable(&r.title()),
+            printable(&r.age),
+            ranking_text(&r.fresh),
+            ranking_text(&r.aged)
+        )?;
+    }
+    Ok(())
+}
+
+/// "18.3 % lower (95 % CI ..., paired by round)", or without an interval the plain difference.
+pub fn penalty_text(p: &AgingPenalty) -> String {
+    match &p.vs_fresh {
+        Some(c) => versus_text(p.direction, c),
+        None => format!(
+            "{:+.1} % (too few repetitions for an interval)",
+            -p.penalty_percent
+        ),
+    }
+}
+
+/// `xfs > ext4 = btrfs`: best first, ties joined by `=`.
+pub fn ranking_text(order: &[(String, usize)]) -> String {
+    let mut text = String::new();
+    for (i, (label, place)) in order.iter().enumerate() {
+        if i > 0 {
+            text.push_str(if order[i - 1].1 == *place {
+                " = "
+            } else {
+                " > "
+            });
+        }
+        text.push_str(&printable(label));
+    }
+    text
 }
 
 /// The ranking: each configuration's rank with its 95 % interval, best first, and its points.

@@ -1303,3 +1303,105 @@ fn the_quick_report_answers_first_and_draws_each_configuration_in_its_colour() {
         }
     }
 }
+
+/// ext4 and xfs, fresh and aged (`old`), 4 rounds each: ext4 leads fresh, aging costs it half
+/// its throughput and xfs only a tenth, so xfs leads aged.
+fn aged_fixture() -> (tempfile::TempDir, Store, i64) {
+    let (dir, mut store, run) = new_run("aged", 16);
+    let mut position = 0;
+    for (fs, fresh_rate, aged_rate) in [("ext4", 200e6, 100e6), ("xfs", 150e6, 135e6)] {
+        for age in ["fresh", "old"] {
+            let config = format!(
+                r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"age":"{age}","cache":"warm"}}"#
+            );
+            let key = if age == "fresh" {
+                format!("{fs}.default.default.default.warm.stream")
+            } else {
+                format!("{fs}.default.default.default.old.warm.stream")
+            };
+            let case = store
+                .add_case(
+                    run,
+                    &key,
+                    position,
+                    &typed(&config),
+                    r#"{"kind":"matrix","name":"stream"}"#,
+                )
+                .unwrap();
+            position += 1;
+            let rate = if age == "fresh" {
+                fresh_rate
+            } else {
+                aged_rate
+            };
+            for rep in 1..=4u32 {
+                let results = [cell("write", 1 << 20, rate * (1.0 + rep as f64 * 1e-3))];
+                store
+                    .record_sample(
+                        case,
+                        &NewSample {
+                            results: &results,
+                            ..sample(rep, Outcome::Ok)
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+    }
+    (dir, store, run)
+}
+
+/// The model pairs every aged configuration with itself fresh (the penalty, whatever the
+/// figure's direction) and says whether aging changes the ranking; the terminal summary and
+/// the Markdown show both; a run without aging has none.
+#[test]
+fn aged_against_fresh_gives_the_penalty_and_whether_the_ranking_changes() {
+    let (_dir, store, run) = aged_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let aging = &model.aging;
+    assert_eq!(aging.penalties.len(), 2, "{aging:?}");
+    let ext4 = &aging.penalties[0];
+    assert_eq!(
+        (
+            ext4.configuration.as_str(),
+            ext4.age.as_str(),
+            ext4.workload.as_str()
+        ),
+        ("ext4", "old", "stream")
+    );
+    assert!((ext4.penalty_percent - 50.0).abs() < 0.1, "{ext4:?}");
+    assert!((aging.penalties[1].penalty_percent - 10.0).abs() < 0.1);
+    let verdict = ext4.vs_fresh.as_ref().unwrap().verdict;
+    assert_eq!(verdict, fsbench_analysis::compare::Verdict::Lower);
+    assert_eq!(aging.rankings.len(), 1);
+    let ranking = &aging.rankings[0];
+    assert!(ranking.changed);
+    assert_eq!(ranking.fresh[0].0, "ext4");
+    assert_eq!(ranking.aged[0].0, "xfs");
+    let terminal = render(
+        &Terminal {
+            db: None,
+            all_metrics: false,
+            ranking: true,
+        },
+        &model,
+    );
+    assert!(terminal.contains("Aging penalty"), "{terminal}");
+    assert!(
+        terminal.contains("ext4 age=old: 50.0 % lower"),
+        "{terminal}"
+    );
+    assert!(
+        terminal.contains("aging changes 1 of 1 rankings")
+            && terminal.contains("fresh ext4 > xfs; aged xfs > ext4"),
+        "{terminal}"
+    );
+    let markdown = render(&crate::Markdown::default(), &model);
+    assert!(markdown.contains("## Aged against fresh"), "{markdown}");
+    assert!(markdown.contains("| **yes** |"), "{markdown}");
+    // Nothing aged, nothing said (and nothing in the JSON).
+    let (_dir, store, run) = fixture();
+    let plain = ReportModel::load(&store, &[run]).unwrap();
+    assert!(plain.aging.is_empty());
+    assert!(!render(&Json, &plain).contains("\"aging\""));
+}
