@@ -858,9 +858,38 @@ impl Plan {
     /// child's start, and making, checking and taking down its target (its share of that when
     /// the target serves several samples).
     pub fn case_estimate_ns(&self, case: &Case) -> u64 {
+        // An aged case: its image aged once for every case and repetition that shares it
+        // (about 200 MB/s of writes, churn included) and copied for each target (400 MB/s).
+        let (aging, copy) = match (self.aging_of(case), &self.device) {
+            (
+                Some(spec),
+                DeviceSpec::Image {
+                    size_bytes: Some(bytes),
+                },
+            ) => {
+                let data = *bytes as f64 * spec.fill_percent / 100.0;
+                let written = data * (1.0 + f64::from(spec.churn) * 2.0 / 3.0);
+                let sharing = self
+                    .cases
+                    .iter()
+                    .filter(|c| {
+                        c.config.filesystem == case.config.filesystem
+                            && c.config.mkfs_set == case.config.mkfs_set
+                            && c.config.age == case.config.age
+                    })
+                    .count() as f64
+                    * f64::from(self.repetitions.min.max(1));
+                (
+                    (written / 200e6 * 1e9 / sharing) as u64,
+                    (data / 400e6 * 1e9) as u64,
+                )
+            }
+            _ => (0, 0),
+        };
         let target = fs::by_name(&case.config.filesystem)
             .map_or(2_000_000_000, |f| f.capabilities().prepare_estimate_ns)
-            + 1_000_000_000;
+            + 1_000_000_000
+            + copy;
         let share = match self.remake {
             // In a directory nothing is made.
             _ if self.dir.is_some() => 0,
@@ -872,7 +901,7 @@ impl Plan {
             }
             Remake::Never => target / self.repetitions.min.max(1) as u64,
         };
-        share + case.workload.estimate_ns(&self.context(case)) + 200_000_000
+        share + aging + case.workload.estimate_ns(&self.context(case)) + 200_000_000
     }
 
     /// What a case's workload is given besides its settings: the plan's scale, the case's cache

@@ -30,6 +30,7 @@ macro_rules! profiles {
 
 profiles![
     "quick",
+    "aged-quick",
     "lourdas-2009",
     "ext4-kernel-build-2008",
     "ffsb-smallfile-2008",
@@ -77,6 +78,8 @@ mod tests {
         let count = |name: &str| by_name(name).unwrap().plan().unwrap().cases.len();
         // 10 filesystems x 5 workloads.
         assert_eq!(count("quick"), 50);
+        // ext4, xfs, btrfs x fresh and aged x quick's 5 workloads.
+        assert_eq!(count("aged-quick"), 30);
         // ext3, ext4, xfs, xfs with bigger logs, jfs, reiserfs x {matrix, task chain}.
         assert_eq!(count("lourdas-2009"), 12);
         // The 17 rows of the two tables: ext3 x 2, xfs, ext4 x 8 + 6.
