@@ -8,7 +8,8 @@
 //! operations of a phase run on many threads (large writes where the sizes allow): the same
 //! spec and seed give the same tree. Only where the filesystem puts the blocks differs between
 //! two agings, which is what aging is about. The fill level is reached by topping up, from the
-//! same stream of files, while `statfs` says it is more than half a percent short.
+//! same stream of files, while `statfs` says it is more than half a percent short (and by
+//! removing the newest files while it is as much over).
 //!
 //! It works on a mounted directory like a workload does (not through [`crate::System`]): the
 //! tree is made in its `fsbench-aged` directory, which no workload touches. Caching the aged
@@ -758,7 +759,7 @@ pub fn age(
     let cap = tree.cap;
     tree.creates(budget, cap, &mut ops);
     run.phase(&mut tree, &ops, "fill")?;
-    run.top_up(&mut tree, mountpoint, "fill")?;
+    run.settle(&mut tree, mountpoint, "fill")?;
     let fill_elapsed_ns = started.elapsed().as_nanos() as u64;
     // Every round gives back what it took, by the tree's account: what it decides does not
     // depend on where the filesystem put the blocks.
@@ -803,7 +804,7 @@ pub fn age(
         let order = tree.choose(&mut (0..len).collect::<Vec<_>>(), len);
         let ops: Vec<Op> = order.into_iter().map(|i| ops[i]).collect();
         run.phase(&mut tree, &ops, &label)?;
-        run.top_up(&mut tree, mountpoint, &label)?;
+        run.settle(&mut tree, mountpoint, &label)?;
         let count = |f: fn(&Op) -> bool| ops.iter().filter(|op| f(op)).count() as u64;
         let mut done = Round {
             elapsed_ns: began.elapsed().as_nanos() as u64,
@@ -955,11 +956,13 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Adds files of the stream while the filesystem holds less than the fill level (by more
-    /// than half a percent of its size), as `statfs` counts it once everything is on disk.
-    /// Within that, nothing is added: a tree the account put close enough is the same tree
-    /// whatever the filesystem's own overhead came to this time.
-    fn top_up(
+    /// Brings the filesystem to the fill level, as `statfs` counts it once everything is on
+    /// disk: files of the stream are added while it is short by more than half a percent of
+    /// its size, the newest files removed while it is over by as much (btrfs keeps a whole
+    /// extent while a truncated file still uses part of it). Within that, nothing changes: a
+    /// tree the account put close enough is the same tree whatever the filesystem's own
+    /// overhead came to this time.
+    fn settle(
         &mut self,
         tree: &mut Tree,
         mountpoint: &Path,
@@ -969,14 +972,28 @@ impl Runner<'_> {
         for _ in 0..50 {
             let now =
                 space(mountpoint).map_err(|e| io_error("read the free space of", mountpoint, e))?;
-            let missing = self.target.saturating_sub(now.used);
-            if missing <= tolerance {
+            let mut ops = Vec::new();
+            if now.used + tolerance < self.target {
+                // Small steps, so the last one does not overshoot.
+                let missing = self.target - now.used;
+                tree.creates(missing, (missing / 4).max(tree.block), &mut ops);
+                self.phase(tree, &ops, &format!("{label}: topping up"))?;
+            } else if now.used > self.target + tolerance {
+                let mut freed = 0;
+                for file in tree.live().into_iter().rev() {
+                    if freed >= now.used - self.target {
+                        break;
+                    }
+                    freed += tree.blocks(tree.files[file].size).max(tree.block);
+                    ops.push(Op::Delete { file });
+                }
+                if ops.is_empty() {
+                    return Ok(());
+                }
+                self.phase(tree, &ops, &format!("{label}: trimming"))?;
+            } else {
                 return Ok(());
             }
-            // Small steps, so the last one does not overshoot.
-            let mut ops = Vec::new();
-            tree.creates(missing, (missing / 4).max(tree.block), &mut ops);
-            self.phase(tree, &ops, &format!("{label}: topping up"))?;
         }
         Ok(())
     }
