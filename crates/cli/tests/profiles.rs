@@ -256,7 +256,11 @@ fn every_study_profile_runs_end_to_end_at_a_small_scale() {
         assert!(measured > 0, "{}: nothing measured\n{text}", profile.name);
         assert!(text.contains("\nRanking ("), "{}: {text}", profile.name);
         // The study's published figures beside the run's, in the summary and the report.
-        assert!(text.contains("\nThen and now ("), "{}: {text}", profile.name);
+        assert!(
+            text.contains("\nThen and now ("),
+            "{}: {text}",
+            profile.name
+        );
         let html = scratch.path().join(format!("report-run-{run}.html"));
         let page = std::fs::read_to_string(&html).unwrap();
         assert!(page.contains("<svg"), "{}: no chart", profile.name);

@@ -297,6 +297,7 @@ mod tests {
             cpu_percent: None,
             cache: CachePolicy::Warm,
             array: None,
+            age: crate::FRESH.into(),
         }
     }
 

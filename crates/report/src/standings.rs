@@ -156,7 +156,11 @@ fn better(direction: Direction) -> impl Fn(f64, f64) -> bool {
 
 /// B / A for two cells: paired by round when they share at least 2 rounds of one run, else
 /// Welch. Also returns the unpaired comparison when the paired one was made.
-pub(crate) fn compare(a: &Cell, b: &Cell, same_run: bool) -> (Option<Comparison>, Option<Comparison>) {
+pub(crate) fn compare(
+    a: &Cell,
+    b: &Cell,
+    same_run: bool,
+) -> (Option<Comparison>, Option<Comparison>) {
     compare_rounds(&a.values, &b.values, same_run)
 }
 

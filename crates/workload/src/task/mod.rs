@@ -779,19 +779,17 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
         // The tree is generated unless the task takes a source or the installed kernel's.
         let generated =
             self.source.is_none() && !matches!(self.kernel(ctx), KernelChoice::Installed(_));
-        let tree =
-            (self.tasks.0.iter().any(|t| t.needs_tree()) && generated).then(|| {
-                let (model, units) = scaled_tree(self, ctx);
-                let tree = tree::generate(&model, units, self.seed);
-                Footprint {
-                    bytes: tree.totals.room_bytes(&tree.entries),
-                    inodes: tree.totals.inodes(),
-                    what: "the tree".into(),
-                    setting: "tree",
-                    advice: "use a bigger target (--size), a smaller --scale or --tree qt-4.6.0"
-                        .into(),
-                }
-            });
+        let tree = (self.tasks.0.iter().any(|t| t.needs_tree()) && generated).then(|| {
+            let (model, units) = scaled_tree(self, ctx);
+            let tree = tree::generate(&model, units, self.seed);
+            Footprint {
+                bytes: tree.totals.room_bytes(&tree.entries),
+                inodes: tree.totals.inodes(),
+                what: "the tree".into(),
+                setting: "tree",
+                advice: "use a bigger target (--size), a smaller --scale or --tree qt-4.6.0".into(),
+            }
+        });
         let copy = match self.big_file {
             BigFile::Bytes(b) if self.tasks.0.contains(&TaskName::Copy) => Some(Footprint {
                 bytes: ((b as f64 * ctx.scale).round() as u64).max(1),
