@@ -414,6 +414,22 @@ pub fn refusal(plan: &Plan, case: &Case, job: Option<(&dyn Collective, u32)>) ->
             case.config.filesystem
         ));
     }
+    // An aged image is one filesystem on one device, aged once and copied for every sample.
+    if case.config.age != fsbench_model::FRESH && plan.dir.is_none() {
+        if bare {
+            return Some(format!(
+                "the bare device has no filesystem to age: only its fresh cases run (age `{}`)",
+                case.config.age
+            ));
+        }
+        if let Some(array) = &case.config.array {
+            return Some(format!(
+                "an aged filesystem is made on one image and copied for every sample; it cannot \
+                 be aged on an array ({array}): drop these cases with an `[[exclude]]` of \
+                 `filesystem` and `age`, or age the filesystem on one device"
+            ));
+        }
+    }
     let (_, local_ranks) = job?;
     let in_dir = plan.dir.is_some();
     if let Some(why) = settings.not_as_ranks() {
