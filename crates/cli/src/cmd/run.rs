@@ -180,12 +180,16 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
         }
     }
     let total = |widths: &[usize; 5]| widths.iter().sum::<usize>() + 2 * 4;
+    // The widest of the filesystem (an array's layout) and option columns gives up a column,
+    // down to 12 (the id, a stable key, never does).
     while total(&widths) > WIDTH {
-        // The wider of the two option columns gives up a column, down to 12.
-        let wider = if widths[2] >= widths[3] { 2 } else { 3 };
-        if widths[wider] <= 12 {
+        let Some(wider) = [1, 2, 3]
+            .into_iter()
+            .filter(|&i| widths[i] > 12)
+            .max_by_key(|&i| widths[i])
+        else {
             break;
-        }
+        };
         widths[wider] -= 1;
     }
     for row in std::iter::once(&header).chain(&rows) {
@@ -269,6 +273,7 @@ fn say_workloads(plan: &Plan) -> Result<(), Failure> {
             .filter_map(|(k, v)| {
                 Some(printable(&format!("{k}={}", value_text(k, v)?)).into_owned())
             })
+            .flat_map(words_of)
             .collect();
         let lead = format!(
             "  {} ({}, {} a sample):",
@@ -288,6 +293,7 @@ fn say_workloads(plan: &Plan) -> Result<(), Failure> {
                 .filter_map(|(k, v)| {
                     Some(printable(&format!("{k}={}", value_text(k, v)?)).into_owned())
                 })
+                .flat_map(words_of)
                 .collect();
             if !words.is_empty() {
                 for line in wrap("    =>", &words, 6, WIDTH) {
@@ -297,6 +303,11 @@ fn say_workloads(plan: &Plan) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// A setting as words to wrap: a value with spaces in it (a sentence) may break between them.
+fn words_of(setting: String) -> Vec<String> {
+    setting.split(' ').map(String::from).collect()
 }
 
 /// The plan's notes (a study's profile: what differs from the study here), once each.
