@@ -201,6 +201,24 @@ pub fn flat_results_of(sample: &serde_json::Value) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A sample's warnings but those of the host's disturbance (another process's I/O on the disk,
+/// CPU steal, a saturated device, an unsteady phase): what fsbench itself has to say of it. A
+/// test asserting these must not depend on what else the machine does.
+pub fn own_warnings(sample: &serde_json::Value) -> Vec<String> {
+    sample["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| w.as_str().expect("text").to_string())
+        .filter(|w| {
+            !(w.starts_with("another process moved ")
+                || w.starts_with("CPU steal took ")
+                || w.contains(" was saturated: busy ")
+                || w.contains(" did not reach a steady state "))
+        })
+        .collect()
+}
+
 /// The first sample of the first case of an export's one run.
 pub fn first_sample(doc: &serde_json::Value) -> &serde_json::Value {
     &run_cases(doc)[0]["samples"][0]
