@@ -235,7 +235,7 @@ fn a_workload_that_does_not_fit_the_aged_free_space_fails_before_it_starts() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let text = stderr(&output);
     assert!(
-        text.contains("--file-sizes: the largest test file needs about 128 MiB")
+        text.contains("--file-sizes: the largest test file would take about 128 MiB")
             && text.contains("free: lower the file sizes")
             && text.contains("the filesystem is aged 'given': its aged files fill 85 %"),
         "{text}"

@@ -616,7 +616,7 @@ fn the_support_table_tells_the_truth() {
     assert!(output.status.success());
     let doc = read_json(&json);
     assert_eq!(doc["schema"], "fsbench.targets");
-    assert_eq!(doc["filesystems"].as_array().unwrap().len(), 11);
+    assert_eq!(doc["filesystems"].as_array().unwrap().len(), 12);
     let table = stdout(&output);
     let proc_filesystems = std::fs::read_to_string("/proc/filesystems").unwrap();
     for fs in [

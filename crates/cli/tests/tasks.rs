@@ -275,7 +275,11 @@ fn the_installed_kernel_source_is_untarred_at_scale_1_and_made_once() {
     assert_eq!(untar["tarball"], cached.display().to_string());
     assert!(untar["files"].as_u64().unwrap() > 50_000, "{untar}");
     assert_eq!(step(&results, "remove")["files"], untar["files"]);
-    assert_eq!(common::own_warnings(&sample), Vec::<String>::new(), "{sample}");
+    assert_eq!(
+        common::own_warnings(&sample),
+        Vec::<String>::new(),
+        "{sample}"
+    );
     let made = std::fs::metadata(&cached).unwrap();
     // The next run reuses the file: the same inode, not written again.
     run("1");
@@ -893,7 +897,7 @@ fn a_target_too_small_for_the_tree_is_refused_before_anything_runs() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("the tree needs about"),
+        stderr(&output).contains("the tree would take about"),
         "{}",
         stderr(&output)
     );

@@ -647,7 +647,8 @@ fn a_loadfile_that_reopens_a_handle_leaks_no_descriptor() {
 }
 
 /// Out of inodes said "No space left on device ... see the system error above", with
-/// nothing above: now the advice says inodes ran out and what to do.
+/// nothing above: now a run that cannot have the inodes it needs is refused before it starts,
+/// saying how many it needs, how many there are and what to change.
 #[test]
 fn running_out_of_inodes_says_so_and_what_to_do() {
     if !root_or_skip("running_out_of_inodes_says_so_and_what_to_do") {
@@ -661,11 +662,11 @@ fn running_out_of_inodes_says_so_and_what_to_do() {
         .output()
         .unwrap();
     let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("No space left on device")
-            && err.contains("the filesystem has no free inodes left")
-            && err.contains("more inodes"),
+        err.contains("--count: the files would take about 201 inodes;")
+            && err.contains("inodes free")
+            && err.contains("lower count"),
         "{err}"
     );
     assert!(!err.contains("see the system error above"), "{err}");

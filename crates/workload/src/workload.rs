@@ -310,7 +310,14 @@ pub fn check_room(footprint: &Footprint, dir: &Path) -> Result<(), WorkloadError
     if footprint.bytes <= free && footprint.inodes <= inodes {
         return Ok(());
     }
-    let need = if footprint.inodes > inodes {
+    let need = if footprint.inodes > inodes && footprint.bytes == 0 {
+        format!(
+            "{} inodes; {} has {} inodes free",
+            footprint.inodes,
+            dir.display(),
+            inodes
+        )
+    } else if footprint.inodes > inodes {
         format!(
             "{} and {} inodes; {} has {} and {} inodes free",
             fsbench_measure::units::human_bytes(footprint.bytes),
@@ -330,7 +337,7 @@ pub fn check_room(footprint: &Footprint, dir: &Path) -> Result<(), WorkloadError
     Err(WorkloadError::invalid(
         footprint.setting,
         format!(
-            "{} needs about {need}: {}",
+            "{} would take about {need}: {}",
             footprint.what, footprint.advice
         ),
     ))
@@ -681,7 +688,7 @@ mod tests {
         let e = check_room(&need(free + (1 << 30)), dir.path()).unwrap_err();
         let text = e.to_string();
         assert!(
-            text.contains("the largest test file needs about")
+            text.contains("the largest test file would take about")
                 && text.contains("free: lower the file sizes"),
             "{text}"
         );

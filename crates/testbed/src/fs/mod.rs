@@ -330,7 +330,7 @@ mod tests {
 
     #[test]
     fn every_filesystem_is_listed_once_and_found_by_name() {
-        assert_eq!(all().len(), 11);
+        assert_eq!(all().len(), 12);
         for fs in all() {
             assert_eq!(by_name(fs.name()).unwrap().name(), fs.name());
         }
