@@ -1,10 +1,24 @@
-//! The guard of this process's targets, the note on sample cgroups, and the one place that
-//! signals are wired to stop requests.
+//! The guard of this process's targets, the note on sample cgroups, the check of a directory
+//! a workload runs in, and the one place that signals are wired to stop requests.
 
+use crate::exit::Failure;
 use crate::out::note;
+use anyhow::anyhow;
 use fsbench_testbed::TargetError;
 use fsbench_workload::StopFlag;
 use std::path::Path;
+
+/// As root, refuses a directory to run a workload in (`--dir`, a plan's `dir`; `named` says
+/// which) that another user could change: theirs, on the way through theirs, or writable by
+/// others without the sticky bit (measure::trust). Root would make and remove files there
+/// that such a user could swap for links (docs/failures.md, "Security").
+pub fn check_run_dir(dir: &Path, named: &str) -> Result<(), Failure> {
+    if !fsbench_measure::trust::as_root() {
+        return Ok(());
+    }
+    fsbench_measure::trust::check_shared_dir(dir)
+        .map_err(|e| Failure::usage(anyhow!("{named} {}: {e}", dir.display())))
+}
 
 /// Starts the guard of this process's targets, whose state files go to `state_dir` (`fsbench guard`): should this
 /// process be killed (kill -9, mpirun ending a job, the OOM killer), it undoes the mounts,

@@ -882,6 +882,127 @@ fn a_data_directory_another_user_could_change_is_refused() {
     assert!(entries(&data).is_empty(), "{:?}", entries(&data));
 }
 
+/// As root, a directory to run in (`--dir` of a workload command and of `fsbench run`, a
+/// plan's `dir`) that another user could change — theirs, inside theirs, or writable by others
+/// without the sticky bit — is refused before anything is made in it or stored, naming the
+/// component and the fix; a sticky directory of root's (as /tmp) is used. (Before: used as
+/// it was, root making and removing files where that user could swap them for links.)
+#[test]
+fn a_directory_to_run_in_that_another_user_could_change_is_refused() {
+    if !root_or_skip("a_directory_to_run_in_that_another_user_could_change_is_refused") {
+        return;
+    }
+    let s = Scratch::new();
+    let theirs = s.path().join("theirs");
+    let inner = theirs.join("inner");
+    let open = s.path().join("open");
+    let sticky = s.path().join("sticky");
+    for dir in [&theirs, &inner, &open, &sticky] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    chown(&theirs, NOBODY);
+    chmod(&open, 0o777);
+    chmod(&sticky, 0o1777);
+    let sleep_in = |dir: &Path| {
+        fsbench()
+            .args([
+                "sleep",
+                "--duration",
+                "10ms",
+                "--no-store",
+                "--quiet",
+                "--dir",
+            ])
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    let plan_in = |dir: Option<&Path>| {
+        let mut text = String::from("name = \"in-dir\"\nrepetitions = 1\n");
+        if let Some(dir) = dir {
+            text += &format!("dir = {:?}\n", dir.to_str().unwrap());
+        }
+        text += "[[workloads]]\nkind = \"sleep\"\nname = \"a\"\nduration = \"10ms\"\n";
+        s.plan(&text)
+    };
+    let cases: [(&Path, &Path, &str); 4] = [
+        (&theirs, &theirs, "belongs to nobody"),
+        (&inner, &theirs, "belongs to nobody"),
+        (&open, &open, "mode 0777"),
+        (&open, &open, "mode 0775"),
+    ];
+    for (n, (dir, component, says)) in cases.into_iter().enumerate() {
+        if n == 3 {
+            chmod(&open, 0o775);
+        }
+        let runs = [
+            ("sleep --dir", "--dir", sleep_in(dir)),
+            (
+                "run --dir",
+                "--dir",
+                s.command(&["--quiet", "--plan", plan_in(None).to_str().unwrap()])
+                    .arg("--dir")
+                    .arg(dir)
+                    .output()
+                    .unwrap(),
+            ),
+            (
+                "run, the plan's dir",
+                "the plan's dir",
+                s.run(&["--quiet", "--plan", plan_in(Some(dir)).to_str().unwrap()]),
+            ),
+        ];
+        for (how, named, output) in runs {
+            let err = stderr(&output);
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{}, {how}: {err}",
+                dir.display()
+            );
+            let fix = if says.starts_with("mode") {
+                format!("`chmod go-w {}`", component.display())
+            } else {
+                "run fsbench as nobody".to_string()
+            };
+            assert!(
+                err.contains(&format!(
+                    "{named} {}: {}",
+                    dir.display(),
+                    component.display()
+                )) && err.contains(says)
+                    && err.contains(&fix),
+                "{}, {how}: {err}",
+                dir.display()
+            );
+            assert!(
+                entries(dir).is_empty() || dir == &theirs,
+                "{how}: made in it"
+            );
+        }
+        assert_eq!(entries(&inner), Vec::<PathBuf>::new());
+    }
+    assert!(!s.runs().contains("in-dir"), "a run was stored");
+    // A sticky directory of root's is fine, itself or on the way.
+    chown(&theirs, 0);
+    for dir in [&sticky, &inner] {
+        let output = sleep_in(dir);
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            dir.display(),
+            stderr(&output)
+        );
+    }
+    let output = s.run(&[
+        "--quiet",
+        "--plan",
+        plan_in(Some(&sticky)).to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(entries(&sticky).is_empty(), "{:?}", entries(&sticky));
+}
+
 /// A process named zfs-fuse that fsbench did not start (a copy of `sleep` under that name).
 struct FakeDaemon {
     child: std::process::Child,

@@ -466,7 +466,8 @@ mod tests {
         chown(&db, nobody);
         let e = check_file_path(&db).unwrap_err();
         assert!(
-            e.to_string().contains(&format!("`chown -h root: {}`", db.display())),
+            e.to_string()
+                .contains(&format!("`chown -h root: {}`", db.display())),
             "{e}"
         );
         assert!(check_links(&db).is_err());
@@ -484,6 +485,9 @@ mod tests {
         check_file_path(&deep).unwrap();
         assert!(base.join("a/b").is_dir() && !deep.exists());
         assert!(check_file_path(&theirs.join("made/results.db")).is_err());
-        assert!(!theirs.join("made").exists(), "made inside another's directory");
+        assert!(
+            !theirs.join("made").exists(),
+            "made inside another's directory"
+        );
     }
 }

@@ -443,6 +443,12 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
                 dir.display()
             )));
         }
+        let named = match (&args.dir, args.resume) {
+            (Some(_), _) => "--dir",
+            (None, Some(_)) => "the resumed run's directory",
+            (None, None) => "the plan's dir",
+        };
+        crate::target::check_run_dir(dir, named)?;
         if let Some(run_id) = args.resume {
             // Another filesystem mounted there since (a new tmpfs: the same type, options and
             // keys) is another campaign.

@@ -283,7 +283,10 @@ fn run_on(
                 dir.display()
             )))
         }
-        Some(dir) => Some(std::path::absolute(dir).unwrap_or_else(|_| dir.clone())),
+        Some(dir) => {
+            crate::target::check_run_dir(dir, "--dir")?;
+            Some(std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
+        }
         None => None,
     };
     let temporary = match (&dir, &target) {
