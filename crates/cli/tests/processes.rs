@@ -99,6 +99,7 @@ command = '''{}'''
         let run = self.spawn(&all);
         let started = self.wait_started();
         let pid = run.id();
+        assert_cgroup_named_for(pid);
         (run, pid, started)
     }
 
@@ -143,23 +144,11 @@ command = '''{}'''
     }
 
     /// No cgroup of process `pid` (a run) is left in any hierarchy, nor a state file in the
-    /// work directory.
+    /// work directory. `fsbench-<pid>-` begins its cgroups' names (`fsbench-<pid>-<start
+    /// time>-<n>`) and those of the older form (`fsbench-<pid>-<n>`) alike.
     fn assert_no_cgroup_or_record_of(&self, pid: u32) {
-        let prefix = format!("fsbench-{pid}-");
-        let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-        for line in text.lines().filter(|l| l.contains(" - cgroup")) {
-            let root = line.split(' ').nth(4).unwrap();
-            let left: Vec<PathBuf> = entries(Path::new(root))
-                .into_iter()
-                .filter(|p| {
-                    p.file_name()
-                        .unwrap()
-                        .to_string_lossy()
-                        .starts_with(&prefix)
-                })
-                .collect();
-            assert!(left.is_empty(), "cgroups left: {left:?}");
-        }
+        let left = cgroups_named(&format!("fsbench-{pid}-"));
+        assert!(left.is_empty(), "cgroups left: {left:?}");
         let records = entries(&self.s.work().join("state"));
         assert!(records.is_empty(), "state files left: {records:?}");
     }
@@ -186,6 +175,40 @@ command = '''{}'''
             );
         }
     }
+}
+
+/// The cgroups, in every mounted hierarchy, whose names begin with `prefix`.
+fn cgroups_named(prefix: &str) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mut found = Vec::new();
+    for line in text.lines().filter(|l| l.contains(" - cgroup")) {
+        let root = line.split(' ').nth(4).unwrap();
+        found.extend(
+            entries(Path::new(root))
+                .into_iter()
+                .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)),
+        );
+    }
+    found
+}
+
+/// The sample's cgroup of the running process `pid` is named for it, its pid and its start
+/// time (field 22 of /proc/PID/stat): `fsbench cleanup` tells it from a cgroup of another
+/// process that had the pid before.
+fn assert_cgroup_named_for(pid: u32) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let start = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap();
+    let named = cgroups_named(&format!("fsbench-{pid}-{start}-"));
+    assert!(
+        !named.is_empty(),
+        "no cgroup named for process {pid} started at {start}"
+    );
 }
 
 impl Drop for Hostile {
@@ -283,6 +306,7 @@ fn a_workload_commands_programs_end_on_ctrl_c_and_with_its_guard() {
     let run = h.marked_spawn(command());
     h.wait_started();
     let pid = run.id();
+    assert_cgroup_named_for(pid);
     // SAFETY: signalling the child this test spawned.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let out = run.wait_with_output().unwrap();

@@ -1250,6 +1250,122 @@ fn what_is_planted_at_a_mount_point_name_is_not_used() {
     assert!(target.join("keep").exists());
 }
 
+/// The root of the hierarchy fsbench makes sample cgroups in (cgroup v2, else v1's freezer).
+fn cgroup_root() -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mounts: Vec<(&str, &str, &str)> = text
+        .lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let point = left.split(' ').nth(4)?;
+            let mut right = right.split(' ');
+            Some((point, right.next()?, right.nth(1)?))
+        })
+        .collect();
+    let v2 = mounts.iter().find(|(_, fs, _)| *fs == "cgroup2");
+    let freezer = mounts
+        .iter()
+        .find(|(_, fs, options)| *fs == "cgroup" && options.split(',').any(|o| o == "freezer"));
+    v2.or(freezer).map(|(point, _, _)| PathBuf::from(point))
+}
+
+/// A pid that is reused — a new run got the pid of a killed one — gives the killed run's
+/// ledger no hold on the new run's cgroup: `fsbench cleanup` ends and removes a cgroup only
+/// when its name's pid and start time are the ledger's own process's and that process is
+/// gone; a name of the older form (`fsbench-<pid>-<n>`) only while no process has the pid.
+/// Here a `sleep` stands in for the new run, in a cgroup named as fsbench names its own.
+/// (Before: the cleanup of the dead run's ledger killed it and removed its cgroup.)
+#[test]
+fn a_ledger_of_a_reused_pid_leaves_the_new_processes_cgroup_alone() {
+    if !root_or_skip("a_ledger_of_a_reused_pid_leaves_the_new_processes_cgroup_alone") {
+        return;
+    }
+    let Some(root) = cgroup_root() else {
+        eprintln!("skipped: no cgroup v2 nor v1 freezer hierarchy is mounted");
+        return;
+    };
+    let s = Scratch::new();
+    let state = s.work().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mut new_run = Command::new("sleep").arg("120").spawn().unwrap();
+    let pid = new_run.id();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let start = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_string();
+    let cgroups = [
+        root.join(format!("fsbench-{pid}-{start}-0")),
+        root.join(format!("fsbench-{pid}-0")),
+    ];
+    for cgroup in &cgroups {
+        std::fs::create_dir(cgroup).unwrap();
+    }
+    std::fs::write(cgroups[0].join("cgroup.procs"), pid.to_string()).unwrap();
+    // The killed run's ledgers: the same pid, an earlier start; and one of the older form,
+    // written long before the new process started.
+    let ledgers = [
+        (
+            "earlier",
+            serde_json::json!({
+                "pid": pid,
+                "owner": format!("{} {pid} 1", boot.trim()),
+                "resources": [{"kind": "cgroup", "path": cgroups[0]}],
+            }),
+        ),
+        (
+            "older-form",
+            serde_json::json!({
+                "pid": pid,
+                "resources": [{"kind": "cgroup", "path": cgroups[1]}],
+            }),
+        ),
+    ];
+    for (name, ledger) in &ledgers {
+        let file = state.join(format!("sample-{name}.json"));
+        std::fs::write(&file, ledger.to_string()).unwrap();
+        chmod(&file, 0o600);
+        let long_ago = std::time::UNIX_EPOCH + Duration::from_secs(86_400);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+    }
+    let output = fsbench()
+        .args(["cleanup", "--work-dir"])
+        .arg(s.work())
+        .output()
+        .unwrap();
+    let alive = new_run.try_wait().unwrap().is_none();
+    let kept: Vec<bool> = cgroups.iter().map(|c| c.exists()).collect();
+    // Whatever happened, the test's own leftovers go.
+    let _ = new_run.kill();
+    let _ = new_run.wait();
+    for cgroup in &cgroups {
+        let _ = std::fs::remove_dir(cgroup);
+    }
+    let err = stderr(&output);
+    assert!(alive, "the new process was killed: {err}");
+    assert_eq!(kept, [true, true], "{err}");
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("was made by process {pid} (start time {start}), not by the process whose ledger names it"))
+            && err.contains("which runs")
+            && !err.contains("left alone: left alone"),
+        "{err}"
+    );
+    for (name, _) in &ledgers {
+        assert!(state.join(format!("sample-{name}.json")).exists(), "{name}");
+    }
+}
+
 /// A ledger whose pid now names another process — started after the ledger's owner, or in
 /// another boot — is cleaned: the owner is known by its start time and boot, and a ledger of
 /// fsbench 0.1 (a pid only) by a process that started after it was last written. (Before:

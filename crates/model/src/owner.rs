@@ -20,6 +20,16 @@ pub fn pid(owner: &str) -> Option<u32> {
     owner.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The start time of an owner text (clock ticks since its boot).
+pub fn start(owner: &str) -> Option<u64> {
+    owner.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// True when an owner text is of this boot (its pid and start time name a process of it).
+pub fn is_this_boot(owner: &str) -> bool {
+    owner.split_whitespace().next() == Some(boot_id().as_str())
+}
+
 /// True when the process an owner text names is still running (same boot, same pid, same
 /// start time).
 pub fn is_alive(owner: &str) -> bool {
@@ -79,6 +89,7 @@ mod tests {
         let me = current();
         assert!(is_alive(&me), "{me}");
         assert_eq!(pid(&me), Some(std::process::id()));
+        assert_eq!(start(&me), start_time(std::process::id()));
         assert_eq!(of(std::process::id()).as_deref(), Some(me.as_str()));
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let child_pid = child.id();
@@ -93,6 +104,7 @@ mod tests {
         let parts: Vec<&str> = me.split(' ').collect();
         assert!(!is_alive(&format!("{} {} 1", parts[0], parts[1])));
         assert!(!is_alive("garbage"));
+        assert!(is_this_boot(&me) && !is_this_boot(&me.replacen(parts[0], "another", 1)));
         // This process started a moment ago, by the wall clock (to the second: btime is).
         let started = started_at(std::process::id()).unwrap();
         let age = std::time::SystemTime::now()

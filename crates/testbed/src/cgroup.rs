@@ -10,6 +10,7 @@
 use crate::error::TargetError;
 use crate::ledger::{Ledger, Resource};
 use crate::system::System;
+use fsbench_model::owner;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -17,8 +18,11 @@ use std::time::{Duration, Instant};
 
 const PERIOD_US: u64 = 100_000;
 
-/// How every cgroup fsbench makes is named (`fsbench-<pid>-<n>`): the ledger's undo ends and
-/// removes no cgroup named otherwise.
+/// How every cgroup fsbench makes is named (`fsbench-<pid>-<start time>-<n>`, the start time
+/// being field 22 of /proc/<pid>/stat; before, `fsbench-<pid>-<n>`): the ledger's undo ends
+/// and removes no cgroup named otherwise, and `fsbench cleanup` only one its ledger's own
+/// process made and is gone ([`check_left_by`]), so a pid reused since cannot lend it another
+/// run's cgroup.
 const PREFIX: &str = "fsbench-";
 
 /// How long ending a sample's processes may take before what is left is reported: SIGKILL
@@ -84,9 +88,11 @@ impl Cgroup {
     /// cgroup filesystem) or, for a quota, when the host has no cpu controller.
     pub fn new(cpu_percent: Option<f64>) -> Result<Cgroup, TargetError> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
+        let me = owner::current();
         let name = format!(
-            "{PREFIX}{}-{}",
+            "{PREFIX}{}-{}-{}",
             std::process::id(),
+            owner::start(&me).unwrap_or(0),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let found = Hierarchies::of_this_host();
@@ -330,27 +336,98 @@ fn freeze(dir: &Path) -> Option<(PathBuf, &'static str)> {
     Some((file, off))
 }
 
-/// Why `path` is not a cgroup fsbench makes, or Ok: fsbench's are named `fsbench-...` and sit
-/// directly under a mounted cgroup hierarchy's root (a ledger may name nothing else).
+/// The process a cgroup's name says made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Maker {
+    /// `fsbench-<pid>-<start time>-<n>`.
+    Process { pid: u32, start: u64 },
+    /// `fsbench-<pid>-<n>`, as fsbench named them before: the pid alone.
+    Pid(u32),
+}
+
+/// The maker named by `path`'s last component, when it is named as fsbench names cgroups.
+fn maker(path: &Path) -> Option<Maker> {
+    let name = path.file_name()?.to_str()?.strip_prefix(PREFIX)?;
+    let numbers = name
+        .split('-')
+        .map(|n| {
+            n.bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| n.parse::<u64>().ok())
+                .flatten()
+        })
+        .collect::<Option<Vec<u64>>>()?;
+    match numbers[..] {
+        [pid, start, _] => Some(Maker::Process {
+            pid: u32::try_from(pid).ok()?,
+            start,
+        }),
+        [pid, _] => Some(Maker::Pid(u32::try_from(pid).ok()?)),
+        _ => None,
+    }
+}
+
+/// Why `path` is not a cgroup fsbench makes, or Ok: fsbench's are named as [`PREFIX`] says and
+/// sit directly under a mounted cgroup hierarchy's root (a ledger may name nothing else).
 pub fn check_ours(path: &Path) -> Result<(), String> {
-    let ours = path
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
-        && path.parent().is_some_and(Hierarchies::is_root);
+    let ours = maker(path).is_some() && path.parent().is_some_and(Hierarchies::is_root);
     if ours {
         Ok(())
     } else {
-        Err(format!(
-            "{} is not a cgroup fsbench makes: left alone",
-            path.display()
-        ))
+        Err(format!("{} is not a cgroup fsbench makes", path.display()))
+    }
+}
+
+/// Why the ledger of process `pid` (`owner`: its owner text, None in older ledgers) may not
+/// end the cgroup at `path`, or Ok: the cgroup must be one fsbench makes ([`check_ours`]),
+/// made by that very process (the pid and start time in its name are the ledger's owner's,
+/// in this boot), and that process gone. A cgroup that no longer exists is Ok (its undo says
+/// it is gone). A name of the older form carries only a pid: Ok only while no process has it.
+pub fn check_left_by(path: &Path, pid: u32, owner: Option<&str>) -> Result<(), String> {
+    check_ours(path)?;
+    if !path.exists() {
+        return Ok(());
+    }
+    let shown = path.display();
+    match maker(path) {
+        Some(Maker::Process {
+            pid: named,
+            start: started,
+        }) => {
+            let writer = owner.filter(|o| owner::pid(o) == Some(pid) && owner::is_this_boot(o));
+            if named != pid || writer.and_then(owner::start) != Some(started) {
+                return Err(format!(
+                    "{shown} was made by process {named} (start time {started}), not by the \
+                     process whose ledger names it ({})",
+                    owner.unwrap_or(&pid.to_string())
+                ));
+            }
+            let alive = crate::ledger::running(named)
+                && owner::of(named).and_then(|o| owner::start(&o)) == Some(started);
+            if alive {
+                return Err(format!(
+                    "{shown}: process {named}, which made it, still runs"
+                ));
+            }
+            Ok(())
+        }
+        Some(Maker::Pid(named)) if named != pid => Err(format!(
+            "{shown} was made by process {named}, not by process {pid} whose ledger names it"
+        )),
+        Some(Maker::Pid(named)) if crate::ledger::running(named) => Err(format!(
+            "{shown} names process {named}, which runs (the name has no start time to tell \
+             another process that took the pid from the one that made it); end that process \
+             first if it is a run of fsbench"
+        )),
+        Some(Maker::Pid(_)) => Ok(()),
+        None => unreachable!("check_ours passed"),
     }
 }
 
 /// Undoes a ledger's [`Resource::Cgroup`]: ends its processes and removes it (only one that
 /// [`check_ours`] passes).
 pub fn undo(path: &Path) -> Result<String, String> {
-    check_ours(path)?;
+    check_ours(path).map_err(|why| format!("{why}: left alone"))?;
     if !path.exists() {
         return Ok(format!("cgroup {} is gone", path.display()));
     }
@@ -656,6 +733,80 @@ mod tests {
             let said = undo(&other).unwrap_err();
             assert!(said.contains("left alone"), "{said}");
         }
+    }
+
+    /// A cgroup's name carries its maker's pid and start time; a ledger may end only one its
+    /// own process made and is gone. This process's cgroup is refused to a ledger of this
+    /// process and to a ledger of an earlier process that had this pid (the recycled pid);
+    /// one named for a finished process is given to that process's ledger alone; names of
+    /// the older form only while no process has the pid. Real: needs root and a cgroup
+    /// hierarchy; skipped elsewhere with a note.
+    #[test]
+    fn only_the_ledger_of_the_gone_process_that_made_a_cgroup_may_end_it() {
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let cgroup = match Cgroup::new(None) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipped: {e}");
+                return;
+            }
+        };
+        let me = owner::current();
+        let pid = std::process::id();
+        let start = owner::start(&me).unwrap();
+        let dir = cgroup.dir().to_path_buf();
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with(&format!("fsbench-{pid}-{start}-")),
+            "{name}"
+        );
+        let said = check_left_by(&dir, pid, Some(&me)).unwrap_err();
+        assert!(said.contains("still runs"), "{said}");
+        let boot = me.split(' ').next().unwrap();
+        let earlier = format!("{boot} {pid} 1");
+        let said = check_left_by(&dir, pid, Some(&earlier)).unwrap_err();
+        assert!(said.contains("not by the process whose ledger"), "{said}");
+        assert!(check_left_by(&dir, pid, None).is_err());
+        assert!(check_left_by(&dir, pid + 1, Some(&me)).is_err());
+
+        // A finished process's: its ledger's, in this boot only.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        let gone_owner = owner::of(gone);
+        child.wait().unwrap();
+        let Some(gone_owner) = gone_owner else {
+            eprintln!("skipped the finished process's cases: it ended before it was seen");
+            return;
+        };
+        let gone_start = owner::start(&gone_owner).unwrap();
+        let root = dir.parent().unwrap();
+        let left = root.join(format!("fsbench-{gone}-{gone_start}-0"));
+        let old = root.join(format!("fsbench-{gone}-0"));
+        let old_mine = root.join(format!("fsbench-{pid}-999"));
+        for made in [&left, &old, &old_mine] {
+            std::fs::create_dir(made).unwrap();
+        }
+        let checked = (
+            check_left_by(&left, gone, Some(&gone_owner)),
+            check_left_by(&left, gone, Some(&gone_owner.replacen(boot, "another", 1))),
+            check_left_by(&old, gone, None),
+            check_left_by(&old, pid, Some(&me)),
+            check_left_by(&old_mine, pid, None),
+        );
+        for made in [&left, &old, &old_mine] {
+            undo(made).unwrap();
+        }
+        assert_eq!(checked.0, Ok(()));
+        assert!(checked.1.is_err(), "another boot's ledger");
+        assert_eq!(checked.2, Ok(()));
+        assert!(checked.3.is_err(), "another process's ledger");
+        let said = checked.4.unwrap_err();
+        assert!(said.contains("which runs"), "{said}");
+        // Gone: nothing to refuse.
+        assert_eq!(check_left_by(&left, pid, Some(&me)), Ok(()));
     }
 
     /// Without a cgroup (runs without root): the reaper ends the group it was given and the

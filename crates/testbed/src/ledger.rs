@@ -346,8 +346,14 @@ struct Scope {
 
 impl Scope {
     /// Why `resource` is not something fsbench makes for a target in this work directory, or
-    /// Ok. Looks at the host (inodes, sysfs), not only at the names.
-    fn check(&self, sys: &dyn System, resource: &Resource) -> Result<(), String> {
+    /// something the process that wrote `state` may have left, or Ok. Looks at the host
+    /// (inodes, sysfs, processes), not only at the names.
+    fn check(
+        &self,
+        sys: &dyn System,
+        resource: &Resource,
+        state: &StateFile,
+    ) -> Result<(), String> {
         match resource {
             Resource::Dir { path } => self.entry(path, "mnt-", ""),
             Resource::Image { path } => self.image(path),
@@ -372,7 +378,9 @@ impl Scope {
                 }
                 Ok(())
             }
-            Resource::Cgroup { path } => crate::cgroup::check_ours(path),
+            Resource::Cgroup { path } => {
+                crate::cgroup::check_left_by(path, state.pid, state.owner.as_deref())
+            }
             Resource::SampleDir { path, .. } => crate::scratch::check_ours(path),
             Resource::Scheduler { sysfs, previous } => {
                 let path_ok = sysfs.starts_with("/sys/")
@@ -676,7 +684,7 @@ fn cleanup_where(sys: &dyn System, work_dir: &Path, only: Option<u32>) -> Cleanu
         let mut remaining = Vec::new();
         for resource in state.resources.iter().rev() {
             let result = scope
-                .check(sys, resource)
+                .check(sys, resource, &state)
                 .map_err(|why| format!("{}: {why}: left alone", file.display()))
                 .and_then(|()| undo(sys, resource));
             match result {
@@ -975,6 +983,14 @@ mod tests {
                     sysfs: "/etc/passwd".into(),
                     previous: "none".into(),
                 },
+                Resource::Cgroup {
+                    path: "/tmp/fsbench-1-2-3".into(),
+                },
+                Resource::SampleDir {
+                    path: outside.path().to_path_buf(),
+                    device: 0,
+                    inode: 0,
+                },
             ],
         };
         let file = write_state(w, "forged.json", &forged);
@@ -987,7 +1003,14 @@ mod tests {
         assert_eq!(sys.log(), Vec::<String>::new(), "{report:?}");
         assert!(report.done.is_empty(), "{report:?}");
         assert_eq!(report.failed.len(), forged.resources.len(), "{report:?}");
-        assert!(report.failed.iter().all(|f| f.contains("left alone")));
+        // Said once each, not "left alone: left alone".
+        assert!(
+            report
+                .failed
+                .iter()
+                .all(|f| f.matches("left alone").count() == 1),
+            "{report:?}"
+        );
         assert!(victim.exists());
         let kept: StateFile =
             serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();

@@ -23,7 +23,7 @@ pub fn check_ours(path: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{} is not a sample's directory fsbench makes: left alone",
+            "{} is not a sample's directory fsbench makes",
             path.display()
         ))
     }
@@ -91,7 +91,7 @@ impl SampleDir {
 /// Undoes a ledger's [`Resource::SampleDir`]: removes `path` with its contents if it is still
 /// the directory fsbench made (`device`, `inode`); anything else there is left alone.
 pub fn remove(path: &Path, device: u64, inode: u64) -> Result<String, String> {
-    check_ours(path)?;
+    check_ours(path).map_err(|why| format!("{why}: left alone"))?;
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok(format!("{} is gone", path.display()))
