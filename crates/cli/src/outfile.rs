@@ -11,7 +11,10 @@
 //!
 //! A pipe or terminal the user names (`/dev/stdout`, `/dev/null`, a FIFO, bash's `>(gzip > f)`,
 //! which is a link to a pipe) is written through: it cannot be replaced, and writing to it
-//! truncates nothing. A name fsbench chose itself is never opened: whatever is there is replaced.
+//! truncates nothing. As root, a link to one is followed only when every link on the way is
+//! root's (or this user's): another user's link beside a report could point root's writes at
+//! a device (`/dev/mem`) or into their FIFO. A name fsbench chose itself is never opened:
+//! whatever is there is replaced.
 
 use crate::exit::Failure;
 use crate::out::{note, stdout_failed};
@@ -68,10 +71,24 @@ impl OutputFile {
                         path.display()
                     ))
                 }
-                (Ok(meta), Origin::User) if is_stream(&meta) => To::Stream(open_stream(path)?),
+                (Ok(meta), Origin::User) if is_stream(&meta) => {
+                    To::Stream(open_stream(path, &meta)?)
+                }
                 (Ok(meta), Origin::User) if meta.file_type().is_symlink() => {
                     match std::fs::metadata(path) {
-                        Ok(target) if is_stream(&target) => To::Stream(open_stream(path)?),
+                        Ok(target) if is_stream(&target) => {
+                            if fsbench_measure::trust::as_root() {
+                                fsbench_measure::trust::check_links(path).map_err(|e| {
+                                    anyhow!(
+                                        "{} is a link to a pipe or device, and fsbench as root \
+                                         writes through a link only when it is root's: {e}; \
+                                         or name the pipe or device itself",
+                                        path.display()
+                                    )
+                                })?;
+                            }
+                            To::Stream(open_stream(path, &target)?)
+                        }
                         _ => To::Replace(beside(path, None)?),
                     }
                 }
@@ -151,8 +168,9 @@ pub fn write_file(
 }
 
 /// A pipe or character device the user named, opened for writing without creating anything;
-/// what was opened is checked again (the name may have changed since it was looked at).
-fn open_stream(path: &Path) -> anyhow::Result<File> {
+/// what was opened is checked again: the very file `seen` when the name was looked at (it may
+/// have changed since).
+fn open_stream(path: &Path, seen: &Metadata) -> anyhow::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -162,7 +180,7 @@ fn open_stream(path: &Path) -> anyhow::Result<File> {
     let meta = file
         .metadata()
         .with_context(|| format!("cannot open {} for writing", path.display()))?;
-    if !is_stream(&meta) {
+    if !is_stream(&meta) || meta.dev() != seen.dev() || meta.ino() != seen.ino() {
         return Err(anyhow!(
             "{} changed while fsbench opened it; run the command again",
             path.display()
@@ -312,6 +330,32 @@ mod tests {
             "{:#}",
             e.error
         );
+    }
+
+    /// As root, a link to a device or pipe is followed only when it is root's: another
+    /// user's is refused, saying whose it is and what to do, and the link stays as it was.
+    #[test]
+    fn as_root_a_link_of_another_users_to_a_device_is_not_followed() {
+        if !fsbench_measure::trust::as_root() {
+            eprintln!("skipped: needs root (lchown)");
+            return;
+        }
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let link = dir.path().join("out.csv");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(65534), None).unwrap();
+        let e = write(&link, Origin::User, "x").unwrap_err();
+        let said = format!("{:#}", e.error);
+        assert!(
+            said.contains("is a link to a pipe or device")
+                && said.contains("belongs to nobody")
+                && said.contains(&format!("`chown -h root: {}`", link.display())),
+            "{said}"
+        );
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/dev/null"));
+        std::os::unix::fs::lchown(&link, Some(0), None).unwrap();
+        write(&link, Origin::User, "x").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     }
 
     #[test]

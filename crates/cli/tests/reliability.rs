@@ -1003,6 +1003,61 @@ fn a_directory_to_run_in_that_another_user_could_change_is_refused() {
     assert!(entries(&sticky).is_empty(), "{:?}", entries(&sticky));
 }
 
+/// As root, an output the user names (`--json FILE`) that is another user's link to a pipe or
+/// device is refused, saying whose link it is and what to do, and nothing is written into
+/// what it points to; root's own link to the same pipe is written through. (Before: any link
+/// to a FIFO or character device was followed, e.g. one planted in a shared directory.)
+#[test]
+fn as_root_another_users_link_to_a_pipe_is_not_written_through() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    if !root_or_skip("as_root_another_users_link_to_a_pipe_is_not_written_through") {
+        return;
+    }
+    let s = Scratch::new();
+    let fifo = s.path().join("their.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+    chown(&fifo, NOBODY);
+    let link = s.path().join("targets.json");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    chown(&link, NOBODY);
+    // Their reader, waiting: a writer's open would not block.
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let mut read_all = || {
+        let mut got = Vec::new();
+        let _ = reader.read_to_end(&mut got);
+        String::from_utf8_lossy(&got).into_owned()
+    };
+    let targets = || {
+        fsbench()
+            .args(["targets", "--json"])
+            .arg(&link)
+            .output()
+            .unwrap()
+    };
+    let output = targets();
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{} is a link to a pipe or device", link.display()))
+            && err.contains(&format!("{} belongs to nobody", link.display()))
+            && err.contains(&format!("`chown -h root: {}`", link.display())),
+        "{err}"
+    );
+    assert_eq!(read_all(), "", "written into their pipe");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    chown(&link, 0);
+    let output = targets();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(read_all().contains("fsbench.targets"));
+}
+
 /// A process named zfs-fuse that fsbench did not start (a copy of `sleep` under that name).
 struct FakeDaemon {
     child: std::process::Child,
