@@ -1058,6 +1058,75 @@ fn as_root_another_users_link_to_a_pipe_is_not_written_through() {
     assert!(read_all().contains("fsbench.targets"));
 }
 
+/// As root, a results database (`--db`) another user could redirect — in their directory, or
+/// their symlink at its name — is refused by a command that writes one (`sleep`) and one that
+/// reads it (`runs`), saying what to do; nothing is created where the link points. (Before:
+/// SQLite followed the link and root created the database wherever it led.)
+#[test]
+fn as_root_a_database_another_user_could_redirect_is_refused() {
+    if !root_or_skip("as_root_a_database_another_user_could_redirect_is_refused") {
+        return;
+    }
+    let s = Scratch::new();
+    let theirs = s.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    chown(&theirs, NOBODY);
+    let victim = s.path().join("victim.db");
+    let link = s.path().join("results.db");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    chown(&link, NOBODY);
+    let sleep_into = |db: &Path| {
+        fsbench()
+            .args(["sleep", "--duration", "10ms", "--quiet", "--db"])
+            .arg(db)
+            .output()
+            .unwrap()
+    };
+    let refused = |how: &str, output: Output, db: &Path, component: &Path, fix: &str| {
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{how}: {err}");
+        assert!(
+            err.contains(&format!(
+                "the results database {}: {} belongs to nobody",
+                db.display(),
+                component.display()
+            )) && err.contains(fix)
+                && err.contains("pass another --db"),
+            "{how}: {err}"
+        );
+    };
+    let in_theirs = theirs.join("results.db");
+    let output = sleep_into(&in_theirs);
+    refused(
+        "in theirs",
+        output,
+        &in_theirs,
+        &theirs,
+        "run fsbench as nobody",
+    );
+    refused(
+        "their link",
+        sleep_into(&link),
+        &link,
+        &link,
+        "`chown -h root:",
+    );
+    assert!(entries(&theirs).is_empty(), "{:?}", entries(&theirs));
+    assert!(!victim.exists(), "created where their link points");
+    // Root's own link is followed; theirs to the same database is not, for reading either.
+    chown(&link, 0);
+    let output = sleep_into(&link);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(victim.exists());
+    chown(&link, NOBODY);
+    let output = fsbench()
+        .args(["runs", "--db"])
+        .arg(&link)
+        .output()
+        .unwrap();
+    refused("runs", output, &link, &link, "`chown -h root:");
+}
+
 /// A process named zfs-fuse that fsbench did not start (a copy of `sleep` under that name).
 struct FakeDaemon {
     child: std::process::Child,

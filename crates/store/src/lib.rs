@@ -229,6 +229,8 @@ pub enum StoreError {
     },
     #[error("results database: {0}; the database is unchanged")]
     Migration(String),
+    #[error("the results database {}: {why}; or pass another --db", path.display())]
+    Untrusted { path: PathBuf, why: String },
     #[error("run {run_id} is still running in process {pid}; wait for it to end, or stop it (Ctrl-C, `kill {pid}`) and resume then")]
     Busy { run_id: i64, pid: u32 },
 }
@@ -378,6 +380,32 @@ fn effective_status(status: String, owner: Option<&str>) -> RunState {
     } else {
         status
     }
+}
+
+/// As root, refuses a database another user could redirect (measure::trust): a symlink of
+/// theirs on the way to it (its own name, or SQLite's `-wal`, `-shm` and `-journal` files
+/// beside it), or a directory on the way that is theirs or writable by others without the
+/// sticky bit, where they could put such a link at any time. SQLite opens these names as
+/// they are, following links: root would create or write the file they point to. Missing
+/// directories on the way are made (0755), each checked first.
+fn check_trusted(path: &Path) -> Result<()> {
+    use fsbench_measure::trust;
+    if !trust::as_root() {
+        return Ok(());
+    }
+    let untrusted = |e: std::io::Error| StoreError::Untrusted {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
+    trust::check_file_path(path).map_err(untrusted)?;
+    // The others go beside the file the name leads to, links resolved (as SQLite does).
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = real.as_os_str().to_owned();
+        name.push(suffix);
+        trust::check_links(Path::new(&name)).map_err(untrusted)?;
+    }
+    Ok(())
 }
 
 /// Opens an existing database read-only: nothing about the file changes, its journal mode
@@ -584,6 +612,7 @@ impl Store {
     /// switched, nothing added) unless it is a sound results database or an empty one: not
     /// SQLite, another program's SQLite database, or one that fails SQLite's quick check.
     pub fn open(path: &Path) -> Result<Store> {
+        check_trusted(path)?;
         let existed = path.exists();
         if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
             let conn = open_read_only(path)?;
@@ -651,6 +680,7 @@ impl Store {
         if !path.exists() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
+        check_trusted(path)?;
         if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
             return Err(StoreError::Empty(path.to_path_buf()));
         }
@@ -1352,6 +1382,66 @@ mod tests {
             measurements: vec![THROUGHPUT.at(1.5e9), PASSES.at(3.0)],
             latency_bins: vec![(1000, 3), (2000, 1)],
         }
+    }
+
+    /// As root, a database another user could redirect is refused before anything is made or
+    /// opened: in their directory, in a directory writable by others without the sticky bit,
+    /// through their link at its name or at its `-wal` beside it; root's own, and a sticky
+    /// directory of root's (/var/tmp), are fine.
+    #[test]
+    fn as_root_a_database_another_user_could_redirect_is_refused() {
+        use std::os::unix::fs::{lchown, symlink, PermissionsExt};
+        if !fsbench_measure::trust::as_root() {
+            eprintln!("skipped: needs root (lchown)");
+            return;
+        }
+        let nobody = Some(65534);
+        let base = tempfile::tempdir_in("/var/tmp").unwrap();
+        let base = base.path();
+        let refused = |path: &Path, says: &str| {
+            let e = Store::open(path).err().expect("opened");
+            assert!(matches!(e, StoreError::Untrusted { .. }), "{e}");
+            assert!(e.to_string().contains(says), "{e}");
+            assert!(e.to_string().contains("pass another --db"), "{e}");
+        };
+        let theirs = base.join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        lchown(&theirs, nobody, None).unwrap();
+        refused(&theirs.join("results.db"), "run fsbench as nobody");
+        refused(&theirs.join("sub/results.db"), "belongs to nobody");
+        assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
+
+        let open = base.join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        refused(&open.join("results.db"), "mode 0777");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+
+        // Their link at the database's name, to where root would create it.
+        let victim = base.join("victim.db");
+        let link = open.join("results.db");
+        symlink(&victim, &link).unwrap();
+        lchown(&link, nobody, None).unwrap();
+        refused(&link, "`chown -h root:");
+        assert!(matches!(
+            Store::open_existing(&link),
+            Err(StoreError::Untrusted { .. }) | Err(StoreError::Missing(_))
+        ));
+        assert!(!victim.exists());
+        std::fs::remove_file(&link).unwrap();
+        // Their link where SQLite puts the write-ahead log.
+        let wal = open.join("results.db-wal");
+        symlink(&victim, &wal).unwrap();
+        lchown(&wal, nobody, None).unwrap();
+        refused(&link, "results.db-wal belongs to nobody");
+        assert!(!victim.exists() && !link.exists());
+        std::fs::remove_file(&wal).unwrap();
+
+        // In a sticky directory of root's, and root's own link: used.
+        drop(Store::open(&link).unwrap());
+        let mine = base.join("mine.db");
+        symlink(&link, &mine).unwrap();
+        drop(Store::open_existing(&mine).unwrap());
     }
 
     #[test]
