@@ -521,15 +521,19 @@ fn a_failed_output_keeps_the_old_file_and_the_others_are_still_written() {
     );
 }
 
-/// Names from a plan (HTML, terminal codes, a newline, a spreadsheet formula) are shown as
-/// text: escaped on the terminal (`runs`, `run` and its dry run, `report`), as HTML entities in
-/// the Markdown, with a leading `'` in the CSV.
+/// Names and notes from a plan (HTML, terminal codes, a newline, a spreadsheet formula) are
+/// shown as text: escaped on the terminal (`runs`, `run` and its dry run, `report`), as HTML
+/// entities in the Markdown, with a leading `'` in the CSV.
 #[test]
 fn names_from_a_plan_reach_the_terminal_markdown_and_csv_as_text() {
     let s = Scratch::new();
     let name = "<script>alert(1)</script>\u{1b}[31mred\nsecond";
     let workload = "=cmd|calc!A0<img/src=x/onerror=alert(1)>";
     let (plan, dir) = nap_plan(&s, name, workload);
+    let note = "a note in \u{1b}[31mred\u{7}";
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let quoted = serde_json::to_string(note).unwrap();
+    std::fs::write(&plan, format!("notes = [{quoted}]\n{text}")).unwrap();
     let (plan, dir) = (plan.to_str().unwrap(), dir.to_str().unwrap());
     let escaped = "<script>alert(1)</script>\\u{1b}[31mred\\nsecond";
     let mut seen = String::new();
@@ -541,6 +545,13 @@ fn names_from_a_plan_reach_the_terminal_markdown_and_csv_as_text() {
         "{}",
         stdout(&dry)
     );
+    for output in [&run, &dry] {
+        assert!(
+            stdout(output).contains("Note: a note in \\u{1b}[31mred\\u{7}\n"),
+            "{}",
+            stdout(output)
+        );
+    }
     let runs = s.runs();
     assert!(
         runs.lines()
@@ -569,7 +580,10 @@ fn names_from_a_plan_reach_the_terminal_markdown_and_csv_as_text() {
         seen.push_str(&stderr(output));
     }
     seen.push_str(&runs);
-    assert!(!seen.contains('\u{1b}'), "{seen}");
+    assert!(
+        !seen.contains('\u{1b}') && !seen.contains('\u{7}'),
+        "{seen}"
+    );
 }
 
 /// `fsbench report N | head -1` and `fsbench export N --json - | head -1`: a reader that stops

@@ -313,7 +313,10 @@ fn words_of(setting: String) -> Vec<String> {
 /// The plan's notes (a study's profile: what differs from the study here), once each.
 fn say_notes(plan: &Plan) -> Result<(), Failure> {
     for note in &plan.notes {
-        let words: Vec<String> = note.split_whitespace().map(String::from).collect();
+        let words: Vec<String> = printable(note)
+            .split_whitespace()
+            .map(String::from)
+            .collect();
         for line in wrap("Note:", &words, 6, WIDTH) {
             say!("{line}")?;
         }
