@@ -335,6 +335,7 @@ mod tests {
     /// As root, a link to a device or pipe is followed only when it is root's: another
     /// user's is refused, saying whose it is and what to do, and the link stays as it was.
     #[test]
+    #[allow(clippy::print_stderr)] // the test's own note that it was skipped, not fsbench's output
     fn as_root_a_link_of_another_users_to_a_device_is_not_followed() {
         if !fsbench_measure::trust::as_root() {
             eprintln!("skipped: needs root (lchown)");

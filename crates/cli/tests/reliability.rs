@@ -976,7 +976,7 @@ fn a_directory_to_run_in_that_another_user_could_change_is_refused() {
                 dir.display()
             );
             assert!(
-                entries(dir).is_empty() || dir == &theirs,
+                entries(dir).is_empty() || dir == theirs,
                 "{how}: made in it"
             );
         }
