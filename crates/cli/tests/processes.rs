@@ -196,14 +196,7 @@ fn cgroups_named(prefix: &str) -> Vec<PathBuf> {
 /// time (field 22 of /proc/PID/stat): `fsbench cleanup` tells it from a cgroup of another
 /// process that had the pid before.
 fn assert_cgroup_named_for(pid: u32) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let start = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .nth(19)
-        .unwrap();
+    let start = start_time(pid);
     let named = cgroups_named(&format!("fsbench-{pid}-{start}-"));
     assert!(
         !named.is_empty(),

@@ -1414,15 +1414,7 @@ fn a_ledger_of_a_reused_pid_leaves_the_new_processes_cgroup_alone() {
     let mut new_run = Command::new("sleep").arg("120").spawn().unwrap();
     let pid = new_run.id();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let start = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .nth(19)
-        .unwrap()
-        .to_string();
+    let start = start_time(pid);
     let cgroups = [
         root.join(format!("fsbench-{pid}-{start}-0")),
         root.join(format!("fsbench-{pid}-0")),
@@ -1506,15 +1498,7 @@ fn a_ledger_whose_pid_was_reused_is_cleaned() {
     let mut sleeper = Command::new("sleep").arg("120").spawn().unwrap();
     let pid = sleeper.id();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let start = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .nth(19)
-        .unwrap()
-        .to_string();
+    let start = start_time(pid);
     let ledgers = [
         ("earlier", pid, Some(format!("{} {pid} 1", boot.trim()))),
         (

@@ -695,19 +695,22 @@ mod tests {
         pid
     }
 
+    /// A cgroup for a real test; None, said, where none can be made (not root, no hierarchy).
+    fn cgroup_or_skip() -> Option<Cgroup> {
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root");
+            return None;
+        }
+        Cgroup::new(None)
+            .map_err(|e| eprintln!("skipped: {e}"))
+            .ok()
+    }
+
     /// Real: needs root and a cgroup hierarchy; skipped elsewhere with a note.
     #[test]
     fn ending_a_cgroup_ends_what_left_the_group_and_its_undo_touches_only_ours() {
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: needs root");
+        let Some(cgroup) = cgroup_or_skip() else {
             return;
-        }
-        let cgroup = match Cgroup::new(None) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("skipped: {e}");
-                return;
-            }
         };
         let mark = format!("cgroup-{}", std::process::id());
         let child = hostile(&mark);
@@ -743,16 +746,8 @@ mod tests {
     /// hierarchy; skipped elsewhere with a note.
     #[test]
     fn only_the_ledger_of_the_gone_process_that_made_a_cgroup_may_end_it() {
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: needs root");
+        let Some(cgroup) = cgroup_or_skip() else {
             return;
-        }
-        let cgroup = match Cgroup::new(None) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("skipped: {e}");
-                return;
-            }
         };
         let me = owner::current();
         let pid = std::process::id();

@@ -342,6 +342,15 @@ impl Scratch {
     }
 }
 
+/// The start time of process `pid` (field 22 of /proc/PID/stat, clock ticks since boot), as
+/// fsbench names a process's cgroups and ledgers by it.
+pub fn start_time(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command's closing parenthesis (the command may hold spaces and parentheses).
+    let rest = stat.rsplit_once(')').unwrap().1;
+    rest.split_whitespace().nth(19).unwrap().to_string()
+}
+
 /// The processes whose parent is `pid`, with their command lines (arguments joined by spaces):
 /// how a test finds what a process it spawned started, without matching anything by name.
 pub fn children_of(pid: u32) -> Vec<(u32, String)> {
