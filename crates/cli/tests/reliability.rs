@@ -801,6 +801,8 @@ fn a_work_directory_another_user_could_change_is_refused() {
     let work = s.work();
     std::fs::create_dir(&work).unwrap();
     let plan = s.plan(SLOW);
+    // The database in a directory of root's: in one of theirs, it would be refused first.
+    let db = Scratch::new();
     let cases: [(&str, &dyn Fn(), &str); 3] = [
         ("theirs", &|| chown(&work, NOBODY), "belongs to nobody"),
         (
@@ -826,7 +828,13 @@ fn a_work_directory_another_user_could_change_is_refused() {
             ("sleep --fs", sleep_on_ext4(&work).output().unwrap()),
             (
                 "run",
-                s.command(&["--quiet", "--plan", plan.to_str().unwrap()])
+                fsbench()
+                    .arg("run")
+                    .arg("--db")
+                    .arg(db.db())
+                    .arg("--work-dir")
+                    .arg(&work)
+                    .args(["--quiet", "--plan", plan.to_str().unwrap()])
                     .output()
                     .unwrap(),
             ),
@@ -841,7 +849,7 @@ fn a_work_directory_another_user_could_change_is_refused() {
             );
             assert!(entries(&work).is_empty(), "{what}, {command}: made in it");
         }
-        assert!(!s.runs().contains("slow"), "{what}: a run was stored");
+        assert!(!db.runs().contains("slow"), "{what}: a run was stored");
     }
     chown(s.path(), 0);
     s.assert_nothing_mounted();
