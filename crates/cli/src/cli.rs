@@ -218,6 +218,12 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub xlsx: Option<PathBuf>,
 
+    /// Which repetitions the HTML report draws over time (the rate with its latency
+    /// percentiles, the host's memory, devices and CPUs beneath): representative (one per
+    /// workload and configuration, the median by its main figures), all, or none.
+    #[arg(long, value_name = "WHICH", default_value = "representative")]
+    pub series: fsbench_report::over_time::SeriesChoice,
+
     #[command(flatten)]
     pub standings: StandingsArgs,
 

@@ -270,7 +270,7 @@ pub fn lines(
             .margin_right(right)
             .x_label_area_size(44)
             .y_label_area_size(90);
-        let mut ends: Vec<(i32, i32, usize, &str)> = Vec::new();
+        let mut ends: Vec<(i32, i32, RGBColor, &str)> = Vec::new();
         let keys: &[(f64, String)] = match &x {
             XAxis::Keys(keys) => keys,
             _ => &[],
@@ -317,7 +317,7 @@ pub fn lines(
                         .draw_series(line.points.iter().map(|p| Circle::new(*p, 3, c.filled())))?;
                     if let Some(last) = line.points.last() {
                         let (px, py) = chart.backend_coord(last);
-                        ends.push((px, py, line.colour, line.name.as_str()));
+                        ends.push((px, py, c, line.name.as_str()));
                     }
                 }
                 chart.draw_series(marks.iter().map(|(x, y, text)| {
@@ -358,7 +358,7 @@ pub fn lines(
 /// names would overlap.
 fn label_ends(
     root: &DrawingArea<SVGBackend, Shift>,
-    ends: &mut [(i32, i32, usize, &str)],
+    ends: &mut [(i32, i32, RGBColor, &str)],
 ) -> Result<(), Box<dyn std::error::Error>> {
     const GAP: i32 = 14;
     ends.sort_by_key(|e| e.1);
@@ -369,10 +369,220 @@ fn label_ends(
         root.draw(&Text::new(
             name.to_string(),
             (*px + 8, *py - 6),
-            (FONT, 13).into_font().color(&colour(*c)),
+            (FONT, 13).into_font().color(c),
         ))?;
     }
     Ok(())
+}
+
+/// One line of a timeline panel: its name (written at its end), colour and opacity, and its
+/// points as segments (a line breaks between segments: between a workload's phases).
+pub struct Trace {
+    pub name: String,
+    pub colour: RGBColor,
+    pub opacity: f64,
+    pub segments: Vec<Vec<(f64, f64)>>,
+}
+
+/// One panel of a timeline: its lines against the shared time axis, with the y axis's title,
+/// the unit its ticks are written in, and its scale (from 0 to `top` or to the largest value;
+/// logarithmic when `log_y`).
+pub struct Panel {
+    pub y: String,
+    pub unit: &'static str,
+    pub log_y: bool,
+    pub top: Option<f64>,
+    pub traces: Vec<Trace>,
+}
+
+/// A stretch of the time axis (a workload's phase): a line where it starts in every panel, its
+/// label at the top of the first panel where there is room, shaded when `marked` (a phase that
+/// did not reach a steady state).
+pub struct Span {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
+    pub marked: bool,
+}
+
+/// The height of a timeline's first panel and of each one after it, and the room for the time
+/// axis's title under the last (pixels).
+pub const TIMELINE_FIRST: u32 = 210;
+pub const TIMELINE_PANEL: u32 = 130;
+pub const TIMELINE_AXIS: u32 = 26;
+/// The width of a timeline's plotting area and axis labels, before the names at the lines' ends.
+pub const TIMELINE_WIDTH: u32 = 980;
+
+/// Panels stacked on one time axis (x in `x_unit`, titled `x_title` under the last panel):
+/// each panel's lines named at their ends, `spans` marked across every panel. The caller
+/// scales values to each panel's `unit`.
+pub fn timeline(
+    title: &str,
+    x_title: &str,
+    x_unit: &str,
+    panels: &[Panel],
+    spans: &[Span],
+) -> String {
+    let mut svg = String::new();
+    let points = || {
+        panels
+            .iter()
+            .flat_map(|p| &p.traces)
+            .flat_map(|t| t.segments.iter().flatten())
+    };
+    let (x0, x1) = points()
+        .map(|p| p.0)
+        .chain(spans.iter().flat_map(|s| [s.from, s.to]))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+    if !x0.is_finite() || panels.is_empty() {
+        return failed("timeline", "no points");
+    }
+    let (x0, x1) = if x1 > x0 {
+        (0f64.min(x0), x1)
+    } else {
+        (0.0, x0 + 1.0)
+    };
+    let longest = panels
+        .iter()
+        .flat_map(|p| &p.traces)
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let right = (longest as u32 * 7 + 16).clamp(30, 260);
+    let heights: Vec<u32> = (0..panels.len())
+        .map(|i| {
+            let base = if i == 0 {
+                TIMELINE_FIRST
+            } else {
+                TIMELINE_PANEL
+            };
+            base + if i + 1 == panels.len() {
+                TIMELINE_AXIS
+            } else {
+                0
+            }
+        })
+        .collect();
+    let height = heights.iter().sum::<u32>() + 40;
+    let drawn = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let root =
+            SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH + right, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut rest = root.titled(title, (FONT, 16))?;
+        for (i, panel) in panels.iter().enumerate() {
+            let last = i + 1 == panels.len();
+            // The last panel takes what is left (its share and the room for the axis title).
+            let area = if last {
+                rest.clone()
+            } else {
+                let (area, below) = rest.split_vertically(heights[i]);
+                rest = below;
+                area
+            };
+            let ys = || {
+                panel
+                    .traces
+                    .iter()
+                    .flat_map(|t| t.segments.iter().flatten().map(|p| p.1))
+            };
+            let top = panel.top.unwrap_or_else(|| ys().fold(0.0, f64::max) * 1.1);
+            let top = if top > 0.0 { top } else { 1.0 };
+            let bottom = ys().filter(|y| *y > 0.0).fold(top, f64::min) * 0.8;
+            let mut builder = ChartBuilder::on(&area);
+            builder
+                .margin(6)
+                .margin_left(12)
+                .margin_right(right)
+                .x_label_area_size(if last { 44 } else { 22 })
+                .y_label_area_size(90);
+            let mut ends: Vec<(i32, i32, RGBColor, &str)> = Vec::new();
+            macro_rules! draw {
+                ($chart:expr, $floor:expr) => {{
+                    let mut chart = $chart;
+                    let floor: f64 = $floor;
+                    let x_format = |v: &f64| tick(*v, x_unit);
+                    let y_format = |v: &f64| tick(*v, panel.unit);
+                    let mut mesh = chart.configure_mesh();
+                    mesh.y_desc(panel.y.as_str())
+                        .x_label_formatter(&x_format)
+                        .y_label_formatter(&y_format)
+                        .x_labels(12)
+                        .y_labels(match (panel.log_y, i) {
+                            (true, _) => 8,
+                            (false, 0) => 6,
+                            _ => 4,
+                        })
+                        .light_line_style(TRANSPARENT)
+                        .label_style((FONT, 12))
+                        .axis_desc_style((FONT, 13));
+                    if last {
+                        mesh.x_desc(x_title);
+                    }
+                    mesh.draw()?;
+                    for span in spans {
+                        if span.marked {
+                            chart.draw_series(std::iter::once(Rectangle::new(
+                                [(span.from, floor), (span.to, top)],
+                                RGBColor(0xe1, 0x57, 0x59).mix(0.12).filled(),
+                            )))?;
+                        }
+                        if span.from > x0 {
+                            chart.draw_series(std::iter::once(PathElement::new(
+                                vec![(span.from, floor), (span.from, top)],
+                                RGBColor(0x99, 0x99, 0x99).stroke_width(1),
+                            )))?;
+                        }
+                        if i == 0 && !span.label.is_empty() {
+                            let (a, _) = chart.backend_coord(&(span.from, top));
+                            let (b, _) = chart.backend_coord(&(span.to, top));
+                            if (b - a) as usize > span.label.chars().count() * 7 + 6 {
+                                chart.draw_series(std::iter::once(Text::new(
+                                    span.label.clone(),
+                                    (span.from, top),
+                                    TextStyle::from((FONT, 12).into_font())
+                                        .pos(Pos::new(HPos::Left, VPos::Top)),
+                                )))?;
+                            }
+                        }
+                    }
+                    for trace in &panel.traces {
+                        let style = trace.colour.mix(trace.opacity).stroke_width(2);
+                        for segment in &trace.segments {
+                            let shown = segment.iter().map(|&(x, y)| (x, y.max(floor)));
+                            if segment.len() == 1 {
+                                chart.draw_series(
+                                    shown.map(|p| Circle::new(p, 2, style.filled())),
+                                )?;
+                            } else {
+                                chart.draw_series(LineSeries::new(shown, style))?;
+                            }
+                        }
+                        if let Some(&(x, y)) = trace.segments.iter().flatten().last() {
+                            let (px, py) = chart.backend_coord(&(x, y.max(floor)));
+                            ends.push((px, py, trace.colour, trace.name.as_str()));
+                        }
+                    }
+                }};
+            }
+            if panel.log_y {
+                draw!(
+                    builder.build_cartesian_2d(x0..x1, (bottom..top).log_scale())?,
+                    bottom
+                );
+            } else {
+                draw!(builder.build_cartesian_2d(x0..x1, 0f64..top)?, 0.0);
+            }
+            label_ends(&root, &mut ends)?;
+        }
+        root.present()?;
+        Ok(())
+    })();
+    match drawn {
+        Ok(()) => svg,
+        Err(e) => failed("timeline", e),
+    }
 }
 
 /// A heat-map: rows (y) by columns (x), each cell coloured from pale (lowest) to dark (highest)

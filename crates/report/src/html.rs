@@ -2,12 +2,15 @@
 //! the answer first: what was compared, each discipline's verdict (the winner or the group
 //! that ties for first, with its lead over the rest and the lead's 95 % interval) and a
 //! heat-map of every configuration against the best of each discipline, grouped by category;
-//! then the ranking with its rank intervals; then per workload its charts — bars with 95 %
+//! (a mark where a leader's samples did not settle or the host disturbed them, listed in
+//! their own section); then the ranking with its rank intervals; aged against fresh (each aged
+//! configuration's penalty, the rankings fresh and aged); then per workload its charts — bars with 95 %
 //! error bars, a workload's grid (the matrix's iozone blocks: throughput against file size
 //! per test and record size, a heat-map per configuration), saturation curves with their peak
 //! and knee, latency percentiles on a "nines" axis, a chart relative to the best or a
 //! baseline (study 004's), a table per result of the figures the workload lists (the tasks'
-//! real/user/sys) and one of its whole-run figures with the fsck time (study 002's) — every
+//! real/user/sys) and one of its whole-run figures with the fsck time (study 002's), and its
+//! samples over time (`over_time`: a representative repetition, or every one) — every
 //! configuration in one colour throughout, named once in a legend; then the machine and every
 //! configuration's read-back (collapsed), and what was not measured, one row per
 //! configuration and reason. A minijinja template lays the sections out: a workload's section
@@ -17,6 +20,7 @@ use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
 use crate::markdown::{value_text, versus_text};
 use crate::model::{CaseView, ReportModel, Row, Table};
+use crate::over_time::{self, Mark, SeriesChoice, Timeline};
 use crate::standings::{Category, Discipline, Options, Standings};
 use crate::terminal::leaders_text;
 use fsbench_analysis::compare::Verdict;
@@ -35,11 +39,24 @@ const TEMPLATE: &str = include_str!("report.html.j2");
 type Lines = BTreeMap<usize, Vec<(f64, f64)>>;
 
 /// The HTML exporter, with the standings' options (baseline, weights).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Html {
     pub options: Options,
     /// Run against run (`fsbench compare --html`): shown as its own section when not empty.
     pub changes: Vec<crate::versus::Change>,
+    /// Which repetitions are drawn over time; their series must be in the model
+    /// (`over_time::load`). By default none: a model is loaded without series.
+    pub series: SeriesChoice,
+}
+
+impl Default for Html {
+    fn default() -> Html {
+        Html {
+            options: Options::default(),
+            changes: Vec::new(),
+            series: SeriesChoice::None,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -71,6 +88,8 @@ struct Section {
     note: String,
     tables: Vec<TableView>,
     charts: Vec<ChartView>,
+    /// Its samples over time (`over_time`), per configuration.
+    timelines: Vec<Timeline>,
 }
 
 fn y_title(metric: &str) -> String {
@@ -984,6 +1003,8 @@ impl Exporter for Html {
                 .unwrap_or_default()
         };
         let categories = standings.categories();
+        // What the samples' assessments say of the figures, per workload and configuration.
+        let marked = over_time::marked(model);
         // The verdict, grouped by category.
         let verdict: Vec<_> = categories
             .iter()
@@ -998,7 +1019,7 @@ impl Exporter for Html {
                             title => d.title(),
                             arrow => arrow(d.direction),
                             direction => d.direction.phrase(),
-                            leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l) }).collect::<Vec<_>>(),
+                            leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l), marked => marked_text(&marked, &d.workload, l) }).collect::<Vec<_>>(),
                             tie => d.leaders.len() > 1,
                             leaders_text => leaders_text(d),
                             value => value_text(d, best.mean),
@@ -1010,7 +1031,7 @@ impl Exporter for Html {
                 minijinja::context! { name => category.name(), rows => rows }
             })
             .collect();
-        let heatmap = heatmap_view(model, &standings, &categories);
+        let heatmap = heatmap_view(model, &standings, &categories, &marked);
         let scores: Vec<_> = standings
             .scores
             .iter()
@@ -1038,13 +1059,15 @@ impl Exporter for Html {
                 names
             };
             for workload in names {
-                sections.push(workload_section(
+                let mut section = workload_section(
                     model,
                     &standings,
                     kind,
                     workload,
                     self.options.baseline.as_deref(),
-                ));
+                );
+                section.timelines = over_time::timelines(model, workload, self.series);
+                sections.push(section);
             }
         }
         let comparison: Vec<_> = self
@@ -1164,11 +1187,124 @@ impl Exporter for Html {
                     efficiency => efficiency,
                     efficiency_note => crate::efficiency::EXPLAINED,
                     then_now => then_now,
+                    host => host_view(model, &marked, &colour_of),
+                    aging => aging_view(model),
+                    series_choice => self.series.to_string(),
                 })
             })
             .map_err(io::Error::other)?;
         out.write_all(html.as_bytes())
     }
+}
+
+/// The marks of the samples, per (workload name, configuration label): `over_time::marked`.
+type Marked = BTreeMap<(String, String), Vec<(u32, Mark)>>;
+
+/// What the marks of a workload's samples on a configuration say, in one line ("repetition
+/// 2: not steady: ...; repetition 3: ..."); None when they have none.
+fn marked_text(marked: &Marked, workload: &str, label: &str) -> Option<String> {
+    let marks = marked.get(&(workload.to_string(), label.to_string()))?;
+    Some(
+        marks
+            .iter()
+            .map(|(r, m)| format!("repetition {r}: {}", m.text))
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
+}
+
+/// The samples whose figures the host disturbed or that did not settle, one row per sample,
+/// and how many samples were watched at all (none: the section is left out).
+fn host_view(
+    model: &ReportModel,
+    marked: &Marked,
+    colour_of: &dyn Fn(&str) -> String,
+) -> minijinja::Value {
+    let watched = model
+        .cases()
+        .flat_map(|c| &c.samples)
+        .filter(|s| s.status == Outcome::Ok && s.assessment.is_some())
+        .count();
+    let mut rows = Vec::new();
+    for ((workload, label), marks) in marked {
+        let mut repetitions: Vec<u32> = marks.iter().map(|(r, _)| *r).collect();
+        repetitions.dedup();
+        for r in repetitions {
+            let of: Vec<&Mark> = marks.iter().filter(|m| m.0 == r).map(|m| &m.1).collect();
+            rows.push(minijinja::context! {
+                workload => workload.clone(),
+                configuration => label.clone(),
+                colour => colour_of(label),
+                repetition => r,
+                disturbed => of.iter().any(|m| m.kind == over_time::MarkKind::Disturbed),
+                marks => of.iter().map(|m| m.text.clone()).collect::<Vec<_>>(),
+            });
+        }
+    }
+    minijinja::context! { watched => watched, rows => rows }
+}
+
+/// Aged against fresh (`model.aging`, computed with the model): each aged configuration's
+/// means fresh and aged with aged / fresh and its verdict, and the rankings fresh and aged.
+fn aging_view(model: &ReportModel) -> Option<minijinja::Value> {
+    let aging = &model.aging;
+    if aging.penalties.is_empty() {
+        return None;
+    }
+    let penalties: Vec<_> = aging
+        .penalties
+        .iter()
+        .map(|p| {
+            let (factor, unit) = p.unit.display(p.fresh_mean.abs().max(p.aged_mean.abs()));
+            let value = |v: f64| format!("{} {unit}", fmt_number(v / factor));
+            let real = p
+                .vs_fresh
+                .as_ref()
+                .is_some_and(|c| matches!(c.verdict, Verdict::Higher | Verdict::Lower));
+            minijinja::context! {
+                title => p.title(),
+                arrow => arrow(p.direction),
+                direction => p.direction.phrase(),
+                configuration => p.configuration.clone(),
+                age => p.age.clone(),
+                fresh => value(p.fresh_mean),
+                aged => value(p.aged_mean),
+                versus => crate::terminal::penalty_text(p),
+                class => match (real, p.penalty_percent > 0.0) {
+                    (false, _) => "tie",
+                    (true, true) => "bad",
+                    (true, false) => "win",
+                },
+            }
+        })
+        .collect();
+    let changed = aging.rankings.iter().filter(|r| r.changed).count();
+    let rankings: Vec<_> = aging
+        .rankings
+        .iter()
+        .map(|r| {
+            minijinja::context! {
+                title => r.title(),
+                age => r.age.clone(),
+                fresh => crate::terminal::ranking_text(&r.fresh),
+                aged => crate::terminal::ranking_text(&r.aged),
+                changed => r.changed,
+            }
+        })
+        .collect();
+    Some(minijinja::context! {
+        penalties => penalties,
+        rankings => rankings,
+        summary => format!(
+            "Aging changes {changed} of {} rankings: {}",
+            aging.rankings.len(),
+            if changed == 0 {
+                "each ranks the configurations fresh as it does aged, or only reorders those the 95 % intervals do not separate."
+            } else {
+                "in those marked, two configurations the fresh ranking places apart are placed the other way round aged."
+            }
+        ),
+    })
 }
 
 fn arrow(direction: Direction) -> &'static str {
@@ -1186,6 +1322,7 @@ fn heatmap_view(
     model: &ReportModel,
     standings: &Standings,
     categories: &[Category],
+    marked: &Marked,
 ) -> minijinja::Value {
     let ordered: Vec<&Discipline> = categories
         .iter()
@@ -1233,9 +1370,11 @@ fn heatmap_view(
                             Some(v) => versus_text(d.direction, v),
                         };
                         let tie = matches!(e.vs_best.map(|v| v.verdict), Some(Verdict::Tie | Verdict::Unknown));
+                        let host = marked_text(marked, &d.workload, &c.label);
                         minijinja::context! {
                             text => format!("{:.0}", e.relative_to_best * 100.0),
-                            title => format!("{} in {}: {} — {versus}", c.label, d.title(), value_text(d, e.mean)),
+                            title => format!("{} in {}: {} — {versus}{}", c.label, d.title(), value_text(d, e.mean), host.as_ref().map_or(String::new(), |h| format!("; ⚠ {h}"))),
+                            marked => host.is_some(),
                             background => background,
                             dark => dark,
                             leader => d.leaders.contains(&c.label),

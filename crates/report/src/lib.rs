@@ -18,6 +18,10 @@
 //!   [`Csv`] (v4) and the long-form [`SeriesCsv`] (one row per point of a sample's series).
 //! - [`html`]: one self-contained HTML report ([`Html`]), the answer first, with inline SVG
 //!   [`charts`] (one colour per configuration throughout).
+//! - [`over_time`]: a sample along its time axis (the rate of its phases with their latency
+//!   percentiles, the host's memory, devices and CPUs beneath), for a representative
+//!   repetition or every one, and what its assessment says of its figures (not steady,
+//!   saturated, disturbed by the host).
 //! - [`markdown`]: the Markdown summary ([`Markdown`]) for an issue or a mail.
 //! - [`versus`]: run against run (`fsbench compare`): ratios, intervals, regressions.
 //! - [`xlsx`]: the workbook ([`Xlsx`]): a workload's grid as iozone's sheets, the verdict,
@@ -36,6 +40,7 @@ pub mod grid;
 pub mod html;
 pub mod markdown;
 pub mod model;
+pub mod over_time;
 pub mod standings;
 pub mod target;
 pub mod terminal;

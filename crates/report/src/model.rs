@@ -360,9 +360,18 @@ impl ReportModel {
     /// Reads the series of every sample (`only`: of that sample alone) into the model: the
     /// exports carry them; [`ReportModel::load`] leaves them out (a long campaign's are large).
     pub fn load_series(&mut self, store: &Store, only: Option<i64>) -> Result<(), StoreError> {
+        self.load_series_where(store, |s| only.is_none_or(|id| id == s.id))
+    }
+
+    /// Reads the series of the samples `wanted` picks (the HTML report's: those it draws).
+    pub fn load_series_where(
+        &mut self,
+        store: &Store,
+        wanted: impl Fn(&Sample) -> bool,
+    ) -> Result<(), StoreError> {
         for case in self.runs.iter_mut().flat_map(|r| &mut r.cases) {
             for sample in &mut case.samples {
-                if only.is_none_or(|id| id == sample.id) {
+                if wanted(sample) {
                     sample.series = store.series(sample.id)?;
                 }
             }

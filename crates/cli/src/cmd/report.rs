@@ -1,6 +1,7 @@
-//! `fsbench report RUN... [--html F] [--markdown F] [--xlsx F]` and `fsbench compare A B...`:
-//! stored runs through the report model's exporters, and run against run with the verdict a
-//! CI pipeline can act on (`--fail-on-regression PCT`).
+//! `fsbench report RUN... [--html F] [--markdown F] [--xlsx F] [--series WHICH]` and `fsbench
+//! compare A B...`: stored runs through the report model's exporters (the series of the
+//! repetitions the HTML draws read only for it), and run against run with the verdict a CI
+//! pipeline can act on (`--fail-on-regression PCT`).
 
 use crate::cli::{CompareArgs, ReportArgs, StandingsArgs};
 use crate::cmd::export::{write_all, write_to};
@@ -8,6 +9,7 @@ use crate::exit::{self, Failure};
 use crate::out::say;
 use crate::outfile::distinct;
 use anyhow::anyhow;
+use fsbench_report::over_time::{self, SeriesChoice};
 use fsbench_report::standings::{Category, Options};
 use fsbench_report::terminal::printable;
 use fsbench_report::versus::{changes, Change};
@@ -44,12 +46,13 @@ fn options(args: &StandingsArgs) -> Result<Options, Failure> {
     })
 }
 
-fn load(db: &Path, runs: &[i64]) -> Result<ReportModel, Failure> {
+fn load(db: &Path, runs: &[i64]) -> Result<(Store, ReportModel), Failure> {
     let store = Store::open_existing(db).map_err(Failure::usage)?;
-    ReportModel::load(&store, runs).map_err(|e| match e {
+    let model = ReportModel::load(&store, runs).map_err(|e| match e {
         StoreError::NoSuchRun(_) => Failure::usage(e),
         other => Failure::failed(other),
-    })
+    })?;
+    Ok((store, model))
 }
 
 /// The baseline must name a configuration of the report (a typo would silently fall back).
@@ -81,14 +84,22 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         ("--xlsx", args.xlsx.as_deref()),
     ])?;
     let options = options(&args.standings)?;
-    let model = load(&args.db.path(), &args.runs)?;
+    let (store, mut model) = load(&args.db.path(), &args.runs)?;
     check_baseline(&model, &options)?;
+    // Series are large: read those the HTML draws, and only for it.
+    let series = if args.html.is_some() {
+        args.series
+    } else {
+        SeriesChoice::None
+    };
+    over_time::load(&mut model, &store, series).map_err(Failure::failed)?;
     let markdown = Markdown {
         options: options.clone(),
     };
     let html = Html {
         options,
         changes: Vec::new(),
+        series,
     };
     let any_file = args.html.is_some() || args.markdown.is_some() || args.xlsx.is_some();
     let markdown_path = match &args.markdown {
@@ -146,7 +157,7 @@ pub fn compare(args: CompareArgs) -> Result<i32, Failure> {
             )));
         }
     }
-    let model = load(&args.db.path(), &args.runs)?;
+    let (_, model) = load(&args.db.path(), &args.runs)?;
     let found = changes(&model);
     if found.is_empty() {
         return Err(Failure::usage(anyhow!(
@@ -181,8 +192,8 @@ pub fn compare(args: CompareArgs) -> Result<i32, Failure> {
     )?;
     if let Some(path) = &args.html {
         let html = Html {
-            options: Options::default(),
             changes: found.clone(),
+            ..Html::default()
         };
         write_to(path, &html, &model)?;
     }

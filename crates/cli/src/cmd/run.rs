@@ -623,10 +623,20 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     // Its name is fsbench's, in a directory others may write to: whatever is there is replaced,
     // never written through (crate::outfile).
     let report = crate::cmd::report::report_path(store.path(), run_id);
-    let html = fsbench_report::Html::default();
-    let written = crate::outfile::write_file(&report, crate::outfile::Origin::Own, |out| {
-        html.write(&model, out)
-    });
+    // The report draws each workload and configuration's representative repetition over time.
+    let mut model = model;
+    let series = fsbench_report::over_time::SeriesChoice::Representative;
+    let html = fsbench_report::Html {
+        series,
+        ..fsbench_report::Html::default()
+    };
+    let written = fsbench_report::over_time::load(&mut model, &store, series)
+        .map_err(Failure::failed)
+        .and_then(|()| {
+            crate::outfile::write_file(&report, crate::outfile::Origin::Own, |out| {
+                html.write(&model, out)
+            })
+        });
     match written {
         Ok(()) if !quiet => say!("Report: {} (open it in a browser)", printable_path(&report))?,
         Ok(()) => {}
