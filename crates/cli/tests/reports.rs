@@ -1016,3 +1016,123 @@ duration = "10ms"
     );
     s.assert_clean();
 }
+
+/// A campaign on ext4 (a loop device) of a nap whose rate falls to a fifth two thirds in and
+/// a second of 4 KiB direct random writes, two rounds: the HTML report `fsbench run` writes
+/// draws each workload's representative repetition over time; `fsbench report --series all`
+/// draws every repetition, and headless Chromium shows each chart's panels with their axes
+/// labelled in units — the rate (MiB/s, ops/s), the latency, the memory, the device and the
+/// disk under it, the CPUs' iowait and steal, on a time axis in seconds — and the nap's
+/// repetitions marked not steady; `--series none` draws none.
+#[test]
+fn the_html_report_draws_each_sample_over_time_with_the_host_beneath() {
+    if !root_or_skip("the_html_report_draws_each_sample_over_time_with_the_host_beneath") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "seen"
+repetitions = 2
+interval = "100ms"
+[device]
+image = "256m"
+[[filesystems]]
+name = "ext4"
+[[workloads]]
+kind = "sleep"
+name = "nap"
+pattern = "10ms*90,50ms*12"
+[[workloads]]
+kind = "io"
+name = "wr"
+rw = "randwrite"
+direct = true
+size = "16m"
+time_based = true
+runtime = "1s"
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    s.assert_clean();
+    let timelines = |page: &str| page.matches("<figure class=\"timeline\">").count();
+    // The run's own report: one repetition per workload, said which and why.
+    let page = std::fs::read_to_string(s.path().join("report-run-1.html")).unwrap();
+    assert_eq!(timelines(&page), 2, "{page}");
+    assert!(
+        page.contains("(the median of the 2 repetitions measured by its main figure"),
+        "{page}"
+    );
+    let html = |name: &str, series: &str| {
+        let path = s.path().join(name);
+        let output = report(
+            &s,
+            &["1", "--html", path.to_str().unwrap(), "--series", series],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        path
+    };
+    let all = html("all.html", "all");
+    let page = std::fs::read_to_string(&all).unwrap();
+    assert_eq!(timelines(&page), 4);
+    let none = html("none.html", "none");
+    assert_eq!(timelines(&std::fs::read_to_string(&none).unwrap()), 0);
+    let output = report(&s, &["1", "--series", "some"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("'some' is not a choice of series"));
+    let Some(dom) = dom_in_chromium(&all) else {
+        return;
+    };
+    let figures: Vec<&str> = dom
+        .split("<figure class=\"timeline\">")
+        .skip(1)
+        .map(|f| &f[..f.find("</figure>").unwrap()])
+        .collect();
+    assert_eq!(figures.len(), 4);
+    // Tick labels are the text of their own elements: "\n0.5 s\n".
+    let tick = |f: &str, unit: &str| {
+        f.split("</text>").any(|t| {
+            let label = t.rsplit('>').next().unwrap_or("").trim();
+            label.ends_with(unit) && label.trim_end_matches(unit).trim().parse::<f64>().is_ok()
+        })
+    };
+    for f in &figures {
+        for text in [
+            "time since the sample started [s]",
+            "latency",
+            "memory",
+            "dirty",
+            "writeback",
+            "device busy",
+            "(the filesystem's device)",
+            "CPU (all)",
+            "iowait",
+            "steal",
+        ] {
+            assert!(f.contains(text), "{text} missing from {f}");
+        }
+        assert!(tick(f, " s") && tick(f, " %"), "{f}");
+        assert!(
+            tick(f, " ms") || tick(f, " µs"),
+            "the latency axis in its unit: {f}"
+        );
+        let nap = f.contains("nap on ext4");
+        if nap {
+            assert!(f.contains("operation rate") && tick(f, " ops/s"), "{f}");
+            assert!(f.contains("naps (not steady)"), "{f}");
+            assert!(f.contains("⚠ not steady: 1 of 1 phases"), "{f}");
+        } else {
+            assert!(f.contains("wr on ext4"), "{f}");
+            assert!(
+                f.contains("throughput") && (tick(f, " MiB/s") || tick(f, " KiB/s")),
+                "{f}"
+            );
+        }
+    }
+    // The nap's repetitions are listed among the marks.
+    let host = &dom[dom.find("<section id=\"host\">").expect("the host's marks")..];
+    let host = &host[..host.find("</section>").unwrap()];
+    assert!(host.matches("<td>nap</td>").count() == 2, "{host}");
+    render_in_chromium(&all);
+}

@@ -1301,7 +1301,7 @@ fn aging_view(model: &ReportModel) -> Option<minijinja::Value> {
             if changed == 0 {
                 "each ranks the configurations fresh as it does aged, or only reorders those the 95 % intervals do not separate."
             } else {
-                "in those marked, two configurations the fresh ranking places apart are placed the other way round aged."
+                "where it says yes, two configurations the fresh ranking places apart are placed the other way round aged."
             }
         ),
     })

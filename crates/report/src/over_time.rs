@@ -253,8 +253,10 @@ pub fn marks(sample: &Sample) -> Vec<Mark> {
         });
     }
     if a.disturbed {
+        // What was measured while it ran (the limits that make it disturbed are the
+        // campaign's: docs/metrics.md); a steal too small to show is left out.
         let mut why = Vec::new();
-        if let Some(steal) = a.steal_percent {
+        if let Some(steal) = a.steal_percent.filter(|&s| s >= 0.05) {
             why.push(format!("CPU steal {steal:.1} % of the CPUs' time"));
         }
         if let Some(other) = a.other_io_bytes.filter(|&o| o > 0) {
@@ -624,14 +626,24 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
         .flat_map(|s| s.points.iter().map(|p| p.dt_ns()))
         .collect();
     intervals.sort_unstable();
+    // The typical interval, as it was asked for (a measured one is a few µs over).
     let interval = intervals
         .get(intervals.len() / 2)
-        .map(|ns| fsbench_measure::units::TimeSpan::from_ns(*ns).to_string())
-        .unwrap_or_else(|| "?".into());
+        .map_or("?".into(), |&ns| {
+            if ns >= 1_000_000_000 {
+                charts::tick((ns as f64 / 1e9 * 10.0).round() / 10.0, "s")
+            } else {
+                charts::tick((ns as f64 / 1e6).round(), "ms")
+            }
+        });
     let phases = spans.len();
+    let mut described = described.into_iter();
+    let first = described.next().unwrap_or_default();
     let caption = format!(
-        "{title}: {} on one time axis; {phases} phase{}{}, intervals of {interval}.",
-        described.join("; then "),
+        "{}{}{} on one time axis; {phases} phase{}{}, intervals of {interval}.",
+        first[..1].to_uppercase(),
+        &first[1..],
+        described.map(|d| format!("; then {d}")).collect::<String>(),
         if phases == 1 { "" } else { "s" },
         if spans.iter().any(|s| s.marked) {
             " (shaded: not steady)"
@@ -908,7 +920,8 @@ mod tests {
             "the configuration's colour"
         );
         assert!(
-            caption.contains("2 phases (shaded: not steady), intervals of 100ms"),
+            caption.starts_with("The throughput of each interval of each phase; then its latency")
+                && caption.contains("2 phases (shaded: not steady), intervals of 100 ms"),
             "{caption}"
         );
         let marks = marks(&s);

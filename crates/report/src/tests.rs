@@ -1405,3 +1405,192 @@ fn aged_against_fresh_gives_the_penalty_and_whether_the_ranking_changes() {
     assert!(plain.aging.is_empty());
     assert!(!render(&Json, &plain).contains("\"aging\""));
 }
+
+/// The HTML report has a section "Aged against fresh" from the model's aging (each aged
+/// configuration against itself fresh with its interval and verdict, the rankings fresh and
+/// aged and whether aging changes them); a run without aging has none.
+#[test]
+fn the_html_report_sets_each_aged_configuration_against_itself_fresh() {
+    let (_dir, store, run) = aged_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let html = render(&crate::Html::default(), &model);
+    let section = &html[html
+        .find("<section id=\"aging\">")
+        .expect("the aging section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    for text in [
+        "Aged against fresh",
+        "<td>stream write 1m 1m (throughput)</td>",
+        "<td>ext4</td><td>old</td>",
+        "50.0 % lower (95 % CI",
+        "<td class=\"bad\">",
+        "Aging changes 1 of 1 rankings",
+        "<td>ext4 &gt; xfs</td><td>xfs &gt; ext4</td><td class=\"bad\">yes</td>",
+    ] {
+        assert!(section.contains(text), "{text} missing from {section}");
+    }
+    // The penalty's means in their unit.
+    assert!(section.contains("95.6 MiB&#x2f;s</td>"), "{section}");
+    let (_dir, store, run) = fixture();
+    let plain = ReportModel::load(&store, &[run]).unwrap();
+    assert!(!render(&crate::Html::default(), &plain).contains("id=\"aging\""));
+}
+
+/// A case of three repetitions with series, the third disturbed by the host: the report
+/// draws the median one over time by default (said why), every one on request and none when
+/// asked; the disturbed sample is marked in the verdict and listed with why.
+#[test]
+fn the_html_report_draws_samples_over_time_and_marks_what_the_host_disturbed() {
+    use crate::over_time::{self, SeriesChoice};
+    use fsbench_model::series::{Assessment, PhaseVerdict, Point, Series};
+    let (dir, mut store, run) = new_run("timeline", 3);
+    let case = store
+        .add_case(
+            run,
+            "ext4.default.default.default.warm.stream",
+            0,
+            &typed(
+                r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}"#,
+            ),
+            r#"{"kind":"matrix","name":"stream"}"#,
+        )
+        .unwrap();
+    for (rep, rate) in [(1u32, 300e6), (2, 100e6), (3, 200e6)] {
+        let results = [cell("write", 1 << 20, rate)];
+        let points = |v: f64| {
+            (0..20)
+                .map(|i| Point(i * 100_000_000, 100_000_000, v))
+                .collect()
+        };
+        let one = |source: &str, label: &str, subject: &str, metric: &str, unit, v| Series {
+            source: source.into(),
+            phase: (source == "workload").then_some(0),
+            label: label.into(),
+            subject: subject.into(),
+            metric: metric.into(),
+            unit,
+            points: points(v),
+        };
+        let series = [
+            one("workload", "write 1m 1m", "total", "ops", Unit::Count, 10.0),
+            one(
+                "workload",
+                "write 1m 1m",
+                "total",
+                "bytes",
+                Unit::Bytes,
+                rate / 10.0,
+            ),
+            one(
+                "workload",
+                "write 1m 1m",
+                "total",
+                "latency_p50",
+                Unit::Nanos,
+                2e6,
+            ),
+            one(
+                "workload",
+                "write 1m 1m",
+                "total",
+                "latency_p99",
+                Unit::Nanos,
+                8e6,
+            ),
+            one("memory", "", "host", "dirty", Unit::Bytes, 5e8),
+            one("memory", "", "host", "writeback", Unit::Bytes, 1e7),
+            one("disk", "device", "loop7", "busy", Unit::Percent, 60.0),
+            one("disk", "disk", "vda", "busy", Unit::Percent, 70.0),
+            one("cpu", "", "all", "iowait", Unit::Percent, 20.0),
+            one(
+                "cpu",
+                "",
+                "all",
+                "steal",
+                Unit::Percent,
+                if rep == 3 { 9.0 } else { 0.0 },
+            ),
+        ];
+        let assessment = Assessment {
+            phases: vec![PhaseVerdict {
+                phase: 0,
+                label: "write 1m 1m".into(),
+                steady: Some(true),
+                change_percent: Some(0.0),
+                warmup_ns: Some(0),
+            }],
+            steal_percent: Some(if rep == 3 { 9.0 } else { 0.0 }),
+            disturbed: rep == 3,
+            ..Assessment::default()
+        };
+        store
+            .record_sample(
+                case,
+                &NewSample {
+                    results: &results,
+                    series: &series,
+                    assessment: Some(&assessment),
+                    ..sample(rep, Outcome::Ok)
+                },
+            )
+            .unwrap();
+    }
+    let draw = |choice: SeriesChoice| {
+        let mut model = ReportModel::load(&store, &[run]).unwrap();
+        over_time::load(&mut model, &store, choice).unwrap();
+        // Only what is drawn is read.
+        let read = model
+            .cases()
+            .flat_map(|c| &c.samples)
+            .filter(|s| !s.series.is_empty())
+            .count();
+        let html = render(
+            &crate::Html {
+                series: choice,
+                ..crate::Html::default()
+            },
+            &model,
+        );
+        (read, html)
+    };
+    let (read, html) = draw(SeriesChoice::Representative);
+    assert_eq!(read, 1);
+    assert_eq!(html.matches("<figure class=\"timeline\">").count(), 1);
+    let timeline = &html[html.find("<figure class=\"timeline\">").unwrap()..];
+    let timeline = &timeline[..timeline.find("</figure>").unwrap()];
+    for text in [
+        "stream on ext4: repetition 3 of 3",
+        "the median of the 3 repetitions measured by its main figure (throughput)",
+        "throughput",
+        "MiB/s",
+        "latency",
+        "dirty",
+        "loop7 (the filesystem",
+        "steal",
+        "time since the sample started [s]",
+        "⚠ disturbed by the host: CPU steal 9.0 %",
+    ] {
+        assert!(timeline.contains(text), "{text} missing from {timeline}");
+    }
+    // The disturbed sample is marked in the verdict and listed.
+    let verdict = &html[html.find("<section id=\"verdict\">").unwrap()..];
+    let verdict = &verdict[..verdict.find("</section>").unwrap()];
+    assert!(
+        verdict.contains(
+            "title=\"repetition 3: disturbed by the host: CPU steal 9.0 % of the CPUs&#x27; time\""
+        ),
+        "{verdict}"
+    );
+    let host = &html[html.find("<section id=\"host\">").unwrap()..];
+    assert!(host.contains("3 samples were watched"), "{host}");
+    assert!(host.contains("<td class=\"num\">3</td><td class=\"bad\">disturbed by the host"));
+    let (read, html) = draw(SeriesChoice::All);
+    assert_eq!(read, 3);
+    assert_eq!(html.matches("<figure class=\"timeline\">").count(), 3);
+    let (read, html) = draw(SeriesChoice::None);
+    assert_eq!(read, 0);
+    assert!(!html.contains("<figure class=\"timeline\">"));
+    // The marks need no series: they come with the samples.
+    assert!(html.contains("<section id=\"host\">"));
+    drop(dir);
+}
