@@ -134,6 +134,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "F", env = "FSBENCH_SCALE")]
     pub scale: Option<f64>,
 
+    /// Run every case N times instead of the plan's `repetitions` (a quick try of a study: 1;
+    /// adaptive repetitions stop at no fewer). Stored with the run, so `--resume` keeps it.
+    #[arg(long, value_name = "N", conflicts_with = "resume")]
+    pub repetitions: Option<u32>,
+
     #[command(flatten)]
     pub db: DbArgs,
 

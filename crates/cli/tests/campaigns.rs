@@ -446,15 +446,8 @@ kind = "sleep"
 duration = "700ms"
 "#;
 
-#[test]
-fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
-    if !root_or_skip("ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run") {
-        return;
-    }
-    let s = Scratch::new();
-    let plan = s.plan(RESUMABLE);
-    let child = s.spawn(&["--plan", plan.to_str().unwrap()]);
-    // Interrupt once the first sample is stored (the second is then running).
+/// Waits (up to a minute) until a sample of the scratch's campaign is stored.
+fn wait_for_a_stored_sample(s: &Scratch) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let runs = fsbench()
@@ -477,6 +470,56 @@ fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// `--repetitions N` runs every case N times instead of the plan's; the run keeps it, so
+/// `--resume` after Ctrl-C completes N per case; a count out of range is refused.
+#[test]
+fn the_command_line_sets_the_repetitions_and_resume_keeps_them() {
+    if !root_or_skip("the_command_line_sets_the_repetitions_and_resume_keeps_them") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(RESUMABLE);
+    let path = plan.to_str().unwrap();
+    let bad = s.run(&["--plan", path, "--repetitions", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("--repetitions: must be between 1 and 1000"),
+        "{}",
+        stderr(&bad)
+    );
+    let child = s.spawn(&["--plan", path, "--repetitions", "3"]);
+    wait_for_a_stored_sample(&s);
+    // SAFETY: signalling the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let interrupted = child.wait_with_output().unwrap();
+    assert_eq!(interrupted.status.code(), Some(130));
+    let id = run_id(&interrupted);
+    let resumed = s.run(&["--resume", &id.to_string()]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    s.assert_clean();
+    let doc = s.export(id);
+    assert_eq!(
+        doc["runs"][0]["overrides"]["repetitions"], 3,
+        "{}",
+        doc["runs"][0]
+    );
+    let done = samples(&doc);
+    assert_eq!(done.len(), 2 * 3, "two cases, three rounds each: {done:?}");
+    assert!(done.iter().all(|(_, _, status)| status == "ok"), "{done:?}");
+}
+
+#[test]
+fn ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run() {
+    if !root_or_skip("ctrl_c_then_resume_ends_with_the_samples_of_an_uninterrupted_run") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(RESUMABLE);
+    let child = s.spawn(&["--plan", plan.to_str().unwrap()]);
+    // Interrupt once the first sample is stored (the second is then running).
+    wait_for_a_stored_sample(&s);
     // SAFETY: signalling the child this test spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let interrupted = child.wait_with_output().unwrap();

@@ -130,6 +130,7 @@ impl Plan {
         let overrides = Overrides {
             dir: one.dir.map(Path::to_path_buf),
             scale: None,
+            repetitions: None,
             work_dir: one.target.as_ref().map(|t| t.work_dir.to_path_buf()),
             device: one
                 .target

@@ -219,6 +219,10 @@ pub struct Overrides {
     /// The scale, over the plan's `scale` (0 < scale <= 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
+    /// The repetitions of every case, over the plan's `repetitions` (1..=1000); adaptive
+    /// repetitions stop at no fewer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<u32>,
     /// Where images, mount points and state files go, over the plan's `work_dir`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_dir: Option<PathBuf>,
@@ -232,7 +236,10 @@ pub struct Overrides {
 impl Overrides {
     /// Nothing to store with the run.
     pub fn is_empty(&self) -> bool {
-        self.dir.is_none() && self.scale.is_none() && self.work_dir.is_none()
+        self.dir.is_none()
+            && self.scale.is_none()
+            && self.work_dir.is_none()
+            && self.repetitions.is_none()
     }
 }
 
@@ -269,10 +276,19 @@ impl Plan {
             return Err(check.at(&raw.name, "name", "must not be empty"));
         }
 
-        let min = match &raw.repetitions {
-            None => 3,
-            Some(r) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
-            Some(r) => return Err(check.at(r, "repetitions", "must be between 1 and 1000")),
+        let min = match (overrides.repetitions, &raw.repetitions) {
+            (Some(n), _) if (1..=1000).contains(&n) => n,
+            (Some(n), _) => {
+                return Err(flag_error(
+                    "--repetitions",
+                    format!("must be between 1 and 1000 (got {n})"),
+                ))
+            }
+            (None, None) => 3,
+            (None, Some(r)) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
+            (None, Some(r)) => {
+                return Err(check.at(r, "repetitions", "must be between 1 and 1000"))
+            }
         };
         let target_ci = match &raw.target_ci_percent {
             None => None,
@@ -293,6 +309,8 @@ impl Plan {
                     min
                 }
             }
+            // Fewer repetitions asked on the command line: adaptive ones stop at no fewer.
+            Some(m) if overrides.repetitions.is_some() => (*m.get_ref() as u32).max(min),
             Some(m) if *m.get_ref() >= min as i64 && *m.get_ref() <= 1000 => *m.get_ref() as u32,
             Some(m) => {
                 return Err(check.at(

@@ -26,8 +26,8 @@ use fsbench_testbed::RealSystem;
 use fsbench_workload::workload::{Describe, RunsPrograms};
 
 /// The plan to run — a file, a stored run's plan (resume), or a built-in profile — with what
-/// the command line sets over its keys (`--dir`, `--scale`, `--work-dir`), applied before it is
-/// validated.
+/// the command line sets over its keys (`--dir`, `--scale`, `--repetitions`, `--work-dir`),
+/// applied before it is validated.
 fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides), Failure> {
     // --dir runs the workloads in an existing directory; the run keeps it (resume).
     let dir = match &args.dir {
@@ -70,6 +70,7 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
         let overrides = Overrides {
             dir,
             scale: args.scale,
+            repetitions: args.repetitions,
             ..Overrides::default()
         };
         (text, path.display().to_string(), overrides)
@@ -84,6 +85,7 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
         let overrides = Overrides {
             dir,
             scale: args.scale,
+            repetitions: args.repetitions,
             ..Overrides::default()
         };
         (
@@ -348,7 +350,10 @@ fn same_plan_everywhere(
     plan: &Plan,
     overrides: &Overrides,
 ) -> Result<(), Failure> {
-    let mine = format!("{}\n{:?}\n{:?}", plan.text, overrides.dir, overrides.scale);
+    let mine = format!(
+        "{}\n{:?}\n{:?}\n{:?}",
+        plan.text, overrides.dir, overrides.scale, overrides.repetitions
+    );
     let first_other = job.gather(mine.as_bytes()).and_then(|all| {
         all.iter()
             .position(|text| text.as_slice() != mine.as_bytes())
