@@ -538,3 +538,36 @@ duration = "10ms"
         stderr(&output)
     );
 }
+
+/// `--keep` leaves each thread's file in the directory, named on stderr (fio and the
+/// benchmarks then work on the very file fsbench laid out); without it nothing stays.
+#[test]
+fn keep_leaves_the_files_named_and_nothing_stays_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |keep: bool| {
+        let mut command = fsbench();
+        command
+            .args(["io", "--rw", "randread", "--size", "1m", "--threads", "2"])
+            .args(["--no-store", "--quiet", "--dir"])
+            .arg(dir.path());
+        if keep {
+            command.arg("--keep");
+        }
+        command.output().unwrap()
+    };
+    let output = run(false);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(entries(dir.path()).is_empty(), "left behind");
+    let output = run(true);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let kept = entries(dir.path());
+    assert_eq!(kept.len(), 2, "one file per thread: {kept:?}");
+    for file in kept {
+        assert!(
+            stderr(&output).contains(&file.display().to_string()),
+            "{} is not named: {}",
+            file.display(),
+            stderr(&output)
+        );
+    }
+}

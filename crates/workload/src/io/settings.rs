@@ -224,10 +224,10 @@ pub struct IoSettings {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Leave the files in the directory (named on stderr); not with --fs, whose filesystem is
-    /// removed afterwards. Not a plan key.
+    /// Leave the files in the directory (named on stderr); only in a directory (--dir, a
+    /// plan's `dir`), not with --fs, whose filesystem is removed afterwards.
     #[arg(long)]
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub keep: bool,
 }
 
@@ -507,7 +507,10 @@ mod tests {
         assert_eq!(json["rw"], "randread");
         assert_eq!(json["engine"], "io_uring");
         assert_eq!(json["rate"], "0");
-        assert!(json.get("keep").is_none(), "keep is not a plan key");
+        assert!(
+            json.get("keep").is_none(),
+            "keep is said only when asked for"
+        );
         let back: IoSettings = serde_json::from_value(serde_json::json!({"numjobs": 4})).unwrap();
         assert_eq!(back.threads, 4, "fio's numjobs is accepted for threads");
     }
