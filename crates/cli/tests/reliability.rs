@@ -1685,3 +1685,30 @@ fn a_resume_onto_another_filesystem_at_the_same_path_is_refused() {
         stderr(&output)
     );
 }
+
+/// `fsbench cleanup` shows the paths it names as text: a control character in a work
+/// directory's name reaches the terminal escaped, not as itself.
+#[test]
+fn cleanup_names_paths_as_text() {
+    if !root_or_skip("cleanup_names_paths_as_text") {
+        return;
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("fsbench-test-cleanup")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let work = scratch.path().join("work-\u{1b}[31m-red");
+    let out = fsbench()
+        .args(["cleanup", "--work-dir"])
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("nothing to clean up in"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "a raw escape reached the terminal: {text:?}"
+    );
+    assert!(text.contains("\\u{1b}"), "{text:?}");
+}

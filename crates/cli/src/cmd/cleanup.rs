@@ -7,6 +7,9 @@ use crate::exit::{self, Failure};
 use crate::out::{note, say};
 use anyhow::anyhow;
 use fsbench_measure::units::human_bytes;
+// What a ledger or a cached image's record names (paths, a spec) is shown as text: a control
+// character in it is escaped, never sent to the terminal.
+use fsbench_report::terminal::{printable, printable_path};
 use fsbench_testbed::target::state_dir;
 use fsbench_testbed::RealSystem;
 use fsbench_testbed::{images, ledger};
@@ -15,7 +18,7 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     let dir = state_dir(&args.work.work_dir);
     let mut report = ledger::cleanup(&RealSystem, &args.work.work_dir);
     if let Some(refused) = report.refused {
-        return Err(Failure::usage(anyhow!("{refused}")));
+        return Err(Failure::usage(anyhow!("{}", printable(&refused))));
     }
     report
         .done
@@ -29,28 +32,28 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
         }
     }
     for note in &report.done {
-        say!("{note}")?;
+        say!("{}", printable(note))?;
     }
     for pid in &report.live {
         say!("fsbench {pid} is still running: its resources were left alone")?;
     }
     if report.done.is_empty() && report.failed.is_empty() {
-        say!("nothing to clean up in {}", dir.display())?;
+        say!("nothing to clean up in {}", printable_path(&dir))?;
     }
     if !args.aged_images && !cached.is_empty() {
         say!(
             "kept {} cached aged image{} in {} ({}), for the runs that use them again:",
             cached.len(),
             if cached.len() == 1 { "" } else { "s" },
-            images::cache_dir(&args.work.work_dir).display(),
+            printable_path(&images::cache_dir(&args.work.work_dir)),
             human_bytes(cached.iter().map(|c| c.disk_bytes).sum())
         )?;
         for c in &cached {
             say!(
                 "  {} {} aged {} ({} on disk, made {})",
-                c.record.filesystem,
+                printable(&c.record.filesystem),
                 human_bytes(c.record.image_bytes),
-                c.record.spec,
+                printable(&c.record.spec.to_string()),
                 human_bytes(c.disk_bytes),
                 c.record.made_at
             )?;
@@ -62,7 +65,7 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     } else {
         Err(Failure::failed(anyhow!(
             "could not undo everything: {}; run `fsbench cleanup` again once the cause is fixed",
-            report.failed.join("; ")
+            printable(&report.failed.join("; "))
         )))
     }
 }
@@ -81,15 +84,24 @@ pub fn guard(args: GuardArgs) -> Result<i32, Failure> {
         return Ok(exit::OK);
     };
     if let Some(refused) = &report.refused {
-        note!("fsbench guard: process {} was killed; {refused}", args.pid);
+        note!(
+            "fsbench guard: process {} was killed; {}",
+            args.pid,
+            printable(refused)
+        );
     }
     for line in &report.done {
-        note!("fsbench guard: process {} was killed; {line}", args.pid);
+        note!(
+            "fsbench guard: process {} was killed; {}",
+            args.pid,
+            printable(line)
+        );
     }
     for line in &report.failed {
         note!(
-            "fsbench guard: process {} was killed; {line}: run `fsbench cleanup`",
-            args.pid
+            "fsbench guard: process {} was killed; {}: run `fsbench cleanup`",
+            args.pid,
+            printable(line)
         );
     }
     if !report.live.is_empty() {
