@@ -571,3 +571,31 @@ fn keep_leaves_the_files_named_and_nothing_stays_without_it() {
         );
     }
 }
+
+/// The bare device behind the guard: a real device (here a loop device the test attached and
+/// mounted) is refused while mounted, before anything is written to it, even with its name in
+/// --destroy-data-on; the filesystem on it is intact.
+#[test]
+fn the_bare_device_refuses_a_device_that_is_mounted() {
+    if !root_or_skip("the_bare_device_refuses_a_device_that_is_mounted") {
+        return;
+    }
+    let disk = LoopExt4::new();
+    std::fs::write(disk.path().join("precious"), b"keep me").unwrap();
+    let output = fsbench()
+        .args(["io", "--fs", "raw", "--rw", "randwrite", "--size", "1m"])
+        .args(["--no-store", "--device", &disk.device])
+        .args(["--destroy-data-on", &disk.device])
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains("is in use") && err.contains("mounted"),
+        "the guard says why: {err}"
+    );
+    assert_eq!(
+        std::fs::read(disk.path().join("precious")).unwrap(),
+        b"keep me"
+    );
+}
