@@ -511,6 +511,33 @@ duration = "10ms"
             entries[0]["ci95_high"].as_f64().unwrap(),
         );
         assert!(e > 0.0 && lo <= e && e <= hi, "{f}");
+        // It is what it says: the geometric mean of ext4 / raw per round, of the figure the
+        // samples stored; the device's mean is the mean of its rounds.
+        let metric = f["metric"].as_str().unwrap();
+        let per_round = |fs: &str| -> Vec<(u64, f64)> {
+            run_cases(&doc)
+                .iter()
+                .filter(|c| c["config"]["filesystem"] == fs && c["workload"]["kind"] == "io")
+                .flat_map(|c| c["samples"].as_array().unwrap())
+                .map(|s| {
+                    let r = &flat_results_of(s)[0];
+                    (s["repetition"].as_u64().unwrap(), r[metric].as_f64().unwrap())
+                })
+                .collect()
+        };
+        let (raw, ext4) = (per_round("raw"), per_round("ext4"));
+        assert_eq!(raw.len(), 2);
+        let logs: Vec<f64> = raw
+            .iter()
+            .map(|(round, device)| {
+                let (_, value) = ext4.iter().find(|(r, _)| r == round).unwrap();
+                (value / device).ln()
+            })
+            .collect();
+        let expected = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+        assert!((e / expected - 1.0).abs() < 1e-9, "{e} against {expected}");
+        let device_mean = raw.iter().map(|(_, v)| v).sum::<f64>() / raw.len() as f64;
+        assert!((f["device_mean"].as_f64().unwrap() / device_mean - 1.0).abs() < 1e-9);
     }
     let scores = doc["standings"]["scores"].as_array().unwrap();
     assert!(!scores.is_empty());
