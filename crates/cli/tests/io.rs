@@ -521,7 +521,10 @@ duration = "10ms"
                 .flat_map(|c| c["samples"].as_array().unwrap())
                 .map(|s| {
                     let r = &flat_results_of(s)[0];
-                    (s["repetition"].as_u64().unwrap(), r[metric].as_f64().unwrap())
+                    (
+                        s["repetition"].as_u64().unwrap(),
+                        r[metric].as_f64().unwrap(),
+                    )
                 })
                 .collect()
         };
