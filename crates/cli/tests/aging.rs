@@ -164,6 +164,43 @@ fn a_run_killed_while_it_ages_leaves_nothing_after_cleanup() {
     assert!(cache(w).is_empty(), "{:?}", cache(w));
 }
 
+/// The cgroups (every hierarchy) whose names say process `pid` made them.
+fn cgroups_of(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("fsbench-{pid}-");
+    let mut roots = vec![PathBuf::from("/sys/fs/cgroup")];
+    roots.extend(entries(Path::new("/sys/fs/cgroup")));
+    roots
+        .iter()
+        .flat_map(|root| named(root, &prefix, ""))
+        .collect()
+}
+
+/// A sample with a CPU quota runs in a cgroup of its own. Killed while its aged filesystem is
+/// made (which can take minutes on a big image), the run leaves no cgroup that `fsbench cleanup` cannot find:
+/// the cgroup is made only once the filesystem is ready, and on record from then on.
+#[test]
+fn a_run_with_a_cpu_quota_killed_while_it_ages_leaves_no_cgroup() {
+    if !root_or_skip("a_run_with_a_cpu_quota_killed_while_it_ages_leaves_no_cgroup") {
+        return;
+    }
+    let s = Scratch::new();
+    let w = s.work();
+    let plan = s.plan(
+        "name = \"quota\"\nages = [\"old\"]\n[device]\nimage = \"400m\"\n[aging.old]\nfill = 80\nchurn = 50\n[platforms.slow]\ncpu_percent = 50\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\nduration = \"60s\"\n",
+    );
+    let child = s.spawn(&["--plan", plan.to_str().unwrap()]);
+    let pid = child.id();
+    wait_for(&w, "the aged tree", |w| {
+        named(w, "mnt-ext4-", "")
+            .iter()
+            .any(|m| m.join("fsbench-aged").exists())
+    });
+    kill_with_its_guard(child);
+    cleanup(&w, &[]);
+    assert!(leftovers(&w).is_empty(), "{:?}", leftovers(&w));
+    assert!(cgroups_of(pid).is_empty(), "left: {:?}", cgroups_of(pid));
+}
+
 /// Killed while a sample's image is copied from the cached one: `fsbench cleanup` removes the
 /// copy and everything else the sample made, keeps the cache, lists it, and removes it when
 /// asked.

@@ -177,14 +177,14 @@ impl<'s> Sampler<'s> {
         let needs_cgroup = self.executor.separate_process()
             || case.workload.settings.apply(RunsPrograms)
             || cpu_percent.is_some();
-        let (cgroup, no_quota) = match (refusal, needs_cgroup) {
-            (Some(why), _) => (None, Some(TargetError::Unsupported(why))),
-            (None, false) => (None, None),
-            (None, true) => match Cgroup::new(cpu_percent) {
-                Ok(cgroup) => (Some(cgroup), None),
-                Err(e) if cpu_percent.is_some() => (None, Some(e)),
-                Err(_) => (None, None),
-            },
+        // The cgroup itself is made once the ground is ready, and goes on record at once: made
+        // now, it would be on no record while the target is made (mkfs, aging: minutes), and a
+        // kill then would leave it. A quota the host cannot give is found now, by a cgroup made
+        // and removed at once, before anything is prepared for the sample.
+        let no_quota = match refusal {
+            Some(why) => Some(TargetError::Unsupported(why)),
+            None if needs_cgroup && cpu_percent.is_some() => Cgroup::new(cpu_percent).err(),
+            None => None,
         };
         let key = self.target_key(case);
         let mut fresh = None;
@@ -269,50 +269,72 @@ impl<'s> Sampler<'s> {
             },
             Ok(own) => {
                 let workdir = own.as_ref().map_or(dir.as_path(), SampleDir::path);
-                let mut processes =
-                    needs_cgroup.then(|| SampleProcesses::start(system, &mut record, cgroup));
-                // The host beside the sample, from just before its workload to just after.
-                let observer = Observer::start(
-                    plan.interval,
-                    observe::devices(ground.target().map(Target::info), workdir),
-                    !executor.separate_process(),
-                    processes.as_ref().and_then(|p| p.cgroup()).map(|c| c.dir()),
-                );
-                let mut harness = SampleHarness {
-                    system,
-                    ground: &mut ground,
-                    phases: phases.as_mut(),
-                    collected: &collected,
+                // Without a quota, a host without cgroups runs the processes under a reaper.
+                let cgroup = match needs_cgroup.then(|| Cgroup::new(cpu_percent)) {
+                    Some(Err(e)) if cpu_percent.is_some() => Err(e),
+                    Some(made) => Ok(made.ok()),
+                    None => Ok(None),
                 };
-                let mut collect = Collecting {
-                    collected: &collected,
-                    sink,
-                    phases: observer.collector(),
-                };
-                let end = executor.execute(
-                    &job_spec,
-                    workdir,
-                    Bounds {
-                        timeout_ns: plan.timeout_ns,
-                        processes: processes.as_mut(),
-                    },
-                    stop,
-                    &mut collect,
-                    &mut harness,
-                );
-                observed = observer.finish(plan.interval);
-                // Nothing of the sample may run on once it ended: before its directory goes or
-                // its target is unmounted.
-                let ended = processes.map_or(Ok(0), |p| p.end(system, &mut record));
-                let removed = own.map(|own| own.remove(system, &mut record));
-                let warnings = &mut collected.borrow_mut().warnings;
-                if let Err(e) = ended {
-                    warnings.push(format!("the sample's processes did not all end: {e}"));
+                match cgroup {
+                    // The quota the probe above could give, the host no longer can.
+                    Err(e) => {
+                        if let Some(own) = own {
+                            let _ = own.remove(system, &mut record);
+                        }
+                        crate::executor::Executed {
+                            status: Outcome::Failed,
+                            reason: Some(e.to_string()),
+                            seed: None,
+                            kept: Vec::new(),
+                        }
+                    }
+                    Ok(cgroup) => {
+                        let mut processes = needs_cgroup
+                            .then(|| SampleProcesses::start(system, &mut record, cgroup));
+                        // The host beside the sample, from just before its workload to just after.
+                        let observer = Observer::start(
+                            plan.interval,
+                            observe::devices(ground.target().map(Target::info), workdir),
+                            !executor.separate_process(),
+                            processes.as_ref().and_then(|p| p.cgroup()).map(|c| c.dir()),
+                        );
+                        let mut harness = SampleHarness {
+                            system,
+                            ground: &mut ground,
+                            phases: phases.as_mut(),
+                            collected: &collected,
+                        };
+                        let mut collect = Collecting {
+                            collected: &collected,
+                            sink,
+                            phases: observer.collector(),
+                        };
+                        let end = executor.execute(
+                            &job_spec,
+                            workdir,
+                            Bounds {
+                                timeout_ns: plan.timeout_ns,
+                                processes: processes.as_mut(),
+                            },
+                            stop,
+                            &mut collect,
+                            &mut harness,
+                        );
+                        observed = observer.finish(plan.interval);
+                        // Nothing of the sample may run on once it ended: before its directory goes or
+                        // its target is unmounted.
+                        let ended = processes.map_or(Ok(0), |p| p.end(system, &mut record));
+                        let removed = own.map(|own| own.remove(system, &mut record));
+                        let warnings = &mut collected.borrow_mut().warnings;
+                        if let Err(e) = ended {
+                            warnings.push(format!("the sample's processes did not all end: {e}"));
+                        }
+                        if let Some(Err(e)) = removed {
+                            warnings.push(format!("the sample's directory stays: {e}"));
+                        }
+                        end
+                    }
                 }
-                if let Some(Err(e)) = removed {
-                    warnings.push(format!("the sample's directory stays: {e}"));
-                }
-                end
             }
         };
         if let Some(phases) = phases.as_mut() {
