@@ -333,6 +333,71 @@ pub struct Assessment {
     pub disturbed: bool,
 }
 
+/// A device busy at least this much (percent) in an interval is saturated in it.
+pub const SATURATED_PERCENT: f64 = 95.0;
+/// CPU steal above this share of all CPUs' time (percent) over the phases disturbs a sample.
+pub const STEAL_PERCENT: f64 = 2.0;
+/// I/O on the disk beyond the device's, above this many bytes and [`OTHER_IO_SHARE`] of the
+/// device's own, disturbs a sample.
+pub const OTHER_IO_BYTES: u64 = 16 << 20;
+pub const OTHER_IO_SHARE: f64 = 0.01;
+
+/// One way the host disturbed a sample beyond its limit (the limits above).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Disturbance {
+    /// CPU steal over the phases, percent of all CPUs' time.
+    Steal { percent: f64 },
+    /// Bytes another process moved on `disk`, the disk under the device, against the
+    /// device's own `device_bytes`.
+    OtherIo {
+        bytes: u64,
+        disk: String,
+        device_bytes: u64,
+    },
+}
+
+impl std::fmt::Display for Disturbance {
+    /// In a few words: "CPU steal 3.1 % of the CPUs' time", "60.0 MiB of another process's
+    /// I/O on vda".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Disturbance::Steal { percent } => {
+                write!(f, "CPU steal {percent:.1} % of the CPUs' time")
+            }
+            Disturbance::OtherIo { bytes, disk, .. } => write!(
+                f,
+                "{:.1} MiB of another process's I/O on {}",
+                *bytes as f64 / (1u64 << 20) as f64,
+                if disk.is_empty() { "the disk" } else { disk }
+            ),
+        }
+    }
+}
+
+impl Assessment {
+    /// How the host disturbed the sample, each beyond its limit: the one rule that sets
+    /// [`Assessment::disturbed`] when a sample is assessed, and that every report reads back.
+    pub fn disturbances(&self) -> Vec<Disturbance> {
+        let mut out = Vec::new();
+        if let Some(percent) = self.steal_percent.filter(|&s| s > STEAL_PERCENT) {
+            out.push(Disturbance::Steal { percent });
+        }
+        let of = |role: &str| self.devices.iter().find(|d| d.role == role);
+        let device_bytes = of("device").map_or(0, |d| d.read_bytes + d.write_bytes);
+        if let Some(bytes) = self
+            .other_io_bytes
+            .filter(|&o| o > OTHER_IO_BYTES && o as f64 > OTHER_IO_SHARE * device_bytes as f64)
+        {
+            out.push(Disturbance::OtherIo {
+                bytes,
+                disk: of("disk").map_or_else(String::new, |d| d.device.clone()),
+                device_bytes,
+            });
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

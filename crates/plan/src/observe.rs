@@ -10,20 +10,12 @@ use fsbench_analysis::steady::steadiness;
 use fsbench_measure::monitor::{device_of_file, Monitor, Watch};
 use fsbench_measure::series::{Outlet, SeriesInterval};
 use fsbench_model::series::{
-    Assessment, DeviceLoad, PhaseBatch, PhaseVerdict, Phases, Series, WORKLOAD,
+    Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict, Phases, Series,
+    SATURATED_PERCENT, WORKLOAD,
 };
 use fsbench_testbed::TargetInfo;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-/// A device busy at least this much (percent) in an interval is saturated in it.
-pub const SATURATED_PERCENT: f64 = 95.0;
-/// CPU steal above this share of all CPUs' time (percent) over the phases disturbs a sample.
-pub const STEAL_PERCENT: f64 = 2.0;
-/// I/O on the disk beyond the device's, above this many bytes and [`OTHER_IO_SHARE`] of the
-/// device's own, disturbs a sample.
-pub const OTHER_IO_BYTES: u64 = 16 << 20;
-pub const OTHER_IO_SHARE: f64 = 0.01;
 
 /// The series of a sample's phases as they arrive (an outlet: a phase's sampler thread in this
 /// process, or the child's events on this thread).
@@ -285,65 +277,42 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
             d.device, d.role, d.busy_percent
         ));
     }
-    let stolen = steal.filter(|&s| s > STEAL_PERCENT);
-    if let Some(s) = stolen {
-        warnings.push(format!(
-            "CPU steal took {s:.1} % of the CPUs' time while the phases ran: the hypervisor gave this machine's CPUs to others; the figures may be low"
-        ));
-    }
-    let device_bytes = bytes_of("device").unwrap_or(0);
-    let disturbing = disturbing_io(other, device_bytes);
-    if let Some(o) = disturbing {
-        let disk = devices
-            .iter()
-            .find(|d| d.role == "disk")
-            .map_or("", |d| d.device.as_str());
-        warnings.push(format!(
-            "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}): the figures may be low",
-            fsbench_measure::units::human_bytes(o),
-            fsbench_measure::units::human_bytes(device_bytes)
-        ));
-    }
-    let assessment = Assessment {
+    let mut assessment = Assessment {
         phases: verdicts,
         devices,
         steal_percent: steal,
         other_io_bytes: other,
-        disturbed: stolen.is_some() || disturbing.is_some(),
+        disturbed: false,
     };
+    let disturbances = assessment.disturbances();
+    for d in &disturbances {
+        warnings.push(match d {
+            Disturbance::Steal { percent } => format!(
+                "CPU steal took {percent:.1} % of the CPUs' time while the phases ran: the hypervisor gave this machine's CPUs to others; the figures may be low"
+            ),
+            Disturbance::OtherIo { bytes, disk, device_bytes } => format!(
+                "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}): the figures may be low",
+                fsbench_measure::units::human_bytes(*bytes),
+                fsbench_measure::units::human_bytes(*device_bytes)
+            ),
+        });
+    }
+    assessment.disturbed = !disturbances.is_empty();
     (assessment, warnings)
 }
 
-/// The bytes another process moved on the disk, when they disturb: above [`OTHER_IO_BYTES`] and
-/// [`OTHER_IO_SHARE`] of what the device itself moved.
-fn disturbing_io(other: Option<u64>, device_bytes: u64) -> Option<u64> {
-    other.filter(|&o| o > OTHER_IO_BYTES && o as f64 > OTHER_IO_SHARE * device_bytes as f64)
-}
-
-/// How the host disturbed a sample, in a few words ("CPU steal 3.1 %; 60 MiB of another
-/// process's I/O on vda"); None when it did not.
+/// How the host disturbed a sample, in a few words ("CPU steal 3.1 % of the CPUs' time; 60.0
+/// MiB of another process's I/O on vda", as every report words it); None when it did not.
 pub fn disturbance(a: &Assessment) -> Option<String> {
     if !a.disturbed {
         return None;
     }
-    let mut why = Vec::new();
-    if let Some(steal) = a.steal_percent.filter(|&s| s > STEAL_PERCENT) {
-        why.push(format!("CPU steal {steal:.1} %"));
-    }
-    let device = a.devices.iter().find(|d| d.role == "device");
-    let device_bytes = device.map_or(0, |d| d.read_bytes + d.write_bytes);
-    if let Some(other) = disturbing_io(a.other_io_bytes, device_bytes) {
-        let disk = a
-            .devices
-            .iter()
-            .find(|d| d.role == "disk")
-            .map_or("", |d| d.device.as_str());
-        why.push(format!(
-            "{} of another process's I/O on {disk}",
-            fsbench_measure::units::human_bytes(other)
-        ));
-    }
-    Some(why.join("; "))
+    let why: Vec<String> = a.disturbances().iter().map(|d| d.to_string()).collect();
+    Some(if why.is_empty() {
+        "by the host".to_string()
+    } else {
+        why.join("; ")
+    })
 }
 
 #[cfg(test)]
@@ -413,7 +382,7 @@ mod tests {
         );
         assert_eq!(
             disturbance(&a).unwrap(),
-            "CPU steal 5.0 %; 60 MiB of another process's I/O on vda"
+            "CPU steal 5.0 % of the CPUs' time; 60.0 MiB of another process's I/O on vda"
         );
         // A quiet host: nothing to say.
         let quiet = vec![

@@ -9,7 +9,6 @@
 
 use crate::charts::{self, Panel, Span, Trace};
 use crate::model::{CaseView, ReportModel};
-use fsbench_measure::units::human_bytes;
 use fsbench_model::series::{Series, WORKLOAD};
 use fsbench_model::{CaseAxis, Direction, Unit};
 use fsbench_store::{Outcome, Sample, Store, StoreError};
@@ -253,26 +252,15 @@ pub fn marks(sample: &Sample) -> Vec<Mark> {
         });
     }
     if a.disturbed {
-        // What was measured while it ran (the limits that make it disturbed are the
-        // campaign's: docs/metrics.md); a steal too small to show is left out.
-        let mut why = Vec::new();
-        if let Some(steal) = a.steal_percent.filter(|&s| s >= 0.05) {
-            why.push(format!("CPU steal {steal:.1} % of the CPUs' time"));
-        }
-        if let Some(other) = a.other_io_bytes.filter(|&o| o > 0) {
-            let disk = a
-                .devices
-                .iter()
-                .find(|d| d.role == "disk")
-                .map_or("the disk", |d| d.device.as_str());
-            why.push(format!(
-                "{} of another process's I/O on {disk}",
-                human_bytes(other)
-            ));
-        }
+        // The same rule and words as when the sample was assessed (fsbench_model::series).
+        let why: Vec<String> = a.disturbances().iter().map(|d| d.to_string()).collect();
         out.push(Mark {
             kind: MarkKind::Disturbed,
-            text: format!("disturbed by the host: {}", why.join("; ")),
+            text: if why.is_empty() {
+                "disturbed by the host".to_string()
+            } else {
+                format!("disturbed by the host: {}", why.join("; "))
+            },
         });
     }
     out
@@ -942,7 +930,7 @@ mod tests {
             marks[2].text.contains("CPU steal 3.0 %")
                 && marks[2]
                     .text
-                    .contains("64 MiB of another process's I/O on the disk"),
+                    .contains("64.0 MiB of another process's I/O on the disk"),
             "{marks:?}"
         );
         // Not watched, or not ok: nothing to say.
