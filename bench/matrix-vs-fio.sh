@@ -73,7 +73,8 @@ fio_kib() {
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j[sys.argv[2]]["bw_bytes"]/1024)' "$1" "$2"
 }
 run_fsbench() { # dir test record: leaves its test file, named on stderr (older: in the JSON)
-  FSBENCH_DB="$OUT/bench.db" "${BIN:-$FSBENCH}" matrix --dir "$1" -i "$2" --file-sizes 1g \
+  # A database of its own for the older build, which refuses a newer schema.
+  FSBENCH_DB="$OUT/bench${BIN:+-baseline}.db" "${BIN:-$FSBENCH}" matrix --dir "$1" -i "$2" --file-sizes 1g \
     --record-sizes "$3" --keep --min-time "${SECONDS_PER_JOB}s" --quiet \
     --json "$OUT/fsbench.json" 2>"$OUT/fsbench.err" >/dev/null
   FILE=$(sed -n 's/^kept the last test file: //p' "$OUT/fsbench.err")
