@@ -176,8 +176,9 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
 }
 
 /// A sample with a CPU quota runs in a cgroup of its own. Killed while its aged filesystem is
-/// made (which can take minutes on a big image), the run leaves no cgroup that `fsbench cleanup` cannot find:
-/// the cgroup is made only once the filesystem is ready, and on record from then on.
+/// made (which can take minutes on a big image), the run leaves no cgroup that `fsbench
+/// cleanup` cannot find: the cgroup is made only once the filesystem is ready, and on record
+/// from then on.
 #[test]
 fn a_run_with_a_cpu_quota_killed_while_it_ages_leaves_no_cgroup() {
     if !root_or_skip("a_run_with_a_cpu_quota_killed_while_it_ages_leaves_no_cgroup") {

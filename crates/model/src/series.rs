@@ -396,6 +396,22 @@ impl Assessment {
         }
         out
     }
+
+    /// How the host disturbed the sample, in a few words ("CPU steal 3.1 % of the CPUs' time;
+    /// 60.0 MiB of another process's I/O on vda"), as the campaign's repeat and every report word
+    /// it; None when it did not.
+    pub fn disturbance(&self) -> Option<String> {
+        if !self.disturbed {
+            return None;
+        }
+        let why: Vec<String> = self.disturbances().iter().map(|d| d.to_string()).collect();
+        Some(if why.is_empty() {
+            // Stored by an fsbench whose limits were not these.
+            "beyond the limits of the fsbench that stored it".to_string()
+        } else {
+            why.join("; ")
+        })
+    }
 }
 
 #[cfg(test)]

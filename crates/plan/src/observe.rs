@@ -301,20 +301,6 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
     (assessment, warnings)
 }
 
-/// How the host disturbed a sample, in a few words ("CPU steal 3.1 % of the CPUs' time; 60.0
-/// MiB of another process's I/O on vda", as every report words it); None when it did not.
-pub fn disturbance(a: &Assessment) -> Option<String> {
-    if !a.disturbed {
-        return None;
-    }
-    let why: Vec<String> = a.disturbances().iter().map(|d| d.to_string()).collect();
-    Some(if why.is_empty() {
-        "by the host".to_string()
-    } else {
-        why.join("; ")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,7 +367,7 @@ mod tests {
             warnings[3]
         );
         assert_eq!(
-            disturbance(&a).unwrap(),
+            a.disturbance().unwrap(),
             "CPU steal 5.0 % of the CPUs' time; 60.0 MiB of another process's I/O on vda"
         );
         // A quiet host: nothing to say.
@@ -396,6 +382,6 @@ mod tests {
         let (a, warnings) = assess(&quiet);
         assert_eq!((a.phases[0].steady, a.disturbed), (Some(true), false));
         assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(disturbance(&a), None);
+        assert_eq!(a.disturbance(), None);
     }
 }

@@ -277,7 +277,7 @@ impl Campaign<'_> {
                         .as_ref()
                         .filter(|r| r.status == Outcome::Ok)
                         .and_then(|r| r.assessment.as_ref())
-                        .and_then(crate::observe::disturbance);
+                        .and_then(|a| a.disturbance());
                     let again = why.is_some()
                         && disturbed.len() < plan.repeat_disturbed as usize
                         && !self.stop.is_requested();

@@ -260,81 +260,80 @@ impl<'s> Sampler<'s> {
             context: ctx,
         };
         let mut observed = Observed::default();
-        let mut end = match own {
-            Err(reason) => crate::executor::Executed {
+        // Without a quota, a host without cgroups runs the processes under a reaper.
+        let cgroup = match (own.is_ok() && needs_cgroup).then(|| Cgroup::new(cpu_percent)) {
+            Some(Err(e)) if cpu_percent.is_some() => Err(e.to_string()),
+            Some(made) => Ok(made.ok()),
+            None => Ok(None),
+        };
+        let mut end = match (own, cgroup) {
+            (Err(reason), _) => crate::executor::Executed {
                 status: Outcome::Failed,
                 reason: Some(reason),
                 seed: None,
                 kept: Vec::new(),
             },
-            Ok(own) => {
-                let workdir = own.as_ref().map_or(dir.as_path(), SampleDir::path);
-                // Without a quota, a host without cgroups runs the processes under a reaper.
-                let cgroup = match needs_cgroup.then(|| Cgroup::new(cpu_percent)) {
-                    Some(Err(e)) if cpu_percent.is_some() => Err(e),
-                    Some(made) => Ok(made.ok()),
-                    None => Ok(None),
-                };
-                match cgroup {
-                    // The quota the probe above could give, the host no longer can.
-                    Err(e) => {
-                        if let Some(own) = own {
-                            let _ = own.remove(system, &mut record);
-                        }
-                        crate::executor::Executed {
-                            status: Outcome::Failed,
-                            reason: Some(e.to_string()),
-                            seed: None,
-                            kept: Vec::new(),
-                        }
-                    }
-                    Ok(cgroup) => {
-                        let mut processes = needs_cgroup
-                            .then(|| SampleProcesses::start(system, &mut record, cgroup));
-                        // The host beside the sample, from just before its workload to just after.
-                        let observer = Observer::start(
-                            plan.interval,
-                            observe::devices(ground.target().map(Target::info), workdir),
-                            !executor.separate_process(),
-                            processes.as_ref().and_then(|p| p.cgroup()).map(|c| c.dir()),
-                        );
-                        let mut harness = SampleHarness {
-                            system,
-                            ground: &mut ground,
-                            phases: phases.as_mut(),
-                            collected: &collected,
-                        };
-                        let mut collect = Collecting {
-                            collected: &collected,
-                            sink,
-                            phases: observer.collector(),
-                        };
-                        let end = executor.execute(
-                            &job_spec,
-                            workdir,
-                            Bounds {
-                                timeout_ns: plan.timeout_ns,
-                                processes: processes.as_mut(),
-                            },
-                            stop,
-                            &mut collect,
-                            &mut harness,
-                        );
-                        observed = observer.finish(plan.interval);
-                        // Nothing of the sample may run on once it ended: before its directory goes or
-                        // its target is unmounted.
-                        let ended = processes.map_or(Ok(0), |p| p.end(system, &mut record));
-                        let removed = own.map(|own| own.remove(system, &mut record));
-                        let warnings = &mut collected.borrow_mut().warnings;
-                        if let Err(e) = ended {
-                            warnings.push(format!("the sample's processes did not all end: {e}"));
-                        }
-                        if let Some(Err(e)) = removed {
-                            warnings.push(format!("the sample's directory stays: {e}"));
-                        }
-                        end
-                    }
+            // The quota the probe above could give, the host no longer can.
+            (Ok(own), Err(reason)) => {
+                if let Some(Err(e)) = own.map(|own| own.remove(system, &mut record)) {
+                    collected
+                        .borrow_mut()
+                        .warnings
+                        .push(format!("the sample's directory stays: {e}"));
                 }
+                crate::executor::Executed {
+                    status: Outcome::Failed,
+                    reason: Some(reason),
+                    seed: None,
+                    kept: Vec::new(),
+                }
+            }
+            (Ok(own), Ok(cgroup)) => {
+                let workdir = own.as_ref().map_or(dir.as_path(), SampleDir::path);
+                let mut processes =
+                    needs_cgroup.then(|| SampleProcesses::start(system, &mut record, cgroup));
+                // The host beside the sample, from just before its workload to just after.
+                let observer = Observer::start(
+                    plan.interval,
+                    observe::devices(ground.target().map(Target::info), workdir),
+                    !executor.separate_process(),
+                    processes.as_ref().and_then(|p| p.cgroup()).map(|c| c.dir()),
+                );
+                let mut harness = SampleHarness {
+                    system,
+                    ground: &mut ground,
+                    phases: phases.as_mut(),
+                    collected: &collected,
+                };
+                let mut collect = Collecting {
+                    collected: &collected,
+                    sink,
+                    phases: observer.collector(),
+                };
+                let end = executor.execute(
+                    &job_spec,
+                    workdir,
+                    Bounds {
+                        timeout_ns: plan.timeout_ns,
+                        processes: processes.as_mut(),
+                    },
+                    stop,
+                    &mut collect,
+                    &mut harness,
+                );
+                observed = observer.finish(plan.interval);
+                // Nothing of the sample may run on once it ended: before its directory goes or
+                // its target is unmounted.
+                let ended = processes.map_or(Ok(0), |p| p.end(system, &mut record));
+                let removed = own.map(|own| own.remove(system, &mut record));
+                let warnings = &mut collected.borrow_mut().warnings;
+                if let Err(e) = ended {
+                    warnings.push(format!("the sample's processes did not all end: {e}"));
+                }
+                if let Some(Err(e)) = removed {
+                    warnings.push(format!("the sample's directory stays: {e}"));
+                }
+                end
             }
         };
         if let Some(phases) = phases.as_mut() {

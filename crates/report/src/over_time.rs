@@ -251,16 +251,11 @@ pub fn marks(sample: &Sample) -> Vec<Mark> {
             ),
         });
     }
-    if a.disturbed {
+    if let Some(why) = a.disturbance() {
         // The same rule and words as when the sample was assessed (fsbench_model::series).
-        let why: Vec<String> = a.disturbances().iter().map(|d| d.to_string()).collect();
         out.push(Mark {
             kind: MarkKind::Disturbed,
-            text: if why.is_empty() {
-                "disturbed by the host".to_string()
-            } else {
-                format!("disturbed by the host: {}", why.join("; "))
-            },
+            text: format!("disturbed by the host: {why}"),
         });
     }
     out
