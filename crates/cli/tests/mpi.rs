@@ -489,9 +489,18 @@ fn a_first_done_stonewall_stops_every_rank_when_one_thread_is_done() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_campaign_under_mpirun_does_what_the_command_does() {
+    if !common::root_or_skip("a_campaign_under_mpirun_does_what_the_command_does") {
+        return;
+    }
     let scratch = Scratch::new();
     let dir = scratch.path().join("shared");
     std::fs::create_dir(&dir).unwrap();
+    // Rank 0 works on a tmpfs (its `rank-0` is already there, so it is used as it is), rank 1
+    // on the host's disk: rank 0's threads are done long before rank 1's, so the stonewall has
+    // something to stop. Equal ranks here can all end within the 32 operations between two
+    // looks at the wall, and then nothing is stopped.
+    let fast = common::ScratchMount::tmpfs("size=64m");
+    std::os::unix::fs::symlink(fast.path(), dir.join("rank-0")).unwrap();
     let plan = scratch.plan(
         r#"
 name = "as-the-command"
@@ -556,7 +565,9 @@ tree_fraction = 0.01
             3000.0,
             "one thread made its share: {r}"
         );
-        assert!(number(&r["ops"]) < 4.0 * 3000.0, "the others stopped: {r}");
+        // Rank 1's threads were stopped far from their share.
+        assert!(number(&r["made_min"]) < 1500.0, "the others stopped: {r}");
+        assert!(number(&r["ops"]) < 3.0 * 3000.0, "the others stopped: {r}");
     }
     assert_eq!(number(&of("unlink")["ops"]), number(&of("create")["ops"]));
     let untar = sample("untar");
