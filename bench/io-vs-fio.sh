@@ -3,19 +3,21 @@
 #
 # 4 KiB random reads and random writes at queue depths 1, 8, 32 and 128, one thread: O_DIRECT on
 # ext4 on a loop device (a sparse image in /var/tmp, on ext4, with direct I/O on the backing
-# file), and buffered on tmpfs. Each comparison runs as PAIRS alternating pairs (fsbench, then
-# fio on the file fsbench laid out and kept), every job running SECONDS (time-based); both use
-# their defaults otherwise (one submission per operation, waiting for one completion at a time
-# when the queue is full), so they issue the same system calls. Printed per filesystem and
-# comparison: the median fsbench/fio IOPS ratio over the pairs (with min..max) and the median
-# ratio of CPU time per operation (user + system of the process over the run, per operation;
-# below 1: fsbench spends less). Also, in the same pairs, fsbench's sync engine (pread/pwrite)
-# against its io_uring engine at depth 1 (each on a file it lays out alike, on the same
-# filesystem): they should agree within noise.
+# file), and buffered on tmpfs. Each comparison runs as PAIRS pairs whose order alternates
+# (fsbench first in odd pairs, fio first in even ones, so whatever the first run of a pair leaves
+# behind — the host's cache of the image, io-wq workers, memory handed back to the hypervisor —
+# favours neither), every job running SECONDS (time-based); both use their defaults otherwise
+# (one submission per operation, waiting for one completion at a time when the queue is full),
+# so they issue the same system calls. Printed per filesystem and comparison: the median
+# fsbench/fio IOPS ratio over the pairs (with min..max) and the median ratio of CPU time per
+# operation (user + system of the process over the run, per operation; below 1: fsbench spends
+# less). Also, in the same pairs, fsbench's sync engine (pread/pwrite) against its io_uring
+# engine at depth 1, also in alternating order: they should agree within noise.
 #
-# fio runs with invalidate=0 (fsbench's files start warm; with O_DIRECT the cache does not
-# matter) and on the file fsbench kept, which fio then neither lays out nor extends; fsbench
-# random writes run with --overwrite, so both overwrite laid-out blocks.
+# Each run lays out a file of its own, untimed, and removes it: fsbench as it always does, fio
+# in a job of its own before the timed one (create_only=1 with overwrite=1: the file written
+# whole, as fsbench's layout and its --overwrite). fio runs with invalidate=0 (with O_DIRECT the cache does
+# not matter; buffered on tmpfs there is no other copy).
 #
 # CPU time: fsbench's cpu_per_op is its process's user + system time over the timed phase, which
 # includes io_uring's io-wq workers (threads of the process that serve buffered reads and
@@ -84,23 +86,26 @@ job_ns = (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e6
 print(d["iops"], (user + system) * 1e9 / ios, job_ns / ios)
 ' "$1" "$2" "$3"
 }
-# dir rw depth engine direct: runs fsbench io, keeps its file (named in FILE).
+# dir rw depth engine direct: runs fsbench io on a file it lays out and removes.
 run_fsbench() {
   local extra=()
   [ "$5" = 1 ] && extra+=(--direct)
   [ "$2" = randwrite ] && extra+=(--overwrite)
   FSBENCH_DB="$OUT/bench.db" "$FSBENCH" io --dir "$1" --rw "$2" --bs 4k --size "$SIZE" \
-    --iodepth "$3" --engine "$4" --runtime "${SECONDS_PER_JOB}s" --time-based --keep \
+    --iodepth "$3" --engine "$4" --runtime "${SECONDS_PER_JOB}s" --time-based \
     "${extra[@]}" --quiet --json "$OUT/fsbench.json" 2>"$OUT/fsbench.err" >/dev/null \
     || { cat "$OUT/fsbench.err" >&2; exit 1; }
-  FILE=$(sed -n 's/^kept the last test file: //p' "$OUT/fsbench.err" | head -1)
-  [ -n "$FILE" ] || { echo "error: fsbench kept no file" >&2; cat "$OUT/fsbench.err" >&2; exit 1; }
 }
-# file rw depth direct
+# dir rw depth direct: runs fio on a file it lays out first, and removes it.
 run_fio() {
-  /usr/bin/time -f '%U %S' -o "$OUT/fio.time" fio --name=job --filename="$1" --size="$SIZE" --bs=4k --rw="$2" --ioengine=io_uring \
-    --iodepth="$3" --direct="$4" --invalidate=0 --numjobs=1 --thread --time_based \
+  local file="$1/fio.file"
+  # The layout as a job of its own (create_only), so time(1) below counts the timed run only.
+  fio --name=layout --filename="$file" --size="$SIZE" --bs=4k --rw="$2" --ioengine=psync \
+    --direct="$4" --overwrite=1 --create_only=1 --output=/dev/null >/dev/null
+  /usr/bin/time -f '%U %S' -o "$OUT/fio.time" fio --name=job --filename="$file" --size="$SIZE" --bs=4k --rw="$2" --ioengine=io_uring \
+    --iodepth="$3" --direct="$4" --invalidate=0 --overwrite=1 --numjobs=1 --thread --time_based \
     --runtime="$SECONDS_PER_JOB" --randrepeat=0 --output-format=json --output="$OUT/fio.json" >/dev/null
+  rm -f "$file"
 }
 record() { # fs comparison pair "a_iops a_cpu" "b_iops b_cpu [b_job_cpu]"
   read -r ai ac <<< "$4"
@@ -117,21 +122,28 @@ for fs in ${FILESYSTEMS:-ext4 tmpfs}; do
       dirn=read
       [ "$rw" = randwrite ] && dirn=write
       for depth in ${DEPTHS:-1 8 32 128}; do
-        run_fsbench "$dir" "$rw" "$depth" io_uring "$direct"
-        a=$(fsbench_figures "$OUT/fsbench.json" "$dirn")
-        run_fio "$FILE" "$rw" "$depth" "$direct"
-        b=$(fio_figures "$OUT/fio.json" "$dirn" "$OUT/fio.time")
-        record "$fs" "$rw 4k depth $depth" "$pair" "$a" "$b"
-        if [ "$depth" = 1 ]; then
-          # The sync engine against io_uring at depth 1, on the same file, in the same pair.
-          kept=$FILE
-          run_fsbench "$dir" "$rw" 1 sync "$direct"
-          s=$(fsbench_figures "$OUT/fsbench.json" "$dirn")
-          rm -f "$FILE"
-          record "$fs" "$rw 4k depth 1: sync vs io_uring" "$pair" "$s" "$a"
-          FILE=$kept
+        # Odd pairs: fsbench io_uring, fio (, fsbench sync); even pairs the other way round.
+        if [ $((pair % 2)) = 1 ]; then
+          run_fsbench "$dir" "$rw" "$depth" io_uring "$direct"
+          a=$(fsbench_figures "$OUT/fsbench.json" "$dirn")
+          run_fio "$dir" "$rw" "$depth" "$direct"
+          b=$(fio_figures "$OUT/fio.json" "$dirn" "$OUT/fio.time")
+          if [ "$depth" = 1 ]; then
+            run_fsbench "$dir" "$rw" 1 sync "$direct"
+            s=$(fsbench_figures "$OUT/fsbench.json" "$dirn")
+          fi
+        else
+          if [ "$depth" = 1 ]; then
+            run_fsbench "$dir" "$rw" 1 sync "$direct"
+            s=$(fsbench_figures "$OUT/fsbench.json" "$dirn")
+          fi
+          run_fio "$dir" "$rw" "$depth" "$direct"
+          b=$(fio_figures "$OUT/fio.json" "$dirn" "$OUT/fio.time")
+          run_fsbench "$dir" "$rw" "$depth" io_uring "$direct"
+          a=$(fsbench_figures "$OUT/fsbench.json" "$dirn")
         fi
-        rm -f "$FILE"
+        record "$fs" "$rw 4k depth $depth" "$pair" "$a" "$b"
+        [ "$depth" = 1 ] && record "$fs" "$rw 4k depth 1: sync vs io_uring" "$pair" "$s" "$a"
       done
     done
     echo "$fs: pair $pair of $PAIRS done" >&2
