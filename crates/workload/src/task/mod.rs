@@ -1298,10 +1298,15 @@ impl Chain<'_> {
         }
         let file = open_tarball(&tarball.path, tarball.given)
             .map_err(|e| StepError::io("open", &tarball.path, e))?;
-        let reader = tarball
-            .compression
-            .reader(std::io::BufReader::with_capacity(1 << 20, file));
-        native::load(reader).map_err(|e| match e {
+        // An uncompressed archive is mapped (its page cache, no copy of it in this process);
+        // a compressed one is decompressed into memory.
+        let loaded = match tarball.compression {
+            Compression::None => native::load_file(file),
+            compression => {
+                native::load(compression.reader(std::io::BufReader::with_capacity(1 << 20, file)))
+            }
+        };
+        loaded.map_err(|e| match e {
             native::LoadError::Unreadable(e) => StepError::failed(format!(
                 "{} is not a readable tar archive ({e})",
                 tarball.origin

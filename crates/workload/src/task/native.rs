@@ -17,11 +17,97 @@ use std::path::Path;
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub entries: Vec<LoadedEntry>,
-    pub data: Vec<u8>,
+    pub data: Contents,
     pub files: u64,
     pub dirs: u64,
     pub symlinks: u64,
     pub bytes: u64,
+}
+
+/// Where an archive's file contents are held: read into this process's memory (a compressed
+/// archive, decompressed), or, for an uncompressed archive, its file mapped read-only with every
+/// page read in before the extraction starts — the archive's page cache, as GNU tar reads it,
+/// and no second copy of it in the process's own memory.
+#[derive(Debug)]
+pub enum Contents {
+    Read(Vec<u8>),
+    Mapped(Mapped),
+}
+
+impl Default for Contents {
+    fn default() -> Contents {
+        Contents::Read(Vec::new())
+    }
+}
+
+impl std::ops::Deref for Contents {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Contents::Read(data) => data,
+            Contents::Mapped(mapped) => mapped.bytes(),
+        }
+    }
+}
+
+/// A regular file mapped read-only (private) with its pages populated. The file must not shrink
+/// while it is mapped (a read past its new end would be a SIGBUS): fsbench's own tarballs never
+/// change, and a given one is the user's to leave alone during the run.
+#[derive(Debug)]
+pub struct Mapped {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is read-only and owned: shared references only read it.
+unsafe impl Send for Mapped {}
+// SAFETY: as above.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    /// Maps all of `file`, reading every page in now (MAP_POPULATE).
+    pub fn of(file: &std::fs::File) -> io::Result<Mapped> {
+        let len = usize::try_from(file.metadata()?.len())
+            .map_err(|_| io::Error::from(io::ErrorKind::FileTooLarge))?;
+        if len == 0 {
+            return Ok(Mapped {
+                ptr: std::ptr::NonNull::dangling().as_ptr(),
+                len: 0,
+            });
+        }
+        // SAFETY: a new private read-only mapping of an open file; checked below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_POPULATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapped {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` readable bytes at `ptr` for as long as self lives (or none).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: the mapping made in `of`, unmapped once.
+            unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -63,10 +149,48 @@ pub enum LoadError {
 /// directory extracted to are refused before anything is written: absolute names, `..` in a
 /// name, hard links to such names, and paths deeper than [`MAX_DEPTH`].
 pub fn load(archive: impl Read) -> Result<Loaded, LoadError> {
+    let mut data = Vec::new();
+    let mut archive = tar::Archive::new(archive);
+    let entries = archive.entries().map_err(LoadError::Unreadable)?;
+    let mut loaded = load_entries(entries, |entry| {
+        let start = data.len();
+        entry.read_to_end(&mut data)?;
+        Ok((start, data.len() - start))
+    })?;
+    loaded.data = Contents::Read(data);
+    Ok(loaded)
+}
+
+/// As [`load`], for an uncompressed tar file: its headers are read, and its file contents are
+/// the file itself, mapped ([`Mapped`]), each file's bytes where the archive has them.
+pub fn load_file(file: std::fs::File) -> Result<Loaded, LoadError> {
+    let mapped = Mapped::of(&file).map_err(LoadError::Unreadable)?;
+    let size = mapped.len as u64;
+    let mut archive = tar::Archive::new(io::BufReader::with_capacity(1 << 20, file));
+    let entries = archive.entries_with_seek().map_err(LoadError::Unreadable)?;
+    let mut loaded = load_entries(entries, |entry| {
+        let (start, len) = (entry.raw_file_position(), entry.size());
+        if start.checked_add(len).is_none_or(|end| end > size) {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "an entry's contents run past the end of the file",
+            ));
+        }
+        Ok((start as usize, len as usize))
+    })?;
+    loaded.data = Contents::Mapped(mapped);
+    Ok(loaded)
+}
+
+/// The entries of an archive as [`load`] keeps them, each regular file's contents placed by
+/// `contents` (where they start in [`Loaded::data`], and how long they are).
+fn load_entries<R: Read>(
+    entries: tar::Entries<'_, R>,
+    mut contents: impl FnMut(&mut tar::Entry<'_, R>) -> io::Result<(usize, usize)>,
+) -> Result<Loaded, LoadError> {
     let unreadable = LoadError::Unreadable;
     let mut loaded = Loaded::default();
-    let mut archive = tar::Archive::new(archive);
-    for entry in archive.entries().map_err(unreadable)? {
+    for entry in entries {
         let mut entry = entry.map_err(unreadable)?;
         let header = entry.header();
         let kind = match header.entry_type() {
@@ -101,11 +225,11 @@ pub fn load(archive: impl Read) -> Result<Loaded, LoadError> {
         } else {
             link
         };
-        let start = loaded.data.len();
-        if kind == EntryKind::File {
-            entry.read_to_end(&mut loaded.data).map_err(unreadable)?;
-        }
-        let len = loaded.data.len() - start;
+        let (start, len) = if kind == EntryKind::File {
+            contents(&mut entry).map_err(unreadable)?
+        } else {
+            (0, 0)
+        };
         match kind {
             EntryKind::Dir => loaded.dirs += 1,
             EntryKind::File => {
@@ -619,6 +743,57 @@ mod tests {
             .lines()
             .find_map(|l| l.strip_prefix("syscw:"))
             .and_then(|v| v.trim().parse().ok())
+    }
+
+    /// An uncompressed archive mapped holds what reading it into memory holds: the same
+    /// entries, each file's bytes the same, and a file cut short inside an entry's contents is
+    /// an unreadable archive (not a read past the mapping's end).
+    #[test]
+    fn a_mapped_archive_loads_as_a_read_one_and_a_cut_one_is_refused() {
+        let model = tree::scaled(&tree::LINUX_6_1, 0.01);
+        let generated = tree::generate(&model, 5, 11);
+        let mut archive = Vec::new();
+        tree::pack(&generated, tree::Compression::None, &mut archive).unwrap();
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), &archive).unwrap();
+        let (Ok(read), Ok(mapped)) = (
+            load(&archive[..]),
+            load_file(std::fs::File::open(file.path()).unwrap()),
+        ) else {
+            panic!("the archive loads both ways");
+        };
+        assert!(matches!(mapped.data, Contents::Mapped(_)));
+        assert_eq!(mapped.files, generated.totals.files);
+        assert_eq!(mapped.bytes, generated.totals.bytes);
+        assert_eq!((mapped.dirs, mapped.symlinks), (read.dirs, read.symlinks));
+        assert_eq!(mapped.entries.len(), read.entries.len());
+        for (m, r) in mapped.entries.iter().zip(&read.entries) {
+            assert_eq!(
+                (m.kind, &m.path, &m.link, m.len),
+                (r.kind, &r.path, &r.link, r.len)
+            );
+            assert_eq!(
+                &mapped.data[m.start..m.start + m.len],
+                &read.data[r.start..r.start + r.len],
+                "{:?}",
+                m.path
+            );
+        }
+        // Cut in the middle of the largest file's contents.
+        let big = read.entries.iter().max_by_key(|e| e.len).unwrap();
+        let in_archive = mapped.entries.iter().find(|e| e.path == big.path).unwrap();
+        let cut = (in_archive.start + in_archive.len / 2) as u64;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(file.path())
+            .unwrap()
+            .set_len(cut)
+            .unwrap();
+        let cut_short = load_file(std::fs::File::open(file.path()).unwrap());
+        assert!(
+            matches!(cut_short, Err(LoadError::Unreadable(_))),
+            "{cut_short:?}"
+        );
     }
 
     /// A file is written in writes of at most WRITE_CHUNK (one write per chunk, counted by the
