@@ -1357,7 +1357,14 @@ impl Chain<'_> {
                 if !done.map_err(|f| StepError::native(f, &dir))? {
                     return Ok(None);
                 }
-                Measured::new(times).note("command", "native extraction (archive in memory)")
+                Measured::new(times).note(
+                    "command",
+                    if compression == Compression::None {
+                        "native extraction (archive mapped in memory)"
+                    } else {
+                        "native extraction (archive decompressed into memory)"
+                    },
+                )
             }
         };
         self.tree_dir = Some(dir);

@@ -1,8 +1,9 @@
 //! The tasks done natively, in this process, so they measure the filesystem alone: extraction
-//! of an archive already in memory (no decompressor on the clock), reading every byte of every
-//! file, removing a tree, copying a file with read/write (no copy_file_range, so never a
-//! reflink). The timed loops make system calls on names already in memory or in the
-//! getdents64 buffer, and allocate nothing.
+//! of an archive already in memory (a compressed one decompressed before the clock starts, an
+//! uncompressed one mapped with its pages read in), reading every byte of every file, removing
+//! a tree, copying a file with read/write (no copy_file_range, so never a reflink). The timed
+//! loops make system calls on names already in memory or in the getdents64 buffer, and
+//! allocate nothing.
 
 use super::beneath::{Beneath, Resolver, REFUSED};
 use crate::fileio::at;
