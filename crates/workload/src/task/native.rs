@@ -163,9 +163,12 @@ pub fn load(archive: impl Read) -> Result<Loaded, LoadError> {
 }
 
 /// As [`load`], for an uncompressed tar file: its headers are read, and its file contents are
-/// the file itself, mapped ([`Mapped`]), each file's bytes where the archive has them.
+/// the file itself, mapped ([`Mapped`]), each file's bytes where the archive has them. A file
+/// that cannot be mapped (a filesystem without mmap) is read into memory instead.
 pub fn load_file(file: std::fs::File) -> Result<Loaded, LoadError> {
-    let mapped = Mapped::of(&file).map_err(LoadError::Unreadable)?;
+    let Ok(mapped) = Mapped::of(&file) else {
+        return load(io::BufReader::with_capacity(1 << 20, file));
+    };
     let size = mapped.len as u64;
     let mut archive = tar::Archive::new(io::BufReader::with_capacity(1 << 20, file));
     let entries = archive.entries_with_seek().map_err(LoadError::Unreadable)?;
