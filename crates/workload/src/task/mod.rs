@@ -1359,10 +1359,11 @@ impl Chain<'_> {
                 }
                 Measured::new(times).note(
                     "command",
-                    if compression == Compression::None {
-                        "native extraction (archive mapped in memory)"
-                    } else {
-                        "native extraction (archive decompressed into memory)"
+                    match loaded.data {
+                        native::Contents::Mapped(_) => {
+                            "native extraction (archive mapped in memory)"
+                        }
+                        native::Contents::Read(_) => "native extraction (archive read into memory)",
                     },
                 )
             }

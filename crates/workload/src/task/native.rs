@@ -705,10 +705,7 @@ mod tests {
 
     #[test]
     fn extract_read_and_remove_count_the_tree_exactly() {
-        let model = tree::scaled(&tree::LINUX_6_1, 0.01);
-        let generated = tree::generate(&model, 5, 11);
-        let mut archive = Vec::new();
-        tree::pack(&generated, tree::Compression::Gzip, &mut archive).unwrap();
+        let (generated, archive) = generated_archive(tree::Compression::Gzip);
         let Ok(loaded) = load(tree::Compression::Gzip.reader(&archive[..])) else {
             panic!("the generated archive loads");
         };
@@ -749,15 +746,21 @@ mod tests {
             .and_then(|v| v.trim().parse().ok())
     }
 
+    /// A small generated linux-6.1-shaped tree (seeded) and its archive.
+    fn generated_archive(compression: tree::Compression) -> (tree::Tree, Vec<u8>) {
+        let model = tree::scaled(&tree::LINUX_6_1, 0.01);
+        let generated = tree::generate(&model, 5, 11);
+        let mut archive = Vec::new();
+        tree::pack(&generated, compression, &mut archive).unwrap();
+        (generated, archive)
+    }
+
     /// An uncompressed archive mapped holds what reading it into memory holds: the same
     /// entries, each file's bytes the same, and a file cut short inside an entry's contents is
     /// an unreadable archive (not a read past the mapping's end).
     #[test]
     fn a_mapped_archive_loads_as_a_read_one_and_a_cut_one_is_refused() {
-        let model = tree::scaled(&tree::LINUX_6_1, 0.01);
-        let generated = tree::generate(&model, 5, 11);
-        let mut archive = Vec::new();
-        tree::pack(&generated, tree::Compression::None, &mut archive).unwrap();
+        let (generated, archive) = generated_archive(tree::Compression::None);
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), &archive).unwrap();
         let (Ok(read), Ok(mapped)) = (
