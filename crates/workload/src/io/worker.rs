@@ -472,6 +472,65 @@ enum Wait {
     Until(u64),
 }
 
+/// How long a thread with a full queue looks at its ring before it sleeps for a completion:
+/// about what a sleep and its wake-up cost here (the submitter's and the io-wq worker's that
+/// wakes it), so a completion that comes sooner is taken for less than a sleep would cost.
+pub const WAIT_SPIN_NS: u64 = 5_000;
+
+/// Whether a full queue spins before it sleeps. Completions that come within the spin (a
+/// cached file, whose reads and writes io-wq workers do in microseconds) spare the submitter
+/// a sleep and the worker a wake-up; on a device slower than the spin, a spin that finds
+/// nothing doubles the number of waits that sleep at once before the next try (up to 1024),
+/// so spinning there costs next to nothing. What is measured does not change: a completion
+/// is timed when it is reaped, and a spin reaps it sooner.
+struct Spin {
+    /// The spin's length in ticks; 0: never.
+    ticks: u64,
+    /// Waits left that sleep at once.
+    skip: u32,
+    /// Spins in a row that found nothing.
+    misses: u32,
+}
+
+impl Spin {
+    fn new(enabled: bool, clock: Clock) -> Spin {
+        let ticks = if enabled {
+            (WAIT_SPIN_NS as f64 * 1e9 / clock.ns(1_000_000_000) as f64) as u64
+        } else {
+            0
+        };
+        Spin {
+            ticks,
+            skip: 0,
+            misses: 0,
+        }
+    }
+
+    /// Whether this wait spins first.
+    #[inline(always)]
+    fn now(&mut self) -> bool {
+        if self.ticks == 0 {
+            return false;
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn found(&mut self) {
+        self.misses = 0;
+    }
+
+    #[inline(always)]
+    fn missed(&mut self) {
+        self.misses = (self.misses + 1).min(10);
+        self.skip = 1 << self.misses;
+    }
+}
+
 /// Up to `iodepth` operations in flight: queue while slots are free (a submission every
 /// `batch_submit` operations), submit, then reap — waiting only when the queue is full, the
 /// thread is draining, or the next paced operation is not due yet.
@@ -518,6 +577,8 @@ fn run_uring<T: Tap>(
     let mut now = clock.ticks();
     let mut issued = 0u64;
     let mut issuing = true;
+    // Only a ring whose completions wait as flagged task work can be watched from here.
+    let mut spin = Spin::new(ring.owned && !iopoll, clock);
     let mut failure: Option<Failure> = None;
     loop {
         if issuing && told_to_stop(ctl) {
@@ -645,6 +706,27 @@ fn run_uring<T: Tap>(
                 cq.sync();
                 if cq.len() >= n as usize {
                     Ok(0)
+                } else if spin.now() {
+                    let until = clock.ticks() + spin.ticks;
+                    loop {
+                        // Completions waiting as task work are flagged: one call runs them.
+                        if sq.taskrun() {
+                            // SAFETY: io_uring_enter with plain arguments, nothing to submit.
+                            let _ = unsafe {
+                                submitter.enter::<libc::sigset_t>(0, 0, ENTER_GETEVENTS, None)
+                            };
+                            cq.sync();
+                            if cq.len() >= n as usize {
+                                spin.found();
+                                break Ok(0);
+                            }
+                        }
+                        if clock.ticks() >= until {
+                            spin.missed();
+                            break submitter.submit_and_wait(n as usize);
+                        }
+                        std::hint::spin_loop();
+                    }
                 } else {
                     submitter.submit_and_wait(n as usize)
                 }
@@ -773,4 +855,45 @@ fn sqe(
         build!(types::Fd(fd))
     };
     entry.user_data(slot as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spin that finds nothing makes the next waits sleep at once, twice as many after each
+    /// miss and at most 1024; one that finds a completion makes the next wait spin; a ring that
+    /// cannot be watched never spins.
+    #[test]
+    fn a_spin_that_finds_nothing_backs_off_and_one_that_finds_something_spins_again() {
+        let clock = Clock::monotonic();
+        let mut spin = Spin::new(true, clock);
+        assert_eq!(
+            spin.ticks, WAIT_SPIN_NS,
+            "the monotonic clock ticks in nanoseconds"
+        );
+        assert!(spin.now());
+        spin.missed();
+        assert!(
+            !spin.now() && !spin.now(),
+            "two waits sleep at once after a miss"
+        );
+        assert!(spin.now());
+        spin.missed();
+        assert_eq!((0..4).filter(|_| !spin.now()).count(), 4, "then four");
+        assert!(spin.now());
+        spin.found();
+        assert!(
+            spin.now() && spin.now(),
+            "a found completion: spinning again"
+        );
+        for _ in 0..20 {
+            spin.missed();
+        }
+        assert_eq!(spin.skip, 1024);
+        assert_eq!((0..1024).filter(|_| !spin.now()).count(), 1024);
+        assert!(spin.now());
+        let mut never = Spin::new(false, clock);
+        assert!((0..10).all(|_| !never.now()));
+    }
 }
