@@ -180,6 +180,12 @@ impl Clock {
         ((ticks as u128 * self.ns_per_tick_q32 as u128) >> 32) as u64
     }
 
+    /// Ticks of this clock per nanosecond: the inverse of [`Clock::ns`], to turn a duration or
+    /// a deadline in nanoseconds into ticks.
+    pub fn ticks_per_ns(self) -> f64 {
+        1e9 / self.ns(1_000_000_000) as f64
+    }
+
     /// The smallest step of this clock in nanoseconds, as a time difference is rounded to it
     /// (never below 1 ns, the unit every figure is stored in): a TSC tick, or what
     /// clock_getres(2) says of CLOCK_MONOTONIC. A time of T ns measured by it is off by up to
@@ -395,6 +401,12 @@ mod tests {
         for ns in [0, 1, 999, 1 << 40, u64::MAX >> 1] {
             assert_eq!(clock.ns(ns), ns);
         }
+        assert_eq!(clock.ticks_per_ns(), 1.0);
+        // The process's clock (the TSC where it can be): a millisecond turned into ticks and
+        // back is a millisecond, to a nanosecond.
+        let clock = Clock::get();
+        let ticks = (1e6 * clock.ticks_per_ns()).round() as u64;
+        assert!(clock.ns(ticks).abs_diff(1_000_000) <= 1, "{clock:?}");
     }
 
     #[test]

@@ -20,11 +20,9 @@ pub struct Pace {
 impl Pace {
     /// Operations `interval_ns` apart from `start` (ticks of `clock`).
     pub fn new(start: u64, interval_ns: f64, clock: Clock) -> Pace {
-        // Ticks per nanosecond: the inverse of the clock's conversion, measured once.
-        let ticks_per_ns = 1e9 / clock.ns(1_000_000_000) as f64;
         Pace {
             start,
-            interval_ticks: interval_ns * ticks_per_ns,
+            interval_ticks: interval_ns * clock.ticks_per_ns(),
             clock,
         }
     }

@@ -5,7 +5,8 @@
 //! as the matrix's recorder does); io_uring reads it once after each submission (the issue
 //! time of the batch, and the end of its operations' submission latency, fio's slat) and once
 //! after each reaping that found completions (their completion, fio's clat from issue to
-//! completion). Buffers, slots and histograms exist before the loop; the loop allocates,
+//! completion); a full queue's spin before it sleeps ([`Spin`]) reads it only to end the spin.
+//! Buffers, slots and histograms exist before the loop; the loop allocates,
 //! locks and prints nothing, and looks at the stop and abort flags once per round.
 
 use super::pace::{tight_timer_slack, Pace, SPIN_NS};
@@ -348,7 +349,7 @@ impl Worker {
         }
         let clock = ctl.clock;
         let start = ctl.start.get(clock);
-        let ticks_per_ns = 1e9 / clock.ns(1_000_000_000) as f64;
+        let ticks_per_ns = clock.ticks_per_ns();
         let bound = Bound {
             ops: plan.ops_per_thread.unwrap_or(u64::MAX),
             deadline: plan
@@ -495,7 +496,7 @@ struct Spin {
 impl Spin {
     fn new(enabled: bool, clock: Clock) -> Spin {
         let ticks = if enabled {
-            (WAIT_SPIN_NS as f64 * 1e9 / clock.ns(1_000_000_000) as f64) as u64
+            (WAIT_SPIN_NS as f64 * clock.ticks_per_ns()) as u64
         } else {
             0
         };
