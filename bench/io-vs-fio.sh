@@ -26,6 +26,11 @@
 # included: tens of milliseconds against SECONDS of I/O, in fio's disfavour); the TSV keeps fio's
 # own figure too.
 #
+# Scheduling policy: fsbench runs its threads (and their io-wq workers) under SCHED_BATCH by
+# default, fio under SCHED_OTHER. FSBENCH_SCHED=normal runs fsbench with --sched normal, and
+# FIO_SCHED=batch runs fio under `chrt -b 0`: with both the same, the comparison is of the engines
+# alone. The TSV records what each ran under (fsbench's as its results say).
+#
 # Usage (root, for the tmpfs and loop mounts): bench/io-vs-fio.sh [PAIRS=5] [SECONDS=5]
 # A subset: FILESYSTEMS="ext4", DEPTHS="1 32", PATTERNS="randread", SIZE=1g (each file).
 # Every pair's figures go to bench/results/io-vs-fio-<time>.tsv.
@@ -33,6 +38,13 @@ set -euo pipefail
 PAIRS=${1:-5}
 SECONDS_PER_JOB=${2:-5}
 SIZE=${SIZE:-1g}
+FSBENCH_SCHED=${FSBENCH_SCHED:-batch}
+FIO_SCHED=${FIO_SCHED:-normal}
+case "$FIO_SCHED" in
+  normal) FIO_PREFIX=() ;;
+  batch) FIO_PREFIX=(chrt -b 0) ;;
+  *) echo "error: FIO_SCHED is normal or batch, not '$FIO_SCHED'" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 . scripts/rust-env.sh
@@ -60,7 +72,7 @@ mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
 mount "$LOOP" "$WORK/ext4"
 
 RESULTS="$PWD/bench/results/io-vs-fio-$(date -u +%Y%m%dT%H%M%SZ).tsv"
-printf 'fs\tcomparison\tpair\tfsbench_iops\tother_iops\tfsbench_cpu_ns_per_op\tother_cpu_ns_per_op\tfio_job_thread_cpu_ns_per_op\n' > "$RESULTS"
+printf 'fs\tcomparison\tpair\tfsbench_iops\tother_iops\tfsbench_cpu_ns_per_op\tother_cpu_ns_per_op\tfio_job_thread_cpu_ns_per_op\tfsbench_sched\tfio_sched\n' > "$RESULTS"
 
 # fsbench JSON (fsbench.run v2) -> "IOPS CPU-ns-per-operation" of the result of a direction.
 fsbench_figures() {
@@ -70,7 +82,8 @@ results = json.load(open(sys.argv[1]))["runs"][0]["cases"][0]["samples"][0]["res
 r = next(r for r in results if r.get("operation") == sys.argv[2])
 m = {x["metric"]: x["value"] for x in r["measurements"]}
 print(m["ops_rate"], m["cpu_per_op"])
-' "$1" "$2"
+open(sys.argv[3], "w").write(r["attributes"]["sched"])
+' "$1" "$2" "$OUT/fsbench.sched"
 }
 # fio JSON and time(1)'s "user system" -> "IOPS process-CPU-ns-per-operation
 # job-thread-CPU-ns-per-operation" of the job's direction (usr_cpu and sys_cpu are % of the job's
@@ -92,7 +105,7 @@ run_fsbench() {
   [ "$5" = 1 ] && extra+=(--direct)
   [ "$2" = randwrite ] && extra+=(--overwrite)
   FSBENCH_DB="$OUT/bench.db" "$FSBENCH" io --dir "$1" --rw "$2" --bs 4k --size "$SIZE" \
-    --iodepth "$3" --engine "$4" --runtime "${SECONDS_PER_JOB}s" --time-based \
+    --iodepth "$3" --engine "$4" --sched "$FSBENCH_SCHED" --runtime "${SECONDS_PER_JOB}s" --time-based \
     "${extra[@]}" --quiet --json "$OUT/fsbench.json" 2>"$OUT/fsbench.err" >/dev/null \
     || { cat "$OUT/fsbench.err" >&2; exit 1; }
 }
@@ -102,7 +115,7 @@ run_fio() {
   # The layout as a job of its own (create_only), so time(1) below counts the timed run only.
   fio --name=layout --filename="$file" --size="$SIZE" --bs=4k --rw="$2" --ioengine=psync \
     --direct="$4" --overwrite=1 --create_only=1 --output=/dev/null >/dev/null
-  /usr/bin/time -f '%U %S' -o "$OUT/fio.time" fio --name=job --filename="$file" --size="$SIZE" --bs=4k --rw="$2" --ioengine=io_uring \
+  /usr/bin/time -f '%U %S' -o "$OUT/fio.time" "${FIO_PREFIX[@]}" fio --name=job --filename="$file" --size="$SIZE" --bs=4k --rw="$2" --ioengine=io_uring \
     --iodepth="$3" --direct="$4" --invalidate=0 --overwrite=1 --numjobs=1 --thread --time_based \
     --runtime="$SECONDS_PER_JOB" --randrepeat=0 --output-format=json --output="$OUT/fio.json" >/dev/null
   rm -f "$file"
@@ -110,7 +123,8 @@ run_fio() {
 record() { # fs comparison pair "a_iops a_cpu" "b_iops b_cpu [b_job_cpu]"
   read -r ai ac <<< "$4"
   read -r bi bc bj <<< "$5"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$ai" "$bi" "$ac" "$bc" "${bj:-}" >> "$RESULTS"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$ai" "$bi" "$ac" "$bc" "${bj:-}" \
+    "$(cat "$OUT/fsbench.sched")" "$FIO_SCHED" >> "$RESULTS"
 }
 
 for fs in ${FILESYSTEMS:-ext4 tmpfs}; do
@@ -158,6 +172,8 @@ for r in rows:
     a, b = float(r["fsbench_iops"]), float(r["other_iops"])
     ca, cb = float(r["fsbench_cpu_ns_per_op"]), float(r["other_cpu_ns_per_op"])
     groups.setdefault((r["fs"], r["comparison"]), []).append((a / b, a, b, ca / cb if cb else float("nan")))
+print("policies: fsbench " + "/".join(sorted({r["fsbench_sched"] for r in rows}))
+      + ", fio " + "/".join(sorted({r["fio_sched"] for r in rows})) + "\n")
 print("| filesystem | comparison | fsbench IOPS (median) | other IOPS (median) | IOPS ratio median | min..max | CPU/op ratio median | pairs |")
 print("|---|---|---:|---:|---:|---|---:|---:|")
 for (fs, comp), vals in groups.items():

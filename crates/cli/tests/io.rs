@@ -243,6 +243,76 @@ fn a_filesystem_that_fills_up_ends_the_run_with_what_was_measured() {
     }
 }
 
+/// The scheduling policy of each io-wq worker of a running job (from /proc; 3 is SCHED_BATCH,
+/// 0 SCHED_OTHER), sampled until the job ends.
+fn io_wq_policies(child: &mut std::process::Child) -> Vec<u32> {
+    let mut seen = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id()));
+        for task in tasks.into_iter().flatten().flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // After the command's name in parentheses, the policy is the 41st field overall.
+            let policy = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(38)?.parse().ok());
+            if let (true, Some(policy)) = (comm.starts_with("iou-wrk"), policy) {
+                seen.push(policy);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    seen
+}
+
+/// Buffered writes on tmpfs go to io-wq workers: by default they run, with the thread that
+/// submits, under SCHED_BATCH, and `--sched normal` leaves them under SCHED_OTHER, as the
+/// results say.
+#[test]
+fn the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for() {
+    if !root_or_skip("the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for") {
+        return;
+    }
+    let fs = ScratchMount::tmpfs("size=64m");
+    let s = Scratch::new();
+    for (flags, policy, name) in [
+        (&[][..], 3, "batch"),
+        (&["--sched", "normal"][..], 0, "normal"),
+    ] {
+        let json = s.path().join("io.json");
+        let mut child = fsbench()
+            .args(["io", "--rw", "randwrite", "--iodepth", "8", "--size", "16m"])
+            .args([
+                "--runtime",
+                "1500ms",
+                "--time-based",
+                "--quiet",
+                "--no-store",
+            ])
+            .args(flags)
+            .arg("--json")
+            .arg(&json)
+            .arg("--dir")
+            .arg(fs.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let seen = io_wq_policies(&mut child);
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(
+            !seen.is_empty(),
+            "{name}: no io-wq worker seen during the run"
+        );
+        assert!(
+            seen.iter().all(|&p| p == policy),
+            "{name}: io-wq workers' policies {seen:?}"
+        );
+        let r = &flat_results(&read_json(&json))[0];
+        assert_eq!(r["sched"], name, "{r}");
+    }
+}
+
 /// Mistakes are refused before anything runs, naming the flag (exit 2, nothing stored).
 #[test]
 fn bad_settings_are_refused_in_flag_terms() {
@@ -308,6 +378,7 @@ rw = "randread"
 direct = true
 size = "16m"
 numjobs = 2
+sched = "normal"
 sweep = "iodepth=1,8"
 "#,
     );
@@ -323,6 +394,10 @@ sweep = "iodepth=1,8"
         assert_eq!(r["threads"], 2);
         assert_eq!(r["ops"], 2 * 4096, "two files of 16m, each block once: {r}");
         assert_eq!(r["latency_count"], r["ops"]);
+        assert_eq!(
+            r["sched"], "normal",
+            "the plan's policy, as the threads ran: {r}"
+        );
     }
     let conn = rusqlite::Connection::open(s.db()).unwrap();
     let depths: Vec<(String, i64)> = conn

@@ -15,12 +15,13 @@
 
 mod pace;
 mod results;
+mod sched;
 mod settings;
 mod target;
 mod worker;
 
 pub use results::{CPU_PER_OP, OPS_RATE};
-pub use settings::{Engine, IoPlan, IoSettings, Layout, Rw, MAX_IODEPTH};
+pub use settings::{Engine, IoPlan, IoSettings, Layout, Rw, Sched, MAX_IODEPTH};
 pub use target::IoTarget;
 
 use crate::data::DataSource;

@@ -1,6 +1,7 @@
 //! The io workload's settings (fio's names where fio has one) and the plan they resolve to
 //! under a context: scaled sizes and times, per-thread rates, checked once, no side effects.
 
+pub use super::sched::Sched;
 use crate::data::DataKind;
 use crate::workload::Context;
 use crate::WorkloadError;
@@ -164,6 +165,12 @@ pub struct IoSettings {
     #[arg(long, value_name = "N", default_value_t = IoSettings::default().iodepth_batch_complete)]
     pub iodepth_batch_complete: u32,
 
+    /// Scheduling policy of the threads and their io-wq workers: batch (a thread woken by a
+    /// completion does not preempt the kernel thread doing the next operation on its CPU) or
+    /// normal (as fio runs; `chrt -b 0 fio` is batch).
+    #[arg(long, value_name = "POLICY", default_value_t = IoSettings::default().sched)]
+    pub sched: Sched,
+
     /// Bypass the page cache (O_DIRECT, fio direct=1); a filesystem that refuses it makes the
     /// run unsupported, never a buffered run in disguise.
     #[arg(long)]
@@ -242,6 +249,7 @@ impl Default for IoSettings {
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete: 1,
+            sched: Sched::Batch,
             direct: false,
             threads: 1,
             runtime: TimeSpan::from_ns(0),
@@ -289,6 +297,7 @@ pub struct IoPlan {
     pub iodepth: u32,
     pub batch_submit: u32,
     pub batch_complete: u32,
+    pub sched: Sched,
     pub direct: bool,
     pub threads: u64,
     /// When issuing stops, from the start of the phase (scaled runtime).
@@ -458,6 +467,7 @@ impl IoSettings {
                 self.iodepth_batch_submit
             },
             batch_complete: self.iodepth_batch_complete,
+            sched: self.sched,
             direct,
             threads: self.threads,
             runtime_ns,
