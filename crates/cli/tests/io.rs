@@ -644,6 +644,69 @@ duration = "10ms"
     );
 }
 
+/// Pages of `path` in the page cache (mincore over a mapping of the whole file).
+fn cached_pages(path: &Path) -> usize {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    let len = file.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut resident = vec![0u8; len.div_ceil(page)];
+    // SAFETY: a read-only shared mapping of an open file, unmapped before returning; mincore
+    // writes one byte per page into `resident`, which has one per page.
+    unsafe {
+        let map = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(map, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(map, len, resident.as_mut_ptr()), 0);
+        libc::munmap(map, len);
+    }
+    resident.iter().filter(|&&b| b & 1 == 1).count()
+}
+
+/// A direct-I/O run starts with none of its file in the page cache, as fio's layout with
+/// direct=1 leaves it: a cached block would make each direct write to it drop the page first,
+/// which io_uring can only do in an io-wq worker. The layout goes through the cache; its pages
+/// are dropped before the timed phase, and direct reads bring none back.
+#[test]
+fn a_direct_run_finds_none_of_its_file_cached() {
+    if !root_or_skip("a_direct_run_finds_none_of_its_file_cached") {
+        return;
+    }
+    let disk = LoopExt4::new();
+    let output = fsbench()
+        .args(["io", "--rw", "randread", "--direct", "--iodepth", "8"])
+        .args([
+            "--size",
+            "16m",
+            "--runtime",
+            "200ms",
+            "--keep",
+            "--no-store",
+        ])
+        .arg("--dir")
+        .arg(disk.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let files = entries(disk.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("fsbench-io"))
+        .collect::<Vec<_>>();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(std::fs::metadata(&files[0]).unwrap().len(), 16 << 20);
+    assert_eq!(
+        cached_pages(&files[0]),
+        0,
+        "pages of the layout left cached"
+    );
+}
+
 /// `--keep` leaves each thread's file in the directory, named on stderr (fio and the
 /// benchmarks then work on the very file fsbench laid out); without it nothing stays.
 #[test]
