@@ -29,7 +29,7 @@
 # Scheduling policy: fsbench runs its threads (and their io-wq workers) under SCHED_BATCH by
 # default, fio under SCHED_OTHER. FSBENCH_SCHED=normal runs fsbench with --sched normal, and
 # FIO_SCHED=batch runs fio under `chrt -b 0`: with both the same, the comparison is of the engines
-# alone. The TSV records what each ran under (fsbench's as its results say).
+# alone. The TSV records what each ran under: fsbench's as its results say, fio's as chrt set it.
 #
 # Usage (root, for the tmpfs and loop mounts): bench/io-vs-fio.sh [PAIRS=5] [SECONDS=5]
 # A subset: FILESYSTEMS="ext4", DEPTHS="1 32", PATTERNS="randread", SIZE=1g (each file).
@@ -72,18 +72,18 @@ mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
 mount "$LOOP" "$WORK/ext4"
 
 RESULTS="$PWD/bench/results/io-vs-fio-$(date -u +%Y%m%dT%H%M%SZ).tsv"
-printf 'fs\tcomparison\tpair\tfsbench_iops\tother_iops\tfsbench_cpu_ns_per_op\tother_cpu_ns_per_op\tfio_job_thread_cpu_ns_per_op\tfsbench_sched\tfio_sched\n' > "$RESULTS"
+printf 'fs\tcomparison\tpair\tfsbench_iops\tother_iops\tfsbench_cpu_ns_per_op\tother_cpu_ns_per_op\tfio_job_thread_cpu_ns_per_op\tfsbench_sched\tother_sched\n' > "$RESULTS"
 
-# fsbench JSON (fsbench.run v2) -> "IOPS CPU-ns-per-operation" of the result of a direction.
+# fsbench JSON (fsbench.run v2) -> "IOPS CPU-ns-per-operation policy" of the result of a
+# direction (the policy its threads ran under, as its results say).
 fsbench_figures() {
   python3 -c '
 import json, sys
 results = json.load(open(sys.argv[1]))["runs"][0]["cases"][0]["samples"][0]["results"]
 r = next(r for r in results if r.get("operation") == sys.argv[2])
 m = {x["metric"]: x["value"] for x in r["measurements"]}
-print(m["ops_rate"], m["cpu_per_op"])
-open(sys.argv[3], "w").write(r["attributes"]["sched"])
-' "$1" "$2" "$OUT/fsbench.sched"
+print(m["ops_rate"], m["cpu_per_op"], r["attributes"]["sched"])
+' "$1" "$2"
 }
 # fio JSON and time(1)'s "user system" -> "IOPS process-CPU-ns-per-operation
 # job-thread-CPU-ns-per-operation" of the job's direction (usr_cpu and sys_cpu are % of the job's
@@ -120,11 +120,16 @@ run_fio() {
     --runtime="$SECONDS_PER_JOB" --randrepeat=0 --output-format=json --output="$OUT/fio.json" >/dev/null
   rm -f "$file"
 }
-record() { # fs comparison pair "a_iops a_cpu" "b_iops b_cpu [b_job_cpu]"
-  read -r ai ac <<< "$4"
-  read -r bi bc bj <<< "$5"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$ai" "$bi" "$ac" "$bc" "${bj:-}" \
-    "$(cat "$OUT/fsbench.sched")" "$FIO_SCHED" >> "$RESULTS"
+# fs comparison pair "a_iops a_cpu a_policy" "b_iops b_cpu b_job_cpu|b_policy" other:
+# other is fio (b's third figure its job thread's CPU, its policy the one chrt set) or fsbench
+# (b's third figure its policy).
+record() {
+  local ai ac as bi bc bx bj="" os
+  read -r ai ac as <<< "$4"
+  read -r bi bc bx <<< "$5"
+  if [ "$6" = fio ]; then bj=$bx; os=$FIO_SCHED; else os=$bx; fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$ai" "$bi" "$ac" "$bc" "$bj" \
+    "$as" "$os" >> "$RESULTS"
 }
 
 for fs in ${FILESYSTEMS:-ext4 tmpfs}; do
@@ -156,8 +161,8 @@ for fs in ${FILESYSTEMS:-ext4 tmpfs}; do
           run_fsbench "$dir" "$rw" "$depth" io_uring "$direct"
           a=$(fsbench_figures "$OUT/fsbench.json" "$dirn")
         fi
-        record "$fs" "$rw 4k depth $depth" "$pair" "$a" "$b"
-        [ "$depth" = 1 ] && record "$fs" "$rw 4k depth 1: sync vs io_uring" "$pair" "$s" "$a"
+        record "$fs" "$rw 4k depth $depth" "$pair" "$a" "$b" fio
+        [ "$depth" = 1 ] && record "$fs" "$rw 4k depth 1: sync vs io_uring" "$pair" "$s" "$a" fsbench
       done
     done
     echo "$fs: pair $pair of $PAIRS done" >&2
@@ -172,8 +177,9 @@ for r in rows:
     a, b = float(r["fsbench_iops"]), float(r["other_iops"])
     ca, cb = float(r["fsbench_cpu_ns_per_op"]), float(r["other_cpu_ns_per_op"])
     groups.setdefault((r["fs"], r["comparison"]), []).append((a / b, a, b, ca / cb if cb else float("nan")))
+vs_fio = [r for r in rows if "sync vs" not in r["comparison"]]
 print("policies: fsbench " + "/".join(sorted({r["fsbench_sched"] for r in rows}))
-      + ", fio " + "/".join(sorted({r["fio_sched"] for r in rows})) + "\n")
+      + ", fio " + "/".join(sorted({r["other_sched"] for r in vs_fio})) + "\n")
 print("| filesystem | comparison | fsbench IOPS (median) | other IOPS (median) | IOPS ratio median | min..max | CPU/op ratio median | pairs |")
 print("|---|---|---:|---:|---:|---|---:|---:|")
 for (fs, comp), vals in groups.items():

@@ -243,12 +243,20 @@ fn a_filesystem_that_fills_up_ends_the_run_with_what_was_measured() {
     }
 }
 
-/// The scheduling policy of each io-wq worker of a running job (from /proc; 3 is SCHED_BATCH,
-/// 0 SCHED_OTHER), sampled until the job ends.
-fn io_wq_policies(child: &mut std::process::Child) -> Vec<u32> {
-    let mut seen = Vec::new();
+/// The scheduling policies of a running job's threads (from /proc; 3 is SCHED_BATCH, 0
+/// SCHED_OTHER), sampled until it ends: its main thread's, its io-wq workers', the others'.
+#[derive(Default)]
+struct Policies {
+    main: Vec<u32>,
+    io_wq: Vec<u32>,
+    others: Vec<u32>,
+}
+
+fn policies(child: &mut std::process::Child) -> Policies {
+    let mut seen = Policies::default();
+    let pid = child.id().to_string();
     while child.try_wait().unwrap().is_none() {
-        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id()));
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
         for task in tasks.into_iter().flatten().flatten() {
             let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
             let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
@@ -256,8 +264,13 @@ fn io_wq_policies(child: &mut std::process::Child) -> Vec<u32> {
             let policy = stat
                 .rsplit_once(')')
                 .and_then(|(_, rest)| rest.split_whitespace().nth(38)?.parse().ok());
-            if let (true, Some(policy)) = (comm.starts_with("iou-wrk"), policy) {
-                seen.push(policy);
+            let Some(policy) = policy else { continue };
+            if task.file_name().to_str() == Some(pid.as_str()) {
+                seen.main.push(policy);
+            } else if comm.starts_with("iou-wrk") {
+                seen.io_wq.push(policy);
+            } else {
+                seen.others.push(policy);
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -266,8 +279,8 @@ fn io_wq_policies(child: &mut std::process::Child) -> Vec<u32> {
 }
 
 /// Buffered writes on tmpfs go to io-wq workers: by default they run, with the thread that
-/// submits, under SCHED_BATCH, and `--sched normal` leaves them under SCHED_OTHER, as the
-/// results say.
+/// submits, under SCHED_BATCH (the main thread stays as it was), and `--sched normal` leaves
+/// every thread under SCHED_OTHER, as the results say.
 #[test]
 fn the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for() {
     if !root_or_skip("the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for") {
@@ -280,6 +293,7 @@ fn the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for() {
         (&["--sched", "normal"][..], 0, "normal"),
     ] {
         let json = s.path().join("io.json");
+        let err = s.path().join("io.err");
         let mut child = fsbench()
             .args(["io", "--rw", "randwrite", "--iodepth", "8", "--size", "16m"])
             .args([
@@ -294,19 +308,32 @@ fn the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for() {
             .arg(&json)
             .arg("--dir")
             .arg(fs.path())
-            .stderr(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&err).unwrap())
             .spawn()
             .unwrap();
-        let seen = io_wq_policies(&mut child);
-        let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "{}", stderr(&output));
+        let seen = policies(&mut child);
+        let status = child.wait().unwrap();
+        let err = std::fs::read_to_string(&err).unwrap();
+        assert!(status.success(), "{err}");
+        assert!(!err.contains("scheduling policy"), "{name}: {err}");
         assert!(
-            !seen.is_empty(),
+            !seen.io_wq.is_empty(),
             "{name}: no io-wq worker seen during the run"
         );
         assert!(
-            seen.iter().all(|&p| p == policy),
-            "{name}: io-wq workers' policies {seen:?}"
+            seen.io_wq.iter().all(|&p| p == policy),
+            "{name}: io-wq workers' policies {:?}",
+            seen.io_wq
+        );
+        assert!(
+            !seen.main.is_empty() && seen.main.iter().all(|&p| p == 0),
+            "{name}: the main thread's policies {:?}",
+            seen.main
+        );
+        assert!(
+            seen.others.contains(&policy),
+            "{name}: no submitting thread under {policy}: {:?}",
+            seen.others
         );
         let r = &flat_results(&read_json(&json))[0];
         assert_eq!(r["sched"], name, "{r}");
@@ -644,12 +671,47 @@ duration = "10ms"
     );
 }
 
+/// A process a user started under another policy (here `chrt -i`, SCHED_IDLE) keeps it: the
+/// run says so on stderr and in its results, rather than claiming the policy it asked for.
+#[test]
+fn a_policy_the_process_was_started_under_is_kept_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("io.json");
+    let output = Command::new("chrt")
+        .args(["-i", "0"])
+        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .args([
+            "io",
+            "--rw",
+            "randread",
+            "--size",
+            "1m",
+            "--no-store",
+            "--quiet",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(
+        err.contains("ran under the scheduling policy idle, not batch"),
+        "{err}"
+    );
+    let r = &flat_results(&read_json(&json))[0];
+    assert_eq!(r["sched"], "idle", "{r}");
+}
+
 /// Pages of `path` in the page cache (mincore over a mapping of the whole file).
 fn cached_pages(path: &Path) -> usize {
     use std::os::fd::AsRawFd;
     let file = std::fs::File::open(path).unwrap();
     let len = file.metadata().unwrap().len() as usize;
-    let page = 4096;
+    // SAFETY: sysconf takes a constant and touches no memory.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
     let mut resident = vec![0u8; len.div_ceil(page)];
     // SAFETY: a read-only shared mapping of an open file, unmapped before returning; mincore
     // writes one byte per page into `resident`, which has one per page.

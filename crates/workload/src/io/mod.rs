@@ -222,6 +222,16 @@ fn run_plan(
     }
     let together = together
         .map_err(|e| NotRun::Failed(WorkloadError::io("start a thread for", &made.paths[0], e)))?;
+    if let Some(other) = workers
+        .iter()
+        .map(|w| w.stats.sched)
+        .find(|&s| s != plan.sched.name())
+    {
+        sink.warning(&format!(
+            "the threads ran under the scheduling policy {other}, not {} (a real-time or idle policy the process was started under is kept; otherwise the kernel refused the change)",
+            plan.sched
+        ));
+    }
     let failure = workers
         .iter_mut()
         .find_map(|w| w.failure.take().map(|f| f.into_error(&w.path)));

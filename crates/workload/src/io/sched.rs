@@ -55,15 +55,21 @@ impl Sched {
     }
 }
 
-/// The name a policy number has in the results (`chrt`'s names for the others).
+/// The name a policy number has in the results (`chrt`'s names for the others; `unknown` when
+/// the kernel would not say).
 pub fn policy_name(policy: libc::c_int) -> &'static str {
-    match policy {
+    if policy < 0 {
+        return "unknown";
+    }
+    match policy & !libc::SCHED_RESET_ON_FORK {
         libc::SCHED_OTHER => "normal",
         libc::SCHED_BATCH => "batch",
         libc::SCHED_IDLE => "idle",
         libc::SCHED_FIFO => "fifo",
         libc::SCHED_RR => "rr",
-        _ => "other",
+        6 => "deadline",
+        7 => "ext",
+        _ => "unknown",
     }
 }
 
@@ -78,7 +84,7 @@ impl FromStr for Sched {
     fn from_str(text: &str) -> Result<Sched, String> {
         match text.trim().to_ascii_lowercase().as_str() {
             "batch" | "sched_batch" => Ok(Sched::Batch),
-            "normal" | "other" | "sched_other" => Ok(Sched::Normal),
+            "normal" | "sched_other" => Ok(Sched::Normal),
             other => Err(format!(
                 "'{other}' is not a scheduling policy: use batch (the default: a thread woken by a completion does not preempt the kernel's worker) or normal (as fio runs)"
             )),
@@ -118,5 +124,10 @@ mod tests {
         assert_eq!(" Normal ".parse::<Sched>(), Ok(Sched::Normal));
         let err = "fifo".parse::<Sched>().unwrap_err();
         assert!(err.contains("use batch") && err.contains("normal"), "{err}");
+        assert_eq!(policy_name(-1), "unknown");
+        assert_eq!(
+            policy_name(libc::SCHED_BATCH | libc::SCHED_RESET_ON_FORK),
+            "batch"
+        );
     }
 }
