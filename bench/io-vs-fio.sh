@@ -27,7 +27,7 @@
 # own figure too.
 #
 # Scheduling policy: fsbench runs its threads (and their io-wq workers) under SCHED_BATCH by
-# default, fio under SCHED_OTHER. FSBENCH_SCHED=normal runs fsbench with --sched normal, and
+# default, fio under SCHED_OTHER. FSBENCH_SCHED=normal runs fsbench with --cpu-sched normal, and
 # FIO_SCHED=batch runs fio under `chrt -b 0`: with both the same, the comparison is of the engines
 # alone. The TSV records what each ran under: fsbench's as its results say, fio's as chrt set it.
 #
@@ -82,7 +82,7 @@ import json, sys
 results = json.load(open(sys.argv[1]))["runs"][0]["cases"][0]["samples"][0]["results"]
 r = next(r for r in results if r.get("operation") == sys.argv[2])
 m = {x["metric"]: x["value"] for x in r["measurements"]}
-print(m["ops_rate"], m["cpu_per_op"], r["attributes"]["sched"])
+print(m["ops_rate"], m["cpu_per_op"], r["attributes"]["cpu_sched"])
 ' "$1" "$2"
 }
 # fio JSON and time(1)'s "user system" -> "IOPS process-CPU-ns-per-operation
@@ -105,7 +105,7 @@ run_fsbench() {
   [ "$5" = 1 ] && extra+=(--direct)
   [ "$2" = randwrite ] && extra+=(--overwrite)
   FSBENCH_DB="$OUT/bench.db" "$FSBENCH" io --dir "$1" --rw "$2" --bs 4k --size "$SIZE" \
-    --iodepth "$3" --engine "$4" --sched "$FSBENCH_SCHED" --runtime "${SECONDS_PER_JOB}s" --time-based \
+    --iodepth "$3" --engine "$4" --cpu-sched "$FSBENCH_SCHED" --runtime "${SECONDS_PER_JOB}s" --time-based \
     "${extra[@]}" --quiet --json "$OUT/fsbench.json" 2>"$OUT/fsbench.err" >/dev/null \
     || { cat "$OUT/fsbench.err" >&2; exit 1; }
 }

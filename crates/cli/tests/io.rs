@@ -279,7 +279,7 @@ fn policies(child: &mut std::process::Child) -> Policies {
 }
 
 /// Buffered writes on tmpfs go to io-wq workers: by default they run, with the thread that
-/// submits, under SCHED_BATCH (the main thread stays as it was), and `--sched normal` leaves
+/// submits, under SCHED_BATCH (the main thread stays as it was), and `--cpu-sched normal` leaves
 /// every thread under SCHED_OTHER, as the results say.
 #[test]
 fn the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for() {
@@ -290,7 +290,7 @@ fn the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for() {
     let s = Scratch::new();
     for (flags, policy, name) in [
         (&[][..], 3, "batch"),
-        (&["--sched", "normal"][..], 0, "normal"),
+        (&["--cpu-sched", "normal"][..], 0, "normal"),
     ] {
         let json = s.path().join("io.json");
         let err = s.path().join("io.err");
@@ -336,7 +336,7 @@ fn the_threads_and_their_io_wq_workers_run_under_the_policy_asked_for() {
             seen.others
         );
         let r = &flat_results(&read_json(&json))[0];
-        assert_eq!(r["sched"], name, "{r}");
+        assert_eq!(r["cpu_sched"], name, "{r}");
     }
 }
 
@@ -405,7 +405,7 @@ rw = "randread"
 direct = true
 size = "16m"
 numjobs = 2
-sched = "normal"
+cpu_sched = "normal"
 sweep = "iodepth=1,8"
 "#,
     );
@@ -422,7 +422,7 @@ sweep = "iodepth=1,8"
         assert_eq!(r["ops"], 2 * 4096, "two files of 16m, each block once: {r}");
         assert_eq!(r["latency_count"], r["ops"]);
         assert_eq!(
-            r["sched"], "normal",
+            r["cpu_sched"], "normal",
             "the plan's policy, as the threads ran: {r}"
         );
     }
@@ -698,11 +698,11 @@ fn a_policy_the_process_was_started_under_is_kept_and_said() {
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");
     assert!(
-        err.contains("ran under the scheduling policy idle, not batch"),
+        err.contains("ran under the CPU scheduling policy idle, not batch"),
         "{err}"
     );
     let r = &flat_results(&read_json(&json))[0];
-    assert_eq!(r["sched"], "idle", "{r}");
+    assert_eq!(r["cpu_sched"], "idle", "{r}");
 }
 
 /// Pages of `path` in the page cache (mincore over a mapping of the whole file).

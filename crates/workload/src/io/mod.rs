@@ -224,12 +224,12 @@ fn run_plan(
         .map_err(|e| NotRun::Failed(WorkloadError::io("start a thread for", &made.paths[0], e)))?;
     if let Some(other) = workers
         .iter()
-        .map(|w| w.stats.sched)
-        .find(|&s| s != plan.sched.name())
+        .map(|w| w.stats.cpu_sched)
+        .find(|&s| s != plan.cpu_sched.name())
     {
         sink.warning(&format!(
-            "the threads ran under the scheduling policy {other}, not {} (a real-time or idle policy the process was started under is kept; otherwise the kernel refused the change)",
-            plan.sched
+            "the threads ran under the CPU scheduling policy {other}, not {} (a real-time or idle policy the process was started under is kept; otherwise the kernel refused the change)",
+            plan.cpu_sched
         ));
     }
     let failure = workers

@@ -69,11 +69,11 @@ pub fn records(
         .map(|w| w.stats.in_flight_max)
         .max()
         .unwrap_or(0);
-    // The policy the threads ran under, as the kernel reported it (one name, or each one).
-    let mut scheds: Vec<&str> = workers.iter().map(|w| w.stats.sched).collect();
-    scheds.sort_unstable();
-    scheds.dedup();
-    let sched = scheds.join("+");
+    // The CPU policy the threads ran under, as the kernel reported it (one name, or each one).
+    let mut policies: Vec<&str> = workers.iter().map(|w| w.stats.cpu_sched).collect();
+    policies.sort_unstable();
+    policies.dedup();
+    let cpu_sched = policies.join("+");
     let directions = [(false, plan.rw.reads()), (true, plan.rw.writes())];
     directions
         .into_iter()
@@ -112,7 +112,7 @@ pub fn records(
                 "in_flight_max": in_flight_max,
                 "in_flight_mean": if submissions > 0 { in_flight_sum as f64 / submissions as f64 } else { 0.0 },
                 "time_based": plan.ops_per_thread.is_none(),
-                "sched": sched,
+                "cpu_sched": cpu_sched,
             });
             if plan.engine == Engine::IoUring {
                 attributes["iodepth_batch_submit"] = json!(plan.batch_submit);

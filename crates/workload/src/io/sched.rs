@@ -4,17 +4,18 @@
 //!
 //! Why: an operation io_uring cannot do without blocking (a buffered write on a filesystem
 //! without asynchronous buffered writes, tmpfs among them; a read of pages not cached) goes to
-//! an io-wq worker, a kernel thread of the process. Under SCHED_OTHER, each completion wakes the submitting thread,
-//! which preempts that worker when both share a CPU: a context switch there and back per
-//! operation, which is the harness's cost, not the filesystem's. Under SCHED_BATCH a woken
+//! an io-wq worker, a kernel thread of the process. Under SCHED_OTHER, each completion wakes
+//! the submitting thread, which preempts that worker when both share a CPU: a context switch
+//! there and back per operation, which is the harness's cost, not the filesystem's. Under SCHED_BATCH a woken
 //! thread waits for the running one to sleep or use up its slice (it is not favoured on
 //! wake-up); nothing else changes (the same nice value, the same share of the CPU). `chrt -b 0
-//! fio …` runs fio the same way; `--sched normal` runs as fio does by default.
+//! fio …` runs fio the same way; `--cpu-sched normal` runs as fio does by default.
 
 use std::fmt;
 use std::str::FromStr;
 
-/// The policy of a workload thread (`sched`).
+/// The CPU scheduling policy of a workload thread (`cpu_sched`; not the device's I/O
+/// scheduler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Sched {
     /// SCHED_BATCH: not favoured on wake-up; completions are reaped when the CPU is free.
@@ -55,9 +56,13 @@ impl Sched {
     }
 }
 
+/// Policies of linux/sched.h the libc crate does not name.
+const SCHED_DEADLINE: libc::c_int = 6;
+const SCHED_EXT: libc::c_int = 7;
+
 /// The name a policy number has in the results (`chrt`'s names for the others; `unknown` when
 /// the kernel would not say).
-pub fn policy_name(policy: libc::c_int) -> &'static str {
+fn policy_name(policy: libc::c_int) -> &'static str {
     if policy < 0 {
         return "unknown";
     }
@@ -67,8 +72,8 @@ pub fn policy_name(policy: libc::c_int) -> &'static str {
         libc::SCHED_IDLE => "idle",
         libc::SCHED_FIFO => "fifo",
         libc::SCHED_RR => "rr",
-        6 => "deadline",
-        7 => "ext",
+        SCHED_DEADLINE => "deadline",
+        SCHED_EXT => "ext",
         _ => "unknown",
     }
 }
@@ -86,7 +91,7 @@ impl FromStr for Sched {
             "batch" | "sched_batch" => Ok(Sched::Batch),
             "normal" | "sched_other" => Ok(Sched::Normal),
             other => Err(format!(
-                "'{other}' is not a scheduling policy: use batch (the default: a thread woken by a completion does not preempt the kernel's worker) or normal (as fio runs)"
+                "'{other}' is not a CPU scheduling policy: use batch (the default: a thread woken by a completion does not preempt the kernel's worker) or normal (as fio runs); the device's I/O scheduler is --scheduler"
             )),
         }
     }

@@ -165,11 +165,12 @@ pub struct IoSettings {
     #[arg(long, value_name = "N", default_value_t = IoSettings::default().iodepth_batch_complete)]
     pub iodepth_batch_complete: u32,
 
-    /// Scheduling policy of the threads and their io-wq workers: batch (a thread woken by a
+    /// CPU scheduling policy of the threads and their io-wq workers (not the device's I/O
+    /// scheduler, --scheduler): batch (a thread woken by a
     /// completion does not preempt the kernel thread doing the next operation on its CPU) or
     /// normal (as fio runs; `chrt -b 0 fio` is batch).
-    #[arg(long, value_name = "POLICY", default_value_t = IoSettings::default().sched)]
-    pub sched: Sched,
+    #[arg(long, value_name = "POLICY", default_value_t = IoSettings::default().cpu_sched)]
+    pub cpu_sched: Sched,
 
     /// Bypass the page cache (O_DIRECT, fio direct=1); a filesystem that refuses it makes the
     /// run unsupported, never a buffered run in disguise.
@@ -249,7 +250,7 @@ impl Default for IoSettings {
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete: 1,
-            sched: Sched::Batch,
+            cpu_sched: Sched::Batch,
             direct: false,
             threads: 1,
             runtime: TimeSpan::from_ns(0),
@@ -297,7 +298,7 @@ pub struct IoPlan {
     pub iodepth: u32,
     pub batch_submit: u32,
     pub batch_complete: u32,
-    pub sched: Sched,
+    pub cpu_sched: Sched,
     pub direct: bool,
     pub threads: u64,
     /// When issuing stops, from the start of the phase (scaled runtime).
@@ -467,7 +468,7 @@ impl IoSettings {
                 self.iodepth_batch_submit
             },
             batch_complete: self.iodepth_batch_complete,
-            sched: self.sched,
+            cpu_sched: self.cpu_sched,
             direct,
             threads: self.threads,
             runtime_ns,

@@ -55,8 +55,8 @@ pub struct Stats {
     pub in_flight_max: u32,
     pub in_flight_sum: u64,
     pub submissions: u64,
-    /// The scheduling policy the thread ran under (see `sched`).
-    pub sched: &'static str,
+    /// The CPU scheduling policy the thread ran under (see `cpu_sched`).
+    pub cpu_sched: &'static str,
     /// The phase's start and this thread's last clock reading, in ticks.
     pub started: u64,
     pub ended: u64,
@@ -347,7 +347,7 @@ impl Worker {
     /// flight. A failed operation ends it (and, through `abort`, the others).
     pub fn run(&mut self, plan: &IoPlan, ctl: &Control<'_>) {
         // Before the first submission, which starts the thread's io-wq: its workers inherit it.
-        self.stats.sched = plan.sched.apply();
+        self.stats.cpu_sched = plan.cpu_sched.apply();
         if plan.interval_ns.is_some() {
             tight_timer_slack();
         }
