@@ -802,6 +802,53 @@ fn keep_leaves_the_files_named_and_nothing_stays_without_it() {
     }
 }
 
+/// The bare device with several threads: the device is held open exclusively once for the
+/// run and the threads share it, each on its region (before: every thread opened it O_EXCL,
+/// the second got EBUSY, and every raw sample with `threads > 1` failed).
+#[test]
+fn the_bare_device_runs_with_several_threads() {
+    if !root_or_skip("the_bare_device_runs_with_several_threads") {
+        return;
+    }
+    let s = Scratch::new();
+    let output = fsbench()
+        .args([
+            "io",
+            "--fs",
+            "raw",
+            "--device",
+            "image:64m",
+            "--rw",
+            "randwrite",
+        ])
+        .args([
+            "--threads",
+            "4",
+            "--size",
+            "4m",
+            "--bs",
+            "4k",
+            "--direct",
+            "--iodepth",
+            "2",
+        ])
+        .args(["--quiet", "--work-dir"])
+        .arg(s.path().join("work"))
+        .arg("--db")
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = s.export(1);
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "ok", "{sample}");
+    // Every thread wrote each block of its 4 MiB region once: 4 x 1024 operations.
+    let results = flat_results(&doc);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["threads"], 4, "{results:?}");
+    assert_eq!(results[0]["ops"], 4 * 1024, "{results:?}");
+}
+
 /// The bare device behind the guard: a real device (here a loop device the test attached and
 /// mounted) is refused while mounted, before anything is written to it, even with its name in
 /// --destroy-data-on; the filesystem on it is intact.

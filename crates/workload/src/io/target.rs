@@ -20,8 +20,8 @@ pub enum IoTarget {
     /// A new file per thread in this directory, removed afterwards.
     Directory(PathBuf),
     /// This block device, thread t on bytes [t x size, (t+1) x size). The caller has made sure
-    /// the device may be overwritten (it is opened exclusively: a mounted device is refused by
-    /// the kernel, but nothing here asks whether its data matters).
+    /// the device may be overwritten (it is held open exclusively for the run: a mounted device
+    /// is refused by the kernel, but nothing here asks whether its data matters).
     Device(PathBuf),
 }
 
@@ -46,6 +46,11 @@ pub struct Files {
     /// Where each thread's bytes start (0 in a file of its own).
     pub bases: Vec<u64>,
     device: bool,
+    /// A device target held open exclusively (O_EXCL) for the whole run, once: the kernel then
+    /// refuses a mount or another exclusive opener, while the threads' own descriptors (opened
+    /// without O_EXCL, which a second exclusive open of the same device would be refused) share
+    /// it.
+    hold: Option<File>,
     /// Files this run made, removed when dropped unless kept.
     made: Vec<PathBuf>,
     pub keep: bool,
@@ -84,6 +89,7 @@ impl Files {
                     paths: Vec::new(),
                     bases: Vec::new(),
                     device: false,
+                    hold: None,
                     made: Vec::new(),
                     keep: false,
                 };
@@ -97,11 +103,12 @@ impl Files {
                 files
             }
             IoTarget::Device(device) => {
-                check_device(device, plan)?;
+                let hold = check_device(device, plan)?;
                 Files {
                     paths: vec![device.clone(); plan.threads as usize],
                     bases: (0..plan.threads).map(|t| t * plan.size).collect(),
                     device: true,
+                    hold: Some(hold),
                     made: Vec::new(),
                     keep: false,
                 }
@@ -169,17 +176,15 @@ impl Files {
         Ok(())
     }
 
-    /// Opens thread `t`'s file or device for reading and writing.
+    /// Opens thread `t`'s file or device for reading and writing (a device: beside the run's
+    /// exclusive hold, which keeps everyone else out).
     pub fn open(&self, t: usize, direct: bool) -> io::Result<File> {
+        debug_assert!(!self.device || self.hold.is_some());
         let mut options = OpenOptions::new();
         options.read(true).write(true);
         let mut flags = libc::O_CLOEXEC;
         if direct {
             flags |= libc::O_DIRECT;
-        }
-        if self.device {
-            // A block device opened O_EXCL is refused while mounted or held by another.
-            flags |= libc::O_EXCL;
         }
         options.custom_flags(flags).open(&self.paths[t])
     }
@@ -248,8 +253,10 @@ fn create(path: &Path, direct: bool) -> Result<(), NotRun> {
     }
 }
 
-/// A device target must be a block device large enough for every thread's region.
-fn check_device(device: &Path, plan: &IoPlan) -> Result<(), NotRun> {
+/// A device target must be a block device large enough for every thread's region, and nobody
+/// else's: it is opened exclusively (O_EXCL, refused by the kernel while the device is mounted
+/// or held by anything), and that descriptor, the run's hold, is returned.
+fn check_device(device: &Path, plan: &IoPlan) -> Result<File, NotRun> {
     let meta = std::fs::metadata(device)
         .map_err(|e| NotRun::Failed(WorkloadError::io("examine", device, e)))?;
     if !meta.file_type().is_block_device() {
@@ -258,8 +265,11 @@ fn check_device(device: &Path, plan: &IoPlan) -> Result<(), NotRun> {
             device.display()
         ))));
     }
-    let file =
-        File::open(device).map_err(|e| NotRun::Failed(WorkloadError::io("open", device, e)))?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(device)
+        .map_err(|e| NotRun::Failed(WorkloadError::io("open (exclusively)", device, e)))?;
     let bytes =
         device_bytes(&file).map_err(|e| NotRun::Failed(WorkloadError::io("size", device, e)))?;
     let needed = plan.size * plan.threads;
@@ -276,7 +286,7 @@ fn check_device(device: &Path, plan: &IoPlan) -> Result<(), NotRun> {
             ),
         )));
     }
-    Ok(())
+    Ok(file)
 }
 
 /// The size of a block device in bytes (BLKGETSIZE64).
