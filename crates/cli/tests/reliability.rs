@@ -1135,6 +1135,109 @@ fn as_root_a_database_another_user_could_redirect_is_refused() {
     refused("runs", output, &link, &link, "`chown -h root:");
 }
 
+/// As root, a results database another user could write — theirs, writable by all, or in a
+/// directory anyone may add files to (a sticky /tmp: SQLite reads a `-wal` made there as the
+/// database) — is refused by `--resume` and by a run that would store in it (exit 2, saying
+/// why and what to do), and nothing in its stored plan runs; reading commands still read it.
+/// (Before: another user edited an interrupted run's stored plan to `command = "id > FILE"`,
+/// and root's `fsbench run --resume` ran it.)
+#[test]
+fn as_root_a_database_another_user_could_write_is_not_resumed_and_nothing_in_it_runs() {
+    if !root_or_skip(
+        "as_root_a_database_another_user_could_write_is_not_resumed_and_nothing_in_it_runs",
+    ) {
+        return;
+    }
+    let s = Scratch::new();
+    let dir = s.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let db = s.db();
+    let output = nap_in(&s, &dir, &db);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // What another user would write into the stored plan: a task that leaves a mark.
+    let mark = s.path().join("ran-as");
+    let forged = format!(
+        "name = \"nap\"\nrepetitions = 1\n[[workloads]]\nkind = \"sleep\"\nduration = \"10ms\"\n\
+         [[workloads]]\nkind = \"task\"\ntasks = \"exec\"\ncommand = {:?}\n",
+        format!("id > {}", mark.display())
+    );
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute("UPDATE runs SET plan_text = ?1 WHERE id = 1", [&forged])
+            .unwrap();
+    }
+    let resume = || {
+        fsbench()
+            .args(["run", "--quiet", "--resume", "1", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let refused = |how: &str, output: &Output, says: &str| {
+        let err = stderr(output);
+        assert_eq!(output.status.code(), Some(2), "{how}: {err}");
+        assert!(
+            err.contains(&format!("the results database {}", db.display()))
+                && err.contains(says)
+                && err.contains("pass another --db"),
+            "{how}: {err}"
+        );
+        assert!(!mark.exists(), "{how}: the stored plan ran");
+    };
+    // Writable by all, as a team's database (and SQLite's files beside it take its mode).
+    chmod(&db, 0o666);
+    refused(
+        "0666",
+        &resume(),
+        "can be written by its group or others (mode 0666)",
+    );
+    let runs = fsbench().args(["runs", "--db"]).arg(&db).output().unwrap();
+    assert!(runs.status.success(), "runs: {}", stderr(&runs));
+    assert!(stdout(&runs).contains("nap"), "{}", stdout(&runs));
+    // Another user's.
+    chmod(&db, 0o644);
+    chown(&db, NOBODY);
+    refused("theirs", &resume(), "belongs to nobody");
+    let export = fsbench()
+        .args(["export", "1", "--json", "-", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "export: {}", stderr(&export));
+    // Root's, but with another user's write-ahead log beside it.
+    chown(&db, 0);
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    std::fs::write(&wal, b"").unwrap();
+    chown(&wal, NOBODY);
+    refused("their -wal", &resume(), "belongs to nobody");
+    std::fs::remove_file(&wal).unwrap();
+    // Root's, in a directory anyone may add files to.
+    chmod(s.path(), 0o1777);
+    refused("sticky", &resume(), "lets other users add files beside it");
+    let runs = fsbench().args(["runs", "--db"]).arg(&db).output().unwrap();
+    assert!(runs.status.success(), "runs: {}", stderr(&runs));
+    chmod(s.path(), 0o700);
+    // SQLite gives the files it makes beside a database the database's mode: a `-shm` made
+    // while it was 0666 is still writable by all (and said so).
+    let shm = PathBuf::from(format!("{}-shm", db.display()));
+    if shm.exists() {
+        chmod(&shm, 0o666);
+        refused(
+            "their -shm",
+            &resume(),
+            "-shm can be written by its group or others",
+        );
+        chmod(&shm, 0o644);
+    }
+    // Root's alone: the stored plan is root's own again, and runs.
+    let output = resume();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        mark.exists(),
+        "the resumed plan did not run: the test proves nothing"
+    );
+}
+
 /// A process named zfs-fuse that fsbench did not start (a copy of `sleep` under that name).
 struct FakeDaemon {
     child: std::process::Child,

@@ -89,10 +89,22 @@ pub fn as_root() -> bool {
 /// Checks a file fsbench is about to obey (a ledger): a regular file of a trusted user that
 /// nobody else may write. `meta` comes from the open file (fstat), not from its path.
 pub fn check_file(path: &Path, meta: &Metadata) -> io::Result<()> {
+    check_regular(path, meta, Rules::OWN)
+}
+
+/// Checks a file of the user's that root writes to and reads back what it then acts on (a
+/// results database, whose stored plan `--resume` runs, and SQLite's files beside it): a
+/// regular file of root or this user that nobody else may write. `meta` comes from lstat or
+/// fstat. The fix named is to run fsbench as the file's owner, or `chown`/`chmod` it.
+pub fn check_user_file(path: &Path, meta: &Metadata) -> io::Result<()> {
+    check_regular(path, meta, Rules::SHARED)
+}
+
+fn check_regular(path: &Path, meta: &Metadata, rules: Rules) -> io::Result<()> {
     if !meta.file_type().is_file() {
         return Err(untrusted(path, "is not a regular file".to_string()));
     }
-    check_owner(path, meta, Rules::OWN)?;
+    check_owner(path, meta, rules)?;
     if meta.mode() & 0o022 != 0 {
         return Err(untrusted(
             path,

@@ -399,13 +399,84 @@ fn check_trusted(path: &Path) -> Result<()> {
     };
     trust::check_file_path(path).map_err(untrusted)?;
     // The others go beside the file the name leads to, links resolved (as SQLite does).
-    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    for suffix in ["-wal", "-shm", "-journal"] {
+    let real = where_sqlite_opens(path);
+    for suffix in COMPANIONS {
         let mut name = real.as_os_str().to_owned();
         name.push(suffix);
         trust::check_links(Path::new(&name)).map_err(untrusted)?;
     }
     Ok(())
+}
+
+/// SQLite's own files beside a database, which it reads as part of it (a write-ahead log's
+/// frames, a hot journal's pages are the database's contents).
+const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// As root, whether another user could have written what a database holds, and so what
+/// `--resume` would read back and run (a stored plan's commands, build targets, directories):
+/// the database and SQLite's files beside it (those that exist) must each be a regular file of
+/// root's that nobody else may write, and the directory holding them one where nobody else may
+/// add names — in a sticky `/tmp` another user could make `results.db-wal` before SQLite does,
+/// and SQLite would read their frames as the database. The error says what to change.
+fn check_writable_by_others(path: &Path) -> Result<()> {
+    use fsbench_measure::trust;
+    use std::os::unix::fs::MetadataExt;
+    if !trust::as_root() {
+        return Ok(());
+    }
+    let untrusted = |why: String| StoreError::Untrusted {
+        path: path.to_path_buf(),
+        why,
+    };
+    let real = where_sqlite_opens(path);
+    let parent = real
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Ok(meta) = std::fs::metadata(parent) {
+        if meta.mode() & 0o022 != 0 {
+            return Err(untrusted(format!(
+                "its directory {} lets other users add files beside it (mode {:04o}), and                  SQLite reads its files there (-wal, -shm, -journal) as part of the database,                  which `--resume` runs: keep the database in a directory only root can write                  (such as the default /var/lib/fsbench), or run fsbench as the user it belongs                  to",
+                parent.display(),
+                meta.mode() & 0o7777
+            )));
+        }
+    }
+    for suffix in std::iter::once("").chain(COMPANIONS) {
+        let mut name = real.as_os_str().to_owned();
+        name.push(suffix);
+        let name = PathBuf::from(name);
+        match std::fs::symlink_metadata(&name) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(untrusted(format!("cannot look at {}: {e}", name.display()))),
+            Ok(meta) => {
+                trust::check_user_file(&name, &meta).map_err(|e| untrusted(e.to_string()))?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The file SQLite opens for `path`, which may not exist yet: symlinks followed (the last
+/// component's too), so that its `-wal`, `-shm` and `-journal` are looked for where SQLite
+/// puts them, beside the file a link leads to.
+fn where_sqlite_opens(path: &Path) -> PathBuf {
+    let mut at = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    for _ in 0..40 {
+        match std::fs::read_link(&at) {
+            Ok(target) => {
+                at = match at.parent() {
+                    Some(parent) => parent.join(target),
+                    None => target,
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    match (at.parent().map(std::fs::canonicalize), at.file_name()) {
+        (Some(Ok(parent)), Some(name)) => parent.join(name),
+        _ => at,
+    }
 }
 
 /// Opens an existing database read-only: nothing about the file changes, its journal mode
@@ -601,6 +672,10 @@ struct SampleRow {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Why another user could have written what this database holds (as root: it or a file
+    /// beside it is theirs or writable by them), or None; such a database is only read, and
+    /// nothing read back from it is run.
+    untrusted: Option<String>,
 }
 
 impl Store {
@@ -613,6 +688,7 @@ impl Store {
     /// SQLite, another program's SQLite database, or one that fails SQLite's quick check.
     pub fn open(path: &Path) -> Result<Store> {
         check_trusted(path)?;
+        check_writable_by_others(path)?;
         let existed = path.exists();
         if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
             let conn = open_read_only(path)?;
@@ -639,6 +715,9 @@ impl Store {
             let _ = std::fs::create_dir_all(dir);
         }
         let conn = Connection::open(path).map_err(open_error)?;
+        // Looked at again now that SQLite has the file open and before it reads a page: a file
+        // made beside it since the first look would be another user's.
+        check_writable_by_others(path)?;
         // SQLite falls back to reading a file it may not write (a read-only mount, chmod 444):
         // say so now, not at the first sample.
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_error)? {
@@ -668,6 +747,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            untrusted: None,
         };
         store.migrate()?;
         Ok(store)
@@ -681,6 +761,8 @@ impl Store {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
         check_trusted(path)?;
+        // Another user's database is read as it is, never migrated (written) by root.
+        let untrusted = check_writable_by_others(path).err();
         if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
             return Err(StoreError::Empty(path.to_path_buf()));
         }
@@ -688,6 +770,17 @@ impl Store {
         let found = check_schema(&conn, path)?;
         if found == 0 {
             return Err(StoreError::Empty(path.to_path_buf()));
+        }
+        if let (true, Some(StoreError::Untrusted { why, .. })) =
+            (found < SCHEMA_VERSION, untrusted.as_ref())
+        {
+            return Err(StoreError::Untrusted {
+                path: path.to_path_buf(),
+                why: format!(
+                    "its schema version {found} needs an upgrade, which root does not make to a \
+                     database another user could write: {why}"
+                ),
+            });
         }
         if found < SCHEMA_VERSION {
             drop(conn);
@@ -700,11 +793,18 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            untrusted: untrusted.map(|e| e.to_string()),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Why another user could have written this database (it was opened read-only), or None:
+    /// what such a database holds is shown, never run.
+    pub fn untrusted(&self) -> Option<&str> {
+        self.untrusted.as_deref()
     }
 
     /// Brings the schema up to date. Two processes may open a new database at once (a

@@ -42,6 +42,11 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
     };
     let (text, name, mut overrides) = if let Some(run_id) = args.resume {
         let store = store.expect("a store is open when resuming");
+        // What another user could have written is never run (such a store is opened
+        // read-only, which a resume does not do; said here too, where the plan is read).
+        if let Some(why) = store.untrusted() {
+            return Err(Failure::usage(anyhow!("--resume {run_id}: {why}")));
+        }
         let run = store.run(run_id).map_err(Failure::usage)?;
         if Plan::is_one_case(&run.plan_text) {
             return Err(Failure::usage(anyhow!(
