@@ -466,3 +466,93 @@ fn a_sample_during_which_another_process_writes_to_its_disk_carries_the_warning(
     assert!(warnings.contains("attempt 2 of this sample"), "{warnings}");
     assert_eq!(total(sample, 0, "ops"), 100.0);
 }
+
+/// A long sample at a short interval holds its series' points, not its readings of the host:
+/// its memory grows by about what docs/metrics.md says per interval ("Memory"), far from the
+/// 20 KB per interval it took when each reading of the host kept /proc/vmstat whole (1.2 GB
+/// for a 10-minute phase at 10 ms). Measured as the peak RSS of a 20 s sample against a 1 s
+/// one, both at 10 ms and stored.
+#[test]
+fn a_long_sample_at_a_short_interval_stays_within_its_memory_bound() {
+    let scratch = Scratch::new();
+    let peak_kib = |duration: &str| -> u64 {
+        let dir = tempfile::Builder::new()
+            .prefix("fsbench-test-series")
+            .tempdir_in(scratch.path())
+            .unwrap();
+        let out = std::process::Command::new("/usr/bin/time")
+            .args(["-f", "peak %M"])
+            .arg(env!("CARGO_BIN_EXE_fsbench"))
+            .args([
+                "sleep",
+                "--duration",
+                duration,
+                "--interval",
+                "10ms",
+                "--quiet",
+            ])
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--db")
+            .arg(scratch.db())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        err.lines()
+            .find_map(|l| l.strip_prefix("peak "))
+            .and_then(|kib| kib.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no peak RSS from /usr/bin/time: {err}"))
+    };
+    let short = peak_kib("1s");
+    let long = peak_kib("20s");
+    // The documented bound, for the ~1,900 more intervals: 3 KiB each, 150 bytes per CPU and
+    // 100 per thread (one).
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u64;
+    let bound_kib = 1900 * (3072 + 150 * cpus + 100) / 1024;
+    assert!(
+        long.saturating_sub(short) <= bound_kib,
+        "20 s at 10 ms took {} KiB more than 1 s (bound {bound_kib} KiB)",
+        long - short
+    );
+}
+
+/// An interval past what a phase could use is refused, on the command line and in a plan, with
+/// the bounds — not taken as 2^64 ns, which made the sampler read every 100 ns (1.6 M points
+/// and 470 MB in a 10 s run).
+#[test]
+fn an_absurd_interval_is_refused_with_its_bounds() {
+    let scratch = Scratch::new();
+    for (interval, says) in [
+        (
+            "1000000000h",
+            "is too long: a duration is at most 100 years",
+        ),
+        ("2h", "is longer than the longest interval, 1h"),
+    ] {
+        let out = fsbench()
+            .args([
+                "sleep",
+                "--duration",
+                "10ms",
+                "--no-store",
+                "--interval",
+                interval,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+        let plan = scratch.plan(&format!(
+            "name = \"n\"\ninterval = \"{interval}\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"sleep\"\n"
+        ));
+        let out = fsbench()
+            .args(["run", "--dry-run", "--plan"])
+            .arg(&plan)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+}

@@ -109,17 +109,22 @@ impl Drop for Monitor {
     }
 }
 
-/// One reading of everything watched.
+/// One reading of everything watched: only the values the series are made of, in fixed
+/// places, so that a sample's readings cost a few hundred bytes each (at 10 ms, about 1.5 MB
+/// a minute on a host of 2 CPUs, 48 bytes more per CPU per reading), whatever /proc holds
+/// besides. (Kept whole, /proc/vmstat's 180 names made 20 KB a reading: 1.2 GB over a
+/// 10-minute sample at 10 ms.)
 #[derive(Debug, Clone, Default)]
 struct Reading {
     t: u64,
     /// Per watched device: [reads, sectors read, writes, sectors written, in flight, ms busy].
     disks: Vec<Option<[u64; 6]>>,
-    /// Named values of /proc/meminfo (bytes) and /proc/vmstat.
-    meminfo: Option<BTreeMap<String, u64>>,
-    vmstat: Option<BTreeMap<String, u64>>,
-    /// Per CPU line (`all`, `cpu0`, ...): [user, system, irq, iowait, steal, total] ticks.
-    cpus: Option<BTreeMap<String, [u64; 6]>>,
+    /// /proc/meminfo's [`MEMINFO`] (bytes) and /proc/vmstat's [`VMSTAT`], where present.
+    meminfo: Option<[Option<u64>; MEMINFO.len()]>,
+    vmstat: Option<[Option<u64>; VMSTAT.len()]>,
+    /// Per CPU line, in the order of the first reading's [`Cpus::names`]: [user, system, irq,
+    /// iowait, steal, total] ticks (None: that CPU's line was missing from this reading).
+    cpus: Option<Vec<Option<[u64; 6]>>>,
     /// Per resource (io, memory, cpu): (some, full) stall µs totals.
     pressure: [Option<(u64, Option<u64>)>; 3],
     /// The sample's processes' (user, system) CPU ns.
@@ -127,6 +132,48 @@ struct Reading {
 }
 
 const PRESSURE: [&str; 3] = ["io", "memory", "cpu"];
+/// The /proc/meminfo values the memory series show, with their metric names.
+const MEMINFO: [(&str, &str); 4] = [
+    ("Dirty", "dirty"),
+    ("Writeback", "writeback"),
+    ("Cached", "cached"),
+    ("MemFree", "free"),
+];
+/// The /proc/vmstat counters the vm series sum.
+const VMSTAT: [&str; 6] = [
+    "nr_dirtied",
+    "nr_written",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+];
+
+/// The CPU lines of /proc/stat, named once: `all` first, then the CPUs in their order.
+#[derive(Debug, Clone, Default)]
+struct Cpus {
+    names: Vec<String>,
+}
+
+impl Cpus {
+    /// Each named CPU's ticks in this text of /proc/stat (the names taken from the first).
+    fn read(&mut self, text: &str) -> Vec<Option<[u64; 6]>> {
+        let lines = parse_stat(text);
+        if self.names.is_empty() {
+            self.names = lines.iter().map(|(name, _)| name.to_string()).collect();
+            self.names.sort_by_key(|n| {
+                (
+                    n != "all",
+                    n.trim_start_matches("cpu").parse::<u32>().unwrap_or(0),
+                )
+            });
+        }
+        self.names
+            .iter()
+            .map(|name| lines.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
+            .collect()
+    }
+}
 
 fn watch_until(
     watch: Watch,
@@ -136,12 +183,16 @@ fn watch_until(
     mut auto: bool,
 ) -> Monitored {
     let mut notes = watch.notes.clone();
-    let mut readings = vec![read(&watch, t0, &mut notes)];
+    let mut cpus = Cpus::default();
+    let mut readings = vec![read(&watch, t0, &mut notes, &mut cpus)];
+    // Readings become points as they come, a chunk at a time: a long sample holds its points
+    // (24 bytes each), not its readings.
+    let mut series: Vec<Series> = Vec::new();
     let mut interval = first;
     let mut tick = 0u64;
     loop {
         tick += 1;
-        let next = t0 + tick * interval;
+        let next = t0.saturating_add(tick.saturating_mul(interval));
         let done = {
             let mut done = control.0.lock().unwrap_or_else(|p| p.into_inner());
             loop {
@@ -156,9 +207,14 @@ fn watch_until(
                     .0;
             }
         };
-        readings.push(read(&watch, now_ns(), &mut notes));
+        readings.push(read(&watch, now_ns(), &mut notes, &mut cpus));
         if done {
             break;
+        }
+        // (`auto` thins its readings at a minute, 600 readings in: before the first chunk.)
+        if readings.len() > CHUNK && !auto {
+            append(&mut series, series_of(&watch, &readings, &cpus.names, t0));
+            readings.drain(..readings.len() - 1);
         }
         if auto && now_ns() - t0 >= AUTO_SWITCH_NS {
             // A minute old: the readings of whole seconds stay, and a second it is.
@@ -173,10 +229,31 @@ fn watch_until(
             tick /= per;
         }
     }
+    append(&mut series, series_of(&watch, &readings, &cpus.names, t0));
     Monitored {
         t0_ns: t0,
-        series: series_of(&watch, &readings, t0),
+        series,
         notes,
+    }
+}
+
+/// How many readings a monitor holds before it turns them into points.
+const CHUNK: usize = 1024;
+
+/// Adds the points of `more` (the series of later readings) to those of the same series in
+/// `series`, or the series itself when it is new.
+fn append(series: &mut Vec<Series>, more: Vec<Series>) {
+    for part in more {
+        let same = |s: &&mut Series| {
+            s.source == part.source
+                && s.label == part.label
+                && s.subject == part.subject
+                && s.metric == part.metric
+        };
+        match series.iter_mut().find(same) {
+            Some(whole) => whole.points.extend(part.points),
+            None => series.push(part),
+        }
     }
 }
 
@@ -187,7 +264,7 @@ fn note(notes: &mut Vec<String>, what: String) {
     }
 }
 
-fn read(watch: &Watch, t: u64, notes: &mut Vec<String>) -> Reading {
+fn read(watch: &Watch, t: u64, notes: &mut Vec<String>, cpus: &mut Cpus) -> Reading {
     let mut file = |path: &str, why: &str| match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(_) => {
@@ -204,9 +281,15 @@ fn read(watch: &Watch, t: u64, notes: &mut Vec<String>) -> Reading {
         .iter()
         .map(|(_, name)| diskstats.as_deref().and_then(|t| parse_diskstats(t, name)))
         .collect();
-    let meminfo = file("/proc/meminfo", "no memory statistics").map(|t| parse_meminfo(&t));
-    let vmstat = file("/proc/vmstat", "no virtual memory statistics").map(|t| parse_pairs(&t));
-    let cpus = file("/proc/stat", "no CPU statistics").map(|t| parse_stat(&t));
+    let meminfo = file("/proc/meminfo", "no memory statistics").map(|t| {
+        let all = parse_meminfo(&t);
+        MEMINFO.map(|(key, _)| all.get(key).copied())
+    });
+    let vmstat = file("/proc/vmstat", "no virtual memory statistics").map(|t| {
+        let all = parse_pairs(&t);
+        VMSTAT.map(|key| all.get(key).copied())
+    });
+    let cpus = file("/proc/stat", "no CPU statistics").map(|t| cpus.read(&t));
     let mut pressure = [None; 3];
     for (slot, resource) in pressure.iter_mut().zip(PRESSURE) {
         *slot = file(
@@ -324,7 +407,7 @@ fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
 
 /// /proc/stat's CPU lines: `all` for `cpu`, `cpuN` for each; [user (+nice), system, irq
 /// (+softirq), iowait, steal, total (idle and guests included)] ticks.
-fn parse_stat(text: &str) -> BTreeMap<String, [u64; 6]> {
+fn parse_stat(text: &str) -> Vec<(&str, [u64; 6])> {
     text.lines()
         .filter(|l| l.starts_with("cpu"))
         .filter_map(|line| {
@@ -337,7 +420,7 @@ fn parse_stat(text: &str) -> BTreeMap<String, [u64; 6]> {
             let total: u64 = (0..8).map(at).sum();
             let name = if name == "cpu" { "all" } else { name };
             Some((
-                name.to_string(),
+                name,
                 [at(0) + at(1), at(2), at(5) + at(6), at(4), at(7), total],
             ))
         })
@@ -360,7 +443,7 @@ fn parse_pressure(text: &str) -> Option<(u64, Option<u64>)> {
 
 /// The series of consecutive readings: counters as what happened in each interval, gauges as
 /// their value at its end.
-fn series_of(watch: &Watch, readings: &[Reading], t0: u64) -> Vec<Series> {
+fn series_of(watch: &Watch, readings: &[Reading], cpus: &[String], t0: u64) -> Vec<Series> {
     let mut out = Vec::new();
     let mut push =
         |source: &str, label: &str, subject: &str, metric: &str, unit: Unit, points: Vec<Point>| {
@@ -430,13 +513,8 @@ fn series_of(watch: &Watch, readings: &[Reading], t0: u64) -> Vec<Series> {
             }),
         );
     }
-    for (metric, key) in [
-        ("dirty", "Dirty"),
-        ("writeback", "Writeback"),
-        ("cached", "Cached"),
-        ("free", "MemFree"),
-    ] {
-        let gauge = points(&|_, b, _| Some(*b.meminfo.as_ref()?.get(key)? as f64));
+    for (k, (_, metric)) in MEMINFO.iter().enumerate() {
+        let gauge = points(&|_, b, _| Some(b.meminfo.as_ref()?[k]? as f64));
         push("memory", "", "host", metric, Unit::Bytes, gauge);
     }
     // SAFETY: sysconf has no preconditions.
@@ -447,8 +525,9 @@ fn series_of(watch: &Watch, readings: &[Reading], t0: u64) -> Vec<Series> {
             let mut sum = 0.0;
             let mut any = false;
             for key in keys {
-                if let (Some(x), Some(y)) = (a.get(*key), b.get(*key)) {
-                    sum += delta(*x, *y);
+                let k = VMSTAT.iter().position(|v| v == key).expect("a VMSTAT key");
+                if let (Some(x), Some(y)) = (a[k], b[k]) {
+                    sum += delta(x, y);
                     any = true;
                 }
             }
@@ -495,26 +574,16 @@ fn series_of(watch: &Watch, readings: &[Reading], t0: u64) -> Vec<Series> {
         Unit::Count,
         vm(&["pgsteal_kswapd", "pgsteal_direct"], 1.0),
     );
-    let names: Vec<String> = readings
-        .first()
-        .and_then(|r| r.cpus.as_ref())
-        .map(|c| c.keys().cloned().collect())
-        .unwrap_or_default();
-    // `all` first, then the CPUs in their order.
-    let mut names = names;
-    names.sort_by_key(|n| {
-        (
-            n != "all",
-            n.trim_start_matches("cpu").parse::<u32>().unwrap_or(0),
-        )
-    });
-    for name in &names {
+    for (c, name) in cpus.iter().enumerate() {
         for (i, metric) in ["user", "system", "irq", "iowait", "steal"]
             .iter()
             .enumerate()
         {
             let share = points(&|a, b, _| {
-                let (a, b) = (a.cpus.as_ref()?.get(name)?, b.cpus.as_ref()?.get(name)?);
+                let (a, b) = (
+                    a.cpus.as_ref()?.get(c)?.as_ref()?,
+                    b.cpus.as_ref()?.get(c)?.as_ref()?,
+                );
                 let total = delta(a[5], b[5]);
                 (total > 0.0).then(|| delta(a[i], b[i]) / total * 100.0)
             });
@@ -590,8 +659,13 @@ mod tests {
             (102400, 3072, 0)
         );
         let stat = parse_stat("cpu  10 1 5 100 4 2 1 3 0 0\ncpu0 5 0 2 50 2 1 0 1 0 0\nintr 5\n");
-        assert_eq!(stat["all"], [11, 5, 3, 4, 3, 126]);
-        assert_eq!(stat["cpu0"], [5, 2, 1, 2, 1, 61]);
+        assert_eq!(
+            stat,
+            [
+                ("all", [11, 5, 3, 4, 3, 126]),
+                ("cpu0", [5, 2, 1, 2, 1, 61])
+            ]
+        );
         assert_eq!(
             parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=1234\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=56\n"),
             Some((1234, Some(56)))
@@ -612,11 +686,8 @@ mod tests {
         let reading = |t: u64, sectors: u64, busy_ms: u64, dirty: u64, steal: u64| Reading {
             t,
             disks: vec![Some([0, 0, 1, sectors, 2, busy_ms])],
-            meminfo: Some(BTreeMap::from([("Dirty".to_string(), dirty)])),
-            cpus: Some(BTreeMap::from([(
-                "all".to_string(),
-                [0, 0, 0, 0, steal, steal * 10],
-            )])),
+            meminfo: Some([Some(dirty), None, None, None]),
+            cpus: Some(vec![Some([0, 0, 0, 0, steal, steal * 10])]),
             ..Reading::default()
         };
         let readings = [
@@ -624,7 +695,7 @@ mod tests {
             reading(100_001_000, 2048, 50, 7, 10),
             reading(200_001_000, 4096, 150, 9, 20),
         ];
-        let series = series_of(&watch, &readings, 1_000);
+        let series = series_of(&watch, &readings, &["all".to_string()], 1_000);
         let find = |source: &str, metric: &str| {
             series
                 .iter()

@@ -33,6 +33,9 @@ pub enum SeriesInterval {
 /// The shortest interval that may be asked for: a reading of every probe costs about 5 µs per
 /// thread.
 pub const SHORTEST_NS: u64 = 10_000_000;
+/// The longest interval that may be asked for: a phase shorter than its interval has one
+/// point, at its end; longer intervals would only overflow the arithmetic of the next reading.
+pub const LONGEST_NS: u64 = 3_600_000_000_000;
 /// The interval of `auto` for the first minute, and after it.
 pub const AUTO_SHORT_NS: u64 = 100_000_000;
 pub const AUTO_LONG_NS: u64 = 1_000_000_000;
@@ -73,6 +76,11 @@ impl std::str::FromStr for SeriesInterval {
                 if ns < SHORTEST_NS {
                     return Err(format!(
                         "{other} is shorter than the shortest interval, 10ms; use \"auto\" (100ms, 1s past a minute) or a longer one"
+                    ));
+                }
+                if ns > LONGEST_NS {
+                    return Err(format!(
+                        "{other} is longer than the longest interval, 1h (a phase shorter than its interval has one point, at its end); use \"off\" for no series, or a shorter one"
                     ));
                 }
                 Ok(SeriesInterval::Every(ns))
@@ -416,10 +424,12 @@ impl Sampling {
         loop {
             // Intervals are counted from the phase's start (the switch to 1 s from a whole
             // second), so they do not drift.
+            // (Saturating: the next reading is never earlier than one interval on.)
             let next = if auto {
-                started + (ticks + 1) * interval
+                started.saturating_add((ticks + 1).saturating_mul(interval))
             } else {
-                second_start + ((last - second_start) / interval + 1) * interval
+                second_start
+                    .saturating_add(((last - second_start) / interval + 1).saturating_mul(interval))
             };
             let done = {
                 let mut done = control.done.lock().unwrap_or_else(|p| p.into_inner());

@@ -16,6 +16,8 @@ pub enum UnitError {
         "'{0}' is not a duration: write a number with ns, us, ms, s, m or h (e.g. 50ms, 2s, 10m)"
     )]
     Duration(String),
+    #[error("'{0}' is too long: a duration is at most 100 years")]
+    TooLong(String),
     #[error("'{0}' is not a size range: write FROM..TO (e.g. 4k..64m) or a comma-separated list (e.g. 1m,8m)")]
     Range(String),
 }
@@ -176,8 +178,17 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
     if !value.is_finite() || value < 0.0 {
         return Err(UnitError::Duration(text.to_string()));
     }
-    Ok((value * scale).round() as u64)
+    let ns = (value * scale).round();
+    if ns > MAX_DURATION_NS as f64 {
+        return Err(UnitError::TooLong(text.to_string()));
+    }
+    Ok(ns as u64)
 }
+
+/// The longest duration a setting may take: 100 years. Longer ones would not fit the
+/// nanosecond arithmetic of deadlines and intervals (a u64 of nanoseconds ends at 584 years,
+/// and was silently cut there), and mean nothing for a benchmark.
+pub const MAX_DURATION_NS: u64 = 100 * 31_557_600 * 1_000_000_000;
 
 pub use fsbench_model::size_label;
 
@@ -264,6 +275,12 @@ mod tests {
         assert_eq!(parse_duration_ns("2h"), Ok(7_200_000_000_000));
         assert!(parse_duration_ns("fast").is_err());
         assert!(parse_duration_ns("-1s").is_err());
+        // Past what nanoseconds hold: refused, not cut to 2^64 ns.
+        assert!(matches!(
+            parse_duration_ns("1000000000h"),
+            Err(UnitError::TooLong(_))
+        ));
+        assert!(parse_duration_ns("876000h").is_ok());
     }
 
     #[test]
