@@ -802,6 +802,41 @@ fn keep_leaves_the_files_named_and_nothing_stays_without_it() {
     }
 }
 
+/// Buffers are bounded for all threads together, not only per thread: 64 threads of 1 GiB in
+/// flight each are refused before anything is allocated, naming the host's memory (before:
+/// accepted on a 23 GiB host, until the OOM killer came).
+#[test]
+fn buffers_beyond_half_the_hosts_memory_are_refused() {
+    let out = fsbench()
+        .args([
+            "io",
+            "--dir",
+            "/dev/shm",
+            "--engine",
+            "io_uring",
+            "--no-store",
+        ])
+        .args([
+            "--threads",
+            "64",
+            "--iodepth",
+            "1024",
+            "--bs",
+            "1m",
+            "--size",
+            "1m",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("more than half of this host's memory")
+            && stderr(&out).contains("lower threads, iodepth or bs"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// The bare device with several threads: the device is held open exclusively once for the
 /// run and the threads share it, each on its region (before: every thread opened it O_EXCL,
 /// the second got EBUSY, and every raw sample with `threads > 1` failed).

@@ -42,12 +42,7 @@ impl HostInfo {
             .and_then(|rest| rest.split_once(':'))
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_default();
-        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        let memory_bytes = meminfo
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |kib| kib * 1024);
+        let memory_bytes = memory_bytes().unwrap_or(0);
         HostInfo {
             hostname: field(&uts.nodename),
             kernel_release: field(&uts.release),
@@ -59,6 +54,16 @@ impl HostInfo {
             clock: crate::clock::Clock::info(),
         }
     }
+}
+
+/// This host's memory (MemTotal of /proc/meminfo), None where /proc says nothing.
+pub fn memory_bytes() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kib| kib * 1024)
 }
 
 /// One line of /proc/self/mountinfo: the filesystem a path lives on.

@@ -408,6 +408,25 @@ impl IoSettings {
                 ),
             ));
         }
+        // All threads' buffers at once: at most half the host's memory (a page each at least).
+        let total = u64::from(self.iodepth)
+            .saturating_mul(bs.next_multiple_of(4096))
+            .saturating_mul(self.threads);
+        if let Some(memory) = fsbench_measure::host::memory_bytes() {
+            if total > memory / 2 {
+                return Err(WorkloadError::invalid(
+                    "threads",
+                    format!(
+                        "{} threads with {} operations of {} in flight need {} of buffers, more than half of this host's memory ({}); lower threads, iodepth or bs",
+                        self.threads,
+                        self.iodepth,
+                        self.bs,
+                        fsbench_measure::units::human_bytes(total),
+                        fsbench_measure::units::human_bytes(memory)
+                    ),
+                ));
+            }
+        }
         if self.time_based && self.runtime.ns == 0 {
             return Err(WorkloadError::invalid(
                 "time_based",
