@@ -41,6 +41,8 @@ pub fn cache_dir(work_dir: &Path) -> PathBuf {
 pub struct AgedImage {
     pub image: PathBuf,
     pub record: Box<AgedRecord>,
+    /// Why it was made again now (the cached one no longer matched its record's fingerprint).
+    pub remade: Option<String>,
 }
 
 /// What an aged image is and how it was made: the cache's record of it, and part of the
@@ -83,6 +85,10 @@ pub struct AgedTarget {
     pub image: PathBuf,
     pub copy: CopyInfo,
     pub made: AgedRecord,
+    /// Why the image was made again for this sample (the cached one had changed since it was
+    /// made); absent when the cache's was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remade: Option<String>,
 }
 
 /// The cache entry of `spec` aged by `aging`, made now when there is none (aged on a target
@@ -140,17 +146,71 @@ pub fn ensure(
         crate::target::check_stop(stop)?;
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
+    let mut remade = None;
     if let Some(record) = read_entry(&json, &image, &key) {
-        return Ok(AgedImage {
-            image,
-            record: Box::new(record),
-        });
+        match verified(&image, &record, fs.name(), progress) {
+            Ok(()) => {
+                return Ok(AgedImage {
+                    image,
+                    record: Box::new(record),
+                    remade: None,
+                })
+            }
+            Err(why) => {
+                progress(&format!("aging {}: {why}: making it again", fs.name()));
+                remade = Some(why);
+            }
+        }
     }
     let record = make(sys, spec, aging, &key, &image, &json, stop, progress)?;
     Ok(AgedImage {
         image,
         record: Box::new(record),
+        remade,
     })
+}
+
+/// Whether the cached `image` still holds what its record's fingerprint says: checked once
+/// per process and image (a campaign's every sample copies it; reading it whole each time would
+/// cost a fifth of aging it again), and again when its size, inode or change time moved. Else
+/// why not: a changed image would give every sample another filesystem than the one recorded,
+/// silently, or a mount error that does not name the cache.
+fn verified(
+    image: &Path,
+    record: &AgedRecord,
+    fs: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    type Seen = std::collections::HashSet<(PathBuf, u64, u64, i64, i64)>;
+    static SEEN: std::sync::Mutex<Option<Seen>> = std::sync::Mutex::new(None);
+    let meta = std::fs::symlink_metadata(image)
+        .map_err(|e| format!("cannot look at {}: {e}", image.display()))?;
+    let seen = (
+        image.to_path_buf(),
+        meta.ino(),
+        meta.len(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    );
+    let mut known = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    if known.get_or_insert_with(Seen::new).contains(&seen) {
+        return Ok(());
+    }
+    progress(&format!(
+        "aging {fs}: checking the cached image against its record"
+    ));
+    let found = fingerprint(image)
+        .map_err(|e| format!("cannot read the cached image {}: {e}", image.display()))?;
+    if found != record.fingerprint {
+        return Err(format!(
+            "the cached image {} changed since it was made (fingerprint {found}, recorded {})",
+            image.display(),
+            record.fingerprint
+        ));
+    }
+    known.get_or_insert_with(Seen::new).insert(seen);
+    Ok(())
 }
 
 /// The cache key of `spec` aged by `aging` on an image of `size` bytes.
@@ -168,11 +228,37 @@ fn key(spec: &TargetSpec, aging: &AgingSpec, size: u64) -> String {
     format!("{hash:016x}")
 }
 
-/// The record of a finished entry: its record names the key, and its image is there, whole.
+/// The record of a finished entry: its record names the key, and its image is there, whole;
+/// both regular files (a symlink in the cache is not followed: the entry is made again).
 fn read_entry(json: &Path, image: &Path, key: &str) -> Option<AgedRecord> {
-    let record: AgedRecord = serde_json::from_str(&std::fs::read_to_string(json).ok()?).ok()?;
-    let len = std::fs::metadata(image).ok()?.len();
-    (record.key == key && len == record.image_bytes).then_some(record)
+    let record: AgedRecord = serde_json::from_str(&read_no_follow(json).ok()?).ok()?;
+    let meta = std::fs::symlink_metadata(image).ok()?;
+    (meta.is_file() && record.key == key && meta.len() == record.image_bytes).then_some(record)
+}
+
+/// A file's text, refused when its name is a symlink (O_NOFOLLOW) or it is not a regular file.
+fn read_no_follow(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    let mut file = open_no_follow(path)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// Opens a file of the cache for reading: never through a symlink, only a regular file.
+fn open_no_follow(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(file)
 }
 
 static MADE: AtomicU64 = AtomicU64::new(0);
@@ -344,7 +430,7 @@ pub fn copy_image(from: &Path, to: &Path) -> io::Result<CopyInfo> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     let started = std::time::Instant::now();
-    let source = std::fs::File::open(from)?;
+    let source = open_no_follow(from)?;
     let len = source.metadata()?.len();
     let target = std::fs::OpenOptions::new()
         .write(true)
@@ -469,7 +555,7 @@ fn sparse_copy(
 /// cryptographic: it tells a copy from a changed one.
 pub fn fingerprint(path: &Path) -> io::Result<String> {
     use std::os::unix::fs::FileExt;
-    let file = std::fs::File::open(path)?;
+    let file = open_no_follow(path)?;
     let len = file.metadata()?.len();
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
     let mut buf = vec![0u8; 1 << 20];
@@ -621,6 +707,7 @@ mod tests {
         .unwrap();
         AgedImage {
             image: image.into(),
+            remade: None,
             record: Box::new(AgedRecord {
                 key: "k".into(),
                 filesystem: "ext4".into(),

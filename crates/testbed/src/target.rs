@@ -695,6 +695,7 @@ impl<'s> Target<'s> {
                             image: aged.image,
                             copy,
                             made: *aged.record,
+                            remade: aged.remade,
                         });
                 let first = &self.devices.members[0];
                 let image = first.image.clone().expect("an image");

@@ -184,6 +184,63 @@ fn every_target_starts_from_a_byte_identical_image() {
     assert!(!images::cache_dir(work.path()).exists());
 }
 
+/// A cached image changed behind fsbench's back (a block written into it) no longer matches
+/// its record's fingerprint: it is made again, and the entry says why; an entry whose record is
+/// a symlink is not followed but made again, as a regular file. (Before: a changed image gave
+/// every sample another filesystem than the one recorded, silently.)
+#[test]
+fn a_changed_or_linked_cache_entry_is_made_again() {
+    if !root_or_skip("a_changed_or_linked_cache_entry_is_made_again") {
+        return;
+    }
+    use std::os::unix::fs::FileExt;
+    let work = work_dir();
+    let aging: AgingSpec = "fill=40,churn=0".parse().unwrap();
+    let first = cached(work.path(), "ext4", &aging);
+    assert!(first.remade.is_none());
+    // A block of another content where the image had a hole or data.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&first.image)
+        .unwrap();
+    file.write_all_at(&[0x5a; 4096], 100 << 20).unwrap();
+    drop(file);
+    let mut said = Vec::new();
+    let again = images::ensure(
+        &RealSystem,
+        &spec("ext4", work.path(), 300 << 20),
+        &aging,
+        &|| false,
+        &mut |line| said.push(line.to_string()),
+    )
+    .unwrap();
+    let why = again.remade.clone().expect("made again");
+    assert!(why.contains("changed since it was made"), "{why}");
+    assert!(
+        said.iter().any(|l| l.contains("making it again")),
+        "{said:?}"
+    );
+    assert_eq!(
+        images::fingerprint(&again.image).unwrap(),
+        again.record.fingerprint
+    );
+    // Found as it is now, once checked.
+    let found = cached(work.path(), "ext4", &aging);
+    assert!(found.remade.is_none());
+    assert_eq!(found.record.fingerprint, again.record.fingerprint);
+    // Its record a symlink to a copy of itself: not read, the entry made again.
+    let json = again.image.with_extension("json");
+    let real = again.image.with_extension("json.real");
+    std::fs::rename(&json, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &json).unwrap();
+    let _ = cached(work.path(), "ext4", &aging);
+    assert!(
+        std::fs::symlink_metadata(&json).unwrap().is_file(),
+        "the record is still the symlink"
+    );
+    images::remove_all(&RealSystem, work.path()).unwrap();
+}
+
 /// Every file of the aged tree: its name, size and a hash of its bytes.
 fn content(mountpoint: &Path) -> Vec<(String, u64, u64)> {
     aging::listing(mountpoint)
