@@ -1238,6 +1238,45 @@ fn as_root_a_database_another_user_could_write_is_not_resumed_and_nothing_in_it_
     );
 }
 
+/// A plan is read only when it is a regular file of at most 1 MiB: /dev/zero, /dev/urandom, a
+/// FIFO nobody writes and a 10 GB sparse file are each refused at once, with exit 2 and what to
+/// give instead (before: read whole, until the OOM killer came, or blocked for ever).
+#[test]
+fn a_plan_that_is_not_a_small_regular_file_is_refused_at_once() {
+    let s = Scratch::new();
+    let fifo = s.path().join("plan.fifo");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let big = s.path().join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(10 << 30)
+        .unwrap();
+    for (plan, says) in [
+        (
+            Path::new("/dev/zero"),
+            "is a character device, not a regular file",
+        ),
+        (
+            Path::new("/dev/urandom"),
+            "is a character device, not a regular file",
+        ),
+        (fifo.as_path(), "is a FIFO (named pipe), not a regular file"),
+        (big.as_path(), "is 10 GiB, over the 1 MiB a plan may have"),
+    ] {
+        let started = Instant::now();
+        let out = fsbench()
+            .args(["run", "--dry-run", "--plan"])
+            .arg(plan)
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5), "{plan:?}: slow");
+        assert_eq!(out.status.code(), Some(2), "{plan:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{plan:?}: {}", stderr(&out));
+    }
+}
+
 /// A process named zfs-fuse that fsbench did not start (a copy of `sleep` under that name).
 struct FakeDaemon {
     child: std::process::Child,

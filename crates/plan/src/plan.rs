@@ -138,6 +138,10 @@ impl Case {
     }
 }
 
+/// The largest plan file fsbench reads (`--plan`): plans are a few KiB; anything larger (or not
+/// a regular file: `/dev/zero`, a FIFO) is refused before it is read.
+pub const MAX_PLAN_BYTES: u64 = 1 << 20;
+
 /// A validated plan.
 #[derive(Debug, Clone)]
 pub struct Plan {

@@ -69,9 +69,9 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
         };
         (run.plan_text, format!("(plan of run {run_id})"), overrides)
     } else if let Some(path) = &args.plan {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Failure::usage(anyhow!("--plan {}: cannot read it ({e})", path.display()))
-        })?;
+        let text =
+            fsbench_measure::input::read_regular(path, fsbench_plan::plan::MAX_PLAN_BYTES, "plan")
+                .map_err(|e| Failure::usage(anyhow!("--plan: {e}")))?;
         let overrides = Overrides {
             dir,
             scale: args.scale,
