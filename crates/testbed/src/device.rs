@@ -2,11 +2,12 @@
 //! block device, which is used only with an explicit destructive opt-in naming it, and refused
 //! while it or a partition of it is mounted (in any mount namespace: the kernel refuses an
 //! exclusive open), is swap, is held (device mapper, RAID, a member of a mounted multi-device
-//! btrfs), is the device of `/`, or carries a signature the opt-in does not acknowledge.
+//! btrfs), is the device of `/`, leads to any of that through what it is stacked with
+//! (`crate::stack`), or carries a signature the opt-in does not acknowledge.
 
 use crate::error::TargetError;
+use crate::stack::{self, Footprint};
 use crate::system::{Cmd, System};
-use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::{human_bytes, parse_size};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -136,11 +137,13 @@ pub fn default_image_bytes(free_bytes: u64) -> u64 {
 }
 
 /// Checks that a real block device may be overwritten; every refusal says why and what to do.
+/// Besides the device itself, everything writing it reaches is checked (`crate::stack`): what
+/// it is stacked on and what else is stacked on that. Returns what writing it writes.
 pub fn check_block_device(
     sys: &dyn System,
     device: &Path,
     acknowledged_signature: Option<&str>,
-) -> Result<(), TargetError> {
+) -> Result<Footprint, TargetError> {
     let shown = device.display();
     let refuse = |why: String| Err(TargetError::Refused(format!("{shown} {why}")));
     let number = match sys.block_device_number(device) {
@@ -148,130 +151,8 @@ pub fn check_block_device(
         Ok(None) => return refuse("is not a block device".to_string()),
         Err(e) => return refuse(format!("cannot be examined: {e}")),
     };
-    // The device and its partitions, by sysfs name and device number.
-    let sys_name = sys
-        .read_file(&PathBuf::from(format!(
-            "/sys/dev/block/{}:{}/uevent",
-            number.0, number.1
-        )))
-        .ok()
-        .and_then(|u| {
-            u.lines()
-                .find_map(|l| l.strip_prefix("DEVNAME="))
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| {
-            device
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-    let class = PathBuf::from(format!("/sys/class/block/{sys_name}"));
-    let mut family = vec![(sys_name.clone(), format!("{}:{}", number.0, number.1))];
-    for entry in sys.list_dir(&class).unwrap_or_default() {
-        if entry.starts_with(&sys_name) && entry != sys_name {
-            let dev = sys
-                .read_file(&class.join(&entry).join("dev"))
-                .unwrap_or_default()
-                .trim()
-                .to_string();
-            family.push((entry, dev));
-        }
-    }
-    let mountinfo = sys
-        .read_file(Path::new("/proc/self/mountinfo"))
-        .unwrap_or_default();
-    for mount in parse_mountinfo(&mountinfo) {
-        let source_name = Path::new(&mount.source)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
-        let hit = family.iter().find(|(name, dev)| {
-            *dev == mount.device_number || source_name.as_deref() == Some(name.as_str())
-        });
-        if let Some((name, _)) = hit {
-            if mount.mount_point == Path::new("/") {
-                return refuse(format!(
-                    "holds the root filesystem (/dev/{name} is mounted on /): never"
-                ));
-            }
-            return refuse(format!(
-                "is in use: /dev/{name} is mounted on {}; unmount it first",
-                mount.mount_point.display()
-            ));
-        }
-    }
-    let swaps = sys.read_file(Path::new("/proc/swaps")).unwrap_or_default();
-    for line in swaps.lines().skip(1) {
-        let Some(swap) = line.split_whitespace().next() else {
-            continue;
-        };
-        let swap_name = Path::new(swap)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
-        if let Some((name, _)) = family
-            .iter()
-            .find(|(n, _)| Some(n.as_str()) == swap_name.as_deref())
-        {
-            return refuse(format!("is in use as swap (/dev/{name}); swapoff it first"));
-        }
-    }
-    for (name, _) in &family {
-        let holders = sys
-            .list_dir(&PathBuf::from(format!("/sys/class/block/{name}/holders")))
-            .unwrap_or_default();
-        if let Some(holder) = holders.first() {
-            return refuse(format!(
-                "is in use: /dev/{name} is held by {holder} (device mapper, LVM, RAID or dm-crypt); release it first"
-            ));
-        }
-    }
-    // A mounted btrfs on several devices shows one of them in mountinfo; sysfs lists them all.
-    for fs in sys.list_dir(Path::new("/sys/fs/btrfs")).unwrap_or_default() {
-        let members = sys
-            .list_dir(&PathBuf::from(format!("/sys/fs/btrfs/{fs}/devices")))
-            .unwrap_or_default();
-        if let Some((name, _)) = family.iter().find(|(name, _)| members.contains(name)) {
-            let others: Vec<String> = members
-                .iter()
-                .filter(|m| *m != name)
-                .map(|m| format!("/dev/{m}"))
-                .collect();
-            return refuse(format!(
-                "is in use: /dev/{name} is a member of the mounted btrfs {fs}{}; unmount it first",
-                if others.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (with {})", others.join(", "))
-                }
-            ));
-        }
-    }
-    // Last, the kernel's own word: it refuses an exclusive open of a device that is mounted
-    // in any mount namespace (which this process's mountinfo does not show) or held by
-    // anything at all.
-    for (name, _) in &family {
-        let node = if *name == sys_name {
-            device.to_path_buf()
-        } else {
-            PathBuf::from(format!("/dev/{name}"))
-        };
-        match sys.open_exclusive(&node) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                return refuse(format!(
-                    "is in use: the kernel refuses to open /dev/{name} exclusively (mounted, \
-                     perhaps in another mount namespace, or held by another program; `grep -l \
-                     '/dev/{name} ' /proc/*/mountinfo` lists processes that see a mount of it); \
-                     release it first"
-                ))
-            }
-            // Not root (a dry run): the run itself, as root, asks.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {}
-            // A partition without a node of that name in /dev.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && node != device => {}
-            Err(e) => return refuse(format!("cannot be opened to check it is unused: {e}")),
-        }
-    }
+    let footprint = stack::walk(sys, device, number)
+        .map_err(|in_use| TargetError::Refused(in_use.message(&shown.to_string())))?;
     let probe = Cmd::new("blkid")
         .args(["-p", "-o", "export"])
         .arg(device.display().to_string());
@@ -290,7 +171,7 @@ pub fn check_block_device(
             ));
         }
     }
-    Ok(())
+    Ok(footprint)
 }
 
 /// The size of a block device in bytes (sysfs counts 512-byte sectors).
