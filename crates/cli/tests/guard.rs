@@ -2,7 +2,8 @@
 //! root): a loop device over a mounted one, over a loop device over a mounted one, under a
 //! mounted one, or over the image of a mounted filesystem is refused naming the chain, for the
 //! bare device and for a filesystem, from a workload command and from a plan, and the mounted
-//! filesystem is intact afterwards; a stacked chain nothing uses is still accepted.
+//! filesystem is intact afterwards; an array member named twice (once through a symlink) or
+//! stacked on another member is refused; a stacked chain nothing uses is still accepted.
 
 mod common;
 
@@ -320,6 +321,44 @@ fn a_device_under_a_mounted_loop_and_a_second_loop_over_a_mounted_image_are_refu
         ),
     );
     fs.assert_intact();
+}
+
+/// An array's members are distinct devices: one named twice (once through a symlink) is
+/// refused, and so is one stacked on another. (Before: the paths differed, so both passed.)
+#[test]
+fn an_array_member_named_twice_or_stacked_on_another_is_refused() {
+    if !root_or_skip("an_array_member_named_twice_or_stacked_on_another_is_refused") {
+        return;
+    }
+    let disk = TestDisk::new();
+    let s = Scratch::new();
+    let link = s.path().join("fsbench-test-link");
+    std::os::unix::fs::symlink(&disk.device, &link).unwrap();
+    let both = format!("{},{}", disk.device, link.display());
+    let output = sleep_on(&s, "btrfs", &both, &both, Some("raid1:2"));
+    refused(
+        &output,
+        &format!("{} and {} are the same device", link.display(), disk.device),
+    );
+    let stacked = LoopOver::new(Path::new(&disk.device));
+    let both = format!("{},{}", disk.device, stacked.device);
+    let output = sleep_on(&s, "btrfs", &both, &both, Some("raid1:2"));
+    refused(
+        &output,
+        &format!(
+            "{} and {} share storage: {} -> {}",
+            stacked.device, disk.device, stacked.device, disk.device
+        ),
+    );
+    let blank = Command::new("blkid")
+        .args(["-p", &disk.device])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&blank).is_empty(),
+        "the disk was written: {}",
+        stdout(&blank)
+    );
 }
 
 /// A chain nothing uses is safe to overwrite, and is accepted: a loop device over a loop

@@ -138,7 +138,8 @@ pub fn default_image_bytes(free_bytes: u64) -> u64 {
 
 /// Checks that a real block device may be overwritten; every refusal says why and what to do.
 /// Besides the device itself, everything writing it reaches is checked (`crate::stack`): what
-/// it is stacked on and what else is stacked on that. Returns what writing it writes.
+/// it is stacked on and what else is stacked on that. Returns what writing it writes, for
+/// [`check_block_devices`] to compare an array's members.
 pub fn check_block_device(
     sys: &dyn System,
     device: &Path,
@@ -172,6 +173,42 @@ pub fn check_block_device(
         }
     }
     Ok(footprint)
+}
+
+/// Checks every real device of a target (one, or an array's members) with
+/// [`check_block_device`], and that the members are distinct storage: not one device named
+/// twice (by device number, however the paths differ), nor one stacked on another or two over
+/// one file.
+pub fn check_block_devices(sys: &dyn System, devices: &[RealDevice]) -> Result<(), TargetError> {
+    let mut checked: Vec<(&Path, Footprint)> = Vec::new();
+    for real in devices {
+        let footprint =
+            check_block_device(sys, &real.path, real.acknowledged_signature.as_deref())?;
+        for (earlier, theirs) in &checked {
+            let Some((ours, their_chain)) = footprint.shared(theirs) else {
+                continue;
+            };
+            let (this, that) = (real.path.display(), earlier.display());
+            if footprint.devices.first().map(|d| d.0) == theirs.devices.first().map(|d| d.0) {
+                let (major, minor) = footprint.devices[0].0;
+                return Err(TargetError::Invalid(format!(
+                    "{this} and {that} are the same device ({major}:{minor}): an array's members are distinct devices; name each once"
+                )));
+            }
+            // The ways to the shared storage, but a member's bare name.
+            let chains: Vec<String> = [(ours, real.path.as_path()), (their_chain, *earlier)]
+                .into_iter()
+                .filter(|(chain, member)| Path::new(chain) != *member)
+                .map(|(chain, _)| chain)
+                .collect();
+            return Err(TargetError::Refused(format!(
+                "{this} and {that} share storage: {}; an array's members are distinct devices, neither stacked on another nor over one file",
+                chains.join(" and ")
+            )));
+        }
+        checked.push((&real.path, footprint));
+    }
+    Ok(())
 }
 
 /// The size of a block device in bytes (sysfs counts 512-byte sectors).
@@ -407,6 +444,50 @@ mod tests {
             "{e}"
         );
         assert!(sys.log().is_empty(), "nothing may run: {:?}", sys.log());
+    }
+
+    /// An array's members are compared by what they write, not by path: one device named
+    /// twice (through a link), or a disk and its partition, are refused; two partitions are
+    /// distinct.
+    #[test]
+    fn array_members_are_compared_by_device_number_and_storage() {
+        let sys = host();
+        sys.set_block_device("/dev/disk/by-id/virtio-b", 253, 16);
+        for (name, minor) in [("vdb1", 17), ("vdb2", 18)] {
+            sys.set_block_device(format!("/dev/{name}"), 253, minor);
+            sys.set_file(
+                format!("/sys/dev/block/253:{minor}/uevent"),
+                &format!("DEVNAME={name}\n"),
+            );
+            sys.set_file(format!("/sys/class/block/{name}/partition"), "1\n");
+            sys.set_file(format!("/sys/class/block/{name}/../dev"), "253:16\n");
+        }
+        let members = |paths: &[&str]| -> Vec<RealDevice> {
+            paths
+                .iter()
+                .map(|p| RealDevice {
+                    path: p.into(),
+                    acknowledged_signature: None,
+                })
+                .collect()
+        };
+        let e = check_block_devices(&sys, &members(&["/dev/vdb", "/dev/disk/by-id/virtio-b"]))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/disk/by-id/virtio-b and /dev/vdb are the same device (253:16): an array's \
+             members are distinct devices; name each once"
+        );
+        assert_eq!(e.outcome(), None, "bad input");
+        check_block_devices(&sys, &members(&["/dev/vdb1", "/dev/vdb2"])).unwrap();
+        let e = check_block_devices(&sys, &members(&["/dev/vdb1", "/dev/vdb"])).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "/dev/vdb and /dev/vdb1 share storage: /dev/vdb (its partition /dev/vdb1); an \
+                 array's members are distinct devices"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
