@@ -2,11 +2,12 @@
 //! block device, which is used only with an explicit destructive opt-in naming it, and refused
 //! while it or a partition of it is mounted (in any mount namespace: the kernel refuses an
 //! exclusive open), is swap, is held (device mapper, RAID, a member of a mounted multi-device
-//! btrfs), is the device of `/`, or carries a signature the opt-in does not acknowledge.
+//! btrfs), is the device of `/`, leads to any of that through what it is stacked with
+//! (`crate::stack`), or carries a signature the opt-in does not acknowledge.
 
 use crate::error::TargetError;
+use crate::stack::{self, Footprint};
 use crate::system::{Cmd, System};
-use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::{human_bytes, parse_size};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -136,11 +137,14 @@ pub fn default_image_bytes(free_bytes: u64) -> u64 {
 }
 
 /// Checks that a real block device may be overwritten; every refusal says why and what to do.
+/// Besides the device itself, everything writing it reaches is checked (`crate::stack`): what
+/// it is stacked on and what else is stacked on that. Returns what writing it writes, for
+/// [`check_block_devices`] to compare an array's members.
 pub fn check_block_device(
     sys: &dyn System,
     device: &Path,
     acknowledged_signature: Option<&str>,
-) -> Result<(), TargetError> {
+) -> Result<Footprint, TargetError> {
     let shown = device.display();
     let refuse = |why: String| Err(TargetError::Refused(format!("{shown} {why}")));
     let number = match sys.block_device_number(device) {
@@ -148,130 +152,8 @@ pub fn check_block_device(
         Ok(None) => return refuse("is not a block device".to_string()),
         Err(e) => return refuse(format!("cannot be examined: {e}")),
     };
-    // The device and its partitions, by sysfs name and device number.
-    let sys_name = sys
-        .read_file(&PathBuf::from(format!(
-            "/sys/dev/block/{}:{}/uevent",
-            number.0, number.1
-        )))
-        .ok()
-        .and_then(|u| {
-            u.lines()
-                .find_map(|l| l.strip_prefix("DEVNAME="))
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| {
-            device
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-    let class = PathBuf::from(format!("/sys/class/block/{sys_name}"));
-    let mut family = vec![(sys_name.clone(), format!("{}:{}", number.0, number.1))];
-    for entry in sys.list_dir(&class).unwrap_or_default() {
-        if entry.starts_with(&sys_name) && entry != sys_name {
-            let dev = sys
-                .read_file(&class.join(&entry).join("dev"))
-                .unwrap_or_default()
-                .trim()
-                .to_string();
-            family.push((entry, dev));
-        }
-    }
-    let mountinfo = sys
-        .read_file(Path::new("/proc/self/mountinfo"))
-        .unwrap_or_default();
-    for mount in parse_mountinfo(&mountinfo) {
-        let source_name = Path::new(&mount.source)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
-        let hit = family.iter().find(|(name, dev)| {
-            *dev == mount.device_number || source_name.as_deref() == Some(name.as_str())
-        });
-        if let Some((name, _)) = hit {
-            if mount.mount_point == Path::new("/") {
-                return refuse(format!(
-                    "holds the root filesystem (/dev/{name} is mounted on /): never"
-                ));
-            }
-            return refuse(format!(
-                "is in use: /dev/{name} is mounted on {}; unmount it first",
-                mount.mount_point.display()
-            ));
-        }
-    }
-    let swaps = sys.read_file(Path::new("/proc/swaps")).unwrap_or_default();
-    for line in swaps.lines().skip(1) {
-        let Some(swap) = line.split_whitespace().next() else {
-            continue;
-        };
-        let swap_name = Path::new(swap)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
-        if let Some((name, _)) = family
-            .iter()
-            .find(|(n, _)| Some(n.as_str()) == swap_name.as_deref())
-        {
-            return refuse(format!("is in use as swap (/dev/{name}); swapoff it first"));
-        }
-    }
-    for (name, _) in &family {
-        let holders = sys
-            .list_dir(&PathBuf::from(format!("/sys/class/block/{name}/holders")))
-            .unwrap_or_default();
-        if let Some(holder) = holders.first() {
-            return refuse(format!(
-                "is in use: /dev/{name} is held by {holder} (device mapper, LVM, RAID or dm-crypt); release it first"
-            ));
-        }
-    }
-    // A mounted btrfs on several devices shows one of them in mountinfo; sysfs lists them all.
-    for fs in sys.list_dir(Path::new("/sys/fs/btrfs")).unwrap_or_default() {
-        let members = sys
-            .list_dir(&PathBuf::from(format!("/sys/fs/btrfs/{fs}/devices")))
-            .unwrap_or_default();
-        if let Some((name, _)) = family.iter().find(|(name, _)| members.contains(name)) {
-            let others: Vec<String> = members
-                .iter()
-                .filter(|m| *m != name)
-                .map(|m| format!("/dev/{m}"))
-                .collect();
-            return refuse(format!(
-                "is in use: /dev/{name} is a member of the mounted btrfs {fs}{}; unmount it first",
-                if others.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (with {})", others.join(", "))
-                }
-            ));
-        }
-    }
-    // Last, the kernel's own word: it refuses an exclusive open of a device that is mounted
-    // in any mount namespace (which this process's mountinfo does not show) or held by
-    // anything at all.
-    for (name, _) in &family {
-        let node = if *name == sys_name {
-            device.to_path_buf()
-        } else {
-            PathBuf::from(format!("/dev/{name}"))
-        };
-        match sys.open_exclusive(&node) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                return refuse(format!(
-                    "is in use: the kernel refuses to open /dev/{name} exclusively (mounted, \
-                     perhaps in another mount namespace, or held by another program; `grep -l \
-                     '/dev/{name} ' /proc/*/mountinfo` lists processes that see a mount of it); \
-                     release it first"
-                ))
-            }
-            // Not root (a dry run): the run itself, as root, asks.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {}
-            // A partition without a node of that name in /dev.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && node != device => {}
-            Err(e) => return refuse(format!("cannot be opened to check it is unused: {e}")),
-        }
-    }
+    let footprint = stack::walk(sys, device, number)
+        .map_err(|in_use| TargetError::Refused(in_use.message(&shown.to_string())))?;
     let probe = Cmd::new("blkid")
         .args(["-p", "-o", "export"])
         .arg(device.display().to_string());
@@ -289,6 +171,42 @@ pub fn check_block_device(
                 "carries a {found} signature; to overwrite it, acknowledge it: --destroy-data-on {shown}:{found}"
             ));
         }
+    }
+    Ok(footprint)
+}
+
+/// Checks every real device of a target (one, or an array's members) with
+/// [`check_block_device`], and that the members are distinct storage: not one device named
+/// twice (by device number, however the paths differ), nor one stacked on another or two over
+/// one file.
+pub fn check_block_devices(sys: &dyn System, devices: &[RealDevice]) -> Result<(), TargetError> {
+    let mut checked: Vec<(&Path, Footprint)> = Vec::new();
+    for real in devices {
+        let footprint =
+            check_block_device(sys, &real.path, real.acknowledged_signature.as_deref())?;
+        for (earlier, theirs) in &checked {
+            let Some((ours, their_chain)) = footprint.shared(theirs) else {
+                continue;
+            };
+            let (this, that) = (real.path.display(), earlier.display());
+            if footprint.devices.first().map(|d| d.0) == theirs.devices.first().map(|d| d.0) {
+                let (major, minor) = footprint.devices[0].0;
+                return Err(TargetError::Invalid(format!(
+                    "{this} and {that} are the same device ({major}:{minor}): an array's members are distinct devices; name each once"
+                )));
+            }
+            // The ways to the shared storage, but a member's bare name.
+            let chains: Vec<String> = [(ours, real.path.as_path()), (their_chain, *earlier)]
+                .into_iter()
+                .filter(|(chain, member)| Path::new(chain) != *member)
+                .map(|(chain, _)| chain)
+                .collect();
+            return Err(TargetError::Refused(format!(
+                "{this} and {that} share storage: {}; an array's members are distinct devices, neither stacked on another nor over one file",
+                chains.join(" and ")
+            )));
+        }
+        checked.push((&real.path, footprint));
     }
     Ok(())
 }
@@ -526,6 +444,50 @@ mod tests {
             "{e}"
         );
         assert!(sys.log().is_empty(), "nothing may run: {:?}", sys.log());
+    }
+
+    /// An array's members are compared by what they write, not by path: one device named
+    /// twice (through a link), or a disk and its partition, are refused; two partitions are
+    /// distinct.
+    #[test]
+    fn array_members_are_compared_by_device_number_and_storage() {
+        let sys = host();
+        sys.set_block_device("/dev/disk/by-id/virtio-b", 253, 16);
+        for (name, minor) in [("vdb1", 17), ("vdb2", 18)] {
+            sys.set_block_device(format!("/dev/{name}"), 253, minor);
+            sys.set_file(
+                format!("/sys/dev/block/253:{minor}/uevent"),
+                &format!("DEVNAME={name}\n"),
+            );
+            sys.set_file(format!("/sys/class/block/{name}/partition"), "1\n");
+            sys.set_file(format!("/sys/class/block/{name}/../dev"), "253:16\n");
+        }
+        let members = |paths: &[&str]| -> Vec<RealDevice> {
+            paths
+                .iter()
+                .map(|p| RealDevice {
+                    path: p.into(),
+                    acknowledged_signature: None,
+                })
+                .collect()
+        };
+        let e = check_block_devices(&sys, &members(&["/dev/vdb", "/dev/disk/by-id/virtio-b"]))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/disk/by-id/virtio-b and /dev/vdb are the same device (253:16): an array's \
+             members are distinct devices; name each once"
+        );
+        assert_eq!(e.outcome(), None, "bad input");
+        check_block_devices(&sys, &members(&["/dev/vdb1", "/dev/vdb2"])).unwrap();
+        let e = check_block_devices(&sys, &members(&["/dev/vdb1", "/dev/vdb"])).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "/dev/vdb and /dev/vdb1 share storage: /dev/vdb (its partition /dev/vdb1); an \
+                 array's members are distinct devices"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //! - [`system`]: the one seam to the host ([`System`]); [`RealSystem`] acts,
 //!   [`RecordingSystem`] records for order-of-operations tests.
 //! - [`fs`]: one module per filesystem behind the [`fs::Filesystem`] trait, and the support check.
-//! - [`device`]: images and real devices, with the safety checks for the latter; [`array`]:
-//!   several of them as one target (md under any filesystem, or the filesystem's own).
+//! - [`device`]: images and real devices, with the safety checks for the latter (and
+//!   [`stack`]: everything writing a device reaches); [`array`]: several of them as one
+//!   target (md under any filesystem, or the filesystem's own).
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
 //! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run;
 //!   [`guard`]: a process that does so by itself when its parent is killed.
@@ -32,6 +33,7 @@ pub mod ledger;
 pub mod loopdev;
 pub mod scheduler;
 pub mod scratch;
+pub mod stack;
 pub mod system;
 pub mod target;
 

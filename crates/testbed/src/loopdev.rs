@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
 const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
 const LO_FLAGS_AUTOCLEAR: u32 = 4;
 const LO_FLAGS_DIRECT_IO: u32 = 16;
 const LO_NAME_SIZE: usize = 64;
@@ -140,6 +141,77 @@ pub fn backing_file(sys: &dyn System, device: &Path) -> Option<PathBuf> {
     let path = PathBuf::from(format!("/sys/block/{name}/loop/backing_file"));
     let text = sys.read_file(&path).ok()?;
     Some(PathBuf::from(text.trim().trim_end_matches(" (deleted)")))
+}
+
+/// What a loop device's data is in, as the kernel identifies it: unlike the path sysfs shows,
+/// it stays true when the file is renamed, deleted or in another mount namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// A block device, by device number (major, minor).
+    Device(u32, u32),
+    /// A regular file, by the device number of its filesystem and its inode.
+    File { device: u64, inode: u64 },
+}
+
+/// What loop device `device` is backed by (LOOP_GET_STATUS64), None when it is not attached.
+/// Without the right to open the device (a dry run as another user) it is asked of sysfs and
+/// the backing file's own stat instead.
+pub fn backing(device: &Path) -> io::Result<Option<Backing>> {
+    // Read-only: closing a device opened for writing makes udev probe it again.
+    let file = match File::open(device) {
+        Ok(file) => file,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+            return backing_by_path(device)
+        }
+        Err(e) => return Err(e),
+    };
+    // SAFETY: all-zero is a valid loop_info64 for the kernel to fill.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a valid loop_info64 that outlives the call.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), LOOP_GET_STATUS64, &mut info) };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENXIO) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    // The kernel encodes device numbers as userspace dev_t (huge_encode_dev).
+    Ok(Some(if info.lo_rdevice != 0 {
+        Backing::Device(libc::major(info.lo_rdevice), libc::minor(info.lo_rdevice))
+    } else {
+        Backing::File {
+            device: info.lo_device,
+            inode: info.lo_inode,
+        }
+    }))
+}
+
+/// The backing file sysfs names, by its stat (a deleted one cannot be).
+fn backing_by_path(device: &Path) -> io::Result<Option<Backing>> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let name = device.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let text = match std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let path = text.trim_end_matches('\n');
+    if path.ends_with(" (deleted)") {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("its backing file {path} can be identified by root only"),
+        ));
+    }
+    let meta = std::fs::metadata(path)?;
+    Ok(Some(if meta.file_type().is_block_device() {
+        Backing::Device(libc::major(meta.rdev()), libc::minor(meta.rdev()))
+    } else {
+        Backing::File {
+            device: meta.dev(),
+            inode: meta.ino(),
+        }
+    }))
 }
 
 /// Whether the loop device is attached with direct I/O, as the kernel reports it (sysfs).

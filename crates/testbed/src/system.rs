@@ -151,6 +151,8 @@ pub trait System: Send + Sync {
     fn resident(&self, path: &Path, offset: u64, len: u64) -> io::Result<f64>;
     /// The device number (major, minor) when `path` is a block device node; None otherwise.
     fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>>;
+    /// What loop device `path` is backed by ([`loopdev::backing`]), None when it is not attached.
+    fn loop_backing(&self, path: &Path) -> io::Result<Option<loopdev::Backing>>;
     /// Entries of a directory (sysfs holders, partitions), by name.
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
     /// Opens block device `path` exclusively (O_EXCL) and closes it again: the kernel refuses
@@ -326,6 +328,10 @@ impl System for RealSystem {
             .then(|| (libc::major(meta.rdev()), libc::minor(meta.rdev()))))
     }
 
+    fn loop_backing(&self, path: &Path) -> io::Result<Option<loopdev::Backing>> {
+        loopdev::backing(path)
+    }
+
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
         let mut names: Vec<String> = std::fs::read_dir(path)?
             .filter_map(|e| e.ok())
@@ -386,6 +392,7 @@ pub struct RecordingSystem {
     block_devices: Mutex<Vec<(PathBuf, (u32, u32))>>,
     dirs: Mutex<Vec<(PathBuf, Vec<String>)>>,
     busy: Mutex<Vec<PathBuf>>,
+    loop_backings: Mutex<Vec<(PathBuf, loopdev::Backing)>>,
 }
 
 impl RecordingSystem {
@@ -453,6 +460,15 @@ impl RecordingSystem {
     /// namespace.
     pub fn set_busy(&self, path: impl Into<PathBuf>) {
         self.busy.lock().unwrap().push(path.into());
+    }
+
+    /// `path` is a loop device backed by `backing` (sysfs's side of it is set with
+    /// [`RecordingSystem::set_file`] and [`RecordingSystem::set_dir`]).
+    pub fn set_loop_backing(&self, path: impl Into<PathBuf>, backing: loopdev::Backing) {
+        self.loop_backings
+            .lock()
+            .unwrap()
+            .push((path.into(), backing));
     }
 
     /// Every call so far, in order.
@@ -674,6 +690,17 @@ impl System for RecordingSystem {
             .iter()
             .find(|(p, _)| p == path)
             .map(|(_, n)| *n))
+    }
+
+    fn loop_backing(&self, path: &Path) -> io::Result<Option<loopdev::Backing>> {
+        Ok(self
+            .loop_backings
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|(p, _)| p == path)
+            .map(|(_, b)| *b))
     }
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {

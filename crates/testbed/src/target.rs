@@ -712,9 +712,9 @@ impl<'s> Target<'s> {
                 };
             }
             DeviceSpec::Block { devices } => {
+                device::check_block_devices(sys, &devices)?;
                 for real in &devices {
                     let path = &real.path;
-                    device::check_block_device(sys, path, real.acknowledged_signature.as_deref())?;
                     let size = device::block_device_bytes(sys, path).unwrap_or(0);
                     device::check_size(
                         fs.name(),

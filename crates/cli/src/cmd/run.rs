@@ -111,13 +111,7 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
     // The device guard's checks, as the run would make them before touching the device.
     if let DeviceSpec::Block { devices } = &plan.device {
         if plan.dir.is_none() {
-            for real in devices {
-                fsbench_testbed::device::check_block_device(
-                    &RealSystem,
-                    &real.path,
-                    real.acknowledged_signature.as_deref(),
-                )?;
-            }
+            fsbench_testbed::device::check_block_devices(&RealSystem, devices)?;
         }
     }
     let head = format!(
