@@ -15,6 +15,8 @@
 //! - [`host`]: what machine and which mounted filesystem a measurement was taken on;
 //!   [`trust`]: whether a directory of the host may hold what root makes (nobody else can
 //!   change it or the way to it).
+//! - [`input`]: a file the user names as input (a loadfile, a plan) read only when it is a
+//!   regular file under a size limit.
 //!
 //! This crate depends on no other fsbench crate; every other layer builds on it.
 
@@ -22,6 +24,7 @@ pub mod clock;
 pub mod cpu;
 pub mod histogram;
 pub mod host;
+pub mod input;
 pub mod monitor;
 pub mod recorder;
 pub mod rng;
