@@ -2,9 +2,10 @@
 //! process), a killed owner, output on /dev/full, a full work directory and a full disk (real
 //! tmpfs), an image size the host filesystem refuses, a read-only results database (a real
 //! read-only bind mount, and a file another user may only read), exit codes that show failure,
-//! and the messages a user gets. (The cache state on FUSE is checked in targets.rs's zfs round
-//! trip, so the suite starts zfs-fuse once.) Root-only tests run on CI (which is root);
-//! everything a test makes is named fsbench-test* and removed.
+//! and the messages a user gets; loadfiles that would make dbench act outside its directory, and
+//! loadfiles that are not small regular files (issue 35). (The cache state on FUSE is checked in
+//! targets.rs's zfs round trip, so the suite starts zfs-fuse once.) Root-only tests run on CI
+//! (which is root); everything a test makes is named fsbench-test* and removed.
 
 mod common;
 
@@ -1906,4 +1907,32 @@ fn a_loadfile_that_is_not_a_small_regular_file_is_refused_at_once() {
             assert!(entries(&work).is_empty(), "left behind");
         }
     }
+}
+
+/// dbench turns every `client1` in a path into its client's name (`client0`, ...), the text
+/// of its `-D` directory included: handed a run's directory under `.../client1`, its first
+/// client worked under `.../client0` instead, and the run failed (or, where such a directory
+/// existed, wrote there). It now runs in the run's directory with `-D .`.
+#[test]
+fn dbench_runs_in_a_directory_whose_name_holds_client1() {
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-test-dbench")
+        .tempdir()
+        .unwrap();
+    let (client0, client1) = (dir.path().join("client0"), dir.path().join("client1"));
+    std::fs::create_dir(&client0).unwrap();
+    std::fs::create_dir(&client1).unwrap();
+    let mut command = fsbench();
+    command
+        .args(["clients", "--method", "tool", "--clients", "2"])
+        .args(["--duration", "2s", "--warmup", "0", "--no-store", "--quiet"])
+        .arg("--dir")
+        .arg(&client1);
+    let (output, _) = output_within(command, Duration::from_secs(60));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        entries(&client0).is_empty(),
+        "dbench wrote beside its directory"
+    );
+    assert!(entries(&client1).is_empty(), "left behind");
 }
