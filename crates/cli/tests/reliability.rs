@@ -2,9 +2,10 @@
 //! process), a killed owner, output on /dev/full, a full work directory and a full disk (real
 //! tmpfs), an image size the host filesystem refuses, a read-only results database (a real
 //! read-only bind mount, and a file another user may only read), exit codes that show failure,
-//! and the messages a user gets. (The cache state on FUSE is checked in targets.rs's zfs round
-//! trip, so the suite starts zfs-fuse once.) Root-only tests run on CI (which is root);
-//! everything a test makes is named fsbench-test* and removed.
+//! and the messages a user gets; loadfiles that would make dbench act outside its directory, and
+//! loadfiles that are not small regular files (issue 35). (The cache state on FUSE is checked in
+//! targets.rs's zfs round trip, so the suite starts zfs-fuse once.) Root-only tests run on CI
+//! (which is root); everything a test makes is named fsbench-test* and removed.
 
 mod common;
 
@@ -1853,4 +1854,227 @@ fn cleanup_names_paths_as_text() {
         "a raw escape reached the terminal: {text:?}"
     );
     assert!(text.contains("\\u{1b}"), "{text:?}");
+}
+
+/// Runs `command`, stopping it (and failing) if it has not ended within `limit`: how long it
+/// took and what it printed. It is stopped as Ctrl-C stops it (SIGTERM: fsbench ends the tools
+/// it started, which run in process groups of their own), and killed if that takes as long.
+fn output_within(mut command: Command, limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            // SAFETY: a signal to the child this test started and has not reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            let stopping = Instant::now();
+            while child.try_wait().unwrap().is_none() && stopping.elapsed() < limit {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {limit:?}, stopped: {}",
+                stderr(&output)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = started.elapsed();
+    (child.wait_with_output().unwrap(), took)
+}
+
+/// The names in `dir` and every file's text, recursively: what a test leaves outside the run.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out: Vec<(PathBuf, String)> = files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            (p, text)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Issue 35: dbench (method tool) was handed the loadfile itself, and splits a line at spaces
+/// only where fsbench's check split at any whitespace: a TAB hid `\..\..` from the check, and
+/// as root dbench's Unlink removed a file and its Deltree a tree's files outside the run's
+/// directory; a path over 99 bytes overran dbench's buffers and it spun for minutes. Each is
+/// refused before dbench runs — for a command and in a plan — and what is outside survives.
+#[test]
+fn a_loadfile_cannot_make_dbench_touch_what_is_outside_its_directory() {
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-test-dbench")
+        .tempdir()
+        .unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(work.join("sentinel-tree/sub")).unwrap();
+    std::fs::write(work.join("sentinel-file"), "keep me").unwrap();
+    std::fs::write(work.join("sentinel-tree/sub/file"), "keep me too").unwrap();
+    let before = snapshot(&work);
+    // The run's directory is work/fsbench-sample-*/fsbench-clients-*, a client's
+    // clients/client0 in it: five `..` from a directory in the client's lead to work.
+    let up = "\\..".repeat(5);
+    let smuggled = dir.path().join("smuggled.txt");
+    std::fs::write(
+        &smuggled,
+        format!(
+            "Mkdir \"\\clients\" NT_STATUS_OK\n\
+             Mkdir \"\\clients\\client1\" NT_STATUS_OK\n\
+             Mkdir \"\\clients\\client1\\x\"\t\"\" NT_STATUS_OK\n\
+             Unlink \"\\clients\\client1\\x\"\t\"{up}\\sentinel-file\" 0x0 NT_STATUS_OK\n\
+             Deltree \"\\clients\\client1\\x\"\t\"{up}\\sentinel-tree\" NT_STATUS_OK\n"
+        ),
+    )
+    .unwrap();
+    let long = dir.path().join("long.txt");
+    std::fs::write(
+        &long,
+        format!(
+            "Mkdir \"\\clients\" NT_STATUS_OK\n\
+             Mkdir \"\\clients\\client1\" NT_STATUS_OK\n\
+             NTCreateX \"\\clients\\client1\\{}\" 0x0 0x2 1 NT_STATUS_OK\n\
+             Close 1 NT_STATUS_OK\n",
+            "a".repeat(150)
+        ),
+    )
+    .unwrap();
+    for (load, says) in [
+        (
+            &smuggled,
+            "smuggled.txt:3: a TAB in the line: dbench separates words at spaces only",
+        ),
+        (&long, "long.txt:3: the path /clients/client1/aaaa"),
+    ] {
+        let mut command = fsbench();
+        command
+            .args(["clients", "--method", "tool", "--clients", "1"])
+            .args(["--duration", "2s", "--warmup", "0", "--no-store", "--quiet"])
+            .arg("--loadfile")
+            .arg(load)
+            .arg("--dir")
+            .arg(&work);
+        let (output, _) = output_within(command, Duration::from_secs(60));
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            snapshot(&work),
+            before,
+            "dbench ran, or something outside changed"
+        );
+
+        let s = Scratch::new();
+        let plan = s.plan(&format!(
+            "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[workloads]]\nkind = \"clients\"\nmethod = \"tool\"\nloadfile = \"{}\"\n",
+            load.display()
+        ));
+        let output = s.run(&["--plan", plan.to_str().unwrap()]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(
+            !s.work().exists(),
+            "the work directory was made for a bad plan"
+        );
+    }
+}
+
+/// A loadfile is read whole: /dev/zero or /dev/urandom took all memory, a FIFO nobody writes
+/// blocked the command silently, a 10 GB sparse file was read for minutes. Each is refused
+/// from what it is (or its size) before anything is read: at once, in little memory (the
+/// command runs under a 512 MiB address-space limit), with a line that says what to give.
+#[test]
+fn a_loadfile_that_is_not_a_small_regular_file_is_refused_at_once() {
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-test-loadfile")
+        .tempdir()
+        .unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let sparse = dir.path().join("sparse.txt");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(10_000_000_000)
+        .unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    for (load, is) in [
+        (
+            Path::new("/dev/zero"),
+            "is a character device, not a regular file",
+        ),
+        (
+            Path::new("/dev/urandom"),
+            "is a character device, not a regular file",
+        ),
+        (fifo.as_path(), "is a FIFO (named pipe), not a regular file"),
+        (
+            sparse.as_path(),
+            "is 9.3 GiB, over the 64 MiB a loadfile may have",
+        ),
+    ] {
+        for method in ["native", "tool"] {
+            let mut command = Command::new("sh");
+            command.arg("-c").arg(format!(
+                "ulimit -v 524288; exec {} clients --method {method} --no-store --quiet --loadfile '{}' --dir '{}'",
+                env!("CARGO_BIN_EXE_fsbench"),
+                load.display(),
+                work.display()
+            ));
+            let (output, took) = output_within(command, Duration::from_secs(30));
+            let err = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{load:?}: {err}");
+            assert_eq!(
+                err.trim_end(),
+                format!(
+                    "error: --loadfile: {} {is}{}",
+                    load.display(),
+                    match is {
+                        i if i.starts_with("is 9.3") => ": give a smaller one",
+                        _ => ": give a loadfile that is a regular file (at most 64 MiB)",
+                    }
+                ),
+            );
+            assert!(took < Duration::from_secs(1), "{load:?} took {took:?}");
+            assert!(entries(&work).is_empty(), "left behind");
+        }
+    }
+}
+
+/// dbench turns every `client1` in a path into its client's name (`client0`, ...), the text
+/// of its `-D` directory included: handed a run's directory under `.../client1`, its first
+/// client worked under `.../client0` instead, and the run failed (or, where such a directory
+/// existed, wrote there). It now runs in the run's directory with `-D .`.
+#[test]
+fn dbench_runs_in_a_directory_whose_name_holds_client1() {
+    let dir = tempfile::Builder::new()
+        .prefix("fsbench-test-dbench")
+        .tempdir()
+        .unwrap();
+    let (client0, client1) = (dir.path().join("client0"), dir.path().join("client1"));
+    std::fs::create_dir(&client0).unwrap();
+    std::fs::create_dir(&client1).unwrap();
+    let mut command = fsbench();
+    command
+        .args(["clients", "--method", "tool", "--clients", "2"])
+        .args(["--duration", "2s", "--warmup", "0", "--no-store", "--quiet"])
+        .arg("--dir")
+        .arg(&client1);
+    let (output, _) = output_within(command, Duration::from_secs(60));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        entries(&client0).is_empty(),
+        "dbench wrote beside its directory"
+    );
+    assert!(entries(&client1).is_empty(), "left behind");
 }

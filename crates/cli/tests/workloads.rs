@@ -582,6 +582,69 @@ fn client_loads_replay_debians_client_txt_operation_for_operation() {
     assert!(entries(work.path()).is_empty(), "left behind");
 }
 
+/// dbench itself (method tool) on Debian's client.txt: it runs fsbench's copy of the 458,344
+/// lines (held in memory, never on the filesystem measured), and its figures name the file.
+#[test]
+fn client_txt_runs_with_dbench_itself() {
+    let client_txt = std::path::Path::new("/usr/share/dbench/client.txt");
+    assert!(
+        client_txt.exists() || !is_root(),
+        "scripts/install-deps.sh installs dbench for its client.txt"
+    );
+    if !client_txt.exists() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let output = fsbench()
+        .args([
+            "clients",
+            "--method",
+            "tool",
+            "--clients",
+            "2",
+            "--duration",
+            "2s",
+        ])
+        .args([
+            "--warmup",
+            "0",
+            "--no-store",
+            "--json",
+            "-",
+            "--loadfile",
+            "dbench",
+        ])
+        .arg("--dir")
+        .arg(work.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let results = flat_results(&doc);
+    let overall = results
+        .iter()
+        .find(|r| r.get("operation").is_none())
+        .unwrap();
+    assert_eq!(overall["method"], "tool");
+    assert_eq!(overall["loadfile"], client_txt.to_str().unwrap());
+    assert!(overall["throughput"].as_f64().unwrap() > 0.0, "{overall}");
+    assert!(overall["ops"].as_f64().unwrap() > 1000.0, "{overall}");
+    let ops: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r.get("operation").and_then(|o| o.as_str()))
+        .collect();
+    for op in [
+        "NTCreateX",
+        "ReadX",
+        "WriteX",
+        "QUERY_PATH_INFORMATION",
+        "FIND_FIRST",
+    ] {
+        assert!(ops.contains(&op), "{op} not in {ops:?}");
+    }
+    assert!(entries(work.path()).is_empty(), "left behind");
+}
+
 #[test]
 fn too_few_file_descriptors_for_the_clients_is_a_clear_error_that_keeps_the_results() {
     let dir = tempfile::tempdir().unwrap();

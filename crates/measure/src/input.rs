@@ -11,16 +11,15 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Reads the regular file at `path` (symlinks followed) as UTF-8 text of at most `limit`
-/// bytes. `what` names it in errors ("loadfile", "plan"), each of which names the path and
-/// says what to give instead: a file that is not regular (a directory, a device, a FIFO, a
+/// bytes. Each error names the path and says what to give instead, `what` naming the input
+/// there ("a loadfile", "a plan"): a file that is not regular (a directory, a device, a FIFO, a
 /// socket; kind `InvalidInput`) is refused from its inode alone, without ever being opened for
 /// reading; one over `limit` (kind `InvalidInput`) from its size; one that is not UTF-8 (kind
 /// `InvalidData`) after the read. Errors of the system keep their kind (`NotFound`,
 /// `PermissionDenied`).
 pub fn read_regular(path: &Path, limit: u64, what: &str) -> io::Result<String> {
     let shown = path.display();
-    let context =
-        |e: io::Error| io::Error::new(e.kind(), format!("cannot read {what} {shown}: {e}"));
+    let context = |e: io::Error| io::Error::new(e.kind(), format!("cannot read {shown}: {e}"));
     // O_PATH names the inode without opening it: no driver's open runs, and no FIFO waits for
     // a writer. Only a regular file is then opened, through this descriptor, so what is read
     // is the inode looked at even if the name is replaced in between.
@@ -49,7 +48,7 @@ pub fn read_regular(path: &Path, limit: u64, what: &str) -> io::Result<String> {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "{what} {shown} is {other}, not a regular file: give a regular file of at most {}",
+                "{shown} is {other}, not a regular file: give {what} that is a regular file (at most {})",
                 crate::units::human_bytes(limit)
             ),
         ));
@@ -64,7 +63,7 @@ pub fn read_regular(path: &Path, limit: u64, what: &str) -> io::Result<String> {
         io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "{what} {shown} is {size}, over the {} a {what} may have: give a smaller file",
+                "{shown} is {size}, over the {} {what} may have: give a smaller one",
                 crate::units::human_bytes(limit)
             ),
         )
@@ -85,7 +84,7 @@ pub fn read_regular(path: &Path, limit: u64, what: &str) -> io::Result<String> {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
-                "{what} {shown} is not text (not UTF-8 at byte {}): give a text file",
+                "{shown} is not text (not UTF-8 at byte {}): give {what} that is text",
                 e.utf8_error().valid_up_to()
             ),
         )
@@ -103,27 +102,27 @@ mod tests {
         let file = dir.path().join("load.txt");
         std::fs::write(&file, "Close 1 NT_STATUS_OK\n").unwrap();
         assert_eq!(
-            read_regular(&file, 64, "loadfile").unwrap(),
+            read_regular(&file, 64, "a loadfile").unwrap(),
             "Close 1 NT_STATUS_OK\n"
         );
         let link = dir.path().join("link.txt");
         std::os::unix::fs::symlink(&file, &link).unwrap();
-        assert_eq!(read_regular(&link, 21, "loadfile").unwrap().len(), 21);
-        let e = read_regular(&file, 20, "loadfile").unwrap_err();
+        assert_eq!(read_regular(&link, 21, "a loadfile").unwrap().len(), 21);
+        let e = read_regular(&file, 20, "a loadfile").unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
         assert!(
             e.to_string()
-                .contains("is 21 B, over the 20 B a loadfile may have"),
+                .contains("is 21 B, over the 20 B a loadfile may have: give a smaller one"),
             "{e}"
         );
-        let missing = read_regular(&dir.path().join("none"), 64, "plan").unwrap_err();
+        let missing = read_regular(&dir.path().join("none"), 64, "a plan").unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
         assert!(
-            missing.to_string().starts_with("cannot read plan "),
+            missing.to_string().starts_with("cannot read /"),
             "{missing}"
         );
         std::fs::write(&file, b"\xff\xfe").unwrap();
-        let e = read_regular(&file, 64, "loadfile").unwrap_err();
+        let e = read_regular(&file, 64, "a loadfile").unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
     }
 
@@ -156,11 +155,15 @@ mod tests {
             (&sparse, "is 9.3 GiB, over the 64 MiB a loadfile may have"),
         ] {
             let started = Instant::now();
-            let e = read_regular(path, 64 << 20, "loadfile").unwrap_err();
+            let e = read_regular(path, 64 << 20, "a loadfile").unwrap_err();
             assert!(started.elapsed() < Duration::from_secs(1), "{path:?}");
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
             assert!(e.to_string().contains(says), "{e}");
-            assert!(e.to_string().starts_with("loadfile "), "{e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{} is ", path.display())),
+                "{e}"
+            );
         }
     }
 }

@@ -5,14 +5,23 @@
 //! stored under the replay's names where they mean the same (the load's `throughput`; per
 //! operation `ops`, `latency_mean`, `latency_max`), so dbench's own figure for a study stands
 //! beside fsbench's cheaper replay.
+//!
+//! dbench never reads the loadfile given: it reads the copy of the lines fsbench read
+//! (`loadfile::for_dbench`), held in a sealed memfd of this process, so what it runs is what
+//! was checked — every path in its client's directory as dbench reads it — and nothing of the
+//! copy is left on any disk. It runs in the run's directory with `-D .`: dbench turns every
+//! `client1` of a path into its client's name, the directory's part included, so a directory
+//! named so (`/srv/client1`) would send its other clients elsewhere.
 
-use super::{load_attributes, ClientsSettings, Load, Method, BUILTIN, NAMES, THROUGHPUT};
+use super::{load_attributes, ClientsSettings, Load, Method, NAMES, THROUGHPUT};
 use crate::figures::{CPU_SYS, CPU_USER, ELAPSED, LATENCY_MAX, LATENCY_MEAN, OPS};
 use crate::task::timing::{self, ToolEnd};
 use crate::workload::Sink;
 use crate::{StopFlag, WorkloadError};
 use fsbench_model::{Dims, ResultRecord};
 use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
 /// Why a `tool` run cannot start on this host.
@@ -119,11 +128,39 @@ pub fn parse_output(text: &str) -> Result<Report, String> {
     })
 }
 
-/// Runs dbench on `load` in `top` for `duration_ns` (whole seconds, dbench's `-t`), and hands
-/// its figures to `sink`: true when done, false when stopped.
+/// `text` in a memfd of this process, sealed (nobody, this process included, can change it
+/// any more), not inherited by what this process starts; dbench opens it by its path in this
+/// process's `/proc/PID/fd`.
+fn sealed(text: &str) -> io::Result<OwnedFd> {
+    // SAFETY: a NUL-terminated name; the flags are memfd_create's.
+    let fd = unsafe {
+        libc::memfd_create(
+            c"fsbench-dbench-loadfile".as_ptr(),
+            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just made, owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    std::fs::File::from(fd.try_clone()?).write_all(text.as_bytes())?;
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl on a descriptor this function owns.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// Runs dbench on `copy` (the load's lines as dbench reads them) in `top` for `duration_ns`
+/// (whole seconds, dbench's `-t`), and hands its figures to `sink`: true when done, false
+/// when stopped.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     settings: &ClientsSettings,
     load: &Load,
+    copy: &str,
     top: &Path,
     duration_ns: u64,
     warmup_ns: u64,
@@ -142,16 +179,13 @@ pub(super) fn run(
             warmup_ns as f64 / 1e9
         ));
     }
-    // The built-in load is written out for dbench, untimed (it reads its loadfile first).
-    let loadfile = match &load.path {
-        Some(path) => path.clone(),
-        None => {
-            let path = top.join("builtin-client.txt");
-            std::fs::write(&path, BUILTIN)
-                .map_err(|e| WorkloadError::io("write the built-in loadfile to", &path, e))?;
-            path
-        }
-    };
+    // Made untimed, outside the filesystem measured (dbench reads its loadfile first).
+    let held = sealed(copy).map_err(|e| {
+        WorkloadError::Tool(format!(
+            "cannot hold the loadfile for dbench in memory (memfd_create: {e})"
+        ))
+    })?;
+    let loadfile = format!("/proc/{}/fd/{}", std::process::id(), held.as_raw_fd());
     // dbench's output goes to a file outside the filesystem measured.
     let temp = std::env::temp_dir();
     let (file, output) = crate::fileio::create_unique(&temp, "fsbench-dbench", ".out", |p| {
@@ -164,19 +198,20 @@ pub(super) fn run(
     drop(file);
     let clients = settings.clients.to_string();
     let t = seconds.to_string();
-    let env: [(&str, &OsStr); 5] = [
-        ("FSBENCH_LOADFILE", loadfile.as_os_str()),
+    let env: [(&str, &OsStr); 4] = [
+        ("FSBENCH_LOADFILE", OsStr::new(&loadfile)),
         ("FSBENCH_SECONDS", OsStr::new(&t)),
-        ("FSBENCH_DIR", top.as_os_str()),
         ("FSBENCH_CLIENTS", OsStr::new(&clients)),
         ("FSBENCH_OUTPUT", output.as_os_str()),
     ];
+    // In `top` with -D .: no text of the directory's for dbench to rewrite (module doc).
     let ran = timing::shell(
-        "exec dbench -c \"$FSBENCH_LOADFILE\" -t \"$FSBENCH_SECONDS\" -D \"$FSBENCH_DIR\" \"$FSBENCH_CLIENTS\" > \"$FSBENCH_OUTPUT\"",
+        "exec dbench -c \"$FSBENCH_LOADFILE\" -t \"$FSBENCH_SECONDS\" -D . \"$FSBENCH_CLIENTS\" > \"$FSBENCH_OUTPUT\"",
         top,
         &env,
         stop,
     );
+    drop(held);
     let text = std::fs::read_to_string(&output).unwrap_or_default();
     let _ = std::fs::remove_file(&output);
     let tail = || {

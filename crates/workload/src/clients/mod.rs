@@ -23,7 +23,7 @@ use fsbench_measure::histogram::Histogram;
 use fsbench_measure::series::{NoTap, Probe, Tap};
 use fsbench_measure::units::TimeSpan;
 use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
-use loadfile::{Base, Line, LoadPath};
+use loadfile::{for_dbench, Base, Line, LoadPath};
 use serde::{Deserialize, Serialize};
 use std::ffi::CStr;
 use std::io;
@@ -81,13 +81,25 @@ impl std::str::FromStr for LoadFile {
 
 fsbench_model::text_serde!(LoadFile);
 
-/// The load a run replays, read: its lines, where they came from, and what the reader must
-/// know about it (dbench's file was asked for and is not installed).
+/// The largest loadfile read (client.txt is 25 MiB); a larger one, or one that is not a
+/// regular file, is refused before it is read (`measure::input::read_regular`).
+pub const LOADFILE_LIMIT: u64 = 64 << 20;
+
+/// The load a run replays, read: what runs, where it came from, and what the reader must know
+/// about it (dbench's file was asked for and is not installed).
 pub struct Load {
-    pub lines: Vec<Line>,
+    pub script: Script,
     /// The file's path, or None for the built-in load.
     pub path: Option<PathBuf>,
     pub warning: Option<String>,
+}
+
+/// What runs of a load, read once (`loadfile` module): the lines for fsbench's replay, or for
+/// dbench (method `tool`) the copy of them that it reads — never the file given, so what
+/// dbench runs is what was checked, even if the file changes after.
+pub enum Script {
+    Replay(Vec<Line>),
+    Dbench(String),
 }
 
 impl Load {
@@ -151,24 +163,29 @@ impl ClientsSettings {
         }
     }
 
-    /// The load, read and parsed; a line that cannot be read is refused with its number.
+    /// The load, read and parsed (for dbench, its copy written); a file that is not a regular
+    /// file of at most [`LOADFILE_LIMIT`] is refused unread, a line that cannot be read with
+    /// its number.
     pub fn load(&self) -> Result<Load, WorkloadError> {
         let (path, warning) = self.loadfile_path();
-        let lines = match &path {
-            None => parse(BUILTIN, "(built-in loadfile)"),
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    WorkloadError::invalid(
-                        "loadfile",
-                        format!("cannot read {} ({e})", path.display()),
-                    )
-                })?;
-                parse(&text, &path.display().to_string())
-            }
+        let text = match &path {
+            None => None,
+            Some(path) => Some(
+                fsbench_measure::input::read_regular(path, LOADFILE_LIMIT, "a loadfile")
+                    .map_err(|e| WorkloadError::invalid("loadfile", e.to_string()))?,
+            ),
+        };
+        let (text, name) = match (&text, &path) {
+            (Some(text), Some(path)) => (text.as_str(), path.display().to_string()),
+            _ => (BUILTIN, "(built-in loadfile)".to_string()),
+        };
+        let script = match self.method {
+            Method::Native => parse(text, &name).map(Script::Replay),
+            Method::Tool => for_dbench(text, &name).map(Script::Dbench),
         }
         .map_err(|e| WorkloadError::invalid("loadfile", e))?;
         Ok(Load {
-            lines,
+            script,
             path,
             warning,
         })
@@ -746,10 +763,11 @@ reads its throughput and per-operation table.";
             sink.warning(warning);
         }
         // Everything made goes, whatever happens (a panic included).
-        ScratchDir::run(dir, "fsbench-clients", None, |top| match self.method {
-            Method::Native => replay(
+        ScratchDir::run(dir, "fsbench-clients", None, |top| match &load.script {
+            Script::Replay(lines) => replay(
                 self,
                 &load,
+                lines,
                 ctx,
                 top,
                 (duration, warmup),
@@ -757,7 +775,9 @@ reads its throughput and per-operation table.";
                 sink,
                 harness,
             ),
-            Method::Tool => dbench::run(self, &load, top, duration, warmup, stop, sink),
+            Script::Dbench(copy) => {
+                dbench::run(self, &load, copy, top, duration, warmup, stop, sink)
+            }
         })
     }
 }
@@ -766,6 +786,7 @@ reads its throughput and per-operation table.";
 fn replay(
     settings: &ClientsSettings,
     load: &Load,
+    lines: &[Line],
     ctx: &Context,
     top: &Path,
     (duration_ns, warmup_ns): (u64, u64),
@@ -773,7 +794,6 @@ fn replay(
     sink: &mut dyn Sink,
     harness: &mut dyn Harness,
 ) -> Result<bool, WorkloadError> {
-    let lines = &load.lines;
     let biggest = lines
         .iter()
         .map(|l| match l.op {
