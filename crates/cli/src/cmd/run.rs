@@ -69,9 +69,12 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
         };
         (run.plan_text, format!("(plan of run {run_id})"), overrides)
     } else if let Some(path) = &args.plan {
-        let text =
-            fsbench_measure::input::read_regular(path, fsbench_plan::plan::MAX_PLAN_BYTES, "a plan")
-                .map_err(|e| Failure::usage(anyhow!("--plan: {e}")))?;
+        let text = fsbench_measure::input::read_regular(
+            path,
+            fsbench_plan::plan::MAX_PLAN_BYTES,
+            "a plan",
+        )
+        .map_err(|e| Failure::usage(anyhow!("--plan: {e}")))?;
         let overrides = Overrides {
             dir,
             scale: args.scale,
