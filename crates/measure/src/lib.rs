@@ -14,7 +14,8 @@
 //! - [`units`]: parsing and formatting of sizes and durations.
 //! - [`host`]: what machine and which mounted filesystem a measurement was taken on;
 //!   [`trust`]: whether a directory of the host may hold what root makes (nobody else can
-//!   change it or the way to it).
+//!   change it or the way to it); [`walk`]: removing a directory fsbench made (and walking a
+//!   user's tree) without ever crossing a mount.
 //!
 //! This crate depends on no other fsbench crate; every other layer builds on it.
 
@@ -29,6 +30,7 @@ pub mod series;
 pub mod stats;
 pub mod trust;
 pub mod units;
+pub mod walk;
 
 pub use clock::{Clock, ClockInfo, ClockSource};
 pub use cpu::CpuTimes;
