@@ -746,18 +746,20 @@ reads its throughput and per-operation table.";
             sink.warning(warning);
         }
         // Everything made goes, whatever happens (a panic included).
-        ScratchDir::run(dir, "fsbench-clients", None, |top| match self.method {
-            Method::Native => replay(
-                self,
-                &load,
-                ctx,
-                top,
-                (duration, warmup),
-                stop,
-                sink,
-                harness,
-            ),
-            Method::Tool => dbench::run(self, &load, top, duration, warmup, stop, sink),
+        ScratchDir::run(dir, "fsbench-clients", None, sink, |top, sink| {
+            match self.method {
+                Method::Native => replay(
+                    self,
+                    &load,
+                    ctx,
+                    top,
+                    (duration, warmup),
+                    stop,
+                    sink,
+                    harness,
+                ),
+                Method::Tool => dbench::run(self, &load, top, duration, warmup, stop, sink),
+            }
         })
     }
 }

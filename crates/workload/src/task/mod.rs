@@ -854,7 +854,14 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             let _ = std::fs::remove_file(path);
         }
         if !keep || outcome.is_err() {
-            let _ = std::fs::remove_dir_all(&scratch);
+            // Never across a mount a step left in it (an `exec` command's bind mount): that
+            // stays, with the directories leading to it, and the sample says so.
+            match fsbench_measure::walk::remove_tree(&scratch) {
+                Err(e) if !e.is_not_found() => {
+                    sink.warning(&format!("the chain's directory stays: {e}"));
+                }
+                _ => {}
+            }
         }
         match outcome {
             Ok(true) => End::ok(Some(self.seed)),
