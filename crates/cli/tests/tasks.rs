@@ -1330,3 +1330,67 @@ command = '''{command}'''
     }
     s.assert_clean();
 }
+
+/// Issue 35: a bind mount of the data directory inside a `--source` tree made the packer pack
+/// its own output until the disk was full (on a small tmpfs here, so the old behaviour could
+/// fill nothing else). Now a source with a mount inside is refused at once, naming the mount,
+/// before anything is written.
+#[test]
+fn a_source_holding_a_bind_mount_of_the_data_directory_is_refused_at_once() {
+    if !root_or_skip("a_source_holding_a_bind_mount_of_the_data_directory_is_refused_at_once") {
+        return;
+    }
+    let small = ScratchMount::tmpfs("size=8m");
+    let src = small.path().join("src");
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    std::fs::write(src.join("sub/f.c"), "int f;\n").unwrap();
+    let data = small.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let dir = small.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let cache = src.join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let mounted = UnmountUnder(src.clone());
+    let ok = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&data)
+        .arg(&cache)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount --bind");
+    let started = Instant::now();
+    let mut child = fsbench()
+        .args(["task", "untar", "--source"])
+        .arg(&src)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--no-store", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still packing after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--source: {} is a mount point inside {}",
+            cache.display(),
+            src.display()
+        )) && err.contains("unmount it"),
+        "{err}"
+    );
+    assert!(common::entries(&data).is_empty(), "nothing written");
+    assert!(common::entries(&dir).is_empty());
+    drop(mounted);
+}
