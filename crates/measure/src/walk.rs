@@ -172,8 +172,28 @@ fn mount_id(fd: RawFd) -> io::Result<u64> {
 /// The names in the directory `dir` (not `.` nor `..`) with their `d_type` (`DT_UNKNOWN` where
 /// the filesystem does not say), read to the end before anything is done to them.
 pub fn entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(CString, u8)>> {
-    let mut buf = vec![0u8; 32 << 10];
     let mut names = Vec::new();
+    let mut buf = vec![0u8; 32 << 10];
+    each_entry(
+        dir,
+        &mut buf,
+        |e| e,
+        |name, d_type| {
+            names.push((name.to_owned(), d_type));
+            Ok(())
+        },
+    )?;
+    Ok(names)
+}
+
+/// Calls `each` with every name in `dir` from where its offset is (not `.` nor `..`) and its
+/// `d_type`, a getdents64 buffer (`buf`) at a time; a failure to read it is `list_error`'s.
+fn each_entry<E>(
+    dir: BorrowedFd<'_>,
+    buf: &mut [u8],
+    list_error: impl Fn(io::Error) -> E,
+    mut each: impl FnMut(&CStr, u8) -> Result<(), E>,
+) -> Result<(), E> {
     loop {
         // SAFETY: buf is valid and writable for buf.len() bytes.
         let n = unsafe {
@@ -185,11 +205,11 @@ pub fn entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(CString, u8)>> {
             )
         };
         if n < 0 {
-            return Err(io::Error::last_os_error());
+            return Err(list_error(io::Error::last_os_error()));
         }
         let len = n as usize;
         if len == 0 {
-            return Ok(names);
+            return Ok(());
         }
         let mut at = 0;
         // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
@@ -201,7 +221,7 @@ pub fn entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(CString, u8)>> {
             let d_type = buf[at + 18];
             if let Ok(name) = CStr::from_bytes_until_nul(&buf[at + 19..at + reclen]) {
                 if name.to_bytes() != b"." && name.to_bytes() != b".." {
-                    names.push((name.to_owned(), d_type));
+                    each(name, d_type)?;
                 }
             }
             at += reclen;
@@ -296,63 +316,101 @@ fn clear(
     detect: Detect,
     mounts: &mut Vec<PathBuf>,
 ) -> Result<bool, RemoveError> {
-    let mut emptied = true;
-    for (name, d_type) in entries(as_fd(dir)).map_err(RemoveError::io("list", path))? {
-        let here = path.join(OsStr::from_bytes(name.to_bytes()));
-        // d_type is a hint: what the name is when it is opened or unlinked decides, so a name
-        // replaced in between is still removed the right way (tried at most twice each way).
-        let mut as_dir = matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN);
-        for _ in 0..4 {
-            if as_dir {
-                let flags = libc::O_RDONLY | libc::O_DIRECTORY;
-                match open_with(as_fd(dir), &name, flags, detect) {
-                    Ok(Entry::Open(sub)) => {
-                        if clear(&sub, &here, detect, mounts)? {
-                            drop(sub);
-                            match unlink(dir, &name, libc::AT_REMOVEDIR) {
-                                Ok(()) => {}
-                                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                                    mounts.push(here.clone());
-                                    emptied = false;
-                                }
-                                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-                                Err(e) => return Err(RemoveError::io("remove", &here)(e)),
-                            }
-                        } else {
-                            emptied = false;
-                        }
-                    }
-                    Ok(Entry::Mount) => {
-                        mounts.push(here.clone());
-                        emptied = false;
-                    }
-                    Ok(Entry::Gone) => {}
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) => {
-                        as_dir = false;
-                        continue;
-                    }
-                    Err(e) => return Err(RemoveError::io("open", &here)(e)),
-                }
-            } else {
-                match unlink(dir, &name, 0) {
-                    Ok(()) => {}
-                    // A file with another mounted over it: the mount stays, and so does it.
-                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                        mounts.push(here.clone());
-                        emptied = false;
-                    }
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
-                    Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
-                        as_dir = true;
-                        continue;
-                    }
-                    Err(e) => return Err(RemoveError::io("remove", &here)(e)),
-                }
+    let mut buf = vec![0u8; 32 << 10];
+    // Entries are removed as the directory is read (a huge one is never held in memory); a
+    // pass that removes nothing ends it, so nothing a filesystem's readdir skipped after a
+    // removal stays behind.
+    loop {
+        // SAFETY: rewinding a directory descriptor held here.
+        if unsafe { libc::lseek(dir.as_raw_fd(), 0, libc::SEEK_SET) } < 0 {
+            return Err(RemoveError::io("list", path)(io::Error::last_os_error()));
+        }
+        let (mut removed, mut kept) = (false, false);
+        let list_error = |source| RemoveError::Io {
+            action: "list",
+            path: path.to_path_buf(),
+            source,
+        };
+        each_entry(as_fd(dir), &mut buf, list_error, |name, d_type| {
+            let here = path.join(OsStr::from_bytes(name.to_bytes()));
+            match remove_entry(dir, name, d_type, &here, detect, mounts)? {
+                Fate::Removed => removed = true,
+                Fate::Kept => kept = true,
+                Fate::Gone => {}
             }
-            break;
+            Ok(())
+        })?;
+        if !removed {
+            return Ok(!kept);
         }
     }
-    Ok(emptied)
+}
+
+/// What became of a name in a directory being cleared.
+enum Fate {
+    Removed,
+    /// A mount point, or a directory leading to one: left.
+    Kept,
+    Gone,
+}
+
+/// Keeps the mount point `here`, named once (a later pass over its directory meets it again).
+fn keep(mounts: &mut Vec<PathBuf>, here: &Path) -> Result<Fate, RemoveError> {
+    if !mounts.iter().any(|m| m == here) {
+        mounts.push(here.to_path_buf());
+    }
+    Ok(Fate::Kept)
+}
+
+/// Removes `name` in `dir` (at `here`) and everything below it, but mount points.
+fn remove_entry(
+    dir: &OwnedFd,
+    name: &CStr,
+    d_type: u8,
+    here: &Path,
+    detect: Detect,
+    mounts: &mut Vec<PathBuf>,
+) -> Result<Fate, RemoveError> {
+    // d_type is a hint: what the name is when it is opened or unlinked decides, so a name
+    // replaced in between is still removed the right way (tried at most twice each way).
+    let mut as_dir = matches!(d_type, libc::DT_DIR | libc::DT_UNKNOWN);
+    for _ in 0..4 {
+        if as_dir {
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY;
+            match open_with(as_fd(dir), name, flags, detect) {
+                Ok(Entry::Open(sub)) => {
+                    if !clear(&sub, here, detect, mounts)? {
+                        return Ok(Fate::Kept);
+                    }
+                    drop(sub);
+                    return match unlink(dir, name, libc::AT_REMOVEDIR) {
+                        Ok(()) => Ok(Fate::Removed),
+                        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => keep(mounts, here),
+                        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(Fate::Gone),
+                        Err(e) => Err(RemoveError::io("remove", here)(e)),
+                    };
+                }
+                Ok(Entry::Mount) => return keep(mounts, here),
+                Ok(Entry::Gone) => return Ok(Fate::Gone),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) => {
+                    as_dir = false;
+                }
+                Err(e) => return Err(RemoveError::io("open", here)(e)),
+            }
+        } else {
+            match unlink(dir, name, 0) {
+                Ok(()) => return Ok(Fate::Removed),
+                // A file with another mounted over it: the mount stays, and so does it.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return keep(mounts, here),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Fate::Gone),
+                Err(e) if e.raw_os_error() == Some(libc::EISDIR) => as_dir = true,
+                Err(e) => return Err(RemoveError::io("remove", here)(e)),
+            }
+        }
+    }
+    Err(RemoveError::io("remove", here)(io::Error::other(
+        "it keeps changing between a directory and a file",
+    )))
 }
 
 fn as_fd(fd: &OwnedFd) -> BorrowedFd<'_> {
@@ -470,6 +528,12 @@ mod tests {
             std::fs::create_dir_all(top.join("empty/deeper")).unwrap();
             std::os::unix::fs::symlink(&outside, top.join("a/out")).unwrap();
             std::os::unix::fs::symlink(outside.join("keep"), top.join("keep-link")).unwrap();
+            // More names than one getdents buffer holds: removed as they are read.
+            std::fs::create_dir(top.join("many")).unwrap();
+            for i in 0..3000 {
+                std::fs::write(top.join(format!("many/a-rather-long-file-name-{i:05}")), "")
+                    .unwrap();
+            }
             assert!(remove_with(&top, |_, _| true, detect).unwrap());
             assert!(!top.exists(), "{detect:?}");
             assert_eq!(
