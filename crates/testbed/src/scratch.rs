@@ -147,9 +147,12 @@ mod tests {
         else {
             unreachable!()
         };
+        // Made before the old one goes: a new directory at once could get its freed inode.
+        let theirs = path.with_extension("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::fs::write(theirs.join("theirs"), "x").unwrap();
         std::fs::remove_dir(&path).unwrap();
-        std::fs::create_dir(&path).unwrap();
-        std::fs::write(path.join("theirs"), "x").unwrap();
+        std::fs::rename(&theirs, &path).unwrap();
         let said = remove(&path, device, inode).unwrap();
         assert!(said.contains("left alone"), "{said}");
         assert!(path.join("theirs").exists());
