@@ -1089,3 +1089,308 @@ command = "echo the build broke >&2; exit 7""#,
     }
     s.assert_clean();
 }
+
+/// The mount points under `dir`, as /proc/self/mountinfo lists them (deepest first, the order
+/// to unmount them in).
+fn mounts_under(dir: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mut found: Vec<PathBuf> = fsbench_measure::host::parse_mountinfo(&text)
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with(dir) && p != dir)
+        .collect();
+    found.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    found
+}
+
+/// Unmounts whatever is mounted under its directory when dropped (a test's bind mounts, even
+/// when an assertion fails first), before the directory itself is removed.
+struct UnmountUnder(PathBuf);
+
+impl UnmountUnder {
+    fn now(&self) {
+        for point in mounts_under(&self.0) {
+            let ok = std::process::Command::new("umount")
+                .arg(&point)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(&point)
+                    .status();
+            }
+        }
+    }
+}
+
+impl Drop for UnmountUnder {
+    fn drop(&mut self) {
+        self.now();
+    }
+}
+
+/// Another tree with files, for an `exec` command to bind-mount: its files by path and content.
+fn other_tree(at: &Path) -> Vec<(PathBuf, String)> {
+    let files: Vec<(PathBuf, String)> = ["a", "sub/b", "sub/deeper/c"]
+        .iter()
+        .map(|name| (at.join(name), format!("the other tree's {name}")))
+        .collect();
+    for (path, text) in &files {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    files
+}
+
+fn assert_intact(files: &[(PathBuf, String)]) {
+    for (path, text) in files {
+        assert_eq!(
+            std::fs::read_to_string(path).ok().as_deref(),
+            Some(text.as_str()),
+            "{} was removed through the bind mount",
+            path.display()
+        );
+    }
+}
+
+/// The one mount under `root` an `exec` step made at `$FSBENCH_DIR/x`, in the chain's directory
+/// in the sample's (`.../fsbench-sample-XXXXXX/fsbench-task-PID-N/x`), and that nothing else
+/// stays in them: (the mount point, the sample's directory).
+fn left_mounted(form: &str, root: &Path) -> (PathBuf, PathBuf) {
+    let points = mounts_under(root);
+    assert_eq!(points.len(), 1, "{form}: {points:?}");
+    let point = points[0].clone();
+    let task_dir = point.parent().unwrap();
+    let sample_dir = task_dir.parent().unwrap();
+    let named =
+        |p: &Path, prefix: &str| p.file_name().unwrap().to_string_lossy().starts_with(prefix);
+    assert!(
+        named(task_dir, "fsbench-task-") && named(sample_dir, "fsbench-sample-"),
+        "{form}: {point:?}"
+    );
+    assert_eq!(common::entries(sample_dir), [task_dir], "{form}");
+    assert_eq!(common::entries(task_dir), [point.as_path()], "{form}");
+    (point.clone(), sample_dir.to_path_buf())
+}
+
+/// What the chain and the sample say of the mount at `point`.
+fn assert_said(form: &str, said: &str, point: &Path) {
+    for whose in [
+        "the chain's directory stays: ",
+        "the sample's directory stays: ",
+    ] {
+        assert!(
+            said.contains(&format!(
+                "{whose}{} is a mount point inside",
+                point.display()
+            )),
+            "{form}: {said}"
+        );
+    }
+    assert!(
+        said.contains("never removes across a mount"),
+        "{form}: {said}"
+    );
+}
+
+/// Issue 35: an `exec` command that left a bind mount of another tree inside its directory
+/// (`$FSBENCH_DIR`, inside the sample's own directory in the directory measured). The removal
+/// of the chain's directory and of the sample's went into the mount and deleted every file of
+/// the other tree. Now no removal crosses a mount: the mount and the directories leading to it
+/// stay, the other tree is whole, the sample is `ok` and says what stays and why, and the
+/// sample's directory stays on record. For a campaign in a directory (`fsbench cleanup` leaves
+/// it while it is mounted, and removes the rest once it is not), and for the workload command
+/// in a directory and in its temporary directory (which stays too, and says so).
+#[test]
+fn a_bind_mount_left_in_a_samples_directory_is_never_removed_through() {
+    if !root_or_skip("a_bind_mount_left_in_a_samples_directory_is_never_removed_through") {
+        return;
+    }
+    let s = Scratch::new();
+    let other = s.path().join("other");
+    let files = other_tree(&other);
+    let dir = s.path().join("dir");
+    let tmp = s.path().join("tmp");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::create_dir(&tmp).unwrap();
+    // Dropped first: nothing the test made stays mounted, whatever fails.
+    let mounted = UnmountUnder(s.path().to_path_buf());
+    let command = format!(
+        "mkdir \"$FSBENCH_DIR/x\" && mount --bind {} \"$FSBENCH_DIR/x\"",
+        other.display()
+    );
+    let data = s.path().join("data");
+
+    // A campaign in a directory.
+    let plan = s.plan(&format!(
+        r#"
+name = "mounted"
+repetitions = 1
+[[workloads]]
+kind = "task"
+tasks = "exec"
+sync = false
+data_dir = "{}"
+command = '''{command}'''
+"#,
+        data.display()
+    ));
+    let output = s.run(&[
+        "--plan",
+        plan.to_str().unwrap(),
+        "--quiet",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_intact(&files);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (point, sample_dir) = left_mounted("campaign", &dir);
+    assert_eq!(sample_dir.parent(), Some(dir.as_path()));
+    let doc = s.export(1);
+    let sample = common::first_sample(&doc);
+    assert_eq!(sample["status"], "ok", "{sample}");
+    assert_said("campaign", &common::own_warnings(sample).join("\n"), &point);
+    let cleanup = || {
+        fsbench()
+            .args(["cleanup", "--work-dir"])
+            .arg(s.work())
+            .output()
+            .unwrap()
+    };
+    let out = cleanup();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("never removes across a mount"),
+        "{}",
+        stderr(&out)
+    );
+    assert_intact(&files);
+    assert_eq!(mounts_under(&dir), [point.as_path()]);
+    mounted.now();
+    let out = cleanup();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(common::entries(&dir).is_empty(), "{}", common::stdout(&out));
+    assert_intact(&files);
+
+    // The workload command, in a directory and in a temporary one. (Its sample's record is in
+    // the default work directory whatever --work-dir says: the test checks and removes it.)
+    for form in ["command", "temporary"] {
+        let mut run = fsbench();
+        run.args(["task", "exec", "--sync", "false", "--command", &command])
+            .arg("--data-dir")
+            .arg(&data)
+            .args(["--no-store", "--quiet"])
+            .env("TMPDIR", &tmp)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let root = if form == "command" {
+            run.arg("--dir").arg(&dir);
+            dir.clone()
+        } else {
+            tmp.clone()
+        };
+        let child = run.spawn().unwrap();
+        let pid = child.id();
+        let output = child.wait_with_output().unwrap();
+        let record = Path::new("/var/lib/fsbench/work/state").join(format!("sample-{pid}-0.json"));
+        let text = std::fs::read_to_string(&record).unwrap_or_default();
+        let _ = std::fs::remove_file(&record);
+        assert_intact(&files);
+        let said = stderr(&output);
+        assert!(output.status.success(), "{form}: {said}");
+        let (point, sample_dir) = left_mounted(form, &root);
+        assert_said(form, &said, &point);
+        let top = sample_dir.parent().unwrap().to_path_buf();
+        if form == "temporary" {
+            assert!(
+                said.contains(&format!(
+                    "warning: the temporary directory stays: {} is a mount point inside {}",
+                    point.display(),
+                    top.display()
+                )),
+                "{said}"
+            );
+            assert_eq!(common::entries(&tmp), [top.as_path()]);
+        } else {
+            assert_eq!(top, dir);
+        }
+        assert!(
+            text.contains(&format!("\"path\": \"{}\"", sample_dir.display())),
+            "{form}: not on record: {text}"
+        );
+        mounted.now();
+        assert_intact(&files);
+        std::fs::remove_dir_all(if form == "temporary" {
+            &top
+        } else {
+            &sample_dir
+        })
+        .unwrap();
+    }
+    s.assert_clean();
+}
+
+/// Issue 35: a bind mount of the data directory inside a `--source` tree made the packer pack
+/// its own output until the disk was full (on a small tmpfs here, so the old behaviour could
+/// fill nothing else). Now a source with a mount inside is refused at once, naming the mount,
+/// before anything is written.
+#[test]
+fn a_source_holding_a_bind_mount_of_the_data_directory_is_refused_at_once() {
+    if !root_or_skip("a_source_holding_a_bind_mount_of_the_data_directory_is_refused_at_once") {
+        return;
+    }
+    let small = ScratchMount::tmpfs("size=8m");
+    let src = small.path().join("src");
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    std::fs::write(src.join("sub/f.c"), "int f;\n").unwrap();
+    let data = small.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let dir = small.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let cache = src.join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let mounted = UnmountUnder(src.clone());
+    let ok = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&data)
+        .arg(&cache)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount --bind");
+    let started = Instant::now();
+    let mut child = fsbench()
+        .args(["task", "untar", "--source"])
+        .arg(&src)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--no-store", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("still packing after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--source: {} is a mount point inside {}",
+            cache.display(),
+            src.display()
+        )) && err.contains("unmount it"),
+        "{err}"
+    );
+    assert!(common::entries(&data).is_empty(), "nothing written");
+    assert!(common::entries(&dir).is_empty());
+    drop(mounted);
+}

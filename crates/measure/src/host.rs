@@ -137,6 +137,22 @@ pub fn mount_of(path: &Path) -> Option<MountEntry> {
     best
 }
 
+/// The mount points strictly below the directory `dir` (resolved), as this process's
+/// /proc/self/mountinfo lists them: other filesystems and bind mounts inside it.
+pub fn mounts_inside(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let dir = dir.canonicalize()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo")?;
+    let mut inside: Vec<PathBuf> = parse_mountinfo(&text)
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with(&dir) && *p != dir)
+        .collect();
+    // Mounts stacked on one point are listed once.
+    inside.sort();
+    inside.dedup();
+    Ok(inside)
+}
+
 /// Bytes available to an unprivileged writer on the filesystem holding `path` (statvfs
 /// f_bavail x f_frsize). A path that does not exist yet is asked of its nearest existing parent.
 pub fn free_bytes(path: &Path) -> std::io::Result<u64> {

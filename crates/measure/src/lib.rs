@@ -14,7 +14,8 @@
 //! - [`units`]: parsing and formatting of sizes and durations.
 //! - [`host`]: what machine and which mounted filesystem a measurement was taken on;
 //!   [`trust`]: whether a directory of the host may hold what root makes (nobody else can
-//!   change it or the way to it).
+//!   change it or the way to it); [`walk`]: removing a directory fsbench made (and walking a
+//!   user's tree) without ever crossing a mount.
 //! - [`input`]: a file the user names as input (a loadfile, a plan) read only when it is a
 //!   regular file under a size limit.
 //!
@@ -32,6 +33,7 @@ pub mod series;
 pub mod stats;
 pub mod trust;
 pub mod units;
+pub mod walk;
 
 pub use clock::{Clock, ClockInfo, ClockSource};
 pub use cpu::CpuTimes;

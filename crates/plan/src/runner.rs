@@ -400,7 +400,7 @@ pub fn remove_stale_jobs(work_dir: &Path) -> Vec<String> {
             continue;
         };
         if !fsbench_testbed::ledger::process_alive(pid)
-            && std::fs::remove_dir_all(entry.path()).is_ok()
+            && fsbench_measure::walk::remove_tree(&entry.path()).is_ok()
         {
             removed.push(format!("removed {}", entry.path().display()));
         }

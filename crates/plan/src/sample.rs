@@ -326,12 +326,12 @@ impl<'s> Sampler<'s> {
                 // its target is unmounted.
                 let ended = processes.map_or(Ok(0), |p| p.end(system, &mut record));
                 let removed = own.map(|own| own.remove(system, &mut record));
-                let warnings = &mut collected.borrow_mut().warnings;
+                // Through the sink, as the workload's own: a command prints them too.
                 if let Err(e) = ended {
-                    warnings.push(format!("the sample's processes did not all end: {e}"));
+                    collect.warning(&format!("the sample's processes did not all end: {e}"));
                 }
                 if let Some(Err(e)) = removed {
-                    warnings.push(format!("the sample's directory stays: {e}"));
+                    collect.warning(&format!("the sample's directory stays: {e}"));
                 }
                 end
             }

@@ -56,7 +56,8 @@ pub enum Resource {
         path: PathBuf,
     },
     /// A directory made fresh for one sample in a user's directory (`scratch.rs`), removed
-    /// with everything in it: only while it is still that directory (device and inode).
+    /// with everything in it: only while it is still that directory (device and inode), and
+    /// never across a mount left in it.
     SampleDir {
         path: PathBuf,
         device: u64,

@@ -89,24 +89,20 @@ impl SampleDir {
 }
 
 /// Undoes a ledger's [`Resource::SampleDir`]: removes `path` with its contents if it is still
-/// the directory fsbench made (`device`, `inode`); anything else there is left alone.
+/// the directory fsbench made (`device`, `inode`); anything else there is left alone. Nothing
+/// is removed across a mount (`fsbench_measure::walk`): a mount the sample left in it stays,
+/// with the directories leading to it, and the error says so (the record stays, so `fsbench
+/// cleanup` removes the rest once it is unmounted).
 pub fn remove(path: &Path, device: u64, inode: u64) -> Result<String, String> {
     check_ours(path).map_err(|why| format!("{why}: left alone"))?;
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(format!("{} is gone", path.display()))
-        }
-        Err(e) => Err(format!("cannot look at {}: {e}", path.display())),
-        Ok(meta) if meta.is_dir() && meta.dev() == device && meta.ino() == inode => {
-            // std's remove_dir_all never follows a symlink inside it.
-            std::fs::remove_dir_all(path)
-                .map(|()| format!("removed {}", path.display()))
-                .map_err(|e| format!("cannot remove {}: {e}", path.display()))
-        }
-        Ok(_) => Ok(format!(
+    match fsbench_measure::walk::remove_tree_if(path, |d, i| d == device && i == inode) {
+        Ok(true) => Ok(format!("removed {}", path.display())),
+        Ok(false) => Ok(format!(
             "{} is no longer the directory fsbench made: left alone",
             path.display()
         )),
+        Err(e) if e.is_not_found() => Ok(format!("{} is gone", path.display())),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -151,9 +147,12 @@ mod tests {
         else {
             unreachable!()
         };
+        // Made before the old one goes: a new directory at once could get its freed inode.
+        let theirs = path.with_extension("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::fs::write(theirs.join("theirs"), "x").unwrap();
         std::fs::remove_dir(&path).unwrap();
-        std::fs::create_dir(&path).unwrap();
-        std::fs::write(path.join("theirs"), "x").unwrap();
+        std::fs::rename(&theirs, &path).unwrap();
         let said = remove(&path, device, inode).unwrap();
         assert!(said.contains("left alone"), "{said}");
         assert!(path.join("theirs").exists());
@@ -168,5 +167,79 @@ mod tests {
             2,
             "the user's file and the other directory"
         );
+    }
+
+    /// Unmounts what a test mounted when dropped (lazily if busy), even on panic.
+    struct Unmount(PathBuf);
+
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let ok = std::process::Command::new("umount")
+                .arg(&self.0)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(&self.0)
+                    .status();
+            }
+        }
+    }
+
+    /// Issue 35: a mount left in a sample's directory (a tmpfs here) was entered and emptied.
+    /// Now it stays with the directories leading to it, the removal says so and the directory
+    /// stays on record; once it is unmounted, the ledger's undo removes the rest.
+    #[test]
+    #[allow(clippy::print_stderr)] // the test's own note that it was skipped
+    fn a_mount_in_a_sample_directory_is_left_alone_and_stays_on_record() {
+        if !fsbench_measure::trust::as_root() {
+            assert!(std::env::var_os("CI").is_none(), "CI must run this as root");
+            eprintln!("skipped: needs root (mount)");
+            return;
+        }
+        let user = tempfile::Builder::new()
+            .prefix("fsbench-test-scratch-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::new(Some(state.path()), "sample-1-0");
+        let dir = SampleDir::make(&RealSystem, &mut ledger, user.path()).unwrap();
+        let record = dir.record.clone();
+        let point = dir.path().join("task/x");
+        std::fs::create_dir_all(&point).unwrap();
+        std::fs::write(dir.path().join("task/file"), "x").unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "fsbench-test"])
+            .arg(&point)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "mount a tmpfs");
+        let mounted = Unmount(point.clone());
+        std::fs::write(point.join("on-tmpfs"), "kept").unwrap();
+        let said = dir.remove(&RealSystem, &mut ledger).unwrap_err();
+        assert!(
+            said.contains(&format!("{} is a mount point", point.display()))
+                && said.contains("never removes across a mount"),
+            "{said}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(point.join("on-tmpfs")).unwrap(),
+            "kept"
+        );
+        assert!(
+            !point.parent().unwrap().join("file").exists(),
+            "the rest went"
+        );
+        assert_eq!(
+            ledger.resources(),
+            std::slice::from_ref(&record),
+            "still on record"
+        );
+        drop(mounted);
+        assert!(crate::ledger::undo(&RealSystem, &record)
+            .unwrap()
+            .starts_with("removed"));
+        assert_eq!(std::fs::read_dir(user.path()).unwrap().count(), 0);
     }
 }

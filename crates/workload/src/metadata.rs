@@ -494,7 +494,7 @@ iterations of its command as a process (mkdir, touch, echo >>, cat, dd, ...), ti
             return End::failed(e, seed);
         }
         // Everything made goes, whatever happens (untimed; a panic included).
-        ScratchDir::run(dir, "fsbench-metadata", seed, |top| {
+        ScratchDir::run(dir, "fsbench-metadata", seed, sink, |top, sink| {
             run(self, &plan, ctx, top, stop, sink, harness)
         })
     }

@@ -1,12 +1,13 @@
 //! Threads that start together, for workloads with 1..N threads: every thread is spawned and
 //! waits until all exist, then they are released at once; a thread the host refuses to create
 //! releases the others with a stop instead of leaving them waiting. And the scratch directory
-//! a workload makes in the directory under test, removed on every way out (panics included)
-//! and only when this run made it.
+//! a workload makes in the directory under test, removed on every way out (panics included),
+//! only when this run made it and never across a mount found in it.
 
-use crate::workload::End;
+use crate::workload::{End, Sink};
 use crate::WorkloadError;
 use fsbench_measure::clock::Clock;
+use fsbench_measure::walk::RemoveError;
 use fsbench_measure::CpuTimes;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -145,7 +146,7 @@ impl SharedStart {
 }
 
 /// A directory a workload made for its files; removed when dropped (on success, on error and
-/// when a panic unwinds), and never one it did not make.
+/// when a panic unwinds), and never one it did not make, nor across a mount found in it.
 pub struct ScratchDir {
     path: PathBuf,
 }
@@ -162,20 +163,31 @@ impl ScratchDir {
         &self.path
     }
 
-    /// Runs a workload's `work` in a new `dir/<prefix>-<pid>-<n>`, removed afterwards whatever happens,
-    /// and turns what it says (`Ok(true)` done, `Ok(false)` stopped) into how it ended.
+    /// Removes it with everything in it but a mount found inside, which stays with the
+    /// directories leading to it (`fsbench_measure::walk`): the error says so.
+    pub fn remove(mut self) -> Result<(), RemoveError> {
+        let path = std::mem::take(&mut self.path);
+        fsbench_measure::walk::remove_tree(&path)
+    }
+
+    /// Runs a workload's `work` in a new `dir/<prefix>-<pid>-<n>`, removed afterwards whatever
+    /// happens (what stays, `sink` hears), and turns what it says (`Ok(true)` done, `Ok(false)`
+    /// stopped) into how it ended.
     pub fn run(
         dir: &Path,
         prefix: &str,
         seed: Option<u64>,
-        work: impl FnOnce(&Path) -> Result<bool, WorkloadError>,
+        sink: &mut dyn Sink,
+        work: impl FnOnce(&Path, &mut dyn Sink) -> Result<bool, WorkloadError>,
     ) -> End {
         let scratch = match ScratchDir::make(dir, prefix) {
             Ok(scratch) => scratch,
             Err(e) => return End::failed(WorkloadError::io("create a directory in", dir, e), seed),
         };
-        let outcome = work(scratch.path());
-        drop(scratch);
+        let outcome = work(scratch.path(), sink);
+        if let Err(e) = scratch.remove() {
+            sink.warning(&format!("the workload's directory stays: {e}"));
+        }
         match outcome {
             Ok(true) => End::ok(seed),
             Ok(false) => End::interrupted(seed),
@@ -186,7 +198,10 @@ impl ScratchDir {
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        // Unwinding (or removed already): what stays is said by the sample's own removal.
+        if !self.path.as_os_str().is_empty() {
+            let _ = fsbench_measure::walk::remove_tree(&self.path);
+        }
     }
 }
 
@@ -262,5 +277,48 @@ mod tests {
             .file_name()
             .to_string_lossy()
             .starts_with("z-")));
+    }
+
+    /// Issue 35: a mount left in a workload's scratch directory (a tmpfs here) was entered and
+    /// emptied when the directory was removed. Now it stays with the directories leading to it,
+    /// and the sample is told.
+    #[test]
+    #[allow(clippy::print_stderr)] // the test's own note that it was skipped
+    fn a_mount_in_a_scratch_directory_is_left_alone_and_said() {
+        if !fsbench_measure::trust::as_root() {
+            assert!(std::env::var_os("CI").is_none(), "CI must run this as root");
+            eprintln!("skipped: needs root (mount)");
+            return;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("fsbench-test-together-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let mut sink = crate::workload::Collect::default();
+        let mut point = PathBuf::new();
+        let end = ScratchDir::run(dir.path(), "x", None, &mut sink, |top, _sink| {
+            point = top.join("a/x");
+            std::fs::create_dir_all(&point).unwrap();
+            std::fs::write(top.join("a/file"), "x").unwrap();
+            let ok = std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "fsbench-test"])
+                .arg(&point)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "mount a tmpfs");
+            std::fs::write(point.join("on-tmpfs"), "kept").unwrap();
+            Ok(true)
+        });
+        let kept = std::fs::read_to_string(point.join("on-tmpfs"));
+        let _ = std::process::Command::new("umount").arg(&point).status();
+        assert_eq!(kept.ok().as_deref(), Some("kept"), "the tmpfs was emptied");
+        assert_eq!(end.outcome, fsbench_model::Outcome::Ok);
+        assert!(
+            sink.warnings.iter().any(|w| w
+                .contains(&format!("{} is a mount point", point.display()))
+                && w.contains("never removes across a mount")),
+            "{:?}",
+            sink.warnings
+        );
     }
 }

@@ -130,7 +130,7 @@ sync's duration per round.";
         if let Err(e) = self.check(ctx) {
             return End::failed(e, Some(seed));
         }
-        ScratchDir::run(dir, "fsbench-writeback", Some(seed), |top| {
+        ScratchDir::run(dir, "fsbench-writeback", Some(seed), sink, |top, sink| {
             self.rounds(ctx, top, seed, stop, sink, harness)
         })
     }

@@ -290,15 +290,16 @@ fn run_on(
         None => None,
     };
     let temporary = match (&dir, &target) {
-        (None, None) => Some(
+        (None, None) => Some(TemporaryDir(Some(
             tempfile::Builder::new()
                 .prefix(&format!("fsbench-{kind}-"))
                 .tempdir()
-                .context("cannot create a temporary directory; pass --dir")?,
-        ),
+                .context("cannot create a temporary directory; pass --dir")?
+                .keep(),
+        ))),
         _ => None,
     };
-    let dir: Option<PathBuf> = dir.or_else(|| temporary.as_ref().map(|t| t.path().to_path_buf()));
+    let dir: Option<PathBuf> = dir.or_else(|| temporary.as_ref().and_then(|t| t.0.clone()));
     let plan = Plan::one_case(&OneCase {
         settings: &settings,
         sweep: args.sweep.as_ref(),
@@ -444,8 +445,8 @@ fn run_on(
         note!("kept the last test file: {}", printable_path(path));
     }
     if !result.kept.is_empty() {
-        if let Some(tmp) = temporary {
-            let _ = tmp.keep();
+        if let Some(mut tmp) = temporary {
+            tmp.0 = None;
         }
     }
     for line in info.iter().flat_map(|t| t.teardown.iter()) {
@@ -486,6 +487,26 @@ fn run_on(
         _ => Err(Failure::failed(anyhow!(
             "{kind} stopped after {summary}: {reason}; files it made were removed"
         ))),
+    }
+}
+
+/// The temporary directory a command without `--dir` or `--fs` runs in, removed when dropped
+/// (on every way out) but never across a mount a program of the workload left in it
+/// (`fsbench_measure::walk`): that stays, with the directories leading to it, and is said.
+struct TemporaryDir(Option<PathBuf>);
+
+impl Drop for TemporaryDir {
+    fn drop(&mut self) {
+        let Some(path) = self.0.take() else { return };
+        match fsbench_measure::walk::remove_tree(&path) {
+            Err(e) if !e.is_not_found() => {
+                note!(
+                    "warning: the temporary directory stays: {}",
+                    printable(&e.to_string())
+                );
+            }
+            _ => {}
+        }
     }
 }
 

@@ -763,22 +763,28 @@ reads its throughput and per-operation table.";
             sink.warning(warning);
         }
         // Everything made goes, whatever happens (a panic included).
-        ScratchDir::run(dir, "fsbench-clients", None, |top| match &load.script {
-            Script::Replay(lines) => replay(
-                self,
-                &load,
-                lines,
-                ctx,
-                top,
-                (duration, warmup),
-                stop,
-                sink,
-                harness,
-            ),
-            Script::Dbench(copy) => {
-                dbench::run(self, &load, copy, top, duration, warmup, stop, sink)
-            }
-        })
+        ScratchDir::run(
+            dir,
+            "fsbench-clients",
+            None,
+            sink,
+            |top, sink| match &load.script {
+                Script::Replay(lines) => replay(
+                    self,
+                    &load,
+                    lines,
+                    ctx,
+                    top,
+                    (duration, warmup),
+                    stop,
+                    sink,
+                    harness,
+                ),
+                Script::Dbench(copy) => {
+                    dbench::run(self, &load, copy, top, duration, warmup, stop, sink)
+                }
+            },
+        )
     }
 }
 

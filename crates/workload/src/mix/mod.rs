@@ -995,7 +995,7 @@ its files from one list, with FFSB's locks (--file-list per-thread: each from it
             return End::failed(e, seed);
         }
         // Everything made goes, whatever happens (untimed; a panic included).
-        ScratchDir::run(dir, "fsbench-mix", seed, |top| {
+        ScratchDir::run(dir, "fsbench-mix", seed, sink, |top, sink| {
             run(self, &plan, ctx, top, stop, sink, harness)
         })
     }

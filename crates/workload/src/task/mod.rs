@@ -412,6 +412,18 @@ fn device_of(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.dev())
 }
 
+/// Why a `--source` directory with a mount point at `mount` inside is refused.
+fn mount_in_source(mount: &Path, source: &Path) -> String {
+    format!(
+        "{} is a mount point inside {} (another filesystem or a bind mount): a source tree is \
+         packed without crossing mounts, since one there (of the data directory, say) would be \
+         packed into its own output until the disk is full; unmount it, or pass a source \
+         without mounts",
+        mount.display(),
+        source.display()
+    )
+}
+
 /// `path` with its symlinks resolved: canonicalize(3) of the part that exists, the rest (not
 /// made yet) appended as it is.
 fn canonical_as_far_as_it_exists(path: &Path) -> PathBuf {
@@ -615,6 +627,17 @@ impl TaskSettings {
                     "the directory measured, {}, is inside {shown}, so packing {shown} would pack what the run writes: measure a directory outside it",
                     dir.display()
                 ),
+            ));
+        }
+        // Refused before anything is written; the packer's walk, which never crosses a mount,
+        // stops at one mounted since.
+        if let Some(mount) = fsbench_measure::host::mounts_inside(&tree)
+            .unwrap_or_default()
+            .first()
+        {
+            return Err(WorkloadError::invalid(
+                "source",
+                mount_in_source(mount, source),
             ));
         }
         Ok(())
@@ -854,7 +877,14 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             let _ = std::fs::remove_file(path);
         }
         if !keep || outcome.is_err() {
-            let _ = std::fs::remove_dir_all(&scratch);
+            // Never across a mount a step left in it (an `exec` command's bind mount): that
+            // stays, with the directories leading to it, and the sample says so.
+            match fsbench_measure::walk::remove_tree(&scratch) {
+                Err(e) if !e.is_not_found() => {
+                    sink.warning(&format!("the chain's directory stays: {e}"));
+                }
+                _ => {}
+            }
         }
         match outcome {
             Ok(true) => End::ok(Some(self.seed)),
@@ -1084,20 +1114,17 @@ impl Chain<'_> {
                     .map_err(|e| StepError::io("create a file in", &data, e))?;
                 sink.status(&format!("packing {}", source.display()));
                 self.temporary.push(path.clone());
-                let packed = (|| {
-                    let mut builder = tar::Builder::new(std::io::BufWriter::new(file));
-                    builder.follow_symlinks(false);
-                    let top = source
-                        .file_name()
-                        .map_or_else(|| "source".into(), |n| n.to_string_lossy().into_owned());
-                    builder.append_dir_all(&top, source)?;
-                    builder
-                        .into_inner()?
-                        .into_inner()
-                        .map_err(|e| e.into_error())?;
-                    Ok::<_, std::io::Error>(())
-                })();
-                packed.map_err(|e| StepError::io("pack the tree", source, e))?;
+                let top = source
+                    .file_name()
+                    .map_or_else(|| "source".into(), |n| n.to_string_lossy().into_owned());
+                let packed = tree::pack_dir(source, &top, std::io::BufWriter::new(file))
+                    .and_then(|out| Ok(out.into_inner().map_err(|e| e.into_error())?));
+                packed.map_err(|e| match e {
+                    tree::PackError::Mount(at) => {
+                        StepError::failed(format!("--source: {}", mount_in_source(&at, source)))
+                    }
+                    tree::PackError::Io(e) => StepError::io("pack the tree", source, e),
+                })?;
                 self.user_tarball(&path, source, false)?
             }
             Some(source) => self.user_tarball(source, source, true)?,

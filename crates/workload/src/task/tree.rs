@@ -3,7 +3,8 @@
 //! where each figure comes from), generated from a seed, byte for byte the same for the same
 //! seed, and packed as tar (optionally gzip, bzip2 or xz) with the `tar` crate. Its root holds a
 //! small C project (a Makefile, a header and `build_units` translation units) so the tree can
-//! be built as study 001 built its kernel.
+//! be built as study 001 built its kernel. A user's tree (`--source DIR`) is packed here too,
+//! never across a mount.
 
 use super::project;
 use crate::rng::Rng;
@@ -624,6 +625,125 @@ fn pack_into<W: Write>(tree: &Tree, out: W) -> io::Result<W> {
     builder.into_inner()
 }
 
+/// Why a user's tree could not be packed.
+#[derive(Debug)]
+pub enum PackError {
+    /// A mount point inside it (another filesystem, or a bind mount): not packed across.
+    Mount(std::path::PathBuf),
+    Io(io::Error),
+}
+
+impl From<io::Error> for PackError {
+    fn from(e: io::Error) -> PackError {
+        PackError::Io(e)
+    }
+}
+
+/// Packs the user's directory `source` into an uncompressed tar on `out`, as `top/...`,
+/// symlinks kept as symlinks (never followed), devices and FIFOs as such. It never crosses a
+/// mount: each name is opened from its parent's descriptor (`fsbench_measure::walk`), and a
+/// mount point inside — another filesystem, or a bind mount, of the data directory the
+/// archive is written to, say, which would be packed into itself — ends it, named.
+pub fn pack_dir<W: Write>(source: &Path, top: &str, out: W) -> Result<W, PackError> {
+    let mut builder = tar::Builder::new(out);
+    // A symlink given as the source is followed, as the user named it.
+    let dir = std::fs::File::open(source)?;
+    let meta = dir.metadata()?;
+    if !meta.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::ENOTDIR).into());
+    }
+    let top = Path::new(top);
+    append_meta(&mut builder, &meta, top)?;
+    pack_level(&mut builder, &dir, source, top)?;
+    Ok(builder.into_inner()?)
+}
+
+fn pack_level<W: Write>(
+    builder: &mut tar::Builder<W>,
+    dir: &std::fs::File,
+    path: &Path,
+    dest: &Path,
+) -> Result<(), PackError> {
+    use fsbench_measure::walk::{entries, open_entry, Entry};
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    for (name, _) in entries(dir.as_fd())? {
+        let os = std::ffi::OsStr::from_bytes(name.to_bytes());
+        let (here, to) = (path.join(os), dest.join(os));
+        let open = |flags| match open_entry(dir.as_fd(), &name, flags)? {
+            Entry::Open(fd) => Ok(Some(std::fs::File::from(fd))),
+            Entry::Mount => Err(PackError::Mount(here.clone())),
+            Entry::Gone => Ok(None),
+        };
+        // What the name is, without following it or entering a mount.
+        let Some(entry) = open(libc::O_PATH)? else {
+            continue;
+        };
+        let meta = entry.metadata()?;
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            let Some(sub) = open(libc::O_RDONLY | libc::O_DIRECTORY)? else {
+                continue;
+            };
+            append_meta(builder, &meta, &to)?;
+            pack_level(builder, &sub, &here, &to)?;
+        } else if kind.is_file() {
+            // O_NONBLOCK: a FIFO put in its place since is not waited on (and is refused).
+            let Some(mut file) = open(libc::O_RDONLY | libc::O_NONBLOCK)? else {
+                continue;
+            };
+            if !file.metadata()?.is_file() {
+                return Err(io::Error::other(format!(
+                    "{} was replaced while it was packed",
+                    here.display()
+                ))
+                .into());
+            }
+            builder.append_file(&to, &mut file)?;
+        } else if kind.is_symlink() {
+            let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+            let target = crate::fileio::at::readlinkat(
+                std::os::fd::AsRawFd::as_raw_fd(dir),
+                &name,
+                &mut buf,
+            )?;
+            let mut header = tar::Header::new_gnu();
+            header.set_metadata_in_mode(&meta, tar::HeaderMode::Complete);
+            header.set_size(0);
+            builder.append_link(&mut header, &to, std::ffi::OsStr::from_bytes(target))?;
+        } else {
+            append_meta(builder, &meta, &to)?;
+        }
+    }
+    Ok(())
+}
+
+/// Appends an entry without contents (a directory, a device, a FIFO) with `meta`'s type,
+/// mode, owner and times; a socket cannot be archived, as the `tar` crate says.
+fn append_meta<W: Write>(
+    builder: &mut tar::Builder<W>,
+    meta: &std::fs::Metadata,
+    to: &Path,
+) -> io::Result<()> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let kind = meta.file_type();
+    if kind.is_socket() {
+        return Err(io::Error::other(format!(
+            "{}: socket can not be archived",
+            to.display()
+        )));
+    }
+    let mut header = tar::Header::new_gnu();
+    header.set_metadata_in_mode(meta, tar::HeaderMode::Complete);
+    header.set_size(0);
+    if kind.is_block_device() || kind.is_char_device() {
+        let rdev = meta.rdev();
+        header.set_device_major(libc::major(rdev))?;
+        header.set_device_minor(libc::minor(rdev))?;
+    }
+    builder.append_data(&mut header, to, io::empty())
+}
+
 /// Makes `path` unless it is there already ([`crate::fileio::create_once`]).
 pub fn pack_to_file(tree: &Tree, compression: Compression, path: &Path) -> io::Result<()> {
     crate::fileio::create_once(path, |file| {
@@ -725,5 +845,99 @@ mod tests {
         enc.finish().unwrap();
         let ratio = text.len() as f64 / packed.len() as f64;
         assert!((2.5..8.0).contains(&ratio), "bzip2 ratio {ratio}");
+    }
+
+    /// The entries of an uncompressed tar: (path, type, size, link target).
+    fn listed(tar: &[u8]) -> Vec<(String, tar::EntryType, u64, String)> {
+        let mut archive = tar::Archive::new(tar);
+        let mut listed: Vec<_> = archive
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let link = e
+                    .link_name()
+                    .unwrap()
+                    .map(|l| l.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (
+                    e.path().unwrap().to_string_lossy().into_owned(),
+                    e.header().entry_type(),
+                    e.size(),
+                    link,
+                )
+            })
+            .collect();
+        listed.sort_by(|a, b| a.0.cmp(&b.0));
+        listed
+    }
+
+    /// A user's tree is packed whole under its top name: directories, files with their bytes,
+    /// symlinks as symlinks (one pointing out of the tree is not followed).
+    #[test]
+    fn a_users_tree_is_packed_with_its_symlinks_as_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(src.join("sub/deeper")).unwrap();
+        std::fs::write(src.join("a.c"), "int a;\n").unwrap();
+        std::fs::write(src.join("sub/deeper/b.h"), vec![7u8; 10_000]).unwrap();
+        std::os::unix::fs::symlink("a.c", src.join("link")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), src.join("out")).unwrap();
+        let tar = pack_dir(&src, "project", Vec::new()).unwrap();
+        let names: Vec<(String, tar::EntryType, u64, String)> = listed(&tar)
+            .into_iter()
+            .map(|(p, t, s, l)| (p.trim_end_matches('/').to_string(), t, s, l))
+            .collect();
+        let dir_ = tar::EntryType::Directory;
+        let file = tar::EntryType::Regular;
+        let link = tar::EntryType::Symlink;
+        let out = dir.path().to_string_lossy().into_owned();
+        assert_eq!(
+            names,
+            [
+                ("project".into(), dir_, 0, String::new()),
+                ("project/a.c".into(), file, 7, String::new()),
+                ("project/link".into(), link, 0, "a.c".into()),
+                ("project/out".into(), link, 0, out),
+                ("project/sub".into(), dir_, 0, String::new()),
+                ("project/sub/deeper".into(), dir_, 0, String::new()),
+                ("project/sub/deeper/b.h".into(), file, 10_000, String::new()),
+            ]
+        );
+    }
+
+    /// Issue 35: a bind mount of the data directory inside `--source` packed the archive being
+    /// written into itself. A mount point inside the tree (a tmpfs here) ends the packing,
+    /// named, before anything of it is packed.
+    #[test]
+    #[allow(clippy::print_stderr)] // the test's own note that it was skipped
+    fn a_mount_inside_a_users_tree_is_not_packed_across() {
+        if !fsbench_measure::trust::as_root() {
+            assert!(std::env::var_os("CI").is_none(), "CI must run this as root");
+            eprintln!("skipped: needs root (mount)");
+            return;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("fsbench-test-pack-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let src = dir.path().join("src");
+        let point = src.join("sub/mnt");
+        std::fs::create_dir_all(&point).unwrap();
+        std::fs::write(src.join("a.c"), "int a;\n").unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "fsbench-test"])
+            .arg(&point)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "mount a tmpfs");
+        std::fs::write(point.join("elsewhere"), "x").unwrap();
+        let packed = pack_dir(&src, "src", Vec::new());
+        let _ = std::process::Command::new("umount").arg(&point).status();
+        match packed {
+            Err(PackError::Mount(at)) => assert_eq!(at, point),
+            Err(PackError::Io(e)) => panic!("{e}"),
+            Ok(tar) => panic!("packed across the mount: {:?}", listed(&tar)),
+        }
     }
 }
