@@ -53,6 +53,7 @@ impl Plan {
     /// `default` when empty), as a campaign names them.
     pub fn one_case(one: &OneCase<'_>) -> Result<Plan, PlanError> {
         let kind = one.settings.kind();
+        beyond_a_plan(one.settings)?;
         let mut workload = match toml::Value::try_from(one.settings) {
             Ok(toml::Value::Table(table)) => table,
             _ => {
@@ -150,6 +151,36 @@ impl Plan {
     }
 }
 
+/// Refuses a setting whose number a plan cannot hold (TOML's integers are signed 64-bit: a
+/// `u64` flag such as `--rate-iops` or `--seed` takes more): the user's number, said with its
+/// flag and plan key (a workload's flags are its keys in kebab-case), not as fsbench's fault.
+fn beyond_a_plan(settings: &WorkloadSettings) -> Result<(), PlanError> {
+    fn too_big(value: &serde_json::Value) -> Option<u64> {
+        match value {
+            serde_json::Value::Number(n) if n.as_i64().is_none() => n.as_u64(),
+            serde_json::Value::Array(items) => items.iter().find_map(too_big),
+            serde_json::Value::Object(map) => map.values().find_map(too_big),
+            _ => None,
+        }
+    }
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(settings) else {
+        return Ok(());
+    };
+    match fields.iter().find_map(|(key, v)| Some((key, too_big(v)?))) {
+        None => Ok(()),
+        Some((key, n)) => Err(PlanError {
+            file: "(a workload command's plan)".into(),
+            line: 0,
+            column: 0,
+            key: format!("--{}", key.replace('_', "-")),
+            message: format!(
+                "{n} is more than fsbench takes: at most {} (plan key {key})",
+                i64::MAX
+            ),
+        }),
+    }
+}
+
 /// A one-case plan that does not parse is fsbench's mistake, not the user's: said as such.
 fn generated(message: String) -> PlanError {
     PlanError {
@@ -202,6 +233,51 @@ mod tests {
             .unwrap();
             assert_eq!(again.cases[0].key, case.key);
         }
+    }
+
+    /// A setting past what a plan holds (TOML's integers are signed 64-bit) is the user's
+    /// number, refused naming its flag and plan key, not a fault of fsbench's.
+    #[test]
+    fn a_number_a_plan_cannot_hold_is_refused_naming_its_flag_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = |settings: fsbench_workload::io::IoSettings| {
+            let settings = WorkloadSettings::Io(settings);
+            Plan::one_case(&OneCase {
+                settings: &settings,
+                sweep: None,
+                scale: 1.0,
+                interval: SeriesInterval::Auto,
+                dir: Some(dir.path()),
+                target: None,
+            })
+            .map(drop)
+            .map_err(|e| e.to_string())
+        };
+        let e = io(fsbench_workload::io::IoSettings {
+            rate_iops: 1 << 63,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "--rate-iops: 9223372036854775808 is more than fsbench takes: at most \
+             9223372036854775807 (plan key rate_iops)"
+        );
+        let e = io(fsbench_workload::io::IoSettings {
+            seed: Some(u64::MAX),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.starts_with("--seed: 18446744073709551615 is more than"),
+            "{e}"
+        );
+        io(fsbench_workload::io::IoSettings {
+            rate_iops: i64::MAX as u64,
+            seed: Some(i64::MAX as u64),
+            ..Default::default()
+        })
+        .unwrap();
     }
 
     #[test]
