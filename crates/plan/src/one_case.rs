@@ -25,6 +25,10 @@ pub struct OneCase<'a> {
     pub interval: SeriesInterval,
     /// The directory to run in (the user's, or a temporary one); None with a target.
     pub dir: Option<&'a Path>,
+    /// Where state files (the sample's ledger, the guard's), images and mount points go
+    /// (`--work-dir`, FSBENCH_WORK_DIR): in a directory too, where the sample's cgroup and its
+    /// own directory are on record.
+    pub work_dir: &'a Path,
     /// The filesystem to prepare (`--fs`), instead of a directory.
     pub target: Option<OneTarget<'a>>,
 }
@@ -42,7 +46,6 @@ pub struct OneTarget<'a> {
     pub array: Option<&'a str>,
     pub loop_direct_io: bool,
     pub fsck: bool,
-    pub work_dir: &'a Path,
     /// Aged first (`--age`): the plan's one aging spec, `given`.
     pub age: Option<&'a AgingSpec>,
 }
@@ -132,7 +135,7 @@ impl Plan {
             dir: one.dir.map(Path::to_path_buf),
             scale: None,
             repetitions: None,
-            work_dir: one.target.as_ref().map(|t| t.work_dir.to_path_buf()),
+            work_dir: Some(one.work_dir.to_path_buf()),
             device: one
                 .target
                 .as_ref()
@@ -208,6 +211,7 @@ mod tests {
                 scale: 0.5,
                 interval: SeriesInterval::Every(250_000_000),
                 dir: Some(dir.path()),
+                work_dir: Path::new("/var/lib/fsbench/work"),
                 target: None,
             })
             .unwrap_or_else(|e| panic!("{}: {e}", settings.kind()));
@@ -248,6 +252,7 @@ mod tests {
                 scale: 1.0,
                 interval: SeriesInterval::Auto,
                 dir: Some(dir.path()),
+                work_dir: Path::new("/var/lib/fsbench/work"),
                 target: None,
             })
             .map(drop)
@@ -290,6 +295,7 @@ mod tests {
             scale: 1.0,
             interval: SeriesInterval::Auto,
             dir: None,
+            work_dir: Path::new("/var/lib/fsbench/work"),
             target: Some(OneTarget {
                 fs: "ext4",
                 mkfs_options: mkfs,
@@ -302,7 +308,6 @@ mod tests {
                 array: None,
                 loop_direct_io: false,
                 fsck: false,
-                work_dir: Path::new("/var/lib/fsbench/work"),
                 age: None,
             }),
         };

@@ -199,7 +199,6 @@ fn one_target<'a>(
         array: target.array.as_deref(),
         loop_direct_io: !target.loop_buffered,
         fsck: !target.no_fsck,
-        work_dir: &target.work.work_dir,
         age: age.as_ref(),
     }))
 }
@@ -312,6 +311,7 @@ fn run_on(
         scale: args.scale,
         interval: args.interval,
         dir: dir.as_deref(),
+        work_dir: &args.target.work.work_dir,
         target,
     })
     .map_err(|e| Failure::usage(anyhow!(e)))?;
