@@ -9,12 +9,16 @@
 //! place the user looks; a planted link can neither redirect it nor, by making fsbench refuse,
 //! suppress it. A link the user made on purpose loses its meaning, which fsbench says.
 //!
-//! A pipe or terminal the user names (`/dev/stdout`, `/dev/null`, a FIFO, bash's `>(gzip > f)`,
-//! which is a link to a pipe) is written through: it cannot be replaced, and writing to it
-//! truncates nothing. As root, a link to one is followed only when every link on the way is
-//! root's (or this user's): another user's link beside a report could point root's writes at
-//! a device (`/dev/mem`) or into their FIFO. A name fsbench chose itself is never opened:
-//! whatever is there is replaced.
+//! A pipe or terminal the user names (`/dev/null`, a FIFO) is written through: it cannot be
+//! replaced, and writing to it truncates nothing. As root, only one of root's (or this user's),
+//! in a directory no other user can change, reached through links of root's: another user's
+//! pipe at a path root writes to would hand them root's output (or hold fsbench up, never
+//! reading), and their link could point root's writes at a device (`/dev/mem`). A path through
+//! one of fsbench's own descriptors (`/dev/stdout`, `/dev/fd/N`, bash's `>(gzip > f)`) is
+//! written to that descriptor, whatever it leads to: the caller handed it over (`sudo fsbench
+//! ... | gzip` gives root a pipe of the user's), and a file it leads to is written, never the
+//! link replaced (`/dev/stdout` itself). A name fsbench chose itself is never opened: whatever
+//! is there is replaced.
 
 use crate::exit::Failure;
 use crate::out::{note, stdout_failed};
@@ -43,7 +47,8 @@ pub struct OutputFile {
 
 enum To {
     Stdout,
-    /// A pipe or character device the user named.
+    /// A pipe or character device the user named, or (a copy of) one of this process's own
+    /// descriptors the path leads to.
     Stream(File),
     /// The new file beside the target; removed again (on drop) unless it was completed.
     Replace(tempfile::NamedTempFile),
@@ -56,6 +61,110 @@ pub fn is_stdout(path: &Path) -> bool {
 
 fn is_stream(meta: &Metadata) -> bool {
     meta.file_type().is_fifo() || meta.file_type().is_char_device()
+}
+
+/// An output path fsbench will not write through as it stands (another user's link, pipe or
+/// device, or one in a directory they could change): the user's to change (exit 2), unlike a
+/// failure to write.
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// The descriptor of this process that `path` leads to (`/dev/stdout`, `/dev/fd/N`,
+/// `/proc/self/fd/N`, a link to one), or None: the links are followed one by one until a
+/// name in this process's own `/proc/PID/fd` (or a thread's), never by what the descriptor
+/// itself leads to.
+fn own_descriptor(path: &Path) -> Option<std::os::fd::RawFd> {
+    let pid = std::process::id();
+    let fds = PathBuf::from(format!("/proc/{pid}/fd"));
+    let tasks = PathBuf::from(format!("/proc/{pid}/task"));
+    let mut path = std::path::absolute(path).ok()?;
+    for _ in 0..40 {
+        let dir = path.parent()?.canonicalize().ok()?;
+        let name = path.file_name()?;
+        let in_task = dir.starts_with(&tasks)
+            && dir.components().count() == tasks.components().count() + 2
+            && dir.ends_with("fd");
+        if dir == fds || in_task {
+            return name.to_str()?.parse().ok();
+        }
+        let next = std::fs::read_link(dir.join(name)).ok()?;
+        path = dir.join(next);
+    }
+    None
+}
+
+/// A copy of this process's descriptor `fd` to write to, refused unless open for writing.
+fn copy_of(path: &Path, fd: std::os::fd::RawFd) -> anyhow::Result<File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_GETFL only reads the descriptor's flags (an unused number fails with EBADF).
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(anyhow::Error::new(Refused(format!(
+            "{} is descriptor {fd} of fsbench, which is not open for writing: name a file to \
+             write",
+            path.display()
+        ))));
+    }
+    // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor, which this function then owns alone.
+    let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if copy < 0 {
+        return Err(io::Error::last_os_error())
+            .with_context(|| format!("cannot write {}", path.display()));
+    }
+    // SAFETY: `copy` was just made and is owned by nothing else.
+    Ok(unsafe { File::from_raw_fd(copy) })
+}
+
+/// As root, refuses a pipe or device `seen` at `path` that another user could read, hold up
+/// or swap: theirs, or in a directory they could change (measure::trust), or reached through a
+/// link of theirs. `seen` is what `path` led to (links followed).
+fn check_stream(path: &Path, seen: &Metadata) -> anyhow::Result<()> {
+    if !fsbench_measure::trust::as_root() {
+        return Ok(());
+    }
+    let refused = |why: String| anyhow::Error::new(Refused(why));
+    fsbench_measure::trust::check_links(path).map_err(|e| {
+        refused(format!(
+            "{} is a link to a pipe or device, and fsbench as root writes through a link only \
+             when it is root's: {e}; or name the pipe or device itself",
+            path.display()
+        ))
+    })?;
+    if seen.uid() != 0 {
+        let owner = fsbench_measure::trust::user_name(seen.uid());
+        return Err(refused(format!(
+            "{} is a {} of {owner}, not root's, and fsbench as root writes into no other \
+             user's (they could read what it writes, or never read and hold it up): run \
+             fsbench as {owner} instead, or name a file or a pipe of root's",
+            path.display(),
+            if seen.file_type().is_fifo() {
+                "pipe"
+            } else {
+                "device"
+            },
+        )));
+    }
+    let real = path
+        .canonicalize()
+        .with_context(|| format!("cannot open {} for writing", path.display()))?;
+    if let Some(dir) = real.parent() {
+        fsbench_measure::trust::check_shared_dir(dir).map_err(|e| {
+            refused(format!(
+                "{}: fsbench as root writes into a pipe or device only where no other user \
+                 can swap it: {e}",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 impl OutputFile {
@@ -72,21 +181,28 @@ impl OutputFile {
                     ))
                 }
                 (Ok(meta), Origin::User) if is_stream(&meta) => {
+                    check_stream(path, &meta)?;
                     To::Stream(open_stream(path, &meta)?)
                 }
                 (Ok(meta), Origin::User) if meta.file_type().is_symlink() => {
-                    match std::fs::metadata(path) {
-                        Ok(target) if is_stream(&target) => {
+                    match (own_descriptor(path), std::fs::metadata(path)) {
+                        (Some(fd), _) => {
+                            // Another user's link to root's descriptor could still point
+                            // root's output into its database: links must be root's.
                             if fsbench_measure::trust::as_root() {
                                 fsbench_measure::trust::check_links(path).map_err(|e| {
-                                    anyhow!(
-                                        "{} is a link to a pipe or device, and fsbench as root \
-                                         writes through a link only when it is root's: {e}; \
-                                         or name the pipe or device itself",
+                                    Refused(format!(
+                                        "{} is a link to a descriptor of fsbench, and fsbench \
+                                         as root writes through a link only when it is \
+                                         root's: {e}",
                                         path.display()
-                                    )
+                                    ))
                                 })?;
                             }
+                            To::Stream(copy_of(path, fd)?)
+                        }
+                        (None, Ok(target)) if is_stream(&target) => {
+                            check_stream(path, &target)?;
                             To::Stream(open_stream(path, &target)?)
                         }
                         _ => To::Replace(beside(path, None)?),
@@ -163,7 +279,13 @@ pub fn write_file(
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), Failure> {
     OutputFile::open(path, origin)
-        .map_err(Failure::failed)?
+        .map_err(|e| {
+            if e.is::<Refused>() {
+                Failure::usage(e)
+            } else {
+                Failure::failed(e)
+            }
+        })?
         .write(fill)
 }
 
@@ -180,7 +302,11 @@ fn open_stream(path: &Path, seen: &Metadata) -> anyhow::Result<File> {
     let meta = file
         .metadata()
         .with_context(|| format!("cannot open {} for writing", path.display()))?;
-    if !is_stream(&meta) || meta.dev() != seen.dev() || meta.ino() != seen.ino() {
+    if !is_stream(&meta)
+        || meta.dev() != seen.dev()
+        || meta.ino() != seen.ino()
+        || meta.uid() != seen.uid()
+    {
         return Err(anyhow!(
             "{} changed while fsbench opened it; run the command again",
             path.display()
@@ -232,7 +358,10 @@ pub fn distinct(outputs: &[(&str, Option<&Path>)]) -> Result<(), Failure> {
     let mut seen: Vec<(&str, &Path, PathBuf)> = Vec::new();
     for (flag, path) in outputs {
         let Some(path) = path else { continue };
-        if is_stdout(path) || std::fs::metadata(path).is_ok_and(|m| is_stream(&m)) {
+        if is_stdout(path)
+            || own_descriptor(path).is_some()
+            || std::fs::metadata(path).is_ok_and(|m| is_stream(&m))
+        {
             continue;
         }
         let key = resolved(path);

@@ -363,3 +363,43 @@ fn a_campaign_runs_fresh_and_aged_and_pays_for_the_aging_once() {
     cleanup(&w, &["--aged-images"]);
     assert!(leftovers(&w).is_empty(), "{:?}", leftovers(&w));
 }
+
+/// A cached image's record is data like any name: `fsbench cleanup` lists its date (and
+/// filesystem, spec) with control characters escaped, never sent to the terminal. (Before: the
+/// date was printed raw, so a record's escape sequences reached the terminal.)
+#[test]
+fn cleanup_lists_a_cached_image_s_record_with_its_control_characters_escaped() {
+    if !root_or_skip("cleanup_lists_a_cached_image_s_record_with_its_control_characters_escaped") {
+        return;
+    }
+    let work = work_dir();
+    let images = work.path().join("images");
+    std::fs::create_dir(&images).unwrap();
+    let spec = serde_json::json!({"fill_percent": 80.0, "sizes": "measured", "depth": 3,
+                                  "fanout": 8, "churn": 0, "seed": 1});
+    let record = serde_json::json!({
+        "key": "k", "filesystem": "ext4\u{1b}[2J", "mkfs_options": [], "image_bytes": 1 << 20,
+        "spec": spec, "made_at": "2026-01-01T00:00:00Z\u{1b}]0;owned\u{7}\u{1b}[31m",
+        "fsbench_version": "0", "target": null, "fingerprint": "f",
+        "aged": {"spec": spec, "threads": 1, "elapsed_ns": 1, "fill_elapsed_ns": 1,
+                 "rounds": [], "files_written": 1, "bytes_written": 1,
+                 "after": {"fill_percent": 80.0, "size_bytes": 1, "used_bytes": 1,
+                           "available_bytes": 1, "files": 1, "dirs": 1, "file_bytes": 1,
+                           "extents": null}},
+    });
+    std::fs::write(images.join("ext4-k.json"), record.to_string()).unwrap();
+    std::fs::write(images.join("ext4-k.img"), b"").unwrap();
+    let listed = stdout(&cleanup(work.path(), &[]));
+    assert!(listed.contains("kept 1 cached aged image"), "{listed}");
+    for raw in ['\u{1b}', '\u{7}'] {
+        assert!(
+            !listed.contains(raw),
+            "{raw:?} reached the terminal: {listed:?}"
+        );
+    }
+    assert!(
+        listed.contains("made 2026-01-01T00:00:00Z\\u{1b}]0;owned\\u{7}\\u{1b}[31m)")
+            && listed.contains("ext4\\u{1b}[2J"),
+        "{listed}"
+    );
+}

@@ -379,6 +379,21 @@ fn bad_settings_are_refused_in_flag_terms() {
         &["--iodepth", "4", "--iodepth-batch-complete", "8"],
         "--iodepth-batch-complete: 8 is more than iodepth (4)",
     );
+    // Numbers past what a plan holds (TOML's integers are signed 64-bit): said as the
+    // user's, naming the flag and its plan key. (Before: "a bug in fsbench".)
+    for (flag, value) in [
+        ("--rate-iops", "9223372036854775808"),
+        ("--seed", "18446744073709551615"),
+    ] {
+        refused(
+            &[flag, value],
+            &format!(
+                "error: {flag}: {value} is more than fsbench takes: at most 9223372036854775807 \
+                 (plan key {})",
+                flag[2..].replace('-', "_")
+            ),
+        );
+    }
     assert!(entries(dir.path()).is_empty());
 }
 

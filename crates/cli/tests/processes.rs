@@ -320,6 +320,71 @@ fn a_workload_commands_programs_end_on_ctrl_c_and_with_its_guard() {
     );
 }
 
+/// A workload command in a directory (`--dir`) keeps its sample's ledger (its cgroup, its own
+/// directory) and its guard in the work directory asked for, by `--work-dir` or
+/// FSBENCH_WORK_DIR, as `fsbench run --dir` does, so `fsbench cleanup` of that directory finds
+/// them. (Before: they went to the default /var/lib/fsbench/work, whatever was asked.)
+#[test]
+fn a_workload_command_in_a_directory_keeps_its_ledger_and_guard_in_its_work_directory() {
+    if !root_or_skip(
+        "a_workload_command_in_a_directory_keeps_its_ledger_and_guard_in_its_work_directory",
+    ) {
+        return;
+    }
+    let h = Hostile::new("dir-work");
+    let dir = h.s.path().join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let work = h.s.work();
+    for by_env in [false, true] {
+        let _ = std::fs::remove_file(h.out.join("started"));
+        let mut command = fsbench();
+        command
+            .args(["task", "exec", "--sync", "false", "--no-store", "--dir"])
+            .arg(&dir)
+            .arg("--command")
+            .arg("touch \"$FSBENCH_TEST_OUT/started\"; sleep 60")
+            .arg("--data-dir")
+            .arg(h.s.path().join("data"));
+        if by_env {
+            command.env("FSBENCH_WORK_DIR", &work);
+        } else {
+            command
+                .env_remove("FSBENCH_WORK_DIR")
+                .arg("--work-dir")
+                .arg(&work);
+        }
+        let run = h.marked_spawn(command);
+        h.wait_started();
+        let pid = run.id();
+        let records: Vec<String> = entries(&work.join("state"))
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            records
+                .iter()
+                .any(|n| n.starts_with(&format!("sample-{pid}-"))),
+            "by env {by_env}: no ledger of the sample in {}: {records:?}",
+            work.display()
+        );
+        let guards: Vec<String> = children_of(pid)
+            .into_iter()
+            .map(|(_, cmdline)| cmdline)
+            .filter(|cmdline| cmdline.contains(" guard "))
+            .collect();
+        let state = format!("--state-dir {}", work.join("state").display());
+        assert!(
+            guards.len() == 1 && guards[0].contains(&state),
+            "by env {by_env}: {guards:?}"
+        );
+        // SAFETY: signalling the child this test spawned.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        let out = run.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+        h.assert_all_gone(pid, Duration::ZERO);
+    }
+}
+
 /// The entries of `dir` but the user's file.
 fn left_in(dir: &Path) -> Vec<PathBuf> {
     entries(dir)

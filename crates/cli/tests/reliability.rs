@@ -1061,10 +1061,189 @@ fn as_root_another_users_link_to_a_pipe_is_not_written_through() {
     );
     assert_eq!(read_all(), "", "written into their pipe");
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    // Root's link to their pipe: the pipe is still theirs.
     chown(&link, 0);
+    let output = targets();
+    assert!(!output.status.success(), "{}", stderr(&output));
+    assert_eq!(read_all(), "", "written into their pipe");
+    // Root's link to root's pipe.
+    chown(&fifo, 0);
     let output = targets();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(read_all().contains("fsbench.targets"));
+}
+
+/// A FIFO at `path` (mode 0666), owned by `uid`, with a reader waiting (so a writer's open
+/// does not block); returns the reader.
+fn fifo_with_reader(path: &Path, uid: u32) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+    chown(path, uid);
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .unwrap()
+}
+
+fn read_all(reader: &mut std::fs::File) -> String {
+    use std::io::Read;
+    let mut got = Vec::new();
+    let _ = reader.read_to_end(&mut got);
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// As root, an output the user names that is a pipe (or device) another user owns, or that
+/// sits in a directory another user could change (theirs, or writable by others without the
+/// sticky bit), is refused with exit 2, naming it and the fix, and nothing is written into it:
+/// they could read root's output or hold fsbench up. Root's own pipe in root's directory is
+/// written to. (Before: any FIFO at the named path was written to.)
+#[test]
+fn as_root_another_users_pipe_or_one_they_could_swap_is_not_written_to() {
+    if !root_or_skip("as_root_another_users_pipe_or_one_they_could_swap_is_not_written_to") {
+        return;
+    }
+    let s = Scratch::new();
+    let targets = |path: &Path| {
+        fsbench()
+            .args(["targets", "--json"])
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    let refused = |path: &Path, says: &[String]| {
+        let output = targets(path);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{}: {err}", path.display());
+        for part in says {
+            assert!(err.contains(part.as_str()), "{part}: {err}");
+        }
+    };
+    // Theirs.
+    let theirs = s.path().join("their.fifo");
+    let mut reader = fifo_with_reader(&theirs, NOBODY);
+    refused(
+        &theirs,
+        &[
+            format!(
+                "{} is a pipe of nobody (uid 65534), not root's",
+                theirs.display()
+            ),
+            "run fsbench as nobody".into(),
+        ],
+    );
+    assert_eq!(read_all(&mut reader), "", "written into their pipe");
+    // Root's, in a directory anyone may add to (no sticky bit), or in theirs.
+    let open_dir = s.path().join("open");
+    std::fs::create_dir(&open_dir).unwrap();
+    chmod(&open_dir, 0o777);
+    let in_open = open_dir.join("out.fifo");
+    let mut reader = fifo_with_reader(&in_open, 0);
+    refused(
+        &in_open,
+        &[
+            format!("{}: ", in_open.display()),
+            format!("`chmod go-w {}`", open_dir.display()),
+        ],
+    );
+    assert_eq!(
+        read_all(&mut reader),
+        "",
+        "written into a pipe others could swap"
+    );
+    let their_dir = s.path().join("theirs");
+    std::fs::create_dir(&their_dir).unwrap();
+    chown(&their_dir, NOBODY);
+    let in_theirs = their_dir.join("out.fifo");
+    let mut reader = fifo_with_reader(&in_theirs, 0);
+    refused(
+        &in_theirs,
+        &[
+            format!("{} belongs to nobody", their_dir.display()),
+            "run fsbench as nobody".into(),
+        ],
+    );
+    assert_eq!(
+        read_all(&mut reader),
+        "",
+        "written into a pipe others could swap"
+    );
+    // Root's, in root's directory (under the sticky /var/tmp).
+    let own = s.path().join("own.fifo");
+    let mut reader = fifo_with_reader(&own, 0);
+    let output = targets(&own);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(read_all(&mut reader).contains("fsbench.targets"));
+}
+
+/// An output the user names through one of fsbench's own descriptors (`/dev/stdout`,
+/// `/dev/fd/N`, `/proc/self/fd/N`, bash's `>(gzip)`) is written to that descriptor, whoever
+/// owns what it leads to (`sudo fsbench ... | gzip`: the pipe is the user's) and whatever it is:
+/// a file standard output was redirected to is written, and a link to the descriptor is never
+/// replaced. (Before: a redirected standard output made the link at the path be replaced by
+/// the file — `/dev/stdout` itself — or, at `/dev/fd/1`, an error.)
+#[test]
+fn an_output_through_fsbench_s_own_descriptor_is_written_to_it() {
+    if !root_or_skip("an_output_through_fsbench_s_own_descriptor_is_written_to_it") {
+        return;
+    }
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let s = Scratch::new();
+    // Standard output a pipe of nobody's (the user's shell made it before sudo).
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors this test then owns.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just created and are owned once each.
+    let (mut read_end, write_end) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    };
+    // SAFETY: fchown on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::fchown(write_end.as_raw_fd(), NOBODY, NOBODY) },
+        0
+    );
+    let child = fsbench()
+        .args(["targets", "--json", "/dev/stdout"])
+        .stdout(write_end)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(read_all(&mut read_end).contains("fsbench.targets"));
+    // Standard output a file: written into it, through /dev/fd/1 and through a link of root's.
+    let link = s.path().join("out.json");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    for path in [Path::new("/dev/fd/1"), &link] {
+        let file = s.path().join("stdout.txt");
+        let output = fsbench()
+            .args(["targets", "--json"])
+            .arg(path)
+            .stdout(std::fs::File::create(&file).unwrap())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            path.display(),
+            stderr(&output)
+        );
+        let written = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            written.contains("fsbench.targets"),
+            "{}: {written}",
+            path.display()
+        );
+    }
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().is_symlink(),
+        "the link was replaced"
+    );
 }
 
 /// As root, a results database (`--db`) another user could redirect — in their directory, or

@@ -308,7 +308,7 @@ fn untrusted(path: &Path, why: String) -> io::Error {
 }
 
 /// `name (uid N)`, or `uid N` when the user has no name.
-fn user_name(uid: u32) -> String {
+pub fn user_name(uid: u32) -> String {
     let mut buffer = vec![0 as libc::c_char; 4096];
     // SAFETY: zeroed passwd, a buffer of the given length and a result pointer, all outliving
     // the call; getpwuid_r writes only into them.

@@ -51,10 +51,10 @@ pub struct PlanFile {
     pub device: Option<DeviceFile>,
     /// Named platforms: where the configurations run (the device's place, the CPU's share).
     #[serde(default)]
-    pub platforms: BTreeMap<String, PlatformFile>,
+    pub platforms: BTreeMap<Spanned<String>, PlatformFile>,
     /// Named aging specs (`[aging.NAME]`): how a filesystem is aged before its samples.
     #[serde(default)]
-    pub aging: BTreeMap<String, AgingTable>,
+    pub aging: BTreeMap<Spanned<String>, AgingTable>,
     /// The ages the configurations run at: `fresh` and names of aging specs (default: fresh and
     /// every aging spec).
     #[serde(default)]
@@ -103,13 +103,16 @@ pub struct PlatformFile {
 pub struct FilesystemFile {
     pub name: Spanned<String>,
     /// Named mkfs option sets: `{ default = "", big-inodes = "-I 512" }`.
-    pub mkfs_options: Option<BTreeMap<String, String>>,
+    pub mkfs_options: Option<OptionSets>,
     /// Named mount option sets: `{ default = "", noatime = "noatime" }`.
-    pub mount_options: Option<BTreeMap<String, String>>,
+    pub mount_options: Option<OptionSets>,
     /// Several devices as one for every case of this table: `"raid0:2"` (the filesystem's own
     /// layout: btrfs, zfs), `"md-raid0:8,chunk=64k"` (md under any filesystem).
     pub array: Option<Spanned<String>>,
 }
+
+/// Named option sets, each name with its span (the names are checked after parsing).
+pub type OptionSets = BTreeMap<Spanned<String>, String>;
 
 /// One `[aging.NAME]` table: its keys (`fill`, `sizes`, ...) with their spans, each read by
 /// `fsbench_testbed::aging::AgingSpec::set`.

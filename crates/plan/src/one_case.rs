@@ -25,6 +25,10 @@ pub struct OneCase<'a> {
     pub interval: SeriesInterval,
     /// The directory to run in (the user's, or a temporary one); None with a target.
     pub dir: Option<&'a Path>,
+    /// Where state files (the sample's ledger, the guard's), images and mount points go
+    /// (`--work-dir`, FSBENCH_WORK_DIR): in a directory too, where the sample's cgroup and its
+    /// own directory are on record.
+    pub work_dir: &'a Path,
     /// The filesystem to prepare (`--fs`), instead of a directory.
     pub target: Option<OneTarget<'a>>,
 }
@@ -42,7 +46,6 @@ pub struct OneTarget<'a> {
     pub array: Option<&'a str>,
     pub loop_direct_io: bool,
     pub fsck: bool,
-    pub work_dir: &'a Path,
     /// Aged first (`--age`): the plan's one aging spec, `given`.
     pub age: Option<&'a AgingSpec>,
 }
@@ -53,6 +56,7 @@ impl Plan {
     /// `default` when empty), as a campaign names them.
     pub fn one_case(one: &OneCase<'_>) -> Result<Plan, PlanError> {
         let kind = one.settings.kind();
+        beyond_a_plan(one.settings)?;
         let mut workload = match toml::Value::try_from(one.settings) {
             Ok(toml::Value::Table(table)) => table,
             _ => {
@@ -131,7 +135,7 @@ impl Plan {
             dir: one.dir.map(Path::to_path_buf),
             scale: None,
             repetitions: None,
-            work_dir: one.target.as_ref().map(|t| t.work_dir.to_path_buf()),
+            work_dir: Some(one.work_dir.to_path_buf()),
             device: one
                 .target
                 .as_ref()
@@ -147,6 +151,36 @@ impl Plan {
     /// Whether this plan is a workload command's (not a campaign to resume).
     pub fn is_one_case(text: &str) -> bool {
         text.starts_with(ONE_CASE_MARK)
+    }
+}
+
+/// Refuses a setting whose number a plan cannot hold (TOML's integers are signed 64-bit: a
+/// `u64` flag such as `--rate-iops` or `--seed` takes more): the user's number, said with its
+/// flag and plan key (a workload's flags are its keys in kebab-case), not as fsbench's fault.
+fn beyond_a_plan(settings: &WorkloadSettings) -> Result<(), PlanError> {
+    fn too_big(value: &serde_json::Value) -> Option<u64> {
+        match value {
+            serde_json::Value::Number(n) if n.as_i64().is_none() => n.as_u64(),
+            serde_json::Value::Array(items) => items.iter().find_map(too_big),
+            serde_json::Value::Object(map) => map.values().find_map(too_big),
+            _ => None,
+        }
+    }
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(settings) else {
+        return Ok(());
+    };
+    match fields.iter().find_map(|(key, v)| Some((key, too_big(v)?))) {
+        None => Ok(()),
+        Some((key, n)) => Err(PlanError {
+            file: "(a workload command's plan)".into(),
+            line: 0,
+            column: 0,
+            key: format!("--{}", key.replace('_', "-")),
+            message: format!(
+                "{n} is more than fsbench takes: at most {} (plan key {key})",
+                i64::MAX
+            ),
+        }),
     }
 }
 
@@ -177,6 +211,7 @@ mod tests {
                 scale: 0.5,
                 interval: SeriesInterval::Every(250_000_000),
                 dir: Some(dir.path()),
+                work_dir: Path::new("/var/lib/fsbench/work"),
                 target: None,
             })
             .unwrap_or_else(|e| panic!("{}: {e}", settings.kind()));
@@ -204,6 +239,52 @@ mod tests {
         }
     }
 
+    /// A setting past what a plan holds (TOML's integers are signed 64-bit) is the user's
+    /// number, refused naming its flag and plan key, not a fault of fsbench's.
+    #[test]
+    fn a_number_a_plan_cannot_hold_is_refused_naming_its_flag_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = |settings: fsbench_workload::io::IoSettings| {
+            let settings = WorkloadSettings::Io(settings);
+            Plan::one_case(&OneCase {
+                settings: &settings,
+                sweep: None,
+                scale: 1.0,
+                interval: SeriesInterval::Auto,
+                dir: Some(dir.path()),
+                work_dir: Path::new("/var/lib/fsbench/work"),
+                target: None,
+            })
+            .map(drop)
+            .map_err(|e| e.to_string())
+        };
+        let e = io(fsbench_workload::io::IoSettings {
+            rate_iops: 1 << 63,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "--rate-iops: 9223372036854775808 is more than fsbench takes: at most \
+             9223372036854775807 (plan key rate_iops)"
+        );
+        let e = io(fsbench_workload::io::IoSettings {
+            seed: Some(u64::MAX),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.starts_with("--seed: 18446744073709551615 is more than"),
+            "{e}"
+        );
+        io(fsbench_workload::io::IoSettings {
+            rate_iops: i64::MAX as u64,
+            seed: Some(i64::MAX as u64),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+
     #[test]
     fn a_target_names_its_option_sets_as_a_campaign_does() {
         let settings = WorkloadSettings::defaults().remove(0);
@@ -214,6 +295,7 @@ mod tests {
             scale: 1.0,
             interval: SeriesInterval::Auto,
             dir: None,
+            work_dir: Path::new("/var/lib/fsbench/work"),
             target: Some(OneTarget {
                 fs: "ext4",
                 mkfs_options: mkfs,
@@ -226,7 +308,6 @@ mod tests {
                 array: None,
                 loop_direct_io: false,
                 fsck: false,
-                work_dir: Path::new("/var/lib/fsbench/work"),
                 age: None,
             }),
         };

@@ -209,6 +209,38 @@ impl Checker<'_> {
     fn at<T>(&self, value: &Spanned<T>, key: &str, message: impl Into<String>) -> PlanError {
         self.error(value.span(), key, message)
     }
+
+    /// Refuses a name the plan gives something (an option set, a platform, an aging spec, a
+    /// scheduler, a workload), at `key` where it is written; see [`name_error`].
+    fn name(&self, name: &Spanned<String>, key: &str) -> Result<(), PlanError> {
+        match name_error(name.get_ref()) {
+            None => Ok(()),
+            Some(e) => Err(self.at(name, key, e)),
+        }
+    }
+}
+
+/// Why `name` cannot name something in a plan, or None when it can. A name is one word of
+/// letters (of any script), digits, `-` and `_`: names are joined by dots into each case's key
+/// (a dot in one could make two cases one key), become labels on terminals and in reports,
+/// and must never be a path (`/`, `..`), empty, or hold a NUL, a control character or a space.
+pub fn name_error(name: &str) -> Option<String> {
+    let fine = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    if !name.is_empty() && name.chars().all(fine) {
+        return None;
+    }
+    Some(format!(
+        "{name:?} is not a name: a name may contain only letters, digits, '-' and '_' \
+         (e.g. big-inodes), and is not empty"
+    ))
+}
+
+/// Why `name` cannot name an I/O scheduler (a plan's `schedulers`, `--scheduler`), or None:
+/// it is part of each case's key, so it is a name ([`name_error`]).
+pub fn scheduler_error(name: &str) -> Option<String> {
+    name_error(name).map(|e| {
+        format!("{e}; the schedulers are none, mq-deadline, kyber, bfq (or noop, deadline, cfq)")
+    })
 }
 
 /// What the command line sets over a plan's own keys (`fsbench run --dir`, `--scale`,
@@ -430,15 +462,8 @@ impl Plan {
         };
         let mut platforms: Vec<(String, bool, Option<f64>)> = Vec::new();
         for (name, p) in &raw.platforms {
-            if name.is_empty() || name.contains(|c: char| c == '.' || c.is_whitespace()) {
-                return Err(PlanError {
-                    file: file.to_string(),
-                    line: 1,
-                    column: 1,
-                    key: format!("platforms.{name}"),
-                    message: "a platform name is one word without dots".into(),
-                });
-            }
+            check.name(name, "platforms")?;
+            let name = name.get_ref();
             let ram = p.ram.unwrap_or(false);
             if ram && matches!(device, DeviceSpec::Block { .. }) {
                 return Err(PlanError {
@@ -492,8 +517,8 @@ impl Plan {
         let mut schedulers: Vec<Option<String>> = Vec::new();
         for s in &raw.schedulers {
             let name = s.get_ref().trim();
-            if name.is_empty() || name.contains(char::is_whitespace) {
-                return Err(check.at(s, "schedulers", "a scheduler is one word: none, mq-deadline, kyber, bfq (or noop, deadline, cfq)"));
+            if let Some(e) = scheduler_error(name) {
+                return Err(check.at(s, "schedulers", e));
             }
             schedulers.push(Some(name.to_string()));
         }
@@ -539,8 +564,16 @@ impl Plan {
                     ),
                 ));
             };
+            for (sets, key) in [
+                (&f.mkfs_options, "filesystems.mkfs_options"),
+                (&f.mount_options, "filesystems.mount_options"),
+            ] {
+                for name in sets.iter().flat_map(BTreeMap::keys) {
+                    check.name(name, key)?;
+                }
+            }
             // The bare device has nothing to make or mount: options would be silently unused.
-            let options = |sets: &Option<BTreeMap<String, String>>| {
+            let options = |sets: &Option<crate::file::OptionSets>| {
                 sets.as_ref()
                     .is_some_and(|sets| sets.values().any(|o| !o.trim().is_empty()))
             };
@@ -690,9 +723,14 @@ impl Plan {
         let mut cases = Vec::new();
         for (f, array) in raw.filesystems.iter().zip(&arrays) {
             let fs_name = fs::by_name(f.name.get_ref()).expect("checked").name();
-            let default_set = || BTreeMap::from([("default".to_string(), String::new())]);
-            let mkfs_sets = f.mkfs_options.clone().unwrap_or_else(default_set);
-            let mount_sets = f.mount_options.clone().unwrap_or_else(default_set);
+            let sets = |given: &Option<crate::file::OptionSets>| match given {
+                Some(sets) => sets
+                    .iter()
+                    .map(|(name, options)| (name.get_ref().clone(), options.clone()))
+                    .collect(),
+                None => BTreeMap::from([("default".to_string(), String::new())]),
+            };
+            let (mkfs_sets, mount_sets) = (sets(&f.mkfs_options), sets(&f.mount_options));
             let in_memory =
                 fs::by_name(fs_name).expect("known").capabilities().storage == Storage::Memory;
             for (mkfs_set, mkfs_options) in &mkfs_sets {
@@ -1070,21 +1108,18 @@ fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str
 /// name the key as written), the rest at their defaults.
 fn aging_specs(
     check: &Checker<'_>,
-    tables: &BTreeMap<String, crate::file::AgingTable>,
+    tables: &BTreeMap<Spanned<String>, crate::file::AgingTable>,
 ) -> Result<BTreeMap<String, AgingSpec>, PlanError> {
     let mut specs = BTreeMap::new();
-    for (name, table) in tables {
-        if name.is_empty()
-            || name.contains(|c: char| c == '.' || c.is_whitespace())
-            || name == FRESH
-        {
-            return Err(PlanError {
-                file: check.file.to_string(),
-                line: 1,
-                column: 1,
-                key: format!("aging.{name}"),
-                message: "an aging spec's name is one word without dots, and not `fresh`".into(),
-            });
+    for (spanned, table) in tables {
+        check.name(spanned, "aging")?;
+        let name = spanned.get_ref();
+        if name == FRESH {
+            return Err(check.at(
+                spanned,
+                "aging",
+                "`fresh` is the age of a filesystem not aged: give the aging spec another name",
+            ));
         }
         let mut spec = AgingSpec::default();
         for (key, value) in table {
@@ -1421,12 +1456,8 @@ fn workload(
     };
     let (name, name_span) = text("name")?.unwrap_or((kind.clone(), kind_span.clone()));
     let sweep = text("sweep")?;
-    if name.is_empty() || name.contains(|c: char| c == '.' || c.is_whitespace()) {
-        return Err(check.error(
-            name_span,
-            "workloads.name",
-            "a workload name is one word without dots",
-        ));
+    if let Some(e) = name_error(&name) {
+        return Err(check.error(name_span, "workloads.name", e));
     }
     let settings_of = |entries: toml::Table| {
         WorkloadSettings::from_kind(&kind, toml::Value::Table(entries)).ok_or_else(unknown_kind)
@@ -1705,19 +1736,7 @@ min_time = "1ms"
     #[test]
     fn two_cases_with_one_id_are_named_for_what_they_are() {
         let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
-        // Set names that, joined with '.', spell one id: not a filesystem listed twice.
-        let e = error_of(&format!(
-            "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\nmkfs_options = {{ \"a.b\" = \"\", a = \"-I 256\" }}\nmount_options = {{ c = \"\", \"b.c\" = \"noatime\" }}\n{sleep}"
-        ));
-        assert!(!e.contains("listed twice"), "{e}");
-        assert!(
-            e.contains("two cases get the id 'ext4.a.b.c.default.warm.sleep'")
-                && e.contains("mkfs_options 'a' with mount_options 'b.c'")
-                && e.contains("mkfs_options 'a.b' with mount_options 'c'")
-                && e.contains("rename one"),
-            "{e}"
-        );
-        // The same filesystem's set in two tables is.
+        // The same filesystem's set in two tables.
         let e = error_of(&format!(
             "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n[[filesystems]]\nname = \"ext4\"\n{sleep}"
         ));
@@ -1725,6 +1744,56 @@ min_time = "1ms"
             e.starts_with("bad.toml:5:8: filesystems: the filesystem 'ext4' is listed twice"),
             "{e}"
         );
+    }
+
+    /// Every name a plan gives — option sets, platforms, aging specs, schedulers, workloads —
+    /// is part of its cases' keys (joined by dots) and of the labels shown; one that is empty,
+    /// a path (`/`, `..`), holds a dot (two cases could get one key), a NUL, a control
+    /// character or a space is refused where it is written, saying what a name may contain.
+    /// (Before: `/`, `..`, empty and NUL set names were accepted.)
+    #[test]
+    fn a_name_is_letters_digits_dashes_and_underscores() {
+        let fs = "name = \"x\"\n[[filesystems]]\nname = \"ext4\"\n";
+        let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
+        let what = "may contain only letters, digits, '-' and '_'";
+        for bad in [
+            "/",
+            "..",
+            "",
+            "a\\u0000b",
+            "a/b",
+            "a.b",
+            "a b",
+            "\\u001b[31m",
+        ] {
+            let shown = format!(
+                "{:?}",
+                toml::from_str::<toml::Value>(&format!("v = \"{bad}\"")).unwrap()["v"]
+                    .as_str()
+                    .unwrap()
+            );
+            for (text, at) in [
+                (format!("{fs}mkfs_options = {{ \"{bad}\" = \"-I 256\" }}\n{sleep}"), "bad.toml:4:18: filesystems.mkfs_options: "),
+                (format!("{fs}mount_options = {{ default = \"\", \"{bad}\" = \"noatime\" }}\n{sleep}"), "bad.toml:4:33: filesystems.mount_options: "),
+                (format!("name = \"x\"\n[platforms.\"{bad}\"]\nram = true\n[[filesystems]]\nname = \"ext4\"\n{sleep}"), "bad.toml:2:12: platforms: "),
+                (format!("name = \"x\"\n[device]\nimage = \"4g\"\n[aging.\"{bad}\"]\nfill = 50\n[[filesystems]]\nname = \"ext4\"\n{sleep}"), "bad.toml:4:8: aging: "),
+                (format!("name = \"x\"\nschedulers = [\"{bad}\"]\n[[filesystems]]\nname = \"ext4\"\n{sleep}"), "bad.toml:2:15: schedulers: "),
+                (format!("{fs}{sleep}name = \"{bad}\"\n"), "bad.toml:7:8: workloads.name: "),
+            ] {
+                let e = error_of(&text);
+                assert!(
+                    e.starts_with(&format!("{at}{shown} is not a name: ")) && e.contains(what),
+                    "{bad:?}: {e}"
+                );
+            }
+        }
+        // Letters of any script, digits, '-' and '_' are names.
+        let plan = Plan::parse(
+            &format!("{fs}mkfs_options = {{ big-inodes_2 = \"-I 512\", \"größer\" = \"-I 1024\" }}\n{sleep}"),
+            "p.toml",
+        )
+        .unwrap();
+        assert_eq!(plan.cases.len(), 2);
     }
 
     #[test]
@@ -2062,7 +2131,7 @@ min_time = "1ms"
         let e = error_of(&format!("{PLAN}\n[platforms.slow]\ncpu_percent = 150\n"));
         assert!(e.contains("platforms.slow.cpu_percent"), "{e}");
         let e = error_of(&format!("{PLAN}\n[platforms.\"a.b\"]\n"));
-        assert!(e.contains("one word without dots"), "{e}");
+        assert!(e.contains("platforms: \"a.b\" is not a name"), "{e}");
     }
 
     /// `[aging.NAME]` tables add the age axis: every configuration fresh and aged by each
@@ -2113,7 +2182,10 @@ min_time = "1ms"
             "{e}"
         );
         let e = error_of(&format!("{PLAN}\n[aging.fresh]\n"));
-        assert!(e.contains("not `fresh`"), "{e}");
+        assert!(
+            e.contains("aging: `fresh` is the age of a filesystem not aged"),
+            "{e}"
+        );
         // An aged image has a known size.
         let e = error_of(&format!(
             "{}\n[aging.aged]\n",

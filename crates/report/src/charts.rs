@@ -62,9 +62,38 @@ pub fn colour_hex(index: usize) -> String {
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
+/// From this magnitude on, a figure is written in scientific notation: no unit or prefix
+/// makes it readable, and written out 1e308 is 309 digits.
+pub const SCIENTIFIC_FROM: f64 = 1e12;
+
+/// `v` with `decimals` decimals, or from [`SCIENTIFIC_FROM`] on with 3 significant digits in
+/// scientific notation (`1.00e308`). Every figure a report prints goes through it or
+/// [`significant`].
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() && v.abs() >= SCIENTIFIC_FROM {
+        format!("{v:.2e}")
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+/// [`fixed`] with its sign always written (`+1.5`, `-0.3`), for changes.
+pub fn signed(v: f64, decimals: usize) -> String {
+    let text = fixed(v, decimals);
+    if v.is_sign_negative() {
+        text
+    } else {
+        format!("+{text}")
+    }
+}
+
 /// A number with 3 significant digits, from 10,000 on in thousands, millions or billions:
-/// 774474 -> "774 k", 33188 -> "33.2 k", 2 -> "2.00", 0.25 -> "0.250".
+/// 774474 -> "774 k", 33188 -> "33.2 k", 2 -> "2.00", 0.25 -> "0.250"; from
+/// [`SCIENTIFIC_FROM`] on in scientific notation, "1.00e308".
 pub fn significant(v: f64) -> String {
+    if !v.is_finite() || v.abs() >= SCIENTIFIC_FROM {
+        return fixed(v, 0);
+    }
     let (v, suffix) = match v.abs() {
         a if a >= 1e9 => (v / 1e9, " G"),
         a if a >= 1e6 => (v / 1e6, " M"),
@@ -84,6 +113,10 @@ pub fn significant(v: f64) -> String {
 /// 2 -> "2".
 pub fn short_number(v: f64) -> String {
     let text = significant(v);
+    if text.contains('e') {
+        // Scientific: its zeros are the exponent's.
+        return text;
+    }
     let (number, suffix) = match text.split_once(' ') {
         Some((n, s)) => (n.to_string(), format!(" {s}")),
         None => (text, String::new()),
@@ -789,6 +822,22 @@ mod tests {
         assert_eq!(significant(2.0), "2.00");
         assert_eq!(significant(774474.0), "774 k");
         assert_eq!(significant(33188.0), "33.2 k");
+        // Past any prefix, scientific: 3 significant digits, never hundreds of digits.
+        assert_eq!(significant(999e9), "999 G");
+        assert_eq!(significant(1e308), "1.00e308");
+        assert_eq!(significant(-2.5e15), "-2.50e15");
+        assert_eq!(significant(f64::INFINITY), "inf");
+        assert_eq!(
+            short_number(1e300),
+            "1.00e300",
+            "the exponent's zeros are kept"
+        );
+        assert_eq!(fixed(1e308, 3), "1.00e308");
+        assert_eq!(fixed(12.345, 1), "12.3");
+        assert_eq!(
+            (signed(1.25, 1).as_str(), signed(-3e20, 1).as_str()),
+            ("+1.2", "-3.00e20")
+        );
         assert!((nines(90.0) - 1.0).abs() < 1e-12 && (nines(99.9) - 3.0).abs() < 1e-9);
         assert!(spans_decades([1.0, 5.0, 12.0]) && !spans_decades([1.0, 9.0]));
     }

@@ -44,7 +44,7 @@ pub struct Share {
 impl Share {
     /// `93.1 % (95 % CI 90.2–96.0 %)`.
     pub fn text(&self) -> String {
-        let pct = |v: f64| format!("{:.1}", v * 100.0);
+        let pct = |v: f64| crate::charts::fixed(v * 100.0, 1);
         match (self.ci95_low, self.ci95_high) {
             (Some(lo), Some(hi)) => format!(
                 "{} % (95 % CI {}–{} %{})",

@@ -16,13 +16,13 @@
 //! configuration and reason. A minijinja template lays the sections out: a workload's section
 //! is a list of tables and charts, and a new kind of chart is one more in it.
 
-use crate::charts::{self, Bar, Labels, Line, XAxis};
+use crate::charts::{self, fixed, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
 use crate::markdown::{value_text, versus_text};
 use crate::model::{CaseView, ReportModel, Row, Table};
 use crate::over_time::{self, Mark, SeriesChoice, Timeline};
 use crate::standings::{Category, Discipline, Options, Standings};
-use crate::terminal::leaders_text;
+use crate::terminal::{leaders_text, number};
 use fsbench_analysis::compare::Verdict;
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
@@ -105,26 +105,16 @@ fn display_unit<'a>(
     table.unit.display(typical)
 }
 
-fn fmt_number(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 /// A cell as text: mean ± half-width of its interval, in the given scale.
 fn cell_text(cell: Option<&crate::model::Cell>, factor: f64) -> String {
     match cell {
         Some(c) => match c.summary.ci95_half_width {
             Some(h) => format!(
                 "{} ± {}",
-                fmt_number(c.summary.mean / factor),
-                fmt_number(h / factor)
+                number(c.summary.mean / factor),
+                number(h / factor)
             ),
-            None => format!("{} (n=1)", fmt_number(c.summary.mean / factor)),
+            None => format!("{} (n=1)", number(c.summary.mean / factor)),
         },
         None => "—".into(),
     }
@@ -347,7 +337,7 @@ fn grid_section(table: &Table, view: &GridView, workload: &str, section: &mut Se
                     &xs.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
                     &ys.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
                     &values,
-                    &fmt_number,
+                    &number,
                 ),
                 caption: format!(
                     "{title}: {} [{unit}] per {} and {}; darker is higher; {}.",
@@ -711,10 +701,7 @@ fn summary_table(model: &ReportModel, kind: &str, workload: &str, section: &mut 
         if times.is_empty() {
             "—".into()
         } else {
-            format!(
-                "{:.2}",
-                times.iter().sum::<f64>() / times.len() as f64 / 1e9
-            )
+            fixed(times.iter().sum::<f64>() / times.len() as f64 / 1e9, 2)
         }
     };
     let rows: Vec<RowView> = columns
@@ -956,10 +943,10 @@ impl Exporter for Html {
                     host => s("hostname"),
                     kernel => format!("{} {} ({})", s("kernel_release"), s("kernel_version"), s("machine")),
                     cpu => format!("{} ({} CPUs)", s("cpu_model"), h["cpus"]),
-                    memory => format!("{:.1} GiB", h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30)),
+                    memory => format!("{} GiB", fixed(h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30), 1)),
                     clock => h["clock"].to_string(),
                     fsbench => run.fsbench_version.clone(),
-                    machine => format!("{}, kernel {}, {} ({} CPUs), {:.1} GiB", s("hostname"), s("kernel_release"), s("cpu_model"), h["cpus"], h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30)),
+                    machine => format!("{}, kernel {}, {} ({} CPUs), {} GiB", s("hostname"), s("kernel_release"), s("cpu_model"), h["cpus"], fixed(h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30), 1)),
                 }
             })
             .collect();
@@ -1040,9 +1027,9 @@ impl Exporter for Html {
                     rank => s.rank.text(),
                     label => s.label.clone(),
                     colour => colour_of(&s.label),
-                    points => categories.iter().map(|c| s.points.get(c).map_or("-".into(), |p| format!("{p:.1} ({} disciplines)", s.placed[c]))).collect::<Vec<String>>(),
-                    overall => format!("{:.2}", s.overall),
-                    composite => s.composite.map_or("-".into(), |c| format!("{c:.3}")),
+                    points => categories.iter().map(|c| s.points.get(c).map_or("-".into(), |p| format!("{} ({} disciplines)", fixed(*p, 1), s.placed[c]))).collect::<Vec<String>>(),
+                    overall => fixed(s.overall, 2),
+                    composite => s.composite.map_or("-".into(), |c| fixed(c, 3)),
                 }
             })
             .collect();
@@ -1080,8 +1067,8 @@ impl Exporter for Html {
                     case => c.case_key.clone(),
                     figure => format!("{} {} ({})", c.workload, c.row, c.direction.phrase()),
                     runs => format!("{} -> {}", c.base_run, c.run),
-                    before => format!("{} {unit}", fmt_number(c.base_mean / factor)),
-                    after => format!("{} {unit}", fmt_number(c.mean / factor)),
+                    before => format!("{} {unit}", number(c.base_mean / factor)),
+                    after => format!("{} {unit}", number(c.mean / factor)),
                     change => pct(c.comparison.ratio),
                     interval => match (c.comparison.ci95_low, c.comparison.ci95_high) {
                         (Some(lo), Some(hi)) => format!("{} .. {}", pct(lo), pct(hi)),
@@ -1256,7 +1243,7 @@ fn aging_view(model: &ReportModel) -> Option<minijinja::Value> {
         .iter()
         .map(|p| {
             let (factor, unit) = p.unit.display(p.fresh_mean.abs().max(p.aged_mean.abs()));
-            let value = |v: f64| format!("{} {unit}", fmt_number(v / factor));
+            let value = |v: f64| format!("{} {unit}", number(v / factor));
             let real = p
                 .vs_fresh
                 .as_ref()
@@ -1372,7 +1359,7 @@ fn heatmap_view(
                         let tie = matches!(e.vs_best.map(|v| v.verdict), Some(Verdict::Tie | Verdict::Unknown));
                         let host = marked_text(marked, &d.workload, &c.label);
                         minijinja::context! {
-                            text => format!("{:.0}", e.relative_to_best * 100.0),
+                            text => fixed(e.relative_to_best * 100.0, 0),
                             title => format!("{} in {}: {} — {versus}{}", c.label, d.title(), value_text(d, e.mean), host.as_ref().map_or(String::new(), |h| format!("; ⚠ {h}"))),
                             marked => host.is_some(),
                             background => background,

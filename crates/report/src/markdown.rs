@@ -4,6 +4,7 @@
 //! published figures beside the run's (crate::then_now), then the provenance, one row per
 //! configuration, and what was not measured (one row per configuration and reason).
 
+use crate::charts::{fixed, signed};
 use crate::efficiency::Efficiency;
 use crate::export::Exporter;
 use crate::model::{CaseView, ReportModel};
@@ -37,10 +38,10 @@ pub fn value_text(d: &Discipline, v: f64) -> String {
 /// "12.3 % slower (95 % CI 10.1..14.4 %, paired by round)".
 pub fn versus_text(direction: Direction, c: &Comparison) -> String {
     // The ratio is this / best; say it as "% lower/higher" of the figure, then what it means.
-    let pct = |r: f64| (r - 1.0) * 100.0;
+    let pct = |r: f64| signed((r - 1.0) * 100.0, 1);
     let interval = match (c.ci95_low, c.ci95_high) {
         (Some(lo), Some(hi)) => format!(
-            "95 % CI {:+.1}..{:+.1} %{}",
+            "95 % CI {}..{} %{}",
             pct(lo),
             pct(hi),
             if c.paired {
@@ -56,23 +57,29 @@ pub fn versus_text(direction: Direction, c: &Comparison) -> String {
         _ => "lower",
     };
     match c.verdict {
-        Verdict::Tie => format!("tie ({:+.1} %, {interval})", pct(c.ratio)),
-        Verdict::Unknown => format!("{:+.1} % ({interval})", pct(c.ratio)),
+        Verdict::Tie => format!("tie ({} %, {interval})", pct(c.ratio)),
+        Verdict::Unknown => format!("{} % ({interval})", pct(c.ratio)),
         Verdict::Higher | Verdict::Lower => {
             let by = match direction {
                 Direction::Lower => (c.ratio - 1.0) * 100.0,
                 _ => (1.0 - c.ratio) * 100.0,
             };
-            format!("{by:.1} % {worse} ({interval})")
+            format!("{} % {worse} ({interval})", fixed(by, 1))
         }
     }
 }
 
 /// Text from users or names (plan, configurations, reasons, a stored host), safe in Markdown:
-/// HTML is shown, never run (`<script>`, `<img onerror>` become `&lt;script&gt;`, which every
-/// renderer shows as typed, in Markdown or in a mail); `|` cannot end a table cell, `` ` `` open
-/// a code span or `\` escape what follows; control characters are [`printable`] (the
-/// summary goes to the terminal too).
+/// shown as typed, never as markup. HTML is shown, never run (`<script>`, `<img onerror>`
+/// become `&lt;script&gt;`, which every renderer shows as typed, in Markdown or in a mail).
+/// `[` and `]` are escaped, so no image (`![x](URL)`, which a renderer would fetch), link or
+/// link reference definition can be made; `(` and `)` mean nothing without them and are kept
+/// (escaped, every "(default)" would read `\(default\)` in the page's source), `!` is escaped
+/// too. So are `*`, `_`, `~` (emphasis, strikethrough), `|` (it would end a table cell), `` ` ``
+/// (a code span) and `\` (an escape of what follows). A bare URL stays text that some renderers
+/// (GitHub's) show as a link to click, never fetch. Control characters are [`printable`] (the
+/// summary goes to the terminal too), so a name never starts a line of its own (a heading, a
+/// list, a quote).
 fn escape(text: &str) -> String {
     let mut safe = String::with_capacity(text.len());
     for c in printable(text).chars() {
@@ -80,7 +87,7 @@ fn escape(text: &str) -> String {
             '&' => safe.push_str("&amp;"),
             '<' => safe.push_str("&lt;"),
             '>' => safe.push_str("&gt;"),
-            '|' | '`' | '\\' => {
+            '|' | '`' | '\\' | '[' | ']' | '!' | '*' | '_' | '~' => {
                 safe.push('\\');
                 safe.push(c);
             }
@@ -144,8 +151,8 @@ impl Exporter for Markdown {
             if let Some((gain, n)) = standings.pairing_gain {
                 writeln!(
                     out,
-                    "Pairing by round: the paired intervals are {:.0} % as wide as Welch's on the same values (median of {n} comparisons).\n",
-                    gain * 100.0
+                    "Pairing by round: the paired intervals are {} % as wide as Welch's on the same values (median of {n} comparisons).\n",
+                    fixed(gain * 100.0, 0)
                 )?;
             }
             let efficiency = Efficiency::of(model);
@@ -202,15 +209,17 @@ impl Exporter for Markdown {
                 write!(out, "| {} | {} |", s.rank.text(), escape(&s.label))?;
                 for c in &categories {
                     match s.points.get(c) {
-                        Some(p) => write!(out, " {p:.1} ({} disciplines) |", s.placed[c])?,
+                        Some(p) => {
+                            write!(out, " {} ({} disciplines) |", fixed(*p, 1), s.placed[c])?
+                        }
                         None => write!(out, " - |")?,
                     }
                 }
                 writeln!(
                     out,
-                    " {:.2} | {} |",
-                    s.overall,
-                    s.composite.map_or("-".into(), |c| format!("{c:.3}"))
+                    " {} | {} |",
+                    fixed(s.overall, 2),
+                    s.composite.map_or("-".into(), |c| fixed(c, 3))
                 )?;
             }
             writeln!(out)?;
@@ -227,7 +236,7 @@ impl Exporter for Markdown {
             )?;
             for p in &model.aging.penalties {
                 let (factor, unit) = p.unit.display(p.fresh_mean.max(p.aged_mean));
-                let value = |v: f64| format!("{:.3} {unit}", v / factor);
+                let value = |v: f64| format!("{} {unit}", fixed(v / factor, 3));
                 writeln!(
                     out,
                     "| {} ({}) | {} | {} | {} | {} | {} |",
@@ -272,14 +281,17 @@ impl Exporter for Markdown {
             let host = &run.host;
             writeln!(
                 out,
-                "Run {}: started {}; fsbench {}; kernel {}; {} ({} CPUs); {:.1} GiB memory.\n",
+                "Run {}: started {}; fsbench {}; kernel {}; {} ({} CPUs); {} GiB memory.\n",
                 run.id,
                 escape(&run.started_at),
                 escape(&run.fsbench_version),
                 escape(host["kernel_release"].as_str().unwrap_or("?")),
                 escape(host["cpu_model"].as_str().unwrap_or("?")),
                 host["cpus"],
-                host["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30),
+                fixed(
+                    host["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30),
+                    1
+                ),
             )?;
         }
         writeln!(

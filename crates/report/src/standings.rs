@@ -79,12 +79,12 @@ pub struct Lead {
 impl Lead {
     /// "8.1 % ahead of ext4 (95 % CI 5.2..11.0 %)".
     pub fn text(&self) -> String {
-        let pct = |f: f64| (f - 1.0) * 100.0;
+        let pct = |f: f64| crate::charts::fixed((f - 1.0) * 100.0, 1);
         let interval = match (self.ci95_low, self.ci95_high) {
-            (Some(lo), Some(hi)) => format!(" (95 % CI {:.1}..{:.1} %)", pct(lo), pct(hi)),
+            (Some(lo), Some(hi)) => format!(" (95 % CI {}..{} %)", pct(lo), pct(hi)),
             _ => String::new(),
         };
-        format!("{:.1} % ahead of {}{interval}", pct(self.factor), self.over)
+        format!("{} % ahead of {}{interval}", pct(self.factor), self.over)
     }
 }
 

@@ -59,14 +59,15 @@ pub struct Terminal<'a> {
     pub ranking: bool,
 }
 
+/// A value in its display unit: 3 significant digits below 1000, whole numbers above
+/// (scientific from [`crate::charts::SCIENTIFIC_FROM`] on).
 pub fn number(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    let decimals = match v.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        _ => 2,
+    };
+    crate::charts::fixed(v, decimals)
 }
 
 fn chars(text: &str) -> usize {
@@ -736,8 +737,8 @@ pub fn penalty_text(p: &AgingPenalty) -> String {
     match &p.vs_fresh {
         Some(c) => versus_text(p.direction, c),
         None => format!(
-            "{:+.1} % (too few repetitions for an interval)",
-            -p.penalty_percent
+            "{} % (too few repetitions for an interval)",
+            crate::charts::signed(-p.penalty_percent, 1)
         ),
     }
 }

@@ -300,6 +300,63 @@ fn the_markdown_names_winners_with_their_margin_rankings_and_failures() {
     assert!(at("## Verdict") < at("## Ranking") && at("## Ranking") < at("## Configurations"));
 }
 
+/// A run whose figures no unit makes readable (1e298 and 1e306 B/s) on configurations named
+/// with Markdown (an image, a link, emphasis): the Markdown writes the figures in scientific
+/// notation, never as hundreds of digits, and the names as text.
+#[test]
+fn the_markdown_shows_huge_figures_short_and_markdown_in_names_as_text() {
+    let (_dir, mut store, run) = new_run("![p](https://evil.example/p.png)", 4);
+    let config = |mount: &str| {
+        serde_json::json!({"filesystem": "ext4", "mkfs_set": "default", "mount_set": mount,
+                           "mount_options": "[o](https://evil.example/)", "scheduler": null,
+                           "cache": "warm"})
+        .to_string()
+    };
+    let mounts = ["*a*", "![x](https://evil.example/x.png)"];
+    for (position, (mount, rate)) in mounts.into_iter().zip([1e298, 1e306]).enumerate() {
+        let case = store
+            .add_case(
+                run,
+                &format!("ext4.default.{position}.default.warm.small"),
+                position as i64,
+                &typed(&config(mount)),
+                r#"{"kind":"matrix","name":"small"}"#,
+            )
+            .unwrap();
+        for rep in 1..=2u32 {
+            let results = [cell("write", 4096, rate * (1.0 + f64::from(rep) / 100.0))];
+            store
+                .record_sample(
+                    case,
+                    &NewSample {
+                        results: &results,
+                        ..sample(rep, Outcome::Ok)
+                    },
+                )
+                .unwrap();
+        }
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let md = render(&crate::Markdown::default(), &model);
+    let longest = md
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    assert!(longest < 20, "a number of {longest} digits in {md}");
+    assert!(md.contains("| 9.45e296 GiB/s |"), "{md}");
+    let bare = md
+        .char_indices()
+        .filter(|&(i, c)| matches!(c, '[' | ']') && !md[..i].ends_with('\\'))
+        .count();
+    assert_eq!(bare, 0, "{md}");
+    assert!(
+        md.contains("\\!\\[x\\](https://evil.example/x.png)"),
+        "{md}"
+    );
+    assert!(md.contains("mount=\\*a\\*"), "{md}");
+}
+
 /// Every chart has a title with its direction and axis titles with units; every configuration
 /// appears; the failed ones are listed; nothing is fetched from the network.
 #[test]
@@ -959,7 +1016,7 @@ fn names_cannot_inject_formulas_html_or_terminal_codes() {
     );
     assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{md}");
     // A `|` in a name does not end its table cell.
-    assert!(md.contains("=cmd\\|' /c calc'!A0"), "{md}");
+    assert!(md.contains("=cmd\\|' /c calc'\\!A0"), "{md}");
 
     // Terminal: codes and newlines in names are shown escaped, on the name's own line.
     let text = render(

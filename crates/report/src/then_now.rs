@@ -653,15 +653,13 @@ fn claim(run: &RunView, both: &(ReportModel, Standings), c: &Claim) -> ClaimView
 
 /// A ratio as the table shows it: `0.70×`, `4.57×`, `0.031×`.
 pub fn ratio_text(r: f64) -> String {
-    if !r.is_finite() {
-        "-".into()
-    } else if r >= 10.0 {
-        format!("{r:.1}×")
-    } else if r >= 0.1 {
-        format!("{r:.2}×")
-    } else {
-        format!("{r:.3}×")
-    }
+    let decimals = match r {
+        r if !r.is_finite() => return "-".into(),
+        r if r >= 10.0 => 1,
+        r if r >= 0.1 => 2,
+        _ => 3,
+    };
+    format!("{}×", crate::charts::fixed(r, decimals))
 }
 
 /// The run's ratio with its interval: `0.85× [0.80–0.91]`, or with what it lacks.
@@ -689,9 +687,16 @@ pub fn value_text(unit: Unit, typical: f64, v: f64) -> String {
     }
 }
 
-/// A published value as the study printed it, with its unit (`32.418 s`, `7090 transactions/s`).
+/// A published value as the study printed it, with its unit (`32.418 s`, `7090 transactions/s`);
+/// one no study prints in full (from [`crate::charts::SCIENTIFIC_FROM`] on, or nearer 0 than
+/// 0.0001) in scientific notation (`1e308 s`), not as hundreds of digits.
 pub fn then_text(value: f64, unit: &str) -> String {
-    format!("{value} {unit}")
+    let a = value.abs();
+    if a.is_finite() && (a >= crate::charts::SCIENTIFIC_FROM || (a > 0.0 && a < 1e-4)) {
+        format!("{value:e} {unit}")
+    } else {
+        format!("{value} {unit}")
+    }
 }
 
 /// The verdict with why it was not measured, when it was not (`not measured (unsupported)`).
@@ -1060,13 +1065,18 @@ then = 1.5
     /// 1.5 times (the study found it faster: disagrees), btrfs within ±5 % (the study found it
     /// faster: a tie now), jfs is unsupported (not measured).
     fn study() -> (tempfile::TempDir, Store, i64) {
+        study_of(PLAN)
+    }
+
+    /// The run of [`study`] under the plan `plan` (its published figures and claims).
+    fn study_of(plan: &str) -> (tempfile::TempDir, Store, i64) {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let run = store
             .begin_run(&NewRun {
                 started_at: "t0",
                 plan_name: "study",
-                plan_text: PLAN,
+                plan_text: plan,
                 fsbench_version: "0",
                 host_json: "{}",
                 planned_samples: 15,
@@ -1179,16 +1189,16 @@ then = 1.5
         let md = String::from_utf8(out).unwrap();
         for part in [
             "## Then and now",
-            "**Untar, real** (000_x.txt:436)",
+            "**Untar, real** (000\\_x.txt:436)",
             "| configuration | then | then / ext3 | now | now / ext3 (95 % CI) | verdict |",
             "| ext3 | 32.418 s | 1 (reference) | 10.0 s | 1 (reference) |  |",
-            "| ext4 | 22.683 s | 0.70× | 7.00 s | 0.70× [0.70–0.70] | agrees |",
-            "| xfs | 20 s | 0.62× | 14.9 s | 1.50× [1.38–1.63] | disagrees |",
-            "| btrfs | 25.854 s | 0.80× | 9.97 s | 1.00× [0.88–1.13] | tie now |",
+            "| ext4 | 22.683 s | 0.70× | 7.00 s | 0.70× \\[0.70–0.70\\] | agrees |",
+            "| xfs | 20 s | 0.62× | 14.9 s | 1.50× \\[1.38–1.63\\] | disagrees |",
+            "| btrfs | 25.854 s | 0.80× | 9.97 s | 1.00× \\[0.88–1.13\\] | tie now |",
             "| jfs | 53.747 s | 1.66× | — | — | not measured (unsupported) |",
-            "| ext4 untars faster than every other | 000_x.txt:440 | lower | 0.70× [0.62–0.79]",
+            "| ext4 untars faster than every other | 000\\_x.txt:440 | lower | 0.70× \\[0.62–0.79\\]",
             "against btrfs (the closest of 4) | agrees |",
-            "| ext4 has more points than ext3 | 000_x.txt:441 | 1.50× | 1.60× (no interval) against ext3 | agrees |",
+            "| ext4 has more points than ext3 | 000\\_x.txt:441 | 1.50× | 1.60× (no interval) against ext3 | agrees |",
         ] {
             assert!(md.contains(part), "{part}\n{md}");
         }
@@ -1209,5 +1219,48 @@ then = 1.5
         assert!(html.contains("<section id=\"then-and-now\""), "{html}");
         assert!(html.contains("<td class=\"win\">agrees</td>"), "{html}");
         assert!(html.contains("<td class=\"bad\">disagrees</td>"), "{html}");
+    }
+
+    /// What a plan says of its study is shown as text in the Markdown: an image or a link in
+    /// it is not one (a renderer would fetch the image), and a value no unit makes readable
+    /// (1e308) is written in scientific notation, not as 309 digits.
+    #[test]
+    fn a_plan_s_study_text_is_inert_and_its_huge_values_short_in_the_markdown() {
+        let hostile = PLAN
+            .replace(
+                "title = \"Untar, real\"",
+                "title = \"![x](https://evil.example/x.png) [y](https://evil.example/) *b* _i_ ~s~\"\nnote = \"[r]: https://evil.example/r.png\"",
+            )
+            .replace("unit = \"s\"", "unit = \"![u](https://evil.example/u.png)\"")
+            .replace("ext3 = 32.418", "ext3 = 1e308")
+            .replace("jfs = 53.747", "jfs = 1e-300")
+            .replace("then = 1.5", "then = 1e300");
+        let (_dir, store, run) = study_of(&hostile);
+        let model = ReportModel::load(&store, &[run]).unwrap();
+        let mut out = Vec::new();
+        Markdown::default().write(&model, &mut out).unwrap();
+        let md = String::from_utf8(out).unwrap();
+        // Every bracket is escaped: no image, link or link reference is left.
+        let bare = md
+            .char_indices()
+            .filter(|&(i, c)| matches!(c, '[' | ']') && !md[..i].ends_with('\\'))
+            .count();
+        assert_eq!(bare, 0, "{md}");
+        for raw in ["*b*", "_i_", "~s~"] {
+            assert!(!md.contains(raw), "{raw:?} in {md}");
+        }
+        assert!(
+            md.contains("**\\!\\[x\\](https://evil.example/x.png) \\[y\\](https://evil.example/)"),
+            "{md}"
+        );
+        let longest = md
+            .split(|c: char| !c.is_ascii_digit())
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        assert!(longest < 20, "a number of {longest} digits in {md}");
+        for part in ["| ext3 | 1e308 \\!\\[u\\]", "| jfs | 1e-300 \\!\\[u\\]"] {
+            assert!(md.contains(part), "{part}\n{md}");
+        }
     }
 }

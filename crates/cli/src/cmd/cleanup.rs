@@ -7,8 +7,8 @@ use crate::exit::{self, Failure};
 use crate::out::{note, say};
 use anyhow::anyhow;
 use fsbench_measure::units::human_bytes;
-// What a ledger or a cached image's record names (paths, a spec) is shown as text: a control
-// character in it is escaped, never sent to the terminal.
+// What a ledger or a cached image's record says (paths, a spec, a date) is shown as text: a
+// control character in it is escaped, never sent to the terminal.
 use fsbench_report::terminal::{printable, printable_path};
 use fsbench_testbed::target::state_dir;
 use fsbench_testbed::RealSystem;
@@ -55,7 +55,7 @@ pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
                 human_bytes(c.record.image_bytes),
                 printable(&c.record.spec.to_string()),
                 human_bytes(c.disk_bytes),
-                c.record.made_at
+                printable(&c.record.made_at)
             )?;
         }
         say!("`fsbench cleanup --aged-images` removes them")?;

@@ -149,6 +149,13 @@ fn one_target<'a>(
         .cache
         .parse::<CachePolicy>()
         .map_err(|e| Failure::usage(anyhow!("--cache: {e}")))?;
+    if let Some(e) = target
+        .scheduler
+        .as_deref()
+        .and_then(fsbench_plan::plan::scheduler_error)
+    {
+        return Err(Failure::usage(anyhow!("--scheduler: {e}")));
+    }
     let device = DeviceSpec::parse(&target.device, target.destroy_data_on.as_deref())?;
     // The layout, checked as the flags say it (the plan of the command would name its keys).
     let array = match &target.array {
@@ -192,7 +199,6 @@ fn one_target<'a>(
         array: target.array.as_deref(),
         loop_direct_io: !target.loop_buffered,
         fsck: !target.no_fsck,
-        work_dir: &target.work.work_dir,
         age: age.as_ref(),
     }))
 }
@@ -306,6 +312,7 @@ fn run_on(
         scale: args.scale,
         interval: args.interval,
         dir: dir.as_deref(),
+        work_dir: &args.target.work.work_dir,
         target,
     })
     .map_err(|e| Failure::usage(anyhow!(e)))?;

@@ -76,15 +76,16 @@ keep fio's names (docs/workloads/io.md has a table to translate a fio job).";
             return 0;
         };
         // Laying out at about 1 GB/s; a size-bound pass at about 20 k operations per second
-        // and thread slot, bounded by the runtime.
-        let layout = plan.size * plan.threads;
-        let pass = plan.blocks * 1_000_000_000 / (20_000 * u64::from(plan.iodepth));
+        // and thread slot, bounded by the runtime. Saturating: sizes and runtimes may be as
+        // large as their types take.
+        let layout = plan.size.saturating_mul(plan.threads);
+        let pass = plan.blocks.saturating_mul(1_000_000_000 / 20_000) / u64::from(plan.iodepth);
         let timed = match (plan.runtime_ns, plan.ops_per_thread) {
             (Some(runtime), None) => runtime,
             (Some(runtime), Some(_)) => runtime.min(pass),
             (None, _) => pass,
         };
-        layout + timed + 50_000_000
+        layout.saturating_add(timed).saturating_add(50_000_000)
     }
 
     fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {

@@ -27,10 +27,12 @@ impl Pace {
         }
     }
 
-    /// When operation `i` is due, in ticks.
+    /// When operation `i` is due, in ticks (saturating: a time beyond the clock's range is
+    /// never reached, not wrapped into the past).
     #[inline(always)]
     pub fn due(&self, i: u64) -> u64 {
-        self.start + (i as f64 * self.interval_ticks) as u64
+        self.start
+            .saturating_add((i as f64 * self.interval_ticks) as u64)
     }
 
     /// Waits until `due` (ticks); returns the clock's reading at the end (the operation's

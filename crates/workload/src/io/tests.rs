@@ -344,3 +344,37 @@ fn polled_completion_is_probed_and_refused_where_the_device_cannot_poll() {
     assert!(sink.records.is_empty());
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
+
+/// Settings as large as their types take (a runtime of 584 years, `--runtime 5124095h`; a
+/// file of an exbibyte on each of 4096 threads) make no arithmetic overflow: the runtime's deadline, the
+/// pace's due times and the estimate saturate (a bound never reached), and a size-bound run
+/// still ends after its one pass. (Before: the deadline's sum overflowed, a panic in the
+/// worker thread, or in a release build a deadline in the past that ended the run at once.)
+#[test]
+fn settings_as_large_as_their_types_saturate_instead_of_overflowing() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = IoSettings {
+        size: Size(4096),
+        runtime: TimeSpan::from_ns(u64::MAX),
+        ..IoSettings::default()
+    };
+    let (end, sink) = run_in(dir.path(), &settings);
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(&sink.records[0], "ops"), 1.0);
+
+    let clock = fsbench_measure::clock::Clock::get();
+    let pace = pace::Pace::new(clock.ticks(), 3.6e12, clock);
+    assert_eq!(
+        pace.due(u64::MAX),
+        u64::MAX,
+        "due at the end of time, not wrapped"
+    );
+
+    let huge = IoSettings {
+        size: Size(1 << 60),
+        threads: 4096,
+        runtime: TimeSpan::from_ns(u64::MAX),
+        ..IoSettings::default()
+    };
+    assert_eq!(huge.estimate_ns(&Context::default()), u64::MAX);
+}

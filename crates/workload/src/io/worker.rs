@@ -356,9 +356,11 @@ impl Worker {
         let ticks_per_ns = clock.ticks_per_ns();
         let bound = Bound {
             ops: plan.ops_per_thread.unwrap_or(u64::MAX),
-            deadline: plan
-                .runtime_ns
-                .map_or(u64::MAX, |ns| start + (ns as f64 * ticks_per_ns) as u64),
+            // Saturating: a runtime no clock reaches (584 years) is no deadline, not one that
+            // wrapped into the past.
+            deadline: plan.runtime_ns.map_or(u64::MAX, |ns| {
+                start.saturating_add((ns as f64 * ticks_per_ns) as u64)
+            }),
             pace: plan.interval_ns.map(|ns| Pace::new(start, ns, clock)),
         };
         self.stats.started = start;
