@@ -136,6 +136,8 @@ fn the_metadata_loops_run_from_the_command_line_and_report_what_they_did() {
     );
     for r in &results {
         assert_eq!(r["threads"], 2);
+        // Stored with every result: how the files were named (fs_mark's names by default).
+        assert_eq!(r["names"], "random", "{r}");
         assert_eq!(r["latency_count"], r["ops"], "{r}");
         if r["operation"] != "readdir" {
             assert_eq!(r["ops"], 80, "{r}");
@@ -161,6 +163,17 @@ fn the_metadata_loops_run_from_the_command_line_and_report_what_they_did() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(stderr(&bad).trim(), "error: --count: must be at least 1");
+    let bad = fsbench()
+        .args(["metadata", "--names", "40:0", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).starts_with("error: --names: 40:0 has 0 random characters"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 /// Study 003's loops as shell loops (`--method tool`): each iteration starts exactly one
