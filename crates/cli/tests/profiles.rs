@@ -523,3 +523,32 @@ fn task_chains_say_what_they_untar(profile: &str, cases: &[serde_json::Value], t
     };
     assert_eq!(text.matches(&said).count(), 1, "{profile}: {said}\n{text}");
 }
+
+/// Each profile names its files as its study did: 002's FFSB numbers them (`dirD/fileN`), 003's
+/// shell loops count (`fT-$i`); fsbench's own jobs take fs_mark's random names. Read from what
+/// each case's settings resolve to, as the dry run shows it (`=> names=...`).
+#[test]
+fn profiles_name_files_as_their_studies_did() {
+    use fsbench_workload::workload::Describe;
+    let mut seen = 0;
+    for profile in fsbench_plan::profiles::ALL {
+        let plan = profile.plan().unwrap();
+        for case in &plan.cases {
+            if !["metadata", "mix"].contains(&case.workload.settings.kind()) {
+                continue;
+            }
+            let resolved = case
+                .workload
+                .settings
+                .apply(Describe(&plan.context(case)))
+                .expect("metadata and mix describe their names");
+            let want = match profile.name {
+                "ffsb-smallfile-2008" | "linuxmag-2012" => "sequential",
+                _ => "random",
+            };
+            assert_eq!(resolved["names"], want, "{}: {}", profile.name, case.key);
+            seen += 1;
+        }
+    }
+    assert!(seen > 0);
+}

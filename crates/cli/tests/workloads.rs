@@ -136,6 +136,8 @@ fn the_metadata_loops_run_from_the_command_line_and_report_what_they_did() {
     );
     for r in &results {
         assert_eq!(r["threads"], 2);
+        // Stored with every result: how the files were named (fs_mark's names by default).
+        assert_eq!(r["names"], "random", "{r}");
         assert_eq!(r["latency_count"], r["ops"], "{r}");
         if r["operation"] != "readdir" {
             assert_eq!(r["ops"], 80, "{r}");
@@ -161,6 +163,17 @@ fn the_metadata_loops_run_from_the_command_line_and_report_what_they_did() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(stderr(&bad).trim(), "error: --count: must be at least 1");
+    let bad = fsbench()
+        .args(["metadata", "--names", "40:0", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).starts_with("error: --names: 40:0 has 0 random characters"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 /// Study 003's loops as shell loops (`--method tool`): each iteration starts exactly one
@@ -842,4 +855,93 @@ fn a_mix_told_to_stop_when_full_reports_the_time_it_ran() {
     assert!(elapsed < 20e9, "stopped when full, not at 20 s: {elapsed}");
     assert!(whole["tps"].as_f64().unwrap() > 0.0);
     assert!(entries(small.path()).is_empty(), "left behind");
+}
+
+/// FFSB syncs after it makes its fileset, before the benchmark's time starts: the mix's timed
+/// phase starts on a clean filesystem, with nothing of the fileset left to write back inside
+/// it (a real ext4 on a loop device; what a sync writes at the phase's start is read from the
+/// disk's own counters).
+#[test]
+fn the_mix_starts_its_timed_phase_with_the_fileset_written_back() {
+    use fsbench_workload::harness::{Detached, Harness};
+    use fsbench_workload::mix::MixSettings;
+    use fsbench_workload::workload::{Collect, Workload};
+    use fsbench_workload::{Context, StopFlag};
+    use std::path::Path;
+
+    if !root_or_skip("the_mix_starts_its_timed_phase_with_the_fileset_written_back") {
+        return;
+    }
+    let fs = MountedDisk::new("ext4");
+    // The probe sees dirty data: 4 MiB written and not synced are written by its sync.
+    std::fs::write(fs.path().join("dirty"), vec![7u8; 4 << 20]).unwrap();
+    let seen = fs.written_by_sync();
+    assert!(seen >= 4 << 20, "a sync wrote {seen} bytes of 4 MiB dirty");
+    std::fs::remove_file(fs.path().join("dirty")).unwrap();
+    fs.written_by_sync();
+
+    /// At the second phase (the mix's; the first is the fileset's): what a sync writes then.
+    struct AtTimedStart<'a> {
+        fs: &'a MountedDisk,
+        phases: u32,
+        dirty: Option<u64>,
+    }
+    impl Harness for AtTimedStart<'_> {
+        fn cold(&mut self) -> Result<String, String> {
+            Detached.cold()
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Detached.drop_caches()
+        }
+        fn evict(&mut self, p: &Path, o: u64, l: u64) -> Result<Option<f64>, String> {
+            Detached.evict(p, o, l)
+        }
+        fn resident(&mut self, p: &Path, o: u64, l: u64) -> Result<f64, String> {
+            Detached.resident(p, o, l)
+        }
+        fn phase_start(&mut self) -> bool {
+            self.phases += 1;
+            if self.phases == 2 {
+                self.dirty = Some(self.fs.written_by_sync());
+            }
+            true
+        }
+    }
+    // A 25 MiB fileset: 400 files of 64 KiB.
+    let settings = MixSettings {
+        threads: 2,
+        duration: "200ms".parse().unwrap(),
+        num_files: 400,
+        num_dirs: 4,
+        min_filesize: "64k".parse().unwrap(),
+        max_filesize: "64k".parse().unwrap(),
+        ..MixSettings::default()
+    };
+    let mut harness = AtTimedStart {
+        fs: &fs,
+        phases: 0,
+        dirty: None,
+    };
+    let mut sink = Collect::default();
+    let end = settings.run(
+        &Context::default(),
+        fs.path(),
+        &StopFlag::new(),
+        &mut sink,
+        &mut harness,
+    );
+    assert_eq!(end.outcome, fsbench_model::Outcome::Ok, "{:?}", end.error);
+    let dirty = harness.dirty.expect("the mix's phase started");
+    assert!(
+        dirty < 1 << 20,
+        "{dirty} bytes of the 25 MiB fileset were still to write when the timed mix started"
+    );
+    // The sync is on record with the fileset, outside its time.
+    let fileset = &sink.records[0];
+    assert_eq!(fileset.dims.operation.as_deref(), Some("fileset"));
+    let sync = fileset
+        .measurement("sync")
+        .expect("the fileset's sync")
+        .value;
+    assert!(sync > 0.0 && sync < 60e9, "{sync}");
 }

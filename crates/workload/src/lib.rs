@@ -16,7 +16,8 @@
 //! - [`sweep`]: any workload at each value of one of its numeric settings, and the curve's
 //!   peak and knee.
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
-//!   [`figures`] (the figures several workloads report), [`together`] (threads released at
+//!   [`figures`] (the figures several workloads report), [`names`] (the names of the files
+//!   they make: fs_mark's random ones, numbered ones, or a length and randomness), [`together`] (threads released at
 //!   once; the scratch directory removed on every way out), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
 //!   stream with glibc's semantics), [`rng`] (a fast deterministic generator), [`control`] (stop requests),
 //!   [`error`] (errors that say what to change) and [`program`] (whether a program a workload
@@ -38,6 +39,7 @@ pub mod io;
 pub mod matrix;
 pub mod metadata;
 pub mod mix;
+pub mod names;
 pub mod program;
 pub mod rng;
 pub mod sleep;

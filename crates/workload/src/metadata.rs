@@ -6,6 +6,8 @@
 //!
 //! Names, buffers and directory descriptors are made before the timed loops; a timed operation
 //! is the system calls of the operation and nothing else (`openat`+`close` for create, ...).
+//! Files and directories are named as `names` says ([`crate::names`]): fs_mark's random names
+//! by default, numbered ones (`f0-17`) for the shell loops, which count.
 //!
 //! A stonewall (`stonewall`, mdtest's `-W`, IOR's `-D`) ends the loops that make things (mkdir,
 //! create) once its time has passed since the operation started — or, `first`, once the first
@@ -20,6 +22,8 @@
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
 use crate::harness::Harness;
+pub use crate::names::NameScheme;
+use crate::names::{Namer, Table};
 pub use crate::stonewall::Stonewall;
 use crate::task::timing::{self, Times, ToolEnd};
 pub use crate::task::Method;
@@ -32,7 +36,7 @@ use fsbench_measure::units::Size;
 use fsbench_measure::{CpuTimes, Recorder};
 use fsbench_model::{CachePolicy, Dims, Direction, MetricDef, ResultRecord, Unit};
 use serde::{Deserialize, Serialize};
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -208,6 +212,13 @@ pub struct MetadataSettings {
     /// The shell that runs the loops of --method tool (study 003's were bash scripts).
     #[arg(long, value_name = "PROGRAM", default_value_t = MetadataSettings::default().shell)]
     pub shell: String,
+
+    /// How files and directories are named: random (fs_mark's names: 40 bytes, the last 24
+    /// random, from --seed), sequential (numbered: f0-1, f0-2, ...; the best case of a
+    /// directory indexed by name) or LENGTH:RANDOM (fs_mark's -p and -r). Default: random, or
+    /// sequential with --method tool (its loops count: fT-$i).
+    #[arg(long, value_name = "random|sequential|LENGTH:RANDOM")]
+    pub names: Option<NameScheme>,
 }
 
 impl Default for MetadataSettings {
@@ -229,6 +240,7 @@ impl Default for MetadataSettings {
             seed: None,
             method: Method::Native,
             shell: "sh".into(),
+            names: None,
         }
     }
 }
@@ -268,6 +280,8 @@ pub struct MetadataPlan {
     /// Stop making things when the first thread (of any rank) made its share.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stonewall_first: bool,
+    /// How files and directories are named (the setting, or the method's default).
+    pub names: NameScheme,
     pub seed: u64,
 }
 
@@ -287,7 +301,13 @@ impl MetadataSettings {
         if self.threads > 4096 {
             return Err(WorkloadError::invalid("threads", "at most 4096"));
         }
-        // Names are made before anything is timed (about 100 bytes per file and thread).
+        let names = self.names.unwrap_or(match self.method {
+            Method::Native => NameScheme::default(),
+            Method::Tool => NameScheme::Sequential,
+        });
+        // Names are made before anything is timed: a file's, its new name's and a
+        // directory's, each with its NUL and where it ends.
+        let name_bytes = 3 * (names.length().unwrap_or(16) as u64 + 9);
         if self.count.saturating_mul(self.threads) > MAX_FILES {
             return Err(WorkloadError::invalid(
                 "count",
@@ -295,7 +315,7 @@ impl MetadataSettings {
                     "{} files per thread x {} threads is more than {MAX_FILES} files (their names alone would take {} of memory); lower count or threads",
                     self.count,
                     self.threads,
-                    fsbench_measure::units::human_bytes(self.count.saturating_mul(self.threads).saturating_mul(100))
+                    fsbench_measure::units::human_bytes(self.count.saturating_mul(self.threads).saturating_mul(name_bytes))
                 ),
             ));
         }
@@ -334,6 +354,11 @@ impl MetadataSettings {
         let count = ((self.count as f64 * ctx.scale).ceil() as u64)
             .max(self.dirs)
             .max(1);
+        // Every thread's files, their new names and its directories have names of their own.
+        names.check(
+            "names",
+            count.saturating_mul(self.threads).saturating_mul(3),
+        )?;
         Ok(MetadataPlan {
             ops,
             count,
@@ -341,6 +366,7 @@ impl MetadataSettings {
             dirs: self.dirs,
             stonewall_ns: Stonewall::deadline_ns(self.stonewall, ctx.scale),
             stonewall_first: self.stonewall == Some(Stonewall::FirstDone),
+            names,
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
         })
     }
@@ -370,6 +396,12 @@ impl MetadataSettings {
         }
         if self.stonewall.is_some() {
             return refuse("stonewall", "a shell loop runs its whole count");
+        }
+        if self.names.is_some_and(|n| n != NameScheme::Sequential) {
+            return refuse(
+                "names",
+                "the loops name their files by counting (fT-$i): names = sequential",
+            );
         }
         if self.append_size.0 == 0 || self.append_size.0 > 4096 {
             return Err(WorkloadError::invalid(
@@ -413,6 +445,13 @@ iterations of its command as a process (mkdir, touch, echo >>, cat, dd, ...), ti
 
     fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
         self.plan(ctx).map(drop)
+    }
+
+    /// The operations in order, the scaled count and the names (the method's default).
+    fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
+        let mut plan = serde_json::to_value(self.plan(ctx).ok()?).ok()?;
+        plan.as_object_mut()?.remove("seed");
+        Some(plan)
     }
 
     fn table_columns() -> &'static [&'static str] {
@@ -508,9 +547,11 @@ struct Worker {
     base_path: std::path::PathBuf,
     /// The directories its files are spread over.
     file_dirs: Vec<OwnedFd>,
-    files: Vec<CString>,
-    renamed: Vec<CString>,
-    subdirs: Vec<CString>,
+    /// Its files' names, their names after a rename and its directories' (the last two only
+    /// when an operation needs them).
+    files: Table,
+    renamed: Table,
+    subdirs: Table,
     files_exist: bool,
     files_renamed: bool,
     subdirs_exist: bool,
@@ -531,10 +572,6 @@ struct Worker {
     recorder: Recorder,
     /// Directory listings: entries seen.
     entries: u64,
-}
-
-fn cname(text: String) -> CString {
-    CString::new(text).expect("names have no NUL")
 }
 
 impl Worker {
@@ -580,14 +617,22 @@ impl Worker {
                 .max(settings.create_size.0)
                 .max(1) as usize,
         );
+        // Each name has its own number over every thread (threads may share a directory): a
+        // thread's files, then their new names, then its directories.
+        let namer = Namer::new(plan.names, plan.seed);
+        let all = n * plan.threads;
+        let first = thread * n;
+        let needed = |wanted: bool| if wanted { n } else { 0 };
+        let renames = needed(plan.ops.contains(&MetaOp::Rename));
+        let dirs = needed(plan.ops.contains(&MetaOp::Mkdir) || plan.ops.contains(&MetaOp::Rmdir));
         Ok(Worker {
             thread,
             base,
             base_path,
             file_dirs,
-            files: (0..n).map(|i| cname(format!("f{thread}-{i}"))).collect(),
-            renamed: (0..n).map(|i| cname(format!("r{thread}-{i}"))).collect(),
-            subdirs: (0..n).map(|i| cname(format!("d{thread}-{i}"))).collect(),
+            files: Table::new(&namer, n, first, &format!("f{thread}-")),
+            renamed: Table::new(&namer, renames, all + first, &format!("r{thread}-")),
+            subdirs: Table::new(&namer, dirs, 2 * all + first, &format!("d{thread}-")),
             files_exist: false,
             files_renamed: false,
             subdirs_exist: false,
@@ -612,11 +657,11 @@ impl Worker {
         self.file_dirs[(i % self.file_dirs.len() as u64) as usize].as_raw_fd()
     }
 
-    fn name(&self, i: u64) -> &CString {
+    fn name(&self, i: u64) -> &CStr {
         if self.files_renamed {
-            &self.renamed[i as usize]
+            self.renamed.get(i as usize)
         } else {
-            &self.files[i as usize]
+            self.files.get(i as usize)
         }
     }
 
@@ -645,13 +690,13 @@ impl Worker {
         match op {
             MetaOp::Mkdir => {
                 let base = self.base.as_raw_fd();
-                at::mkdirat(base, &self.subdirs[i as usize])?;
+                at::mkdirat(base, self.subdirs.get(i as usize))?;
                 self.sync_dir(base)?;
                 Ok(0)
             }
             MetaOp::Create => {
                 let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
-                let fd = at::openat(dir, &self.files[i as usize], flags, 0o644)?;
+                let fd = at::openat(dir, self.files.get(i as usize), flags, 0o644)?;
                 let written = if self.create_data.is_empty() {
                     Ok(())
                 } else {
@@ -698,15 +743,19 @@ impl Worker {
             }
             MetaOp::Stat => {
                 let name = if self.files_renamed {
-                    &self.renamed[i as usize]
+                    self.renamed.get(i as usize)
                 } else {
-                    &self.files[i as usize]
+                    self.files.get(i as usize)
                 };
                 at::fstatat(dir, name, &mut self.stat)?;
                 Ok(0)
             }
             MetaOp::Rename => {
-                at::renameat(dir, &self.files[i as usize], &self.renamed[i as usize])?;
+                at::renameat(
+                    dir,
+                    self.files.get(i as usize),
+                    self.renamed.get(i as usize),
+                )?;
                 self.sync_dir(dir)?;
                 Ok(0)
             }
@@ -732,7 +781,7 @@ impl Worker {
             }
             MetaOp::Rmdir => {
                 let base = self.base.as_raw_fd();
-                at::unlinkat(base, &self.subdirs[i as usize], libc::AT_REMOVEDIR)?;
+                at::unlinkat(base, self.subdirs.get(i as usize), libc::AT_REMOVEDIR)?;
                 self.sync_dir(base)?;
                 Ok(0)
             }
@@ -753,8 +802,8 @@ impl Worker {
             self.made = self.files.len() as u64;
         }
         if op == MetaOp::Rmdir && !self.subdirs_exist {
-            for i in 0..self.subdirs.len() as u64 {
-                at::mkdirat(self.base.as_raw_fd(), &self.subdirs[i as usize])?;
+            for i in 0..self.subdirs.len() {
+                at::mkdirat(self.base.as_raw_fd(), self.subdirs.get(i))?;
             }
             self.subdirs_exist = true;
             self.subdirs_made = self.subdirs.len() as u64;
@@ -832,11 +881,12 @@ impl Worker {
             if let Err(e) = timed {
                 let name = match op {
                     MetaOp::Mkdir | MetaOp::Rmdir => {
-                        self.subdirs[(at % self.subdirs.len() as u64) as usize].clone()
+                        self.subdirs.get((at % self.subdirs.len() as u64) as usize)
                     }
-                    MetaOp::Readdir => c".".to_owned(),
-                    _ => self.name(at).clone(),
-                };
+                    MetaOp::Readdir => c".",
+                    _ => self.name(at),
+                }
+                .to_owned();
                 result = Err(OpFailed { error: e, name });
                 break;
             }
@@ -1163,6 +1213,7 @@ fn time_loops(
     attributes.insert("iteration".into(), iteration.into());
     attributes.insert("processes_per_iteration".into(), processes.into());
     attributes.insert("files_per_thread".into(), plan.count.into());
+    attributes.insert("names".into(), plan.names.to_string().into());
     Ok(Some(ResultRecord {
         dims: Dims {
             operation: Some(op.name().to_string()),
@@ -1214,6 +1265,7 @@ fn record(
     let mut attributes = serde_json::Map::new();
     attributes.insert("cache_state".into(), cache.into());
     attributes.insert("files_per_thread".into(), plan.count.into());
+    attributes.insert("names".into(), plan.names.to_string().into());
     if let Some(wall) = plan.stonewall_ns {
         attributes.insert("stonewall_ns".into(), wall.into());
     }
@@ -1549,6 +1601,132 @@ mod tests {
         assert_eq!(files.len(), 30);
         assert!(files.iter().all(|&len| len == 4096), "{files:?}");
         assert_eq!(value(&sink.records[0], "bytes"), 30.0 * 4096.0);
+    }
+
+    /// What one run of mkdir and create in a shared directory left: the names of its files
+    /// and of its directories (sorted), and the create's result.
+    fn names_made(
+        names: Option<NameScheme>,
+        seed: u64,
+    ) -> (Vec<String>, Vec<String>, ResultRecord) {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MetadataSettings {
+            count: 20,
+            threads: 2,
+            shared_dir: true,
+            ops: vec![MetaOp::Mkdir, MetaOp::Create],
+            names,
+            seed: Some(seed),
+            ..MetadataSettings::default()
+        };
+        let mut sink = Collect::default();
+        let ctx = Context::default();
+        let plan = settings.plan(&ctx).unwrap();
+        assert!(super::run(
+            &settings,
+            &plan,
+            &ctx,
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut Detached,
+        )
+        .unwrap());
+        let (mut files, mut dirs) = (Vec::new(), Vec::new());
+        for entry in std::fs::read_dir(dir.path().join("shared")).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().into_string().unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(name);
+            } else {
+                files.push(name);
+            }
+        }
+        files.sort();
+        dirs.sort();
+        (files, dirs, sink.records.pop().unwrap())
+    }
+
+    /// By default files and directories get fs_mark's names (40 bytes: 8 hex digits, `~` up to
+    /// 16, then 24 upper-case letters and digits), every one its own across the threads sharing
+    /// the directory, the same again for the same seed; `sequential` numbers them as the shell
+    /// loops do; a result says which.
+    #[test]
+    fn files_are_named_as_names_says_and_the_seed_repeats_them() {
+        let (files, dirs, create) = names_made(None, 11);
+        assert_eq!((files.len(), dirs.len()), (40, 40));
+        let every: std::collections::HashSet<&String> = files.iter().chain(&dirs).collect();
+        assert_eq!(every.len(), 80, "every name its own");
+        for name in &every {
+            assert_eq!(name.len(), 40, "{name}");
+            let (stamp, rest) = name.split_at(8);
+            assert!(stamp.bytes().all(|b| b.is_ascii_hexdigit()), "{name}");
+            assert!(rest.starts_with("~~~~~~~~"), "{name}");
+            assert!(
+                rest[8..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()),
+                "{name}"
+            );
+        }
+        assert_eq!(create.attributes["names"], "random");
+        assert_eq!(
+            names_made(None, 11).0,
+            files,
+            "the same seed, the same names"
+        );
+        let other = names_made(None, 12).0;
+        assert!(
+            other.iter().all(|n| !files.contains(n)),
+            "another seed, others"
+        );
+
+        let (files, dirs, create) = names_made(Some(NameScheme::Sequential), 11);
+        assert!(files.contains(&"f1-19".to_string()), "{files:?}");
+        assert!(dirs.contains(&"d0-0".to_string()), "{dirs:?}");
+        assert_eq!(create.attributes["names"], "sequential");
+        let (files, _, create) = names_made(Some("64:32".parse().unwrap()), 11);
+        assert!(files.iter().all(|n| n.len() == 64), "{files:?}");
+        assert_eq!(create.attributes["names"], "64:32");
+    }
+
+    /// The shell loops count (`fT-$i`): their names are sequential unless told otherwise, and
+    /// told otherwise they refuse; the dry run's description says which names a run makes.
+    #[test]
+    fn the_shell_loops_name_by_counting_and_the_description_says_so() {
+        let ctx = Context::default();
+        let tool = MetadataSettings {
+            method: Method::Tool,
+            ..MetadataSettings::default()
+        };
+        assert_eq!(tool.plan(&ctx).unwrap().names, NameScheme::Sequential);
+        assert_eq!(tool.describe(&ctx).unwrap()["names"], "sequential");
+        let err = MetadataSettings {
+            names: Some(NameScheme::default()),
+            ..tool
+        }
+        .plan(&ctx)
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("names: the loops name their files by counting"),
+            "{err}"
+        );
+        let native = MetadataSettings::default();
+        assert_eq!(native.describe(&ctx).unwrap()["names"], "random");
+        // Too few random characters for the names a run makes: refused before it runs.
+        let err = MetadataSettings {
+            count: 1000,
+            names: Some("5:2".parse().unwrap()),
+            ..MetadataSettings::default()
+        }
+        .plan(&ctx)
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("names: 5:2 has 2 random characters"),
+            "{err}"
+        );
     }
 
     #[test]

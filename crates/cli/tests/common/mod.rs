@@ -460,3 +460,76 @@ impl Drop for TestDisk {
         let _ = Command::new("losetup").args(["-d", &self.device]).status();
     }
 }
+
+/// A filesystem made on a [`TestDisk`] and mounted on a directory of its own: unmounted on
+/// drop (even on panic), before the disk is detached.
+pub struct MountedDisk {
+    pub dir: tempfile::TempDir,
+    pub disk: TestDisk,
+}
+
+impl MountedDisk {
+    /// `mkfs -t fs` (ext options that leave nothing to initialise in the background) on a new
+    /// test disk, mounted.
+    pub fn new(fs: &str) -> MountedDisk {
+        let disk = TestDisk::new();
+        let mut mkfs = Command::new(format!("mkfs.{fs}"));
+        if fs.starts_with("ext") {
+            mkfs.args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]);
+        } else {
+            mkfs.arg("-f");
+        }
+        let out = mkfs.arg(&disk.device).output().expect("run mkfs");
+        assert!(out.status.success(), "mkfs.{fs}: {}", stderr(&out));
+        let dir = tempfile::Builder::new()
+            .prefix("fsbench-test-")
+            .tempdir()
+            .unwrap();
+        let status = Command::new("mount")
+            .arg(&disk.device)
+            .arg(dir.path())
+            .status()
+            .expect("run mount");
+        assert!(status.success(), "mount {} failed", disk.device);
+        MountedDisk { dir, disk }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Bytes written to the disk so far (its /sys/block stat: sectors written, field 7).
+    pub fn written(&self) -> u64 {
+        let name = self.disk.device.trim_start_matches("/dev/");
+        let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+        let sectors: u64 = stat.split_whitespace().nth(6).unwrap().parse().unwrap();
+        sectors * 512
+    }
+
+    /// Bytes a sync of the filesystem writes now: what was dirty in it.
+    pub fn written_by_sync(&self) -> u64 {
+        let dir = std::fs::File::open(self.path()).unwrap();
+        let before = self.written();
+        // SAFETY: `dir` is an open descriptor of a directory of the filesystem.
+        assert_eq!(
+            unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) },
+            0
+        );
+        self.written() - before
+    }
+}
+
+impl Drop for MountedDisk {
+    fn drop(&mut self) {
+        let ok = Command::new("umount")
+            .arg(self.dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(self.dir.path())
+                .status();
+        }
+    }
+}

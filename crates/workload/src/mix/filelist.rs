@@ -21,6 +21,7 @@
 //! delete unlinks its file before its number becomes a hole (FFSB makes the hole first, and a
 //! create that takes it then waits for the delete's lock), so no thread ever waits for a lock.
 
+use crate::names::{NameScheme, Namer, NAME_MAX};
 use crate::rng::Rng;
 use std::collections::VecDeque;
 use std::ffi::CStr;
@@ -32,6 +33,10 @@ use std::sync::{OnceLock, RwLock};
 const WRITER: u32 = u32::MAX - 1;
 /// Not in the list: never made, or deleted (a hole).
 const HOLE: u32 = u32::MAX;
+
+/// Bytes of a buffer any name of a list fits in: `d999999/` (at most 1,000,000 directories),
+/// a file's name of at most NAME_MAX bytes, its NUL.
+pub const NAME_BUF: usize = 8 + NAME_MAX + 1;
 
 /// Numbers in the first segment; segment k holds `FIRST << k`.
 const FIRST: u64 = 1024;
@@ -106,12 +111,15 @@ pub struct FileList {
     kind: Kind,
     /// The thread whose own list this is (its names say so), or None for the one shared list.
     owner: Option<u64>,
+    /// How its files are named (its metaop directories are numbered whatever the scheme).
+    names: Namer,
 }
 
 /// What a list holds, and so how its names are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// Files, in directories `dN`: `dN/fM` (`dN/tT-fM` in thread T's own list).
+    /// Files, in directories `dN`: `dN/fM` (`dN/tT-fM` in thread T's own list) when numbered,
+    /// `dN/` and the scheme's name otherwise.
     Files,
     /// Directories of metaops, in `meta`: `meta/mM.R` (R: its renames).
     Dirs,
@@ -124,7 +132,8 @@ fn place(n: u32) -> (usize, usize) {
 }
 
 impl FileList {
-    /// An empty list with room for `expected` numbers made now (more are made as needed).
+    /// An empty list with room for `expected` numbers made now (more are made as needed), its
+    /// files numbered (see [`FileList::named`]).
     pub fn new(kind: Kind, owner: Option<u64>, expected: u64) -> FileList {
         let list = FileList {
             segments: std::array::from_fn(|_| OnceLock::new()),
@@ -135,12 +144,25 @@ impl FileList {
             }),
             kind,
             owner,
+            names: Namer::new(NameScheme::Sequential, 0),
         };
         let last = expected.clamp(1, u32::MAX as u64) - 1;
         for k in 0..=place(last as u32).0 {
             list.segment(k);
         }
         list
+    }
+
+    /// The list, its files named by `names`: number M of thread T's own list is the scheme's
+    /// name number `T << 32 | M` (no two lists share one).
+    pub fn named(self, names: Namer) -> FileList {
+        FileList { names, ..self }
+    }
+
+    /// How many names the lists of a run need at most: every number a list can give (a u32),
+    /// in each of `lists` lists.
+    pub fn names_needed(lists: u64) -> u64 {
+        lists.saturating_mul(1 << 32)
     }
 
     fn segment(&self, k: usize) -> &[Slot] {
@@ -236,14 +258,21 @@ impl FileList {
     }
 
     /// The name of number `n` below the run's directory, written into `buf` (no allocation).
-    pub fn name<'b>(&self, n: u32, buf: &'b mut [u8; 64]) -> &'b CStr {
+    pub fn name<'b>(&self, n: u32, buf: &'b mut [u8; NAME_BUF]) -> &'b CStr {
         let slot = self.slot(n);
         let mut at = &mut buf[..];
+        let dir = slot.dir.load(Ordering::Relaxed);
+        let number = self.owner.unwrap_or(0) << 32 | u64::from(n);
         let written = match (self.kind, self.owner) {
-            (Kind::Files, None) => write!(at, "d{}/f{n}\0", slot.dir.load(Ordering::Relaxed)),
-            (Kind::Files, Some(t)) => {
-                write!(at, "d{}/t{t}-f{n}\0", slot.dir.load(Ordering::Relaxed))
-            }
+            (Kind::Files, None) => write!(at, "d{dir}/").and_then(|()| {
+                self.names.write(&mut at, format_args!("f{n}"), number)?;
+                at.write_all(b"\0")
+            }),
+            (Kind::Files, Some(t)) => write!(at, "d{dir}/").and_then(|()| {
+                self.names
+                    .write(&mut at, format_args!("t{t}-f{n}"), number)?;
+                at.write_all(b"\0")
+            }),
             (Kind::Dirs, owner) => {
                 let renames = slot.renames.load(Ordering::Relaxed);
                 match owner {
@@ -252,7 +281,7 @@ impl FileList {
                 }
             }
         };
-        written.expect("a name fits in 64 bytes");
+        written.expect("a name fits in NAME_BUF bytes");
         CStr::from_bytes_until_nul(&buf[..]).expect("written with its NUL")
     }
 }
@@ -280,7 +309,7 @@ mod tests {
         assert_eq!(list.pick(&mut rng, Hold::Shared), None);
         let (a, b, c) = (list.add(3, 10), list.add(5, 20), list.add(7, 30));
         assert_eq!((a, b, c), (0, 1, 2));
-        let mut buf = [0u8; 64];
+        let mut buf = [0u8; NAME_BUF];
         assert_eq!(list.name(b, &mut buf).to_str().unwrap(), "d5/f1");
         for n in [a, b, c] {
             list.release(n, Hold::Alone);

@@ -1,7 +1,7 @@
 //! A weighted small-file mix with FFSB's semantics and parameter names (seed 002): a fileset of
-//! `num_files` files in `num_dirs` directories is created first (timed and reported on its own),
-//! then `threads` threads pick operations by weight — create, write, append, read, readall,
-//! delete, stat, metaop — for `duration`. Reported as FFSB reports it: transactions per second
+//! `num_files` files in `num_dirs` directories is created first (timed and reported on its own)
+//! and synced, untimed, as FFSB syncs it; then `threads` threads pick operations by weight —
+//! create, write, append, read, readall, delete, stat, metaop — for `duration`. Reported as FFSB reports it: transactions per second
 //! (one transaction per read or write call as FFSB counts them, one per delete, stat or
 //! metaop), MB/s read and written, and CPU utilisation as FFSB computes it (the process's user
 //! and system time over the run and its closing sync, 100 % being one CPU); and per operation,
@@ -10,11 +10,13 @@
 //! Every thread picks its files from one list, as FFSB's threads do ([`filelist`]: its
 //! selection, holes and locks); `file_list = "per-thread"` gives each thread a list of its own
 //! instead (a share of the fileset and what it creates), whose locks no other thread takes.
-//! Names, buffers and descriptors of the directories are made before the timed loop.
+//! Buffers and descriptors of the directories are made before the timed loop; a file's name is
+//! written into a buffer when an operation needs it (no allocation), as `names` says
+//! ([`crate::names`]: fs_mark's random names by default; FFSB numbers its files).
 
 mod filelist;
 
-pub use filelist::{FileList, Hold, Kind};
+pub use filelist::{FileList, Hold, Kind, NAME_BUF};
 
 use crate::data::{DataKind, DataSource};
 use crate::figures::{
@@ -23,6 +25,8 @@ use crate::figures::{
 };
 use crate::fileio::{at, raw, AlignedBuf};
 use crate::harness::Harness;
+pub use crate::names::NameScheme;
+use crate::names::Namer;
 use crate::rng::Rng;
 use crate::together::{run_together, ScratchDir};
 use crate::workload::{Context, End, Sink, Workload};
@@ -55,7 +59,9 @@ pub const CPU_SYS_PERCENT: MetricDef =
     MetricDef::new("cpu_sys_percent", Unit::Percent, Direction::None);
 /// Both: FFSB's "% CPU Utilization", study 002's "CPU usage %".
 pub const CPU_PERCENT: MetricDef = MetricDef::new("cpu_percent", Unit::Percent, Direction::None);
-/// The sync that ends a run, as FFSB's (inside `elapsed` and every rate).
+/// A sync of the filesystem, as FFSB's: the one after the fileset is made (outside the
+/// fileset's time and the mix's) and the one that ends the mix (inside its `elapsed` and every
+/// rate).
 pub const SYNC: MetricDef = MetricDef::new("sync", Unit::Nanos, Direction::None);
 pub const TRANSACTIONS: MetricDef = MetricDef::new("transactions", Unit::Count, Direction::None);
 
@@ -231,6 +237,11 @@ pub struct MixSettings {
     /// each thread from its own share of the fileset (no other thread takes its locks).
     #[arg(long, value_name = "LIST", default_value_t = MixSettings::default().file_list)]
     pub file_list: FileListMode,
+    /// How files are named: random (fs_mark's names: 40 bytes, the last 24 random, from
+    /// --seed), sequential (numbered, as FFSB's: d3/f17) or LENGTH:RANDOM (fs_mark's -p and
+    /// -r). Metaop directories are numbered whatever this says.
+    #[arg(long, value_name = "random|sequential|LENGTH:RANDOM", default_value_t = MixSettings::default().names)]
+    pub names: NameScheme,
 }
 
 impl Default for MixSettings {
@@ -265,6 +276,7 @@ impl Default for MixSettings {
             data: DataKind::Random,
             seed: None,
             file_list: FileListMode::Shared,
+            names: NameScheme::default(),
         }
     }
 }
@@ -276,6 +288,7 @@ pub struct MixPlan {
     pub duration_ns: u64,
     pub weights: Vec<(String, u32)>,
     pub size_weights: Vec<(u64, u32)>,
+    pub names: NameScheme,
     pub seed: u64,
 }
 
@@ -414,6 +427,13 @@ impl MixSettings {
                 }
             }
         }
+        // The run's creates are not counted before it runs: every number a list can give
+        // needs a name of its own.
+        let lists = match self.file_list {
+            FileListMode::Shared => 1,
+            FileListMode::PerThread => self.threads,
+        };
+        self.names.check("names", FileList::names_needed(lists))?;
         let num_files = ((self.num_files as f64 * ctx.scale).ceil() as u64).max(self.threads);
         let duration_ns = ((self.duration.ns as f64 * ctx.scale) as u64).max(1_000_000);
         Ok(MixPlan {
@@ -425,6 +445,7 @@ impl MixSettings {
                 .map(|(op, w)| (op.name().to_string(), w))
                 .collect(),
             size_weights,
+            names: self.names,
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
         })
     }
@@ -454,8 +475,8 @@ struct Worker<'l> {
     data: Vec<u8>,
     buf: AlignedBuf,
     /// Names, made without allocating (a rename's two).
-    name: [u8; 64],
-    other: [u8; 64],
+    name: [u8; NAME_BUF],
+    other: [u8; NAME_BUF],
     stat: libc::stat,
     tallies: [Tally; 8],
     cpu: CpuTimes,
@@ -475,9 +496,9 @@ struct Lists {
 }
 
 impl Lists {
-    fn new(owner: Option<u64>, files: u64) -> Lists {
+    fn new(owner: Option<u64>, files: u64, names: Namer) -> Lists {
         Lists {
-            files: FileList::new(Kind::Files, owner, files),
+            files: FileList::new(Kind::Files, owner, files).named(names),
             meta: FileList::new(Kind::Dirs, owner, 1),
         }
     }
@@ -559,8 +580,8 @@ impl<'l> Worker<'l> {
             ),
             data,
             buf: AlignedBuf::new(read_buffer.max(4096)),
-            name: [0; 64],
-            other: [0; 64],
+            name: [0; NAME_BUF],
+            other: [0; NAME_BUF],
             // SAFETY: struct stat is plain data; all zeroes is a valid value.
             stat: unsafe { std::mem::zeroed() },
             tallies: Default::default(),
@@ -1037,10 +1058,11 @@ fn run(
     };
     // The lists the threads pick from: FFSB's one, or one per thread.
     let files_per_thread = plan.num_files.div_ceil(settings.threads);
+    let names = Namer::new(plan.names, plan.seed);
     let lists: Vec<Lists> = match settings.file_list {
-        FileListMode::Shared => vec![Lists::new(None, plan.num_files)],
+        FileListMode::Shared => vec![Lists::new(None, plan.num_files, names)],
         FileListMode::PerThread => (0..settings.threads)
-            .map(|t| Lists::new(Some(t), files_per_thread))
+            .map(|t| Lists::new(Some(t), files_per_thread, names))
             .collect(),
     };
     let mut workers: Vec<Worker> = (0..settings.threads)
@@ -1111,10 +1133,15 @@ fn run(
         .iter()
         .map(|w| &w.tallies[Op::Create as usize])
         .collect();
-    let mut record = summary_record("fileset", &created, wall, cpu, settings.threads);
+    let mut record = summary_record("fileset", &created, wall, cpu, settings);
     record
         .attributes
         .insert("files".into(), plan.num_files.into());
+    // FFSB syncs once its fileset is made ("Syncing()..."), outside the benchmark's time: the
+    // mix starts on a clean filesystem instead of writing the fileset back inside its time.
+    // The sync's time is a fact of the fileset, outside its rates.
+    let synced = sync_ns(top_fd.as_raw_fd()).map_err(|e| WorkloadError::io("sync", top, e))?;
+    record.measurements.push(SYNC.at(synced as f64));
     sink.status(&format!("fileset of {} files made", plan.num_files));
     sink.record(record, 1, None);
     for w in workers.iter_mut() {
@@ -1142,17 +1169,12 @@ fn run(
     };
     // FFSB ends its run with sync(2), inside its time and its CPU time: here the sync of the
     // filesystem measured alone (syncfs), which FFSB's also waits for.
-    let clock = Clock::get();
-    let (cpu_before, synced) = (CpuTimes::process(), clock.ticks());
-    // SAFETY: top_fd is an open descriptor of the run's directory.
-    if unsafe { libc::syncfs(top_fd.as_raw_fd()) } != 0 {
-        return Err(WorkloadError::io("sync", top, io::Error::last_os_error()));
-    }
-    let sync_ns = clock.ns(clock.ticks().saturating_sub(synced));
+    let cpu_before = CpuTimes::process();
+    let sync_ns = sync_ns(top_fd.as_raw_fd()).map_err(|e| WorkloadError::io("sync", top, e))?;
     cpu.add(CpuTimes::process().since(cpu_before));
     let wall = ran_ns + sync_ns;
     let all: Vec<&Tally> = workers.iter().flat_map(|w| w.tallies.iter()).collect();
-    let mut overall = summary_record("", &all, wall, cpu, settings.threads);
+    let mut overall = summary_record("", &all, wall, cpu, settings);
     overall.dims.operation = None;
     overall.measurements.push(SYNC.at(sync_ns as f64));
     overall
@@ -1180,13 +1202,7 @@ fn run(
             continue;
         }
         let tallies: Vec<&Tally> = workers.iter().map(|w| &w.tallies[i]).collect();
-        let record = summary_record(
-            op.name(),
-            &tallies,
-            wall,
-            CpuTimes::default(),
-            settings.threads,
-        );
+        let record = summary_record(op.name(), &tallies, wall, CpuTimes::default(), settings);
         n += 1;
         sink.record(record, n, None);
     }
@@ -1195,6 +1211,17 @@ fn run(
         return Err(WorkloadError::io("run the mix in", top, e));
     }
     Ok(true)
+}
+
+/// syncfs(2) of the filesystem holding `dir`: its time in ns.
+fn sync_ns(dir: RawFd) -> io::Result<u64> {
+    let clock = Clock::get();
+    let start = clock.ticks();
+    // SAFETY: `dir` is an open descriptor; syncfs only reads it.
+    if unsafe { libc::syncfs(dir) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(clock.ns(clock.ticks().saturating_sub(start)))
 }
 
 /// Runs `work` on every worker in its own thread, all released together; the wall time from
@@ -1214,13 +1241,14 @@ fn timed(
     Ok(Some((wall, done.cpu)))
 }
 
-/// A result over `tallies` (merged) in `wall_ns`, as FFSB reports it.
+/// A result over `tallies` (merged) in `wall_ns`, as FFSB reports it, saying how the files
+/// were named.
 fn summary_record(
     operation: &str,
     tallies: &[&Tally],
     wall_ns: u64,
     cpu: CpuTimes,
-    threads: u64,
+    settings: &MixSettings,
 ) -> ResultRecord {
     let mut latency = Histogram::new();
     let (mut ops, mut transactions, mut read, mut written) = (0u64, 0u64, 0u64, 0u64);
@@ -1261,12 +1289,14 @@ fn summary_record(
     ResultRecord {
         dims: Dims {
             operation: (!operation.is_empty()).then(|| operation.to_string()),
-            threads: Some(threads),
+            threads: Some(settings.threads),
             ..Dims::default()
         },
+        attributes: [("names".to_string(), settings.names.to_string().into())]
+            .into_iter()
+            .collect(),
         latency_bins: latency.bins(),
         measurements,
-        ..ResultRecord::default()
     }
 }
 
@@ -1438,7 +1468,7 @@ mod tests {
         assert_eq!(files.live(), 2);
         assert!(b.picked.iter().rev().take(31).all(|&n| n != held));
         files.release(held, Hold::Shared);
-        let mut name = [0u8; 64];
+        let mut name = [0u8; NAME_BUF];
         assert!(dir
             .path()
             .join(files.name(held, &mut name).to_str().unwrap())
@@ -1550,13 +1580,129 @@ mod tests {
         assert!(bad(weights).starts_with("size_weights: '4k' is not SIZE:WEIGHT"));
     }
 
+    /// At the mix's phase (the second), the names of the fileset's files in `top`'s dN/.
+    struct Fileset<'a> {
+        top: &'a Path,
+        phases: u32,
+        names: Vec<String>,
+    }
+
+    impl Harness for Fileset<'_> {
+        fn cold(&mut self) -> Result<String, String> {
+            crate::harness::Detached.cold()
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            crate::harness::Detached.drop_caches()
+        }
+        fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+            Err("detached".into())
+        }
+        fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+            Err("detached".into())
+        }
+        fn phase_start(&mut self) -> bool {
+            self.phases += 1;
+            if self.phases == 2 {
+                for dir in std::fs::read_dir(self.top).unwrap() {
+                    let dir = dir.unwrap();
+                    if dir.file_name().to_str().unwrap().starts_with('d') {
+                        for file in std::fs::read_dir(dir.path()).unwrap() {
+                            self.names
+                                .push(file.unwrap().file_name().into_string().unwrap());
+                        }
+                    }
+                }
+                self.names.sort();
+            }
+            true
+        }
+    }
+
+    /// The fileset's names and the results of a short mix named by `names` with `seed`.
+    fn fileset_names(
+        names: NameScheme,
+        file_list: FileListMode,
+        seed: u64,
+    ) -> (Vec<String>, Vec<ResultRecord>) {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MixSettings {
+            threads: 2,
+            duration: TimeSpan::from_ns(50_000_000),
+            num_files: 60,
+            num_dirs: 3,
+            max_filesize: Size(8 << 10),
+            names,
+            file_list,
+            seed: Some(seed),
+            ..MixSettings::default()
+        };
+        let ctx = Context::default();
+        let plan = settings.plan(&ctx).unwrap();
+        let mut harness = Fileset {
+            top: dir.path(),
+            phases: 0,
+            names: Vec::new(),
+        };
+        let mut sink = Collect::default();
+        let ran = super::run(
+            &settings,
+            &plan,
+            &ctx,
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut harness,
+        );
+        assert!(ran.unwrap());
+        (harness.names, sink.records)
+    }
+
+    /// The fileset's files, and those the mix creates, get fs_mark's names by default (40
+    /// bytes, the last 24 upper-case letters and digits), each its own over every list, the
+    /// same for the same seed; `sequential` names them as FFSB numbers its files; every result
+    /// says which.
+    #[test]
+    fn files_are_named_as_names_says_and_the_seed_repeats_them() {
+        for file_list in [FileListMode::Shared, FileListMode::PerThread] {
+            let (names, records) = fileset_names(MixSettings::default().names, file_list, 5);
+            assert_eq!(names.len(), 60, "{names:?}");
+            let distinct: std::collections::HashSet<&String> = names.iter().collect();
+            assert_eq!(distinct.len(), 60);
+            for name in &names {
+                assert_eq!(name.len(), 40, "{name}");
+                assert_eq!(&name[8..16], "~~~~~~~~", "{name}");
+                assert!(name[16..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()));
+            }
+            assert!(records.iter().all(|r| r.attributes["names"] == "random"));
+            let again = fileset_names(MixSettings::default().names, file_list, 5).0;
+            assert_eq!(again, names, "the same seed, the same names");
+        }
+        let (names, records) = fileset_names(NameScheme::Sequential, FileListMode::Shared, 5);
+        assert!(names.contains(&"f59".to_string()), "{names:?}");
+        assert_eq!(records[0].attributes["names"], "sequential");
+        // Too few random characters for every number a list can give: refused.
+        let err = MixSettings {
+            names: "20:6".parse().unwrap(),
+            ..MixSettings::default()
+        }
+        .plan(&Context::default())
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("names: 20:6 has 6 random characters"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn seed_002s_profile_is_expressible_exactly() {
         let ffsb: MixSettings = serde_json::from_value(serde_json::json!({
             "threads": 128, "duration": "1800s", "num_files": 5000, "num_dirs": 1000,
             "max_filesize": "512k", "min_filesize": "4k",
             "write_size": "4k", "write_blocksize": "4k", "read_blocksize": "4k",
-            "create_weight": 1, "write_weight": 1, "readall_weight": 2,
+            "create_weight": 1, "write_weight": 1, "readall_weight": 2, "names": "sequential",
         }))
         .unwrap();
         let plan = ffsb.plan(&Context::default()).unwrap();
