@@ -8,7 +8,7 @@ use crate::file::{PlanFile, RuleFile, WorkloadTable};
 use crate::workload::PlannedWorkload;
 use fsbench_measure::series::SeriesInterval;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
-use fsbench_model::published::{self, Selector, StudyFigures};
+use fsbench_model::published::{self, Judged, PointsRule, Selector, StudyFigures};
 use fsbench_model::CaseAxis;
 pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM, FRESH};
 use fsbench_testbed::aging::{AgingSpec, KEYS as AGING_KEYS};
@@ -1209,8 +1209,9 @@ fn key_in(
 
 /// The published figures and claims, checked: each names a workload of the plan, result
 /// dimensions that exist, and configurations its cases have (exactly one each, but for points,
-/// which add up over every configuration a label matches, and for what a claim is set
-/// against); each figure's reference is one of its values.
+/// which add up over every configuration a label matches, and for a claim's configurations,
+/// which it sets against each other pair by pair); each figure's reference is one of its
+/// values; each claim has the keys of its kind (a comparison, a ranking of points, a knee).
 fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyFigures, PlanError> {
     // (the key as the error names it, what is wrong) for one table: checks shared by both.
     fn common(
@@ -1219,6 +1220,7 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         workload: &str,
         metric: &str,
         dims: &BTreeMap<String, String>,
+        rule: Option<&PointsRule>,
         labels: &[(&str, bool)],
     ) -> Result<(), (String, String)> {
         published::check_source(source).map_err(|e| ("source".to_string(), e))?;
@@ -1228,14 +1230,17 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
                 workloads.push(&case.workload.name);
             }
         }
-        if !workloads.contains(&workload) {
-            return Err((
-                "workload".into(),
+        let unknown = |key: &str, name: &str| {
+            (
+                key.to_string(),
                 format!(
-                    "names workload '{workload}', which the plan does not have; its workloads: {}",
+                    "names workload '{name}', which the plan does not have; its workloads: {}",
                     workloads.join(", ")
                 ),
-            ));
+            )
+        };
+        if !workloads.contains(&workload) {
+            return Err(unknown("workload", workload));
         }
         if metric.trim().is_empty() {
             return Err(("metric".into(), "must name the workload's metric".into()));
@@ -1243,9 +1248,30 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         for key in dims.keys() {
             published::match_dim(key).map_err(|e| ("match".to_string(), e))?;
         }
+        // The workloads whose cases a label may name: points add up over the rule's others.
+        let mut of: Vec<&str> = vec![workload];
+        if let Some(rule) = rule {
+            if metric != published::POINTS {
+                return Err((
+                    "points".into(),
+                    format!("`points` says how points are given: it belongs to metric = \"{}\"", published::POINTS),
+                ));
+            }
+            for other in &rule.also {
+                if !workloads.contains(&other.as_str()) {
+                    return Err(unknown("points", other));
+                }
+                of.push(other);
+            }
+            for key in &rule.together {
+                published::match_dim(key)
+                    .map_err(|e| ("points".to_string(), format!("points.together: {e}")))?;
+            }
+            rule.within_axis().map_err(|e| ("points".to_string(), e))?;
+        }
         let of_workload: Vec<&Case> = cases
             .iter()
-            .filter(|c| c.workload.name == workload)
+            .filter(|c| of.contains(&c.workload.name.as_str()))
             .collect();
         for &(label, several) in labels {
             let selector: Selector = label.parse().map_err(|e| (label.to_string(), e))?;
@@ -1257,11 +1283,9 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
             configs.sort();
             configs.dedup();
             let known = || {
-                of_workload
-                    .iter()
-                    .map(|c| c.config_key())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                let mut all: Vec<String> = of_workload.iter().map(|c| c.config_key()).collect();
+                all.dedup();
+                all.join(", ")
             };
             if configs.is_empty() {
                 return Err((
@@ -1305,7 +1329,16 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         }
         let mut labels: Vec<(&str, bool)> = p.values.keys().map(|l| (l.as_str(), false)).collect();
         labels.push((&p.reference, false));
-        common(cases, &p.source, &p.workload, &p.metric, &p.dims, &labels).map_err(fail)?;
+        common(
+            cases,
+            &p.source,
+            &p.workload,
+            &p.metric,
+            &p.dims,
+            p.points.as_ref(),
+            &labels,
+        )
+        .map_err(fail)?;
         if !p.values.contains_key(&p.reference) {
             return Err(fail((
                 "reference".into(),
@@ -1337,12 +1370,12 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
     for table in &raw.claims {
         let c = table.get_ref();
         let fail = |(key, message): (String, String)| {
-            let name = if key == c.config || key == c.against {
-                if key == c.config {
-                    "config"
-                } else {
-                    "against"
-                }
+            let name = if !c.config.is_empty() && key == c.config {
+                "config"
+            } else if !c.against.is_empty() && key == c.against {
+                "against"
+            } else if c.ranking.contains(&key) {
+                "ranking"
             } else {
                 key.as_str()
             };
@@ -1355,18 +1388,25 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         if c.text.trim().is_empty() {
             return Err(fail(("text".into(), "must not be empty".into())));
         }
+        let judged = c.judged().map_err(|(key, e)| fail((key.into(), e)))?;
+        // A comparison may set several configurations against several (pair by pair, on the
+        // axes neither names) or one against several (`on=disk`, `*`); a ranking names
+        // configurations as points add them up; a knee is of one configuration's curve.
+        let labels: Vec<(&str, bool)> = match judged {
+            Judged::Compare(_) => vec![(&c.config, true), (&c.against, true)],
+            Judged::Ranking => c.ranking.iter().map(|l| (l.as_str(), true)).collect(),
+            Judged::Knee(_) => vec![(&c.config, false)],
+        };
         common(
             cases,
             &c.source,
             &c.workload,
             &c.metric,
             &c.dims,
-            // A claim may hold against several configurations (`on=disk`: every other one on
-            // that platform; `*`: every other one).
-            &[(&c.config, false), (&c.against, true)],
+            c.points.as_ref(),
+            &labels,
         )
         .map_err(fail)?;
-        c.finding().map_err(|e| fail(("then".into(), e)))?;
         out.claims.push(c.clone());
     }
     Ok(out)
