@@ -315,7 +315,10 @@ impl Claim {
             if self.metric != POINTS {
                 return Err((
                     "ranking",
-                    format!("a ranking is of points: set metric = \"{POINTS}\" (not '{}')", self.metric),
+                    format!(
+                        "a ranking is of points: set metric = \"{POINTS}\" (not '{}')",
+                        self.metric
+                    ),
                 ));
             }
             given("config", !self.config.is_empty(), kind)?;
@@ -343,7 +346,11 @@ impl Claim {
                 )),
             };
         }
-        given("at", self.at.is_some(), "a claim that is not of a knee (metric = \"knee\")")?;
+        given(
+            "at",
+            self.at.is_some(),
+            "a claim that is not of a knee (metric = \"knee\")",
+        )?;
         if self.points.is_some() && self.metric != POINTS {
             return Err((
                 "points",
@@ -402,7 +409,6 @@ impl Claim {
             )),
         }
     }
-
 }
 
 /// A configuration as a published figure names it: its filesystem and, as the reports label
@@ -601,7 +607,10 @@ mod tests {
             Ok(Judged::Compare(Expectation::Equal(TIE_MARGIN)))
         );
         assert_eq!(judged(&claim(None, None)), Err("then"));
-        assert_eq!(judged(&claim(Some(0.9), Some(Finding::Higher))), Err("then"));
+        assert_eq!(
+            judged(&claim(Some(0.9), Some(Finding::Higher))),
+            Err("then")
+        );
         assert!(check_source("000_x.txt:436").is_ok());
         assert!(check_source("000_x.txt").is_err());
         assert!(check_source("000_x.txt:0").is_err());

@@ -1254,7 +1254,10 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
             if metric != published::POINTS {
                 return Err((
                     "points".into(),
-                    format!("`points` says how points are given: it belongs to metric = \"{}\"", published::POINTS),
+                    format!(
+                        "`points` says how points are given: it belongs to metric = \"{}\"",
+                        published::POINTS
+                    ),
                 ));
             }
             for other in &rule.also {

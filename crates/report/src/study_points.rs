@@ -136,10 +136,18 @@ pub fn points(
 
 /// One column's values of several rows taken together: their geometric mean in each round every
 /// row has; None when a row has no value of it.
-pub(crate) fn together_per_round(table: &crate::model::Table, rows: &[usize], col: usize) -> Option<Values> {
+pub(crate) fn together_per_round(
+    table: &crate::model::Table,
+    rows: &[usize],
+    col: usize,
+) -> Option<Values> {
     let per_row: Vec<&[(u32, f64)]> = rows
         .iter()
-        .map(|&r| table.rows[r].cells[col].as_ref().map(|c| c.values.as_slice()))
+        .map(|&r| {
+            table.rows[r].cells[col]
+                .as_ref()
+                .map(|c| c.values.as_slice())
+        })
         .collect::<Option<_>>()?;
     let mut rounds: Vec<u32> = per_row.first()?.iter().map(|(r, _)| *r).collect();
     rounds.retain(|r| per_row.iter().all(|vs| vs.iter().any(|(x, _)| x == r)));

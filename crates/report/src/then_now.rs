@@ -353,7 +353,13 @@ impl<'a> Source<'a> {
         rule: Option<&PointsRule>,
     ) -> Source<'a> {
         let points = (metric == published::POINTS).then(|| {
-            study_points::points(alone, run, workload, dims, rule.unwrap_or(&PointsRule::default()))
+            study_points::points(
+                alone,
+                run,
+                workload,
+                dims,
+                rule.unwrap_or(&PointsRule::default()),
+            )
         });
         Source {
             run,
@@ -491,8 +497,8 @@ impl<'a> Source<'a> {
         match self.metric {
             published::FSCK => return from_check(&|fsck| fsck["elapsed_ns"].as_f64()),
             published::NONCONTIGUOUS => {
-                return from_check(&|fsck| noncontiguous(fsck["output_tail"].as_str()?))
-                    .map_err(|why| {
+                return from_check(&|fsck| noncontiguous(fsck["output_tail"].as_str()?)).map_err(
+                    |why| {
                         if why == "no value" {
                             "the check after it reports no non-contiguous share (e2fsck does; \
                              xfs_repair and btrfs check do not)"
@@ -500,7 +506,8 @@ impl<'a> Source<'a> {
                         } else {
                             why
                         }
-                    })
+                    },
+                )
             }
             _ => {}
         }
@@ -567,15 +574,20 @@ impl<'a> Source<'a> {
         })
     }
 
-    /// `label` against `against`: the run's ratio, or why there is none (`against_name`
-    /// says which side lacks it when `against` does: "the reference: unsupported").
+    /// `label` against `against` (`names`: their labels): the run's ratio, or why there is
+    /// none, saying so by `role` when `against` lacks it ("the reference: unsupported").
     fn compare(
         &self,
         label: &[&CaseView],
         against: &[&CaseView],
         names: (&str, &str),
+        role: &str,
     ) -> Result<Now, Missing> {
-        let other_side = |(v, e): Missing| (v, format!("{}: {e}", names.1));
+        // A figure too small for its clock names its configuration itself.
+        let other_side = |(v, e): Missing| match v {
+            Verdict::NotMeasured => (v, format!("{role}: {e}")),
+            _ => (v, e),
+        };
         if self.metric == published::POINTS {
             let a = self.label_points(label).map_err(not_measured)?;
             let b = self
@@ -712,7 +724,7 @@ fn figure(run: &RunView, model: &ReportModel, p: &Published) -> Figure {
                 (None, None, missing)
             }
             Some(expectation) => {
-                match source.compare(&cases, &reference, (label, "the reference")) {
+                match source.compare(&cases, &reference, (label, &p.reference), "the reference") {
                     Ok(now) => {
                         let v = verdict(expectation, Some(&now));
                         let detail =
@@ -854,7 +866,7 @@ fn compare_claim(
         groups
             .into_iter()
             .map(|(label, cases)| {
-                let now = source.compare(&config, &cases, (&c.config, &label));
+                let now = source.compare(&config, &cases, (&c.config, &label), "against");
                 (c.config.clone(), label, now)
             })
             .collect()
@@ -875,7 +887,7 @@ fn compare_claim(
                 .filter(|a| free.iter().all(|&axis| a.axis(axis) == x.axis(axis)))
             {
                 let (lx, la) = (label_of(model, x), label_of(model, a));
-                let now = source.compare(&[x], &[a], (&lx, &la));
+                let now = source.compare(&[x], &[a], (&lx, &la), "against");
                 pairs.push((lx, la, now));
             }
         }
@@ -914,7 +926,9 @@ fn compare_claim(
             _ => None,
         },
         (Some(_), _) => None,
-        (None, _) => pairs.iter().find_map(|(_, _, r)| r.as_ref().err().map(|e| e.1.clone())),
+        (None, _) => pairs
+            .iter()
+            .find_map(|(_, _, r)| r.as_ref().err().map(|e| e.1.clone())),
     };
     ClaimView {
         now: shown.map(|(_, _, n)| *n),
@@ -1059,7 +1073,10 @@ fn knee_claim(run: &RunView, model: &ReportModel, c: &Claim, at: f64) -> ClaimVi
                 .iter()
                 .any(|col| col.run_id == run.run.id && col.workload == c.workload)
     }) else {
-        return missing(format!("the run has no main figure of workload {}", c.workload));
+        return missing(format!(
+            "the run has no main figure of workload {}",
+            c.workload
+        ));
     };
     let rows: Vec<usize> = (0..table.rows.len())
         .filter(|&i| {
@@ -1245,9 +1262,22 @@ impl Figure {
     }
 }
 
+/// A count as it is written: whole numbers without decimals (`70`, `10`), others as
+/// [`number`] shows them (`10.5`).
+fn count_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        number(x)
+    }
+}
+
 /// A margin as a claim states it: `±5 %`.
 fn margin_text(margin: f64) -> String {
-    format!("±{} %", number((margin - 1.0) * 100.0).trim_end_matches(".00"))
+    format!(
+        "±{} %",
+        count_text(((margin - 1.0) * 1000.0).round() / 10.0)
+    )
 }
 
 impl ClaimView {
@@ -1261,7 +1291,7 @@ impl ClaimView {
                 None => format!("about equal ({})", margin_text(m)),
             },
             Some(Judged::Ranking) => format!("{} first", self.claim.ranking.join(" > ")),
-            Some(Judged::Knee(at)) => format!("knee near {}", number(at).trim_end_matches(".00")),
+            Some(Judged::Knee(at)) => format!("knee near {}", count_text(at)),
             None => "—".into(),
         }
     }
@@ -1277,13 +1307,13 @@ impl ClaimView {
                 "{} points",
                 self.standing
                     .iter()
-                    .map(|(l, p)| format!("{l} {}", number(*p).trim_end_matches(".00")))
+                    .map(|(l, p)| format!("{l} {}", count_text(*p)))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
         }
         if let Some(k) = &self.knee {
-            let at = |x: f64| format!("{}={}", k.parameter, number(x).trim_end_matches(".00"));
+            let at = |x: f64| format!("{}={}", k.parameter, count_text(x));
             let mean = match k.mean {
                 Some(x) => format!("knee at {}", at(x)),
                 None => format!("no knee: still climbing at {}", at(k.last)),
@@ -1291,7 +1321,7 @@ impl ClaimView {
             let rounds: Vec<String> = k
                 .rounds
                 .iter()
-                .map(|r| r.map_or("none".into(), |x| number(x).trim_end_matches(".00").to_string()))
+                .map(|r| r.map_or("none".into(), count_text))
                 .collect();
             return format!("{mean} (each round's: {})", rounds.join(", "));
         }
@@ -1549,7 +1579,11 @@ mod tests {
         assert_eq!(v(Dir(Finding::Lower), 0.9, 1.1), Inconclusive);
         // Equal, and a published tie (the same).
         assert_eq!(v(Equal(1.05), 0.97, 1.04), Agrees);
-        assert_eq!(v(Equal(1.05), 0.71, 1.41), Inconclusive, "±40 %: never agreement");
+        assert_eq!(
+            v(Equal(1.05), 0.71, 1.41),
+            Inconclusive,
+            "±40 %: never agreement"
+        );
         assert_eq!(v(Equal(1.05), 1.02, 1.08), Inconclusive);
         assert_eq!(v(Equal(1.05), 1.38, 1.63), Contradicts);
         assert_eq!(v(Equal(1.10), 1.02, 1.08), Agrees, "a claim's own margin");
@@ -1562,19 +1596,29 @@ mod tests {
         };
         assert_eq!(verdict(Ratio(4.57), Some(&one_round)), NotMeasured);
         // Points have no interval: their ratio decides; tied points tell nothing.
-        assert_eq!(verdict(Dir(Finding::Higher), Some(&Now::exact(1.33))), Agrees);
-        assert_eq!(verdict(Dir(Finding::Higher), Some(&Now::exact(1.0))), Inconclusive);
+        assert_eq!(
+            verdict(Dir(Finding::Higher), Some(&Now::exact(1.33))),
+            Agrees
+        );
+        assert_eq!(
+            verdict(Dir(Finding::Higher), Some(&Now::exact(1.0))),
+            Inconclusive
+        );
         assert_eq!(verdict(Ratio(0.8125), Some(&Now::exact(0.9))), Agrees);
         assert_eq!(Verdict::of_all(&[Agrees, NotMeasured, Agrees]), Agrees);
         assert_eq!(Verdict::of_all(&[Agrees, Inconclusive]), Inconclusive);
         assert_eq!(Verdict::of_all(&[DifferentSize, Agrees]), DifferentSize);
         assert_eq!(Verdict::of_all(&[Inconclusive, Contradicts]), Contradicts);
-        assert_eq!(Verdict::of_all(&[NotMeasured, NotMeasurable]), NotMeasurable);
+        assert_eq!(
+            Verdict::of_all(&[NotMeasured, NotMeasurable]),
+            NotMeasurable
+        );
         assert_eq!(Verdict::of_all(&[NotMeasured]), NotMeasured);
     }
 
     const REAL: MetricDef =
         MetricDef::new("real", fsbench_model::Unit::Nanos, Direction::Lower).main();
+    const USER: MetricDef = MetricDef::new("user", fsbench_model::Unit::Nanos, Direction::Lower);
 
     const PLAN: &str = r#"
 name = "study"
@@ -1769,12 +1813,24 @@ then = 1.5
         let html = html(&then_now).unwrap();
         assert!(html.contains("<section id=\"then-and-now\""), "{html}");
         assert!(html.contains("<td class=\"win\">agrees</td>"), "{html}");
-        assert!(html.contains("<td class=\"bad\">contradicts</td>"), "{html}");
+        assert!(
+            html.contains("<td class=\"bad\">contradicts</td>"),
+            "{html}"
+        );
     }
 
-    /// A run of task chains whose round values are 10 s x `drift` x each configuration's
-    /// factors (None: unsupported), under `plan`.
-    fn synthetic(plan: &str, configs: &[(&str, Option<[f64; 3]>)]) -> (tempfile::TempDir, ReportModel) {
+    /// One stored case of a synthetic run: its filesystem, platform, workload (name, kind)
+    /// and per round its results and target record (None: unsupported).
+    struct Synth {
+        fs: &'static str,
+        platform: &'static str,
+        workload: &'static str,
+        kind: &'static str,
+        rounds: Vec<Option<(Vec<ResultRecord>, Option<String>)>>,
+    }
+
+    /// A stored run of `cases` under `plan`, as a report model.
+    fn stored(plan: &str, cases: &[Synth]) -> (tempfile::TempDir, ReportModel) {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("r.db")).unwrap();
         let run = store
@@ -1784,56 +1840,46 @@ then = 1.5
                 plan_text: plan,
                 fsbench_version: "0",
                 host_json: "{}",
-                planned_samples: 3 * configs.len() as u64,
+                planned_samples: cases.iter().map(|c| c.rounds.len() as u64).sum(),
                 overrides_json: None,
                 scale: 1.0,
             })
             .unwrap();
-        let drift = [1.0, 1.2, 0.8];
-        for (position, (fs, factors)) in configs.iter().enumerate() {
+        for (position, c) in cases.iter().enumerate() {
             let config: CaseConfig = serde_json::from_str(&format!(
-                r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+                r#"{{"filesystem":"{}","mkfs_set":"default","mount_set":"default","scheduler":null,"platform":"{}","cache":"warm"}}"#,
+                c.fs, c.platform
             ))
             .unwrap();
             let case = store
                 .add_case(
                     run,
-                    &format!("{fs}.default.default.default.warm.chain"),
+                    &format!(
+                        "{}.default.default.default.{}.warm.{}",
+                        c.fs, c.platform, c.workload
+                    ),
                     position as i64,
                     &config,
-                    r#"{"kind":"task","name":"chain"}"#,
+                    &format!(r#"{{"kind":"{}","name":"{}"}}"#, c.kind, c.workload),
                 )
                 .unwrap();
-            for round in 1..=3u32 {
-                let i = round as usize - 1;
-                let results: Vec<ResultRecord> = factors
-                    .map(|f| {
-                        vec![ResultRecord {
-                            dims: Dims {
-                                step: Some("untar".into()),
-                                operation: Some("tool".into()),
-                                ..Dims::default()
-                            },
-                            measurements: vec![REAL.at(10e9 * drift[i] * f[i])],
-                            ..ResultRecord::default()
-                        }]
-                    })
-                    .unwrap_or_default();
+            for (i, round) in c.rounds.iter().enumerate() {
+                let (results, target) = round.clone().unwrap_or_default();
                 store
                     .record_sample(
                         case,
                         &NewSample {
-                            repetition: round,
-                            status: if factors.is_some() {
+                            repetition: i as u32 + 1,
+                            status: if round.is_some() {
                                 Outcome::Ok
                             } else {
                                 Outcome::Unsupported
                             },
-                            reason: factors.is_none().then_some("not in this kernel"),
+                            reason: round.is_none().then_some("not in this kernel"),
                             not_retried: false,
                             started_at: "t",
                             elapsed_ns: 1,
-                            target_json: None,
+                            target_json: target.as_deref(),
                             results: &results,
                             seed: None,
                             warnings: &[],
@@ -1847,6 +1893,46 @@ then = 1.5
         }
         let model = ReportModel::load(&store, &[run]).unwrap();
         (dir, model)
+    }
+
+    /// A task chain's untar over three rounds that drift by ±20 % together: `real` is 10 s and
+    /// `user` 2 ms times each round's drift and factor (None: unsupported).
+    fn chain(fs: &'static str, factors: Option<[f64; 3]>) -> Synth {
+        let drift = [1.0, 1.2, 0.8];
+        Synth {
+            fs,
+            platform: "default",
+            workload: "chain",
+            kind: "task",
+            rounds: (0..3)
+                .map(|i| {
+                    factors.map(|f| {
+                        let records = vec![ResultRecord {
+                            dims: Dims {
+                                step: Some("untar".into()),
+                                operation: Some("tool".into()),
+                                ..Dims::default()
+                            },
+                            measurements: vec![
+                                REAL.at(10e9 * drift[i] * f[i]),
+                                USER.at(2e6 * drift[i] * f[i]),
+                            ],
+                            ..ResultRecord::default()
+                        }];
+                        (records, None)
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// A run of task chains (see [`chain`]).
+    fn synthetic(
+        plan: &str,
+        configs: &[(&'static str, Option<[f64; 3]>)],
+    ) -> (tempfile::TempDir, ReportModel) {
+        let cases: Vec<Synth> = configs.iter().map(|(fs, f)| chain(fs, *f)).collect();
+        stored(plan, &cases)
     }
 
     /// Issue 36's cases, through a stored run and every renderer: a run at 1.05× [1.03–1.08]
@@ -1900,7 +1986,12 @@ finding = "equal"
                 .iter()
                 .find(|r| r.label == label)
                 .unwrap_or_else(|| panic!("no row {label}: {study:?}"));
-            (r.then_ratio_text(), r.now_ratio_text(), r.verdict, r.verdict_text())
+            (
+                r.then_ratio_text(),
+                r.now_ratio_text(),
+                r.verdict,
+                r.verdict_text(),
+            )
         };
         use Verdict::*;
         let text = |s: &str| s.to_string();
@@ -1915,11 +2006,21 @@ finding = "equal"
         );
         assert_eq!(
             row("ext4"),
-            (text("4.57×"), text("4.20× [3.89–4.53]"), Some(Agrees), text("agrees"))
+            (
+                text("4.57×"),
+                text("4.20× [3.89–4.53]"),
+                Some(Agrees),
+                text("agrees")
+            )
         );
         assert_eq!(
             row("btrfs"),
-            (text("1.00× (a tie)"), text("1.00× [0.98–1.03]"), Some(Agrees), text("agrees"))
+            (
+                text("1.00× (a tie)"),
+                text("1.00× [0.98–1.03]"),
+                Some(Agrees),
+                text("agrees")
+            )
         );
         assert_eq!(
             row("jfs"),
@@ -1947,10 +2048,324 @@ finding = "equal"
         let mut out = Vec::new();
         Markdown::default().write(&model, &mut out).unwrap();
         let md = String::from_utf8(out).unwrap();
-        assert!(md.contains("same direction, different size (then 4.57×, now 1.05×) |"), "{md}");
+        assert!(
+            md.contains("same direction, different size (then 4.57×, now 1.05×) |"),
+            "{md}"
+        );
         assert!(md.contains("| 1.00× (a tie) |"), "{md}");
         let page = html(&then_now).unwrap();
-        assert!(page.contains(">same direction, different size (then 4.57×, now 1.05×)</td>"), "{page}");
-        assert!(page.contains("<td class=\"tie\">inconclusive</td>"), "{page}");
+        assert!(
+            page.contains(">same direction, different size (then 4.57×, now 1.05×)</td>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<td class=\"tie\">inconclusive</td>"),
+            "{page}"
+        );
+    }
+
+    /// lourdas-2009 at --scale 0.01 printed "rm …, user: xfs then 13.3×, now 4.00×
+    /// [0.000–1085966093893834.0]: tie now": a CPU time of a few ticks on either side is not
+    /// measurable at this scale, and says how small it is; an interval that does reach such
+    /// numbers prints them in scientific notation.
+    #[test]
+    fn a_figure_too_small_for_its_clock_is_not_measurable() {
+        let plan = r#"
+name = "study"
+[[published]]
+title = "Untar, user"
+source = "000_x.txt:437"
+workload = "chain"
+metric = "user"
+match = { step = "untar" }
+unit = "s"
+direction = "lower"
+reference = "ext3"
+values = { ext3 = 11.74, xfs = 12.531 }
+"#;
+        let (_dir, model) = synthetic(
+            plan,
+            &[("ext3", Some([1.0; 3])), ("xfs", Some([4.0, 4.1, 3.9]))],
+        );
+        let then_now = ThenNow::of(&model);
+        let xfs = &then_now.studies[0].figures[0].rows[1];
+        assert_eq!(xfs.verdict, Some(Verdict::NotMeasurable), "{xfs:?}");
+        assert_eq!(xfs.now, None);
+        assert_eq!(
+            xfs.verdict_text(),
+            "not measurable at this scale (xfs's user averages 8.03 ms, under 10 steps of the 10.0 ms it is counted in)"
+        );
+        assert_eq!(ratio_text(1085966093893834.0), "1.1e15×");
+        assert_eq!(ratio_text(148.3), "148×");
+        assert_eq!(ratio_text(13.33), "13.3×");
+        assert_eq!(ratio_text(0.0004), "4.0e-4×");
+        assert_eq!(ratio_text(0.0), "0×");
+    }
+
+    const THROUGHPUT: MetricDef = MetricDef::new(
+        "throughput",
+        fsbench_model::Unit::BytesPerSec,
+        Direction::Higher,
+    )
+    .main();
+
+    /// A matrix case: per round, for each (phase, file size) its throughput, 100 MB/s times
+    /// `factor` (each round within 1 %).
+    fn matrix(fs: &'static str, platform: &'static str, factor: impl Fn(&str) -> f64) -> Synth {
+        let noise = [1.0, 1.01, 0.99];
+        Synth {
+            fs,
+            platform,
+            workload: "iozone",
+            kind: "matrix",
+            rounds: noise
+                .iter()
+                .map(|n| {
+                    let mut records = Vec::new();
+                    for phase in ["write", "rewrite", "read"] {
+                        for size in [64u64 << 10, 1 << 20] {
+                            records.push(ResultRecord {
+                                dims: Dims {
+                                    phase: Some(phase.into()),
+                                    file_size_bytes: Some(size),
+                                    record_size_bytes: Some(4096),
+                                    ..Dims::default()
+                                },
+                                measurements: vec![THROUGHPUT.at(100e6 * factor(phase) * n)],
+                                ..ResultRecord::default()
+                            });
+                        }
+                    }
+                    Some((records, None))
+                })
+                .collect(),
+        }
+    }
+
+    /// Study 003's way: seven filesystems ranked per array, each IOzone test one discipline
+    /// over every size. Here three filesystems on two platforms, ranked per platform over write
+    /// and read (rewrite, which btrfs wins, is not one of the study's): on disk xfs, ext4,
+    /// btrfs (3, 2, 1 points a discipline); in memory ext4, btrfs, xfs. The points, a ranking
+    /// claim in and out of their order, and a claim set pair by pair (each filesystem in memory
+    /// against itself on disk).
+    #[test]
+    fn a_study_s_points_rank_within_each_platform_over_its_disciplines() {
+        let plan = r#"
+name = "study"
+[[published]]
+title = "IOzone points"
+source = "003_x.txt:53"
+workload = "iozone"
+metric = "points"
+unit = "points"
+direction = "higher"
+reference = "ext4"
+match = { phase = "write|read" }
+points = { together = ["file_size_bytes", "record_size_bytes"], within = "platform" }
+values = { ext4 = 30, xfs = 24, btrfs = 18 }
+
+[[claims]]
+text = "ext4 first, then xfs"
+source = "003_x.txt:51"
+workload = "iozone"
+metric = "points"
+match = { phase = "write|read" }
+points = { together = ["file_size_bytes", "record_size_bytes"], within = "platform" }
+ranking = ["ext4", "xfs"]
+
+[[claims]]
+text = "xfs first"
+source = "003_x.txt:66"
+workload = "iozone"
+metric = "points"
+match = { phase = "write|read" }
+points = { together = ["file_size_bytes", "record_size_bytes"], within = "platform" }
+ranking = ["xfs"]
+
+[[claims]]
+text = "memory writes faster than disk"
+source = "003_x.txt:73"
+workload = "iozone"
+metric = "throughput"
+match = { phase = "write" }
+config = "on=ram"
+against = "on=disk"
+finding = "higher"
+"#;
+        let order = |first: &'static str, second: &'static str| {
+            move |fs: &str, phase: &str| match phase {
+                "rewrite" if fs == "btrfs" => 3.0,
+                _ if fs == first => 1.5,
+                _ if fs == second => 1.2,
+                _ => 1.0,
+            }
+        };
+        let (disk, ram) = (order("xfs", "ext4"), order("ext4", "btrfs"));
+        let cases: Vec<Synth> = ["ext4", "xfs", "btrfs"]
+            .into_iter()
+            .flat_map(|fs| {
+                [
+                    matrix(fs, "disk", move |p| disk(fs, p)),
+                    matrix(fs, "ram", move |p| 2.0 * ram(fs, p)),
+                ]
+            })
+            .collect();
+        let (_dir, model) = stored(plan, &cases);
+        let then_now = ThenNow::of(&model);
+        let study = &then_now.studies[0];
+        let f = &study.figures[0];
+        assert_eq!(f.now_title, "iozone points (4 disciplines)");
+        let points: Vec<(&str, Option<f64>, Option<Verdict>)> = f
+            .rows
+            .iter()
+            .map(|r| (r.label.as_str(), r.now_mean, r.verdict))
+            .collect();
+        // disk: xfs 6, ext4 4, btrfs 2; memory: ext4 6, btrfs 4, xfs 2.
+        assert_eq!(
+            points,
+            [
+                ("ext4", Some(10.0), None),
+                ("xfs", Some(8.0), Some(Verdict::Agrees)),
+                ("btrfs", Some(6.0), Some(Verdict::Agrees))
+            ]
+        );
+        let [in_order, out_of_order, paired] = study.claims.as_slice() else {
+            panic!("{study:?}");
+        };
+        assert_eq!(in_order.verdict, Verdict::Agrees, "{in_order:?}");
+        assert_eq!(in_order.then_text(), "ext4 > xfs first");
+        assert_eq!(in_order.now_text(), "ext4 10, xfs 8, btrfs 6 points");
+        assert_eq!(out_of_order.verdict, Verdict::Contradicts);
+        assert_eq!(
+            out_of_order.verdict_text(),
+            "contradicts (ext4 ahead of xfs)"
+        );
+        assert_eq!(paired.verdict, Verdict::Agrees, "{paired:?}");
+        assert_eq!(paired.against_count, 3, "each filesystem against itself");
+        assert!(
+            paired.now_text().contains(" for ") && paired.now_text().contains(" against "),
+            "{}",
+            paired.now_text()
+        );
+    }
+
+    /// A dbench-like sweep: per round the throughput at 10, 20, ..., 100 clients, rising to
+    /// `knee` clients and flat after it.
+    fn sweep(fs: &'static str, knee: f64) -> Synth {
+        Synth {
+            fs,
+            platform: "default",
+            workload: "saturation",
+            kind: "clients",
+            rounds: [1.0, 1.01, 0.99]
+                .iter()
+                .map(|n| {
+                    let records = (1..=10)
+                        .map(|i| {
+                            let clients = f64::from(i * 10);
+                            ResultRecord {
+                                dims: Dims {
+                                    threads: Some(i64::from(i * 10) as u64),
+                                    sweep: Some(fsbench_model::Sweep {
+                                        parameter: "clients".into(),
+                                        value: clients,
+                                    }),
+                                    ..Dims::default()
+                                },
+                                measurements: vec![THROUGHPUT.at(1e6 * clients.min(knee) * n)],
+                                ..ResultRecord::default()
+                            }
+                        })
+                        .collect();
+                    Some((records, None))
+                })
+                .collect(),
+        }
+    }
+
+    /// 004:52, "the saturation point around 70 processes": the knee of btrfs's curve in each
+    /// round set beside 70 (within ±25 %: agrees); one at 30 contradicts.
+    #[test]
+    fn a_knee_claim_sets_the_run_s_knee_beside_the_study_s() {
+        let claim = |fs: &str| {
+            format!(
+                r#"
+[[claims]]
+text = "{fs} saturates around 70 processes"
+source = "004_x.txt:52"
+workload = "saturation"
+metric = "knee"
+config = "{fs}"
+at = 70
+"#
+            )
+        };
+        let plan = format!("name = \"s\"\n{}{}", claim("btrfs"), claim("ext4"));
+        let (_dir, model) = stored(&plan, &[sweep("btrfs", 70.0), sweep("ext4", 30.0)]);
+        let then_now = ThenNow::of(&model);
+        let [btrfs, ext4] = then_now.studies[0].claims.as_slice() else {
+            panic!("{then_now:?}");
+        };
+        assert_eq!(btrfs.verdict, Verdict::Agrees, "{btrfs:?}");
+        assert_eq!(btrfs.then_text(), "knee near 70");
+        assert_eq!(
+            btrfs.now_text(),
+            "knee at clients=70 (each round's: 70, 70, 70)"
+        );
+        assert_eq!(ext4.verdict, Verdict::Contradicts, "{ext4:?}");
+    }
+
+    /// 001's footnote 3: the share of non-contiguous files, read from e2fsck's summary line
+    /// after each sample; a share of a few tenths of a percent is not measurable.
+    #[test]
+    fn footnote_3_s_fragmentation_is_read_from_the_check_s_output() {
+        assert_eq!(
+            noncontiguous(
+                "x\n/dev/sdc1: 27939/8936928 files (3.9% non-contiguous), 725683/17871210 blocks\n"
+            ),
+            Some(3.9)
+        );
+        assert_eq!(noncontiguous("Phase 7 - verify link counts...\n"), None);
+        let plan = r#"
+name = "study"
+[[published]]
+title = "files e2fsck reports non-contiguous"
+source = "001_x.txt:129"
+workload = "chain"
+metric = "non-contiguous"
+unit = "%"
+direction = "lower"
+reference = "ext4"
+values = { ext4 = 0.1, ext3 = 3.9 }
+"#;
+        let fsck = |share: f64| {
+            Some(format!(
+                r#"{{"fsck":{{"elapsed_ns":1,"clean":true,"output_tail":"/dev/loop0: 11/65536 files ({share}% non-contiguous), 1/2 blocks"}}}}"#
+            ))
+        };
+        let mut ext4 = chain("ext4", Some([1.0; 3]));
+        let mut ext3 = chain("ext3", Some([1.0; 3]));
+        for (i, round) in ext4.rounds.iter_mut().enumerate() {
+            round.as_mut().unwrap().1 = fsck([0.1, 0.2, 0.1][i]);
+        }
+        for (i, round) in ext3.rounds.iter_mut().enumerate() {
+            round.as_mut().unwrap().1 = fsck([3.9, 4.0, 3.8][i]);
+        }
+        let (_dir, model) = stored(plan, &[ext4, ext3]);
+        let then_now = ThenNow::of(&model);
+        let f = &then_now.studies[0].figures[0];
+        assert_eq!(
+            f.now_title,
+            "chain: the files e2fsck reports non-contiguous after each sample"
+        );
+        let ext3 = f.rows.iter().find(|r| r.label == "ext3").unwrap();
+        assert!((ext3.now_mean.unwrap() - 3.9).abs() < 1e-9, "{ext3:?}");
+        assert_eq!(ext3.verdict, Some(Verdict::NotMeasurable), "{ext3:?}");
+        assert!(
+            ext3.verdict_text()
+                .contains("ext4's non-contiguous averages 0.13 %"),
+            "{}",
+            ext3.verdict_text()
+        );
     }
 }
