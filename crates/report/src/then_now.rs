@@ -2062,6 +2062,39 @@ finding = "equal"
             page.contains("<td class=\"tie\">inconclusive</td>"),
             "{page}"
         );
+        let mut out = Vec::new();
+        crate::Json.write(&model, &mut out).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let rows = &doc["then_now"]["studies"][0]["figures"][0]["rows"];
+        assert_eq!(rows[1]["label"], "xfs", "{rows}");
+        assert_eq!(rows[1]["verdict"], "different-size", "{rows}");
+        assert_eq!(rows[1]["detail"], "then 4.57×, now 1.05×", "{rows}");
+        assert_eq!(rows[1]["expectation"]["ratio"], 4.57, "{rows}");
+        assert_eq!(rows[3]["expectation"]["equal"], 1.05, "{rows}");
+        assert_eq!(
+            doc["then_now"]["studies"][0]["claims"][0]["verdict"],
+            "inconclusive"
+        );
+        use calamine::{Data, Reader, Xlsx as XlsxReader};
+        let mut bytes = Vec::new();
+        crate::Xlsx.write(&model, &mut bytes).unwrap();
+        let mut book: XlsxReader<_> = XlsxReader::new(std::io::Cursor::new(bytes)).unwrap();
+        let sheet = book.worksheet_range("then and now").unwrap();
+        let cell = |r: u32, c: u32| sheet.get_value((r, c)).cloned();
+        assert_eq!(cell(0, 10), Some(Data::String("verdict".into())));
+        assert_eq!(cell(2, 3), Some(Data::String("xfs".into())));
+        assert_eq!(
+            cell(2, 10),
+            Some(Data::String(
+                "same direction, different size (then 4.57×, now 1.05×)".into()
+            ))
+        );
+        assert!(matches!(cell(2, 8), Some(Data::Float(lo)) if (lo - 1.03).abs() < 0.01));
+        assert_eq!(
+            cell(7, 1),
+            Some(Data::String("zfs untars as fast as ext3".into()))
+        );
+        assert_eq!(cell(7, 10), Some(Data::String("inconclusive".into())));
     }
 
     /// lourdas-2009 at --scale 0.01 printed "rm …, user: xfs then 13.3×, now 4.00×
