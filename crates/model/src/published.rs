@@ -529,6 +529,7 @@ mod tests {
             cpu_percent: None,
             cache: CachePolicy::Warm,
             array: None,
+            one_device_for: None,
             age: crate::FRESH.into(),
         }
     }

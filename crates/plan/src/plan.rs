@@ -76,6 +76,7 @@ pub fn directory_config(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
         mount_set: "existing".into(),
         mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
         array: None,
+        one_device_for: None,
         scheduler: None,
         platform: DEFAULT_PLATFORM.into(),
         image_in_ram: false,
@@ -715,6 +716,7 @@ impl Plan {
                                 mount_set: mount_set.clone(),
                                 mount_options: mount_options.clone(),
                                 array: array.as_ref().map(ArraySpec::to_string),
+                                one_device_for: None,
                                 scheduler: scheduler.clone(),
                                 platform: platform.clone(),
                                 image_in_ram: *ram && !in_memory,
@@ -820,17 +822,57 @@ impl Plan {
                 }
             }
         }
-        // And of its md arrays, once: where the kernel has no md, their cases end unsupported.
-        if dir.is_none()
-            && cases.iter().any(|c| {
-                c.config
-                    .array
-                    .as_deref()
-                    .is_some_and(|a| a.starts_with("md-"))
-            })
-        {
+        // And of its md arrays, once: where the kernel has no md, their cases end unsupported,
+        // or run on one image of the array's total size when the plan says so.
+        let one_device = match raw.device.as_ref().and_then(|d| d.without_md.as_ref()) {
+            None => false,
+            Some(w) => match w.get_ref().as_str() {
+                "unsupported" => false,
+                "one-device" if matches!(device, DeviceSpec::Image { .. }) => true,
+                "one-device" => {
+                    return Err(check.at(
+                        w,
+                        "device.without_md",
+                        "\"one-device\" runs an md array's cases on one image of its total size; real devices (device.block) are one per member: drop without_md",
+                    ))
+                }
+                other => {
+                    return Err(check.at(
+                        w,
+                        "device.without_md",
+                        format!(
+                            "'{other}': use \"one-device\" (where the kernel has no md, the cases on md arrays run on one image of the array's total size) or \"unsupported\" (the default: they end unsupported)"
+                        ),
+                    ))
+                }
+            },
+        };
+        let on_md = |c: &Case| {
+            c.config
+                .array
+                .as_deref()
+                .is_some_and(|a| a.parse::<ArraySpec>().is_ok_and(|a| a.by_md()))
+        };
+        if dir.is_none() && cases.iter().any(on_md) {
             let reasons = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem);
-            if !reasons.is_empty() {
+            if reasons.is_empty() {
+                // This host has md: the arrays as asked.
+            } else if one_device {
+                let mut arrays: Vec<String> = Vec::new();
+                for case in cases.iter_mut().filter(|c| on_md(c)) {
+                    let array = case.config.array.take().expect("on md");
+                    if !arrays.contains(&array) {
+                        arrays.push(array.clone());
+                    }
+                    case.config.one_device_for = Some(array);
+                }
+                notes.push(format!(
+                    "{}: the cases on md arrays ({}) run on one image of the array's total size ({})",
+                    fsbench_model::NO_MD,
+                    arrays.join(", "),
+                    reasons.join("; ")
+                ));
+            } else {
                 notes.push(format!(
                     "md RAID cannot be made on this host, so the cases on md arrays end unsupported: {}",
                     reasons.join("; ")
@@ -1002,6 +1044,7 @@ fn in_directory_only(
                     mount_set: String::new(),
                     mount_options: String::new(),
                     array: None,
+                    one_device_for: None,
                     scheduler: None,
                     platform: platform.clone(),
                     image_in_ram: *ram,
@@ -1947,6 +1990,51 @@ min_time = "1ms"
     /// An array belongs to its filesystem's table: that table's cases carry it (their keys are
     /// as without it, so two tables tell a single btrfs from a RAID 0 by their set names), and
     /// what the filesystem or the device cannot take is refused at the key.
+    #[test]
+    fn an_md_array_runs_on_one_device_where_the_host_has_no_md_when_the_plan_says_so() {
+        let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
+        let plan = |without: &str| {
+            format!(
+                "name = \"a\"\n[device]\nimage = \"1g\"\nwithout_md = \"{without}\"\n[[filesystems]]\nname = \"ext4\"\narray = \"md-raid0:2,chunk=64k\"\n[[filesystems]]\nname = \"btrfs\"\narray = \"raid0:2\"\n{sleep}"
+            )
+        };
+        let md = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem).is_empty();
+        for (without, one_device) in [("one-device", !md), ("unsupported", false)] {
+            let parsed = Plan::parse(&plan(without), "a.toml").unwrap();
+            let [ext4, btrfs] = parsed.cases.as_slice() else {
+                panic!("{:?}", parsed.cases);
+            };
+            assert_eq!(btrfs.config.array.as_deref(), Some("raid0:2"));
+            assert_eq!(btrfs.config.one_device_for, None);
+            if one_device {
+                assert_eq!(ext4.config.array, None);
+                assert_eq!(
+                    ext4.config.one_device_for.as_deref(),
+                    Some("md-raid0:2,chunk=64k")
+                );
+                assert!(parsed.notes.iter().any(|n| n.starts_with(
+                    "no md here: one device, not RAID 0: the cases on md arrays (md-raid0:2,chunk=64k) run on one image of the array's total size"
+                )), "{:?}", parsed.notes);
+            } else {
+                assert_eq!(ext4.config.array.as_deref(), Some("md-raid0:2,chunk=64k"));
+                assert_eq!(ext4.config.one_device_for, None);
+            }
+        }
+        let e = error_of(&plan("one device"));
+        assert!(
+            e.starts_with("bad.toml:4:14: device.without_md: 'one device': use \"one-device\""),
+            "{e}"
+        );
+        let e = error_of(&plan("one-device").replace(
+            "image = \"1g\"",
+            "block = \"/dev/vdx,/dev/vdy\"\ndestroy_data_on = \"/dev/vdx,/dev/vdy\"",
+        ));
+        assert!(
+            e.contains("device.without_md: \"one-device\" runs an md array's cases on one image"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn an_array_is_its_filesystem_tables_and_checked_at_its_key() {
         let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";

@@ -2401,4 +2401,21 @@ values = { ext4 = 0.1, ext3 = 3.9 }
             ext3.verdict_text()
         );
     }
+
+    /// A run whose md arrays ran on one device each says so after its status, in every report
+    /// that states the run's conditions (its scale too).
+    #[test]
+    fn a_run_on_one_device_in_place_of_md_says_so() {
+        let (_dir, mut model) = synthetic("name = \"s\"\n", &[("ext4", Some([1.0; 3]))]);
+        assert_eq!(model.runs[0].conditions_note(), "");
+        model.runs[0].cases[0].config.one_device_for = Some("md-raid0:2,chunk=64k".into());
+        assert_eq!(
+            model.runs[0].conditions_note(),
+            ", no md here: one device, not RAID 0"
+        );
+        let mut out = Vec::new();
+        Markdown::default().write(&model, &mut out).unwrap();
+        let md = String::from_utf8(out).unwrap();
+        assert!(md.contains("no md here: one device, not RAID 0)"), "{md}");
+    }
 }
