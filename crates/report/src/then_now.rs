@@ -512,7 +512,17 @@ impl<'a> Source<'a> {
             _ => {}
         }
         let Some((table, rows)) = self.table() else {
-            return Err(Self::why_not(case));
+            // A case that ran, where no result has these dimensions (a size a small scale does
+            // not reach), says so rather than "no value".
+            return Err(match Self::why_not(case) {
+                why if why == "no value" => format!(
+                    "the run has no {} of workload {} matching {}",
+                    self.metric,
+                    self.workload,
+                    match_text(self.dims)
+                ),
+                why => why,
+            });
         };
         let Some(col) = table
             .columns
