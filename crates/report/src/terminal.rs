@@ -12,7 +12,7 @@ use crate::export::Exporter;
 use crate::markdown::{value_text, versus_text};
 use crate::model::{ReportModel, Row, Table};
 use crate::standings::{AgedRanking, AgingPenalty, AgingReport, Discipline, Options, Standings};
-use crate::then_now::{now_text, ratio_text, ThenNow};
+use crate::then_now::ThenNow;
 use fsbench_store::Outcome;
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -652,11 +652,11 @@ fn write_then_now(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
                     )?;
                     continue;
                 }
-                let now = r.now.as_ref().map_or("—".into(), now_text);
                 writeln!(
                     out,
-                    "    {label}{pad}  then {}, now {now}: {}",
-                    ratio_text(r.then_ratio),
+                    "    {label}{pad}  then {}, now {}: {}",
+                    r.then_ratio_text(),
+                    r.now_ratio_text(),
                     r.verdict_text()
                 )?;
             }

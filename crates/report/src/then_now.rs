@@ -2063,6 +2063,15 @@ finding = "equal"
             "{md}"
         );
         assert!(md.contains("| 1.00× (a tie) |"), "{md}");
+        let mut out = Vec::new();
+        crate::Terminal::default().write(&model, &mut out).unwrap();
+        let terminal = String::from_utf8(out).unwrap();
+        for line in [
+            "    xfs       then 4.57×, now 1.05× [1.03–1.08]: same direction, different size (then 4.57×, now 1.05×)\n",
+            "    jfs       then 1.00× (a tie), now 1.50× [1.38–1.63]: contradicts\n",
+        ] {
+            assert!(terminal.contains(line), "{line}{terminal}");
+        }
         let page = html(&then_now).unwrap();
         assert!(
             page.contains(">same direction, different size (then 4.57×, now 1.05×)</td>"),
