@@ -840,8 +840,8 @@ fn claim(run: &RunView, model: &ReportModel, c: &Claim) -> ClaimView {
 
 /// `config` against `against`: every pair of configurations the two name that agree on the
 /// axes neither names (points: each other configuration as the axes `config` names group
-/// them, its points added up), the verdict the worst of the pairs', the one shown the closest
-/// to contradicting the claim.
+/// them, its points added up), the verdict the worst of the pairs', the pair shown one with
+/// that verdict, the closest to contradicting the claim.
 fn compare_claim(
     run: &RunView,
     model: &ReportModel,
@@ -919,26 +919,31 @@ fn compare_claim(
             Err((v, _)) => *v,
         })
         .collect();
-    // The one closest to contradicting the claim.
+    let verdict = Verdict::of_all(&verdicts);
+    // The pair shown has the claim's verdict (its ratio is the one the verdict speaks of): of
+    // those, the closest to contradicting the claim.
     let severity = |n: &Now| match expectation.finding() {
         Finding::Higher => -n.ratio,
         Finding::Lower => n.ratio,
         Finding::Equal => n.ratio.ln().abs(),
     };
-    let shown = pairs
-        .iter()
+    let with_verdict = || {
+        pairs
+            .iter()
+            .zip(&verdicts)
+            .filter(|(_, v)| **v == verdict)
+            .map(|(pair, _)| pair)
+    };
+    let shown = with_verdict()
         .filter_map(|(x, a, r)| r.as_ref().ok().map(|n| (x, a, n)))
         .max_by(|p, q| severity(p.2).total_cmp(&severity(q.2)));
-    let verdict = Verdict::of_all(&verdicts);
     let detail = match (shown, verdict) {
         (Some((_, _, now)), Verdict::DifferentSize) => match expectation {
             Expectation::Ratio(r) => Some(size_detail(r, now)),
             _ => None,
         },
         (Some(_), _) => None,
-        (None, _) => pairs
-            .iter()
-            .find_map(|(_, _, r)| r.as_ref().err().map(|e| e.1.clone())),
+        (None, _) => with_verdict().find_map(|(_, _, r)| r.as_ref().err().map(|e| e.1.clone())),
     };
     ClaimView {
         now: shown.map(|(_, _, n)| *n),
@@ -2436,5 +2441,40 @@ values = { ext4 = 0.1, ext3 = 3.9 }
         Markdown::default().write(&model, &mut out).unwrap();
         let md = String::from_utf8(out).unwrap();
         assert!(md.contains("no md here: one device, not RAID 0)"), "{md}");
+    }
+
+    /// A claim set against several configurations takes the worst verdict of its pairs, and
+    /// shows a pair with that verdict: a different size (with both ratios) is not shown with the
+    /// ratio of another pair that was merely inconclusive.
+    #[test]
+    fn a_claim_against_several_shows_a_pair_with_its_verdict() {
+        let plan = r#"
+name = "study"
+[[claims]]
+text = "ext3 untars in a quarter of the others' time"
+source = "000_x.txt:436"
+workload = "chain"
+metric = "real"
+match = { step = "untar" }
+config = "ext3"
+against = "*"
+then = 0.25
+"#;
+        let (_dir, model) = synthetic(
+            plan,
+            &[
+                ("ext3", Some([1.0; 3])),
+                ("xfs", Some([1.05, 1.04, 1.06])),
+                ("zfs", Some([1.0, 1.15, 0.87])),
+            ],
+        );
+        let then_now = ThenNow::of(&model);
+        let c = &then_now.studies[0].claims[0];
+        assert_eq!(c.verdict, Verdict::DifferentSize, "{c:?}");
+        assert_eq!(c.against.as_deref(), Some("xfs"));
+        assert_eq!(
+            c.verdict_text(),
+            "same direction, different size (then 0.25×, now 0.95×)"
+        );
     }
 }
