@@ -197,6 +197,43 @@ fn profiles_lists_every_profile_and_prints_one() {
     assert!(stderr(&out).contains("--profile nope: unknown profile"));
 }
 
+/// Study 003 on a host without md: its md cases run on one device of the array's total size,
+/// said once, so all seven filesystems are ranked here too; with md, the arrays as asked.
+#[test]
+fn linuxmag_2012_runs_its_md_filesystems_on_one_device_where_there_is_no_md() {
+    let out = fsbench()
+        .args(["run", "--profile", "linuxmag-2012", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let md = std::path::Path::new("/proc/mdstat").exists()
+        && fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem).is_empty();
+    for fs in ["ext2", "ext3", "ext4", "xfs"] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{fs}.default.default.default.disk.drop.iozone")))
+            .unwrap_or_else(|| panic!("no {fs} case: {text}"));
+        let fs_column = if md {
+            format!("{fs} md-raid0:2,chunk=64k")
+        } else {
+            format!("{fs} one device (no md)")
+        };
+        assert!(row.contains(&fs_column), "{row}");
+    }
+    // btrfs and zfs stripe over two devices themselves, md or not.
+    assert!(text.contains("btrfs raid0:2"), "{text}");
+    assert_eq!(
+        text.matches("no md here: one device, not RAID 0").count(),
+        usize::from(!md),
+        "{text}"
+    );
+    assert!(
+        !text.contains("end unsupported: the kernel has no md"),
+        "{text}"
+    );
+}
+
 /// Every study profile end to end at a small scale on loop devices: it completes, every
 /// configuration of the write-up is in the report (measured, or listed with the reason it was
 /// not), the summary and the HTML report set the study's published figures beside the run's,
@@ -293,6 +330,14 @@ fn every_study_profile_runs_end_to_end_at_a_small_scale() {
             "{}: the report does not state its scale",
             profile.name
         );
+        if profile.name == "linuxmag-2012"
+            && !fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem).is_empty()
+        {
+            assert!(
+                page.contains("no md here: one device, not RAID 0"),
+                "the report does not say the md arrays ran on one device"
+            );
+        }
         studies_own_workloads(profile.name, cases, &text);
         task_chains_say_what_they_untar(profile.name, cases, &text);
     }
@@ -347,8 +392,8 @@ fn studies_own_workloads(profile: &str, cases: &[serde_json::Value], text: &str)
             );
         }
         // 003: the loops as bash loops of the commands; the RAID 0 arrays (btrfs's and zfs's
-        // own over two loop devices, md under the others where the kernel has md, else
-        // unsupported with its reason) and IOzone's absence said once.
+        // own over two loop devices, md under the others where the kernel has md, else one
+        // image of the array's total size, said once) and IOzone's absence said once.
         "linuxmag-2012" => {
             let loops: Vec<_> = results_of(cases, "loops").map(|(_, r)| r).collect();
             assert!(!loops.is_empty());
@@ -356,36 +401,40 @@ fn studies_own_workloads(profile: &str, cases: &[serde_json::Value], text: &str)
                 assert_eq!(r["method"], "tool", "{r}");
                 assert_eq!(r["shell"], "bash", "{r}");
             }
-            let md = std::path::Path::new("/proc/mdstat").exists();
+            let md = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem).is_empty();
+            let mut one_device = 0;
             for case in cases {
                 let fs = case["key"].as_str().unwrap().split('.').next().unwrap();
+                let own = ["btrfs", "zfs"].contains(&fs);
                 for sample in case["samples"].as_array().unwrap() {
-                    if sample["status"] == "ok" {
-                        let array = &sample["target"]["device"]["array"];
+                    let device = &sample["target"]["device"];
+                    if sample["status"] == "ok" && (md || own) {
+                        let array = &device["array"];
                         assert_eq!(array["listed"].as_array().unwrap().len(), 2, "{sample}");
-                        let by = if ["btrfs", "zfs"].contains(&fs) {
-                            fs
-                        } else {
-                            "md"
-                        };
-                        assert_eq!(array["made_by"], by, "{sample}");
-                    } else if !md && !["btrfs", "zfs"].contains(&fs) {
-                        // md is missing, or the filesystem itself (reiserfs left Linux).
-                        let reason = sample["reason"].as_str().unwrap();
-                        assert!(
-                            reason.contains("/proc/mdstat is absent")
-                                || reason.contains("cannot run on this host"),
-                            "{sample}"
+                        assert_eq!(array["made_by"], if own { fs } else { "md" }, "{sample}");
+                    } else if sample["status"] == "ok" {
+                        // No md: one image of both members' size, in the array's place.
+                        assert!(device.get("array").is_none(), "{sample}");
+                        assert_eq!(
+                            case["config"]["one_device_for"], "md-raid0:2,chunk=64k",
+                            "{case}"
                         );
+                        assert!(device["size_bytes"].as_u64().unwrap() >= 2 * (2 << 30));
+                        one_device += 1;
+                    } else {
+                        // The filesystem itself (reiserfs left Linux).
+                        let reason = sample["reason"].as_str().unwrap();
+                        assert!(reason.contains("cannot run on this host"), "{sample}");
                     }
                 }
             }
+            assert!(md || one_device > 0, "no md case ran on one device");
             let mut notes = vec![
                 "Note: the study's filesystems were on RAID 0 arrays",
                 "Note: IOzone is not packaged",
             ];
             if !md {
-                notes.push("Note: md RAID cannot be made on this host");
+                notes.push("Note: no md here: one device, not RAID 0");
             }
             for said in notes {
                 assert_eq!(text.matches(said).count(), 1, "{said}: {text}");

@@ -23,6 +23,10 @@ fn is_fresh(age: &str) -> bool {
     age == FRESH
 }
 
+/// What every output and report says, once, of a run whose md arrays ran on one device each
+/// ([`CaseConfig::one_device_for`]).
+pub const NO_MD: &str = "no md here: one device, not RAID 0";
+
 /// The configuration half of a case: filesystem x mkfs option set x mount option set x
 /// scheduler x platform x age x cache policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +42,11 @@ pub struct CaseConfig {
     /// device. Part of the filesystem's table, so its cases' keys are as without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<String>,
+    /// The md array the plan asked for where this host has no md (`[device] without_md =
+    /// "one-device"`): the case runs on one device of the array's total size in its place
+    /// (`array` is then None), and every report says "no md here: one device, not RAID 0".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_device_for: Option<String>,
     #[serde(default)]
     pub scheduler: Option<String>,
     /// The platform's name (`default` when the plan names none) and what it sets.
@@ -123,6 +132,7 @@ mod tests {
             !text.contains("image_in_ram")
                 && !text.contains("cpu_percent")
                 && !text.contains("array")
+                && !text.contains("one_device_for")
                 && !text.contains("age")
         );
         assert_eq!(serde_json::from_str::<CaseConfig>(&text).unwrap(), old);

@@ -14,7 +14,7 @@ pub mod published;
 pub mod result;
 pub mod series;
 
-pub use case::{CaseConfig, Category, DEFAULT_PLATFORM, FRESH};
+pub use case::{CaseConfig, Category, DEFAULT_PLATFORM, FRESH, NO_MD};
 
 pub use result::{
     size_label, Dim, DimValue, Dims, Direction, Measurement, MetricDef, ResultRecord, Sweep, Unit,

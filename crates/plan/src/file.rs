@@ -85,6 +85,9 @@ pub struct DeviceFile {
     pub block: Option<Spanned<String>>,
     pub destroy_data_on: Option<Spanned<String>>,
     pub loop_buffered: Option<bool>,
+    /// Where the kernel has no md: `"unsupported"` (the default: the cases on md arrays end
+    /// so, saying why) or `"one-device"` (each runs on one image of the array's total size).
+    pub without_md: Option<Spanned<String>>,
 }
 
 /// One `[platforms.NAME]` table.

@@ -8,7 +8,7 @@ use crate::file::{PlanFile, RuleFile, WorkloadTable};
 use crate::workload::PlannedWorkload;
 use fsbench_measure::series::SeriesInterval;
 use fsbench_measure::units::{parse_duration_ns, parse_size};
-use fsbench_model::published::{self, Selector, StudyFigures};
+use fsbench_model::published::{self, Judged, PointsRule, Selector, StudyFigures};
 use fsbench_model::CaseAxis;
 pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM, FRESH};
 use fsbench_testbed::aging::{AgingSpec, KEYS as AGING_KEYS};
@@ -76,6 +76,7 @@ pub fn directory_config(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
         mount_set: "existing".into(),
         mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
         array: None,
+        one_device_for: None,
         scheduler: None,
         platform: DEFAULT_PLATFORM.into(),
         image_in_ram: false,
@@ -753,6 +754,7 @@ impl Plan {
                                 mount_set: mount_set.clone(),
                                 mount_options: mount_options.clone(),
                                 array: array.as_ref().map(ArraySpec::to_string),
+                                one_device_for: None,
                                 scheduler: scheduler.clone(),
                                 platform: platform.clone(),
                                 image_in_ram: *ram && !in_memory,
@@ -858,17 +860,57 @@ impl Plan {
                 }
             }
         }
-        // And of its md arrays, once: where the kernel has no md, their cases end unsupported.
-        if dir.is_none()
-            && cases.iter().any(|c| {
-                c.config
-                    .array
-                    .as_deref()
-                    .is_some_and(|a| a.starts_with("md-"))
-            })
-        {
+        // And of its md arrays, once: where the kernel has no md, their cases end unsupported,
+        // or run on one image of the array's total size when the plan says so.
+        let one_device = match raw.device.as_ref().and_then(|d| d.without_md.as_ref()) {
+            None => false,
+            Some(w) => match w.get_ref().as_str() {
+                "unsupported" => false,
+                "one-device" if matches!(device, DeviceSpec::Image { .. }) => true,
+                "one-device" => {
+                    return Err(check.at(
+                        w,
+                        "device.without_md",
+                        "\"one-device\" runs an md array's cases on one image of its total size; real devices (device.block) are one per member: drop without_md",
+                    ))
+                }
+                other => {
+                    return Err(check.at(
+                        w,
+                        "device.without_md",
+                        format!(
+                            "'{other}': use \"one-device\" (where the kernel has no md, the cases on md arrays run on one image of the array's total size) or \"unsupported\" (the default: they end unsupported)"
+                        ),
+                    ))
+                }
+            },
+        };
+        let on_md = |c: &Case| {
+            c.config
+                .array
+                .as_deref()
+                .is_some_and(|a| a.parse::<ArraySpec>().is_ok_and(|a| a.by_md()))
+        };
+        if dir.is_none() && cases.iter().any(on_md) {
             let reasons = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem);
-            if !reasons.is_empty() {
+            if reasons.is_empty() {
+                // This host has md: the arrays as asked.
+            } else if one_device {
+                let mut arrays: Vec<String> = Vec::new();
+                for case in cases.iter_mut().filter(|c| on_md(c)) {
+                    let array = case.config.array.take().expect("on md");
+                    if !arrays.contains(&array) {
+                        arrays.push(array.clone());
+                    }
+                    case.config.one_device_for = Some(array);
+                }
+                notes.push(format!(
+                    "{}: the cases on md arrays ({}) run on one image of the array's total size ({})",
+                    fsbench_model::NO_MD,
+                    arrays.join(", "),
+                    reasons.join("; ")
+                ));
+            } else {
                 notes.push(format!(
                     "md RAID cannot be made on this host, so the cases on md arrays end unsupported: {}",
                     reasons.join("; ")
@@ -1040,6 +1082,7 @@ fn in_directory_only(
                     mount_set: String::new(),
                     mount_options: String::new(),
                     array: None,
+                    one_device_for: None,
                     scheduler: None,
                     platform: platform.clone(),
                     image_in_ram: *ram,
@@ -1244,8 +1287,9 @@ fn key_in(
 
 /// The published figures and claims, checked: each names a workload of the plan, result
 /// dimensions that exist, and configurations its cases have (exactly one each, but for points,
-/// which add up over every configuration a label matches, and for what a claim is set
-/// against); each figure's reference is one of its values.
+/// which add up over every configuration a label matches, and for a claim's configurations,
+/// which it sets against each other pair by pair); each figure's reference is one of its
+/// values; each claim has the keys of its kind (a comparison, a ranking of points, a knee).
 fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyFigures, PlanError> {
     // (the key as the error names it, what is wrong) for one table: checks shared by both.
     fn common(
@@ -1254,6 +1298,7 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         workload: &str,
         metric: &str,
         dims: &BTreeMap<String, String>,
+        rule: Option<&PointsRule>,
         labels: &[(&str, bool)],
     ) -> Result<(), (String, String)> {
         published::check_source(source).map_err(|e| ("source".to_string(), e))?;
@@ -1263,14 +1308,17 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
                 workloads.push(&case.workload.name);
             }
         }
-        if !workloads.contains(&workload) {
-            return Err((
-                "workload".into(),
+        let unknown = |key: &str, name: &str| {
+            (
+                key.to_string(),
                 format!(
-                    "names workload '{workload}', which the plan does not have; its workloads: {}",
+                    "names workload '{name}', which the plan does not have; its workloads: {}",
                     workloads.join(", ")
                 ),
-            ));
+            )
+        };
+        if !workloads.contains(&workload) {
+            return Err(unknown("workload", workload));
         }
         if metric.trim().is_empty() {
             return Err(("metric".into(), "must name the workload's metric".into()));
@@ -1278,9 +1326,33 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         for key in dims.keys() {
             published::match_dim(key).map_err(|e| ("match".to_string(), e))?;
         }
+        // The workloads whose cases a label may name: points add up over the rule's others.
+        let mut of: Vec<&str> = vec![workload];
+        if let Some(rule) = rule {
+            if metric != published::POINTS {
+                return Err((
+                    "points".into(),
+                    format!(
+                        "`points` says how points are given: it belongs to metric = \"{}\"",
+                        published::POINTS
+                    ),
+                ));
+            }
+            for other in &rule.also {
+                if !workloads.contains(&other.as_str()) {
+                    return Err(unknown("points", other));
+                }
+                of.push(other);
+            }
+            for key in &rule.together {
+                published::match_dim(key)
+                    .map_err(|e| ("points".to_string(), format!("points.together: {e}")))?;
+            }
+            rule.within_axis().map_err(|e| ("points".to_string(), e))?;
+        }
         let of_workload: Vec<&Case> = cases
             .iter()
-            .filter(|c| c.workload.name == workload)
+            .filter(|c| of.contains(&c.workload.name.as_str()))
             .collect();
         for &(label, several) in labels {
             let selector: Selector = label.parse().map_err(|e| (label.to_string(), e))?;
@@ -1292,11 +1364,9 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
             configs.sort();
             configs.dedup();
             let known = || {
-                of_workload
-                    .iter()
-                    .map(|c| c.config_key())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                let mut all: Vec<String> = of_workload.iter().map(|c| c.config_key()).collect();
+                all.dedup();
+                all.join(", ")
             };
             if configs.is_empty() {
                 return Err((
@@ -1340,7 +1410,16 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         }
         let mut labels: Vec<(&str, bool)> = p.values.keys().map(|l| (l.as_str(), false)).collect();
         labels.push((&p.reference, false));
-        common(cases, &p.source, &p.workload, &p.metric, &p.dims, &labels).map_err(fail)?;
+        common(
+            cases,
+            &p.source,
+            &p.workload,
+            &p.metric,
+            &p.dims,
+            p.points.as_ref(),
+            &labels,
+        )
+        .map_err(fail)?;
         if !p.values.contains_key(&p.reference) {
             return Err(fail((
                 "reference".into(),
@@ -1372,12 +1451,12 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
     for table in &raw.claims {
         let c = table.get_ref();
         let fail = |(key, message): (String, String)| {
-            let name = if key == c.config || key == c.against {
-                if key == c.config {
-                    "config"
-                } else {
-                    "against"
-                }
+            let name = if !c.config.is_empty() && key == c.config {
+                "config"
+            } else if !c.against.is_empty() && key == c.against {
+                "against"
+            } else if c.ranking.contains(&key) {
+                "ranking"
             } else {
                 key.as_str()
             };
@@ -1390,18 +1469,25 @@ fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyF
         if c.text.trim().is_empty() {
             return Err(fail(("text".into(), "must not be empty".into())));
         }
+        let judged = c.judged().map_err(|(key, e)| fail((key.into(), e)))?;
+        // A comparison may set several configurations against several (pair by pair, on the
+        // axes neither names) or one against several (`on=disk`, `*`); a ranking names
+        // configurations as points add them up; a knee is of one configuration's curve.
+        let labels: Vec<(&str, bool)> = match judged {
+            Judged::Compare(_) => vec![(&c.config, true), (&c.against, true)],
+            Judged::Ranking => c.ranking.iter().map(|l| (l.as_str(), true)).collect(),
+            Judged::Knee(_) => vec![(&c.config, false)],
+        };
         common(
             cases,
             &c.source,
             &c.workload,
             &c.metric,
             &c.dims,
-            // A claim may hold against several configurations (`on=disk`: every other one on
-            // that platform; `*`: every other one).
-            &[(&c.config, false), (&c.against, true)],
+            c.points.as_ref(),
+            &labels,
         )
         .map_err(fail)?;
-        c.finding().map_err(|e| fail(("then".into(), e)))?;
         out.claims.push(c.clone());
     }
     Ok(out)
@@ -1973,6 +2059,51 @@ min_time = "1ms"
     /// An array belongs to its filesystem's table: that table's cases carry it (their keys are
     /// as without it, so two tables tell a single btrfs from a RAID 0 by their set names), and
     /// what the filesystem or the device cannot take is refused at the key.
+    #[test]
+    fn an_md_array_runs_on_one_device_where_the_host_has_no_md_when_the_plan_says_so() {
+        let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";
+        let plan = |without: &str| {
+            format!(
+                "name = \"a\"\n[device]\nimage = \"1g\"\nwithout_md = \"{without}\"\n[[filesystems]]\nname = \"ext4\"\narray = \"md-raid0:2,chunk=64k\"\n[[filesystems]]\nname = \"btrfs\"\narray = \"raid0:2\"\n{sleep}"
+            )
+        };
+        let md = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem).is_empty();
+        for (without, one_device) in [("one-device", !md), ("unsupported", false)] {
+            let parsed = Plan::parse(&plan(without), "a.toml").unwrap();
+            let [ext4, btrfs] = parsed.cases.as_slice() else {
+                panic!("{:?}", parsed.cases);
+            };
+            assert_eq!(btrfs.config.array.as_deref(), Some("raid0:2"));
+            assert_eq!(btrfs.config.one_device_for, None);
+            if one_device {
+                assert_eq!(ext4.config.array, None);
+                assert_eq!(
+                    ext4.config.one_device_for.as_deref(),
+                    Some("md-raid0:2,chunk=64k")
+                );
+                assert!(parsed.notes.iter().any(|n| n.starts_with(
+                    "no md here: one device, not RAID 0: the cases on md arrays (md-raid0:2,chunk=64k) run on one image of the array's total size"
+                )), "{:?}", parsed.notes);
+            } else {
+                assert_eq!(ext4.config.array.as_deref(), Some("md-raid0:2,chunk=64k"));
+                assert_eq!(ext4.config.one_device_for, None);
+            }
+        }
+        let e = error_of(&plan("one device"));
+        assert!(
+            e.starts_with("bad.toml:4:14: device.without_md: 'one device': use \"one-device\""),
+            "{e}"
+        );
+        let e = error_of(&plan("one-device").replace(
+            "image = \"1g\"",
+            "block = \"/dev/vdx,/dev/vdy\"\ndestroy_data_on = \"/dev/vdx,/dev/vdy\"",
+        ));
+        assert!(
+            e.contains("device.without_md: \"one-device\" runs an md array's cases on one image"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn an_array_is_its_filesystem_tables_and_checked_at_its_key() {
         let sleep = "[[workloads]]\nkind = \"sleep\"\nduration = \"1s\"\n";

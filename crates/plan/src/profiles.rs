@@ -126,4 +126,62 @@ mod tests {
             }
         }
     }
+
+    /// What each write-up claims in its text is carried, each from its line (issue 36): 003's
+    /// IOzone points, its headline ranking and the line that seems to contradict it, its claims
+    /// of l.36-39, l.66, l.70 and l.73-75; 004's knee near 70 processes; 001's footnote 3.
+    #[test]
+    fn the_write_ups_claims_are_carried_each_from_its_line() {
+        let sources = |name: &str| -> Vec<String> {
+            let plan = by_name(name).unwrap().plan().unwrap();
+            let figures = plan.figures;
+            figures
+                .published
+                .iter()
+                .map(|p| p.source.clone())
+                .chain(figures.claims.iter().map(|c| c.source.clone()))
+                .collect()
+        };
+        let has = |name: &str, seed: &str, lines: &[u32]| {
+            let sources = sources(name);
+            for line in lines {
+                let source = format!("{seed}:{line}");
+                assert!(
+                    sources.contains(&source),
+                    "{name}: no figure or claim from {source}"
+                );
+            }
+        };
+        has(
+            "linuxmag-2012",
+            "003_ed7cf87f864b510b.txt",
+            &[36, 37, 39, 51, 53, 66, 70, 73, 75],
+        );
+        has(
+            "gus3-dbench-2012",
+            "004_e97b65b7a4f1b0a9.txt",
+            &[34, 46, 52],
+        );
+        has(
+            "ext4-kernel-build-2008",
+            "001_1675b39e63b65cf7.txt",
+            &[41, 125, 129],
+        );
+        // 003:51 and 003:66 both rank the filesystems overall, and say they conflict.
+        let plan = by_name("linuxmag-2012").unwrap().plan().unwrap();
+        let rankings: Vec<&str> = plan
+            .figures
+            .claims
+            .iter()
+            .filter(|c| {
+                !c.ranking.is_empty() && c.points.as_ref().is_some_and(|p| !p.also.is_empty())
+            })
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(rankings.len(), 2, "{rankings:?}");
+        assert!(
+            rankings.iter().all(|t| t.contains("contradict")),
+            "{rankings:?}"
+        );
+    }
 }

@@ -20,10 +20,11 @@ use fsbench_measure::series::Outlet;
 use fsbench_model::series::{Assessment, PhaseBatch, Series};
 use fsbench_model::{CachePolicy, Outcome, ResultRecord};
 use fsbench_scale::Collective;
+use fsbench_testbed::array::ArraySpec;
 use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
 use fsbench_testbed::ledger::Ledger;
 use fsbench_testbed::scratch::SampleDir;
-use fsbench_testbed::{cache, System, Target, TargetError, TargetInfo, TargetSpec};
+use fsbench_testbed::{cache, DeviceSpec, System, Target, TargetError, TargetInfo, TargetSpec};
 use fsbench_workload::workload::{KeepsFiles, Preflight, Room, RunsPrograms, SharesDir};
 use fsbench_workload::{Context, Harness, Sink, StopFlag};
 use std::cell::RefCell;
@@ -591,12 +592,27 @@ fn fits(
 /// The target spec of a case.
 fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
     // The plan checked the filesystem name at parse time, against its own keys.
+    // An md array this host cannot make runs on one image of the array's total size.
+    let device = match (&case.config.one_device_for, &plan.device) {
+        (
+            Some(array),
+            DeviceSpec::Image {
+                size_bytes: Some(bytes),
+            },
+        ) => {
+            let array: ArraySpec = array.parse().map_err(TargetError::Invalid)?;
+            DeviceSpec::Image {
+                size_bytes: Some(bytes * u64::from(array.devices)),
+            }
+        }
+        _ => plan.device.clone(),
+    };
     let builder = TargetSpec::builder(&case.config.filesystem, &plan.work_dir)
         .mkfs_options(&case.config.mkfs_options)
         .mount_options(Some(&case.config.mount_options))
         .scheduler(case.config.scheduler.as_deref())
         .cache(case.config.cache)
-        .device(plan.device.clone())
+        .device(device)
         .array(
             // The plan checked the layout at parse time.
             case.config

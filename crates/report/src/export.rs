@@ -18,7 +18,8 @@ pub trait Exporter {
 }
 
 /// The whole model as JSON (schema `fsbench.run`, version 2), with what every report says
-/// of it: the standings (each discipline's verdict, the ranking with its rank intervals).
+/// of it: the standings (each discipline's verdict, the ranking with its rank intervals), and a
+/// study's figures then and now with their verdicts.
 pub struct Json;
 
 /// The JSON document: the model's fields, then `standings`.
@@ -29,6 +30,10 @@ struct Document<'a> {
     standings: Standings,
     /// Each filesystem's share of its bare device (empty without one).
     efficiency: Vec<crate::efficiency::Efficiency>,
+    /// A study's published figures and claims beside the run's, each with its verdict
+    /// (`crate::then_now`; absent when no run's plan has any).
+    #[serde(skip_serializing_if = "crate::then_now::ThenNow::is_empty")]
+    then_now: crate::then_now::ThenNow,
 }
 
 impl Exporter for Json {
@@ -37,6 +42,7 @@ impl Exporter for Json {
             model,
             standings: Standings::of(model, &Options::default()),
             efficiency: crate::efficiency::Efficiency::of(model),
+            then_now: crate::then_now::ThenNow::of(model),
         };
         // A failed write stays the I/O error it is (a closed pipe is the reader's choice).
         serde_json::to_writer_pretty(&mut *out, &document).map_err(|e| {

@@ -937,7 +937,7 @@ impl Exporter for Html {
                 minijinja::context! {
                     id => run.id,
                     plan => run.plan_name.clone(),
-                    status => format!("{}{}", run.status.name(), view.scale_note()),
+                    status => format!("{}{}", run.status.name(), view.conditions_note()),
                     started => run.started_at.clone(),
                     finished => run.finished_at.clone(),
                     host => s("hostname"),

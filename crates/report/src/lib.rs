@@ -28,7 +28,8 @@
 //!   the ranking, what was not measured, a summary and a tidy sheet.
 //! - [`terminal`]: the campaign summary ([`Terminal`]), within 120 columns.
 //! - [`then_now`]: a study's published figures and claims beside the run's ratios, with a
-//!   verdict per claim.
+//!   verdict per claim that weighs the size as well as the direction; [`study_points`]: the
+//!   points of a study's own ranking (its disciplines, the configurations ranked together).
 //! - [`target`]: a prepared target in a few lines (device, mkfs, mount, scheduler, cache, fsck).
 //! - [`grid`]: one run's results as the grids its workload lays out (the matrix's iozone
 //!   blocks).
@@ -42,6 +43,7 @@ pub mod markdown;
 pub mod model;
 pub mod over_time;
 pub mod standings;
+pub mod study_points;
 pub mod target;
 pub mod terminal;
 pub mod then_now;

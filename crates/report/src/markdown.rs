@@ -117,7 +117,7 @@ impl Exporter for Markdown {
                 run.id,
                 escape(&run.plan_name),
                 run.status,
-                view.scale_note()
+                view.conditions_note()
             )?;
         }
         writeln!(out, "**Compared:** {}.\n", escape(&model.compared()))?;

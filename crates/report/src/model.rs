@@ -83,14 +83,19 @@ impl RunView {
         self.run.scale.unwrap_or(1.0)
     }
 
-    /// ", at scale F" when the run was scaled, else nothing.
-    pub fn scale_note(&self) -> String {
+    /// What changed how the run ran, after its status: ", at scale F" when it was scaled, ",
+    /// no md here: one device, not RAID 0" when its md arrays ran on one device each; else
+    /// nothing.
+    pub fn conditions_note(&self) -> String {
         let scale = self.scale();
-        if scale == 1.0 {
-            String::new()
-        } else {
-            format!(", at scale {scale}")
+        let mut note = String::new();
+        if scale != 1.0 {
+            note.push_str(&format!(", at scale {scale}"));
         }
+        if self.cases.iter().any(|c| c.config.one_device_for.is_some()) {
+            note.push_str(&format!(", {}", fsbench_model::NO_MD));
+        }
+        note
     }
 }
 

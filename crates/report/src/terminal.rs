@@ -12,7 +12,7 @@ use crate::export::Exporter;
 use crate::markdown::{value_text, versus_text};
 use crate::model::{ReportModel, Row, Table};
 use crate::standings::{AgedRanking, AgingPenalty, AgingReport, Discipline, Options, Standings};
-use crate::then_now::{now_text, ratio_text, verdict_text, ThenNow};
+use crate::then_now::ThenNow;
 use fsbench_store::Outcome;
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -653,14 +653,12 @@ fn write_then_now(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
                     )?;
                     continue;
                 }
-                let now = r.now.as_ref().map_or("—".into(), now_text);
                 writeln!(
                     out,
-                    "    {label}{pad}  then {}, now {now}: {}",
-                    ratio_text(r.then_ratio),
-                    r.verdict
-                        .map(|v| verdict_text(v, r.missing.as_deref()))
-                        .unwrap_or_default()
+                    "    {label}{pad}  then {}, now {}: {}",
+                    r.then_ratio_text(),
+                    r.now_ratio_text(),
+                    r.verdict_text()
                 )?;
             }
         }
@@ -674,7 +672,7 @@ fn write_then_now(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
                     printable(&c.claim.source),
                     c.then_text(),
                     printable(&c.now_text()),
-                    verdict_text(c.verdict, c.missing.as_deref())
+                    c.verdict_text()
                 )?;
             }
         }

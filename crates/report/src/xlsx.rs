@@ -3,9 +3,9 @@
 //! configuration, rows file size (KiB), columns record size (KiB), cells the mean in the grid's
 //! first unit (KiB/s) — then the `verdict` (each discipline's winner or tie group and its
 //! lead), the `ranking` with its rank intervals, what was `not measured` (one row per
-//! configuration and reason), a `summary` sheet (every table's means and 95 % intervals) and a
-//! `tidy` sheet with every stored value, one row per sample, result and measurement, as the CSV
-//! export.
+//! configuration and reason), a study's figures and claims `then and now` with their verdicts
+//! (crate::then_now), a `summary` sheet (every table's means and 95 % intervals) and a `tidy`
+//! sheet with every stored value, one row per sample, result and measurement, as the CSV export.
 
 use crate::export::{csv_row_values, Exporter};
 use crate::model::{ReportModel, Row, Table};
@@ -243,6 +243,87 @@ fn standings_sheets(
     Ok(())
 }
 
+/// A study's published figures and claims beside the run's, one row per configuration of a
+/// figure and per claim, with the verdict the other reports give (crate::then_now).
+fn then_now_sheet(
+    wb: &mut Workbook,
+    model: &ReportModel,
+    used: &mut Vec<String>,
+) -> Result<(), XlsxError> {
+    let then_now = crate::then_now::ThenNow::of(model);
+    if then_now.is_empty() {
+        return Ok(());
+    }
+    let bold = Format::new().set_bold();
+    let ws = wb.add_worksheet();
+    ws.set_name(sheet_name("then and now", used))?;
+    let header = [
+        "run",
+        "figure or claim",
+        "source",
+        "configuration",
+        "then",
+        "then (ratio or finding)",
+        "now",
+        "now (ratio)",
+        "now ci95_low",
+        "now ci95_high",
+        "verdict",
+    ];
+    for (j, h) in header.iter().enumerate() {
+        ws.write_string_with_format(0, j as u16, *h, &bold)?;
+    }
+    let mut r = 1u32;
+    let ratio =
+        |ws: &mut rust_xlsxwriter::Worksheet, r: u32, now: &Option<crate::then_now::Now>| {
+            if let Some(now) = now {
+                ws.write_number(r, 7, now.ratio)?;
+                if let (Some(lo), Some(hi)) = (now.low, now.high) {
+                    ws.write_number(r, 8, lo)?;
+                    ws.write_number(r, 9, hi)?;
+                }
+            }
+            Ok::<(), XlsxError>(())
+        };
+    for study in &then_now.studies {
+        if let Some(e) = &study.error {
+            ws.write_number(r, 0, study.run_id as f64)?;
+            ws.write_string(
+                r,
+                1,
+                format!("the run's published figures could not be read: {e}"),
+            )?;
+            r += 1;
+        }
+        for f in &study.figures {
+            for row in &f.rows {
+                ws.write_number(r, 0, study.run_id as f64)?;
+                ws.write_string(r, 1, &f.published.title)?;
+                ws.write_string(r, 2, &f.published.source)?;
+                ws.write_string(r, 3, &row.label)?;
+                ws.write_string(r, 4, f.then_value(row))?;
+                ws.write_string(r, 5, row.then_ratio_text())?;
+                ws.write_string(r, 6, f.now_value(row))?;
+                ratio(ws, r, &row.now)?;
+                ws.write_string(r, 10, row.verdict_text())?;
+                r += 1;
+            }
+        }
+        for c in &study.claims {
+            ws.write_number(r, 0, study.run_id as f64)?;
+            ws.write_string(r, 1, &c.claim.text)?;
+            ws.write_string(r, 2, &c.claim.source)?;
+            ws.write_string(r, 3, &c.claim.config)?;
+            ws.write_string(r, 5, c.then_text())?;
+            ws.write_string(r, 6, c.now_text())?;
+            ratio(ws, r, &c.now)?;
+            ws.write_string(r, 10, c.verdict_text())?;
+            r += 1;
+        }
+    }
+    Ok(())
+}
+
 fn workbook(model: &ReportModel) -> Result<Vec<u8>, XlsxError> {
     let mut wb = Workbook::new();
     let mut used = Vec::new();
@@ -261,6 +342,7 @@ fn workbook(model: &ReportModel) -> Result<Vec<u8>, XlsxError> {
         }
     }
     standings_sheets(&mut wb, model, &mut used)?;
+    then_now_sheet(&mut wb, model, &mut used)?;
     // Every table's means.
     let ws = wb.add_worksheet();
     ws.set_name(sheet_name("summary", &mut used))?;

@@ -287,6 +287,14 @@ pub trait Workload:
     fn check_result(_command: &str, _elapsed_ns: u64) -> Option<ResultRecord> {
         None
     }
+
+    /// The step the figure `metric` is counted in, in its unit, when that is coarser than the
+    /// nanosecond clock (the task's CPU times, split between user and system by scheduler
+    /// ticks): a figure of a few steps says nothing of its size, and the reports call it not
+    /// measurable rather than take its ratio. None for a figure timed by the clock.
+    fn resolution(_metric: &str) -> Option<f64> {
+        None
+    }
 }
 
 /// The room a run takes, and what to say when it does not fit.
@@ -515,6 +523,16 @@ macro_rules! workloads {
                     return <$settings as $crate::workload::Workload>::table_columns();
                 })+
                 &[]
+            }
+
+            /// The step the figure `metric` of the workload of `kind` is counted in, when it is
+            /// coarser than the clock ([`Workload::resolution`]); None for the others, or an
+            /// unknown kind.
+            pub fn resolution_of(kind: &str, metric: &str) -> Option<f64> {
+                $(if kind == <$settings as $crate::workload::Workload>::KIND {
+                    return <$settings as $crate::workload::Workload>::resolution(metric);
+                })+
+                None
             }
 
             /// Why the workload cannot run as the ranks of an MPI job, when it cannot.

@@ -161,14 +161,18 @@ fn dry_run(plan: &Plan) -> Result<(), Failure> {
         .map(|case| {
             [
                 printable(&case.key).into_owned(),
-                // A filesystem on an array says so: `btrfs raid0:2`.
-                match &case.config.array {
-                    Some(array) => format!(
+                // A filesystem on an array says so: `btrfs raid0:2`; one in place of an md
+                // array this host cannot make, that it is on one device.
+                match (&case.config.array, &case.config.one_device_for) {
+                    (Some(array), _) => format!(
                         "{} {}",
                         printable(&case.config.filesystem),
                         printable(array)
                     ),
-                    None => printable(&case.config.filesystem).into_owned(),
+                    (None, Some(_)) => {
+                        format!("{} one device (no md)", printable(&case.config.filesystem))
+                    }
+                    (None, None) => printable(&case.config.filesystem).into_owned(),
                 },
                 quote(&case.config.mkfs_options),
                 quote(&case.config.mount_options),

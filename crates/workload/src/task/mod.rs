@@ -299,6 +299,11 @@ impl Default for TaskSettings {
 
 /// Real (wall) time of a task, its sync included: the main figure, as the studies' tables.
 pub const REAL: MetricDef = MetricDef::new("real", Unit::Nanos, Direction::Lower).main();
+/// How finely the kernel splits CPU time between user and system: by the scheduler tick that
+/// falls in each (rusage scales the precise total by the ticks' split), at most 10 ms (a tick
+/// at HZ=100, the coarsest Linux configures). A task of a few ticks has user and sys figures of
+/// 0 or a whole tick.
+pub const CPU_TICK_NS: f64 = 10e6;
 /// User CPU time, children included.
 pub const USER: MetricDef = MetricDef::new("user", Unit::Nanos, Direction::Lower);
 /// System CPU time, children included.
@@ -900,6 +905,12 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
 
     fn table_columns() -> &'static [&'static str] {
         &["real", "user", "sys", "sync", "rate"]
+    }
+
+    fn resolution(metric: &str) -> Option<f64> {
+        [USER.name, SYS.name]
+            .contains(&metric)
+            .then_some(CPU_TICK_NS)
     }
 
     fn check_result(command: &str, elapsed_ns: u64) -> Option<ResultRecord> {
@@ -1699,6 +1710,23 @@ mod tests {
         assert_eq!("auto".parse::<BigFile>(), Ok(BigFile::Auto));
         assert_eq!("1m".parse::<BigFile>(), Ok(BigFile::Bytes(1 << 20)));
         assert!("0".parse::<BigFile>().is_err());
+    }
+
+    /// CPU times are counted in scheduler ticks, the wall clock in nanoseconds: the reports ask
+    /// the registry which figure is which.
+    #[test]
+    fn cpu_times_are_counted_in_ticks() {
+        use crate::WorkloadSettings;
+        assert_eq!(
+            WorkloadSettings::resolution_of("task", "user"),
+            Some(CPU_TICK_NS)
+        );
+        assert_eq!(
+            WorkloadSettings::resolution_of("task", "sys"),
+            Some(CPU_TICK_NS)
+        );
+        assert_eq!(WorkloadSettings::resolution_of("task", "real"), None);
+        assert_eq!(WorkloadSettings::resolution_of("matrix", "user"), None);
     }
 
     /// What a run with `linux_source` untars, and what it says: nothing where the kernel
