@@ -400,6 +400,124 @@ fn the_monitors_of_a_write_on_a_loop_device_show_the_disk_under_it_writing() {
     );
 }
 
+/// The quick job's `stream` write on ext4 (256 MiB in 1 MiB records, its fsync timed, one pass;
+/// zeroes here, so the page cache takes the writes at its own pace whatever the build, and at
+/// 10 ms intervals the fsync then moves no bytes for a third of the phase or more):
+/// the flush is marked in the stored series and reported as the phase's `finish_ns` (the
+/// result's own `finish`), and the phase is judged on its writes alone — steady when their
+/// rate is (it was "not steady, -100 %": the flush read as the rate falling to nothing).
+#[test]
+fn a_streaming_write_with_its_fsync_timed_is_judged_on_its_writes() {
+    if !root_or_skip("a_streaming_write_with_its_fsync_timed_is_judged_on_its_writes") {
+        return;
+    }
+    let scratch = Scratch::new();
+    // A sample whose fsync is a third of its intervals or more, as in the reports that said
+    // "-100 %" (on a busy host the writes may take longer: up to three tries).
+    let doc = (0..3)
+        .map(|_| stream_write(&scratch))
+        .find(|doc| {
+            let bytes = find(first_sample(doc), "workload", Some(0), "total", "bytes").unwrap();
+            let idle = values(bytes)
+                .iter()
+                .rev()
+                .take_while(|&&b| b == 0.0)
+                .count();
+            idle * 3 >= values(bytes).len()
+        })
+        .expect("in three tries, no fsync took a third of its phase's intervals");
+    let sample = first_sample(&doc);
+    let verdict = &sample["assessment"]["phases"][0];
+    let bytes = find(sample, "workload", Some(0), "total", "bytes").unwrap();
+    assert_eq!(values(bytes).iter().sum::<f64>(), 256.0 * 1048576.0);
+    let fsync = measurement(&sample["results"][0], "finish");
+    // The series mark the flush where it was: its intervals' finishing time adds up to the
+    // fsync's (the sampler's clock against the workload's, within an interval's reading).
+    let finish = find(sample, "workload", Some(0), "total", "finish").expect("a finish series");
+    let flush: f64 = values(finish).iter().sum();
+    assert!(
+        (flush - fsync).abs() <= 0.02 * fsync + 2e6,
+        "the series' flush {flush} ns, the result's {fsync} ns"
+    );
+    assert_eq!(
+        verdict["finish_ns"].as_f64(),
+        Some(flush.trunc()),
+        "{verdict}"
+    );
+    // The writes, as docs/metrics.md says them: each interval's bytes over the time it wrote
+    // (its length less its flush), where that was at least half the median time the
+    // intervals that wrote at all did; their rate alone decides.
+    let flush_at = |t: u64| {
+        finish["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p[0].as_u64() == Some(t))
+            .map_or(0, |p| p[2].as_f64().unwrap() as u64)
+    };
+    let wrote: Vec<(u64, f64)> = bytes["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let (t, dt) = (p[0].as_u64().unwrap(), p[1].as_u64().unwrap());
+            (dt.saturating_sub(flush_at(t)), p[2].as_f64().unwrap())
+        })
+        .filter(|&(ns, _)| ns > 0)
+        .collect();
+    let mut times: Vec<u64> = wrote.iter().map(|w| w.0).collect();
+    times.sort_unstable();
+    let median = times[times.len() / 2];
+    let writes: Vec<f64> = wrote
+        .iter()
+        .filter(|&&(ns, _)| ns * 2 >= median)
+        .map(|&(ns, b)| b * 1e9 / ns as f64)
+        .collect();
+    assert!(writes.len() >= 6, "{bytes}");
+    let judged = fsbench_analysis::steady::steadiness(&writes);
+    assert_eq!(
+        verdict["steady"].as_bool(),
+        judged.steady,
+        "{verdict} {writes:?}"
+    );
+}
+
+/// `fsbench matrix` writing 256 MiB of zeroes on ext4 with its fsync timed, at 10 ms
+/// intervals, stored in `scratch`'s database; its export.
+fn stream_write(scratch: &Scratch) -> Value {
+    let json = scratch.path().join("run.json");
+    let out = fsbench()
+        .args([
+            "matrix",
+            "--tests",
+            "write",
+            "--file-sizes",
+            "256m",
+            "--record-sizes",
+            "1m",
+            "--include-fsync",
+            "--min-time",
+            "0",
+            "--data",
+            "zero",
+            "--interval",
+            "10ms",
+            "--fs",
+            "ext4",
+            "--quiet",
+            "--work-dir",
+        ])
+        .arg(scratch.work())
+        .arg("--db")
+        .arg(scratch.db())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    read_json(&json)
+}
+
 /// Writes 8 MiB and syncs it, again and again, into a file in `dir` until `stop`: another
 /// process's I/O on the disk under `dir`.
 fn keep_writing(dir: &Path, stop: &std::sync::atomic::AtomicBool) -> u64 {

@@ -10,7 +10,7 @@ use fsbench_analysis::steady::steadiness;
 use fsbench_measure::monitor::{device_of_file, Monitor, Watch};
 use fsbench_measure::series::{Outlet, SeriesInterval};
 use fsbench_model::series::{
-    Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict, Phases, Series,
+    Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict, Phases, Point, Series,
     SATURATED_PERCENT, WORKLOAD,
 };
 use fsbench_testbed::TargetInfo;
@@ -141,7 +141,8 @@ impl Observer {
 }
 
 /// What a sample's series say: each phase's steadiness and warm-up (from its total's rate per
-/// interval: bytes, or operations when it moved none), how busy each watched device was while
+/// interval: bytes, or operations when it moved none, over the time it moved them: its
+/// finishing steps are said apart), how busy each watched device was while
 /// the phases ran, the CPU steal then, and the I/O on the disk beyond the device's over the
 /// whole sample; with the warnings they make.
 pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
@@ -160,20 +161,35 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
         let phase = ops.phase.unwrap_or(0);
         let bytes = find(WORKLOAD, ops.phase, "total", "bytes").filter(|b| b.sum() > 0.0);
         let counts = bytes.unwrap_or(ops);
-        let mut points = counts.points.clone();
-        if let (Some(first), Some(last)) = (points.first(), points.last()) {
+        if let (Some(first), Some(last)) = (counts.points.first(), counts.points.last()) {
             windows.push((first.t_ns(), last.t_ns() + last.dt_ns()));
         }
-        // The last interval is the phase's end, often a sliver: its rate says little.
-        let mut lengths: Vec<u64> = points.iter().map(|p| p.dt_ns()).collect();
+        // The timed finishing steps (a pass's fsync, close, flush) move nothing: each
+        // interval's rate is over the time it moved data, and the steps are said apart.
+        let finish = find(WORKLOAD, ops.phase, "total", "finish");
+        let finish_in = |p: &Point| {
+            finish
+                .and_then(|f| f.points.iter().find(|f| f.t_ns() == p.t_ns()))
+                .map_or(0, |f| f.value() as u64)
+        };
+        let moving: Vec<(Point, u64)> = counts
+            .points
+            .iter()
+            .map(|p| (*p, p.dt_ns().saturating_sub(finish_in(p))))
+            .collect();
+        // An interval that moved data for less than half the usual time says little of the
+        // rate: the phase's last, often a sliver, and those its flush filled.
+        let mut lengths: Vec<u64> = moving.iter().map(|m| m.1).filter(|&t| t > 0).collect();
         lengths.sort_unstable();
         let typical = lengths.get(lengths.len() / 2).copied().unwrap_or(0);
-        if points.len() > 1 && points.last().is_some_and(|p| p.dt_ns() * 2 < typical) {
-            points.pop();
-        }
+        let (points, moved_ns): (Vec<Point>, Vec<u64>) = moving
+            .into_iter()
+            .filter(|&(_, t)| t > 0 && t * 2 >= typical)
+            .unzip();
         let rates: Vec<f64> = points
             .iter()
-            .map(|p| p.value() * 1e9 / p.dt_ns().max(1) as f64)
+            .zip(&moved_ns)
+            .map(|(p, &t)| p.value() * 1e9 / t as f64)
             .collect();
         let judged = steadiness(&rates);
         verdicts.push(PhaseVerdict {
@@ -190,6 +206,7 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
                     )
                     .saturating_sub(points.first().map_or(0, |p| p.t_ns()))
             }),
+            finish_ns: finish.map(|f| f.sum() as u64),
         });
     }
     let during = |t: u64| windows.is_empty() || windows.iter().any(|&(a, b)| t >= a && t < b);
@@ -304,7 +321,6 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fsbench_model::series::Point;
     use fsbench_model::Unit;
 
     fn series(
@@ -383,5 +399,37 @@ mod tests {
         assert_eq!((a.phases[0].steady, a.disturbed), (Some(true), false));
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(a.disturbance(), None);
+    }
+
+    /// A write at a steady rate for 20 intervals, then its fsync for 10 (nothing moves) and a
+    /// sliver: judged on the writes (the flush's intervals are marked, left out and summed),
+    /// the interval the fsync started in at its rate over the part that wrote. Unmarked, the
+    /// same intervals are a rate that fell to nothing.
+    #[test]
+    fn a_phase_is_judged_on_the_time_it_moved_data_and_its_flush_is_said_apart() {
+        let mut bytes: Vec<f64> = (0..20).map(|i| 1000.0 + (i % 2) as f64).collect();
+        // The fsync starts 60 % into interval 20.
+        bytes.extend([600.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let mut write = vec![
+            series(WORKLOAD, Some(0), "write", "total", "ops", &bytes),
+            series(WORKLOAD, Some(0), "write", "total", "bytes", &bytes),
+        ];
+        let unmarked = assess(&write).0;
+        assert_eq!(unmarked.phases[0].steady, Some(false));
+        assert!(unmarked.phases[0].change_percent.unwrap() < -90.0);
+        // The last interval is a 30 ns sliver of the fsync's end.
+        let mut finish = series(WORKLOAD, Some(0), "write", "total", "finish", &[40.0]);
+        finish.points[0].0 = 2000;
+        finish
+            .points
+            .extend((21..30).map(|i| Point(i * 100, 100, 100.0)));
+        finish.points.push(Point(3000, 30, 30.0));
+        write[1].points[30].1 = 30;
+        write.push(finish);
+        let (a, warnings) = assess(&write);
+        let v = &a.phases[0];
+        assert_eq!((v.steady, v.finish_ns), (Some(true), Some(40 + 900 + 30)));
+        assert!(v.change_percent.unwrap().abs() < 1.0, "{v:?}");
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 }
