@@ -341,10 +341,16 @@ pub struct Assessment {
     /// CPU steal over the phases, percent of all CPUs' time; None without /proc/stat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_percent: Option<f64>,
-    /// Bytes the disk under the loop device moved beyond what the loop device did (another
-    /// process's I/O); None when there is no such disk.
+    /// Bytes the disk under the loop device moved beyond what the loop device did and beyond
+    /// the sample's own I/O outside it (`own_io_bytes`): another process's; None when there is
+    /// no such disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_io_bytes: Option<u64>,
+    /// Bytes the sample's own processes (its cgroup) moved on that disk beyond what they
+    /// moved through the device: its I/O outside its target (a task's source, its data
+    /// files), not another process's; None when the host does not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_io_bytes: Option<u64>,
     /// The host disturbed the sample (steal or another process's I/O, beyond their limits):
     /// a campaign's `repeat_disturbed` runs it again.
     pub disturbed: bool,

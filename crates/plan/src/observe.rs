@@ -13,6 +13,7 @@ use fsbench_model::series::{
     Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict, Phases, Point, Series,
     SATURATED_PERCENT, WORKLOAD,
 };
+use fsbench_testbed::cgroup::Cgroup;
 use fsbench_testbed::TargetInfo;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -96,18 +97,27 @@ pub fn devices(target: Option<&TargetInfo>, dir: &Path) -> (Vec<(String, String)
 
 impl Observer {
     /// Starts the monitors now (the sample's time 0): on `devices`, with the CPU time of this
-    /// process (`this_process`: the workload runs in it) and of the sample's `cgroup`.
+    /// process (`this_process`: the workload runs in it) and of the sample's `cgroup`, and
+    /// what the cgroup's processes read and write on each device (their own I/O, not another
+    /// process's).
     pub fn start(
         interval: SeriesInterval,
         (devices, notes): (Vec<(String, String)>, Vec<String>),
         this_process: bool,
-        cgroup: Option<&Path>,
+        cgroup: Option<&Cgroup>,
     ) -> Observer {
+        // Where the cgroup's I/O cannot be counted (a partition), the sample has no own I/O
+        // series, and a warning of another process's I/O says it may hold some.
+        let names: Vec<String> = devices.iter().map(|(_, name)| name.clone()).collect();
+        let cgroup_io = cgroup
+            .filter(|c| interval != SeriesInterval::Off && c.count_io_on(&names).is_ok())
+            .and_then(Cgroup::io_stat);
         let monitor = Monitor::start(Watch {
             interval,
             devices,
             this_process,
-            cgroup: cgroup.map(Path::to_path_buf),
+            cgroup: cgroup.map(|c| c.dir().to_path_buf()),
+            cgroup_io,
             notes,
         });
         Observer {
@@ -257,8 +267,26 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
             / time as f64
     });
     let bytes_of = |role: &str| moved.iter().find(|(r, _)| r == role).map(|m| m.1);
+    // The sample's own processes' bytes on a device (their cgroup's counters).
+    let own_of = |role: &str| {
+        let own: Vec<&Series> = series
+            .iter()
+            .filter(|s| {
+                s.source == "process"
+                    && s.label == role
+                    && matches!(s.metric.as_str(), "read_bytes" | "write_bytes")
+            })
+            .collect();
+        (!own.is_empty()).then(|| own.iter().map(|s| s.sum() as u64).sum::<u64>())
+    };
+    // What they moved on the disk beyond what they moved through the device (a loop device
+    // with direct I/O does their I/O on the disk in their name): at most their I/O outside it,
+    // so another process's is never taken for theirs.
+    let own = own_of("disk").map(|disk| disk.saturating_sub(own_of("device").unwrap_or(0)));
     let other = match (bytes_of("device"), bytes_of("disk")) {
-        (Some(device), Some(disk)) => Some(disk.saturating_sub(device)),
+        (Some(device), Some(disk)) => {
+            Some(disk.saturating_sub(device).saturating_sub(own.unwrap_or(0)))
+        }
         _ => None,
     };
     let mut warnings = Vec::new();
@@ -299,6 +327,7 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
         devices,
         steal_percent: steal,
         other_io_bytes: other,
+        own_io_bytes: own.filter(|_| other.is_some()),
         disturbed: false,
     };
     let disturbances = assessment.disturbances();
@@ -308,9 +337,16 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
                 "CPU steal took {percent:.1} % of the CPUs' time while the phases ran: the hypervisor gave this machine's CPUs to others; the figures may be low"
             ),
             Disturbance::OtherIo { bytes, disk, device_bytes } => format!(
-                "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}): the figures may be low",
+                "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}{}): the figures may be low",
                 fsbench_measure::units::human_bytes(*bytes),
-                fsbench_measure::units::human_bytes(*device_bytes)
+                fsbench_measure::units::human_bytes(*device_bytes),
+                match assessment.own_io_bytes {
+                    Some(own) => format!(
+                        " and the sample's own {} outside it",
+                        fsbench_measure::units::human_bytes(own)
+                    ),
+                    None => "; the sample's own I/O outside the device is not counted here and may be part of it".to_string(),
+                }
             ),
         });
     }
@@ -399,6 +435,65 @@ mod tests {
         assert_eq!((a.phases[0].steady, a.disturbed), (Some(true), false));
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(a.disturbance(), None);
+    }
+
+    /// The disk under the device moved 100 MiB beyond it; the sample's own processes moved
+    /// 70 MiB on the disk, 8 of them through the device (a loop device with direct I/O does
+    /// their I/O on the disk in their name): 62 MiB are theirs (a copy's source), 38 MiB
+    /// another process's, which still disturbs the sample. Without their counters, all 100
+    /// are another's.
+    #[test]
+    fn the_samples_own_io_outside_its_device_is_not_another_process() {
+        let mb = 1048576.0;
+        let mut all = vec![
+            series(WORKLOAD, Some(0), "copy", "total", "ops", &[1.0; 10]),
+            series("disk", None, "device", "loop3", "busy", &[10.0; 10]),
+            series("disk", None, "device", "loop3", "write_bytes", &[mb; 10]),
+            series("disk", None, "disk", "vda", "busy", &[10.0; 10]),
+            series("disk", None, "disk", "vda", "write_bytes", &[11.0 * mb; 10]),
+        ];
+        let (a, _) = assess(&all);
+        assert_eq!((a.other_io_bytes, a.own_io_bytes), (Some(100 << 20), None));
+        all.extend([
+            series("process", None, "device", "loop3", "write_bytes", &[mb; 8]),
+            series(
+                "process",
+                None,
+                "disk",
+                "vda",
+                "read_bytes",
+                &[3.0 * mb; 10],
+            ),
+            series(
+                "process",
+                None,
+                "disk",
+                "vda",
+                "write_bytes",
+                &[4.0 * mb; 10],
+            ),
+        ]);
+        let (a, warnings) = assess(&all);
+        assert_eq!(a.own_io_bytes, Some(62 << 20));
+        assert_eq!(a.other_io_bytes, Some(38 << 20));
+        assert!(a.disturbed);
+        assert!(
+            warnings[0].contains("another process moved 38 MiB on vda")
+                && warnings[0].contains("the sample's own 62 MiB outside it"),
+            "{warnings:?}"
+        );
+        // Its own 100 MiB: nothing of another's.
+        all.push(series(
+            "process",
+            None,
+            "disk",
+            "vda",
+            "write_bytes",
+            &[3.8 * mb; 10],
+        ));
+        let (a, warnings) = assess(&all);
+        assert_eq!((a.other_io_bytes, a.disturbed), (Some(0), false));
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     /// A write at a steady rate for 20 intervals, then its fsync for 10 (nothing moves) and a

@@ -871,6 +871,7 @@ mod tests {
             }],
             steal_percent: Some(3.0),
             other_io_bytes: Some(64 << 20),
+            own_io_bytes: None,
             disturbed: true,
         });
         let (svg, caption) = draw("io on ext4: repetition 1 of 1", &s, 2);
