@@ -411,9 +411,10 @@ fn the_monitors_of_a_write_on_a_loop_device_show_the_disk_under_it_writing() {
     );
 }
 
-/// The quick job's `stream` write on ext4 (256 MiB in 1 MiB records, its fsync timed, one pass;
-/// zeroes here, so the page cache takes the writes at its own pace whatever the build, and at
-/// 10 ms intervals the fsync then moves no bytes for a third of the phase or more):
+/// The quick job's `stream` write on ext4 (1 MiB records, its fsync timed, one pass; 512 MiB of
+/// zeroes here, so the page cache takes the writes at its own pace whatever the build, over ten
+/// intervals of 10 ms or more, and the fsync then moves no bytes for a third of the phase or
+/// more):
 /// the flush is marked in the stored series and reported as the phase's `finish_ns` (the
 /// result's own `finish`), and the phase is judged on its writes alone — steady when their
 /// rate is (it was "not steady, -100 %": the flush read as the rate falling to nothing).
@@ -441,7 +442,7 @@ fn a_streaming_write_with_its_fsync_timed_is_judged_on_its_writes() {
     let sample = first_sample(&doc);
     let verdict = &sample["assessment"]["phases"][0];
     let bytes = find(sample, "workload", Some(0), "total", "bytes").unwrap();
-    assert_eq!(values(bytes).iter().sum::<f64>(), 256.0 * 1048576.0);
+    assert_eq!(values(bytes).iter().sum::<f64>(), 512.0 * 1048576.0);
     let fsync = measurement(&sample["results"][0], "finish");
     // The series mark the flush where it was: its intervals' finishing time adds up to the
     // fsync's (the sampler's clock against the workload's, within an interval's reading).
@@ -494,7 +495,7 @@ fn a_streaming_write_with_its_fsync_timed_is_judged_on_its_writes() {
     );
 }
 
-/// `fsbench matrix` writing 256 MiB of zeroes on ext4 with its fsync timed, at 10 ms
+/// `fsbench matrix` writing 512 MiB of zeroes on ext4 with its fsync timed, at 10 ms
 /// intervals, stored in `scratch`'s database; its export.
 fn stream_write(scratch: &Scratch) -> Value {
     let json = scratch.path().join("run.json");
@@ -504,7 +505,7 @@ fn stream_write(scratch: &Scratch) -> Value {
             "--tests",
             "write",
             "--file-sizes",
-            "256m",
+            "512m",
             "--record-sizes",
             "1m",
             "--include-fsync",

@@ -324,20 +324,10 @@ impl Acc {
     }
 }
 
-/// A finishing step's time in an interval under this share of it is left at 0: every pass
-/// says when its end starts and ends, and a pass without one (metadata's, sleep's) still
-/// shows the ~50 ns between the two, which moves no rate.
-pub const FINISH_SHOWN: f64 = 0.01;
-
 /// What `threads` threads' finishing steps took of an interval of `length_ns` (their `sum`):
-/// the mean over the threads, at most the interval, 0 under [`FINISH_SHOWN`] of it.
+/// the mean over the threads, at most the interval.
 fn finish_of(sum: u64, threads: usize, length_ns: u64) -> u64 {
-    let mean = (sum / threads.max(1) as u64).min(length_ns);
-    if (mean as f64) < FINISH_SHOWN * length_ns as f64 {
-        0
-    } else {
-        mean
-    }
+    (sum / threads.max(1) as u64).min(length_ns)
 }
 
 /// The sampler's view of one probe: what it read last, and what the open intervals hold.
@@ -743,8 +733,7 @@ mod tests {
     }
 
     /// A pass's end that takes 60 ms (an fsync) is in the intervals it spans as their
-    /// finishing time, all of those it filled; the few nanoseconds of the ends of passes that
-    /// have none are left at 0.
+    /// finishing time, all of those it filled, and in none before it.
     #[test]
     fn a_finishing_step_is_in_the_intervals_it_spans() {
         let kept = Arc::new(Keep::default());
@@ -753,8 +742,6 @@ mod tests {
         let probe = sampler.probe(0);
         for _ in 0..200 {
             probe.op(4096, 100);
-            probe.finishing();
-            probe.finished();
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
         probe.finishing();
