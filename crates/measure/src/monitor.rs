@@ -2,7 +2,8 @@
 //! says of the sample's devices and of the host — /proc/diskstats for the filesystem's device
 //! and the disk under it, /proc/meminfo and /proc/vmstat (dirty and writeback memory, the page
 //! cache, reclaim), /proc/stat (user, system, iowait, steal: all CPUs and each), /proc/pressure
-//! (io, memory, cpu) and the CPU time of the sample's own processes — and turns consecutive
+//! (io, memory, cpu), the CPU time of the sample's own processes and their I/O on each watched
+//! device (its cgroup's io.stat or blkio counters) — and turns consecutive
 //! readings into [`Series`] on the sample's time axis. Counters become what happened in each
 //! interval, gauges their value at its end. A file the host lacks is said once, in
 //! [`Monitored::notes`], and its series are left out.
@@ -28,6 +29,9 @@ pub struct Watch {
     pub this_process: bool,
     /// The sample's cgroup (its processes, and what they started).
     pub cgroup: Option<PathBuf>,
+    /// The file that counts the cgroup's bytes per device ([`cgroup_io_bytes`]); None when
+    /// the host counts none.
+    pub cgroup_io: Option<PathBuf>,
     /// Said with the notes (a device that cannot be watched, and why).
     pub notes: Vec<String>,
 }
@@ -129,6 +133,8 @@ struct Reading {
     pressure: [Option<(u64, Option<u64>)>; 3],
     /// The sample's processes' (user, system) CPU ns.
     process: Option<(u64, u64)>,
+    /// Per watched device: the sample's cgroup's (read, written) bytes on it.
+    own_io: Option<Vec<(u64, u64)>>,
 }
 
 const PRESSURE: [&str; 3] = ["io", "memory", "cpu"];
@@ -184,7 +190,12 @@ fn watch_until(
 ) -> Monitored {
     let mut notes = watch.notes.clone();
     let mut cpus = Cpus::default();
-    let mut readings = vec![read(&watch, t0, &mut notes, &mut cpus)];
+    let numbers: Vec<Option<String>> = watch
+        .devices
+        .iter()
+        .map(|(_, name)| device_number(name))
+        .collect();
+    let mut readings = vec![read(&watch, t0, &mut notes, &mut cpus, &numbers)];
     // Readings become points as they come, a chunk at a time: a long sample holds its points
     // (24 bytes each), not its readings.
     let mut series: Vec<Series> = Vec::new();
@@ -207,7 +218,7 @@ fn watch_until(
                     .0;
             }
         };
-        readings.push(read(&watch, now_ns(), &mut notes, &mut cpus));
+        readings.push(read(&watch, now_ns(), &mut notes, &mut cpus, &numbers));
         if done {
             break;
         }
@@ -264,7 +275,14 @@ fn note(notes: &mut Vec<String>, what: String) {
     }
 }
 
-fn read(watch: &Watch, t: u64, notes: &mut Vec<String>, cpus: &mut Cpus) -> Reading {
+/// One reading at `t`; `numbers` are the watched devices' ([`device_number`]).
+fn read(
+    watch: &Watch,
+    t: u64,
+    notes: &mut Vec<String>,
+    cpus: &mut Cpus,
+    numbers: &[Option<String>],
+) -> Reading {
     let mut file = |path: &str, why: &str| match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(_) => {
@@ -298,6 +316,22 @@ fn read(watch: &Watch, t: u64, notes: &mut Vec<String>, cpus: &mut Cpus) -> Read
         )
         .and_then(|t| parse_pressure(&t));
     }
+    let own_io = watch.cgroup_io.as_ref().and_then(|file| {
+        let bytes = numbers
+            .iter()
+            .map(|n| cgroup_io_bytes(file, n.as_deref()?))
+            .collect::<Option<Vec<_>>>();
+        if bytes.is_none() {
+            note(
+                notes,
+                format!(
+                    "{} cannot be read: the sample's own I/O is not told from another process's",
+                    file.display()
+                ),
+            );
+        }
+        bytes
+    });
     for ((role, name), disk) in watch.devices.iter().zip(&disks) {
         if diskstats.is_some() && disk.is_none() {
             note(
@@ -314,7 +348,49 @@ fn read(watch: &Watch, t: u64, notes: &mut Vec<String>, cpus: &mut Cpus) -> Read
         cpus,
         pressure,
         process: process_cpu(watch),
+        own_io,
     }
+}
+
+/// A block device's number (`254:0`), from /sys/class/block/NAME/dev.
+pub fn device_number(name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/sys/class/block/{name}/dev")).ok()?;
+    Some(text.trim().to_string()).filter(|n| n.contains(':'))
+}
+
+/// The (read, written) bytes a cgroup's processes moved on the device `number` (`254:0`), from
+/// its counting `file`: v2's io.stat (`254:0 rbytes=N wbytes=N ...`) or v1's
+/// blkio.throttle.io_service_bytes (`254:0 Read N`, `254:0 Write N`). A device the file does
+/// not list moved nothing; None when the file cannot be read.
+pub fn cgroup_io_bytes(file: &Path, number: &str) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(file).ok()?;
+    Some(parse_cgroup_io(&text, number))
+}
+
+fn parse_cgroup_io(text: &str, number: &str) -> (u64, u64) {
+    let (mut read, mut written) = (0, 0);
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        if fields.next() != Some(number) {
+            continue;
+        }
+        let rest: Vec<&str> = fields.collect();
+        let value = |v: &str| v.parse::<u64>().unwrap_or(0);
+        match rest[..] {
+            ["Read", n] => read = value(n),
+            ["Write", n] => written = value(n),
+            _ => {
+                for pair in &rest {
+                    match pair.split_once('=') {
+                        Some(("rbytes", n)) => read = value(n),
+                        Some(("wbytes", n)) => written = value(n),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    (read, written)
 }
 
 /// The sample's processes' CPU time: this process's (getrusage), and its cgroup's (v2's
@@ -623,6 +699,19 @@ fn series_of(watch: &Watch, readings: &[Reading], cpus: &[String], t0: u64) -> V
         });
         push("process", "", "workload", metric, Unit::Percent, share);
     }
+    for (d, (role, name)) in watch.devices.iter().enumerate() {
+        for (i, metric) in ["read_bytes", "write_bytes"].iter().enumerate() {
+            let moved = points(&|a, b, _| {
+                let (a, b) = (a.own_io.as_ref()?.get(d)?, b.own_io.as_ref()?.get(d)?);
+                Some(if i == 0 {
+                    delta(a.0, b.0)
+                } else {
+                    delta(a.1, b.1)
+                })
+            });
+            push("process", role, name, metric, Unit::Bytes, moved);
+        }
+    }
     out
 }
 
@@ -673,6 +762,12 @@ mod tests {
         assert_eq!(parse_pressure("some avg10=0.00 total=9\n"), Some((9, None)));
         let stat = "1234 (a (b) c) S 1 1 1 0 -1 4194304 100 0 0 0 7 3 2 1 20 0 1 0 100 1000 50";
         assert_eq!(parse_pid_stat(stat), Some((9, 4)));
+        let v2 = "254:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n7:3 rbytes=1 wbytes=2 rios=1 wios=1 dbytes=0 dios=0\n";
+        assert_eq!(parse_cgroup_io(v2, "254:0"), (4096, 8192));
+        assert_eq!(parse_cgroup_io(v2, "7:3"), (1, 2));
+        let v1 = "254:0 Read 100\n254:0 Write 200\n254:0 Sync 300\n254:0 Total 300\nTotal 300\n";
+        assert_eq!(parse_cgroup_io(v1, "254:0"), (100, 200));
+        assert_eq!(parse_cgroup_io(v1, "7:3"), (0, 0));
     }
 
     /// Counters become each interval's difference, gauges the value at its end; times are on

@@ -7,7 +7,9 @@
 //! of the next, so the per-operation cost of measuring is one clock read plus one histogram
 //! increment, and the sum of the recorded latencies is exactly the pass's operation time. Nothing in the loop allocates, locks or prints.
 //! With a series' probe ([`Recorder::set_probe`]) each operation is also published on it: two
-//! relaxed stores more.
+//! relaxed stores more; and, when the passes are said to end with a finishing step that does
+//! something ([`Recorder::mark_finishing`]: an fsync, a close), when it starts and ends (a
+//! clock read each, once per pass).
 
 use crate::clock::Clock;
 use crate::cpu::CpuTimes;
@@ -32,6 +34,8 @@ pub struct Recorder {
     cpu: CpuTimes,
     /// Where each operation is also published for the phase's series (None: no series).
     probe: Option<Arc<Probe>>,
+    /// The passes' finishing steps are published on the probe too.
+    marks_finish: bool,
 }
 
 impl Recorder {
@@ -55,6 +59,14 @@ impl Recorder {
     /// series), or no more (None).
     pub fn set_probe(&mut self, probe: Option<Arc<Probe>>) {
         self.probe = probe;
+    }
+
+    /// The passes to come end with a finishing step that does something (an fsync, a close, a
+    /// buffer's flush): the probe is told when it starts and ends, so their series mark the
+    /// time it takes. A pass without one (`|_| Ok(())`) says nothing: its series have no
+    /// finishing time.
+    pub fn mark_finishing(&mut self, marks: bool) {
+        self.marks_finish = marks;
     }
 
     /// Times one pass: `op(ctx, i)` for `i` in `0..count`, each returning the bytes it moved,
@@ -160,7 +172,16 @@ impl Recorder {
         if let Some(e) = failure {
             return Err(e);
         }
-        finish(ctx)?;
+        // The series are told where the pass's end is: its flush moves no bytes, and is not
+        // to be read as the rate falling.
+        if self.marks_finish {
+            tap.finishing();
+        }
+        let finished = finish(ctx);
+        if self.marks_finish {
+            tap.finished();
+        }
+        finished?;
         let end_ns = clock
             .ns(clock.ticks().saturating_sub(start))
             .max(previous_ns);
@@ -396,6 +417,39 @@ mod tests {
         let per_pass: u64 = (0..1000).map(|i| i % 7).sum();
         assert_eq!((ops, bytes), (3000, 3 * per_pass));
         assert_eq!(rec.summary().ops, 3010);
+    }
+
+    /// Passes said to end with a finishing step publish its time (5 ms a pass, here); passes
+    /// not said to publish none, whatever their end does.
+    #[test]
+    fn a_probe_sees_the_finishing_steps_it_is_told_of() {
+        use crate::series::{Keep, PhaseSampler, PhaseSpec, SeriesInterval};
+        let finish_ns = |mark: bool| {
+            let kept = Arc::new(Keep::default());
+            let spec = PhaseSpec {
+                label: "t".into(),
+                each: "thread",
+                threads: 1,
+                interval: SeriesInterval::Every(10_000_000),
+            };
+            let sampler = PhaseSampler::start(spec, kept.clone()).unwrap();
+            let mut rec = Recorder::new();
+            rec.set_probe(Some(sampler.probe(0)));
+            rec.mark_finishing(mark);
+            for _ in 0..4 {
+                let nap = |_: &mut ()| {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    Ok(())
+                };
+                rec.time_pass(&mut (), 10, |_, _| Ok(1), nap).unwrap();
+            }
+            sampler.finish();
+            let intervals = kept.take().into_iter().flat_map(|b| b.intervals);
+            intervals.map(|i| i.total.finish_ns).sum::<u64>()
+        };
+        let marked = finish_ns(true);
+        assert!((20_000_000..30_000_000).contains(&marked), "{marked}");
+        assert_eq!(finish_ns(false), 0);
     }
 
     #[test]

@@ -6,6 +6,11 @@
 //! latency percentiles — per thread and for the whole phase — handed on as
 //! [`PhaseBatch`]es to an [`Outlet`] about every second and at the phase's end.
 //!
+//! A pass that ends with a timed finishing step (the matrix's fsync, close or stdio flush)
+//! says on its probe when the step starts and ends, and each interval carries how much of it
+//! the step took (`Tally::finish_ns`): a phase's flush moves no bytes, and its intervals are
+//! then known for what they are, not read as the rate falling to nothing.
+//!
 //! The interval ([`SeriesInterval`]): `auto` takes 100 ms and, for a phase that runs past a
 //! minute, replaces them by 1 s intervals (the sampler sums its 100 ms readings into seconds
 //! as it goes, so the switch loses nothing), or a fixed length, or `off`. Every count a thread
@@ -127,6 +132,10 @@ impl Keep {
 /// Loops generic over it are made twice, so a run without series pays nothing for them.
 pub trait Tap {
     fn op(&self, bytes: u64, latency_ns: u64);
+    /// The pass's finishing step (fsync, close, a buffer's flush) starts now.
+    fn finishing(&self) {}
+    /// The finishing step that started ended now.
+    fn finished(&self) {}
 }
 
 /// No series: publishes nothing.
@@ -141,6 +150,12 @@ impl Tap for Probe {
     #[inline(always)]
     fn op(&self, bytes: u64, latency_ns: u64) {
         Probe::op(self, bytes, latency_ns)
+    }
+    fn finishing(&self) {
+        Probe::finishing(self)
+    }
+    fn finished(&self) {
+        Probe::finished(self)
     }
 }
 
@@ -161,6 +176,10 @@ pub struct Probe {
     bytes: AtomicU64,
     /// The thread's operations by latency, in the buckets of [`crate::Histogram`].
     buckets: Box<[AtomicU64]>,
+    /// When the finishing step under way started (CLOCK_MONOTONIC ns); 0 when none is.
+    finish_since: AtomicU64,
+    /// The time of the finishing steps that ended, ns.
+    finish_done: AtomicU64,
 }
 
 impl fmt::Debug for Probe {
@@ -182,6 +201,46 @@ impl Probe {
         Probe {
             bytes: AtomicU64::new(0),
             buckets: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            finish_since: AtomicU64::new(0),
+            finish_done: AtomicU64::new(0),
+        }
+    }
+
+    /// A finishing step starts: once per pass, outside the loop of operations (a clock read
+    /// and a store).
+    pub fn finishing(&self) {
+        self.finish_since.store(now_ns().max(1), Ordering::Release);
+    }
+
+    /// The finishing step ended. It is marked over before its time is added (both released),
+    /// so a reader that sees its time added also sees it over ([`Probe::finish_ns_at`]).
+    pub fn finished(&self) {
+        let since = self.finish_since.load(Ordering::Relaxed);
+        if since == 0 {
+            return;
+        }
+        let took = now_ns().saturating_sub(since);
+        self.finish_since.store(0, Ordering::Release);
+        let done = self.finish_done.load(Ordering::Relaxed);
+        self.finish_done.store(done + took, Ordering::Release);
+    }
+
+    /// The time of every finishing step so far, the one under way counted up to `now`. An
+    /// ended step is never counted twice (whole, and as the part under way): `since` is read
+    /// between two reads of `done` that agree. Between its mark and its time, a step that just
+    /// ended is missed for a moment; the next reading has it.
+    fn finish_ns_at(&self, now: u64) -> u64 {
+        loop {
+            let done = self.finish_done.load(Ordering::Acquire);
+            let since = self.finish_since.load(Ordering::Acquire);
+            if self.finish_done.load(Ordering::Acquire) == done {
+                let running = if since == 0 {
+                    0
+                } else {
+                    now.saturating_sub(since)
+                };
+                return done + running;
+            }
         }
     }
 
@@ -194,11 +253,13 @@ impl Probe {
     }
 }
 
-/// Counts of some interval (per bucket, with the buckets touched) and its bytes.
+/// Counts of some interval (per bucket, with the buckets touched), its bytes and the time of
+/// finishing steps in it.
 struct Acc {
     counts: Vec<u64>,
     touched: Vec<u32>,
     bytes: u64,
+    finish_ns: u64,
 }
 
 impl Acc {
@@ -207,6 +268,7 @@ impl Acc {
             counts: vec![0; BUCKETS],
             touched: Vec::new(),
             bytes: 0,
+            finish_ns: 0,
         }
     }
 
@@ -250,14 +312,22 @@ impl Acc {
             ops,
             bytes: self.bytes,
             latency,
+            finish_ns: self.finish_ns,
         };
         for &i in &self.touched {
             self.counts[i as usize] = 0;
         }
         self.touched.clear();
         self.bytes = 0;
+        self.finish_ns = 0;
         tally
     }
+}
+
+/// What `threads` threads' finishing steps took of an interval of `length_ns` (their `sum`):
+/// the mean over the threads, at most the interval.
+fn finish_of(sum: u64, threads: usize, length_ns: u64) -> u64 {
+    (sum / threads.max(1) as u64).min(length_ns)
 }
 
 /// The sampler's view of one probe: what it read last, and what the open intervals hold.
@@ -265,6 +335,8 @@ struct Reader {
     probe: Arc<Probe>,
     seen: Vec<u64>,
     seen_bytes: u64,
+    /// The finishing time counted so far (never less than before: see [`Probe::finish_ns_at`]).
+    seen_finish: u64,
     tick: Acc,
     /// The second being summed from 100 ms readings (`auto`, first minute).
     second: Option<Acc>,
@@ -324,6 +396,7 @@ impl PhaseSampler {
                 probe: probe.clone(),
                 seen: vec![0; BUCKETS],
                 seen_bytes: 0,
+                seen_finish: 0,
                 tick: Acc::new(),
                 second: auto.then(Acc::new),
             })
@@ -410,6 +483,31 @@ const AUTO: Auto = Auto {
     switch_ns: AUTO_SWITCH_NS,
 };
 
+/// An interval's tallies from its accumulators (emptied): each thread's, and the whole
+/// phase's, whose finishing time is the mean over its threads ([`finish_of`]).
+fn interval_of<'a>(
+    start_ns: u64,
+    length_ns: u64,
+    total: &mut Acc,
+    each: impl Iterator<Item = &'a mut Acc>,
+) -> Interval {
+    let each: Vec<Tally> = each
+        .map(|acc| {
+            let mut tally = acc.take();
+            tally.finish_ns = finish_of(tally.finish_ns, 1, length_ns);
+            tally
+        })
+        .collect();
+    let mut total = total.take();
+    total.finish_ns = finish_of(total.finish_ns, each.len(), length_ns);
+    Interval {
+        start_ns,
+        length_ns,
+        total,
+        each,
+    }
+}
+
 impl Sampling {
     fn run(mut self, control: &Control, first_ns: u64, mut auto: bool) {
         let Auto {
@@ -446,27 +544,25 @@ impl Sampling {
                 }
             };
             let now = now_ns();
-            self.read();
+            self.read(now);
             ticks += 1;
-            let interval_end = Interval {
-                start_ns: last,
-                length_ns: now - last,
-                total: self.total.take(),
-                each: self.readers.iter_mut().map(|r| r.tick.take()).collect(),
-            };
+            let interval_end = interval_of(
+                last,
+                now - last,
+                &mut self.total,
+                self.readers.iter_mut().map(|r| &mut r.tick),
+            );
             last = now;
             self.batch.intervals.push(interval_end);
             if auto && (ticks % (long_ns / short_ns) == 0 || done) {
-                self.seconds.push(Interval {
-                    start_ns: second_start,
-                    length_ns: now - second_start,
-                    total: self.total_second.as_mut().expect("auto").take(),
-                    each: self
-                        .readers
+                self.seconds.push(interval_of(
+                    second_start,
+                    now - second_start,
+                    self.total_second.as_mut().expect("auto"),
+                    self.readers
                         .iter_mut()
-                        .map(|r| r.second.as_mut().expect("auto").take())
-                        .collect(),
-                });
+                        .map(|r| r.second.as_mut().expect("auto")),
+                ));
                 second_start = now;
                 if now - started >= switch_ns {
                     // Past a minute: its seconds replace its 100 ms intervals, and 1 s it is.
@@ -491,11 +587,22 @@ impl Sampling {
         }
     }
 
-    /// Every probe's counts since the last reading, into the open intervals.
-    fn read(&mut self) {
+    /// Every probe's counts since the last reading (taken at `now`), into the open intervals.
+    fn read(&mut self, now: u64) {
         let total = &mut self.total;
         let mut total_second = self.total_second.as_mut();
         for r in &mut self.readers {
+            let finish = r.probe.finish_ns_at(now);
+            let finished = finish.saturating_sub(r.seen_finish);
+            r.seen_finish = r.seen_finish.max(finish);
+            r.tick.finish_ns += finished;
+            total.finish_ns += finished;
+            if let Some(second) = r.second.as_mut() {
+                second.finish_ns += finished;
+            }
+            if let Some(t) = total_second.as_deref_mut() {
+                t.finish_ns += finished;
+            }
             for (index, counter) in r.probe.buckets.iter().enumerate() {
                 let now = counter.load(Ordering::Relaxed);
                 let n = now.wrapping_sub(r.seen[index]);
@@ -622,6 +729,43 @@ mod tests {
         assert!((5..=7).contains(&intervals.len()), "{}", intervals.len());
         for i in &intervals[..intervals.len() - 1] {
             assert!(i.length_ns >= 90_000_000, "{}", i.length_ns);
+        }
+    }
+
+    /// A pass's end that takes 60 ms (an fsync) is in the intervals it spans as their
+    /// finishing time, all of those it filled, and in none before it.
+    #[test]
+    fn a_finishing_step_is_in_the_intervals_it_spans() {
+        let kept = Arc::new(Keep::default());
+        let sampler =
+            PhaseSampler::start(spec(1, SeriesInterval::Every(10_000_000)), kept.clone()).unwrap();
+        let probe = sampler.probe(0);
+        for _ in 0..200 {
+            probe.op(4096, 100);
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        probe.finishing();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        probe.finished();
+        sampler.finish();
+        let intervals: Vec<Interval> = kept.take().into_iter().flat_map(|b| b.intervals).collect();
+        let total: u64 = intervals.iter().map(|i| i.total.finish_ns).sum();
+        assert!((60_000_000..75_000_000).contains(&total), "{total}");
+        let filled = intervals
+            .iter()
+            .filter(|i| i.total.finish_ns == i.length_ns)
+            .count();
+        assert!(filled >= 4, "{intervals:?}");
+        let first = intervals
+            .iter()
+            .position(|i| i.total.finish_ns > 0)
+            .unwrap();
+        assert!(
+            intervals[..first].iter().map(|i| i.total.ops).sum::<u64>() >= 150,
+            "{intervals:?}"
+        );
+        for i in &intervals {
+            assert_eq!(i.each[0].finish_ns, i.total.finish_ns);
         }
     }
 

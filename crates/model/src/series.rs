@@ -29,6 +29,15 @@ pub struct Tally {
     /// None when the interval had no operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Percentiles>,
+    /// How much of the interval went to the timed finishing steps that end passes (the
+    /// matrix's fsync, close or stdio flush), ns; of the whole phase, the mean over its
+    /// threads. A flush moves no bytes: the intervals it fills are not a fall in the rate.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub finish_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One interval of a phase: when it started (CLOCK_MONOTONIC of the host that measured it),
@@ -245,8 +254,9 @@ impl Phases {
 
 type Metric = (&'static str, Unit, fn(&Tally) -> Option<f64>);
 
-/// The figures of a phase's total per interval.
-const TOTAL_METRICS: [Metric; 7] = [
+/// The figures of a phase's total per interval (`finish` only in the intervals that had a
+/// finishing step).
+const TOTAL_METRICS: [Metric; 8] = [
     ("ops", Unit::Count, |t| Some(t.ops as f64)),
     ("bytes", Unit::Bytes, |t| Some(t.bytes as f64)),
     ("latency_p50", Unit::Nanos, |t| {
@@ -263,6 +273,9 @@ const TOTAL_METRICS: [Metric; 7] = [
     }),
     ("latency_max", Unit::Nanos, |t| {
         t.latency.map(|l| l.max_ns as f64)
+    }),
+    ("finish", Unit::Nanos, |t| {
+        (t.finish_ns > 0).then_some(t.finish_ns as f64)
     }),
 ];
 
@@ -283,7 +296,7 @@ const EACH_METRICS: [Metric; 5] = [
 ];
 
 /// What a phase's series say of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseVerdict {
     pub phase: u32,
     pub label: String,
@@ -297,6 +310,10 @@ pub struct PhaseVerdict {
     /// of the rate over its last two thirds; None when it had too few intervals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_ns: Option<u64>,
+    /// The time of the timed finishing steps that end its passes (fsync, close, a flush), left
+    /// out of the rates judged above and said here; None when it had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_ns: Option<u64>,
 }
 
 /// How busy a watched device was while the workload's phases ran.
@@ -324,10 +341,16 @@ pub struct Assessment {
     /// CPU steal over the phases, percent of all CPUs' time; None without /proc/stat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_percent: Option<f64>,
-    /// Bytes the disk under the loop device moved beyond what the loop device did (another
-    /// process's I/O); None when there is no such disk.
+    /// Bytes the disk under the loop device moved beyond what the loop device did and beyond
+    /// the sample's own I/O outside it (`own_io_bytes`): another process's; None when there is
+    /// no such disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_io_bytes: Option<u64>,
+    /// Bytes the sample's own processes (its cgroup) moved on that disk beyond what they
+    /// moved through the device: its I/O outside its target (a task's source, its data
+    /// files), not another process's; None when the host does not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_io_bytes: Option<u64>,
     /// The host disturbed the sample (steal or another process's I/O, beyond their limits):
     /// a campaign's `repeat_disturbed` runs it again.
     pub disturbed: bool,
@@ -429,6 +452,7 @@ mod tests {
                 p99_9_ns: 40,
                 max_ns: 50,
             }),
+            finish_ns: 0,
         };
         Interval {
             start_ns: start,

@@ -10,9 +10,10 @@ use fsbench_analysis::steady::steadiness;
 use fsbench_measure::monitor::{device_of_file, Monitor, Watch};
 use fsbench_measure::series::{Outlet, SeriesInterval};
 use fsbench_model::series::{
-    Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict, Phases, Series,
+    Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict, Phases, Point, Series,
     SATURATED_PERCENT, WORKLOAD,
 };
+use fsbench_testbed::cgroup::Cgroup;
 use fsbench_testbed::TargetInfo;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -96,18 +97,27 @@ pub fn devices(target: Option<&TargetInfo>, dir: &Path) -> (Vec<(String, String)
 
 impl Observer {
     /// Starts the monitors now (the sample's time 0): on `devices`, with the CPU time of this
-    /// process (`this_process`: the workload runs in it) and of the sample's `cgroup`.
+    /// process (`this_process`: the workload runs in it) and of the sample's `cgroup`, and
+    /// what the cgroup's processes read and write on each device (their own I/O, not another
+    /// process's).
     pub fn start(
         interval: SeriesInterval,
         (devices, notes): (Vec<(String, String)>, Vec<String>),
         this_process: bool,
-        cgroup: Option<&Path>,
+        cgroup: Option<&Cgroup>,
     ) -> Observer {
+        // Where the cgroup's I/O cannot be counted (a partition), the sample has no own I/O
+        // series, and a warning of another process's I/O says it may hold some.
+        let names: Vec<String> = devices.iter().map(|(_, name)| name.clone()).collect();
+        let cgroup_io = cgroup
+            .filter(|c| interval != SeriesInterval::Off && c.count_io_on(&names).is_ok())
+            .and_then(Cgroup::io_stat);
         let monitor = Monitor::start(Watch {
             interval,
             devices,
             this_process,
-            cgroup: cgroup.map(Path::to_path_buf),
+            cgroup: cgroup.map(|c| c.dir().to_path_buf()),
+            cgroup_io,
             notes,
         });
         Observer {
@@ -141,7 +151,8 @@ impl Observer {
 }
 
 /// What a sample's series say: each phase's steadiness and warm-up (from its total's rate per
-/// interval: bytes, or operations when it moved none), how busy each watched device was while
+/// interval: bytes, or operations when it moved none, over the time it moved them: its
+/// finishing steps are said apart), how busy each watched device was while
 /// the phases ran, the CPU steal then, and the I/O on the disk beyond the device's over the
 /// whole sample; with the warnings they make.
 pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
@@ -160,20 +171,35 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
         let phase = ops.phase.unwrap_or(0);
         let bytes = find(WORKLOAD, ops.phase, "total", "bytes").filter(|b| b.sum() > 0.0);
         let counts = bytes.unwrap_or(ops);
-        let mut points = counts.points.clone();
-        if let (Some(first), Some(last)) = (points.first(), points.last()) {
+        if let (Some(first), Some(last)) = (counts.points.first(), counts.points.last()) {
             windows.push((first.t_ns(), last.t_ns() + last.dt_ns()));
         }
-        // The last interval is the phase's end, often a sliver: its rate says little.
-        let mut lengths: Vec<u64> = points.iter().map(|p| p.dt_ns()).collect();
+        // The timed finishing steps (a pass's fsync, close, flush) move nothing: each
+        // interval's rate is over the time it moved data, and the steps are said apart.
+        let finish = find(WORKLOAD, ops.phase, "total", "finish");
+        let finish_in = |p: &Point| {
+            finish
+                .and_then(|f| f.points.iter().find(|f| f.t_ns() == p.t_ns()))
+                .map_or(0, |f| f.value() as u64)
+        };
+        let moving: Vec<(Point, u64)> = counts
+            .points
+            .iter()
+            .map(|p| (*p, p.dt_ns().saturating_sub(finish_in(p))))
+            .collect();
+        // An interval that moved data for less than half the usual time says little of the
+        // rate: the phase's last, often a sliver, and those its flush filled.
+        let mut lengths: Vec<u64> = moving.iter().map(|m| m.1).filter(|&t| t > 0).collect();
         lengths.sort_unstable();
         let typical = lengths.get(lengths.len() / 2).copied().unwrap_or(0);
-        if points.len() > 1 && points.last().is_some_and(|p| p.dt_ns() * 2 < typical) {
-            points.pop();
-        }
+        let (points, moved_ns): (Vec<Point>, Vec<u64>) = moving
+            .into_iter()
+            .filter(|&(_, t)| t > 0 && t * 2 >= typical)
+            .unzip();
         let rates: Vec<f64> = points
             .iter()
-            .map(|p| p.value() * 1e9 / p.dt_ns().max(1) as f64)
+            .zip(&moved_ns)
+            .map(|(p, &t)| p.value() * 1e9 / t as f64)
             .collect();
         let judged = steadiness(&rates);
         verdicts.push(PhaseVerdict {
@@ -190,6 +216,7 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
                     )
                     .saturating_sub(points.first().map_or(0, |p| p.t_ns()))
             }),
+            finish_ns: finish.map(|f| f.sum() as u64),
         });
     }
     let during = |t: u64| windows.is_empty() || windows.iter().any(|&(a, b)| t >= a && t < b);
@@ -240,8 +267,26 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
             / time as f64
     });
     let bytes_of = |role: &str| moved.iter().find(|(r, _)| r == role).map(|m| m.1);
+    // The sample's own processes' bytes on a device (their cgroup's counters).
+    let own_of = |role: &str| {
+        let own: Vec<&Series> = series
+            .iter()
+            .filter(|s| {
+                s.source == "process"
+                    && s.label == role
+                    && matches!(s.metric.as_str(), "read_bytes" | "write_bytes")
+            })
+            .collect();
+        (!own.is_empty()).then(|| own.iter().map(|s| s.sum() as u64).sum::<u64>())
+    };
+    // What they moved on the disk beyond what they moved through the device (a loop device
+    // with direct I/O does their I/O on the disk in their name): at most their I/O outside it,
+    // so another process's is never taken for theirs.
+    let own = own_of("disk").map(|disk| disk.saturating_sub(own_of("device").unwrap_or(0)));
     let other = match (bytes_of("device"), bytes_of("disk")) {
-        (Some(device), Some(disk)) => Some(disk.saturating_sub(device)),
+        (Some(device), Some(disk)) => {
+            Some(disk.saturating_sub(device).saturating_sub(own.unwrap_or(0)))
+        }
         _ => None,
     };
     let mut warnings = Vec::new();
@@ -282,6 +327,7 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
         devices,
         steal_percent: steal,
         other_io_bytes: other,
+        own_io_bytes: own.filter(|_| other.is_some()),
         disturbed: false,
     };
     let disturbances = assessment.disturbances();
@@ -291,9 +337,16 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
                 "CPU steal took {percent:.1} % of the CPUs' time while the phases ran: the hypervisor gave this machine's CPUs to others; the figures may be low"
             ),
             Disturbance::OtherIo { bytes, disk, device_bytes } => format!(
-                "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}): the figures may be low",
+                "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}{}): the figures may be low",
                 fsbench_measure::units::human_bytes(*bytes),
-                fsbench_measure::units::human_bytes(*device_bytes)
+                fsbench_measure::units::human_bytes(*device_bytes),
+                match assessment.own_io_bytes {
+                    Some(own) => format!(
+                        " and the sample's own {} outside it",
+                        fsbench_measure::units::human_bytes(own)
+                    ),
+                    None => "; the sample's own I/O outside the device is not counted here and may be part of it".to_string(),
+                }
             ),
         });
     }
@@ -304,7 +357,6 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fsbench_model::series::Point;
     use fsbench_model::Unit;
 
     fn series(
@@ -383,5 +435,96 @@ mod tests {
         assert_eq!((a.phases[0].steady, a.disturbed), (Some(true), false));
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(a.disturbance(), None);
+    }
+
+    /// The disk under the device moved 100 MiB beyond it; the sample's own processes moved
+    /// 70 MiB on the disk, 8 of them through the device (a loop device with direct I/O does
+    /// their I/O on the disk in their name): 62 MiB are theirs (a copy's source), 38 MiB
+    /// another process's, which still disturbs the sample. Without their counters, all 100
+    /// are another's.
+    #[test]
+    fn the_samples_own_io_outside_its_device_is_not_another_process() {
+        let mb = 1048576.0;
+        let mut all = vec![
+            series(WORKLOAD, Some(0), "copy", "total", "ops", &[1.0; 10]),
+            series("disk", None, "device", "loop3", "busy", &[10.0; 10]),
+            series("disk", None, "device", "loop3", "write_bytes", &[mb; 10]),
+            series("disk", None, "disk", "vda", "busy", &[10.0; 10]),
+            series("disk", None, "disk", "vda", "write_bytes", &[11.0 * mb; 10]),
+        ];
+        let (a, _) = assess(&all);
+        assert_eq!((a.other_io_bytes, a.own_io_bytes), (Some(100 << 20), None));
+        all.extend([
+            series("process", None, "device", "loop3", "write_bytes", &[mb; 8]),
+            series(
+                "process",
+                None,
+                "disk",
+                "vda",
+                "read_bytes",
+                &[3.0 * mb; 10],
+            ),
+            series(
+                "process",
+                None,
+                "disk",
+                "vda",
+                "write_bytes",
+                &[4.0 * mb; 10],
+            ),
+        ]);
+        let (a, warnings) = assess(&all);
+        assert_eq!(a.own_io_bytes, Some(62 << 20));
+        assert_eq!(a.other_io_bytes, Some(38 << 20));
+        assert!(a.disturbed);
+        assert!(
+            warnings[0].contains("another process moved 38 MiB on vda")
+                && warnings[0].contains("the sample's own 62 MiB outside it"),
+            "{warnings:?}"
+        );
+        // Its own 100 MiB: nothing of another's.
+        all.push(series(
+            "process",
+            None,
+            "disk",
+            "vda",
+            "write_bytes",
+            &[3.8 * mb; 10],
+        ));
+        let (a, warnings) = assess(&all);
+        assert_eq!((a.other_io_bytes, a.disturbed), (Some(0), false));
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    /// A write at a steady rate for 20 intervals, then its fsync for 10 (nothing moves) and a
+    /// sliver: judged on the writes (the flush's intervals are marked, left out and summed),
+    /// the interval the fsync started in at its rate over the part that wrote. Unmarked, the
+    /// same intervals are a rate that fell to nothing.
+    #[test]
+    fn a_phase_is_judged_on_the_time_it_moved_data_and_its_flush_is_said_apart() {
+        let mut bytes: Vec<f64> = (0..20).map(|i| 1000.0 + (i % 2) as f64).collect();
+        // The fsync starts 60 % into interval 20.
+        bytes.extend([600.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let mut write = vec![
+            series(WORKLOAD, Some(0), "write", "total", "ops", &bytes),
+            series(WORKLOAD, Some(0), "write", "total", "bytes", &bytes),
+        ];
+        let unmarked = assess(&write).0;
+        assert_eq!(unmarked.phases[0].steady, Some(false));
+        assert!(unmarked.phases[0].change_percent.unwrap() < -90.0);
+        // The last interval is a 30 ns sliver of the fsync's end.
+        let mut finish = series(WORKLOAD, Some(0), "write", "total", "finish", &[40.0]);
+        finish.points[0].0 = 2000;
+        finish
+            .points
+            .extend((21..30).map(|i| Point(i * 100, 100, 100.0)));
+        finish.points.push(Point(3000, 30, 30.0));
+        write[1].points[30].1 = 30;
+        write.push(finish);
+        let (a, warnings) = assess(&write);
+        let v = &a.phases[0];
+        assert_eq!((v.steady, v.finish_ns), (Some(true), Some(40 + 900 + 30)));
+        assert!(v.change_percent.unwrap().abs() < 1.0, "{v:?}");
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 }

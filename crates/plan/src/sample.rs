@@ -298,7 +298,7 @@ impl<'s> Sampler<'s> {
                     plan.interval,
                     observe::devices(ground.target().map(Target::info), workdir),
                     !executor.separate_process(),
-                    processes.as_ref().and_then(|p| p.cgroup()).map(|c| c.dir()),
+                    processes.as_ref().and_then(|p| p.cgroup()),
                 );
                 let mut harness = SampleHarness {
                     system,

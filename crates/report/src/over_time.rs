@@ -850,6 +850,7 @@ mod tests {
                     steady: Some(true),
                     change_percent: Some(1.0),
                     warmup_ns: Some(0),
+                    finish_ns: None,
                 },
                 PhaseVerdict {
                     phase: 1,
@@ -857,6 +858,7 @@ mod tests {
                     steady: Some(false),
                     change_percent: Some(-48.0),
                     warmup_ns: None,
+                    finish_ns: None,
                 },
             ],
             devices: vec![DeviceLoad {
@@ -869,6 +871,7 @@ mod tests {
             }],
             steal_percent: Some(3.0),
             other_io_bytes: Some(64 << 20),
+            own_io_bytes: None,
             disturbed: true,
         });
         let (svg, caption) = draw("io on ext4: repetition 1 of 1", &s, 2);

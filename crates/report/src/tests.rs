@@ -1575,6 +1575,7 @@ fn the_html_report_draws_samples_over_time_and_marks_what_the_host_disturbed() {
                 steady: Some(true),
                 change_percent: Some(0.0),
                 warmup_ns: Some(0),
+                finish_ns: None,
             }],
             steal_percent: Some(if rep == 3 { 9.0 } else { 0.0 }),
             disturbed: rep == 3,

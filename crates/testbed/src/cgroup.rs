@@ -5,7 +5,10 @@
 //! cgroup filesystem), a [`Reaper`] follows them as a process group and as orphans this process
 //! adopts. The cgroup also carries a platform's CPU quota (v1's `cpu` controller or v2's
 //! `cpu.max`): only the processes in it are slowed, not the kernel's own threads (writeback,
-//! journal commits), unlike a lower CPU frequency (docs/plans.md, "platforms").
+//! journal commits), unlike a lower CPU frequency (docs/plans.md, "platforms"). And it counts
+//! its processes' I/O per device (v2's io.stat, or v1's blkio hierarchy beside it), so that
+//! what the sample itself does outside its target (a copy's source on the host disk) is told
+//! from another process's I/O.
 
 use crate::error::TargetError;
 use crate::ledger::{Ledger, Resource};
@@ -45,8 +48,16 @@ pub struct Cgroup {
     home: PathBuf,
     /// The v1 cpu controller's directory of a quota (on v2 the quota is set in `home`).
     cpu: Option<PathBuf>,
+    /// Its v1 blkio directory, where the I/O of its processes is counted when `home` has no
+    /// io.stat (a v2 hierarchy without the io controller, or v1 alone).
+    blkio: Option<PathBuf>,
     pub quota: Option<Quota>,
 }
+
+/// What v1 blkio counts a cgroup's bytes in, per device.
+const BLKIO_BYTES: &str = "blkio.throttle.io_service_bytes";
+/// Where v1 takes a device's read limit: a rule of no limit turns the counting on.
+const BLKIO_READ_LIMIT: &str = "blkio.throttle.read_bps_device";
 
 /// The cgroup hierarchies mounted on this host.
 #[derive(Debug, Default)]
@@ -54,6 +65,7 @@ struct Hierarchies {
     v2: Option<PathBuf>,
     freezer: Option<PathBuf>,
     cpu: Option<PathBuf>,
+    blkio: Option<PathBuf>,
 }
 
 impl Hierarchies {
@@ -66,6 +78,7 @@ impl Hierarchies {
                 "cgroup2" => &mut found.v2,
                 "cgroup" if has("freezer") => &mut found.freezer,
                 "cgroup" if has("cpu") => &mut found.cpu,
+                "cgroup" if has("blkio") => &mut found.blkio,
                 _ => continue,
             };
             slot.get_or_insert(mount.mount_point);
@@ -139,8 +152,20 @@ impl Cgroup {
         let mut cgroup = Cgroup {
             home,
             cpu: None,
+            blkio: None,
             quota,
         };
+        // Its I/O is counted where its home cannot: v1's blkio beside v2 or the freezer (a
+        // cgroup without it still holds and ends the sample's processes; their I/O is then
+        // not told from another's, and the sample says so).
+        if !cgroup.home.join("io.stat").exists() {
+            if let Some(blkio) = found.blkio.as_ref().filter(|b| *b != home_root) {
+                let dir = blkio.join(&name);
+                if std::fs::create_dir(&dir).is_ok() {
+                    cgroup.blkio = Some(dir);
+                }
+            }
+        }
         let Some(quota) = quota else {
             return Ok(cgroup);
         };
@@ -176,7 +201,51 @@ impl Cgroup {
 
     /// The directories of the cgroup, one per hierarchy.
     fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
-        std::iter::once(&self.home).chain(self.cpu.as_ref())
+        std::iter::once(&self.home)
+            .chain(self.cpu.as_ref())
+            .chain(self.blkio.as_ref())
+    }
+
+    /// The file that counts its processes' bytes per device (v2's io.stat, v1's
+    /// blkio.throttle.io_service_bytes; read by `fsbench_measure::monitor::cgroup_io_bytes`),
+    /// once [`Cgroup::count_io_on`] the devices; None where the host has neither.
+    pub fn io_stat(&self) -> Option<PathBuf> {
+        let v2 = self.home.join("io.stat");
+        if v2.exists() {
+            return Some(v2);
+        }
+        self.blkio.as_ref().map(|dir| dir.join(BLKIO_BYTES))
+    }
+
+    /// Makes the kernel count its processes' I/O on `devices` (names: `vda`, `loop3`). v2
+    /// counts every device already. v1's blkio counts only on a device whose throttling was
+    /// configured once (Linux 6.18 here: its io_service_bytes said 0 for 40 MiB of a
+    /// cgroup's I/O before, every byte after): a read limit of "no limit" (u64::MAX) on each
+    /// turns it on without limiting anything — every I/O of the device then passes the
+    /// throttling's check (no rule: none is held back), until it is detached or the host
+    /// reboots. A partition is refused: the kernel counts a cgroup's I/O per whole disk.
+    pub fn count_io_on(&self, devices: &[String]) -> Result<(), String> {
+        if let Some(part) = devices.iter().find(|name| {
+            Path::new("/sys/class/block")
+                .join(name)
+                .join("partition")
+                .exists()
+        }) {
+            return Err(format!(
+                "{part} is a partition, and a cgroup's I/O is counted per whole disk"
+            ));
+        }
+        let Some(dir) = &self.blkio else {
+            return Ok(());
+        };
+        let file = dir.join(BLKIO_READ_LIMIT);
+        for name in devices {
+            let number = fsbench_measure::monitor::device_number(name)
+                .ok_or_else(|| format!("{name} has no device number in /sys/class/block"))?;
+            std::fs::write(&file, format!("{number} {}", u64::MAX))
+                .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        }
+        Ok(())
     }
 
     /// Moves a process (and the threads and children it makes from then on) into the cgroup.
@@ -212,6 +281,7 @@ impl Cgroup {
     fn records(&self) -> Vec<Resource> {
         self.cpu
             .iter()
+            .chain(self.blkio.iter())
             .chain(std::iter::once(&self.home))
             .map(|path| Resource::Cgroup { path: path.clone() })
             .collect()
@@ -704,6 +774,69 @@ mod tests {
         Cgroup::new(None)
             .map_err(|e| eprintln!("skipped: {e}"))
             .ok()
+    }
+
+    /// Real: a process in the cgroup writes 8 MiB to the disk of /var/tmp and syncs it, while
+    /// this process (outside it) writes 8 MiB more there: the cgroup's counters have the 8 MiB
+    /// its process wrote, not this one's. Needs root and io.stat or a blkio hierarchy.
+    #[test]
+    fn a_cgroup_counts_what_its_processes_write_on_a_disk_and_no_more() {
+        let Some(cgroup) = cgroup_or_skip() else {
+            return;
+        };
+        let Some(stat) = cgroup.io_stat() else {
+            eprintln!("skipped: no io.stat nor blkio hierarchy");
+            return;
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("fsbench-test-cgroup-io")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let disk = crate::disk::disk_of_file(dir.path())
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .expect("/var/tmp is on a disk");
+        cgroup.count_io_on(std::slice::from_ref(&disk)).unwrap();
+        let number = fsbench_measure::monitor::device_number(&disk).unwrap();
+        let before = fsbench_measure::monitor::cgroup_io_bytes(&stat, &number).unwrap();
+        let mine = dir.path().join("outside");
+        let theirs = dir.path().join("inside");
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "read go; dd if=/dev/zero of={} bs=1M count=8 conv=fsync status=none",
+                theirs.display()
+            ))
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        cgroup.add(child.id()).unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+            let mut file = std::fs::File::create(&mine).unwrap();
+            file.write_all(&vec![1u8; 8 << 20]).unwrap();
+            file.sync_all().unwrap();
+        }
+        assert!(child.wait().unwrap().success());
+        let after = fsbench_measure::monitor::cgroup_io_bytes(&stat, &number).unwrap();
+        let written = after.1 - before.1;
+        assert!(
+            ((8 << 20)..(12 << 20)).contains(&written),
+            "the cgroup wrote {written} bytes on {disk} ({})",
+            stat.display()
+        );
+        // A partition is refused: its I/O is counted at its disk.
+        let parts: Vec<String> = std::fs::read_dir("/sys/class/block")
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().join("partition").exists())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .take(1)
+            .collect();
+        if let Some(part) = parts.first() {
+            let err = cgroup.count_io_on(&parts).unwrap_err();
+            assert!(err.contains(part) && err.contains("whole disk"), "{err}");
+        }
     }
 
     /// Real: needs root and a cgroup hierarchy; skipped elsewhere with a note.

@@ -14,7 +14,7 @@ use crate::data::DataSource;
 use crate::error::WorkloadError;
 use crate::fileio::{self, raw, AlignedBuf, OpenMode};
 use crate::harness::{phase_start_after, Answer, Ask, Harness, Relay};
-use crate::matrix::CacheState;
+use crate::matrix::{CacheState, MatrixSettings};
 use crate::rng::{Permutation, Rng};
 use crate::stdio::{StdioReader, StdioWriter};
 use crate::together::run_together_watching;
@@ -163,6 +163,9 @@ pub fn run(
             runner
                 .recorder
                 .set_probe(series.as_ref().map(|s| s.probe(0)));
+            runner
+                .recorder
+                .mark_finishing(Pass::finishes(&runner.plan.settings, phase));
             let measured = match (started, &first_done) {
                 (Ok(true), Some(wall)) => {
                     // The rank's main thread hears of the others while the phase runs in
@@ -291,6 +294,18 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
+    /// Whether `phase`'s passes end with a step that does something (what [`Pass::finish`]
+    /// does): its series mark the time it takes.
+    fn finishes(settings: &MatrixSettings, phase: Phase) -> bool {
+        let stdio_write = (phase.api(), phase.direction()) == (Api::Stdio, Direction::Write);
+        Pass::fsyncs(settings, phase) || settings.include_close || stdio_write
+    }
+
+    /// fsync (-e) ends the passes of phases that write.
+    fn fsyncs(settings: &MatrixSettings, phase: Phase) -> bool {
+        settings.include_fsync && phase.direction() != Direction::Read
+    }
+
     /// The end of a timed pass: flush the stdio buffer, fsync (-e) and close (-c) as asked.
     fn finish(&mut self, stdio_write: bool) -> io::Result<()> {
         if stdio_write {
@@ -650,7 +665,7 @@ impl<'p> Runner<'p> {
             record,
             base,
             mix_read_percent: u64::from(settings.mix_read_percent),
-            fsync: settings.include_fsync && phase.direction() != Direction::Read,
+            fsync: Pass::fsyncs(settings, phase),
             close: settings.include_close,
         };
         let recorder = &mut self.recorder;

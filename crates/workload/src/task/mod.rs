@@ -1009,6 +1009,7 @@ impl Chain<'_> {
                 ops: value(&FILES).unwrap_or(1),
                 bytes: value(&BYTES).unwrap_or(0),
                 latency: None,
+                finish_ns: 0,
             };
             batches.push(fsbench_model::series::PhaseBatch {
                 phase: fsbench_measure::series::next_phase(),
