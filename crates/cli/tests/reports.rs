@@ -244,7 +244,7 @@ fn the_then_and_now_table_renders_in_markdown_and_in_chromium() {
     let summary = stdout(&output);
     assert!(
         summary.contains("\nThen and now (")
-            && summary.contains("  creates per second (000_54e63b6255832411.txt:415); now: meta create threads=1 (ops_rate)\n")
+            && summary.contains("  creates per second (000_54e63b6255832411.txt:415); now: meta create threads=1 (operations/s)\n")
             && summary.contains("    tmpfs mount=big      then 1.10×, now "),
         "{summary}"
     );

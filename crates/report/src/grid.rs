@@ -2,7 +2,7 @@
 //! [`GridView`](fsbench_workload::workload::GridView): the matrix's iozone-style blocks (one per
 //! phase, rows file sizes, columns record sizes). Only formatting; the values are stored ones.
 
-use fsbench_model::{Dim, DimValue, ResultRecord};
+use fsbench_model::{metric_heading, metric_label, Dim, DimValue, ResultRecord};
 use fsbench_workload::workload::{GridUnit, GridView};
 use std::io::{self, Write};
 
@@ -191,11 +191,7 @@ pub fn write_table(
             fsbench_model::Direction::Lower => " ↓",
             fsbench_model::Direction::None => "",
         };
-        headers.push(if label.is_empty() {
-            format!("{metric}{arrow}")
-        } else {
-            format!("{metric} [{label}]{arrow}")
-        });
+        headers.push(format!("{}{arrow}", metric_heading(metric, label)));
         for (row, r) in records.iter().enumerate() {
             cells[row].push(r.measurement(metric).map_or("-".into(), |m| {
                 let v = m.value / divisor;
@@ -255,7 +251,7 @@ pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result
         } else {
             dims.label()
         };
-        let key = format!("{label} {}", main.metric);
+        let key = format!("{label} {}", metric_label(&main.metric));
         match groups.iter_mut().find(|g| g.0 == key) {
             Some(g) => g.3.push((point.value, main.value)),
             None => groups.push((
@@ -365,7 +361,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(
-            lines[0].contains("ops_rate [ops/s] ↑") && lines[0].contains("latency_p99 [µs] ↓"),
+            lines[0].contains(" operations/s ↑") && lines[0].contains(" p99 latency [µs] ↓"),
             "{text}"
         );
         assert!(
@@ -384,7 +380,7 @@ mod tests {
         let header = String::from_utf8(out).unwrap();
         let header = header.lines().next().unwrap();
         assert!(
-            header.find("latency_p99") < header.find("ops_rate"),
+            header.find("p99 latency") < header.find("operations/s"),
             "{header}"
         );
     }

@@ -18,7 +18,7 @@ use fsbench_analysis::rank::{
     geometric_mean, overall_scores, placements, rank_intervals, Contest, Placement, RankInterval,
 };
 pub use fsbench_model::Category;
-use fsbench_model::{CaseAxis, Direction, Unit, FRESH};
+use fsbench_model::{metric_label, CaseAxis, Direction, Unit, FRESH};
 use fsbench_workload::WorkloadSettings;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -92,10 +92,23 @@ impl Discipline {
     pub fn title(&self) -> String {
         title(&self.workload, &self.row, &self.metric)
     }
+
+    /// Its name without the metric, where a heading names it: `stream write 256m 1m`, or
+    /// `files` when the row has no dimensions.
+    pub fn short_title(&self) -> String {
+        if self.row == metric_label(&self.metric) {
+            self.workload.clone()
+        } else {
+            format!("{} {}", self.workload, self.row)
+        }
+    }
 }
 
-/// A discipline's name: `stream write 256m 1m (throughput)`, or `untar elapsed`.
-fn title(workload: &str, row: &str, metric: &str) -> String {
+/// A discipline's name, its metric as a reader knows it (`fsbench_model::metric_label`):
+/// `stream write 256m 1m (throughput)`, `files create threads=1 (operations/s)`, or `nap time
+/// slept` when the row has no dimensions (its label is the metric's).
+pub fn title(workload: &str, row: &str, metric: &str) -> String {
+    let metric = metric_label(metric);
     if row == metric {
         format!("{workload} {metric}")
     } else {

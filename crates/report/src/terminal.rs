@@ -13,6 +13,7 @@ use crate::markdown::{value_text, versus_text};
 use crate::model::{ReportModel, Row, Table};
 use crate::standings::{AgedRanking, AgingPenalty, AgingReport, Discipline, Options, Standings};
 use crate::then_now::{now_text, ratio_text, verdict_text, ThenNow};
+use fsbench_model::metric_label;
 use fsbench_store::Outcome;
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -242,7 +243,7 @@ fn write_table(
         .collect();
     let mut title = printable(workload).into_owned();
     if titled_by_metric {
-        title = format!("{title} {}", printable(&table.metric));
+        title = format!("{title} {}", metric_label(&table.metric));
     }
     let mut notes: Vec<&str> = Vec::new();
     if shared {

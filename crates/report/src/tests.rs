@@ -273,7 +273,7 @@ fn the_terminal_summary_shows_main_metrics_each_row_in_its_unit() {
         &model,
     );
     assert!(
-        all.contains("small latency_p99 [µs, lower is better;"),
+        all.contains("small p99 latency [µs, lower is better;"),
         "{all}"
     );
 }
@@ -484,7 +484,7 @@ fn sweeps_become_curves_with_peak_and_knee_and_tasks_become_tables() {
     let model = ReportModel::load(&store, &[run]).unwrap();
     let html = render(&crate::Html::default(), &model);
     assert!(
-        html.contains("create: ops_rate over threads (higher is better)"),
+        html.contains("create: operations/s over threads (higher is better)"),
         "{html}"
     );
     assert!(
@@ -496,7 +496,7 @@ fn sweeps_become_curves_with_peak_and_knee_and_tasks_become_tables() {
         html.contains("untar: tool untar (mean ± 95 % CI half-width; lower is better)"),
         "the task table"
     );
-    assert!(html.contains("real [s]") && html.contains("user [s]"));
+    assert!(html.contains("real time [s]") && html.contains("user CPU time [s]"));
     let standings = crate::standings::Standings::of(&model, &Default::default());
     assert_eq!(standings.scores[0].label, "xfs");
     let untar = standings
@@ -571,10 +571,10 @@ fn a_queue_depth_sweep_draws_iops_and_latency_against_the_depth() {
         .unwrap();
     let model = ReportModel::load(&store, &[run]).unwrap();
     let html = render(&crate::Html::default(), &model);
-    let curve = "randread read io_uring: ops_rate over iodepth (higher is better)";
+    let curve = "randread read io_uring: operations/s over iodepth (higher is better)";
     assert_eq!(html.matches(curve).count(), 1, "one curve: {html}");
     assert!(html.contains("\nknee\n</text>"), "the knee at 32 is marked");
-    for latency in ["latency_p50", "latency_p99"] {
+    for latency in ["p50 latency", "p99 latency"] {
         let title = format!("randread read io_uring: {latency} over iodepth (lower is better)");
         assert_eq!(html.matches(&title).count(), 1, "{latency}: {html}");
     }
@@ -582,7 +582,8 @@ fn a_queue_depth_sweep_draws_iops_and_latency_against_the_depth() {
     crate::grid::write_curves(&mut terminal, &points).unwrap();
     let terminal = String::from_utf8(terminal).unwrap();
     assert!(
-        terminal.starts_with("randread read io_uring ops_rate over iodepth: peak at iodepth=128")
+        terminal
+            .starts_with("randread read io_uring operations/s over iodepth: peak at iodepth=128")
             && terminal.contains("knee at iodepth=32")
             && terminal.lines().count() == 1,
         "{terminal}"
@@ -651,7 +652,7 @@ fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
         .split("</table>")
         .next()
         .unwrap();
-    for header in ["tps [ops&#x2f;s]", "cpu_sys_percent [%]", "fsck [s]"] {
+    for header in ["transactions&#x2f;s", "system CPU %<", "fsck [s]"] {
         assert!(table.contains(header), "{header}: {table}");
     }
     assert!(
