@@ -1201,10 +1201,15 @@ then = 1.5
             "    ext3   the reference (then 32.418 s)\n",
             "    ext4   then 0.70×, now 0.70× [0.70–0.70]: agrees\n",
             "    jfs    then 1.66×, now —: not measured (unsupported)\n",
-            "against btrfs (the closest of 4): agrees\n",
         ] {
             assert!(terminal.contains(part), "{part}\n{terminal}");
         }
+        // A claim too long for a line wraps between words.
+        let words = terminal.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("against btrfs (the closest of 4): agrees "),
+            "{terminal}"
+        );
         let html = html(&then_now).unwrap();
         assert!(html.contains("<section id=\"then-and-now\""), "{html}");
         assert!(html.contains("<td class=\"win\">agrees</td>"), "{html}");
