@@ -1031,7 +1031,8 @@ const LONG_SETS: [&str; 3] = [
 /// and tmpfs, each configuration with a mount option set of a long name, and one the kernel
 /// refuses. The summary has no line over 120 columns, no "…", no stored metric name; every
 /// verdict names its discipline, its leaders and whom they lead whole (wrapped between
-/// words), and the refused configuration's reason is there whole.
+/// words), the ranking is ordered by its points with the rank interval beside them, and the
+/// refused configuration's reason is there whole.
 #[test]
 fn the_answer_is_read_whole() {
     if !root_or_skip("the_answer_is_read_whole") {
@@ -1103,6 +1104,23 @@ fsync_file = true
             .trim_end_matches([',', ';']);
         assert!(LONG_SETS.contains(&set), "{word} is cut: {summary}");
     }
+    // The ranking: most points first, each with its rank interval beside them.
+    let start = summary.find("\nRanking (").unwrap();
+    let ranking: Vec<f64> = summary[start..]
+        .lines()
+        .filter(|l| l.contains(" points  rank "))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "points").unwrap();
+            words[at - 1].parse().unwrap()
+        })
+        .collect();
+    assert_eq!(ranking.len(), 3, "{summary}");
+    assert!(ranking.windows(2).all(|w| w[0] >= w[1]), "{summary}");
+    assert!(
+        section("Ranking (").contains("most points first"),
+        "{summary}"
+    );
     let not_measured = section("Not measured (");
     assert!(
         not_measured.contains(

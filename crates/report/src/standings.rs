@@ -136,7 +136,7 @@ pub struct Score {
 #[derive(Debug, Clone, Serialize)]
 pub struct Standings {
     pub disciplines: Vec<Discipline>,
-    /// Best overall first.
+    /// Most points (`overall`) first.
     pub scores: Vec<Score>,
     pub baseline: Option<String>,
     pub weights: BTreeMap<Category, f64>,
@@ -492,12 +492,14 @@ impl Standings {
                 }
             })
             .collect();
-        // The order claimed first (the intervals), then the points within what is not
-        // separated.
+        // Most points first, as a reader expects of a ranking (the rank intervals beside them
+        // say which of its steps are real); equal points (to rounding) by their intervals,
+        // then in the order the configurations first appear.
+        let points = |s: &Score| (s.overall * 1e9).round();
         scores.sort_by(|a, b| {
-            (a.rank.best, a.rank.worst)
-                .cmp(&(b.rank.best, b.rank.worst))
-                .then(b.overall.total_cmp(&a.overall))
+            points(b)
+                .total_cmp(&points(a))
+                .then((a.rank.best, a.rank.worst).cmp(&(b.rank.best, b.rank.worst)))
         });
         gains.sort_by(f64::total_cmp);
         let pairing_gain = (!gains.is_empty()).then(|| (gains[gains.len() / 2], gains.len()));

@@ -4,7 +4,7 @@
 //! half-width of each 95 % confidence interval in a readable unit, one row per result and one
 //! column per configuration — or, when that is too wide, one row per configuration (and split
 //! further if need be); each configuration that was not measured, with its reason; for a
-//! campaign, the verdict of each discipline and the ranking, its points with their rank
+//! campaign, the verdict of each discipline and the ranking by points with their rank
 //! intervals (crate::standings), where a reader looks first; a study's published figures
 //! beside the run's, a verdict per claim (crate::then_now); aged against fresh (the aging
 //! penalty, rankings aging changes). Metrics are named as a reader knows them
@@ -839,8 +839,8 @@ pub fn ranking_text(order: &[(String, usize)]) -> String {
     text
 }
 
-/// The ranking, in the order of the standings: each configuration's points, the 95 % interval
-/// of its rank beside them, and its points per category.
+/// The ranking, in the order of its points (best first): each configuration's points, the
+/// 95 % interval of its rank beside them, and its points per category.
 fn write_ranking(
     out: &mut dyn Write,
     standings: &Standings,
@@ -859,7 +859,7 @@ fn write_ranking(
     heading(
         out,
         &format!(
-            "Ranking (rank: its 95 % interval over the {rounds} rounds, 1–2 = not separated; points per placement in each discipline):"
+            "Ranking (most points first: per placement in each discipline; rank: 95 % interval over {rounds} rounds, 1–2 = not separated):"
         ),
     )?;
     let ranks: Vec<String> = standings.scores.iter().map(|s| s.rank.text()).collect();

@@ -666,6 +666,97 @@ fn whole_run_figures_and_the_fsck_time_make_one_table_per_workload() {
     assert!(table.contains("ext4") && table.contains("xfs"));
 }
 
+/// The ranking is ordered by its points, most first, whatever its rank intervals: ext3 leads
+/// both disciplines, but one of them has a single value of it (its other samples failed), so
+/// no order against it can be claimed and its interval spans every rank (1–3), wider than
+/// ext2's (1–2) — the issue's ext2 (10.90 points) above ext3 (12.00 points), which the old
+/// order by intervals gave. The summary says the rule and shows each interval beside the
+/// points.
+#[test]
+fn the_ranking_is_ordered_by_its_points_with_each_rank_interval_beside_them() {
+    const OPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+    let (_dir, mut store, run) = new_run("p", 18);
+    let create = |rate: f64| {
+        [ResultRecord {
+            dims: Dims {
+                operation: Some("create".into()),
+                ..Dims::default()
+            },
+            measurements: vec![OPS.at(rate)],
+            ..ResultRecord::default()
+        }]
+    };
+    let mut position = 0;
+    for (fs, speed) in [("ext2", 2000.0), ("ext3", 3000.0), ("ext4", 1000.0)] {
+        let config = format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+        );
+        for workload in ["files", "fsync"] {
+            let case = store
+                .add_case(
+                    run,
+                    &format!("{fs}.{workload}"),
+                    position,
+                    &typed(&config),
+                    &format!(r#"{{"kind":"metadata","name":"{workload}"}}"#),
+                )
+                .unwrap();
+            position += 1;
+            for rep in 1..=3u32 {
+                let results = create(speed + rep as f64 * 10.0);
+                let failed = fs == "ext3" && workload == "fsync" && rep > 1;
+                let new = if failed {
+                    sample(rep, Outcome::Failed)
+                } else {
+                    NewSample {
+                        results: &results,
+                        ..sample(rep, Outcome::Ok)
+                    }
+                };
+                store.record_sample(case, &new).unwrap();
+            }
+        }
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let standings = crate::standings::Standings::of(&model, &Default::default());
+    let scores: Vec<(&str, f64, String)> = standings
+        .scores
+        .iter()
+        .map(|s| (s.label.as_str(), s.overall, s.rank.text()))
+        .collect();
+    // The case the order by intervals got wrong: ext3 has more points, ext2 the better interval.
+    let of = |fs: &str| scores.iter().find(|s| s.0 == fs).unwrap().clone();
+    assert!(of("ext3").1 > of("ext2").1, "{scores:?}");
+    assert_eq!(
+        (of("ext2").2.as_str(), of("ext3").2.as_str()),
+        ("1–2", "1–3")
+    );
+    assert_eq!(
+        scores.iter().map(|s| s.0).collect::<Vec<_>>(),
+        ["ext3", "ext2", "ext4"],
+        "{scores:?}"
+    );
+    let text = render(
+        &Terminal {
+            db: None,
+            all_metrics: false,
+            ranking: true,
+        },
+        &model,
+    );
+    let ranking = text.split("\nRanking (").nth(1).unwrap();
+    assert!(ranking.starts_with("most points first"), "{text}");
+    let lines: Vec<&str> = ranking.lines().skip(1).take(3).collect();
+    assert!(
+        lines[0].starts_with("  ext3") && lines[0].contains(" points  rank 1–3  ("),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("  ext2") && lines[1].contains(" points  rank 1–2  ("),
+        "{text}"
+    );
+}
+
 /// A discipline that fewer than half of the configurations ran (a sweep on one of them) is
 /// among the winners but scores no points: the ranking compares like with like.
 #[test]
