@@ -143,6 +143,11 @@ impl MetricDef {
         MetricDef { main: true, ..self }
     }
 
+    /// The name a reader sees: [`metric_label`] of its name.
+    pub fn label(&self) -> Cow<'static, str> {
+        metric_label(self.name)
+    }
+
     pub fn at(&self, value: f64) -> Measurement {
         Measurement {
             metric: Cow::Borrowed(self.name),
@@ -151,6 +156,90 @@ impl MetricDef {
             direction: self.direction,
             main: self.main,
         }
+    }
+}
+
+/// The name a reader sees for each stored metric name, in every report and summary (the
+/// store, the JSON and the CSV keep the stored name, which plans and scripts use). Every
+/// figure a workload declares is here; one that is not reads as its name with spaces.
+const METRIC_LABELS: &[(&str, &str)] = &[
+    ("throughput", "throughput"),
+    ("ops_rate", "operations/s"),
+    ("entries_rate", "entries/s"),
+    ("tps", "transactions/s"),
+    ("read_throughput", "read throughput"),
+    ("write_throughput", "write throughput"),
+    ("writeback", "writeback throughput"),
+    ("rate", "data rate"),
+    ("latency_min", "minimum latency"),
+    ("latency_mean", "mean latency"),
+    ("latency_p50", "p50 latency"),
+    ("latency_p90", "p90 latency"),
+    ("latency_p99", "p99 latency"),
+    ("latency_p99_9", "p99.9 latency"),
+    ("latency_max", "maximum latency"),
+    ("slat_min", "minimum submission latency"),
+    ("slat_mean", "mean submission latency"),
+    ("slat_p50", "p50 submission latency"),
+    ("slat_p90", "p90 submission latency"),
+    ("slat_p99", "p99 submission latency"),
+    ("slat_p99_9", "p99.9 submission latency"),
+    ("slat_max", "maximum submission latency"),
+    ("sync_min", "minimum sync time"),
+    ("sync_mean", "mean sync time"),
+    ("sync_p50", "p50 sync time"),
+    ("sync_p90", "p90 sync time"),
+    ("sync_p99", "p99 sync time"),
+    ("sync_p99_9", "p99.9 sync time"),
+    ("sync_max", "maximum sync time"),
+    ("real", "real time"),
+    ("user", "user CPU time"),
+    ("sys", "system CPU time"),
+    ("sync", "sync time"),
+    ("cpu_user", "user CPU time"),
+    ("cpu_sys", "system CPU time"),
+    ("cpu_per_op", "CPU time per operation"),
+    ("cpu_user_percent", "user CPU %"),
+    ("cpu_sys_percent", "system CPU %"),
+    ("cpu_percent", "CPU %"),
+    ("ops", "operations"),
+    ("bytes", "bytes"),
+    ("files", "files"),
+    ("elapsed", "elapsed time"),
+    ("finish", "finishing time"),
+    ("passes", "passes"),
+    ("pass_rate_stddev", "pass rate standard deviation"),
+    ("pass_rate_cv", "pass rate CV"),
+    ("quantisation", "clock quantisation"),
+    ("resident_before", "cached before a pass"),
+    ("transactions", "transactions"),
+    ("unexpected", "unexpected outcomes"),
+    ("lines", "lines replayed"),
+    ("loops", "loadfile loops"),
+    ("slept", "time slept"),
+    ("ranks", "ranks"),
+    ("imbalance", "rank imbalance"),
+];
+
+/// The name a reader sees for a stored metric ([`METRIC_LABELS`]): `operations/s` for
+/// `ops_rate`; a name the table lacks (a figure newer than it) with its underscores as spaces.
+pub fn metric_label(name: &str) -> Cow<'static, str> {
+    match METRIC_LABELS.iter().find(|(stored, _)| *stored == name) {
+        Some((_, label)) => Cow::Borrowed(label),
+        None => Cow::Owned(name.replace('_', " ")),
+    }
+}
+
+/// A column's heading for a metric shown in `unit` (a display unit, `Unit::display`):
+/// `p99 latency [µs]`; a label that says its unit already (`CPU %`, and a rate named by what
+/// it counts per second: `operations/s`, `entries/s`) has none after it, nor has a count.
+pub fn metric_heading(name: &str, unit: &str) -> String {
+    let label = metric_label(name);
+    let said = label.ends_with(unit) || (unit == Unit::OpsPerSec.name() && label.ends_with("/s"));
+    if unit.is_empty() || said {
+        label.into_owned()
+    } else {
+        format!("{label} [{unit}]")
     }
 }
 
@@ -485,6 +574,32 @@ mod tests {
             dim.clear(&mut all);
             assert_eq!(dim.get(&all), None, "{dim:?}");
         }
+    }
+
+    #[test]
+    fn every_metric_has_one_name_a_reader_knows() {
+        assert_eq!(metric_label("ops_rate"), "operations/s");
+        assert_eq!(metric_label("latency_p99_9"), "p99.9 latency");
+        assert_eq!(
+            MetricDef::new("tps", Unit::OpsPerSec, Direction::Higher).label(),
+            "transactions/s"
+        );
+        // A figure newer than the table reads as its name with spaces.
+        assert_eq!(metric_label("flush_time"), "flush time");
+        for (i, (name, label)) in METRIC_LABELS.iter().enumerate() {
+            assert!(
+                METRIC_LABELS[..i].iter().all(|(other, _)| other != name),
+                "{name} twice"
+            );
+            assert!(
+                !label.contains('_') && !label.is_empty(),
+                "{name}: {label:?}"
+            );
+        }
+        assert_eq!(metric_heading("latency_p99", "µs"), "p99 latency [µs]");
+        assert_eq!(metric_heading("ops_rate", "ops/s"), "operations/s");
+        assert_eq!(metric_heading("cpu_sys_percent", "%"), "system CPU %");
+        assert_eq!(metric_heading("ops", ""), "operations");
     }
 
     #[test]

@@ -134,7 +134,7 @@ impl Efficiency {
 
     /// `randread read 64m 4k (ops_rate)` of workload `randread`.
     pub fn title(&self) -> String {
-        format!("{} {} ({})", self.workload, self.row, self.metric)
+        crate::standings::title(&self.workload, &self.row, &self.metric)
     }
 
     /// A value of this figure with 3 significant digits in the unit the device's reads best

@@ -2,7 +2,8 @@
 //! [`GridView`](fsbench_workload::workload::GridView): the matrix's iozone-style blocks (one per
 //! phase, rows file sizes, columns record sizes). Only formatting; the values are stored ones.
 
-use fsbench_model::{Dim, DimValue, ResultRecord};
+use crate::terminal::{wrap_text, WIDTH};
+use fsbench_model::{metric_heading, metric_label, Dim, DimValue, ResultRecord};
 use fsbench_workload::workload::{GridUnit, GridView};
 use std::io::{self, Write};
 
@@ -187,15 +188,11 @@ pub fn write_table(
             .fold(0.0, f64::max);
         let (divisor, label) = unit.display(typical);
         let arrow = match direction {
-            fsbench_model::Direction::Higher => " ↑",
-            fsbench_model::Direction::Lower => " ↓",
+            fsbench_model::Direction::Higher => "↑",
+            fsbench_model::Direction::Lower => "↓",
             fsbench_model::Direction::None => "",
         };
-        headers.push(if label.is_empty() {
-            format!("{metric}{arrow}")
-        } else {
-            format!("{metric} [{label}]{arrow}")
-        });
+        headers.push((metric_heading(metric, label), arrow));
         for (row, r) in records.iter().enumerate() {
             cells[row].push(r.measurement(metric).map_or("-".into(), |m| {
                 let v = m.value / divisor;
@@ -207,23 +204,67 @@ pub fn write_table(
             }));
         }
     }
-    let widths: Vec<usize> = headers
+    let chars = |text: &str| text.chars().count();
+    let cell_width = |i: usize| cells.iter().map(|row| chars(&row[i])).max().unwrap_or(1);
+    let whole = |(name, arrow): &(String, &str)| chars(name) + 2 * usize::from(!arrow.is_empty());
+    let mut widths: Vec<usize> = headers
         .iter()
         .enumerate()
-        .map(|(i, h)| {
-            cells
-                .iter()
-                .map(|row| row[i].chars().count())
-                .chain([h.chars().count()])
-                .max()
-                .unwrap_or(1)
-        })
+        .map(|(i, h)| cell_width(i).max(whole(h)))
         .collect();
-    write!(out, "{:<label_width$}", "")?;
-    for (h, w) in headers.iter().zip(&widths) {
-        write!(out, "  {h:>w$}")?;
+    // Each heading's lines in `w` columns, its arrow (which way is better) after its last word.
+    let heading = |(name, arrow): &(String, &str), w: usize| {
+        let mut lines = wrap_text("", name, 0, w);
+        let last = lines.last_mut().expect("a line");
+        if arrow.is_empty() {
+        } else if chars(last) + 2 <= w {
+            last.push(' ');
+            last.push_str(arrow);
+        } else {
+            lines.push(arrow.to_string());
+        }
+        lines
+    };
+    let total = |widths: &[usize]| label_width + widths.iter().map(|w| 2 + w).sum::<usize>();
+    // Too wide for the terminal: the headings wrap between their words over their columns'
+    // cells (a figure's name is never cut), each column as narrow as its cells and longest
+    // word, then the room left given where it saves the deepest heading a line.
+    if total(&widths) > WIDTH {
+        for (i, h) in headers.iter().enumerate() {
+            let word = h.0.split_whitespace().map(chars).max().unwrap_or(1);
+            widths[i] = cell_width(i).max(word);
+        }
+        loop {
+            let spare = WIDTH.saturating_sub(total(&widths));
+            let wider = (0..headers.len())
+                .filter_map(|i| {
+                    let depth = heading(&headers[i], widths[i]).len();
+                    let w = (widths[i] + 1..=widths[i] + spare)
+                        .find(|&w| heading(&headers[i], w).len() < depth)?;
+                    Some((depth, std::cmp::Reverse(w - widths[i]), i, w))
+                })
+                .max();
+            let Some((_, _, i, w)) = wider else { break };
+            widths[i] = w;
+        }
     }
-    writeln!(out)?;
+    let wrapped: Vec<Vec<String>> = headers
+        .iter()
+        .zip(&widths)
+        .map(|(h, &w)| heading(h, w))
+        .collect();
+    let depth = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+    for line in 0..depth {
+        let mut text = " ".repeat(label_width);
+        for (lines, w) in wrapped.iter().zip(&widths) {
+            // The last line of each heading right above its cells.
+            let part = (line + lines.len())
+                .checked_sub(depth)
+                .map_or("", |at| lines[at].as_str());
+            text.push_str(&format!("  {part:>w$}"));
+        }
+        writeln!(out, "{}", text.trim_end())?;
+    }
     for (label, row) in labels.iter().zip(&cells) {
         write!(out, "{label:<label_width$}")?;
         for (cell, w) in row.iter().zip(&widths) {
@@ -255,7 +296,7 @@ pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result
         } else {
             dims.label()
         };
-        let key = format!("{label} {}", main.metric);
+        let key = format!("{label} {}", metric_label(&main.metric));
         match groups.iter_mut().find(|g| g.0 == key) {
             Some(g) => g.3.push((point.value, main.value)),
             None => groups.push((
@@ -277,12 +318,14 @@ pub fn write_curves(out: &mut dyn Write, records: &[ResultRecord]) -> io::Result
             Some((x, y)) => format!("knee at {parameter}={x} ({})", value(y)),
             None => "no knee: still climbing at the last point".into(),
         };
-        writeln!(
-            out,
+        let line = format!(
             "{key} over {parameter}: peak at {parameter}={} ({}); {knee}",
             curve.peak.0,
             value(curve.peak.1)
-        )?;
+        );
+        for line in wrap_text("", &line, 2, WIDTH) {
+            writeln!(out, "{line}")?;
+        }
     }
     Ok(())
 }
@@ -365,7 +408,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(
-            lines[0].contains("ops_rate [ops/s] ↑") && lines[0].contains("latency_p99 [µs] ↓"),
+            lines[0].contains(" operations/s ↑") && lines[0].contains(" p99 latency [µs] ↓"),
             "{text}"
         );
         assert!(
@@ -384,8 +427,77 @@ mod tests {
         let header = String::from_utf8(out).unwrap();
         let header = header.lines().next().unwrap();
         assert!(
-            header.find("latency_p99") < header.find("ops_rate"),
+            header.find("p99 latency") < header.find("operations/s"),
             "{header}"
         );
+    }
+    /// A table of many figures is wider than the terminal: the headings wrap between their
+    /// words over their columns, every line within 120 columns and every name whole.
+    #[test]
+    fn a_wide_table_wraps_its_headings_and_never_cuts_a_name() {
+        use fsbench_model::{Dims, Direction, MetricDef, Unit};
+        let names = [
+            "ops_rate",
+            "throughput",
+            "latency_mean",
+            "latency_p50",
+            "latency_p99",
+            "latency_p99_9",
+            "slat_mean",
+            "cpu_per_op",
+        ];
+        let record = |depth: u64| ResultRecord {
+            dims: Dims {
+                iodepth: Some(depth),
+                ..Dims::default()
+            },
+            measurements: names
+                .iter()
+                .map(|&name| {
+                    let unit = match name {
+                        "ops_rate" => Unit::OpsPerSec,
+                        "throughput" => Unit::BytesPerSec,
+                        _ => Unit::Nanos,
+                    };
+                    MetricDef::new(name, unit, Direction::Higher).at(123_456.0)
+                })
+                .collect(),
+            ..ResultRecord::default()
+        };
+        let mut out = Vec::new();
+        write_table(&mut out, &[record(1), record(32)], &[]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "{line}\n{text}");
+        }
+        // The headings above the first row, read column by column.
+        let heads: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.starts_with("iodepth="))
+            .collect();
+        assert!(heads.len() > 1, "{text}");
+        let first = text.lines().nth(heads.len()).unwrap();
+        let mut columns: Vec<(usize, usize)> = Vec::new();
+        let mut end = 0;
+        for cell in first.split_whitespace().skip(1) {
+            let at = end + first[end..].find(cell).unwrap();
+            end = at + cell.len();
+            columns.push((columns.last().map_or(12, |c| c.1 + 2), end));
+        }
+        // (The first row is ASCII: its byte offsets are the headings' columns.)
+        let words = |(from, to): (usize, usize)| {
+            heads
+                .iter()
+                .map(|h| h.chars().skip(from).take(to - from).collect::<String>())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let read: Vec<String> = columns.into_iter().map(words).collect();
+        assert_eq!(read[0], "operations/s ↑", "{text}");
+        assert_eq!(read[6], "mean submission latency [µs] ↑", "{text}");
+        assert_eq!(read[7], "CPU time per operation [µs] ↑", "{text}");
     }
 }

@@ -26,7 +26,7 @@ use crate::terminal::{leaders_text, number};
 use fsbench_analysis::compare::Verdict;
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
-use fsbench_model::{Dim, DimValue, Direction, Outcome, Unit};
+use fsbench_model::{metric_heading, metric_label, Dim, DimValue, Direction, Outcome, Unit};
 use fsbench_workload::workload::GridView;
 use fsbench_workload::WorkloadSettings;
 use serde::Serialize;
@@ -92,10 +92,6 @@ struct Section {
     timelines: Vec<Timeline>,
 }
 
-fn y_title(metric: &str) -> String {
-    metric.replace('_', " ")
-}
-
 /// The display unit for cells of a table (from the largest mean).
 fn display_unit<'a>(
     table: &Table,
@@ -158,7 +154,7 @@ fn bar_chart(table: &Table, row: &Row, workload: &str, title: &str) -> Option<Ch
             &Labels {
                 title: &title,
                 x: "configuration",
-                y: &y_title(&table.metric),
+                y: &metric_label(&table.metric),
                 direction: table.direction.phrase(),
             },
             &bars,
@@ -277,7 +273,7 @@ fn grid_section(table: &Table, view: &GridView, workload: &str, section: &mut Se
                     &Labels {
                         title: &title,
                         x: &x_title,
-                        y: &y_title(&table.metric),
+                        y: &metric_label(&table.metric),
                         direction: table.direction.phrase(),
                     },
                     &lines,
@@ -292,7 +288,7 @@ fn grid_section(table: &Table, view: &GridView, workload: &str, section: &mut Se
                 ),
                 caption: format!(
                     "{title}: {} against {}, a line per configuration (study 000's layout); {}.",
-                    table.metric,
+                    metric_label(&table.metric),
                     view.rows.label(),
                     table.direction.phrase()
                 ),
@@ -341,7 +337,7 @@ fn grid_section(table: &Table, view: &GridView, workload: &str, section: &mut Se
                 ),
                 caption: format!(
                     "{title}: {} [{unit}] per {} and {}; darker is higher; {}.",
-                    table.metric,
+                    metric_label(&table.metric),
                     view.rows.label(),
                     view.columns.label(),
                     table.direction.phrase()
@@ -452,9 +448,9 @@ fn sweep_charts(table: &Table, workload: &str, section: &mut Section) {
             })
             .collect();
         let title = if rest.is_empty() {
-            format!("{} over {parameter}", table.metric)
+            format!("{} over {parameter}", metric_label(&table.metric))
         } else {
-            format!("{rest}: {} over {parameter}", table.metric)
+            format!("{rest}: {} over {parameter}", metric_label(&table.metric))
         };
         let log_y = charts::spans_decades(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)));
         let format = |x: f64| charts::short_number(x);
@@ -463,7 +459,7 @@ fn sweep_charts(table: &Table, workload: &str, section: &mut Section) {
                 &Labels {
                     title: &title,
                     x: &parameter,
-                    y: &y_title(&table.metric),
+                    y: &metric_label(&table.metric),
                     direction: table.direction.phrase(),
                 },
                 &lines,
@@ -631,11 +627,7 @@ fn figure_tables(model: &ReportModel, kind: &str, workload: &str, section: &mut 
                 }
                 let (factor, unit) = display_unit(t, cells.iter().flatten().copied());
                 Some(RowView {
-                    name: if unit.is_empty() {
-                        t.metric.clone()
-                    } else {
-                        format!("{} [{unit}]", t.metric)
-                    },
+                    name: metric_heading(&t.metric, unit),
                     colour: None,
                     cells: cells.iter().map(|c| cell_text(*c, factor)).collect(),
                 })
@@ -683,11 +675,7 @@ fn summary_table(model: &ReportModel, kind: &str, workload: &str, section: &mut 
         .iter()
         .map(|&(t, row)| {
             let (_, unit) = display(t, row);
-            if unit.is_empty() {
-                t.metric.clone()
-            } else {
-                format!("{} [{unit}]", t.metric)
-            }
+            metric_heading(&t.metric, unit)
         })
         .collect();
     header.push("fsck [s]".into());
@@ -1110,7 +1098,7 @@ impl Exporter for Html {
         env.add_template("report", TEMPLATE)
             .map_err(io::Error::other)?;
         let ranking_note = format!(
-            "Rank: its 95 % interval — a bootstrap over the rounds ({} resamples, paired: every configuration keeps the rounds drawn), so 1–2 means the order between those configurations is not established; only an order the intervals separate is claimed. Points per placement in each discipline: with N configurations the best gets N points and the last 1; configurations that do not differ significantly share their places' points. Overall = Σ category weight × mean points per discipline of the category (weights: {}). Composite = geometric mean over every discipline of the figure relative to {} (above 1 is better).",
+            "In the order of the overall points, most first. Rank: its 95 % interval — a bootstrap over the rounds ({} resamples, paired: every configuration keeps the rounds drawn), so 1–2 means the order between those configurations is not established; only an order the intervals separate is claimed. Points per placement in each discipline: with N configurations the best gets N points and the last 1; configurations that do not differ significantly share their places' points. Overall = Σ category weight × mean points per discipline of the category (weights: {}). Composite = geometric mean over every discipline of the figure relative to {} (above 1 is better).",
             standings.resamples,
             standings.weights.iter().map(|(c, w)| format!("{} {w}", c.name())).collect::<Vec<_>>().join(", "),
             standings.baseline.as_deref().unwrap_or("the baseline"),
@@ -1332,12 +1320,7 @@ fn heatmap_view(
     let columns: Vec<_> = ordered
         .iter()
         .map(|d| {
-            let short = if d.row == d.metric {
-                d.workload.clone()
-            } else {
-                format!("{} {}", d.workload, d.row)
-            };
-            minijinja::context! { short => short, title => format!("{} ({})", d.title(), d.direction.phrase()) }
+            minijinja::context! { short => d.short_title(), title => format!("{} ({})", d.title(), d.direction.phrase()) }
         })
         .collect();
     let rows: Vec<_> = model

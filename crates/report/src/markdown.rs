@@ -186,7 +186,7 @@ impl Exporter for Markdown {
             let categories = standings.categories();
             writeln!(
                 out,
-                "Rank: its 95 % interval (a bootstrap over the rounds, paired; {} resamples): 1–2 means the order between those configurations is not established. Points per placement in each discipline (with N configurations the best gets N, the last 1; ties share), per category; overall = Σ weight × mean points per discipline of the category; composite = geometric mean of each value relative to {} (above 1 is better).\n",
+                "Most overall points first. Rank: its 95 % interval (a bootstrap over the rounds, paired; {} resamples): 1–2 means the order between those configurations is not established. Points per placement in each discipline (with N configurations the best gets N, the last 1; ties share), per category; overall = Σ weight × mean points per discipline of the category; composite = geometric mean of each value relative to {} (above 1 is better).\n",
                 standings.resamples,
                 escape(standings.baseline.as_deref().unwrap_or("the baseline"))
             )?;

@@ -180,11 +180,12 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row's name: its dimensions (`write 16m 4k`), or the metric's name without any.
+    /// The row's name: its dimensions (`write 16m 4k`), or without any the metric's as a reader
+    /// knows it (`fsbench_model::metric_label`: `time slept`).
     pub fn label(&self, metric: &str) -> String {
         let label = self.dims.label();
         if label.is_empty() {
-            metric.to_string()
+            fsbench_model::metric_label(metric).into_owned()
         } else {
             label
         }

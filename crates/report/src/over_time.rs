@@ -155,7 +155,11 @@ pub fn representative(case: &CaseView) -> Option<(&Sample, String)> {
         .collect();
     scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let (_, at) = scored[(scored.len() - 1) / 2];
-    let shown: Vec<&str> = metrics.iter().take(3).map(String::as_str).collect();
+    let shown: Vec<String> = metrics
+        .iter()
+        .take(3)
+        .map(|m| fsbench_model::metric_label(m).into_owned())
+        .collect();
     Some((
         ok[at],
         format!(
@@ -733,6 +737,18 @@ mod tests {
             why.contains("median of the 5 repetitions") && why.contains("throughput"),
             "{why}"
         );
+        // The figures it chose by are named as a reader knows them.
+        let mut ops = c.clone();
+        for m in ops
+            .samples
+            .iter_mut()
+            .flat_map(|s| &mut s.results)
+            .flat_map(|r| &mut r.measurements)
+        {
+            m.metric = "ops_rate".into();
+        }
+        let (_, why) = representative(&ops).unwrap();
+        assert!(why.ends_with("(operations/s)"), "{why}");
         // Four: the lower of the two middle ones.
         let four = case(&[4.0, 1.0, 3.0, 2.0]);
         assert_eq!(representative(&four).unwrap().0.repetition, 4);

@@ -18,7 +18,7 @@ use fsbench_analysis::rank::{
     geometric_mean, overall_scores, placements, rank_intervals, Contest, Placement, RankInterval,
 };
 pub use fsbench_model::Category;
-use fsbench_model::{CaseAxis, Direction, Unit, FRESH};
+use fsbench_model::{metric_label, CaseAxis, Direction, Unit, FRESH};
 use fsbench_workload::WorkloadSettings;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -92,10 +92,23 @@ impl Discipline {
     pub fn title(&self) -> String {
         title(&self.workload, &self.row, &self.metric)
     }
+
+    /// Its name without the metric, where a heading names it: `stream write 256m 1m`, or
+    /// `files` when the row has no dimensions.
+    pub fn short_title(&self) -> String {
+        if self.row == metric_label(&self.metric) {
+            self.workload.clone()
+        } else {
+            format!("{} {}", self.workload, self.row)
+        }
+    }
 }
 
-/// A discipline's name: `stream write 256m 1m (throughput)`, or `untar elapsed`.
-fn title(workload: &str, row: &str, metric: &str) -> String {
+/// A discipline's name, its metric as a reader knows it (`fsbench_model::metric_label`):
+/// `stream write 256m 1m (throughput)`, `files create threads=1 (operations/s)`, or `nap time
+/// slept` when the row has no dimensions (its label is the metric's).
+pub fn title(workload: &str, row: &str, metric: &str) -> String {
+    let metric = metric_label(metric);
     if row == metric {
         format!("{workload} {metric}")
     } else {
@@ -123,7 +136,7 @@ pub struct Score {
 #[derive(Debug, Clone, Serialize)]
 pub struct Standings {
     pub disciplines: Vec<Discipline>,
-    /// Best overall first.
+    /// Most points (`overall`) first.
     pub scores: Vec<Score>,
     pub baseline: Option<String>,
     pub weights: BTreeMap<Category, f64>,
@@ -479,12 +492,14 @@ impl Standings {
                 }
             })
             .collect();
-        // The order claimed first (the intervals), then the points within what is not
-        // separated.
+        // Most points first, as a reader expects of a ranking (the rank intervals beside them
+        // say which of its steps are real); equal points (to rounding) by their intervals,
+        // then in the order the configurations first appear.
+        let points = |s: &Score| (s.overall * 1e9).round();
         scores.sort_by(|a, b| {
-            (a.rank.best, a.rank.worst)
-                .cmp(&(b.rank.best, b.rank.worst))
-                .then(b.overall.total_cmp(&a.overall))
+            points(b)
+                .total_cmp(&points(a))
+                .then((a.rank.best, a.rank.worst).cmp(&(b.rank.best, b.rank.worst)))
         });
         gains.sort_by(f64::total_cmp);
         let pairing_gain = (!gains.is_empty()).then(|| (gains[gains.len() / 2], gains.len()));

@@ -223,7 +223,7 @@ impl FigureRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
     pub published: Published,
-    /// What the run's figure is (`copy-untar-remove untar (real)`), its unit and direction;
+    /// What the run's figure is (`copy-untar-remove untar (real time)`), its unit and direction;
     /// `missing` says why there is none.
     pub now_title: String,
     pub now_unit: Option<Unit>,
@@ -449,7 +449,7 @@ impl<'a> Source<'a> {
                     format!("{} rows", rows.len())
                 };
                 Ok((
-                    format!("{} {row} ({metric})", self.workload),
+                    crate::standings::title(self.workload, &row, metric),
                     table.unit,
                     table.direction,
                     rows.len(),
@@ -1780,7 +1780,7 @@ then = 1.5
             panic!("one study: {then_now:?}");
         };
         let f = &study.figures[0];
-        assert_eq!(f.now_title, "chain tool untar (real)");
+        assert_eq!(f.now_title, "chain tool untar (real time)");
         let row = |label: &str| f.rows.iter().find(|r| r.label == label).unwrap();
         // In the run's order of its cases.
         let order: Vec<&str> = f.rows.iter().map(|r| r.label.as_str()).collect();
@@ -1829,14 +1829,19 @@ then = 1.5
         let terminal = String::from_utf8(out).unwrap();
         for part in [
             "\nThen and now (",
-            "  Untar, real (000_x.txt:436); now: chain tool untar (real)\n",
+            "  Untar, real (000_x.txt:436); now: chain tool untar (real time)\n",
             "    ext3   the reference (then 32.418 s)\n",
             "    ext4   then 0.70×, now 0.70× [0.70–0.70]: agrees\n",
             "    jfs    then 1.66×, now —: not measured (unsupported)\n",
-            "against btrfs (the closest of 4): agrees\n",
         ] {
             assert!(terminal.contains(part), "{part}\n{terminal}");
         }
+        // A claim too long for a line wraps between words.
+        let words = terminal.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("against btrfs (the closest of 4): agrees "),
+            "{terminal}"
+        );
         let html = html(&then_now).unwrap();
         assert!(html.contains("<section id=\"then-and-now\""), "{html}");
         assert!(html.contains("<td class=\"win\">agrees</td>"), "{html}");
