@@ -436,7 +436,10 @@ fn check_writable_by_others(path: &Path) -> Result<()> {
     if let Ok(meta) = std::fs::metadata(parent) {
         if meta.mode() & 0o022 != 0 {
             return Err(untrusted(format!(
-                "its directory {} lets other users add files beside it (mode {:04o}), and                  SQLite reads its files there (-wal, -shm, -journal) as part of the database,                  which `--resume` runs: keep the database in a directory only root can write                  (such as the default /var/lib/fsbench), or run fsbench as the user it belongs                  to",
+                "its directory {} lets other users add files beside it (mode {:04o}), and SQLite \
+                 reads its files there (-wal, -shm, -journal) as part of the database, which \
+                 `--resume` runs: keep the database in a directory only root can write (such as \
+                 the default /var/lib/fsbench), or run fsbench as the user it belongs to",
                 parent.display(),
                 meta.mode() & 0o7777
             )));
@@ -1537,10 +1540,18 @@ mod tests {
         assert!(!victim.exists() && !link.exists());
         std::fs::remove_file(&wal).unwrap();
 
-        // In a sticky directory of root's, and root's own link: used.
-        drop(Store::open(&link).unwrap());
-        let mine = base.join("mine.db");
-        symlink(&link, &mine).unwrap();
+        // In a sticky directory anyone may add files to (another user could make its -wal
+        // first): not written to by root, even through root's own link.
+        refused(&link, "lets other users add files beside it (mode 1777)");
+        // In a directory of root's, and root's own link: used; a database made there is read
+        // through a link of root's in the sticky directory.
+        let own = base.join("own");
+        std::fs::create_dir(&own).unwrap();
+        let db = own.join("results.db");
+        drop(Store::open(&db).unwrap());
+        let mine = open.join("mine.db");
+        symlink(&db, &mine).unwrap();
+        drop(Store::open(&mine).unwrap());
         drop(Store::open_existing(&mine).unwrap());
     }
 
