@@ -306,14 +306,10 @@ fn discipline(
     }
     // The verdict: those placed first, and the last of them against the best of the rest (the
     // comparison that separated the groups).
-    let mut ranked: Vec<usize> = (0..means.len()).filter(|&i| placed[i].is_some()).collect();
-    ranked.sort_by_key(|&i| placed[i].map(|p| p.place));
-    let mut leaders: Vec<usize> = ranked
-        .iter()
-        .copied()
-        .filter(|&i| placed[i].is_some_and(|p| p.place == 1))
-        .collect();
-    leaders.sort_by(|&a, &b| {
+    // By place, and within a place by figure, best first: the first of the rest is then the
+    // one the placement compared with the last leader (not the first of its group in the
+    // plan's order, which may tie with the leaders).
+    let by_figure = |&a: &usize, &b: &usize| {
         if is_better(means[a].unwrap(), means[b].unwrap()) {
             std::cmp::Ordering::Less
         } else if is_better(means[b].unwrap(), means[a].unwrap()) {
@@ -321,7 +317,19 @@ fn discipline(
         } else {
             a.cmp(&b)
         }
+    };
+    let mut ranked: Vec<usize> = (0..means.len()).filter(|&i| placed[i].is_some()).collect();
+    ranked.sort_by(|a, b| {
+        placed[*a]
+            .map(|p| p.place)
+            .cmp(&placed[*b].map(|p| p.place))
+            .then_with(|| by_figure(a, b))
     });
+    let leaders: Vec<usize> = ranked
+        .iter()
+        .copied()
+        .filter(|&i| placed[i].is_some_and(|p| p.place == 1))
+        .collect();
     let next = ranked.iter().copied().find(|i| !leaders.contains(i));
     let lead = next.and_then(|next| {
         let last = *leaders.last()?;

@@ -814,6 +814,58 @@ fn the_ranking_is_ordered_by_its_points_with_each_rank_interval_beside_them() {
     );
 }
 
+/// The lead of a sole winner is set against the best of the rest by its figure — the
+/// comparison that separated them — never against another of the rest that happens to come
+/// first in the plan: that one may tie with the winner, and the verdict then named a winner
+/// whose lead's interval held zero ("17.2 % ahead of ext3 (95 % CI -21.8..75.7 %)").
+#[test]
+fn a_sole_winners_lead_is_over_the_best_of_the_rest() {
+    const OPS: MetricDef = MetricDef::new("ops_rate", Unit::OpsPerSec, Direction::Higher).main();
+    let (_dir, mut store, run) = new_run("p", 15);
+    // b (second in the plan) is noisy and below c on average: c separates from a, b does not.
+    let rates: [(&str, [f64; 5]); 3] = [
+        ("a", [100.0, 101.0, 99.0, 100.0, 100.5]),
+        ("b", [40.0, 120.0, 30.0, 125.0, 60.0]),
+        ("c", [80.0, 81.0, 79.0, 80.0, 80.5]),
+    ];
+    for (position, (fs, values)) in rates.iter().enumerate() {
+        let config = format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}}"#
+        );
+        let case = store
+            .add_case(
+                run,
+                &format!("{fs}.files"),
+                position as i64,
+                &typed(&config),
+                r#"{"kind":"metadata","name":"files"}"#,
+            )
+            .unwrap();
+        for (rep, rate) in values.iter().enumerate() {
+            let results = [ResultRecord {
+                dims: Dims {
+                    operation: Some("create".into()),
+                    ..Dims::default()
+                },
+                measurements: vec![OPS.at(*rate)],
+                ..ResultRecord::default()
+            }];
+            let new = NewSample {
+                results: &results,
+                ..sample(rep as u32 + 1, Outcome::Ok)
+            };
+            store.record_sample(case, &new).unwrap();
+        }
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let standings = crate::standings::Standings::of(&model, &Default::default());
+    let d = &standings.disciplines[0];
+    assert_eq!(d.leaders, ["a"], "{d:?}");
+    let lead = d.lead.as_ref().expect("a lead");
+    assert_eq!(lead.over, "c", "{lead:?}");
+    assert!(lead.ci95_low.unwrap() > 1.0, "{lead:?}");
+}
+
 /// A discipline that fewer than half of the configurations ran (a sweep on one of them) is
 /// among the winners but scores no points: the ranking compares like with like.
 #[test]
