@@ -93,6 +93,11 @@ fn yields_every_expected_cell_and_no_other() {
         // Passes repeat until the minimum measured time.
         assert!(r["elapsed"].as_u64().unwrap() >= 2_000_000, "{r}");
         assert!(r["ops_rate"].as_f64().unwrap() > 0.0);
+        // The buffers sat where the calibration on this host found copies fastest.
+        for key in ["read_buffer_offset_bytes", "write_buffer_offset_bytes"] {
+            let at = r[key].as_u64().unwrap();
+            assert!([0, 16, 64, 2048, 4000].contains(&at), "{key} {at}");
+        }
         let cache = r["cache_state"].as_str().unwrap();
         if r["phase"] == "write" {
             assert_eq!(cache, "new-file");

@@ -945,3 +945,33 @@ fn the_mix_starts_its_timed_phase_with_the_fileset_written_back() {
         .value;
     assert!(sync > 0.0 && sync < 60e9, "{sync}");
 }
+
+#[test]
+fn the_dry_run_says_where_every_copying_workloads_buffers_sit() {
+    let s = Scratch::new();
+    let plan = s.plan(
+        "name = \"p\"\n[[filesystems]]\nname = \"tmpfs\"\n\
+         [[workloads]]\nname = \"a\"\nkind = \"io\"\nsize = \"4m\"\nengine = \"sync\"\n\
+         [[workloads]]\nname = \"b\"\nkind = \"mix\"\n\
+         [[workloads]]\nname = \"c\"\nkind = \"matrix\"\ndirect = true\n\
+         [[workloads]]\nname = \"d\"\nkind = \"clients\"\n",
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap(), "--dry-run"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output).replace("\n      ", " ");
+    let calibrated = "buffer_placement=the fastest of +0, +16, +64, +2048, +4000 bytes past a page";
+    // Each workload's block runs to the next one's name (the plan's order), the last to the table.
+    let starts = ["a (io", "b (mix", "c (matrix", "d (clients", "\nid "];
+    let block = |k: usize| {
+        let from = text.find(starts[k]).unwrap();
+        &text[from..from + text[from..].find(starts[k + 1]).unwrap()]
+    };
+    for k in [0, 1, 3] {
+        assert!(block(k).contains(calibrated), "{}", block(k));
+    }
+    let block = block(2);
+    assert!(
+        block.contains("buffer_placement=page-aligned (O_DIRECT)"),
+        "{block}"
+    );
+}

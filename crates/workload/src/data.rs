@@ -75,6 +75,8 @@ impl FromStr for DataKind {
 pub struct DataSource {
     pool: AlignedBuf,
     position: usize,
+    /// Where records start past a page boundary (0: page-aligned, as O_DIRECT needs).
+    offset: usize,
     counter: u64,
     seed: u64,
     stamp: bool,
@@ -83,7 +85,11 @@ pub struct DataSource {
 impl DataSource {
     /// A pool able to serve records of up to `max_record` bytes.
     pub fn new(kind: DataKind, seed: u64, max_record: usize) -> DataSource {
-        let mut pool = AlignedBuf::new(POOL_BYTES + max_record.next_multiple_of(BUFFER_ALIGN));
+        // A page of room past the largest record: records may start that far into a page
+        // (`place`).
+        let mut pool = AlignedBuf::new(
+            POOL_BYTES + max_record.next_multiple_of(BUFFER_ALIGN) + crate::placement::ROOM,
+        );
         let mut rng = Rng::new(seed);
         match kind {
             DataKind::Zero => {}
@@ -99,21 +105,30 @@ impl DataSource {
         DataSource {
             pool,
             position: 0,
+            offset: 0,
             counter: 0,
             seed,
             stamp: kind != DataKind::Zero,
         }
     }
 
-    /// The next `len` bytes to write (page-aligned, valid until the next call). `len` must not
-    /// exceed the `max_record` given to `new` (a longer record panics).
+    /// Records start `offset` bytes past a page boundary from now on (buffered writes: where
+    /// this CPU copies fastest, `crate::placement`); 0 keeps them page-aligned for O_DIRECT.
+    pub fn place(&mut self, offset: usize) {
+        assert!(offset < crate::placement::ROOM, "an offset within a page");
+        self.offset = offset;
+    }
+
+    /// The next `len` bytes to write (page-aligned, or as `place` says; valid until the next
+    /// call). `len` must not exceed the `max_record` given to `new` (a longer record panics).
     #[inline]
     pub fn next(&mut self, len: usize) -> &[u8] {
-        let start = self.position;
+        let start = self.position + self.offset;
         // Advance by whole pages (O_DIRECT needs aligned buffers), wrapping within the pool: a
         // record may be longer than the pool, so wrap by remainder, not by one subtraction.
-        // `start` stays below POOL_BYTES, and the pool has room for the largest record past it.
-        self.position = (start + len.next_multiple_of(BUFFER_ALIGN)) % POOL_BYTES;
+        // `position` stays below POOL_BYTES, and the pool has room for the largest record and
+        // a page past it.
+        self.position = (self.position + len.next_multiple_of(BUFFER_ALIGN)) % POOL_BYTES;
         let record = &mut self.pool.as_mut_slice()[start..start + len];
         if self.stamp {
             stamp_blocks(record, &mut self.counter, self.seed);

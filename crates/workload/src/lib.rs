@@ -40,6 +40,7 @@ pub mod matrix;
 pub mod metadata;
 pub mod mix;
 pub mod names;
+pub mod placement;
 pub mod program;
 pub mod rng;
 pub mod sleep;

@@ -215,7 +215,10 @@ struct Client {
     dir: Option<OwnedFd>,
     dir_path: PathBuf,
     handles: Vec<(u32, RawFd)>,
-    buffer: Vec<u8>,
+    /// What reads land in and writes copy from, `at` bytes past a page: where this CPU copies
+    /// fastest (`crate::placement`).
+    buffer: crate::fileio::AlignedBuf,
+    at: usize,
     counting: bool,
     /// Bytes read and written while counting; `moved`: since the start, warm-up included.
     bytes: u64,
@@ -271,7 +274,7 @@ impl Client {
         let base = self.base(path);
         if at::fstatat(base, &path.rel, &mut st).is_err() {
             let parent = parent_of(&path.rel);
-            let _ = list(base, &parent, u32::MAX, &mut self.buffer);
+            let _ = list(base, &parent, u32::MAX, self.buffer.as_mut_slice());
         }
     }
 
@@ -452,7 +455,7 @@ impl Client {
                 let wildcard = path.rel.as_bytes().iter().any(|b| b"<>*?\"".contains(b));
                 if wildcard {
                     let parent = parent_of(&path.rel);
-                    let _ = list(self.base(path), &parent, *max, &mut self.buffer);
+                    let _ = list(self.base(path), &parent, *max, self.buffer.as_mut_slice());
                 }
                 Ok(())
             }
@@ -465,7 +468,7 @@ impl Client {
                 let Some(fd) = self.fd(*handle) else {
                     return Err(format!("line {}: handle {handle} is not open", line.number).into());
                 };
-                let data = &self.buffer[..*size as usize];
+                let data = &self.buffer.as_slice()[self.at..self.at + *size as usize];
                 // SAFETY: data is valid for size bytes.
                 let n =
                     unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), *offset as i64) };
@@ -492,7 +495,7 @@ impl Client {
                 expect,
             } => {
                 if let Some(fd) = self.fd(*handle) {
-                    let buf = &mut self.buffer[..*size as usize];
+                    let buf = &mut self.buffer.as_mut_slice()[self.at..self.at + *size as usize];
                     // SAFETY: buf is valid and writable for size bytes.
                     let n = unsafe {
                         libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), *offset as i64)
@@ -715,6 +718,11 @@ reads its throughput and per-operation table.";
         Some(serde_json::json!({
             "loadfile": path.map_or_else(|| "built-in".to_string(), |p| p.display().to_string()),
             "method": self.method.to_string(),
+            "buffer_placement": if self.method == Method::Native {
+                crate::placement::Placement::planned(false)
+            } else {
+                "dbench's own".into()
+            },
         }))
     }
 
@@ -810,6 +818,7 @@ fn replay(
         .unwrap_or(0)
         .max(64 << 10);
     let top_fd = at::open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
+    let placement = crate::placement::Placement::for_dir(top, false);
     let clients_dir = top.join("clients");
     std::fs::create_dir(&clients_dir)
         .map_err(|e| WorkloadError::io("create the directory", &clients_dir, e))?;
@@ -820,7 +829,8 @@ fn replay(
             dir: None,
             dir_path: clients_dir.join(format!("client{id}")),
             handles: Vec::with_capacity(256),
-            buffer: vec![0u8; biggest],
+            buffer: crate::fileio::AlignedBuf::new(biggest + crate::placement::ROOM),
+            at: placement.read,
             counting: false,
             bytes: 0,
             moved: 0,

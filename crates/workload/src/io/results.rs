@@ -51,6 +51,7 @@ pub fn records(
     cpu: CpuTimes,
     cache: &str,
     partial: bool,
+    placement: crate::placement::Placement,
 ) -> Vec<ResultRecord> {
     let clock = fsbench_measure::clock::Clock::get();
     let start = workers.iter().map(|w| w.stats.started).min().unwrap_or(0);
@@ -113,6 +114,13 @@ pub fn records(
                 "in_flight_mean": if submissions > 0 { in_flight_sum as f64 / submissions as f64 } else { 0.0 },
                 "time_based": plan.ops_per_thread.is_none(),
                 "cpu_sched": cpu_sched,
+                // Where the direction's buffers sat past a page (`crate::placement`): io_uring's
+                // slots take the reads' place when the pattern reads at all.
+                "buffer_offset_bytes": match (write, plan.engine) {
+                    (false, _) => placement.read,
+                    (true, Engine::IoUring) if plan.rw.reads() => placement.read,
+                    (true, _) => placement.write,
+                },
             });
             if plan.engine == Engine::IoUring {
                 attributes["iodepth_batch_submit"] = json!(plan.batch_submit);

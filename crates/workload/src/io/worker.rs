@@ -13,6 +13,7 @@ use super::pace::{tight_timer_slack, Pace, SPIN_NS};
 use super::settings::IoPlan;
 use crate::data::DataSource;
 use crate::fileio::{raw, AlignedBuf, BUFFER_ALIGN};
+use crate::placement::Placement;
 use crate::rng::{Permutation, Rng};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::Clock;
@@ -119,6 +120,8 @@ pub struct Ring {
     ring: IoUring,
     bufs: AlignedBuf,
     slot_len: usize,
+    /// Where each slot's buffer starts past its page (`crate::placement`).
+    buf_offset: usize,
     depth: u32,
     batch_submit: u32,
     batch_complete: u32,
@@ -131,9 +134,26 @@ pub struct Ring {
     in_flight: u32,
 }
 
+impl Engine {
+    /// The sync engine's buffer: reads land where this CPU copies fastest; writes are copied
+    /// out of the data pool, its records placed likewise (page-aligned for O_DIRECT).
+    pub fn sync(plan: &IoPlan, data: &mut DataSource, placement: Placement) -> Engine {
+        let offset = placement.read;
+        data.place(placement.write);
+        let mut buf = AlignedBuf::new(plan.bs as usize + crate::placement::ROOM);
+        buf.as_mut_slice()[offset..offset + plan.bs as usize]
+            .copy_from_slice(data.next(plan.bs as usize));
+        Engine::Sync { buf, offset }
+    }
+}
+
 /// How the thread issues its operations.
 pub enum Engine {
-    Sync { buf: AlignedBuf },
+    /// Its one buffer, reads landing `offset` bytes past its page.
+    Sync {
+        buf: AlignedBuf,
+        offset: usize,
+    },
     Uring(Box<Ring>),
 }
 
@@ -183,7 +203,12 @@ impl Ring {
     /// A ring of `plan.iodepth` entries for `fd`, with a buffer per slot (filled from `data`,
     /// every slot's content distinct), registered as the plan asks. Errors name the setting
     /// that cannot be honoured.
-    pub fn new(plan: &IoPlan, fd: RawFd, data: &mut DataSource) -> Result<Ring, RingError> {
+    pub fn new(
+        plan: &IoPlan,
+        fd: RawFd,
+        data: &mut DataSource,
+        placement: Placement,
+    ) -> Result<Ring, RingError> {
         // As fio sets its rings up: completions are run as task work when the thread asks for
         // them (DEFER_TASKRUN, COOP_TASKRUN), not by interrupting it, and only its thread
         // submits (SINGLE_ISSUER) — so the ring is made disabled here and enabled by the thread
@@ -210,10 +235,17 @@ impl Ring {
             }
             Err(e) => return Err(RingError::Setup(e)),
         };
-        let slot_len = (plan.bs as usize).next_multiple_of(BUFFER_ALIGN);
+        // Each slot's buffer `offset` bytes past its page: reads land where this CPU copies
+        // fastest (writes are copied from the same place); page-aligned for O_DIRECT.
+        let offset = if plan.rw.reads() {
+            placement.read
+        } else {
+            placement.write
+        };
+        let slot_len = (plan.bs as usize + offset).next_multiple_of(BUFFER_ALIGN);
         let mut bufs = AlignedBuf::new(slot_len * plan.iodepth as usize);
         for slot in bufs.as_mut_slice().chunks_mut(slot_len) {
-            slot[..plan.bs as usize].copy_from_slice(data.next(plan.bs as usize));
+            slot[offset..offset + plan.bs as usize].copy_from_slice(data.next(plan.bs as usize));
         }
         if plan.fixedbufs {
             let base = bufs.as_mut_slice().as_mut_ptr();
@@ -237,6 +269,7 @@ impl Ring {
             ring,
             bufs,
             slot_len,
+            buf_offset: offset,
             depth: plan.iodepth,
             batch_submit: plan.batch_submit,
             batch_complete: plan.batch_complete,
@@ -303,8 +336,8 @@ impl Worker {
         base: u64,
         plan: &IoPlan,
         thread: u64,
-        mut data: DataSource,
-        engine: Option<Ring>,
+        data: DataSource,
+        engine: Engine,
     ) -> Worker {
         let mut rng = Rng::new(plan.seed ^ thread.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let offsets = if plan.rw.random() {
@@ -313,15 +346,6 @@ impl Worker {
             Offsets::Sequential {
                 next: 0,
                 blocks: plan.blocks,
-            }
-        };
-        let engine = match engine {
-            Some(ring) => Engine::Uring(Box::new(ring)),
-            None => {
-                let mut buf = AlignedBuf::new(plan.bs as usize);
-                buf.as_mut_slice()
-                    .copy_from_slice(data.next(plan.bs as usize));
-                Engine::Sync { buf }
             }
         };
         Worker {
@@ -368,10 +392,12 @@ impl Worker {
         // Each loop is made with the series' probe and without: no series costs nothing.
         let (src, data, stats) = (&mut self.source, &mut self.data, &mut self.stats);
         let failure = match (&mut self.engine, self.probe.as_deref()) {
-            (Engine::Sync { buf }, Some(probe)) => {
+            (Engine::Sync { buf, offset }, Some(probe)) => {
+                let buf = &mut buf.as_mut_slice()[*offset..*offset + src.bs as usize];
                 run_sync(fd, buf, src, data, stats, &bound, ctl, probe)
             }
-            (Engine::Sync { buf }, None) => {
+            (Engine::Sync { buf, offset }, None) => {
+                let buf = &mut buf.as_mut_slice()[*offset..*offset + src.bs as usize];
                 run_sync(fd, buf, src, data, stats, &bound, ctl, &NoTap)
             }
             (Engine::Uring(ring), Some(probe)) => {
@@ -408,7 +434,7 @@ fn told_to_stop(ctl: &Control<'_>) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn run_sync<T: Tap>(
     fd: RawFd,
-    buf: &mut AlignedBuf,
+    buf: &mut [u8],
     src: &mut Source,
     data: &mut DataSource,
     stats: &mut Stats,
@@ -418,7 +444,6 @@ fn run_sync<T: Tap>(
 ) -> Option<Failure> {
     let clock = ctl.clock;
     let bs = src.bs;
-    let buf = &mut buf.as_mut_slice()[..bs as usize];
     let mut previous = clock.ticks();
     let mut issued = 0u64;
     let mut failure = None;
@@ -566,7 +591,8 @@ fn run_uring<T: Tap>(
     let (slot_len, fixed_file, fixed_bufs, iopoll) =
         (ring.slot_len, ring.fixed_file, ring.fixed_bufs, ring.iopoll);
     let (batch_submit, batch_complete) = (ring.batch_submit as usize, ring.batch_complete);
-    let bufs = ring.bufs.as_mut_slice().as_mut_ptr();
+    // SAFETY: the offset lies within the first slot (a slot has room for it and the block).
+    let bufs = unsafe { ring.bufs.as_mut_slice().as_mut_ptr().add(ring.buf_offset) };
     let mut in_flight = 0u32;
     stats.deferred = ring.owned;
     if ring.owned {

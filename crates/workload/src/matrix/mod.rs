@@ -18,9 +18,7 @@ mod test;
 
 pub use results::CacheState;
 pub use run::{run, CellResult, MatrixObserver, MatrixOutcome, NoObserver, SHARED_FILE_NAME};
-pub use spec::{
-    Cell, MatrixPlan, MatrixSettings, SkippedCell, BUFFERED_READ_OFFSET, MAX_RECORD_BYTES,
-};
+pub use spec::{Cell, MatrixPlan, MatrixSettings, SkippedCell, MAX_RECORD_BYTES};
 pub use test::{Access, Api, Direction, MatrixTest, Phase};
 
 use crate::harness::Harness;

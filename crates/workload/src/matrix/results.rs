@@ -97,6 +97,8 @@ impl CellResult {
             "test": self.test.name(),
             "cache_state": self.cache_state.name(),
             "direct_io": self.direct_io,
+            "read_buffer_offset_bytes": self.buffer_offsets.read,
+            "write_buffer_offset_bytes": self.buffer_offsets.write,
         });
         if let Some(walled) = self.stonewalled {
             attributes["stonewalled"] = json!(walled);

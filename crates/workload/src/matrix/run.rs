@@ -7,7 +7,7 @@
 //! Setup between passes (creating the file afresh, evicting it from the page cache, purging the
 //! CPU cache) is never timed. The test file is removed at the end, on error and on interruption.
 
-use super::spec::{Cell, MatrixPlan, BUFFERED_READ_OFFSET};
+use super::spec::{Cell, MatrixPlan};
 use super::test::{Access, Api, Direction, MatrixTest, Phase};
 use crate::control::StopFlag;
 use crate::data::DataSource;
@@ -15,6 +15,7 @@ use crate::error::WorkloadError;
 use crate::fileio::{self, raw, AlignedBuf, OpenMode};
 use crate::harness::{phase_start_after, Answer, Ask, Harness, Relay};
 use crate::matrix::{CacheState, MatrixSettings};
+use crate::placement::Placement;
 use crate::rng::{Permutation, Rng};
 use crate::stdio::{StdioReader, StdioWriter};
 use crate::together::run_together_watching;
@@ -62,6 +63,8 @@ pub struct CellResult {
     pub resident_before_percent: Option<f64>,
     /// Whether the phase bypassed the page cache (O_DIRECT).
     pub direct_io: bool,
+    /// Where its read and write buffers sat past a page boundary (`crate::placement`).
+    pub buffer_offsets: Placement,
     /// Under a stonewall: whether it ended the phase before its passes were done.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewalled: Option<bool>,
@@ -332,6 +335,8 @@ struct Runner<'p> {
     segment: Option<Place>,
     data: DataSource,
     buffer: AlignedBuf,
+    /// Where buffered passes place their buffers (calibrated on the target before the first).
+    placement: Placement,
     rng: Rng,
     recorder: Recorder,
     purge: Option<AlignedBuf>,
@@ -366,7 +371,8 @@ impl<'p> Runner<'p> {
             segment,
             data: DataSource::new(plan.settings.data, data_seed, largest_record),
             // Room for the offset of buffered reads past the page boundary.
-            buffer: AlignedBuf::new(largest_record + fileio::BUFFER_ALIGN),
+            buffer: AlignedBuf::new(largest_record + crate::placement::ROOM),
+            placement: Placement::for_dir(dir, plan.direct),
             rng: Rng::new(plan.seed ^ 0x6f66_6673_6574_7321),
             recorder: Recorder::new(),
             purge: plan
@@ -555,6 +561,11 @@ impl<'p> Runner<'p> {
                 resident.map(|r| r * 100.0)
             },
             direct_io: direct,
+            buffer_offsets: if direct {
+                Placement::ALIGNED
+            } else {
+                self.placement
+            },
             stonewalled: walled_in.then_some(walled),
             stonewall_ns: plan.stonewall_ns,
             stonewall_first: first_done.is_some(),
@@ -645,17 +656,16 @@ impl<'p> Runner<'p> {
                 return Err(io::Error::last_os_error());
             }
         }
+        self.data
+            .place(if direct { 0 } else { self.placement.write });
         let mut pass = Pass {
             fd: file.as_raw_fd(),
             file: Some(file),
             data: &mut self.data,
             buffer: {
-                // O_DIRECT needs page alignment; buffered reads land where malloc'd memory does.
-                let offset = if direct {
-                    0
-                } else {
-                    BUFFERED_READ_OFFSET as usize
-                };
+                // O_DIRECT needs page alignment; buffered reads land where this CPU copies
+                // fastest.
+                let offset = if direct { 0 } else { self.placement.read };
                 &mut self.buffer.as_mut_slice()[offset..offset + record as usize]
             },
             offsets,

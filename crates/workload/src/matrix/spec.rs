@@ -222,16 +222,11 @@ pub struct MatrixPlan {
     /// Every phase ends when the first rank has made its passes.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stonewall_first: bool,
-    /// Where buffered reads land: this many bytes past a page boundary (see
-    /// [`BUFFERED_READ_OFFSET`]); O_DIRECT reads always land page-aligned.
-    pub read_buffer_offset_bytes: u64,
+    /// Where the buffers of reads and writes sit: page-aligned for O_DIRECT, else where this
+    /// CPU copies fastest, timed on the target before the first pass (`crate::placement`; each
+    /// result's `read_buffer_offset_bytes` and `write_buffer_offset_bytes` say what was chosen).
+    pub buffer_placement: String,
 }
-
-/// Buffered reads land 16 bytes past a page boundary, where memory from malloc lands (and so
-/// what fio and most programs read into). The kernel's copy into a cache-line-aligned
-/// destination measured 7-10 % slower here, for 4 KiB and 1 MiB reads alike (bench/README.md);
-/// that cost belongs to the CPU, not to the filesystem under test.
-pub const BUFFERED_READ_OFFSET: u64 = 16;
 
 /// Without an explicit bound, purging the CPU cache (milliseconds each) caps passes at this.
 pub const PURGE_DEFAULT_MAX_PASSES: u64 = 64;
@@ -456,7 +451,7 @@ impl MatrixSettings {
             segment,
             stonewall_ns: Stonewall::deadline_ns(self.stonewall, scale),
             stonewall_first: self.stonewall == Some(Stonewall::FirstDone),
-            read_buffer_offset_bytes: if direct { 0 } else { BUFFERED_READ_OFFSET },
+            buffer_placement: crate::placement::Placement::planned(direct),
             purge_bytes: self.purge_cpu_cache.then(|| {
                 self.purge_size
                     .map_or_else(super::run::default_purge_bytes, |s| s.0)
@@ -722,7 +717,7 @@ mod settings_tests {
         };
         let plan = s.plan(&direct).unwrap();
         assert!(plan.direct && !plan.drop_caches && !plan.settings.direct);
-        assert_eq!(plan.read_buffer_offset_bytes, 0);
+        assert_eq!(plan.buffer_placement, "page-aligned (O_DIRECT)");
         let plan = s.plan(&drop).unwrap();
         assert!(plan.drop_caches && !plan.direct);
     }

@@ -27,6 +27,7 @@ use crate::fileio::{at, raw, AlignedBuf};
 use crate::harness::Harness;
 pub use crate::names::NameScheme;
 use crate::names::Namer;
+use crate::placement::Placement;
 use crate::rng::Rng;
 use crate::together::{run_together, ScratchDir};
 use crate::workload::{Context, End, Sink, Workload};
@@ -472,8 +473,12 @@ struct Worker<'l> {
     /// The directories of metaops (in `meta/`), shared or its own as the files.
     meta: &'l FileList,
     rng: Rng,
-    data: Vec<u8>,
+    /// What every write call writes, `data_at` bytes past a page (`crate::placement`).
+    data: AlignedBuf,
+    data_at: usize,
+    /// Where reads land: `read_at` bytes past the page of `buf`.
     buf: AlignedBuf,
+    read_at: usize,
     /// Names, made without allocating (a rename's two).
     name: [u8; NAME_BUF],
     other: [u8; NAME_BUF],
@@ -561,13 +566,15 @@ impl<'l> Worker<'l> {
         t: u64,
         files: &'l FileList,
         meta: &'l FileList,
+        placement: Placement,
     ) -> Worker<'l> {
         let read_buffer = settings.read_blocksize.0.max(settings.read_size.0) as usize;
-        // Every write call writes from one block of data, as large as the largest call.
+        // Every write call writes from one block of data, as large as the largest call, placed
+        // where this CPU copies fastest (page-aligned for directio).
         let largest = settings.write_blocksize.0.max(settings.write_size.0) as usize;
-        let data = DataSource::new(settings.data, plan.seed ^ t, largest)
-            .next(largest)
-            .to_vec();
+        let mut data = AlignedBuf::new(largest + crate::placement::ROOM);
+        data.as_mut_slice()[placement.write..placement.write + largest]
+            .copy_from_slice(DataSource::new(settings.data, plan.seed ^ t, largest).next(largest));
         Worker {
             thread: t,
             top,
@@ -579,7 +586,9 @@ impl<'l> Worker<'l> {
                     .wrapping_add(t.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             ),
             data,
-            buf: AlignedBuf::new(read_buffer.max(4096)),
+            data_at: placement.write,
+            buf: AlignedBuf::new(read_buffer.max(4096) + crate::placement::ROOM),
+            read_at: placement.read,
             name: [0; NAME_BUF],
             other: [0; NAME_BUF],
             // SAFETY: struct stat is plain data; all zeroes is a valid value.
@@ -633,7 +642,7 @@ impl<'l> Worker<'l> {
         let mut calls = 0u64;
         while done < len {
             let n = block.min(len - done) as usize;
-            let chunk = &self.data[..n];
+            let chunk = &self.data.as_slice()[self.data_at..self.data_at + n];
             match offset {
                 Some(at) => raw::pwrite_all(fd, chunk, at + done)?,
                 None => raw::write_all(fd, chunk)?,
@@ -791,7 +800,10 @@ impl<'l> Worker<'l> {
                 let block = s.read_blocksize.0;
                 while bytes < size {
                     let want = block.min(size - bytes) as usize;
-                    let got = raw::read_some(fd, &mut self.buf.as_mut_slice()[..want])?;
+                    let got = raw::read_some(
+                        fd,
+                        &mut self.buf.as_mut_slice()[self.read_at..self.read_at + want],
+                    )?;
                     if got == 0 {
                         break;
                     }
@@ -807,7 +819,11 @@ impl<'l> Worker<'l> {
                 for _ in 0..(len / block).max(1) {
                     let at = self.offset(range, s.directio);
                     let n = block.min(size) as usize;
-                    raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at)?;
+                    raw::pread_exact(
+                        fd,
+                        &mut self.buf.as_mut_slice()[self.read_at..self.read_at + n],
+                        at,
+                    )?;
                     calls += 1;
                     bytes += n as u64;
                 }
@@ -817,7 +833,11 @@ impl<'l> Worker<'l> {
                 let mut done = 0;
                 while done < len {
                     let n = block.min(len - done) as usize;
-                    raw::pread_exact(fd, &mut self.buf.as_mut_slice()[..n], at + done)?;
+                    raw::pread_exact(
+                        fd,
+                        &mut self.buf.as_mut_slice()[self.read_at..self.read_at + n],
+                        at + done,
+                    )?;
                     done += n as u64;
                     calls += 1;
                 }
@@ -980,6 +1000,9 @@ its files from one list, with FFSB's locks (--file-list per-thread: each from it
     fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
         let mut plan = serde_json::to_value(self.plan(ctx).ok()?).ok()?;
         plan.as_object_mut()?.remove("seed");
+        let placement = crate::placement::Placement::planned(self.directio);
+        plan.as_object_mut()?
+            .insert("buffer_placement".into(), placement.into());
         Some(plan)
     }
 
@@ -1065,6 +1088,8 @@ fn run(
             .map(|t| Lists::new(Some(t), files_per_thread, names))
             .collect(),
     };
+    // Buffered reads and writes copy where this CPU copies fastest, timed in the directory.
+    let placement = Placement::for_dir(top, settings.directio);
     let mut workers: Vec<Worker> = (0..settings.threads)
         .map(|t| {
             let lists = &lists[(t as usize).min(lists.len() - 1)];
@@ -1075,6 +1100,7 @@ fn run(
                 t,
                 &lists.files,
                 &lists.meta,
+                placement,
             )
         })
         .collect();
@@ -1133,7 +1159,7 @@ fn run(
         .iter()
         .map(|w| &w.tallies[Op::Create as usize])
         .collect();
-    let mut record = summary_record("fileset", &created, wall, cpu, settings);
+    let mut record = summary_record("fileset", &created, wall, cpu, settings, placement);
     record
         .attributes
         .insert("files".into(), plan.num_files.into());
@@ -1174,7 +1200,7 @@ fn run(
     cpu.add(CpuTimes::process().since(cpu_before));
     let wall = ran_ns + sync_ns;
     let all: Vec<&Tally> = workers.iter().flat_map(|w| w.tallies.iter()).collect();
-    let mut overall = summary_record("", &all, wall, cpu, settings);
+    let mut overall = summary_record("", &all, wall, cpu, settings, placement);
     overall.dims.operation = None;
     overall.measurements.push(SYNC.at(sync_ns as f64));
     overall
@@ -1202,7 +1228,14 @@ fn run(
             continue;
         }
         let tallies: Vec<&Tally> = workers.iter().map(|w| &w.tallies[i]).collect();
-        let record = summary_record(op.name(), &tallies, wall, CpuTimes::default(), settings);
+        let record = summary_record(
+            op.name(),
+            &tallies,
+            wall,
+            CpuTimes::default(),
+            settings,
+            placement,
+        );
         n += 1;
         sink.record(record, n, None);
     }
@@ -1249,6 +1282,7 @@ fn summary_record(
     wall_ns: u64,
     cpu: CpuTimes,
     settings: &MixSettings,
+    placement: Placement,
 ) -> ResultRecord {
     let mut latency = Histogram::new();
     let (mut ops, mut transactions, mut read, mut written) = (0u64, 0u64, 0u64, 0u64);
@@ -1292,9 +1326,19 @@ fn summary_record(
             threads: Some(settings.threads),
             ..Dims::default()
         },
-        attributes: [("names".to_string(), settings.names.to_string().into())]
-            .into_iter()
-            .collect(),
+        attributes: [
+            ("names".to_string(), settings.names.to_string().into()),
+            (
+                "read_buffer_offset_bytes".to_string(),
+                placement.read.into(),
+            ),
+            (
+                "write_buffer_offset_bytes".to_string(),
+                placement.write.into(),
+            ),
+        ]
+        .into_iter()
+        .collect(),
         latency_bins: latency.bins(),
         measurements,
     }
@@ -1427,8 +1471,8 @@ mod tests {
             FileList::new(Kind::Dirs, None, 1),
         );
         let fd = top.as_raw_fd();
-        let mut a = Worker::new(&settings, &plan, fd, 0, &files, &meta);
-        let mut b = Worker::new(&settings, &plan, fd, 1, &files, &meta);
+        let mut a = Worker::new(&settings, &plan, fd, 0, &files, &meta, Placement::ALIGNED);
+        let mut b = Worker::new(&settings, &plan, fd, 1, &files, &meta, Placement::ALIGNED);
         // Thread a makes the whole fileset, 32 files.
         for i in 0..32 {
             a.create(&settings, i % 2, 4096, false).unwrap();
@@ -1479,8 +1523,8 @@ mod tests {
             FileList::new(Kind::Files, Some(0), 8),
             FileList::new(Kind::Files, Some(1), 8),
         );
-        let mut a = Worker::new(&settings, &plan, fd, 0, &own_a, &meta);
-        let mut b = Worker::new(&settings, &plan, fd, 1, &own_b, &meta);
+        let mut a = Worker::new(&settings, &plan, fd, 0, &own_a, &meta, Placement::ALIGNED);
+        let mut b = Worker::new(&settings, &plan, fd, 1, &own_b, &meta, Placement::ALIGNED);
         a.create(&settings, 0, 4096, false).unwrap();
         let (_, read, written) = b.op(&shared, Op::Readall).unwrap();
         assert_eq!((read, own_b.live(), own_a.live()), (0, 1, 1));

@@ -456,16 +456,27 @@ pub struct Walked {
 pub struct Buffers {
     dirents: Vec<Vec<u8>>,
     read: crate::fileio::AlignedBuf,
+    /// Where reads land past the read buffer's page (`crate::placement`).
+    read_at: usize,
 }
+
+/// The read-all's read size.
+const READ_BYTES: usize = 1 << 20;
 
 /// Deeper trees than this are refused (the kernel's own tree is 9 deep).
 pub const MAX_DEPTH: usize = 64;
 
 impl Buffers {
     pub fn new() -> Buffers {
+        Buffers::placed(0)
+    }
+
+    /// With reads landing `read_at` bytes past a page boundary.
+    pub fn placed(read_at: usize) -> Buffers {
         Buffers {
             dirents: (0..=MAX_DEPTH).map(|_| vec![0u8; 64 << 10]).collect(),
-            read: crate::fileio::AlignedBuf::new(1 << 20),
+            read: crate::fileio::AlignedBuf::new(READ_BYTES + crate::placement::ROOM),
+            read_at,
         }
     }
 }
@@ -536,8 +547,9 @@ pub fn read_all(
     stop: &StopFlag,
 ) -> Result<Option<Walked>, Failed> {
     let mut walked = Walked::default();
-    let (dirents, read) = (&mut buffers.dirents, &mut buffers.read);
-    if read_level(dir, dirents, read.as_mut_slice(), &mut walked, stop)? {
+    let (dirents, read, at) = (&mut buffers.dirents, &mut buffers.read, buffers.read_at);
+    let read = &mut read.as_mut_slice()[at..at + READ_BYTES];
+    if read_level(dir, dirents, read, &mut walked, stop)? {
         Ok(Some(walked))
     } else {
         Ok(None)
