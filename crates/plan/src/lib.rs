@@ -7,7 +7,8 @@
 //! Brief overview:
 //! - [`file`]: the plan file as written (TOML with spans for precise errors).
 //! - [`plan`]: validation into [`Plan`] and [`Case`]s (with the command line's
-//!   [`plan::Overrides`]); estimates.
+//!   [`plan::Overrides`]), one typed step per section, without side effects; what this host
+//!   makes of a plan, asked through `System` ([`Plan::on_host`]); estimates.
 //! - [`one_case`]: a workload command as a plan of one case.
 //! - [`profiles`]: the built-in profiles, plan files from `profiles/` compiled in.
 //! - [`workload`]: what a case runs ([`workload::Job`]), and what is stored of how it ran.

@@ -314,8 +314,7 @@ impl Plan {
             figures,
             workloads,
             without_md,
-        }
-        .on_host(&fsbench_testbed::RealSystem))
+        })
     }
 
     /// A rough duration of the whole campaign at its minimum repetitions.
@@ -570,6 +569,9 @@ min_time = "1ms"
             "notes = [\"one image, not the study's RAID 0\"]\n{PLAN}\n[[workloads]]\nkind = \"clients\"\nname = \"a\"\nloadfile = \"dbench\"\n[[workloads]]\nkind = \"clients\"\nname = \"b\"\nloadfile = \"dbench\"\n"
         );
         let plan = Plan::parse(&text, "p.toml").unwrap();
+        // Parsing asks the host nothing: the plan's own notes only.
+        assert_eq!(plan.notes, ["one image, not the study's RAID 0"]);
+        let plan = plan.on_host(&fsbench_testbed::RealSystem);
         assert_eq!(plan.notes[0], "one image, not the study's RAID 0");
         let installed = fsbench_workload::clients::DBENCH_LOADFILES
             .iter()
@@ -833,9 +835,29 @@ min_time = "1ms"
                 "name = \"a\"\n[device]\nimage = \"1g\"\nwithout_md = \"{without}\"\n[[filesystems]]\nname = \"ext4\"\narray = \"md-raid0:2,chunk=64k\"\n[[filesystems]]\nname = \"btrfs\"\narray = \"raid0:2\"\n{sleep}"
             )
         };
-        let md = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem).is_empty();
-        for (without, one_device) in [("one-device", !md), ("unsupported", false)] {
+        // A host without md (no /proc/mdstat, no mdadm) and one with it, as `System` answers.
+        let no_md = fsbench_testbed::RecordingSystem::new();
+        no_md.hide_program("mdadm");
+        let with_md = fsbench_testbed::RecordingSystem::new();
+        with_md.set_file("/proc/mdstat", "Personalities : [raid0]\n");
+        for (host, md, without, one_device) in [
+            (&no_md, false, "one-device", true),
+            (&no_md, false, "unsupported", false),
+            (&with_md, true, "one-device", false),
+            (&with_md, true, "unsupported", false),
+        ] {
             let parsed = Plan::parse(&plan(without), "a.toml").unwrap();
+            // Parsing asks the host nothing: the arrays as asked, until the host is asked.
+            assert_eq!(
+                parsed.cases[0].config.array.as_deref(),
+                Some("md-raid0:2,chunk=64k")
+            );
+            let parsed = parsed.on_host(host);
+            let md_note = parsed
+                .notes
+                .iter()
+                .any(|n| n.starts_with("md RAID cannot be made"));
+            assert_eq!(md_note, !md && !one_device, "{:?}", parsed.notes);
             let [ext4, btrfs] = parsed.cases.as_slice() else {
                 panic!("{:?}", parsed.cases);
             };

@@ -106,7 +106,11 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
     if args.work_dir.is_some() {
         overrides.work_dir = args.work_dir.clone();
     }
-    let plan = Plan::parse_with(&text, &name, &overrides).map_err(Failure::usage)?;
+    // The plan as this host will run it (its notes on the workloads, md arrays where the
+    // kernel has none): for the dry run as for the campaign.
+    let plan = Plan::parse_with(&text, &name, &overrides)
+        .map_err(Failure::usage)?
+        .on_host(&RealSystem);
     Ok((plan, overrides))
 }
 
