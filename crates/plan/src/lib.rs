@@ -18,6 +18,8 @@
 //!   what they say of it (steady, saturated, disturbed).
 //! - [`protocol`]: the wire between a campaign and its workload's child process.
 //! - [`runner`]: the campaign: interleaved repetitions, stability, resume, storing.
+//! - [`run`]: a run from its beginning in the store to its end, for a campaign and a command
+//!   alike: refusals, the ground's checks, the host's record, the cases, the guard, the end.
 
 pub mod executor;
 pub mod file;
@@ -26,6 +28,7 @@ pub mod one_case;
 pub mod plan;
 pub mod profiles;
 pub mod protocol;
+pub mod run;
 pub mod runner;
 pub mod sample;
 pub mod workload;
