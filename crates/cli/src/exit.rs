@@ -1,5 +1,6 @@
-//! Exit codes, and the one-line error message every failure ends with. The codes of results
-//! come from [`Outcome::exit_code`]; 2 (a usage error: nothing was measured) is the CLI's own.
+//! Exit codes, and the one-line error message every failure ends with (a rank of a job's, too).
+//! The codes of results come from [`Outcome::exit_code`]; 2 (a usage error: nothing was
+//! measured) is the CLI's own.
 
 use crate::out::note;
 use fsbench_model::Outcome;
@@ -63,6 +64,16 @@ impl From<fsbench_testbed::TargetError> for Failure {
     }
 }
 
+impl From<fsbench_plan::run::RunError> for Failure {
+    fn from(error: fsbench_plan::run::RunError) -> Failure {
+        match error {
+            fsbench_plan::run::RunError::Target(error) => error.into(),
+            error if error.is_mistake() => Failure::usage(error),
+            error => Failure::failed(error),
+        }
+    }
+}
+
 impl From<anyhow::Error> for Failure {
     fn from(error: anyhow::Error) -> Failure {
         Failure::failed(error)
@@ -94,6 +105,29 @@ pub fn all_of(outcomes: impl IntoIterator<Item = Result<(), Failure>>) -> Result
         report(Err(failure));
     }
     last.map_or(Ok(()), Err)
+}
+
+/// A rank's end: one that stops with an error before the ranks have met for the last time
+/// (`met`) would leave the others waiting for it, so it says why, naming itself, and ends the
+/// job. Alone, or after the last meeting: the result as it is.
+pub fn end_rank(
+    job: Option<&dyn fsbench_scale::Collective>,
+    met: bool,
+    result: Result<i32, Failure>,
+) -> Result<i32, Failure> {
+    match (job, result) {
+        (Some(job), Err(mut failure)) if !met => {
+            failure.error = failure.error.context(format!(
+                "rank {} of {} (host {})",
+                job.rank(),
+                job.size(),
+                fsbench_measure::host::HostInfo::probe().hostname
+            ));
+            let code = report(Err(failure));
+            job.abort(code)
+        }
+        (_, result) => result,
+    }
 }
 
 /// Prints the error (one line, best effort: standard error may be unwritable too) and returns

@@ -15,10 +15,10 @@
 mod cli;
 mod cmd;
 mod exit;
+mod frontend;
 mod out;
 mod outfile;
 mod progress;
-mod target;
 
 use clap::Parser;
 

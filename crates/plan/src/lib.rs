@@ -7,7 +7,8 @@
 //! Brief overview:
 //! - [`file`]: the plan file as written (TOML with spans for precise errors).
 //! - [`plan`]: validation into [`Plan`] and [`Case`]s (with the command line's
-//!   [`plan::Overrides`]); estimates.
+//!   [`plan::Overrides`]), one typed step per section, without side effects; what this host
+//!   makes of a plan, asked through `System` ([`Plan::on_host`]); estimates.
 //! - [`one_case`]: a workload command as a plan of one case.
 //! - [`profiles`]: the built-in profiles, plan files from `profiles/` compiled in.
 //! - [`workload`]: what a case runs ([`workload::Job`]), and what is stored of how it ran.
@@ -17,6 +18,8 @@
 //!   what they say of it (steady, saturated, disturbed).
 //! - [`protocol`]: the wire between a campaign and its workload's child process.
 //! - [`runner`]: the campaign: interleaved repetitions, stability, resume, storing.
+//! - [`run`]: a run from its beginning in the store to its end, for a campaign and a command
+//!   alike: refusals, the ground's checks, the host's record, the cases, the guard, the end.
 
 pub mod executor;
 pub mod file;
@@ -25,6 +28,7 @@ pub mod one_case;
 pub mod plan;
 pub mod profiles;
 pub mod protocol;
+pub mod run;
 pub mod runner;
 pub mod sample;
 pub mod workload;

@@ -1,11 +1,13 @@
-//! A workload command (`fsbench matrix ...`) as a plan of one case: its flags become a plan
-//! file's keys (stored with the run, so `fsbench run --plan` of the stored text runs the same
-//! case), parsed like any plan, and run by the same sampler as a campaign's samples.
+//! A workload command (`fsbench matrix ...`) as a plan of one case: its target flags checked as
+//! flags, then every flag a plan file's key (stored with the run, so `fsbench run --plan` of the
+//! stored text runs the same case), parsed like any plan, and run as a campaign's cases are
+//! (`crate::run`: its one sample in this process).
 
-use crate::plan::{Overrides, Plan, PlanError};
+use crate::plan::{scheduler_error, Overrides, Plan, PlanError};
 use fsbench_measure::series::SeriesInterval;
 use fsbench_model::CachePolicy;
 use fsbench_testbed::aging::AgingSpec;
+use fsbench_testbed::array::ArraySpec;
 use fsbench_testbed::device::SizeSetting;
 use fsbench_testbed::DeviceSpec;
 use fsbench_workload::sweep::SweepSpec;
@@ -48,6 +50,95 @@ pub struct OneTarget<'a> {
     pub fsck: bool,
     /// Aged first (`--age`): the plan's one aging spec, `given`.
     pub age: Option<&'a AgingSpec>,
+}
+
+/// A command's target flags as typed (`--fs` and what goes with it), before they are checked.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetFlags<'a> {
+    pub fs: &'a str,
+    pub mkfs_options: Option<&'a str>,
+    pub mount_options: Option<&'a str>,
+    pub scheduler: Option<&'a str>,
+    pub cache: &'a str,
+    pub device: &'a str,
+    pub destroy_data_on: Option<&'a str>,
+    pub array: Option<&'a str>,
+    pub loop_buffered: bool,
+    pub no_fsck: bool,
+    /// `--age`, read.
+    pub age: Option<&'a AgingSpec>,
+}
+
+impl<'a> OneTarget<'a> {
+    /// The target the flags ask for, checked as flags: a mistake names its flag (`--cache:
+    /// ...`), as a plan's names its key; the plan made of them is checked again as a plan.
+    pub fn from_flags(flags: &TargetFlags<'a>) -> Result<OneTarget<'a>, PlanError> {
+        let fs = flags.fs;
+        let Some(filesystem) = fsbench_testbed::fs::by_name(fs) else {
+            return Err(flag(
+                "--fs",
+                format!(
+                    "unknown filesystem '{fs}'; use one of {}",
+                    fsbench_testbed::fs::names()
+                ),
+            ));
+        };
+        let cache = flags
+            .cache
+            .parse::<CachePolicy>()
+            .map_err(|e| flag("--cache", e))?;
+        if let Some(e) = flags.scheduler.and_then(scheduler_error) {
+            return Err(flag("--scheduler", e));
+        }
+        let device = DeviceSpec::parse(flags.device, flags.destroy_data_on)
+            .map_err(|e| flag("", e.to_string()))?;
+        // The layout, checked as the flags say it (the plan of the command would name its keys).
+        let array = match flags.array {
+            None => None,
+            Some(text) => Some(
+                text.parse::<ArraySpec>()
+                    .map_err(|e| flag(&format!("--array {text}"), e))?,
+            ),
+        };
+        let real = match &device {
+            DeviceSpec::Block { devices } => Some(devices.len()),
+            DeviceSpec::Image { .. } => None,
+        };
+        fsbench_testbed::array::check_layout(filesystem, array.as_ref(), real).map_err(|e| {
+            flag(
+                if array.is_some() {
+                    "--array"
+                } else {
+                    "--device"
+                },
+                e,
+            )
+        })?;
+        let sized = matches!(
+            device,
+            DeviceSpec::Image {
+                size_bytes: Some(_)
+            }
+        );
+        if flags.age.is_some() && !sized {
+            return Err(flag(
+                "--age",
+                "an aged filesystem is made once, on an image, and copied for every run: give the image's size (--device image:SIZE, e.g. image:4g)",
+            ));
+        }
+        Ok(OneTarget {
+            fs,
+            mkfs_options: flags.mkfs_options,
+            mount_options: flags.mount_options,
+            scheduler: flags.scheduler,
+            cache,
+            device,
+            array: flags.array,
+            loop_direct_io: !flags.loop_buffered,
+            fsck: !flags.no_fsck,
+            age: flags.age,
+        })
+    }
 }
 
 impl Plan {
@@ -181,6 +272,17 @@ fn beyond_a_plan(settings: &WorkloadSettings) -> Result<(), PlanError> {
                 i64::MAX
             ),
         }),
+    }
+}
+
+/// A mistake in a command's flag `name` (line 0: the command line's, not a plan's line).
+fn flag(name: &str, message: impl Into<String>) -> PlanError {
+    PlanError {
+        file: "(a workload command's flags)".into(),
+        line: 0,
+        column: 0,
+        key: name.to_string(),
+        message: message.into(),
     }
 }
 

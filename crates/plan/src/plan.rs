@@ -1,31 +1,45 @@
 //! A validated plan: the campaign's settings and its cases, each a configuration (filesystem x
 //! mkfs option set x mount option set x scheduler x platform x age x cache policy) x workload,
 //! with a stable key.
-//! Parsing has no side effects; whether the host can run a case is found out when it runs (an
-//! `unsupported` result), not here.
+//!
+//! Parsing goes in typed steps, as ripgrep's flags go from `LowArgs` to `HiArgs`: the file as
+//! written, with its spans ([`crate::file`]); each section read on its own from it (`sections`:
+//! the repetitions, the device, the platforms, the ages, the schedulers, the cache policies,
+//! the filesystems; `workloads`); the cases they multiply into (`cases`: the rules, a
+//! directory's cases) and the study's figures checked against those (`figures`). Parsing has
+//! no side effects and asks the host nothing but, for a plan run in an existing directory,
+//! which filesystem holds it (its cases are that filesystem). What this host makes of a plan —
+//! a workload's file or program missing here, md arrays where the kernel has no md — is asked
+//! afterwards, through `System` ([`Plan::on_host`]); whether the host can run a case is found
+//! out when it runs (an `unsupported` result), not here.
 
-use crate::file::{PlanFile, RuleFile, WorkloadTable};
+mod cases;
+mod check;
+mod figures;
+mod host;
+mod sections;
+mod workloads;
+
+use crate::file::PlanFile;
 use crate::workload::PlannedWorkload;
+pub use cases::directory_config;
+use cases::Axes;
+pub use check::{name_error, scheduler_error};
+use check::{position, Checker};
 use fsbench_measure::series::SeriesInterval;
-use fsbench_measure::units::{parse_duration_ns, parse_size};
-use fsbench_model::published::{self, Judged, PointsRule, Selector, StudyFigures};
+use fsbench_model::published::StudyFigures;
 use fsbench_model::CaseAxis;
 pub use fsbench_model::{CaseConfig, DEFAULT_PLATFORM, FRESH};
-use fsbench_testbed::aging::{AgingSpec, KEYS as AGING_KEYS};
-use fsbench_testbed::array::ArraySpec;
+use fsbench_testbed::aging::AgingSpec;
 use fsbench_testbed::device::SizeSetting;
-use fsbench_testbed::fs::{self, Storage};
+use fsbench_testbed::fs;
 use fsbench_testbed::target::DEFAULT_WORK_DIR;
-use fsbench_testbed::{CachePolicy, DeviceSpec};
-use fsbench_workload::sweep::SweepSpec;
-use fsbench_workload::workload::{Check, HostNotes, KeepsFiles};
-use fsbench_workload::{Context, WorkloadError, WorkloadSettings, KINDS};
+use fsbench_testbed::DeviceSpec;
+use fsbench_workload::Context;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::ops::Range;
-use std::path::{Path, PathBuf};
-use toml::Spanned;
+use std::path::PathBuf;
 
 /// A plan error: where (line 0: on the command line, `key` names the flag), which key, what
 /// is wrong and what is allowed.
@@ -61,29 +75,6 @@ pub struct Repetitions {
     /// Adaptive: stop repeating a case once the 95 % CI half-width of every main metric is within
     /// this fraction of its mean (0.05 = 5 %).
     pub target_ci: Option<f64>,
-}
-
-/// The configuration of an existing directory: its filesystem as mounted (`unknown` when no
-/// mount is found), option sets `existing`, no scheduler, the default platform.
-pub fn directory_config(dir: Option<&Path>, cache: CachePolicy) -> CaseConfig {
-    let mount = dir.and_then(fsbench_measure::host::mount_of);
-    CaseConfig {
-        filesystem: mount
-            .as_ref()
-            .map_or("unknown".into(), |m| m.fs_type.clone()),
-        mkfs_set: "existing".into(),
-        mkfs_options: String::new(),
-        mount_set: "existing".into(),
-        mount_options: mount.map(|m| m.mount_options).unwrap_or_default(),
-        array: None,
-        one_device_for: None,
-        scheduler: None,
-        platform: DEFAULT_PLATFORM.into(),
-        image_in_ram: false,
-        cpu_percent: None,
-        age: FRESH.into(),
-        cache,
-    }
 }
 
 /// When a campaign makes its targets anew (`remake_target`).
@@ -179,69 +170,19 @@ pub struct Plan {
     /// The study's published figures and claims (`[[published]]`, `[[claims]]`), each checked
     /// against the cases: the report sets the run's figures beside them.
     pub figures: StudyFigures,
+    /// Every workload of the plan, in its order (before the include and exclude rules).
+    pub workloads: Vec<PlannedWorkload>,
+    /// What becomes of the cases on md arrays where the kernel has no md ([`Plan::on_host`]).
+    pub without_md: WithoutMd,
 }
 
-/// Where a span starts, as 1-based line and column.
-fn position(text: &str, span: Range<usize>) -> (usize, usize) {
-    let start = span.start.min(text.len());
-    let before = &text[..start];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rfind('\n').map_or(start, |nl| start - nl - 1) + 1;
-    (line, column)
-}
-
-struct Checker<'a> {
-    file: &'a str,
-    text: &'a str,
-}
-
-impl Checker<'_> {
-    fn error(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> PlanError {
-        let (line, column) = position(self.text, span);
-        PlanError {
-            file: self.file.to_string(),
-            line,
-            column,
-            key: key.to_string(),
-            message: message.into(),
-        }
-    }
-
-    fn at<T>(&self, value: &Spanned<T>, key: &str, message: impl Into<String>) -> PlanError {
-        self.error(value.span(), key, message)
-    }
-
-    /// Refuses a name the plan gives something (an option set, a platform, an aging spec, a
-    /// scheduler, a workload), at `key` where it is written; see [`name_error`].
-    fn name(&self, name: &Spanned<String>, key: &str) -> Result<(), PlanError> {
-        match name_error(name.get_ref()) {
-            None => Ok(()),
-            Some(e) => Err(self.at(name, key, e)),
-        }
-    }
-}
-
-/// Why `name` cannot name something in a plan, or None when it can. A name is one word of
-/// letters (of any script), digits, `-` and `_`: names are joined by dots into each case's key
-/// (a dot in one could make two cases one key), become labels on terminals and in reports,
-/// and must never be a path (`/`, `..`), empty, or hold a NUL, a control character or a space.
-pub fn name_error(name: &str) -> Option<String> {
-    let fine = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
-    if !name.is_empty() && name.chars().all(fine) {
-        return None;
-    }
-    Some(format!(
-        "{name:?} is not a name: a name may contain only letters, digits, '-' and '_' \
-         (e.g. big-inodes), and is not empty"
-    ))
-}
-
-/// Why `name` cannot name an I/O scheduler (a plan's `schedulers`, `--scheduler`), or None:
-/// it is part of each case's key, so it is a name ([`name_error`]).
-pub fn scheduler_error(name: &str) -> Option<String> {
-    name_error(name).map(|e| {
-        format!("{e}; the schedulers are none, mq-deadline, kyber, bfq (or noop, deadline, cfq)")
-    })
+/// What becomes of the cases on md arrays where the kernel has no md (`[device] without_md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithoutMd {
+    /// They end unsupported, saying why (the default).
+    Unsupported,
+    /// Each runs on one image of the array's total size (`"one-device"`).
+    OneDevice,
 }
 
 /// What the command line sets over a plan's own keys (`fsbench run --dir`, `--scale`,
@@ -287,17 +228,10 @@ impl Plan {
     }
 
     /// As [`Plan::parse`], with the command line's `overrides` over the plan's keys: errors
-    /// name the lines of `text` as written (an override's own mistake names its flag).
+    /// name the lines of `text` as written (an override's own mistake names its flag). The
+    /// sections are read in the order their mistakes are said.
     pub fn parse_with(text: &str, file: &str, overrides: &Overrides) -> Result<Plan, PlanError> {
         let check = Checker { file, text };
-        let flag_error = |key: &str, message: String| PlanError {
-            file: file.to_string(),
-            line: 0,
-            column: 0,
-            key: key.to_string(),
-            message,
-        };
-        let dir = overrides.dir.as_deref();
         let raw: PlanFile = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map_or((1, 1), |s| position(text, s));
             PlanError {
@@ -312,621 +246,55 @@ impl Plan {
         if name.is_empty() {
             return Err(check.at(&raw.name, "name", "must not be empty"));
         }
-
-        let min = match (overrides.repetitions, &raw.repetitions) {
-            (Some(n), _) if (1..=1000).contains(&n) => n,
-            (Some(n), _) => {
-                return Err(flag_error(
-                    "--repetitions",
-                    format!("must be between 1 and 1000 (got {n})"),
-                ))
-            }
-            (None, None) => 3,
-            (None, Some(r)) if (1..=1000).contains(r.get_ref()) => *r.get_ref() as u32,
-            (None, Some(r)) => {
-                return Err(check.at(r, "repetitions", "must be between 1 and 1000"))
-            }
+        let repetitions = sections::repetitions(&check, &raw, overrides)?;
+        let timeout_ns = sections::timeout(&check, &raw)?;
+        let scale = sections::scale(&check, &raw, overrides)?;
+        let plan_device = sections::device(&check, &raw)?;
+        let (description, notes) = sections::words(&check, &raw)?;
+        let remake = sections::remake(&check, &raw)?;
+        let platforms = sections::platforms(&check, &raw, &plan_device.0)?;
+        let (agings, ages) = sections::ages(&check, &raw)?;
+        let axes = Axes {
+            schedulers: sections::schedulers(&check, &raw)?,
+            platforms,
+            caches: sections::caches(&check, &raw)?,
+            ages,
         };
-        let target_ci = match &raw.target_ci_percent {
-            None => None,
-            Some(t) if *t.get_ref() > 0.0 && *t.get_ref() < 100.0 => Some(*t.get_ref() / 100.0),
-            Some(t) => {
-                return Err(check.at(
-                    t,
-                    "target_ci_percent",
-                    "must be a percentage above 0 and below 100",
-                ))
-            }
-        };
-        let max = match &raw.max_repetitions {
-            None => {
-                if target_ci.is_some() {
-                    min.max(10)
-                } else {
-                    min
-                }
-            }
-            // Fewer repetitions asked on the command line: adaptive ones stop at no fewer.
-            Some(m) if overrides.repetitions.is_some() => (*m.get_ref() as u32).max(min),
-            Some(m) if *m.get_ref() >= min as i64 && *m.get_ref() <= 1000 => *m.get_ref() as u32,
-            Some(m) => {
-                return Err(check.at(
-                    m,
-                    "max_repetitions",
-                    format!("must be between repetitions ({min}) and 1000"),
-                ))
-            }
-        };
-        if let (Some(m), None, true) = (&raw.max_repetitions, target_ci, max > min) {
-            return Err(check.at(
-                m,
-                "max_repetitions",
-                "needs target_ci_percent (the stability target that stops repetitions early)",
-            ));
-        }
-        let timeout_ns = match &raw.timeout {
-            None => Some(30 * 60 * 1_000_000_000),
-            Some(t) if t.get_ref() == "none" => None,
-            Some(t) => match parse_duration_ns(t.get_ref()) {
-                Ok(0) => return Err(check.at(t, "timeout", "must be longer than 0 (or \"none\")")),
-                Ok(ns) => Some(ns),
-                Err(e) => return Err(check.at(t, "timeout", format!("{e} (or \"none\")"))),
-            },
-        };
-
-        let scale = match (overrides.scale, &raw.scale) {
-            (Some(s), _) if s > 0.0 && s <= 1.0 => s,
-            (Some(s), _) => {
-                return Err(flag_error(
-                    "--scale",
-                    format!("must be above 0 and at most 1 (got {s})"),
-                ))
-            }
-            (None, None) => 1.0,
-            (None, Some(s)) if *s.get_ref() > 0.0 && *s.get_ref() <= 1.0 => *s.get_ref(),
-            (None, Some(s)) => return Err(check.at(s, "scale", "must be above 0 and at most 1")),
-        };
-        let (device, loop_direct_io) = match &raw.device {
-            None => (DeviceSpec::Image { size_bytes: None }, true),
-            Some(d) => {
-                // The acknowledgement of a real device means nothing without that device: a
-                // plan that says it but images instead has a mistake in it.
-                if let (Some(destroy), None) = (&d.destroy_data_on, &d.block) {
-                    return Err(check.at(
-                        destroy,
-                        "device.destroy_data_on",
-                        "names a device to destroy, but the plan has no device.block; add block = \"/dev/X\" (the same device) or remove destroy_data_on",
-                    ));
-                }
-                let device = match (&d.image, &d.block) {
-                    (Some(_), Some(b)) => {
-                        return Err(check.at(
-                            b,
-                            "device.block",
-                            "give either device.image or device.block, not both",
-                        ))
-                    }
-                    (Some(size), None) => {
-                        let bytes = parse_size(size.get_ref())
-                            .map_err(|e| check.at(size, "device.image", e.to_string()))?;
-                        if bytes == 0 {
-                            return Err(check.at(
-                                size,
-                                "device.image",
-                                "an image needs a size (e.g. \"4g\")",
-                            ));
-                        }
-                        DeviceSpec::Image {
-                            size_bytes: Some(bytes),
-                        }
-                    }
-                    (None, Some(block)) => DeviceSpec::parse(
-                        block.get_ref(),
-                        d.destroy_data_on.as_ref().map(|s| s.get_ref().as_str()),
-                    )
-                    .map_err(|e| check.at(block, "device.block", e.to_string()))?,
-                    (None, None) => DeviceSpec::Image { size_bytes: None },
-                };
-                (device, !d.loop_buffered.unwrap_or(false))
-            }
-        };
-
-        let description = match &raw.description {
-            None => String::new(),
-            Some(d) if d.get_ref().contains('\n') => {
-                return Err(check.at(d, "description", "must be one line"))
-            }
-            Some(d) => d.get_ref().trim().to_string(),
-        };
-        let mut notes = Vec::new();
-        for note in &raw.notes {
-            let text = note.get_ref().trim();
-            if text.is_empty() || text.contains('\n') {
-                return Err(check.at(note, "notes", "each note is one line of text"));
-            }
-            notes.push(text.to_string());
-        }
-        let remake = match &raw.remake_target {
-            None => Remake::Sample,
-            Some(v) => match v.get_ref() {
-                toml::Value::Boolean(true) => Remake::Sample,
-                toml::Value::Boolean(false) => Remake::Never,
-                toml::Value::String(s) if s == "configuration" => Remake::Configuration,
-                _ => {
-                    return Err(check.at(
-                        v,
-                        "remake_target",
-                        "must be true (every sample), \"configuration\" (once per configuration and round) or false (once per case)",
-                    ))
-                }
-            },
-        };
-        let mut platforms: Vec<(String, bool, Option<f64>)> = Vec::new();
-        for (name, p) in &raw.platforms {
-            check.name(name, "platforms")?;
-            let name = name.get_ref();
-            let ram = p.ram.unwrap_or(false);
-            if ram && matches!(device, DeviceSpec::Block { .. }) {
-                return Err(PlanError {
-                    file: file.to_string(),
-                    line: 1,
-                    column: 1,
-                    key: format!("platforms.{name}.ram"),
-                    message: "puts a loop image in memory, but the plan's device is a real block device: use [device] image = \"SIZE\" or drop ram".into(),
-                });
-            }
-            let cpu =
-                match &p.cpu_percent {
-                    None => None,
-                    Some(c) if *c.get_ref() > 0.0 && *c.get_ref() <= 100.0 => Some(*c.get_ref()),
-                    Some(c) => return Err(check.at(
-                        c,
-                        &format!("platforms.{name}.cpu_percent"),
-                        "must be a percentage of the machine's CPU time above 0 and at most 100",
-                    )),
-                };
-            platforms.push((name.clone(), ram, cpu));
-        }
-        if platforms.is_empty() {
-            platforms.push((DEFAULT_PLATFORM.to_string(), false, None));
-        }
-        let agings = aging_specs(&check, &raw.aging)?;
-        let mut ages: Vec<String> = Vec::new();
-        for age in &raw.ages {
-            let name = age.get_ref();
-            if name != FRESH && !agings.contains_key(name) {
-                let mut known = vec![FRESH.to_string()];
-                known.extend(agings.keys().cloned());
-                return Err(check.at(
-                    age,
-                    "ages",
-                    format!(
-                        "'{name}' is neither fresh nor an [aging.NAME] table of the plan; it has: {}",
-                        known.join(", ")
-                    ),
-                ));
-            }
-            if !ages.contains(name) {
-                ages.push(name.clone());
-            }
-        }
-        if ages.is_empty() {
-            ages.push(FRESH.to_string());
-            ages.extend(agings.keys().cloned());
-        }
-
-        let mut schedulers: Vec<Option<String>> = Vec::new();
-        for s in &raw.schedulers {
-            let name = s.get_ref().trim();
-            if let Some(e) = scheduler_error(name) {
-                return Err(check.at(s, "schedulers", e));
-            }
-            schedulers.push(Some(name.to_string()));
-        }
-        if schedulers.is_empty() {
-            schedulers.push(None);
-        }
-        let mut caches = Vec::new();
-        for c in &raw.cache {
-            caches.push(
-                c.get_ref()
-                    .parse::<CachePolicy>()
-                    .map_err(|e| check.at(c, "cache", e))?,
-            );
-        }
-        if caches.is_empty() {
-            caches.push(CachePolicy::Warm);
-        }
-
-        if raw.filesystems.is_empty() && raw.dir.is_none() && dir.is_none() {
-            return Err(PlanError {
-                file: file.to_string(),
-                line: 1,
-                column: 1,
-                key: "filesystems".into(),
-                message: "the plan names no filesystem: add a [[filesystems]] table with name = \"ext4\" (or another), or run it in an existing directory (`fsbench run --dir PATH`)".into(),
-            });
-        }
-        let mut arrays: Vec<Option<ArraySpec>> = Vec::new();
         // (A workload command's device is its flags', set over the plan's below.)
-        let real_devices = match overrides.device.as_ref().map_or(&device, |(d, ..)| d) {
+        let real_devices = match overrides
+            .device
+            .as_ref()
+            .map_or(&plan_device.0, |(d, ..)| d)
+        {
             DeviceSpec::Block { devices } => Some(devices.len()),
             DeviceSpec::Image { .. } => None,
         };
-        for f in &raw.filesystems {
-            let Some(fs) = fs::by_name(f.name.get_ref()) else {
-                return Err(check.at(
-                    &f.name,
-                    "filesystems.name",
-                    format!(
-                        "unknown filesystem '{}'; use one of {}",
-                        f.name.get_ref(),
-                        fs::names()
-                    ),
-                ));
-            };
-            for (sets, key) in [
-                (&f.mkfs_options, "filesystems.mkfs_options"),
-                (&f.mount_options, "filesystems.mount_options"),
-            ] {
-                for name in sets.iter().flat_map(BTreeMap::keys) {
-                    check.name(name, key)?;
-                }
-            }
-            // The bare device has nothing to make or mount: options would be silently unused.
-            let options = |sets: &Option<crate::file::OptionSets>| {
-                sets.as_ref()
-                    .is_some_and(|sets| sets.values().any(|o| !o.trim().is_empty()))
-            };
-            if !fs.capabilities().filesystem
-                && (options(&f.mkfs_options) || options(&f.mount_options))
-            {
-                return Err(check.at(
-                    &f.name,
-                    "filesystems",
-                    "the bare device has no filesystem to make or mount: drop its mkfs_options \
-                     and mount_options",
-                ));
-            }
-            // Whether this filesystem takes the layout on this device: said at its `array`
-            // (or, without one, at the devices that need one).
-            let array = match &f.array {
-                None => None,
-                Some(text) => Some(
-                    text.get_ref()
-                        .parse::<ArraySpec>()
-                        .map_err(|e| check.at(text, "filesystems.array", e))?,
-                ),
-            };
-            fsbench_testbed::array::check_layout(fs, array.as_ref(), real_devices).map_err(
-                |e| match (&f.array, raw.device.as_ref().and_then(|d| d.block.as_ref())) {
-                    (Some(text), _) => check.at(text, "filesystems.array", e),
-                    (None, Some(block)) => check.at(block, "device.block", e),
-                    (None, None) => check.at(&f.name, "filesystems", e),
-                },
-            )?;
-            arrays.push(array);
-        }
-        // An image too small for one of the filesystems could never run: say so now, not
-        // after a dry run passed and the campaign started.
-        if let (
-            DeviceSpec::Image {
-                size_bytes: Some(bytes),
-            },
-            Some(span),
-        ) = (&device, raw.device.as_ref().and_then(|d| d.image.as_ref()))
-        {
-            for f in &raw.filesystems {
-                let fs = fs::by_name(f.name.get_ref()).expect("checked");
-                fsbench_testbed::device::check_size(
-                    fs.name(),
-                    *bytes,
-                    fs.min_device_bytes(),
-                    "the image",
-                    SizeSetting::Plan,
-                )
-                .map_err(|e| check.at(span, "device.image", e.to_string()))?;
-            }
-        }
-        // A scaled image shrinks with the plan (in whole MiB), never below what its largest
-        // filesystem needs nor below 4 GiB (or the size asked for, if smaller): not every
-        // workload's data shrinks with the scale (a mix's file sizes, a task's least tree),
-        // and a sparse image costs only what is written to it.
-        let device = match device {
-            DeviceSpec::Image {
-                size_bytes: Some(bytes),
-            } if scale < 1.0 => {
-                let floor = raw
-                    .filesystems
-                    .iter()
-                    .filter_map(|f| fs::by_name(f.name.get_ref()))
-                    .map(|fs| fs.min_device_bytes())
-                    .max()
-                    .unwrap_or(0);
-                let scaled = ((bytes as f64 * scale) as u64) >> 20 << 20;
-                DeviceSpec::Image {
-                    size_bytes: Some(scaled.max(floor).max(4 << 30).min(bytes)),
-                }
-            }
-            other => other,
-        };
-        // A workload command's device is as its flags say (never scaled).
-        let (device, loop_direct_io, size_setting) = match &overrides.device {
-            Some((device, direct, setting)) => (device.clone(), *direct, *setting),
-            None => (device, loop_direct_io, SizeSetting::Plan),
-        };
-        // An aged image is made once and copied for every sample: its size must be known
-        // before any is made (a default size would follow the free space, which the cache
-        // itself takes).
-        let aged = ages.iter().find(|a| *a != FRESH);
-        if let (Some(age), false) = (
-            aged,
-            matches!(
-                device,
-                DeviceSpec::Image {
-                    size_bytes: Some(_)
-                }
-            ),
-        ) {
-            if dir.is_none() && raw.dir.is_none() {
-                return Err(PlanError {
-                    file: file.to_string(),
-                    line: 1,
-                    column: 1,
-                    key: format!("aging.{age}"),
-                    message: format!(
-                        "an aged filesystem is made once, on an image, and copied for every sample: give the image's size ({})",
-                        size_setting.suggest("SIZE")
-                    ),
-                });
-            }
-        }
-        if raw.workloads.is_empty() {
-            return Err(PlanError {
-                file: file.to_string(),
-                line: 1,
-                column: 1,
-                key: "workloads".into(),
-                message: format!("the plan names no workload: add a [[workloads]] table with kind = \"matrix\" (or one of {})", KINDS.join(", ")),
-            });
-        }
-        let mut workloads: Vec<PlannedWorkload> = Vec::new();
-        for table in &raw.workloads {
-            let (workload, name_span) = workload(&check, table, scale)?;
-            if workloads.iter().any(|x| x.name == workload.name) {
-                return Err(check.error(
-                    name_span,
-                    "workloads.name",
-                    format!(
-                        "two workloads are called '{}': give each a distinct name",
-                        workload.name
-                    ),
-                ));
-            }
-            // A file kept on purpose outlives the run only where the user can find it: in a
-            // directory, not on a filesystem fsbench removes afterwards.
-            let in_dir = dir.is_some() || raw.dir.is_some();
-            if !in_dir && workload.settings.apply(KeepsFiles) {
-                let keep = table
-                    .iter()
-                    .find(|(k, _)| k.get_ref() == "keep")
-                    .map_or(name_span, |(_, v)| v.span());
-                return Err(check.error(
-                    keep,
-                    "workloads.keep",
-                    "keeps a file on a filesystem fsbench removes after the run: run the plan \
-                     in a directory (`dir`, or `fsbench run --dir PATH`) or drop keep",
-                ));
-            }
-            workloads.push(workload);
-        }
-
-        let mut cases = Vec::new();
-        for (f, array) in raw.filesystems.iter().zip(&arrays) {
-            let fs_name = fs::by_name(f.name.get_ref()).expect("checked").name();
-            let sets = |given: &Option<crate::file::OptionSets>| match given {
-                Some(sets) => sets
-                    .iter()
-                    .map(|(name, options)| (name.get_ref().clone(), options.clone()))
-                    .collect(),
-                None => BTreeMap::from([("default".to_string(), String::new())]),
-            };
-            let (mkfs_sets, mount_sets) = (sets(&f.mkfs_options), sets(&f.mount_options));
-            let in_memory =
-                fs::by_name(fs_name).expect("known").capabilities().storage == Storage::Memory;
-            for (mkfs_set, mkfs_options) in &mkfs_sets {
-                for (mount_set, mount_options) in &mount_sets {
-                    // A scheduler belongs to a block device: tmpfs has none.
-                    let fs_schedulers = if in_memory {
-                        vec![None]
-                    } else {
-                        schedulers.clone()
-                    };
-                    for ((scheduler, (platform, ram, cpu), cache), age) in
-                        combinations(&fs_schedulers, &platforms, &caches)
-                            .flat_map(|c| ages.iter().map(move |age| (c, age)))
-                    {
-                        for workload in &workloads {
-                            let config = CaseConfig {
-                                filesystem: fs_name.to_string(),
-                                mkfs_set: mkfs_set.clone(),
-                                mkfs_options: mkfs_options.clone(),
-                                mount_set: mount_set.clone(),
-                                mount_options: mount_options.clone(),
-                                array: array.as_ref().map(ArraySpec::to_string),
-                                one_device_for: None,
-                                scheduler: scheduler.clone(),
-                                platform: platform.clone(),
-                                image_in_ram: *ram && !in_memory,
-                                cpu_percent: *cpu,
-                                age: age.clone(),
-                                cache: *cache,
-                            };
-                            let mut case = Case {
-                                key: String::new(),
-                                position: 0,
-                                config,
-                                workload: workload.clone(),
-                            };
-                            case.key = case.key_of();
-                            if let Some(other) = cases.iter().find(|c: &&Case| c.key == case.key) {
-                                return Err(check.at(&f.name, "filesystems", clash(other, &case)));
-                            }
-                            cases.push(case);
-                        }
-                    }
-                }
-            }
-        }
-        if raw.filesystems.is_empty() {
-            cases = in_directory_only(&workloads, &platforms, &caches);
-        }
-        for rule in raw.include.iter().chain(&raw.exclude) {
-            check_rule(&check, rule, &cases)?;
-        }
-        cases.retain(|c| {
-            (raw.include.is_empty() || raw.include.iter().any(|r| matches(r, c)))
-                && !raw.exclude.iter().any(|r| matches(r, c))
-        });
-        if cases.is_empty() {
-            return Err(PlanError {
-                file: file.to_string(),
-                line: 1,
-                column: 1,
-                key: "include/exclude".into(),
-                message: "the include and exclude rules leave no case to run".into(),
-            });
-        }
+        let tables = sections::filesystems(&check, &raw, overrides, real_devices)?;
+        let (device, loop_direct_io, size_setting) =
+            sections::sized_device(&check, &raw, plan_device, &tables, scale, overrides)?;
+        sections::aged_image(&check, &raw, overrides, &axes.ages, &device, size_setting)?;
+        let in_dir = overrides.dir.is_some() || raw.dir.is_some();
+        let workloads = workloads::workloads(&check, &raw, scale, in_dir)?;
+        let cases = cases::cases(&check, &tables, &axes, &workloads)?;
+        let mut cases = cases::rules(&check, &raw, cases)?;
         // The command line's directory runs the plan there, whatever the plan says.
-        let dir = match (dir, &raw.dir) {
-            (Some(given), _) if !given.is_absolute() => {
-                return Err(flag_error(
-                    "--dir",
-                    format!("{} must be an absolute path", given.display()),
-                ))
-            }
-            (Some(given), _) => Some(given.to_path_buf()),
-            (None, own) => own.as_ref().map(|d| PathBuf::from(d.get_ref())),
-        };
-        if let Some(own) = raw
-            .dir
-            .as_ref()
-            .filter(|d| overrides.dir.is_none() && !Path::new(d.get_ref()).is_absolute())
-        {
-            return Err(check.at(own, "dir", "must be an absolute path"));
-        }
+        let dir = sections::dir(&check, &raw, overrides)?;
         if let Some(dir) = &dir {
-            cases = on_directory(cases, dir).map_err(|(key, e)| match &raw.dir {
-                Some(own) if overrides.dir.is_none() => check.at(own, key, e),
-                _ => flag_error("--dir", e),
-            })?;
+            cases = cases::in_directory(&check, &raw, overrides, cases, dir)?;
         }
         for (i, case) in cases.iter_mut().enumerate() {
             case.position = i;
         }
-        let figures = figures(&check, &raw, &cases)?;
-        let fsck = match &raw.fsck {
-            None => true,
-            Some(f) => *f,
-        };
-        let interval = match &raw.interval {
-            None => SeriesInterval::Auto,
-            Some(i) => i
-                .get_ref()
-                .parse()
-                .map_err(|e: String| check.at(i, "interval", e))?,
-        };
-        let repeat_disturbed = match &raw.repeat_disturbed {
-            None => 0,
-            Some(r) if (0..=10).contains(r.get_ref()) => *r.get_ref() as u32,
-            Some(r) => {
-                return Err(check.at(
-                    r,
-                    "repeat_disturbed",
-                    "must be between 0 and 10 (extra attempts of a disturbed sample)",
-                ))
-            }
-        };
-        // What this host makes of the workloads (a study's file or program missing here, and
-        // what runs instead), said once each after the plan's own notes.
-        let ctx = Context {
-            scale,
-            ..Context::default()
-        };
-        for workload in &workloads {
-            for note in workload.settings.apply(HostNotes(&ctx)) {
-                if !notes.contains(&note) {
-                    notes.push(note);
-                }
-            }
-        }
-        // And of its md arrays, once: where the kernel has no md, their cases end unsupported,
-        // or run on one image of the array's total size when the plan says so.
-        let one_device = match raw.device.as_ref().and_then(|d| d.without_md.as_ref()) {
-            None => false,
-            Some(w) => match w.get_ref().as_str() {
-                "unsupported" => false,
-                "one-device" if matches!(device, DeviceSpec::Image { .. }) => true,
-                "one-device" => {
-                    return Err(check.at(
-                        w,
-                        "device.without_md",
-                        "\"one-device\" runs an md array's cases on one image of its total size; real devices (device.block) are one per member: drop without_md",
-                    ))
-                }
-                other => {
-                    return Err(check.at(
-                        w,
-                        "device.without_md",
-                        format!(
-                            "'{other}': use \"one-device\" (where the kernel has no md, the cases on md arrays run on one image of the array's total size) or \"unsupported\" (the default: they end unsupported)"
-                        ),
-                    ))
-                }
-            },
-        };
-        let on_md = |c: &Case| {
-            c.config
-                .array
-                .as_deref()
-                .is_some_and(|a| a.parse::<ArraySpec>().is_ok_and(|a| a.by_md()))
-        };
-        if dir.is_none() && cases.iter().any(on_md) {
-            let reasons = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem);
-            if reasons.is_empty() {
-                // This host has md: the arrays as asked.
-            } else if one_device {
-                let mut arrays: Vec<String> = Vec::new();
-                for case in cases.iter_mut().filter(|c| on_md(c)) {
-                    let array = case.config.array.take().expect("on md");
-                    if !arrays.contains(&array) {
-                        arrays.push(array.clone());
-                    }
-                    case.config.one_device_for = Some(array);
-                }
-                notes.push(format!(
-                    "{}: the cases on md arrays ({}) run on one image of the array's total size ({})",
-                    fsbench_model::NO_MD,
-                    arrays.join(", "),
-                    reasons.join("; ")
-                ));
-            } else {
-                notes.push(format!(
-                    "md RAID cannot be made on this host, so the cases on md arrays end unsupported: {}",
-                    reasons.join("; ")
-                ));
-            }
-        }
+        let figures = figures::figures(&check, &raw, &cases)?;
+        let interval = sections::interval(&check, &raw)?;
+        let repeat_disturbed = sections::repeat_disturbed(&check, &raw)?;
+        let without_md = sections::without_md(&check, &raw, &device)?;
         Ok(Plan {
             name,
             description,
             notes,
             text: text.to_string(),
-            repetitions: Repetitions {
-                min,
-                max,
-                target_ci,
-            },
+            repetitions,
             timeout_ns,
             remake,
             work_dir: overrides.work_dir.clone().unwrap_or_else(|| {
@@ -935,7 +303,7 @@ impl Plan {
             }),
             device,
             loop_direct_io,
-            fsck,
+            fsck: raw.fsck.unwrap_or(true),
             size_setting,
             scale,
             dir,
@@ -944,6 +312,8 @@ impl Plan {
             agings,
             cases,
             figures,
+            workloads,
+            without_md,
         })
     }
 
@@ -1031,617 +401,12 @@ impl Plan {
     }
 }
 
-/// The cases of a plan without filesystems: each platform x cache policy x workload, on a
-/// directory (its configuration is set by [`on_directory`]).
-/// Why two cases got one id: the same filesystem's option sets listed in two tables, or names
-/// that, joined with '.', spell the same id (mkfs set `a.b` with mount set `c`, and `a` with
-/// `b.c`).
-fn clash(first: &Case, second: &Case) -> String {
-    let differ: Vec<(String, String)> = CaseAxis::ALL
-        .into_iter()
-        .filter(|&axis| first.value(axis) != second.value(axis))
-        .map(|axis| {
-            let name = axis.rule_key();
-            (
-                format!("{name} '{}'", first.value(axis)),
-                format!("{name} '{}'", second.value(axis)),
-            )
-        })
-        .collect();
-    if differ.is_empty() {
-        return format!(
-            "the filesystem '{}' is listed twice with mkfs set '{}' and mount set '{}': merge its option sets into one [[filesystems]] table",
-            first.config.filesystem, first.config.mkfs_set, first.config.mount_set
-        );
-    }
-    let (a, b): (Vec<String>, Vec<String>) = differ.into_iter().unzip();
-    format!(
-        "two cases get the id '{}': {}, and {} (an id joins the names with '.'): rename one so the ids differ (e.g. without a '.')",
-        first.key,
-        a.join(" with "),
-        b.join(" with ")
-    )
-}
-
-fn in_directory_only(
-    workloads: &[PlannedWorkload],
-    platforms: &[(String, bool, Option<f64>)],
-    caches: &[CachePolicy],
-) -> Vec<Case> {
-    let none: [Option<String>; 1] = [None];
-    let mut cases = Vec::new();
-    for (_, (platform, ram, cpu), cache) in combinations(&none, platforms, caches) {
-        for workload in workloads {
-            cases.push(Case {
-                key: String::new(),
-                position: 0,
-                config: CaseConfig {
-                    filesystem: String::new(),
-                    mkfs_set: String::new(),
-                    mkfs_options: String::new(),
-                    mount_set: String::new(),
-                    mount_options: String::new(),
-                    array: None,
-                    one_device_for: None,
-                    scheduler: None,
-                    platform: platform.clone(),
-                    image_in_ram: *ram,
-                    cpu_percent: *cpu,
-                    age: FRESH.into(),
-                    cache: *cache,
-                },
-                workload: workload.clone(),
-            });
-        }
-    }
-    cases
-}
-
-/// The cases run in an existing directory: every configuration becomes the directory's
-/// filesystem as mounted (sets `existing`, no scheduler), keeping the platform's CPU share
-/// and the cache policy; cases that become the same are run once. What needs a filesystem
-/// fsbench makes is an error: (key, message).
-fn on_directory(cases: Vec<Case>, dir: &Path) -> Result<Vec<Case>, (&'static str, String)> {
-    let there = directory_config(Some(dir), CachePolicy::Warm);
-    let mut kept: Vec<Case> = Vec::new();
-    for mut case in cases {
-        if case.config.image_in_ram {
-            return Err((
-                "dir",
-                format!(
-                    "platform '{}' puts the image in RAM, but a plan with dir makes no image: \
-                     drop its `ram` or the dir",
-                    case.config.platform
-                ),
-            ));
-        }
-        if case.config.age != FRESH {
-            return Err((
-                "dir",
-                format!(
-                    "age '{}' ages a filesystem fsbench makes, but a plan with dir runs on the \
-                     directory's as it is: drop the aging (ages = [\"fresh\"]) or the dir",
-                    case.config.age
-                ),
-            ));
-        }
-        if case.config.cache == CachePolicy::Remount {
-            return Err((
-                "dir",
-                "cache \"remount\" remounts a filesystem fsbench made; in a directory use \
-                 \"drop\" (sync and drop the page cache) or \"warm\""
-                    .into(),
-            ));
-        }
-        case.config = CaseConfig {
-            platform: case.config.platform,
-            cpu_percent: case.config.cpu_percent,
-            cache: case.config.cache,
-            ..there.clone()
-        };
-        case.key = case.key_of();
-        if !kept.iter().any(|c| c.key == case.key) {
-            kept.push(case);
-        }
-    }
-    Ok(kept)
-}
-
-/// The plan's `[aging.NAME]` tables as specs: every key read by the spec itself (its errors
-/// name the key as written), the rest at their defaults.
-fn aging_specs(
-    check: &Checker<'_>,
-    tables: &BTreeMap<Spanned<String>, crate::file::AgingTable>,
-) -> Result<BTreeMap<String, AgingSpec>, PlanError> {
-    let mut specs = BTreeMap::new();
-    for (spanned, table) in tables {
-        check.name(spanned, "aging")?;
-        let name = spanned.get_ref();
-        if name == FRESH {
-            return Err(check.at(
-                spanned,
-                "aging",
-                "`fresh` is the age of a filesystem not aged: give the aging spec another name",
-            ));
-        }
-        let mut spec = AgingSpec::default();
-        for (key, value) in table {
-            let at = format!("aging.{name}.{}", key.get_ref());
-            if !AGING_KEYS.contains(&key.get_ref().as_str()) {
-                return Err(check.at(
-                    key,
-                    &at,
-                    format!("unknown key; the keys are {}", AGING_KEYS.join(", ")),
-                ));
-            }
-            let text = match value.get_ref() {
-                toml::Value::String(text) => text.clone(),
-                toml::Value::Integer(n) => n.to_string(),
-                toml::Value::Float(x) => x.to_string(),
-                _ => return Err(check.at(value, &at, "must be a number or a string")),
-            };
-            spec.set(key.get_ref(), &text)
-                .map_err(|e| check.at(value, &at, e))?;
-        }
-        specs.insert(name.clone(), spec);
-    }
-    Ok(specs)
-}
-
-/// Every combination of a scheduler, a platform and a cache policy, in that nesting order.
-fn combinations<'a, A, B, C>(
-    a: &'a [A],
-    b: &'a [B],
-    c: &'a [C],
-) -> impl Iterator<Item = (&'a A, &'a B, &'a C)> {
-    a.iter()
-        .flat_map(move |x| b.iter().flat_map(move |y| c.iter().map(move |z| (x, y, z))))
-}
-
-/// A rule's value on one axis, if it names one.
-fn rule_value(rule: &RuleFile, axis: CaseAxis) -> Option<&Spanned<String>> {
-    match axis {
-        CaseAxis::Filesystem => rule.filesystem.as_ref(),
-        CaseAxis::MkfsSet => rule.mkfs_options.as_ref(),
-        CaseAxis::MountSet => rule.mount_options.as_ref(),
-        CaseAxis::Scheduler => rule.scheduler.as_ref(),
-        CaseAxis::Platform => rule.platform.as_ref(),
-        CaseAxis::Age => rule.age.as_ref(),
-        CaseAxis::Cache => rule.cache.as_ref(),
-        CaseAxis::Workload => rule.workload.as_ref(),
-    }
-}
-
-fn matches(rule: &RuleFile, case: &Case) -> bool {
-    CaseAxis::ALL
-        .iter()
-        .all(|&axis| rule_value(rule, axis).is_none_or(|v| case.value(axis) == *v.get_ref()))
-}
-
-/// A rule naming a value no case has is a typo, not a silent no-op.
-fn check_rule(check: &Checker<'_>, rule: &RuleFile, cases: &[Case]) -> Result<(), PlanError> {
-    for axis in CaseAxis::ALL {
-        if let Some(v) = rule_value(rule, axis) {
-            let key = axis.rule_key();
-            let mut known: Vec<String> = cases.iter().map(|c| c.value(axis)).collect();
-            known.sort();
-            known.dedup();
-            if !known.contains(v.get_ref()) {
-                return Err(check.at(
-                    v,
-                    key,
-                    format!(
-                        "'{}' matches no case; the plan has: {}",
-                        v.get_ref(),
-                        known.join(", ")
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Where `key` is written in the entry of the array of tables `array` whose header spans
-/// `header` (toml gives a `[[published]]` table the span of its header; its keys, and its
-/// sub-tables such as `[published.values]`, run to the next other header), from `after` when
-/// given (a configuration in `values`), so an error names its line; the header otherwise.
-fn key_in(
-    text: &str,
-    array: &str,
-    header: Range<usize>,
-    key: &str,
-    after: Option<&str>,
-) -> Range<usize> {
-    let start = header.start.min(text.len());
-    let rest = &text[header.end.min(text.len())..];
-    let mut end = text.len();
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if offset > 0 && trimmed.starts_with('[') && !trimmed.starts_with(&format!("[{array}.")) {
-            end = header.end + offset;
-            break;
-        }
-        offset += line.len();
-    }
-    let body = &text[start..end];
-    let found = match after {
-        // A key of the table: at the start of its line.
-        None => body.match_indices(key).map(|(i, _)| i).find(|&i| {
-            body[..i]
-                .rsplit('\n')
-                .next()
-                .is_some_and(|l| l.trim().is_empty())
-                && body[i + key.len()..].starts_with([' ', '=', '\t'])
-        }),
-        Some(a) => body
-            .find(a)
-            .and_then(|from| body[from..].find(key).map(|i| from + i)),
-    };
-    match found {
-        Some(i) => start + i..start + i + key.len(),
-        None => header,
-    }
-}
-
-/// The published figures and claims, checked: each names a workload of the plan, result
-/// dimensions that exist, and configurations its cases have (exactly one each, but for points,
-/// which add up over every configuration a label matches, and for a claim's configurations,
-/// which it sets against each other pair by pair); each figure's reference is one of its
-/// values; each claim has the keys of its kind (a comparison, a ranking of points, a knee).
-fn figures(check: &Checker<'_>, raw: &PlanFile, cases: &[Case]) -> Result<StudyFigures, PlanError> {
-    // (the key as the error names it, what is wrong) for one table: checks shared by both.
-    fn common(
-        cases: &[Case],
-        source: &str,
-        workload: &str,
-        metric: &str,
-        dims: &BTreeMap<String, String>,
-        rule: Option<&PointsRule>,
-        labels: &[(&str, bool)],
-    ) -> Result<(), (String, String)> {
-        published::check_source(source).map_err(|e| ("source".to_string(), e))?;
-        let mut workloads: Vec<&str> = Vec::new();
-        for case in cases {
-            if !workloads.contains(&case.workload.name.as_str()) {
-                workloads.push(&case.workload.name);
-            }
-        }
-        let unknown = |key: &str, name: &str| {
-            (
-                key.to_string(),
-                format!(
-                    "names workload '{name}', which the plan does not have; its workloads: {}",
-                    workloads.join(", ")
-                ),
-            )
-        };
-        if !workloads.contains(&workload) {
-            return Err(unknown("workload", workload));
-        }
-        if metric.trim().is_empty() {
-            return Err(("metric".into(), "must name the workload's metric".into()));
-        }
-        for key in dims.keys() {
-            published::match_dim(key).map_err(|e| ("match".to_string(), e))?;
-        }
-        // The workloads whose cases a label may name: points add up over the rule's others.
-        let mut of: Vec<&str> = vec![workload];
-        if let Some(rule) = rule {
-            if metric != published::POINTS {
-                return Err((
-                    "points".into(),
-                    format!(
-                        "`points` says how points are given: it belongs to metric = \"{}\"",
-                        published::POINTS
-                    ),
-                ));
-            }
-            for other in &rule.also {
-                if !workloads.contains(&other.as_str()) {
-                    return Err(unknown("points", other));
-                }
-                of.push(other);
-            }
-            for key in &rule.together {
-                published::match_dim(key)
-                    .map_err(|e| ("points".to_string(), format!("points.together: {e}")))?;
-            }
-            rule.within_axis().map_err(|e| ("points".to_string(), e))?;
-        }
-        let of_workload: Vec<&Case> = cases
-            .iter()
-            .filter(|c| of.contains(&c.workload.name.as_str()))
-            .collect();
-        for &(label, several) in labels {
-            let selector: Selector = label.parse().map_err(|e| (label.to_string(), e))?;
-            let mut configs: Vec<String> = of_workload
-                .iter()
-                .filter(|c| selector.matches(&c.config))
-                .map(|c| c.config_key())
-                .collect();
-            configs.sort();
-            configs.dedup();
-            let known = || {
-                let mut all: Vec<String> = of_workload.iter().map(|c| c.config_key()).collect();
-                all.dedup();
-                all.join(", ")
-            };
-            if configs.is_empty() {
-                return Err((
-                    label.to_string(),
-                    format!(
-                        "configuration '{label}' matches no case of workload '{workload}'; its configurations: {}",
-                        known()
-                    ),
-                ));
-            }
-            if configs.len() > 1 && !several && metric != published::POINTS {
-                return Err((
-                    label.to_string(),
-                    format!(
-                        "configuration '{label}' matches {} configurations of workload '{workload}' ({}): name the one meant (mkfs=, mount=, sched=, on=, cache=)",
-                        configs.len(),
-                        configs.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-    let mut out = StudyFigures::default();
-    for table in &raw.published {
-        let p = table.get_ref();
-        let fail = |(key, message): (String, String)| {
-            let is_label = p.values.contains_key(&key) && key != "reference";
-            let span = if is_label {
-                key_in(check.text, "published", table.span(), &key, Some("values"))
-            } else {
-                key_in(check.text, "published", table.span(), &key, None)
-            };
-            let name = if is_label { "values" } else { key.as_str() };
-            check.error(span, &format!("published.{name}"), message)
-        };
-        for (key, value) in [("title", &p.title), ("unit", &p.unit)] {
-            if value.trim().is_empty() {
-                return Err(fail((key.into(), "must not be empty".into())));
-            }
-        }
-        let mut labels: Vec<(&str, bool)> = p.values.keys().map(|l| (l.as_str(), false)).collect();
-        labels.push((&p.reference, false));
-        common(
-            cases,
-            &p.source,
-            &p.workload,
-            &p.metric,
-            &p.dims,
-            p.points.as_ref(),
-            &labels,
-        )
-        .map_err(fail)?;
-        if !p.values.contains_key(&p.reference) {
-            return Err(fail((
-                "reference".into(),
-                format!(
-                    "'{}' has no value: the reference is one of the configurations in `values`",
-                    p.reference
-                ),
-            )));
-        }
-        for (label, value) in &p.values {
-            let (line, value) = (value.line(), value.value());
-            if line == Some(0) {
-                return Err(fail((
-                    label.clone(),
-                    format!("the line of '{label}' must be a line number from 1"),
-                )));
-            }
-            if !(value.is_finite() && value > 0.0) {
-                return Err(fail((
-                    label.clone(),
-                    format!(
-                        "the value of '{label}' must be above 0 (got {value}): ratios are taken"
-                    ),
-                )));
-            }
-        }
-        out.published.push(p.clone());
-    }
-    for table in &raw.claims {
-        let c = table.get_ref();
-        let fail = |(key, message): (String, String)| {
-            let name = if !c.config.is_empty() && key == c.config {
-                "config"
-            } else if !c.against.is_empty() && key == c.against {
-                "against"
-            } else if c.ranking.contains(&key) {
-                "ranking"
-            } else {
-                key.as_str()
-            };
-            check.error(
-                key_in(check.text, "claims", table.span(), name, None),
-                &format!("claims.{name}"),
-                message,
-            )
-        };
-        if c.text.trim().is_empty() {
-            return Err(fail(("text".into(), "must not be empty".into())));
-        }
-        let judged = c.judged().map_err(|(key, e)| fail((key.into(), e)))?;
-        // A comparison may set several configurations against several (pair by pair, on the
-        // axes neither names) or one against several (`on=disk`, `*`); a ranking names
-        // configurations as points add them up; a knee is of one configuration's curve.
-        let labels: Vec<(&str, bool)> = match judged {
-            Judged::Compare(_) => vec![(&c.config, true), (&c.against, true)],
-            Judged::Ranking => c.ranking.iter().map(|l| (l.as_str(), true)).collect(),
-            Judged::Knee(_) => vec![(&c.config, false)],
-        };
-        common(
-            cases,
-            &c.source,
-            &c.workload,
-            &c.metric,
-            &c.dims,
-            c.points.as_ref(),
-            &labels,
-        )
-        .map_err(fail)?;
-        out.claims.push(c.clone());
-    }
-    Ok(out)
-}
-
-/// The first line of a deserializer's message (toml adds "in `key`" on the next).
-fn first_line(message: &str) -> String {
-    message
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
-/// One `[[workloads]]` table: `kind` picks the settings type from the registry, `name` is the
-/// plan's, every other key is a setting. Each key is read on its own first, so an error points
-/// at the key that is wrong; then the settings are checked as a whole under the plan's scale.
-/// Returns the workload and the span of its name (or kind).
-fn workload(
-    check: &Checker<'_>,
-    table: &WorkloadTable,
-    scale: f64,
-) -> Result<(PlannedWorkload, Range<usize>), PlanError> {
-    let get = |key: &str| table.iter().find(|(k, _)| k.get_ref() == key);
-    let text = |key: &str| -> Result<Option<(String, Range<usize>)>, PlanError> {
-        match get(key) {
-            None => Ok(None),
-            Some((_, v)) => match v.get_ref() {
-                toml::Value::String(s) => Ok(Some((s.clone(), v.span()))),
-                _ => Err(check.at(v, &format!("workloads.{key}"), "must be a string")),
-            },
-        }
-    };
-    let Some((kind, kind_span)) = text("kind")? else {
-        let span = table.keys().next().map_or(0..0, |k| k.span());
-        return Err(check.error(
-            span,
-            "workloads.kind",
-            format!("every workload needs a kind: {}", KINDS.join(", ")),
-        ));
-    };
-    let unknown_kind = || {
-        check.error(
-            kind_span.clone(),
-            "workloads.kind",
-            format!(
-                "unknown workload kind '{kind}'; use one of {}",
-                KINDS.join(", ")
-            ),
-        )
-    };
-    let (name, name_span) = text("name")?.unwrap_or((kind.clone(), kind_span.clone()));
-    let sweep = text("sweep")?;
-    if let Some(e) = name_error(&name) {
-        return Err(check.error(name_span, "workloads.name", e));
-    }
-    let settings_of = |entries: toml::Table| {
-        WorkloadSettings::from_kind(&kind, toml::Value::Table(entries)).ok_or_else(unknown_kind)
-    };
-    let defaults = settings_of(toml::Table::new())?
-        .map_err(|e| check.error(kind_span.clone(), "workloads", first_line(&e.to_string())))?;
-    let keys: Vec<String> = match serde_json::to_value(&defaults) {
-        Ok(serde_json::Value::Object(map)) => map
-            .into_iter()
-            .map(|(k, _)| k)
-            .filter(|k| k != "kind")
-            .collect(),
-        _ => Vec::new(),
-    };
-    let mut entries = toml::Table::new();
-    for (key, value) in table {
-        let key_text = key.get_ref().as_str();
-        if key_text == "kind" || key_text == "name" || key_text == "sweep" {
-            continue;
-        }
-        let at = format!("workloads.{key_text}");
-        let one = toml::Table::from_iter([(key_text.to_string(), value.get_ref().clone())]);
-        // A key the defaults leave out when unset (a shared file, a stonewall) is still one:
-        // the settings know it.
-        let known = keys.iter().any(|k| k == key_text)
-            || match settings_of(one.clone())? {
-                Ok(_) => true,
-                Err(e) => !e.to_string().contains("unknown field"),
-            };
-        if !known {
-            return Err(check.at(
-                key,
-                &at,
-                format!(
-                    "does not apply to a {kind} workload; its keys are: name, sweep, {}",
-                    keys.join(", ")
-                ),
-            ));
-        }
-        if let Err(e) = settings_of(one)? {
-            return Err(check.at(value, &at, first_line(&e.to_string())));
-        }
-        entries.insert(key_text.to_string(), value.get_ref().clone());
-    }
-    let settings = settings_of(entries)?
-        .map_err(|e| check.error(kind_span.clone(), "workloads", first_line(&e.to_string())))?;
-    // Under mpirun the plan is checked as a job's (a shared file, a first-done stonewall need
-    // one); alone, as one process's.
-    let ctx = Context {
-        scale,
-        job: fsbench_scale::launched_size()
-            .map(|ranks| fsbench_workload::workload::Place { rank: 0, ranks }),
-        ..Context::default()
-    };
-    if let Err(e) = settings.apply(Check(&ctx)) {
-        let (span, key, message) = match &e {
-            WorkloadError::Invalid { field, message } => (
-                get(field).map_or(kind_span.clone(), |(_, v)| v.span()),
-                format!("workloads.{field}"),
-                message.clone(),
-            ),
-            other => (
-                kind_span.clone(),
-                "workloads".to_string(),
-                other.to_string(),
-            ),
-        };
-        return Err(check.error(span, &key, message));
-    }
-    let sweep = match sweep {
-        None => None,
-        Some((text, span)) => {
-            let spec: SweepSpec = text
-                .parse()
-                .map_err(|e: String| check.error(span.clone(), "workloads.sweep", e))?;
-            spec.points(&settings, &ctx).map_err(|e| {
-                let message = match e {
-                    WorkloadError::Invalid { message, .. } => message,
-                    other => other.to_string(),
-                };
-                check.error(span.clone(), "workloads.sweep", message)
-            })?;
-            Some(spec)
-        }
-    };
-    Ok((
-        PlannedWorkload {
-            name,
-            sweep,
-            settings,
-        },
-        name_span,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fsbench_workload::workload::KeepsFiles;
+    use fsbench_workload::{WorkloadSettings, KINDS};
+    use std::path::Path;
 
     const PLAN: &str = r#"
 name = "two-by-two"
@@ -1804,6 +569,9 @@ min_time = "1ms"
             "notes = [\"one image, not the study's RAID 0\"]\n{PLAN}\n[[workloads]]\nkind = \"clients\"\nname = \"a\"\nloadfile = \"dbench\"\n[[workloads]]\nkind = \"clients\"\nname = \"b\"\nloadfile = \"dbench\"\n"
         );
         let plan = Plan::parse(&text, "p.toml").unwrap();
+        // Parsing asks the host nothing: the plan's own notes only.
+        assert_eq!(plan.notes, ["one image, not the study's RAID 0"]);
+        let plan = plan.on_host(&fsbench_testbed::RealSystem);
         assert_eq!(plan.notes[0], "one image, not the study's RAID 0");
         let installed = fsbench_workload::clients::DBENCH_LOADFILES
             .iter()
@@ -2067,9 +835,29 @@ min_time = "1ms"
                 "name = \"a\"\n[device]\nimage = \"1g\"\nwithout_md = \"{without}\"\n[[filesystems]]\nname = \"ext4\"\narray = \"md-raid0:2,chunk=64k\"\n[[filesystems]]\nname = \"btrfs\"\narray = \"raid0:2\"\n{sleep}"
             )
         };
-        let md = fsbench_testbed::array::md_support(&fsbench_testbed::RealSystem).is_empty();
-        for (without, one_device) in [("one-device", !md), ("unsupported", false)] {
+        // A host without md (no /proc/mdstat, no mdadm) and one with it, as `System` answers.
+        let no_md = fsbench_testbed::RecordingSystem::new();
+        no_md.hide_program("mdadm");
+        let with_md = fsbench_testbed::RecordingSystem::new();
+        with_md.set_file("/proc/mdstat", "Personalities : [raid0]\n");
+        for (host, md, without, one_device) in [
+            (&no_md, false, "one-device", true),
+            (&no_md, false, "unsupported", false),
+            (&with_md, true, "one-device", false),
+            (&with_md, true, "unsupported", false),
+        ] {
             let parsed = Plan::parse(&plan(without), "a.toml").unwrap();
+            // Parsing asks the host nothing: the arrays as asked, until the host is asked.
+            assert_eq!(
+                parsed.cases[0].config.array.as_deref(),
+                Some("md-raid0:2,chunk=64k")
+            );
+            let parsed = parsed.on_host(host);
+            let md_note = parsed
+                .notes
+                .iter()
+                .any(|n| n.starts_with("md RAID cannot be made"));
+            assert_eq!(md_note, !md && !one_device, "{:?}", parsed.notes);
             let [ext4, btrfs] = parsed.cases.as_slice() else {
                 panic!("{:?}", parsed.cases);
             };

@@ -39,10 +39,12 @@ pub trait CampaignObserver {
 pub struct Quiet;
 impl CampaignObserver for Quiet {}
 
-/// Everything the runner needs.
+/// Everything the runner needs: a run begun in the store ([`crate::run`]).
 pub struct Campaign<'a> {
     pub plan: &'a Plan,
     pub store: &'a mut Store,
+    /// The run's case ids by key (added when it began).
+    pub cases: &'a HashMap<String, i64>,
     pub system: &'a dyn System,
     /// How each sample's workload runs (a campaign's: a child process under a watchdog).
     pub executor: &'a dyn Executor,
@@ -168,17 +170,7 @@ impl Campaign<'_> {
         observer: &mut dyn CampaignObserver,
     ) -> Result<Outcome, StoreError> {
         let plan = self.plan;
-        let mut case_ids = HashMap::new();
-        for case in &plan.cases {
-            let id = self.store.add_case(
-                run_id,
-                &case.key,
-                case.position as i64,
-                &case.config,
-                &serde_json::to_string(&case.workload)?,
-            )?;
-            case_ids.insert(case.key.clone(), id);
-        }
+        let case_ids = self.cases;
         let recorded: HashSet<(String, u32)> = self.store.recorded(run_id)?;
         // Results and unsupported reasons of what exists already (resume).
         let mut values: HashMap<String, Vec<Vec<ResultRecord>>> = HashMap::new();

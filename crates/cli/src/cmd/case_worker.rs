@@ -7,7 +7,7 @@
 
 use crate::cli::CaseWorkerArgs;
 use crate::exit::{self, Failure};
-use crate::target::stop_on_signals;
+use crate::frontend::stop_on_signals;
 use anyhow::anyhow;
 use fsbench_model::Outcome;
 use fsbench_plan::protocol::{child_harness, read_job, ChildEnd, ChildSink, Event};

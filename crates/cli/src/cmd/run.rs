@@ -5,25 +5,24 @@
 
 use crate::cli::RunArgs;
 use crate::exit::{self, Failure};
+use crate::frontend::{database, stop_on_signals, Cli};
 use crate::out::note;
 use crate::out::say;
 use crate::progress::CampaignProgress;
-use crate::target::stop_on_signals;
 use anyhow::{anyhow, Context};
-use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
-use fsbench_measure::host::{FsInstance, HostInfo};
 use fsbench_measure::units::human_duration;
 use fsbench_plan::executor::Child;
 use fsbench_plan::plan::Overrides;
 use fsbench_plan::profiles;
-use fsbench_plan::{Campaign, Plan};
+use fsbench_plan::run::{Host, Kind, Run};
+use fsbench_plan::Plan;
 use fsbench_report::terminal::{fit, printable, printable_path, wrap, WIDTH};
 use fsbench_report::{Exporter, ReportModel, Terminal};
 use fsbench_scale::Collective;
-use fsbench_store::{NewRun, Outcome, RunState, Store, StoreError};
+use fsbench_store::{Outcome, RunState, Store};
 use fsbench_testbed::device::DeviceSpec;
 use fsbench_testbed::RealSystem;
-use fsbench_workload::workload::{Describe, RunsPrograms};
+use fsbench_workload::workload::Describe;
 
 /// The plan to run — a file, a stored run's plan (resume), or a built-in profile — with what
 /// the command line sets over its keys (`--dir`, `--scale`, `--repetitions`, `--work-dir`),
@@ -42,32 +41,8 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
     };
     let (text, name, mut overrides) = if let Some(run_id) = args.resume {
         let store = store.expect("a store is open when resuming");
-        // What another user could have written is never run (such a store is opened
-        // read-only, which a resume does not do; said here too, where the plan is read).
-        if let Some(why) = store.untrusted() {
-            return Err(Failure::usage(anyhow!("--resume {run_id}: {why}")));
-        }
-        let run = store.run(run_id).map_err(Failure::usage)?;
-        if Plan::is_one_case(&run.plan_text) {
-            return Err(Failure::usage(anyhow!(
-                "run {run_id} is a one-case run of `fsbench {}`, not a campaign: run the command again instead of --resume",
-                run.plan_name
-            )));
-        }
-        if let Some(size) = run.host.get("mpi").and_then(|mpi| mpi.get("world_size")) {
-            return Err(Failure::usage(anyhow!(
-                "run {run_id} is a campaign of an MPI job of {size} ranks: resuming a job is not \
-                 built yet; run the campaign again under mpirun"
-            )));
-        }
-        // A resumed run keeps the directory and scale it started with.
-        let overrides = match run.overrides {
-            Some(stored) => serde_json::from_value(stored).map_err(|e| {
-                Failure::failed(anyhow!("run {run_id}'s stored overrides do not read: {e}"))
-            })?,
-            None => Overrides::default(),
-        };
-        (run.plan_text, format!("(plan of run {run_id})"), overrides)
+        let (text, overrides) = fsbench_plan::run::resumable(store, run_id)?;
+        (text, format!("(plan of run {run_id})"), overrides)
     } else if let Some(path) = &args.plan {
         let text = fsbench_measure::input::read_regular(
             path,
@@ -106,7 +81,11 @@ fn load_plan(args: &RunArgs, store: Option<&Store>) -> Result<(Plan, Overrides),
     if args.work_dir.is_some() {
         overrides.work_dir = args.work_dir.clone();
     }
-    let plan = Plan::parse_with(&text, &name, &overrides).map_err(Failure::usage)?;
+    // The plan as this host will run it (its notes on the workloads, md arrays where the
+    // kernel has none): for the dry run as for the campaign.
+    let plan = Plan::parse_with(&text, &name, &overrides)
+        .map_err(Failure::usage)?
+        .on_host(&RealSystem);
     Ok((plan, overrides))
 }
 
@@ -346,34 +325,7 @@ pub fn run(args: RunArgs) -> Result<i32, Failure> {
     let job = fsbench_scale::launcher().map_err(|e| Failure::usage(anyhow!(e)))?;
     let mut met = false;
     let result = run_as(args, job.as_deref(), &mut met);
-    crate::cmd::workload::end_rank(job.as_deref(), met, result)
-}
-
-/// Every rank has the same plan (the same file, scale and directory), or none runs: rank 0
-/// names the first rank whose plan differs.
-fn same_plan_everywhere(
-    job: &dyn Collective,
-    plan: &Plan,
-    overrides: &Overrides,
-) -> Result<(), Failure> {
-    let mine = format!(
-        "{}\n{:?}\n{:?}\n{:?}",
-        plan.text, overrides.dir, overrides.scale, overrides.repetitions
-    );
-    let first_other = job.gather(mine.as_bytes()).and_then(|all| {
-        all.iter()
-            .position(|text| text.as_slice() != mine.as_bytes())
-    });
-    if job.all_ok(first_other.is_none()) {
-        return Ok(());
-    }
-    Err(Failure::usage(match first_other {
-        Some(rank) => anyhow!(
-            "rank {rank}'s plan is not rank 0's (another file, --scale or --dir): give every \
-             rank the same plan"
-        ),
-        None => anyhow!("rank 0 found the ranks' plans differ (its error names the rank)"),
-    }))
+    exit::end_rank(job.as_deref(), met, result)
 }
 
 /// The campaign, alone or as one rank of `job`; `met` is set once the ranks have met for the
@@ -385,7 +337,11 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
              run keeps what it measured)"
         )));
     }
-    let lead = job.is_none_or(|job| job.rank() == 0);
+    let host = Host {
+        system: &RealSystem,
+        job,
+    };
+    let lead = host.lead();
     // A plan is validated before anything is made: no database, no work directory.
     let checked = match args.resume {
         None => Some(load_plan(&args, None)?),
@@ -423,19 +379,11 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     };
     if let Some((plan, _)) = &checked {
         needs_root(plan)?;
+        Run::check(plan, host)?;
     }
     // Only rank 0's store is kept; the others' runs go to one removed at the end.
-    let scratch = if lead {
-        None
-    } else {
-        Some(tempfile::tempdir().context("cannot create a temporary directory")?)
-    };
-    let db_path = match &scratch {
-        Some(dir) => dir.path().join("results.db"),
-        None => args.db.path(),
-    };
-    let mut store = Store::open(&db_path).map_err(Failure::usage)?;
-    let (mut plan, overrides) = match checked {
+    let (store, _scratch) = database(&args.db.path(), lead, "cannot create a temporary directory")?;
+    let (plan, overrides) = match checked {
         Some(checked) => checked,
         None => load_plan(&args, Some(&store))?,
     };
@@ -444,137 +392,23 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         return Ok(exit::OK);
     }
     needs_root(&plan)?;
-    if plan.dir.is_none() {
-        // Refused before a run is stored: what fsbench makes there, only root may change.
-        fsbench_testbed::target::prepare_work_dir(&RealSystem, &plan.work_dir)?;
-    }
-    if let Some(dir) = &plan.dir {
-        // The plan's own `dir` (or a resumed run's) must be there: nothing makes it.
-        if !dir.is_dir() {
-            return Err(Failure::usage(anyhow!(
-                "the plan runs in {}, which is not an existing directory: create it (or mount \
-                 what belongs there), or give another with --dir",
-                dir.display()
-            )));
-        }
-        let named = match (&args.dir, args.resume) {
+    let kind = Kind::Campaign {
+        resume: args.resume,
+        overrides: &overrides,
+        dir_named: match (&args.dir, args.resume) {
             (Some(_), _) => "--dir",
             (None, Some(_)) => "the resumed run's directory",
             (None, None) => "the plan's dir",
-        };
-        crate::target::check_run_dir(dir, named)?;
-        if let Some(run_id) = args.resume {
-            // Another filesystem mounted there since (a new tmpfs: the same type, options and
-            // keys) is another campaign.
-            let was = store.run(run_id).map_err(Failure::usage)?.host["dir"].clone();
-            if let (Ok(was), Ok(now)) = (
-                serde_json::from_value::<FsInstance>(was),
-                FsInstance::of(dir),
-            ) {
-                if !was.same_as(&now) {
-                    return Err(Failure::usage(anyhow!(
-                        "run {run_id} ran in {} on another filesystem than the one mounted there now (filesystem id {} then, {} now): mount what was there, or start a new run",
-                        dir.display(),
-                        was.fsid,
-                        now.fsid
-                    )));
-                }
-            }
-            // The keys name the directory's filesystem: another one is another campaign.
-            let stored = store.load(run_id).map_err(Failure::failed)?;
-            if let Some(other) = stored
-                .cases
-                .iter()
-                .find(|c| !plan.cases.iter().any(|p| p.key == c.case.key))
-            {
-                return Err(Failure::usage(anyhow!(
-                    "run {run_id} ran in {} on another filesystem (its case {} is not one of \
-                     this plan's now): mount what was there, or start a new run",
-                    dir.display(),
-                    other.case.key
-                )));
-            }
-        }
-    }
-    let mut host = serde_json::to_value(HostInfo::probe()).context("cannot encode the host")?;
-    // A campaign in a directory keeps which filesystem it ran on, for --resume to check.
-    if let Some(instance) = plan.dir.as_deref().and_then(|d| FsInstance::of(d).ok()) {
-        host["dir"] = serde_json::to_value(instance).context("cannot encode the host")?;
-    }
-    if let Some(job) = job {
-        if plan.dir.is_none() && !matches!(plan.device, DeviceSpec::Image { .. }) {
-            return Err(Failure::usage(anyhow!(
-                "a plan with a device under mpirun: every rank would format the same device; \
-                 drop `device` (each rank makes a loop device of its own on its host)"
-            )));
-        }
-        same_plan_everywhere(job, &plan, &overrides)?;
-        for case in &mut plan.cases {
-            case.key = crate::cmd::workload::job_key(&case.key, job);
-        }
-        if let Some(all) = fsbench_scale::gather_hosts(job, &host) {
-            host = all.map_err(Failure::failed)?;
-        }
-    }
-    let quiet = args.quiet || !lead;
-    let run_id = match args.resume {
-        Some(run_id) => {
-            // One process at a time: a run still going in another process is not resumed.
-            store
-                .claim_run(run_id, plan.sample_count() as u64)
-                .map_err(|e| match e {
-                    StoreError::Busy { .. } | StoreError::NoSuchRun(_) => Failure::usage(e),
-                    other => Failure::failed(other),
-                })?;
-            run_id
-        }
-        None => {
-            let host = host.to_string();
-            // The stored overrides rebuild the same cases on --resume (where images go is the
-            // resuming host's).
-            let stored = Overrides {
-                work_dir: None,
-                ..overrides.clone()
-            };
-            let overrides_json = (!stored.is_empty())
-                .then(|| serde_json::to_string(&stored))
-                .transpose()
-                .context("cannot encode the plan's overrides")?;
-            store
-                .begin_run(&NewRun {
-                    started_at: &rfc3339_utc(unix_time_s()),
-                    plan_name: &plan.name,
-                    plan_text: &plan.text,
-                    fsbench_version: env!("CARGO_PKG_VERSION"),
-                    host_json: &host,
-                    planned_samples: plan.sample_count() as u64,
-                    overrides_json: overrides_json.as_deref(),
-                    scale: plan.scale,
-                })
-                .map_err(Failure::failed)?
-        }
+        },
     };
     let stop = stop_on_signals();
-    // Targets, and in any run the samples' cgroups and (in a directory) their own directories.
-    let _guard = crate::target::guard(&fsbench_testbed::target::state_dir(&plan.work_dir));
-    // Each sample makes its own cgroup; this one only finds out, once, whether they can be made.
-    drop(crate::target::programs_cgroup(
-        plan.cases
-            .iter()
-            .any(|case| case.workload.settings.apply(RunsPrograms)),
-    ));
+    let mut run = Run::begin(plan, store, host, kind, &Cli, stop)?;
+    let run_id = run.id;
     let worker = std::env::current_exe()
         .context("cannot find the fsbench binary for the workload processes")?;
-    let mut progress = CampaignProgress::new(!quiet, plan.repetitions.min);
-    let end = Campaign {
-        plan: &plan,
-        store: &mut store,
-        system: &RealSystem,
-        executor: &Child { worker },
-        stop,
-        job,
-    }
-    .run(run_id, &mut progress);
+    let quiet = args.quiet || !lead;
+    let mut progress = CampaignProgress::new(!quiet, run.plan().repetitions.min);
+    let end = run.campaign(&Child { worker }, &mut progress);
     progress.finish();
     // The ranks met for the last time in the campaign (a store error at rank 0 ends the job).
     *met = end.is_ok();
@@ -588,7 +422,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     let end = match end {
         Ok(end) => end,
         Err(e) => {
-            let _ = store.finish_run(run_id, RunState::Failed, Some(&rfc3339_utc(unix_time_s())));
+            let _ = run.finish(RunState::Failed);
             let next = if job.is_some() {
                 "run the campaign again under mpirun"
             } else {
@@ -604,10 +438,9 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         Outcome::Interrupted => RunState::Interrupted,
         _ => RunState::Complete,
     };
-    store
-        .finish_run(run_id, status, Some(&rfc3339_utc(unix_time_s())))
-        .map_err(Failure::failed)?;
-    let model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
+    run.finish(status).map_err(Failure::failed)?;
+    let (plan, store) = (run.plan(), run.store());
+    let model = ReportModel::load(store, &[run_id]).map_err(Failure::failed)?;
     if !quiet {
         if plan.scale < 1.0 {
             say!(
@@ -615,7 +448,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
                 plan.scale
             )?;
         }
-        say_notes(&plan)?;
+        say_notes(plan)?;
         let mut stdout = std::io::stdout().lock();
         let summary = Terminal {
             db: Some(store.path()),
@@ -641,7 +474,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
         series,
         ..fsbench_report::Html::default()
     };
-    let written = fsbench_report::over_time::load(&mut model, &store, series)
+    let written = fsbench_report::over_time::load(&mut model, store, series)
         .map_err(Failure::failed)
         .and_then(|()| {
             crate::outfile::write_file(&report, crate::outfile::Origin::Own, |out| {

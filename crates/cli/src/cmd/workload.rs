@@ -1,8 +1,9 @@
 //! Every workload command (`fsbench matrix`, `fsbench metadata`, `fsbench sleep`, ...) is a
-//! one-case campaign: its settings and flags become a plan of one case (`Plan::one_case`),
-//! whose one sample the plan layer's sampler runs as it runs a campaign's — the workload in
-//! this process — and stores; this module keeps the flags and the printing: the terminal (the
-//! workload's grid, or its table), JSON and CSV, exactly what `fsbench export RUN` writes.
+//! one-case campaign: its settings and flags become a plan of one case (`Plan::one_case`), run
+//! by the plan layer as a campaign's are (`fsbench_plan::run::Run`: refused, begun, its one
+//! sample in this process, finished or discarded); this module keeps the flags and the
+//! printing: the terminal (`terminal`: the workload's grid, or its table), JSON and CSV,
+//! exactly what `fsbench export RUN` writes.
 //!
 //! Mistakes found before anything runs (a bad flag, a missing directory, a refused device) store
 //! nothing and exit 2. A configuration the host cannot run is stored as `unsupported` (exit 3).
@@ -13,50 +14,39 @@
 
 use crate::cli::RunOptions;
 use crate::exit::{self, Failure};
+use crate::frontend::{database, stop_on_signals, Cli};
 use crate::out::note;
 use crate::outfile::{Origin, OutputFile};
 use crate::progress::WorkloadProgress;
-use crate::target::{guard, stop_on_signals};
 use anyhow::{anyhow, Context};
-use fsbench_measure::clock::{now_ns, rfc3339_utc, unix_time_s};
-use fsbench_measure::host::{mount_of, HostInfo};
+use fsbench_measure::clock::now_ns;
+use fsbench_measure::host::mount_of;
 use fsbench_measure::units::human_duration;
-use fsbench_model::{Outcome, ResultRecord, RunState};
+use fsbench_model::Outcome;
 use fsbench_plan::executor::{Executor, InProcess};
-use fsbench_plan::one_case::{OneCase, OneTarget};
-use fsbench_plan::runner::Recording;
-use fsbench_plan::sample::{Keep, Sampled, Sampler};
-use fsbench_plan::workload::sample_config;
+use fsbench_plan::one_case::{OneCase, OneTarget, TargetFlags};
+use fsbench_plan::run::{Host, Kind as RunKind, Run};
+use fsbench_plan::sample::Sampled;
 use fsbench_plan::Plan;
-use fsbench_report::grid;
-use fsbench_report::target::write_target;
 use fsbench_report::terminal::{printable, printable_path};
 use fsbench_report::{Csv, Exporter, Json, ReportModel};
-use fsbench_store::{NewRun, Store};
 use fsbench_testbed::aging::AgingSpec;
-use fsbench_testbed::array::ArraySpec;
-use fsbench_testbed::{CachePolicy, DeviceSpec, RealSystem, TargetInfo};
-use fsbench_workload::workload::{Check, KeepsFiles, RunsPrograms};
+use fsbench_testbed::{CachePolicy, RealSystem};
+use fsbench_workload::workload::{Check, KeepsFiles};
 use fsbench_workload::{Context as WorkloadContext, WorkloadError, WorkloadSettings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use terminal::{grid_of, place, results, write_terminal};
+
+mod terminal;
 
 /// How the command's workload runs: in this process, its errors in command-line terms (a
 /// setting is named by its flag, `--file-sizes`).
 const EXECUTOR: InProcess = InProcess { flag_names: true };
 
 /// A workload error found before anything ran: a usage error, in flag terms.
-pub fn usage_error(error: WorkloadError) -> Failure {
+fn usage_error(error: WorkloadError) -> Failure {
     Failure::usage(anyhow!(EXECUTOR.describe(&error)))
-}
-
-/// "1 result", "12 results".
-fn results(n: usize) -> String {
-    if n == 1 {
-        "1 result".into()
-    } else {
-        format!("{n} results")
-    }
 }
 
 /// True when an export path means standard output.
@@ -80,54 +70,14 @@ pub fn run(settings: WorkloadSettings, args: RunOptions) -> Result<i32, Failure>
     let job = fsbench_scale::launcher().map_err(|e| Failure::usage(anyhow!(e)))?;
     let mut met = false;
     let result = run_on(settings, args, job.as_deref(), &mut met);
-    end_rank(job.as_deref(), met, result)
-}
-
-/// A rank's end: one that stops with an error before the ranks have met for the last time
-/// (`met`) would leave the others waiting for it, so it says why, naming itself, and ends the
-/// job. Alone, or after the last meeting: the result as it is.
-pub fn end_rank(
-    job: Option<&dyn fsbench_scale::Collective>,
-    met: bool,
-    result: Result<i32, Failure>,
-) -> Result<i32, Failure> {
-    match (job, result) {
-        (Some(job), Err(mut failure)) if !met => {
-            failure.error = failure.error.context(format!(
-                "rank {} of {} (host {})",
-                job.rank(),
-                job.size(),
-                HostInfo::probe().hostname
-            ));
-            let code = exit::report(Err(failure));
-            job.abort(code)
-        }
-        (_, result) => result,
-    }
-}
-
-/// The host record of a run: this host's, or in a job every rank's (gathered at rank 0).
-pub fn host_json(job: Option<&dyn fsbench_scale::Collective>) -> Result<String, Failure> {
-    let mut host = serde_json::to_value(HostInfo::probe()).context("cannot encode the host")?;
-    if let Some(job) = job {
-        if let Some(all) = fsbench_scale::gather_hosts(job, &host) {
-            host = all.map_err(Failure::failed)?;
-        }
-    }
-    Ok(host.to_string())
-}
-
-/// A case key in a job: a job's results never pool with one process's, so the key names the
-/// ranks.
-pub fn job_key(key: &str, job: &dyn fsbench_scale::Collective) -> String {
-    format!("{key}.np{}", job.size())
+    exit::end_rank(job.as_deref(), met, result)
 }
 
 /// The target the flags ask for (`--fs` and what goes with it), checked as flags; `age` holds
 /// the parsed `--age`.
 fn one_target<'a>(
     args: &'a RunOptions,
-    age: &'a Option<AgingSpec>,
+    age: Option<&'a AgingSpec>,
 ) -> Result<Option<OneTarget<'a>>, Failure> {
     let target = &args.target;
     let Some(fs) = &target.fs else {
@@ -139,68 +89,21 @@ fn one_target<'a>(
             "--fs {fs}: preparing a filesystem needs root (loop devices, mkfs, mount); run as root, or measure an existing directory with --dir"
         )));
     }
-    let Some(filesystem) = fsbench_testbed::fs::by_name(fs) else {
-        return Err(Failure::usage(anyhow!(
-            "--fs: unknown filesystem '{fs}'; use one of {}",
-            fsbench_testbed::fs::names()
-        )));
-    };
-    let cache = target
-        .cache
-        .parse::<CachePolicy>()
-        .map_err(|e| Failure::usage(anyhow!("--cache: {e}")))?;
-    if let Some(e) = target
-        .scheduler
-        .as_deref()
-        .and_then(fsbench_plan::plan::scheduler_error)
-    {
-        return Err(Failure::usage(anyhow!("--scheduler: {e}")));
-    }
-    let device = DeviceSpec::parse(&target.device, target.destroy_data_on.as_deref())?;
-    // The layout, checked as the flags say it (the plan of the command would name its keys).
-    let array = match &target.array {
-        None => None,
-        Some(text) => Some(
-            text.parse::<ArraySpec>()
-                .map_err(|e| Failure::usage(anyhow!("--array {text}: {e}")))?,
-        ),
-    };
-    let real = match &device {
-        DeviceSpec::Block { devices } => Some(devices.len()),
-        DeviceSpec::Image { .. } => None,
-    };
-    fsbench_testbed::array::check_layout(filesystem, array.as_ref(), real).map_err(|e| {
-        let flag = if array.is_some() {
-            "--array"
-        } else {
-            "--device"
-        };
-        Failure::usage(anyhow!("{flag}: {e}"))
-    })?;
-    if age.is_some()
-        && !matches!(
-            device,
-            DeviceSpec::Image {
-                size_bytes: Some(_)
-            }
-        )
-    {
-        return Err(Failure::usage(anyhow!(
-            "--age: an aged filesystem is made once, on an image, and copied for every run: give the image's size (--device image:SIZE, e.g. image:4g)"
-        )));
-    }
-    Ok(Some(OneTarget {
+    OneTarget::from_flags(&TargetFlags {
         fs,
         mkfs_options: target.mkfs_options.as_deref(),
         mount_options: target.mount_options.as_deref(),
         scheduler: target.scheduler.as_deref(),
-        cache,
-        device,
+        cache: &target.cache,
+        device: &target.device,
+        destroy_data_on: target.destroy_data_on.as_deref(),
         array: target.array.as_deref(),
-        loop_direct_io: !target.loop_buffered,
-        fsck: !target.no_fsck,
-        age: age.as_ref(),
-    }))
+        loop_buffered: target.loop_buffered,
+        no_fsck: target.no_fsck,
+        age,
+    })
+    .map(Some)
+    .map_err(|e| Failure::usage(anyhow!(e)))
 }
 
 /// The run, as one process or as one rank of `job`; `met` is set once the ranks have met for
@@ -213,12 +116,6 @@ fn run_on(
 ) -> Result<i32, Failure> {
     let kind = settings.kind();
     if let Some(job) = job {
-        if args.target.fs.is_some() && !args.target.device.starts_with("image") {
-            return Err(Failure::usage(anyhow!(
-                "--device under mpirun: every rank would format the same device; drop --device \
-                 (each rank makes a loop device of its own on its host) or pass --dir"
-            )));
-        }
         if job.rank() != 0 {
             args.no_store = true;
             args.quiet = true;
@@ -226,18 +123,7 @@ fn run_on(
             args.csv = None;
         }
     }
-    let view = settings.grid();
-    let unit = match (&view, args.unit.as_deref()) {
-        (Some(view), key) => {
-            Some(*grid::unit(view, key).map_err(|e| Failure::usage(anyhow!("--unit: {e}")))?)
-        }
-        (None, Some(_)) => {
-            return Err(Failure::usage(anyhow!(
-                "--unit: the {kind} workload prints a table, not a grid; drop --unit"
-            )))
-        }
-        (None, None) => None,
-    };
+    let grid = grid_of(&settings, args.unit.as_deref())?;
     if settings.apply(KeepsFiles) && args.target.fs.is_some() {
         return Err(Failure::usage(anyhow!(
             "--keep: the filesystem of --fs is removed after the run; use --dir to keep the file"
@@ -250,7 +136,7 @@ fn run_on(
         .map(str::parse)
         .transpose()
         .map_err(|e: String| Failure::usage(anyhow!("--age: {e}")))?;
-    let target = one_target(&args, &age)?;
+    let target = one_target(&args, age.as_ref())?;
     // The settings, checked as the user typed them (flags), before anything is made.
     let ctx = WorkloadContext {
         scale: args.scale,
@@ -290,7 +176,7 @@ fn run_on(
             )))
         }
         Some(dir) => {
-            crate::target::check_run_dir(dir, "--dir")?;
+            fsbench_plan::run::check_run_dir(dir, "--dir")?;
             Some(std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
         }
         None => None,
@@ -316,104 +202,48 @@ fn run_on(
         target,
     })
     .map_err(|e| Failure::usage(anyhow!(e)))?;
-    let case = &plan.cases[0];
+    let host = Host {
+        system: &RealSystem,
+        job,
+    };
+    Run::check(&plan, host)?;
     // The store opens before anything runs, so a bad --db fails in a second; --no-store keeps
     // the run in a database that is removed at the end.
-    let scratch_db = if args.no_store {
-        Some(tempfile::tempdir().context("cannot create a temporary directory for --no-store")?)
-    } else {
-        None
-    };
-    let db_path = match &scratch_db {
-        Some(dir) => dir.path().join("results.db"),
-        None => args.db.path(),
-    };
-    let mut store = Store::open(&db_path).map_err(Failure::usage)?;
+    let (store, _scratch) = database(
+        &args.db.path(),
+        !args.no_store,
+        "cannot create a temporary directory for --no-store",
+    )?;
     let stop = stop_on_signals();
-    // The programs the workload starts (its tools) live in a cgroup made for the sample: said
-    // once when none can be made here.
-    let runs_programs = settings.apply(RunsPrograms);
-    drop(crate::target::programs_cgroup(runs_programs));
-    // Dropped after the sample's teardown (declared before it).
-    let _guard = (args.target.fs.is_some() || runs_programs)
-        .then(|| guard(&fsbench_testbed::target::state_dir(&plan.work_dir)))
-        .flatten();
-
     // From here on, what happens is stored (a mistake found while making the ground ready is
-    // not: the run is taken back).
-    let key = match job {
-        Some(job) => job_key(&case.key, job),
-        None => case.key.clone(),
-    };
-    let host = host_json(job)?;
-    let run_id = store
-        .begin_run(&NewRun {
-            started_at: &rfc3339_utc(unix_time_s()),
-            plan_name: kind,
-            plan_text: &plan.text,
-            fsbench_version: env!("CARGO_PKG_VERSION"),
-            host_json: &host,
-            planned_samples: 1,
-            overrides_json: None,
-            scale: plan.scale,
-        })
-        .map_err(Failure::failed)?;
-    let case_id = store
-        .add_case(
-            run_id,
-            &key,
-            0,
-            &case.config,
-            &serde_json::to_string(&case.workload).context("cannot encode the workload")?,
-        )
-        .map_err(Failure::failed)?;
+    // not: the run is taken back). The guard is dropped after the sample's teardown.
+    let mut run = Run::begin(plan, store, host, RunKind::Command, &Cli, stop)?;
+    let run_id = run.id;
     // Read now: a prepared target's mount is gone when the results are shown.
-    let mount = plan
+    let mount = run
+        .plan()
         .dir
         .as_deref()
         .and_then(mount_of)
         .map(|m| format!(" ({} {}, {})", m.fs_type, m.source, m.mount_options));
     let started = now_ns();
     let mut progress = WorkloadProgress::new(!args.quiet);
-    let mut sampler = Sampler::new(&RealSystem, &plan, &EXECUTOR, stop.clone(), job);
-    let mut recording = Recording::begin(
-        case_id,
-        1,
-        sample_config(&case.workload, &sampler.context(case)),
-    );
-    let lead = job.is_some_and(|j| j.rank() == 0);
-    let sampled = {
-        let mut keep = |records: &[ResultRecord]| recording.keep(&mut store, records);
-        sampler.sample(case, &mut progress, lead.then_some(&mut keep as Keep<'_>))
-    };
+    let sampled = run.one_sample(&EXECUTOR, &mut progress);
     progress.finish();
     // The ranks met for the last time in the sample.
     *met = true;
-    let result = match sampled {
+    let result = match sampled.map_err(Failure::failed)? {
         Sampled::Done(result) => *result,
-        Sampled::Refused(reason) => {
-            let _ = store.discard_run(run_id);
-            return Err(Failure::usage(anyhow!(reason)));
-        }
+        Sampled::Refused(reason) => return Err(Failure::usage(anyhow!(reason))),
         Sampled::Interrupted => {
-            let _ = store.discard_run(run_id);
             note!("fsbench {kind}: interrupted before the workload started; everything made was undone");
             return Ok(exit::INTERRUPTED);
         }
     };
-    recording
-        .finish(&mut store, &result)
-        .map_err(Failure::failed)?;
-    let state = match result.status {
-        Outcome::Interrupted => RunState::Interrupted,
-        _ => RunState::Complete,
-    };
-    store
-        .finish_run(run_id, state, Some(&rfc3339_utc(unix_time_s())))
-        .map_err(Failure::failed)?;
-    let mut model = ReportModel::load(&store, &[run_id]).map_err(Failure::failed)?;
+    let (plan, store) = (run.plan(), run.store());
+    let mut model = ReportModel::load(store, &[run_id]).map_err(Failure::failed)?;
     if json.is_some() {
-        model.load_series(&store, None).map_err(Failure::failed)?;
+        model.load_series(store, None).map_err(Failure::failed)?;
     }
     // Each export is tried, even when one before it failed.
     exit::all_of(
@@ -429,7 +259,7 @@ fn run_on(
     // An export on standard output takes its place.
     let exports_on_stdout = is_stdout(args.json.as_deref()) || is_stdout(args.csv.as_deref());
     if !args.quiet && !exports_on_stdout && !result.results.is_empty() {
-        let place = place(job, &plan, info, mount);
+        let place = place(job, plan, info, mount);
         let mut stdout = std::io::stdout().lock();
         let written = write_terminal(
             &mut stdout,
@@ -437,7 +267,7 @@ fn run_on(
             &place,
             info,
             &result.results,
-            view.zip(unit).filter(|_| args.sweep.is_none()),
+            grid.filter(|_| args.sweep.is_none()),
             args.scale,
             elapsed,
             !args.no_spread,
@@ -466,7 +296,7 @@ fn run_on(
     } else {
         format!(
             "; stored as run {run_id} in {} (`fsbench export {run_id}`)",
-            db_path.display()
+            store.path().display()
         )
     };
     let summary = format!(
@@ -513,88 +343,6 @@ impl Drop for TemporaryDir {
                 );
             }
             _ => {}
-        }
-    }
-}
-
-/// Where a one-case run ran, as its first line says: the directory (or the target's mount
-/// point) with its filesystem, source and options; in a job, the ranks' places.
-fn place(
-    job: Option<&dyn fsbench_scale::Collective>,
-    plan: &Plan,
-    target: Option<&TargetInfo>,
-    dir_mount: Option<String>,
-) -> String {
-    let mount = match (target, dir_mount) {
-        (Some(t), _) => t.mount.as_ref().map(|m| {
-            let source = t
-                .device
-                .path
-                .as_ref()
-                .map_or_else(|| "-".to_string(), |p| p.display().to_string());
-            format!(" ({} {source}, {})", m.fs_type, m.mount_options)
-        }),
-        (None, mount) => mount,
-    };
-    let mount = printable(&mount.unwrap_or_default()).into_owned();
-    let dir = plan
-        .dir
-        .clone()
-        .or_else(|| target.map(|t| t.mountpoint.clone()))
-        .unwrap_or_default();
-    match job {
-        Some(job) if target.is_some() => format!(
-            "{} ranks, each on a filesystem of its own{mount}",
-            job.size()
-        ),
-        Some(job) => format!(
-            "{} ranks in {}/rank-0..{}{mount}",
-            job.size(),
-            printable_path(&dir),
-            job.size() - 1
-        ),
-        None => format!("{}{mount}", printable_path(&dir)),
-    }
-}
-
-/// The terminal view of a one-case run: where it ran, at what scale, the target, then the
-/// workload's grid or its table.
-#[allow(clippy::too_many_arguments)]
-fn write_terminal(
-    out: &mut dyn Write,
-    settings: &WorkloadSettings,
-    place: &str,
-    target: Option<&TargetInfo>,
-    records: &[fsbench_model::ResultRecord],
-    grid_view: Option<(
-        fsbench_workload::workload::GridView,
-        fsbench_workload::workload::GridUnit,
-    )>,
-    scale: f64,
-    elapsed_ns: u64,
-    spread: bool,
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "fsbench {} on {place}: {} in {}",
-        settings.kind(),
-        results(records.len()),
-        human_duration(elapsed_ns)
-    )?;
-    if scale < 1.0 {
-        writeln!(
-            out,
-            "Scale {scale}: sizes, counts and minimum times were shrunk (--scale or FSBENCH_SCALE); compare only with runs of the same scale."
-        )?;
-    }
-    if let Some(target) = target {
-        write_target(out, target)?;
-    }
-    match grid_view {
-        Some((view, unit)) => grid::write_grids(out, &view, &unit, records, spread),
-        None => {
-            grid::write_table(out, records, settings.table_columns())?;
-            grid::write_curves(out, records)
         }
     }
 }
