@@ -756,7 +756,7 @@ fn dry_run_says_what_each_workload_does_within_120_columns() {
         assert!(clients.contains("clients=4 duration=3s"), "{clients}");
         // The matrix's sizes at scale 0.05, and the task's generated tree.
         assert!(
-            workload("stream").contains("=> file_sizes_bytes=16m"),
+            workload("stream").contains(" file_sizes_bytes=16m"),
             "{text}"
         );
         assert!(workload("untar").contains("files=196"), "{text}");

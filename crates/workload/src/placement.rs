@@ -76,14 +76,10 @@ impl Placement {
         }
     }
 
-    /// How the dry run and the docs say the calibration.
+    /// How the dry run says the calibration: the candidates, fastest timed on the target.
     pub fn describe() -> String {
         let offsets: Vec<String> = CANDIDATES.iter().map(|c| format!("+{c}")).collect();
-        format!(
-            "the fastest of {} bytes past a page for this CPU, timed on the target before the \
-             first pass",
-            offsets.join(", ")
-        )
+        format!("calibrated (fastest of {} B)", offsets.join(","))
     }
 }
 

@@ -780,10 +780,7 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
         Some(serde_json::json!({
             "tree": tree,
             "jobs": self.jobs(),
-            "buffer_placement": format!(
-                "the native copy's and read-all's: {}",
-                crate::placement::Placement::planned(false)
-            ),
+            "buffer_placement": crate::placement::Placement::planned(false),
         }))
     }
 
