@@ -170,7 +170,9 @@ pub fn load_file(file: std::fs::File) -> Result<Loaded, LoadError> {
         return load(io::BufReader::with_capacity(1 << 20, file));
     };
     let size = mapped.len as u64;
-    let mut archive = tar::Archive::new(io::BufReader::with_capacity(1 << 20, file));
+    // The headers read from the mapping itself: skipping a file's contents is a move of the
+    // cursor (a BufReader refills its whole buffer after every seek, a copy per file).
+    let mut archive = tar::Archive::new(io::Cursor::new(mapped.bytes()));
     let entries = archive.entries_with_seek().map_err(LoadError::Unreadable)?;
     let mut loaded = load_entries(entries, |entry| {
         let (start, len) = (entry.raw_file_position(), entry.size());
