@@ -12,7 +12,9 @@
 #    extracted, caches dropped, then `tar -cf /dev/zero` against `fsbench task read-all
 #    --method native` (which drops the caches itself). Printed per filesystem and task: tar's
 #    time / fsbench's time (>= 1.0: fsbench is not the slower), of the real times and of the
-#    CPU times (user + sys, which the host's other load moves less).
+#    CPU times (user + sys, which the host's other load moves less), and tar's time / the whole
+#    fsbench command's wall time (start-up, counting the archive's entries, mapping it, the
+#    buffer calibration and removing the extracted tree included).
 # 2. The real Debian kernel tarball untarred, read cold and removed by the real tools on ext4,
 #    xfs and btrfs: a campaign (`untar,read-all,remove`, --source the tarball).
 # 3. Study 000's trio at the study's sizes on ext4: copy of a 1.9 GB file, untar of the full
@@ -98,7 +100,7 @@ if [[ " $PARTS " == *" 1 "* ]]; then
     echo "tarball: $TARBALL (linux-source-6.1 is not installed: the generated tree at scale $SCALE)"
   fi
   RESULTS="$OUT/tasks-harness-$STAMP.tsv"
-  printf 'fs\ttask\tpair\ttar_s\ttar_cpu_s\tfsbench_s\tfsbench_cpu_s\n' > "$RESULTS"
+  printf 'fs\ttask\tpair\ttar_s\ttar_cpu_s\tfsbench_s\tfsbench_cpu_s\tfsbench_wall_s\n' > "$RESULTS"
   tar_untar() { # prints "real cpu" of tar -xf + sync -f into a fresh $M/t
     rm -rf "$M/t"; mkdir "$M/t"; fresh_cache
     local s e
@@ -109,10 +111,14 @@ if [[ " $PARTS " == *" 1 "* ]]; then
     echo "$(echo "$e - $s" | bc) $(awk '{print $1 + $2}' "$WORK/time")"
     rm -rf "$M/t"
   }
-  fsbench_untar() {
+  fsbench_untar() { # prints "real cpu wall": the timed part's, and the whole command's wall
     fresh_cache
+    local s e
+    s=$(date +%s.%N)
     "$FSBENCH" task untar --method native --source "$TARBALL" --dir "$M" --data-dir "$DATA" \
-      --no-store --quiet --json - | times_of untar
+      --no-store --quiet --json "$WORK/f.json"
+    e=$(date +%s.%N)
+    echo "$(times_of untar < "$WORK/f.json") $(echo "$e - $s" | bc)"
   }
   tar_read() { # the tree extracted, caches dropped, every file read by tar
     rm -rf "$M/t"; mkdir "$M/t"; tar -xf "$TARBALL" -C "$M/t"; sync; echo 3 > /proc/sys/vm/drop_caches
@@ -124,8 +130,12 @@ if [[ " $PARTS " == *" 1 "* ]]; then
     rm -rf "$M/t"; sync
   }
   fsbench_read() {
+    local s e
+    s=$(date +%s.%N)
     "$FSBENCH" task read-all --method native --source "$TARBALL" --sync false --dir "$M" \
-      --data-dir "$DATA" --no-store --quiet --json - | times_of read-all
+      --data-dir "$DATA" --no-store --quiet --json "$WORK/f.json"
+    e=$(date +%s.%N)
+    echo "$(times_of read-all < "$WORK/f.json") $(echo "$e - $s" | bc)"
   }
   for fs in $FILESYSTEMS; do
     mount_fs "$fs"
@@ -137,8 +147,8 @@ if [[ " $PARTS " == *" 1 "* ]]; then
         t_fn=tar_${task/-all/}; f_fn=fsbench_${task/-all/}
         # Alternate which goes first, so neither always meets the other's leftovers.
         if (( pair % 2 )); then t=$($t_fn); f=$($f_fn); else f=$($f_fn); t=$($t_fn); fi
-        read -r ts tc <<< "$t"; read -r fsec fc <<< "$f"
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fs" "$task" "$pair" "$ts" "$tc" "$fsec" "$fc" >> "$RESULTS"
+        read -r ts tc <<< "$t"; read -r fsec fc fwall <<< "$f"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fs" "$task" "$pair" "$ts" "$tc" "$fsec" "$fc" "$fwall" >> "$RESULTS"
       done
     done
     unmount_fs
@@ -146,8 +156,8 @@ if [[ " $PARTS " == *" 1 "* ]]; then
   python3 - "$RESULTS" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-print("| filesystem | task | GNU tar s (median) | fsbench native s (median) | tar / fsbench real, median | min..max | tar / fsbench CPU, median | min..max | pairs |")
-print("|---|---|---:|---:|---:|---|---:|---|---:|")
+print("| filesystem | task | GNU tar s (median) | fsbench native s (median) | tar / fsbench real, median | min..max | tar / fsbench CPU, median | min..max | whole fsbench command s (median) | tar / whole command, median | min..max | pairs |")
+print("|---|---|---:|---:|---:|---|---:|---|---:|---:|---|---:|")
 seen = []
 for r in rows:
     if (r["fs"], r["task"]) not in seen:
@@ -156,9 +166,11 @@ for fs, task in seen:
     v = [r for r in rows if (r["fs"], r["task"]) == (fs, task)]
     real = [float(r["tar_s"]) / float(r["fsbench_s"]) for r in v]
     cpu = [float(r["tar_cpu_s"]) / float(r["fsbench_cpu_s"]) for r in v]
+    whole = [float(r["tar_s"]) / float(r["fsbench_wall_s"]) for r in v]
     med = lambda k: statistics.median(float(r[k]) for r in v)
     print(f"| {fs} | {task} | {med('tar_s'):.3f} | {med('fsbench_s'):.3f} | **{statistics.median(real):.3f}** | "
-          f"{min(real):.3f}..{max(real):.3f} | {statistics.median(cpu):.3f} | {min(cpu):.3f}..{max(cpu):.3f} | {len(v)} |")
+          f"{min(real):.3f}..{max(real):.3f} | {statistics.median(cpu):.3f} | {min(cpu):.3f}..{max(cpu):.3f} | "
+          f"{med('fsbench_wall_s'):.3f} | {statistics.median(whole):.3f} | {min(whole):.3f}..{max(whole):.3f} | {len(v)} |")
 PY
   echo "raw: $RESULTS"
 fi

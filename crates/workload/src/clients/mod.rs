@@ -891,7 +891,12 @@ fn replay(
                 threads: Some(settings.clients),
                 ..Dims::default()
             },
-            attributes: load_attributes(load, Method::Native),
+            attributes: {
+                let mut attributes = load_attributes(load, Method::Native);
+                attributes.insert("read_buffer_offset_bytes".into(), placement.read.into());
+                attributes.insert("write_buffer_offset_bytes".into(), placement.write.into());
+                attributes
+            },
             measurements: vec![
                 THROUGHPUT.at(bytes as f64 / seconds),
                 OPS_RATE.at(all_ops as f64 / seconds),

@@ -1321,8 +1321,7 @@ impl Chain<'_> {
             let mut archive = tar::Archive::new(file);
             count(archive.entries_with_seek().map_err(bad)?)
         } else {
-            let mut archive =
-                tar::Archive::new(compression.reader(std::io::BufReader::new(file)));
+            let mut archive = tar::Archive::new(compression.reader(std::io::BufReader::new(file)));
             count(archive.entries().map_err(bad)?)
         }
         .map_err(bad)?;
@@ -1547,7 +1546,9 @@ impl Chain<'_> {
                 let Some(walked) = walked.map_err(|f| StepError::native(f, &dir))? else {
                     return Ok(None);
                 };
-                let mut m = Measured::new(times).note("command", "native read (1 MiB reads)");
+                let mut m = Measured::new(times)
+                    .note("command", "native read (1 MiB reads)")
+                    .note("read_buffer_offset_bytes", self.placement.read);
                 m.files = Some(walked.files);
                 m.bytes = Some(walked.bytes);
                 m
@@ -1684,13 +1685,15 @@ impl Chain<'_> {
                     Some(_) => {}
                     None => return Ok(None),
                 }
-                Measured::new(times).note(
-                    "command",
-                    format!(
-                        "native copy (read/write, {}; no copy_file_range)",
-                        human_bytes(native::WRITE_CHUNK as u64)
-                    ),
-                )
+                Measured::new(times)
+                    .note(
+                        "command",
+                        format!(
+                            "native copy (read/write, {}; no copy_file_range)",
+                            human_bytes(native::WRITE_CHUNK as u64)
+                        ),
+                    )
+                    .note("read_buffer_offset_bytes", at)
             }
         };
         let _ = std::fs::remove_file(&source);
