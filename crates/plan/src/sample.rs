@@ -16,6 +16,7 @@ use crate::executor::{Bounds, Executor};
 use crate::observe::{self, Observed, Observer, PhaseLog};
 use crate::plan::{Case, Plan, Remake};
 use crate::workload::Job;
+use fsbench_measure::host::ProbeHost;
 use fsbench_measure::series::Outlet;
 use fsbench_model::series::{Assessment, PhaseBatch, Series};
 use fsbench_model::{CachePolicy, Outcome, ResultRecord};
