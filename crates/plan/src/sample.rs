@@ -985,6 +985,7 @@ impl RankPhases<'_, '_> {
             stopped_with_the_job: false,
             records,
             series: Vec::new(),
+            figures: fsbench_workload::figures::DEFINED,
         };
         match fsbench_scale::gather_and_merge_phase(self.job, &report) {
             Some(Ok(merged)) if !merged.records.is_empty() => {
@@ -1039,6 +1040,7 @@ fn merge_ranks(
         stopped_with_the_job: phases.stopped_by_another,
         records: result.results[phases.shared..].to_vec(),
         series: std::mem::take(&mut result.series),
+        figures: fsbench_workload::figures::DEFINED,
     };
     let Some(merged) = fsbench_scale::gather_and_merge(job, &mine) else {
         return;
