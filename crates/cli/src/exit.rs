@@ -3,6 +3,7 @@
 //! measured) is the CLI's own.
 
 use crate::out::note;
+use fsbench_measure::host::ProbeHost;
 use fsbench_model::Outcome;
 
 /// Success.

@@ -11,7 +11,6 @@
 //! `FSBENCH_CLOCK=monotonic` to force the fallback, or `tsc` to make an unusable TSC an error.
 //! Results record which clock timed them.
 
-use serde::Serialize;
 use std::sync::OnceLock;
 
 /// Nanoseconds since an arbitrary fixed point (CLOCK_MONOTONIC).
@@ -59,15 +58,7 @@ pub fn rfc3339_utc(unix_s: f64) -> String {
     )
 }
 
-/// Where a [`Clock`]'s ticks come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ClockSource {
-    /// The CPU's invariant time-stamp counter (rdtsc), calibrated against CLOCK_MONOTONIC.
-    Tsc,
-    /// clock_gettime(CLOCK_MONOTONIC) through the vDSO: ticks are nanoseconds.
-    Monotonic,
-}
+pub use fsbench_model::records::ClockSource;
 
 /// The clock of timed loops: read [`Clock::ticks`] once per operation, turn differences into
 /// nanoseconds with [`Clock::ns`]. Copy it into a local before a loop; it never allocates.
@@ -78,16 +69,7 @@ pub struct Clock {
     ns_per_tick_q32: u64,
 }
 
-/// What results record about the clock that timed them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ClockInfo {
-    pub source: ClockSource,
-    /// Ticks per second (1e9 for the monotonic clock).
-    pub ticks_per_s: f64,
-    /// Why the TSC was not used, when it was not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fallback_reason: Option<&'static str>,
-}
+pub use fsbench_model::records::ClockInfo;
 
 static CLOCK: OnceLock<(Clock, Option<&'static str>)> = OnceLock::new();
 
@@ -104,7 +86,7 @@ impl Clock {
         ClockInfo {
             source: clock.source,
             ticks_per_s: 1e9 * (1u64 << 32) as f64 / clock.ns_per_tick_q32 as f64,
-            fallback_reason: reason,
+            fallback_reason: reason.map(std::borrow::Cow::Borrowed),
         }
     }
 
@@ -138,7 +120,7 @@ impl Clock {
                 if chosen.source != ClockSource::Tsc {
                     return Err(format!(
                         "FSBENCH_CLOCK=tsc: the TSC cannot be used here ({}); unset it or set FSBENCH_CLOCK=monotonic",
-                        chosen.fallback_reason.unwrap_or("unknown reason")
+                        chosen.fallback_reason.as_deref().unwrap_or("unknown reason")
                     ));
                 }
             }

@@ -1,28 +1,19 @@
-//! What machine, and which mounted filesystem, a measurement was taken on (provenance).
+//! What machine, and which mounted filesystem, a measurement was taken on (provenance): the host
+//! probed into its record (`fsbench_model::records::HostInfo`), mounts, free space.
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// The machine a run happened on.
-#[derive(Debug, Clone, Serialize)]
-pub struct HostInfo {
-    pub hostname: String,
-    /// `uname -r`.
-    pub kernel_release: String,
-    /// `uname -v`.
-    pub kernel_version: String,
-    pub machine: String,
-    pub cpu_model: String,
-    /// Online CPUs.
-    pub cpus: usize,
-    pub memory_bytes: u64,
-    /// The clock that times operations (the TSC or CLOCK_MONOTONIC, and why not the TSC).
-    pub clock: crate::clock::ClockInfo,
+pub use fsbench_model::records::HostInfo;
+
+/// The host's record, read from the host.
+pub trait ProbeHost {
+    fn probe() -> Self;
 }
 
-impl HostInfo {
+impl ProbeHost for HostInfo {
     /// Reads uname(2), /proc/cpuinfo and /proc/meminfo; unknown fields are empty, never guessed.
-    pub fn probe() -> HostInfo {
+    fn probe() -> HostInfo {
         // SAFETY: an all-zero utsname is valid and uname only writes into it.
         let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
         // SAFETY: `uts` is a valid, writable utsname.

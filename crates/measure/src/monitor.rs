@@ -10,6 +10,11 @@
 //!
 //! The interval is the series' ([`SeriesInterval`]): `auto` reads every 100 ms and, once the
 //! sample is a minute old, keeps only the readings of whole seconds and goes on every second.
+//!
+//! Each monitor is a module behind [`HostMonitor`]: what it reads at each tick (only the values
+//! its series are made of) and the series its consecutive readings make, under the names of
+//! `fsbench_model::series` (`source`, `subject`, `metric`), which the assessment reads. A new
+//! monitor is a module and its line in [`monitors`].
 
 use crate::clock::now_ns;
 use crate::series::{SeriesInterval, AUTO_LONG_NS, AUTO_SHORT_NS, AUTO_SWITCH_NS};
@@ -18,6 +23,16 @@ use fsbench_model::Unit;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
+
+mod cpu;
+mod disk;
+mod memory;
+mod pressure;
+mod process;
+
+pub use cpu::CpuTicks;
+pub use disk::DiskStats;
+pub use process::{cgroup_io_bytes, device_number};
 
 /// What to watch.
 #[derive(Debug, Clone, Default)]
@@ -113,71 +128,226 @@ impl Drop for Monitor {
     }
 }
 
-/// One reading of everything watched: only the values the series are made of, in fixed
-/// places, so that a sample's readings cost a few hundred bytes each (at 10 ms, about 1.5 MB
-/// a minute on a host of 2 CPUs, 48 bytes more per CPU per reading), whatever /proc holds
-/// besides. (Kept whole, /proc/vmstat's 180 names made 20 KB a reading: 1.2 GB over a
-/// 10-minute sample at 10 ms.)
-#[derive(Debug, Clone, Default)]
-struct Reading {
-    t: u64,
-    /// Per watched device: [reads, sectors read, writes, sectors written, in flight, ms busy].
-    disks: Vec<Option<[u64; 6]>>,
-    /// /proc/meminfo's [`MEMINFO`] (bytes) and /proc/vmstat's [`VMSTAT`], where present.
-    meminfo: Option<[Option<u64>; MEMINFO.len()]>,
-    vmstat: Option<[Option<u64>; VMSTAT.len()]>,
-    /// Per CPU line, in the order of the first reading's [`Cpus::names`]: [user, system, irq,
-    /// iowait, steal, total] ticks (None: that CPU's line was missing from this reading).
-    cpus: Option<Vec<Option<[u64; 6]>>>,
-    /// Per resource (io, memory, cpu): (some, full) stall µs totals.
-    pressure: [Option<(u64, Option<u64>)>; 3],
-    /// The sample's processes' (user, system) CPU ns.
-    process: Option<(u64, u64)>,
-    /// Per watched device: the sample's cgroup's (read, written) bytes on it.
-    own_io: Option<Vec<(u64, u64)>>,
+/// One of the host's monitors: what it reads at each tick, and the series consecutive readings
+/// make (counters as what happened in each interval, gauges as their value at its end).
+pub trait HostMonitor: Send + 'static {
+    /// One reading: only the values its series are made of, so that a sample's readings cost
+    /// a few hundred bytes each whatever /proc holds besides. (Kept whole, /proc/vmstat's 180
+    /// names made 20 KB a reading: 1.2 GB over a 10-minute sample at 10 ms.)
+    type Reading: Send + 'static;
+
+    /// Reads now; a file the host lacks is said once, through `tick`.
+    fn read(&mut self, tick: &mut Tick<'_>) -> Self::Reading;
+
+    /// The series of consecutive readings, pushed to `out` (an empty one is left out).
+    fn series(&self, readings: &Readings<'_, Self::Reading>, out: &mut Out);
 }
 
-const PRESSURE: [&str; 3] = ["io", "memory", "cpu"];
-/// The /proc/meminfo values the memory series show, with their metric names.
-const MEMINFO: [(&str, &str); 4] = [
-    ("Dirty", "dirty"),
-    ("Writeback", "writeback"),
-    ("Cached", "cached"),
-    ("MemFree", "free"),
-];
-/// The /proc/vmstat counters the vm series sum.
-const VMSTAT: [&str; 6] = [
-    "nr_dirtied",
-    "nr_written",
-    "pgscan_kswapd",
-    "pgscan_direct",
-    "pgsteal_kswapd",
-    "pgsteal_direct",
-];
-
-/// The CPU lines of /proc/stat, named once: `all` first, then the CPUs in their order.
-#[derive(Debug, Clone, Default)]
-struct Cpus {
-    names: Vec<String>,
+/// The monitors of a watch, in the order their series are stored: the registration of every
+/// monitor.
+fn monitors(watch: &Watch) -> Vec<Box<dyn Kept>> {
+    vec![
+        kept(disk::Disks {
+            devices: watch.devices.clone(),
+        }),
+        kept(memory::Memory),
+        kept(memory::Vm),
+        kept(cpu::Cpus::default()),
+        kept(pressure::Pressure),
+        kept(process::Process {
+            this_process: watch.this_process,
+            cgroup: watch.cgroup.clone(),
+            cgroup_io: watch.cgroup_io.clone(),
+            devices: watch.devices.clone(),
+            numbers: watch
+                .devices
+                .iter()
+                .map(|(_, name)| device_number(name))
+                .collect(),
+        }),
+    ]
 }
 
-impl Cpus {
-    /// Each named CPU's ticks in this text of /proc/stat (the names taken from the first).
-    fn read(&mut self, text: &str) -> Vec<Option<[u64; 6]>> {
-        let lines = parse_stat(text);
-        if self.names.is_empty() {
-            self.names = lines.iter().map(|(name, _)| name.to_string()).collect();
-            self.names.sort_by_key(|n| {
-                (
-                    n != "all",
-                    n.trim_start_matches("cpu").parse::<u32>().unwrap_or(0),
-                )
+/// One reading's context: the files it reads, and what it says of those it cannot.
+pub struct Tick<'n> {
+    notes: &'n mut Vec<String>,
+    /// Said after what every monitor says at this tick.
+    after: Vec<String>,
+}
+
+impl Tick<'_> {
+    /// The text of a file of /proc (or of the cgroup); None, said once, when the host has none.
+    pub fn file(&mut self, path: &str, why: &str) -> Option<String> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Some(text),
+            Err(_) => {
+                self.note(format!(
+                    "the host has no {path} ({why}): its series are left out"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Says `what` once.
+    pub fn note(&mut self, what: String) {
+        note(self.notes, what);
+    }
+
+    /// Says `what` once, after what the other monitors say at this tick.
+    pub fn note_after(&mut self, what: String) {
+        self.after.push(what);
+    }
+}
+
+/// A monitor's consecutive readings, each with its time.
+pub struct Readings<'r, R> {
+    times: &'r [u64],
+    values: &'r [R],
+    /// The start of the sample's time axis.
+    t0: u64,
+}
+
+impl<R> Readings<'_, R> {
+    /// Points from each pair of consecutive readings where `value` (of the earlier, the later
+    /// and the ns between them) has one.
+    pub fn points(&self, value: impl Fn(&R, &R, f64) -> Option<f64>) -> Vec<Point> {
+        self.times
+            .windows(2)
+            .zip(self.values.windows(2))
+            .filter_map(|(t, w)| {
+                let dt = t[1].saturating_sub(t[0]);
+                let v = value(&w[0], &w[1], dt as f64)?;
+                Some(Point(t[0].saturating_sub(self.t0), dt, v))
+            })
+            .collect()
+    }
+}
+
+/// The series the monitors make, in order.
+#[derive(Debug, Default)]
+pub struct Out(Vec<Series>);
+
+impl Out {
+    /// A monitor's series (None phase); left out when it has no point.
+    pub fn push(
+        &mut self,
+        source: &str,
+        label: &str,
+        subject: &str,
+        metric: &str,
+        unit: Unit,
+        points: Vec<Point>,
+    ) {
+        if !points.is_empty() {
+            self.0.push(Series {
+                source: source.into(),
+                phase: None,
+                label: label.into(),
+                subject: subject.into(),
+                metric: metric.into(),
+                unit,
+                points,
             });
         }
-        self.names
-            .iter()
-            .map(|name| lines.iter().find(|(n, _)| n == name).map(|(_, v)| *v))
-            .collect()
+    }
+}
+
+/// What a counter did between two readings.
+fn delta(a: u64, b: u64) -> f64 {
+    b.saturating_sub(a) as f64
+}
+
+/// A monitor with its readings kept, whatever they are.
+trait Kept: Send {
+    fn read(&mut self, tick: &mut Tick<'_>);
+    /// The series of its readings, taken at `times`.
+    fn series(&self, times: &[u64], t0: u64, out: &mut Out);
+    /// Keeps the readings whose index `keep` takes.
+    fn retain(&mut self, keep: &dyn Fn(usize) -> bool);
+}
+
+struct Keeping<M: HostMonitor> {
+    monitor: M,
+    readings: Vec<M::Reading>,
+}
+
+fn kept<M: HostMonitor>(monitor: M) -> Box<dyn Kept> {
+    Box::new(Keeping {
+        monitor,
+        readings: Vec::new(),
+    })
+}
+
+impl<M: HostMonitor> Kept for Keeping<M> {
+    fn read(&mut self, tick: &mut Tick<'_>) {
+        let reading = self.monitor.read(tick);
+        self.readings.push(reading);
+    }
+
+    fn series(&self, times: &[u64], t0: u64, out: &mut Out) {
+        let readings = Readings {
+            times,
+            values: &self.readings,
+            t0,
+        };
+        self.monitor.series(&readings, out);
+    }
+
+    fn retain(&mut self, keep: &dyn Fn(usize) -> bool) {
+        let mut i = 0;
+        self.readings.retain(|_| {
+            i += 1;
+            keep(i - 1)
+        });
+    }
+}
+
+/// Every monitor of a watch with its readings, and their times.
+struct Watched {
+    times: Vec<u64>,
+    monitors: Vec<Box<dyn Kept>>,
+}
+
+impl Watched {
+    /// One reading of every monitor at `t`.
+    fn read(&mut self, t: u64, notes: &mut Vec<String>) {
+        let mut tick = Tick {
+            notes,
+            after: Vec::new(),
+        };
+        for monitor in &mut self.monitors {
+            monitor.read(&mut tick);
+        }
+        for what in std::mem::take(&mut tick.after) {
+            tick.note(what);
+        }
+        self.times.push(t);
+    }
+
+    fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    /// The series of the readings held.
+    fn series(&self, t0: u64) -> Vec<Series> {
+        let mut out = Out::default();
+        for monitor in &self.monitors {
+            monitor.series(&self.times, t0, &mut out);
+        }
+        out.0
+    }
+
+    /// Keeps the readings whose index `keep` takes.
+    fn retain(&mut self, keep: &dyn Fn(usize) -> bool) {
+        let mut i = 0;
+        self.times.retain(|_| {
+            i += 1;
+            keep(i - 1)
+        });
+        for monitor in &mut self.monitors {
+            monitor.retain(keep);
+        }
     }
 }
 
@@ -189,13 +359,11 @@ fn watch_until(
     mut auto: bool,
 ) -> Monitored {
     let mut notes = watch.notes.clone();
-    let mut cpus = Cpus::default();
-    let numbers: Vec<Option<String>> = watch
-        .devices
-        .iter()
-        .map(|(_, name)| device_number(name))
-        .collect();
-    let mut readings = vec![read(&watch, t0, &mut notes, &mut cpus, &numbers)];
+    let mut readings = Watched {
+        times: Vec::new(),
+        monitors: monitors(&watch),
+    };
+    readings.read(t0, &mut notes);
     // Readings become points as they come, a chunk at a time: a long sample holds its points
     // (24 bytes each), not its readings.
     let mut series: Vec<Series> = Vec::new();
@@ -218,29 +386,26 @@ fn watch_until(
                     .0;
             }
         };
-        readings.push(read(&watch, now_ns(), &mut notes, &mut cpus, &numbers));
+        readings.read(now_ns(), &mut notes);
         if done {
             break;
         }
         // (`auto` thins its readings at a minute, 600 readings in: before the first chunk.)
         if readings.len() > CHUNK && !auto {
-            append(&mut series, series_of(&watch, &readings, &cpus.names, t0));
-            readings.drain(..readings.len() - 1);
+            append(&mut series, readings.series(t0));
+            let last = readings.len() - 1;
+            readings.retain(&|i| i == last);
         }
         if auto && now_ns() - t0 >= AUTO_SWITCH_NS {
             // A minute old: the readings of whole seconds stay, and a second it is.
             let per = AUTO_LONG_NS / AUTO_SHORT_NS;
-            let mut i = 0u64;
-            readings.retain(|_| {
-                i += 1;
-                (i - 1) % per == 0
-            });
+            readings.retain(&|i| i as u64 % per == 0);
             auto = false;
             interval = AUTO_LONG_NS;
             tick /= per;
         }
     }
-    append(&mut series, series_of(&watch, &readings, &cpus.names, t0));
+    append(&mut series, readings.series(t0));
     Monitored {
         t0_ns: t0,
         series,
@@ -275,444 +440,14 @@ fn note(notes: &mut Vec<String>, what: String) {
     }
 }
 
-/// One reading at `t`; `numbers` are the watched devices' ([`device_number`]).
-fn read(
-    watch: &Watch,
-    t: u64,
-    notes: &mut Vec<String>,
-    cpus: &mut Cpus,
-    numbers: &[Option<String>],
-) -> Reading {
-    let mut file = |path: &str, why: &str| match std::fs::read_to_string(path) {
-        Ok(text) => Some(text),
-        Err(_) => {
-            note(
-                notes,
-                format!("the host has no {path} ({why}): its series are left out"),
-            );
-            None
-        }
-    };
-    let diskstats = file("/proc/diskstats", "no block device statistics");
-    let disks: Vec<Option<[u64; 6]>> = watch
-        .devices
-        .iter()
-        .map(|(_, name)| diskstats.as_deref().and_then(|t| parse_diskstats(t, name)))
-        .collect();
-    let meminfo = file("/proc/meminfo", "no memory statistics").map(|t| {
-        let all = parse_meminfo(&t);
-        MEMINFO.map(|(key, _)| all.get(key).copied())
-    });
-    let vmstat = file("/proc/vmstat", "no virtual memory statistics").map(|t| {
-        let all = parse_pairs(&t);
-        VMSTAT.map(|key| all.get(key).copied())
-    });
-    let cpus = file("/proc/stat", "no CPU statistics").map(|t| cpus.read(&t));
-    let mut pressure = [None; 3];
-    for (slot, resource) in pressure.iter_mut().zip(PRESSURE) {
-        *slot = file(
-            &format!("/proc/pressure/{resource}"),
-            "pressure stall information is off in this kernel",
-        )
-        .and_then(|t| parse_pressure(&t));
-    }
-    let own_io = watch.cgroup_io.as_ref().and_then(|file| {
-        let bytes = numbers
-            .iter()
-            .map(|n| cgroup_io_bytes(file, n.as_deref()?))
-            .collect::<Option<Vec<_>>>();
-        if bytes.is_none() {
-            note(
-                notes,
-                format!(
-                    "{} cannot be read: the sample's own I/O is not told from another process's",
-                    file.display()
-                ),
-            );
-        }
-        bytes
-    });
-    for ((role, name), disk) in watch.devices.iter().zip(&disks) {
-        if diskstats.is_some() && disk.is_none() {
-            note(
-                notes,
-                format!("/proc/diskstats has no {name} (the {role}): its series are left out"),
-            );
-        }
-    }
-    Reading {
-        t,
-        disks,
-        meminfo,
-        vmstat,
-        cpus,
-        pressure,
-        process: process_cpu(watch),
-        own_io,
-    }
-}
-
-/// A block device's number (`254:0`), from /sys/class/block/NAME/dev.
-pub fn device_number(name: &str) -> Option<String> {
-    let text = std::fs::read_to_string(format!("/sys/class/block/{name}/dev")).ok()?;
-    Some(text.trim().to_string()).filter(|n| n.contains(':'))
-}
-
-/// The (read, written) bytes a cgroup's processes moved on the device `number` (`254:0`), from
-/// its counting `file`: v2's io.stat (`254:0 rbytes=N wbytes=N ...`) or v1's
-/// blkio.throttle.io_service_bytes (`254:0 Read N`, `254:0 Write N`). A device the file does
-/// not list moved nothing; None when the file cannot be read.
-pub fn cgroup_io_bytes(file: &Path, number: &str) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(file).ok()?;
-    Some(parse_cgroup_io(&text, number))
-}
-
-fn parse_cgroup_io(text: &str, number: &str) -> (u64, u64) {
-    let (mut read, mut written) = (0, 0);
-    for line in text.lines() {
-        let mut fields = line.split_whitespace();
-        if fields.next() != Some(number) {
-            continue;
-        }
-        let rest: Vec<&str> = fields.collect();
-        let value = |v: &str| v.parse::<u64>().unwrap_or(0);
-        match rest[..] {
-            ["Read", n] => read = value(n),
-            ["Write", n] => written = value(n),
-            _ => {
-                for pair in &rest {
-                    match pair.split_once('=') {
-                        Some(("rbytes", n)) => read = value(n),
-                        Some(("wbytes", n)) => written = value(n),
-                        _ => {}
-                    }
-                }
-            }
-        }
-    }
-    (read, written)
-}
-
-/// The sample's processes' CPU time: this process's (getrusage), and its cgroup's (v2's
-/// cpu.stat; else the processes it lists, from /proc/PID/stat, their waited-for children
-/// included).
-fn process_cpu(watch: &Watch) -> Option<(u64, u64)> {
-    let mut total = None::<(u64, u64)>;
-    let mut add = |(user, system): (u64, u64)| {
-        let t = total.get_or_insert((0, 0));
-        t.0 += user;
-        t.1 += system;
-    };
-    if watch.this_process {
-        let me = crate::cpu::CpuTimes::process();
-        add((me.user_ns, me.sys_ns));
-    }
-    if let Some(dir) = &watch.cgroup {
-        if let Ok(stat) = std::fs::read_to_string(dir.join("cpu.stat")) {
-            let pairs = parse_pairs(&stat);
-            if let (Some(user), Some(system)) = (pairs.get("user_usec"), pairs.get("system_usec")) {
-                add((user * 1000, system * 1000));
-            }
-        } else if let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) {
-            // SAFETY: sysconf has no preconditions.
-            let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-            for pid in procs.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
-                if let Some(ticks) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .ok()
-                    .and_then(|s| parse_pid_stat(&s))
-                {
-                    add((ticks.0 * 1_000_000_000 / hz, ticks.1 * 1_000_000_000 / hz));
-                }
-            }
-        }
-    }
-    total
-}
-
-/// `/proc/PID/stat`: (utime + cutime, stime + cstime) ticks.
-fn parse_pid_stat(text: &str) -> Option<(u64, u64)> {
-    // The command may hold spaces and parentheses: the fields start after the last ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<u64> = rest
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse().unwrap_or(0))
-        .collect();
-    // After the state: utime is field 14 of the line, the 12th here (0-based 11).
-    Some((
-        fields.get(10)? + fields.get(12)?,
-        fields.get(11)? + fields.get(13)?,
-    ))
-}
-
-/// A device's line of /proc/diskstats: [reads, sectors read, writes, sectors written, in
-/// flight, ms busy].
-fn parse_diskstats(text: &str, name: &str) -> Option<[u64; 6]> {
-    text.lines().find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.get(2) != Some(&name) {
-            return None;
-        }
-        let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-        Some([n(3)?, n(5)?, n(7)?, n(9)?, n(11)?, n(12)?])
-    })
-}
-
 /// `name value` lines (/proc/vmstat, cpu.stat).
-fn parse_pairs(text: &str) -> BTreeMap<String, u64> {
+pub(super) fn parse_pairs(text: &str) -> BTreeMap<String, u64> {
     text.lines()
         .filter_map(|line| {
             let (name, value) = line.split_once(' ')?;
             Some((name.to_string(), value.trim().parse().ok()?))
         })
         .collect()
-}
-
-/// /proc/meminfo in bytes (`Dirty: 12 kB` -> 12288).
-fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
-    text.lines()
-        .filter_map(|line| {
-            let (name, rest) = line.split_once(':')?;
-            let mut parts = rest.split_whitespace();
-            let value: u64 = parts.next()?.parse().ok()?;
-            let factor = if parts.next() == Some("kB") { 1024 } else { 1 };
-            Some((name.to_string(), value * factor))
-        })
-        .collect()
-}
-
-/// /proc/stat's CPU lines: `all` for `cpu`, `cpuN` for each; [user (+nice), system, irq
-/// (+softirq), iowait, steal, total (idle and guests included)] ticks.
-fn parse_stat(text: &str) -> Vec<(&str, [u64; 6])> {
-    text.lines()
-        .filter(|l| l.starts_with("cpu"))
-        .filter_map(|line| {
-            let mut parts = line.split_whitespace();
-            let name = parts.next()?;
-            let v: Vec<u64> = parts.map(|p| p.parse().unwrap_or(0)).collect();
-            let at = |i: usize| v.get(i).copied().unwrap_or(0);
-            // user nice system idle iowait irq softirq steal (guest and guest_nice are in user
-            // and nice already).
-            let total: u64 = (0..8).map(at).sum();
-            let name = if name == "cpu" { "all" } else { name };
-            Some((
-                name,
-                [at(0) + at(1), at(2), at(5) + at(6), at(4), at(7), total],
-            ))
-        })
-        .collect()
-}
-
-/// /proc/pressure/*: the `some` and `full` totals (µs); a kernel before 5.13 has no `full` for
-/// cpu.
-fn parse_pressure(text: &str) -> Option<(u64, Option<u64>)> {
-    let total = |kind: &str| {
-        text.lines()
-            .find(|l| l.starts_with(kind))?
-            .split_whitespace()
-            .find_map(|f| f.strip_prefix("total="))?
-            .parse::<u64>()
-            .ok()
-    };
-    Some((total("some")?, total("full")))
-}
-
-/// The series of consecutive readings: counters as what happened in each interval, gauges as
-/// their value at its end.
-fn series_of(watch: &Watch, readings: &[Reading], cpus: &[String], t0: u64) -> Vec<Series> {
-    let mut out = Vec::new();
-    let mut push =
-        |source: &str, label: &str, subject: &str, metric: &str, unit: Unit, points: Vec<Point>| {
-            if !points.is_empty() {
-                out.push(Series {
-                    source: source.into(),
-                    phase: None,
-                    label: label.into(),
-                    subject: subject.into(),
-                    metric: metric.into(),
-                    unit,
-                    points,
-                });
-            }
-        };
-    // Points from each pair of readings where `value` has both.
-    let points = |value: &dyn Fn(&Reading, &Reading, f64) -> Option<f64>| -> Vec<Point> {
-        readings
-            .windows(2)
-            .filter_map(|w| {
-                let dt = w[1].t.saturating_sub(w[0].t);
-                let v = value(&w[0], &w[1], dt as f64)?;
-                Some(Point(w[0].t.saturating_sub(t0), dt, v))
-            })
-            .collect()
-    };
-    let delta = |a: u64, b: u64| b.saturating_sub(a) as f64;
-    for (d, (role, name)) in watch.devices.iter().enumerate() {
-        let field = |i: usize, scale: f64| {
-            points(&|a, b, _| Some(delta(a.disks[d]?[i], b.disks[d]?[i]) * scale))
-        };
-        push("disk", role, name, "read_ios", Unit::Count, field(0, 1.0));
-        push(
-            "disk",
-            role,
-            name,
-            "read_bytes",
-            Unit::Bytes,
-            field(1, 512.0),
-        );
-        push("disk", role, name, "write_ios", Unit::Count, field(2, 1.0));
-        push(
-            "disk",
-            role,
-            name,
-            "write_bytes",
-            Unit::Bytes,
-            field(3, 512.0),
-        );
-        push(
-            "disk",
-            role,
-            name,
-            "in_flight",
-            Unit::Count,
-            points(&|_, b, _| Some(b.disks[d]?[4] as f64)),
-        );
-        push(
-            "disk",
-            role,
-            name,
-            "busy",
-            Unit::Percent,
-            points(&|a, b, dt| {
-                let ms = delta(a.disks[d]?[5], b.disks[d]?[5]);
-                (dt > 0.0).then(|| (ms * 1e6 / dt * 100.0).min(100.0))
-            }),
-        );
-    }
-    for (k, (_, metric)) in MEMINFO.iter().enumerate() {
-        let gauge = points(&|_, b, _| Some(b.meminfo.as_ref()?[k]? as f64));
-        push("memory", "", "host", metric, Unit::Bytes, gauge);
-    }
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
-    let vm = |keys: &'static [&'static str], scale: f64| {
-        points(&move |a, b, _| {
-            let (a, b) = (a.vmstat.as_ref()?, b.vmstat.as_ref()?);
-            let mut sum = 0.0;
-            let mut any = false;
-            for key in keys {
-                let k = VMSTAT.iter().position(|v| v == key).expect("a VMSTAT key");
-                if let (Some(x), Some(y)) = (a[k], b[k]) {
-                    sum += delta(x, y);
-                    any = true;
-                }
-            }
-            any.then_some(sum * scale)
-        })
-    };
-    push(
-        "vm",
-        "",
-        "host",
-        "dirtied",
-        Unit::Bytes,
-        vm(&["nr_dirtied"], page),
-    );
-    push(
-        "vm",
-        "",
-        "host",
-        "written",
-        Unit::Bytes,
-        vm(&["nr_written"], page),
-    );
-    push(
-        "vm",
-        "",
-        "host",
-        "reclaim_scanned",
-        Unit::Count,
-        vm(&["pgscan_kswapd", "pgscan_direct"], 1.0),
-    );
-    push(
-        "vm",
-        "",
-        "host",
-        "reclaim_scanned_direct",
-        Unit::Count,
-        vm(&["pgscan_direct"], 1.0),
-    );
-    push(
-        "vm",
-        "",
-        "host",
-        "reclaim_stolen",
-        Unit::Count,
-        vm(&["pgsteal_kswapd", "pgsteal_direct"], 1.0),
-    );
-    for (c, name) in cpus.iter().enumerate() {
-        for (i, metric) in ["user", "system", "irq", "iowait", "steal"]
-            .iter()
-            .enumerate()
-        {
-            let share = points(&|a, b, _| {
-                let (a, b) = (
-                    a.cpus.as_ref()?.get(c)?.as_ref()?,
-                    b.cpus.as_ref()?.get(c)?.as_ref()?,
-                );
-                let total = delta(a[5], b[5]);
-                (total > 0.0).then(|| delta(a[i], b[i]) / total * 100.0)
-            });
-            push("cpu", "", name, metric, Unit::Percent, share);
-        }
-    }
-    for (r, resource) in PRESSURE.iter().enumerate() {
-        let stalled = |full: bool| {
-            points(&move |a, b, dt| {
-                let (a, b) = (a.pressure[r]?, b.pressure[r]?);
-                let (x, y) = if full { (a.1?, b.1?) } else { (a.0, b.0) };
-                (dt > 0.0).then(|| (delta(x, y) * 1e3 / dt * 100.0).min(100.0))
-            })
-        };
-        push(
-            "pressure",
-            "",
-            resource,
-            "some",
-            Unit::Percent,
-            stalled(false),
-        );
-        push(
-            "pressure",
-            "",
-            resource,
-            "full",
-            Unit::Percent,
-            stalled(true),
-        );
-    }
-    for (i, metric) in ["user", "system"].iter().enumerate() {
-        let share = points(&|a, b, dt| {
-            let (a, b) = (a.process?, b.process?);
-            let (x, y) = if i == 0 { (a.0, b.0) } else { (a.1, b.1) };
-            (dt > 0.0).then(|| delta(x, y) / dt * 100.0)
-        });
-        push("process", "", "workload", metric, Unit::Percent, share);
-    }
-    for (d, (role, name)) in watch.devices.iter().enumerate() {
-        for (i, metric) in ["read_bytes", "write_bytes"].iter().enumerate() {
-            let moved = points(&|a, b, _| {
-                let (a, b) = (a.own_io.as_ref()?.get(d)?, b.own_io.as_ref()?.get(d)?);
-                Some(if i == 0 {
-                    delta(a.0, b.0)
-                } else {
-                    delta(a.1, b.1)
-                })
-            });
-            push("process", role, name, metric, Unit::Bytes, moved);
-        }
-    }
-    out
 }
 
 /// The name of the block device a file's filesystem is on (`vda1`, `loop3`); None on a
@@ -731,6 +466,11 @@ pub fn device_of_file(path: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::cpu::parse_stat;
+    use super::disk::parse_diskstats;
+    use super::memory::parse_meminfo;
+    use super::pressure::parse_pressure;
+    use super::process::{parse_cgroup_io, parse_pid_stat};
     use super::*;
 
     #[test]
@@ -738,9 +478,12 @@ mod tests {
         let disk = " 253       0 vda 1000 5 80000 300 2000 7 160000 900 3 1500 1200 0 0 0 0\n   7       3 loop3 10 0 20 1 30 0 60 2 0 4 3\n";
         assert_eq!(
             parse_diskstats(disk, "vda"),
-            Some([1000, 80000, 2000, 160000, 3, 1500])
+            Some([1000, 80000, 2000, 160000, 3, 1500].into())
         );
-        assert_eq!(parse_diskstats(disk, "loop3"), Some([10, 20, 30, 60, 0, 4]));
+        assert_eq!(
+            parse_diskstats(disk, "loop3"),
+            Some([10, 20, 30, 60, 0, 4].into())
+        );
         assert_eq!(parse_diskstats(disk, "vd"), None);
         let mem = parse_meminfo("MemFree:  100 kB\nDirty:   3 kB\nHugePages_Total: 0\n");
         assert_eq!(
@@ -751,8 +494,8 @@ mod tests {
         assert_eq!(
             stat,
             [
-                ("all", [11, 5, 3, 4, 3, 126]),
-                ("cpu0", [5, 2, 1, 2, 1, 61])
+                ("all", [11, 5, 3, 4, 3, 126].into()),
+                ("cpu0", [5, 2, 1, 2, 1, 61].into())
             ]
         );
         assert_eq!(
@@ -778,19 +521,40 @@ mod tests {
             devices: vec![("device".into(), "loop3".into())],
             ..Watch::default()
         };
-        let reading = |t: u64, sectors: u64, busy_ms: u64, dirty: u64, steal: u64| Reading {
-            t,
-            disks: vec![Some([0, 0, 1, sectors, 2, busy_ms])],
-            meminfo: Some([Some(dirty), None, None, None]),
-            cpus: Some(vec![Some([0, 0, 0, 0, steal, steal * 10])]),
-            ..Reading::default()
+        let reading = |t: u64, sectors: u64, busy_ms: u64, dirty: u64, steal: u64| {
+            (
+                t,
+                DiskStats::from([0, 0, 1, sectors, 2, busy_ms]),
+                [Some(dirty), None, None, None],
+                CpuTicks::from([0, 0, 0, 0, steal, steal * 10]),
+            )
         };
-        let readings = [
+        let rows = [
             reading(1_000, 0, 0, 5, 0),
             reading(100_001_000, 2048, 50, 7, 10),
             reading(200_001_000, 4096, 150, 9, 20),
         ];
-        let series = series_of(&watch, &readings, &["all".to_string()], 1_000);
+        let times = rows.map(|r| r.0);
+        let mut out = Out::default();
+        fn on<'r, R>(times: &'r [u64], values: &'r [R]) -> Readings<'r, R> {
+            Readings {
+                times,
+                values,
+                t0: 1_000,
+            }
+        }
+        let disks = rows.map(|r| vec![Some(r.1)]);
+        disk::Disks {
+            devices: watch.devices.clone(),
+        }
+        .series(&on(&times, &disks), &mut out);
+        memory::Memory.series(&on(&times, &rows.map(|r| Some(r.2))), &mut out);
+        let cpus = rows.map(|r| Some(vec![Some(r.3)]));
+        cpu::Cpus {
+            names: vec!["all".to_string()],
+        }
+        .series(&on(&times, &cpus), &mut out);
+        let series = out.0;
         let find = |source: &str, metric: &str| {
             series
                 .iter()

@@ -5,20 +5,22 @@
 //! directions, measurements), what a sample measured over time ([`series`]: per-interval
 //! figures, the host monitors' series, the verdicts on them), which process owns something
 //! ([`owner`]: a run, a ledger), and a study's published figures and claims as a plan carries
-//! them ([`published`]).
+//! them ([`published`]), and the records of where a run happened ([`records`]: the host and its
+//! clock).
 //! Depends on no other fsbench crate.
 
 pub mod case;
 pub mod owner;
 pub mod published;
+pub mod records;
 pub mod result;
 pub mod series;
 
 pub use case::{CaseConfig, Category, DEFAULT_PLATFORM, FRESH, NO_MD};
 
 pub use result::{
-    metric_heading, metric_label, size_label, Dim, DimValue, Dims, Direction, Measurement,
-    MetricDef, ResultRecord, Sweep, Unit,
+    metric_heading, metric_label, size_label, Amount, Dim, DimValue, Dims, Direction, Measurement,
+    Merge, MetricDef, ResultRecord, Stat, Sweep, Unit,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;

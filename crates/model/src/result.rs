@@ -119,28 +119,41 @@ impl Direction {
     }
 }
 
-/// A figure a workload reports, declared once in its module: name, unit, direction and whether
-/// it is the workload's main figure (what summaries show and adaptive repetitions watch).
+/// A figure a workload reports, declared once in its module: name, unit, direction, whether
+/// it is the workload's main figure (what summaries show and adaptive repetitions watch) and
+/// how the ranks of an MPI job merge it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetricDef {
     pub name: &'static str,
     pub unit: Unit,
     pub direction: Direction,
     pub main: bool,
+    pub merge: Merge,
 }
 
 impl MetricDef {
+    /// A figure merged as its unit and direction say ([`Merge::of`]); [`MetricDef::merged`]
+    /// declares another rule.
     pub const fn new(name: &'static str, unit: Unit, direction: Direction) -> MetricDef {
         MetricDef {
             name,
             unit,
             direction,
             main: false,
+            merge: Merge::of(unit, direction),
         }
     }
 
     pub const fn main(self) -> MetricDef {
         MetricDef { main: true, ..self }
+    }
+
+    /// Merged over the ranks of a job by `rule`.
+    pub const fn merged(self, rule: Merge) -> MetricDef {
+        MetricDef {
+            merge: rule,
+            ..self
+        }
     }
 
     /// The name a reader sees: [`metric_label`] of its name.
@@ -155,6 +168,126 @@ impl MetricDef {
             unit: self.unit,
             direction: self.direction,
             main: self.main,
+        }
+    }
+}
+
+/// How the ranks' values of a figure become the job's, in the MPI merge (`fsbench-scale`,
+/// docs/design/mpi.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// Added up: amounts (bytes, operations, passes), CPU time, the rates of ranks that ran
+    /// for one fixed duration.
+    Sum,
+    /// The most: a time the phase lasts as long as its slowest rank takes.
+    Max,
+    /// The mean of the ranks' values: a percentage, a ratio, a spread.
+    Mean,
+    /// The ranks' values weighted by their operations (`ops`): a per-operation figure.
+    PerOp,
+    /// The ranks' total amount over the slowest rank's `elapsed` (IOR's aggregate rule); the
+    /// sum of the ranks' rates where a record lacks its amount or time.
+    Rate(Amount),
+    /// A figure of a latency distribution named `<distribution>_<stat>`: from the ranks'
+    /// histograms merged exactly — the record's own (`latency`) or bins kept in the attribute
+    /// `<distribution>_bins`. The least minimum and the most maximum without them, the mean
+    /// weighted by operations; a percentile without every rank's histogram is left out. A
+    /// record that keeps no such bins merges it as its unit and direction say.
+    Distribution(Stat),
+}
+
+/// What a rate counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    /// The record's `bytes`.
+    Bytes,
+    /// The record's `ops`.
+    Ops,
+}
+
+impl Amount {
+    /// The figure that holds it.
+    pub const fn metric(self) -> &'static str {
+        match self {
+            Amount::Bytes => "bytes",
+            Amount::Ops => "ops",
+        }
+    }
+}
+
+/// A figure of a distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stat {
+    Min,
+    Mean,
+    P50,
+    P90,
+    P99,
+    P99_9,
+    Max,
+}
+
+impl Stat {
+    pub const ALL: [Stat; 7] = [
+        Stat::Min,
+        Stat::Mean,
+        Stat::P50,
+        Stat::P90,
+        Stat::P99,
+        Stat::P99_9,
+        Stat::Max,
+    ];
+
+    /// Its suffix in a figure's name (`latency_p99_9`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stat::Min => "min",
+            Stat::Mean => "mean",
+            Stat::P50 => "p50",
+            Stat::P90 => "p90",
+            Stat::P99 => "p99",
+            Stat::P99_9 => "p99_9",
+            Stat::Max => "max",
+        }
+    }
+}
+
+impl Merge {
+    /// The rule of a figure whose definition declares none: a rate that is better higher is
+    /// added (ranks that ran for one duration), a time is the slowest rank's, an amount is
+    /// added, anything else (a percentage, a ratio, a spread) is the ranks' mean.
+    pub const fn of(unit: Unit, direction: Direction) -> Merge {
+        match unit {
+            Unit::BytesPerSec | Unit::OpsPerSec if matches!(direction, Direction::Higher) => {
+                Merge::Sum
+            }
+            Unit::Nanos => Merge::Max,
+            Unit::Bytes | Unit::Count => Merge::Sum,
+            _ => Merge::Mean,
+        }
+    }
+
+    /// The rule of a figure no definition at hand declares (one stored by an older fsbench, or
+    /// a test's own), guessed from its name as the merge did before rules were declared:
+    /// `<distribution>_<stat>`, `throughput`, `ops_rate`, `…_per_op`, `cpu_…`, then
+    /// [`Merge::of`].
+    pub fn guess(name: &str, unit: Unit, direction: Direction) -> Merge {
+        let stat = Stat::ALL.into_iter().find(|s| {
+            name.strip_suffix(s.name())
+                .is_some_and(|rest| rest.ends_with('_'))
+        });
+        if let Some(stat) = stat {
+            return Merge::Distribution(stat);
+        }
+        match unit {
+            Unit::BytesPerSec | Unit::OpsPerSec if direction == Direction::Higher => match name {
+                "throughput" => Merge::Rate(Amount::Bytes),
+                "ops_rate" => Merge::Rate(Amount::Ops),
+                _ => Merge::Sum,
+            },
+            _ if name.ends_with("_per_op") => Merge::PerOp,
+            Unit::Nanos if name.starts_with("cpu_") => Merge::Sum,
+            _ => Merge::of(unit, direction),
         }
     }
 }

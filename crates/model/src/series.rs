@@ -103,8 +103,91 @@ impl Point {
     }
 }
 
-/// The workload's series' source (the monitors' are theirs: `disk`, `memory`, ...).
-pub const WORKLOAD: &str = "workload";
+/// The workload's series' source (the monitors' are theirs: [`source`]).
+pub const WORKLOAD: &str = source::WORKLOAD;
+
+/// A series is named by three strings — its source, its subject and its metric — written by
+/// the workload's sampler and the host monitors and read by the assessment, the MPI merge and
+/// the reports: each spelled once, here.
+pub mod source {
+    /// The workload's phases.
+    pub const WORKLOAD: &str = "workload";
+    /// A watched block device (/proc/diskstats); its label is its role ([`super::role`]).
+    pub const DISK: &str = "disk";
+    /// /proc/meminfo.
+    pub const MEMORY: &str = "memory";
+    /// /proc/vmstat.
+    pub const VM: &str = "vm";
+    /// /proc/stat.
+    pub const CPU: &str = "cpu";
+    /// /proc/pressure.
+    pub const PRESSURE: &str = "pressure";
+    /// The sample's own processes (CPU time, and their I/O on each watched device).
+    pub const PROCESS: &str = "process";
+}
+
+/// The role of a watched device: the label of its `disk` and `process` series.
+pub mod role {
+    /// The filesystem's own block device.
+    pub const DEVICE: &str = "device";
+    /// The disk under it (a loop device's backing disk, a partition's disk).
+    pub const DISK: &str = "disk";
+}
+
+/// Whose a series is, where the subject is fixed (a device's is its name, a thread's `thread
+/// N`, a CPU's `cpuN`).
+pub mod subject {
+    /// A workload phase's whole.
+    pub const TOTAL: &str = "total";
+    /// Every CPU together.
+    pub const ALL_CPUS: &str = "all";
+    /// The host's memory and virtual memory.
+    pub const HOST: &str = "host";
+    /// The sample's own processes.
+    pub const WORKLOAD: &str = "workload";
+}
+
+/// What a series measures.
+pub mod metric {
+    // A workload phase's, per interval.
+    pub const OPS: &str = "ops";
+    pub const BYTES: &str = "bytes";
+    pub const LATENCY_P50: &str = "latency_p50";
+    pub const LATENCY_P90: &str = "latency_p90";
+    pub const LATENCY_P99: &str = "latency_p99";
+    pub const LATENCY_P99_9: &str = "latency_p99_9";
+    pub const LATENCY_MAX: &str = "latency_max";
+    /// The timed finishing steps (fsync, close, a flush), ns.
+    pub const FINISH: &str = "finish";
+    // A disk's (and, for the bytes, the sample's own I/O on it).
+    pub const READ_IOS: &str = "read_ios";
+    pub const READ_BYTES: &str = "read_bytes";
+    pub const WRITE_IOS: &str = "write_ios";
+    pub const WRITE_BYTES: &str = "write_bytes";
+    pub const IN_FLIGHT: &str = "in_flight";
+    /// Time with I/O in flight, percent.
+    pub const BUSY: &str = "busy";
+    // Memory's.
+    pub const DIRTY: &str = "dirty";
+    pub const WRITEBACK: &str = "writeback";
+    pub const CACHED: &str = "cached";
+    pub const FREE: &str = "free";
+    // Virtual memory's.
+    pub const DIRTIED: &str = "dirtied";
+    pub const WRITTEN: &str = "written";
+    pub const RECLAIM_SCANNED: &str = "reclaim_scanned";
+    pub const RECLAIM_SCANNED_DIRECT: &str = "reclaim_scanned_direct";
+    pub const RECLAIM_STOLEN: &str = "reclaim_stolen";
+    // A CPU's, percent of its time (user and system: the sample's processes' too).
+    pub const USER: &str = "user";
+    pub const SYSTEM: &str = "system";
+    pub const IRQ: &str = "irq";
+    pub const IOWAIT: &str = "iowait";
+    pub const STEAL: &str = "steal";
+    // A pressure's, percent of the time stalled.
+    pub const SOME: &str = "some";
+    pub const FULL: &str = "full";
+}
 
 /// What a series measures, where, and its points over the sample. Counts (ops, bytes, I/Os)
 /// are per interval: a rate is `value / dt`.
@@ -209,7 +292,7 @@ impl Phases {
             // One thread's series would be its total's again.
             let threads = p.intervals.iter().map(|i| i.each.len()).max().unwrap_or(0);
             let threads = if threads > 1 { threads } else { 0 };
-            let subjects = std::iter::once((format!("{prefix}total"), None))
+            let subjects = std::iter::once((format!("{prefix}{}", subject::TOTAL), None))
                 .chain((0..threads).map(|t| (format!("{prefix}{} {t}", p.each), Some(t))));
             for (subject, thread) in subjects {
                 let metrics: &[Metric] = if thread.is_none() {
@@ -257,24 +340,24 @@ type Metric = (&'static str, Unit, fn(&Tally) -> Option<f64>);
 /// The figures of a phase's total per interval (`finish` only in the intervals that had a
 /// finishing step).
 const TOTAL_METRICS: [Metric; 8] = [
-    ("ops", Unit::Count, |t| Some(t.ops as f64)),
-    ("bytes", Unit::Bytes, |t| Some(t.bytes as f64)),
-    ("latency_p50", Unit::Nanos, |t| {
+    (metric::OPS, Unit::Count, |t| Some(t.ops as f64)),
+    (metric::BYTES, Unit::Bytes, |t| Some(t.bytes as f64)),
+    (metric::LATENCY_P50, Unit::Nanos, |t| {
         t.latency.map(|l| l.p50_ns as f64)
     }),
-    ("latency_p90", Unit::Nanos, |t| {
+    (metric::LATENCY_P90, Unit::Nanos, |t| {
         t.latency.map(|l| l.p90_ns as f64)
     }),
-    ("latency_p99", Unit::Nanos, |t| {
+    (metric::LATENCY_P99, Unit::Nanos, |t| {
         t.latency.map(|l| l.p99_ns as f64)
     }),
-    ("latency_p99_9", Unit::Nanos, |t| {
+    (metric::LATENCY_P99_9, Unit::Nanos, |t| {
         t.latency.map(|l| l.p99_9_ns as f64)
     }),
-    ("latency_max", Unit::Nanos, |t| {
+    (metric::LATENCY_MAX, Unit::Nanos, |t| {
         t.latency.map(|l| l.max_ns as f64)
     }),
-    ("finish", Unit::Nanos, |t| {
+    (metric::FINISH, Unit::Nanos, |t| {
         (t.finish_ns > 0).then_some(t.finish_ns as f64)
     }),
 ];
@@ -282,15 +365,15 @@ const TOTAL_METRICS: [Metric; 8] = [
 /// The figures of each thread or client per interval (fewer percentiles: a run of many
 /// clients stays small).
 const EACH_METRICS: [Metric; 5] = [
-    ("ops", Unit::Count, |t| Some(t.ops as f64)),
-    ("bytes", Unit::Bytes, |t| Some(t.bytes as f64)),
-    ("latency_p50", Unit::Nanos, |t| {
+    (metric::OPS, Unit::Count, |t| Some(t.ops as f64)),
+    (metric::BYTES, Unit::Bytes, |t| Some(t.bytes as f64)),
+    (metric::LATENCY_P50, Unit::Nanos, |t| {
         t.latency.map(|l| l.p50_ns as f64)
     }),
-    ("latency_p99", Unit::Nanos, |t| {
+    (metric::LATENCY_P99, Unit::Nanos, |t| {
         t.latency.map(|l| l.p99_ns as f64)
     }),
-    ("latency_max", Unit::Nanos, |t| {
+    (metric::LATENCY_MAX, Unit::Nanos, |t| {
         t.latency.map(|l| l.max_ns as f64)
     }),
 ];
@@ -406,14 +489,14 @@ impl Assessment {
             out.push(Disturbance::Steal { percent });
         }
         let of = |role: &str| self.devices.iter().find(|d| d.role == role);
-        let device_bytes = of("device").map_or(0, |d| d.read_bytes + d.write_bytes);
+        let device_bytes = of(role::DEVICE).map_or(0, |d| d.read_bytes + d.write_bytes);
         if let Some(bytes) = self
             .other_io_bytes
             .filter(|&o| o > OTHER_IO_BYTES && o as f64 > OTHER_IO_SHARE * device_bytes as f64)
         {
             out.push(Disturbance::OtherIo {
                 bytes,
-                disk: of("disk").map_or_else(String::new, |d| d.device.clone()),
+                disk: of(role::DISK).map_or_else(String::new, |d| d.device.clone()),
                 device_bytes,
             });
         }

@@ -10,8 +10,8 @@ use fsbench_analysis::steady::steadiness;
 use fsbench_measure::monitor::{device_of_file, Monitor, Watch};
 use fsbench_measure::series::{Outlet, SeriesInterval};
 use fsbench_model::series::{
-    Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict, Phases, Point, Series,
-    SATURATED_PERCENT, WORKLOAD,
+    metric, role, source, subject, Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict,
+    Phases, Point, Series, SATURATED_PERCENT, WORKLOAD,
 };
 use fsbench_testbed::cgroup::Cgroup;
 use fsbench_testbed::TargetInfo;
@@ -87,10 +87,10 @@ pub fn devices(target: Option<&TargetInfo>, dir: &Path) -> (Vec<(String, String)
         }
     };
     if let Some(device) = &device {
-        devices.push(("device".to_string(), device.clone()));
+        devices.push((role::DEVICE.to_string(), device.clone()));
     }
     if let Some(disk) = disk.filter(|d| Some(d) != device.as_ref()) {
-        devices.push(("disk".to_string(), disk));
+        devices.push((role::DISK.to_string(), disk));
     }
     (devices, notes)
 }
@@ -166,17 +166,18 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
     let mut windows: Vec<(u64, u64)> = Vec::new();
     let phases = series
         .iter()
-        .filter(|s| s.source == WORKLOAD && s.subject == "total" && s.metric == "ops");
+        .filter(|s| s.source == WORKLOAD && s.subject == subject::TOTAL && s.metric == metric::OPS);
     for ops in phases {
         let phase = ops.phase.unwrap_or(0);
-        let bytes = find(WORKLOAD, ops.phase, "total", "bytes").filter(|b| b.sum() > 0.0);
+        let bytes =
+            find(WORKLOAD, ops.phase, subject::TOTAL, metric::BYTES).filter(|b| b.sum() > 0.0);
         let counts = bytes.unwrap_or(ops);
         if let (Some(first), Some(last)) = (counts.points.first(), counts.points.last()) {
             windows.push((first.t_ns(), last.t_ns() + last.dt_ns()));
         }
         // The timed finishing steps (a pass's fsync, close, flush) move nothing: each
         // interval's rate is over the time it moved data, and the steps are said apart.
-        let finish = find(WORKLOAD, ops.phase, "total", "finish");
+        let finish = find(WORKLOAD, ops.phase, subject::TOTAL, metric::FINISH);
         let finish_in = |p: &Point| {
             finish
                 .and_then(|f| f.points.iter().find(|f| f.t_ns() == p.t_ns()))
@@ -224,7 +225,7 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
     let mut moved: Vec<(String, u64)> = Vec::new();
     for busy in series
         .iter()
-        .filter(|s| s.source == "disk" && s.metric == "busy")
+        .filter(|s| s.source == source::DISK && s.metric == metric::BUSY)
     {
         let inside: Vec<_> = busy.points.iter().filter(|p| during(p.t_ns())).collect();
         let time: u64 = inside.iter().map(|p| p.dt_ns()).sum();
@@ -242,11 +243,11 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
             .filter(|p| p.value() >= SATURATED_PERCENT)
             .count();
         let total = |metric: &str| {
-            find("disk", None, &busy.subject, metric)
+            find(source::DISK, None, &busy.subject, metric)
                 .filter(|s| s.label == busy.label)
                 .map_or(0, |s| s.sum() as u64)
         };
-        let (read_bytes, write_bytes) = (total("read_bytes"), total("write_bytes"));
+        let (read_bytes, write_bytes) = (total(metric::READ_BYTES), total(metric::WRITE_BYTES));
         moved.push((busy.label.clone(), read_bytes + write_bytes));
         devices.push(DeviceLoad {
             role: busy.label.clone(),
@@ -257,7 +258,7 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
             write_bytes,
         });
     }
-    let steal = find("cpu", None, "all", "steal").map(|s| {
+    let steal = find(source::CPU, None, subject::ALL_CPUS, metric::STEAL).map(|s| {
         let inside: Vec<_> = s.points.iter().filter(|p| during(p.t_ns())).collect();
         let time: u64 = inside.iter().map(|p| p.dt_ns()).sum::<u64>().max(1);
         inside
@@ -272,9 +273,9 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
         let own: Vec<&Series> = series
             .iter()
             .filter(|s| {
-                s.source == "process"
+                s.source == source::PROCESS
                     && s.label == role
-                    && matches!(s.metric.as_str(), "read_bytes" | "write_bytes")
+                    && matches!(s.metric.as_str(), metric::READ_BYTES | metric::WRITE_BYTES)
             })
             .collect();
         (!own.is_empty()).then(|| own.iter().map(|s| s.sum() as u64).sum::<u64>())
@@ -282,8 +283,8 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
     // What they moved on the disk beyond what they moved through the device (a loop device
     // with direct I/O does their I/O on the disk in their name): at most their I/O outside it,
     // so another process's is never taken for theirs.
-    let own = own_of("disk").map(|disk| disk.saturating_sub(own_of("device").unwrap_or(0)));
-    let other = match (bytes_of("device"), bytes_of("disk")) {
+    let own = own_of(role::DISK).map(|disk| disk.saturating_sub(own_of(role::DEVICE).unwrap_or(0)));
+    let other = match (bytes_of(role::DEVICE), bytes_of(role::DISK)) {
         (Some(device), Some(disk)) => {
             Some(disk.saturating_sub(device).saturating_sub(own.unwrap_or(0)))
         }

@@ -17,7 +17,7 @@ use crate::runner::{Campaign, CampaignObserver, Recording};
 use crate::sample::{Keep, Sampled, Sampler};
 use crate::workload::sample_config;
 use fsbench_measure::clock::{rfc3339_utc, unix_time_s};
-use fsbench_measure::host::{FsInstance, HostInfo};
+use fsbench_measure::host::{FsInstance, HostInfo, ProbeHost};
 use fsbench_model::{Outcome, ResultRecord, RunState};
 use fsbench_scale::Collective;
 use fsbench_store::{NewRun, Store, StoreError};

@@ -16,6 +16,7 @@ use crate::executor::{Bounds, Executor};
 use crate::observe::{self, Observed, Observer, PhaseLog};
 use crate::plan::{Case, Plan, Remake};
 use crate::workload::Job;
+use fsbench_measure::host::ProbeHost;
 use fsbench_measure::series::Outlet;
 use fsbench_model::series::{Assessment, PhaseBatch, Series};
 use fsbench_model::{CachePolicy, Outcome, ResultRecord};
@@ -984,6 +985,7 @@ impl RankPhases<'_, '_> {
             stopped_with_the_job: false,
             records,
             series: Vec::new(),
+            figures: fsbench_workload::figures::DEFINED,
         };
         match fsbench_scale::gather_and_merge_phase(self.job, &report) {
             Some(Ok(merged)) if !merged.records.is_empty() => {
@@ -1038,6 +1040,7 @@ fn merge_ranks(
         stopped_with_the_job: phases.stopped_by_another,
         records: result.results[phases.shared..].to_vec(),
         series: std::mem::take(&mut result.series),
+        figures: fsbench_workload::figures::DEFINED,
     };
     let Some(merged) = fsbench_scale::gather_and_merge(job, &mine) else {
         return;

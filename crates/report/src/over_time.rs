@@ -9,7 +9,7 @@
 
 use crate::charts::{self, Panel, Span, Trace};
 use crate::model::{CaseView, ReportModel};
-use fsbench_model::series::{Series, WORKLOAD};
+use fsbench_model::series::{metric, source, subject, subject::TOTAL, Series, WORKLOAD};
 use fsbench_model::{CaseAxis, Direction, Unit};
 use fsbench_store::{Outcome, Sample, Store, StoreError};
 use plotters::style::RGBColor;
@@ -405,7 +405,7 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
     fn total<'a>(series: &'a [Series], metric: &'a str) -> impl Iterator<Item = &'a Series> {
         series
             .iter()
-            .filter(move |s| s.source == WORKLOAD && s.subject == "total" && s.metric == metric)
+            .filter(move |s| s.source == WORKLOAD && s.subject == TOTAL && s.metric == metric)
     }
     let end_s = series
         .iter()
@@ -413,11 +413,11 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
         .map(|p| (p.t_ns() + p.dt_ns()) as f64 / 1e9)
         .fold(0.0, f64::max);
     let (minutes, x_unit, x_title) = time_axis(end_s);
-    let bytes = total(series, "bytes").any(|s| s.sum() > 0.0);
+    let bytes = total(series, metric::BYTES).any(|s| s.sum() > 0.0);
     let (rate_metric, rate_unit, rate_title) = if bytes {
-        ("bytes", Unit::BytesPerSec, "throughput")
+        (metric::BYTES, Unit::BytesPerSec, "throughput")
     } else {
-        ("ops", Unit::OpsPerSec, "operation rate")
+        (metric::OPS, Unit::OpsPerSec, "operation rate")
     };
     let rates: Segments = total(series, rate_metric)
         .map(|s| {
@@ -449,9 +449,9 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
     described.push(format!("the {rate_title} of each interval of each phase"));
     // Latency percentiles, the workload's colour fading towards the tail.
     let percentiles = [
-        ("latency_p50", "p50", 1.0),
-        ("latency_p99", "p99", 0.65),
-        ("latency_p99_9", "p99.9", 0.35),
+        (metric::LATENCY_P50, "p50", 1.0),
+        (metric::LATENCY_P99, "p99", 0.65),
+        (metric::LATENCY_P99_9, "p99.9", 0.35),
     ];
     let latency: Vec<(&str, f64, Segments)> = percentiles
         .iter()
@@ -497,12 +497,12 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
         })
     };
     // Dirty and writeback memory (gauges read at each interval's end).
-    let memory: Vec<(&str, Vec<(f64, f64)>)> = ["dirty", "writeback"]
+    let memory: Vec<(&str, Vec<(f64, f64)>)> = [metric::DIRTY, metric::WRITEBACK]
         .into_iter()
         .filter_map(|m| {
             Some((
                 m,
-                traced(monitor("memory", None, m)?, minutes, true, |v, _| v),
+                traced(monitor(source::MEMORY, None, m)?, minutes, true, |v, _| v),
             ))
         })
         .collect();
@@ -534,7 +534,7 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
     // How busy each watched device was.
     let busy: Vec<Trace> = series
         .iter()
-        .filter(|s| s.source == "disk" && s.metric == "busy")
+        .filter(|s| s.source == source::DISK && s.metric == metric::BUSY)
         .enumerate()
         .map(|(i, s)| Trace {
             name: format!("{} ({})", s.subject, role(&s.label)),
@@ -556,7 +556,7 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
                 .into(),
         );
     }
-    let cpu: Vec<Trace> = ["iowait", "steal"]
+    let cpu: Vec<Trace> = [metric::IOWAIT, metric::STEAL]
         .into_iter()
         .enumerate()
         .filter_map(|(i, m)| {
@@ -565,7 +565,7 @@ fn draw(title: &str, sample: &Sample, colour: usize) -> (String, String) {
                 colour: INK[i],
                 opacity: 1.0,
                 segments: vec![traced(
-                    monitor("cpu", Some("all"), m)?,
+                    monitor(source::CPU, Some(subject::ALL_CPUS), m)?,
                     minutes,
                     false,
                     |v, _| v,

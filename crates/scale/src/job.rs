@@ -2,9 +2,9 @@
 //! merges the results into one and names every rank that failed, with its host.
 
 use crate::collective::Collective;
-use crate::merge::{merge, MergeError, RankResults};
+use crate::merge::{merge_by, MergeError, RankResults};
 use fsbench_model::series::Series;
-use fsbench_model::ResultRecord;
+use fsbench_model::{MetricDef, ResultRecord};
 use serde::{Deserialize, Serialize};
 
 /// What one rank sends rank 0 after its run.
@@ -23,6 +23,10 @@ pub struct RankReport {
     /// end only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<Series>,
+    /// The definitions of the figures the records may hold, whose merge rules rank 0 merges
+    /// them by (not sent: rank 0 merges by its own).
+    #[serde(skip)]
+    pub figures: &'static [MetricDef],
 }
 
 /// The job's result at rank 0.
@@ -70,7 +74,7 @@ fn gather_at(
 ) -> Option<Result<JobResult, JobError>> {
     let bytes = serde_json::to_vec(mine).expect("a report is plain data");
     let all = job.gather(&bytes)?;
-    Some(merge_reports(&all, at))
+    Some(merge_reports(&all, at, mine.figures))
 }
 
 /// Where a merge happens: at the job's end (a rank that stopped early has fewer records) or
@@ -81,7 +85,7 @@ enum Ends {
     Phase,
 }
 
-fn merge_reports(all: &[Vec<u8>], at: Ends) -> Result<JobResult, JobError> {
+fn merge_reports(all: &[Vec<u8>], at: Ends, figures: &[MetricDef]) -> Result<JobResult, JobError> {
     let reports: Vec<RankReport> = all
         .iter()
         .enumerate()
@@ -124,7 +128,7 @@ fn merge_reports(all: &[Vec<u8>], at: Ends) -> Result<JobResult, JobError> {
             records: r.records[..common.min(r.records.len())].to_vec(),
         })
         .collect();
-    let records = merge(&ranks)?;
+    let records = merge_by(&ranks, figures)?;
     let series = crate::merge_series(
         &reports
             .iter()
@@ -179,6 +183,11 @@ mod tests {
 
     const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
 
+    /// The merge of reports whose figures merge by their names' rules.
+    fn merge_reports(all: &[Vec<u8>], at: Ends) -> Result<JobResult, JobError> {
+        super::merge_reports(all, at, &[])
+    }
+
     fn report(rank: u32, failure: Option<&str>) -> RankReport {
         RankReport {
             rank,
@@ -186,6 +195,7 @@ mod tests {
             failure: failure.map(str::to_string),
             stopped_with_the_job: false,
             series: Vec::new(),
+            figures: &[],
             records: vec![ResultRecord {
                 measurements: vec![BYTES.at(100.0 * (rank + 1) as f64)],
                 ..ResultRecord::default()

@@ -1,19 +1,23 @@
 //! One result from many ranks' results of the same workload, by rules that keep the figures
 //! honest (docs/design/mpi.md §5):
 //!
-//! - bytes, operations, passes and CPU time add up;
-//! - a phase lasts as long as its slowest rank (`elapsed`, `finish`: the maximum);
+//! Each figure merges by the rule its definition declares (`MetricDef::merge`, looked up by
+//! name in the definitions the merge is given; a figure none declares merges by
+//! `Merge::guess`, its name's rule before rules were declared):
+//!
+//! - bytes, operations, passes and CPU time add up (`Sum`);
+//! - a phase lasts as long as its slowest rank (`elapsed`, `finish`: `Max`);
 //! - throughput and operation rate are the total bytes or operations over the slowest rank's
-//!   time (IOR's aggregate rule), never the sum of per-rank rates where the record has its
-//!   bytes, operations and time; a workload that runs every rank for one fixed duration and
+//!   time (IOR's aggregate rule, `Rate`), never the sum of per-rank rates where the record has
+//!   its bytes, operations and time; a workload that runs every rank for one fixed duration and
 //!   reports only rates (the mix's transactions per second) gets the sum of its ranks' rates;
 //! - latency histograms merge exactly, by adding counters, and every percentile comes from the
-//!   merged histogram; a percentile of a record without its histogram is left out rather than
-//!   averaged. The record's histogram is its `latency_*` figures'; a second distribution
-//!   (the io workload's submission latency, `slat_*`) keeps its bins in the attribute
-//!   `<name>_bins` and merges alike;
-//! - a per-operation figure (`…_per_op`, CPU time per operation) is the ranks' values weighted
-//!   by their operations: the job's total over its operations;
+//!   merged histogram (`Distribution`); a percentile of a record without its histogram is left
+//!   out rather than averaged. The record's histogram is its `latency_*` figures'; a second
+//!   distribution (the io workload's submission latency, `slat_*`) keeps its bins in the
+//!   attribute `<name>_bins` and merges alike;
+//! - a per-operation figure (CPU time per operation) is the ranks' values weighted by their
+//!   operations (`PerOp`): the job's total over its operations;
 //! - any other figure (a percentage, a ratio, a spread) is the mean of the ranks' values;
 //! - attributes are rank 0's, except that a true flag on any rank is true (`stonewalled`), and
 //!   numbers named `…_min` and `…_max` are the least and the most over the ranks (`made_min`);
@@ -22,7 +26,7 @@
 //!   first and last rank done.
 
 use fsbench_measure::histogram::Histogram;
-use fsbench_model::{Direction, Measurement, MetricDef, ResultRecord, Unit};
+use fsbench_model::{Direction, Measurement, Merge, MetricDef, ResultRecord, Stat, Unit};
 use serde_json::json;
 
 /// How many ranks' results were merged into a record.
@@ -69,8 +73,18 @@ pub enum MergeError {
 }
 
 /// Merges the ranks' results, record by record (every rank must report the same records in
-/// the same order: they ran the same workload).
+/// the same order: they ran the same workload), each figure by its name's rule
+/// ([`Merge::guess`]); [`merge_by`] takes the figures' definitions.
 pub fn merge(ranks: &[RankResults]) -> Result<Vec<ResultRecord>, MergeError> {
+    merge_by(ranks, &[])
+}
+
+/// As [`merge`], each figure by the rule of its definition in `figures` (by name), or its
+/// name's where none is there.
+pub fn merge_by(
+    ranks: &[RankResults],
+    figures: &[MetricDef],
+) -> Result<Vec<ResultRecord>, MergeError> {
     let first = ranks.first().ok_or(MergeError::Empty)?;
     for other in &ranks[1..] {
         if other.records.len() != first.records.len() {
@@ -99,7 +113,7 @@ pub fn merge(ranks: &[RankResults]) -> Result<Vec<ResultRecord>, MergeError> {
         .map(|index| {
             let records: Vec<(&RankResults, &ResultRecord)> =
                 ranks.iter().map(|r| (r, &r.records[index])).collect();
-            merge_record(&records)
+            merge_record(&records, figures)
         })
         .collect())
 }
@@ -129,19 +143,11 @@ fn min(values: &[f64]) -> f64 {
     values.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-/// The figures of a latency distribution, after its name: `latency_min`, …, `latency_max`.
-const DISTRIBUTION: [&str; 7] = ["min", "mean", "p50", "p90", "p99", "p99_9", "max"];
-
-/// A distribution's figure split into the distribution and the figure (`slat_p99` ->
-/// (`slat`, `p99`)), when `base` has that distribution: the record's histogram (`latency`) or
-/// bins in the attribute `<name>_bins`.
-fn distribution_figure<'n>(base: &ResultRecord, name: &'n str) -> Option<(&'n str, &'static str)> {
-    let (prefix, which) = DISTRIBUTION.iter().find_map(|which| {
-        let prefix = name.strip_suffix(which)?.strip_suffix('_')?;
-        Some((prefix, *which))
-    })?;
-    (prefix == "latency" || base.attributes.contains_key(&bins_attribute(prefix)))
-        .then_some((prefix, which))
+/// The distribution of a figure merged by [`Merge::Distribution`] (`slat_p99` -> `slat`), when
+/// `base` has it: the record's histogram (`latency`) or bins in the attribute `<name>_bins`.
+fn distribution<'n>(base: &ResultRecord, name: &'n str, stat: Stat) -> Option<&'n str> {
+    let prefix = name.strip_suffix(stat.name())?.strip_suffix('_')?;
+    (prefix == "latency" || base.attributes.contains_key(&bins_attribute(prefix))).then_some(prefix)
 }
 
 fn bins_attribute(prefix: &str) -> String {
@@ -181,7 +187,39 @@ fn merged_histogram(records: &[(&RankResults, &ResultRecord)], prefix: &str) -> 
     Some(merged)
 }
 
-fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
+/// The rule `figures` declare for a measurement, or its name's.
+fn rule_of(figures: &[MetricDef], m: &Measurement) -> Merge {
+    figures
+        .iter()
+        .find(|f| f.name == m.metric)
+        .map_or_else(|| Merge::guess(&m.metric, m.unit, m.direction), |f| f.merge)
+}
+
+/// The ranks' values `all` of a figure merged by a rule of values alone.
+fn by_rule(
+    rule: Merge,
+    all: &[f64],
+    records: &[(&RankResults, &ResultRecord)],
+    elapsed: &Option<Vec<f64>>,
+) -> f64 {
+    match rule {
+        Merge::Rate(amount) => match (values(records, amount.metric()), elapsed) {
+            (Some(amount), Some(elapsed)) => sum(&amount) / (max(elapsed) / 1e9),
+            _ => sum(all),
+        },
+        Merge::PerOp => match values(records, "ops") {
+            Some(ops) if sum(&ops) > 0.0 => {
+                all.iter().zip(&ops).map(|(v, o)| v * o).sum::<f64>() / sum(&ops)
+            }
+            _ => sum(all) / all.len() as f64,
+        },
+        Merge::Sum => sum(all),
+        Merge::Max => max(all),
+        Merge::Mean | Merge::Distribution(_) => sum(all) / all.len() as f64,
+    }
+}
+
+fn merge_record(records: &[(&RankResults, &ResultRecord)], figures: &[MetricDef]) -> ResultRecord {
     let base = records[0].1;
     let elapsed = values(records, "elapsed").filter(|e| max(e) > 0.0);
     // Every distribution of the record, merged once: (name, histogram when every rank has it).
@@ -192,7 +230,12 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
         let Some(all) = values(records, name) else {
             continue; // a figure not every rank has is not a figure of the whole
         };
-        let merged = if let Some((prefix, which)) = distribution_figure(base, name) {
+        let rule = rule_of(figures, m);
+        let of_distribution = match rule {
+            Merge::Distribution(stat) => distribution(base, name, stat).map(|p| (p, stat)),
+            _ => None,
+        };
+        let merged = if let Some((prefix, stat)) = of_distribution {
             if !distributions.iter().any(|(p, _)| *p == prefix) {
                 distributions.push((prefix, merged_histogram(records, prefix)));
             }
@@ -200,16 +243,16 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
                 .iter()
                 .find(|(p, _)| *p == prefix)
                 .and_then(|(_, h)| h.as_ref().map(Histogram::summary));
-            match (which, &latency) {
-                ("min", _) => Some(min(&all)),
-                ("max", _) => Some(max(&all)),
-                ("mean", Some(l)) => Some(l.mean_ns),
-                ("p50", Some(l)) => Some(l.p50_ns as f64),
-                ("p90", Some(l)) => Some(l.p90_ns as f64),
-                ("p99", Some(l)) => Some(l.p99_ns as f64),
-                ("p99_9", Some(l)) => Some(l.p99_9_ns as f64),
+            match (stat, &latency) {
+                (Stat::Min, _) => Some(min(&all)),
+                (Stat::Max, _) => Some(max(&all)),
+                (Stat::Mean, Some(l)) => Some(l.mean_ns),
+                (Stat::P50, Some(l)) => Some(l.p50_ns as f64),
+                (Stat::P90, Some(l)) => Some(l.p90_ns as f64),
+                (Stat::P99, Some(l)) => Some(l.p99_ns as f64),
+                (Stat::P99_9, Some(l)) => Some(l.p99_9_ns as f64),
                 // Weighted by operations where the histogram is missing but counts are not.
-                ("mean", None) => values(records, "ops").map(|ops| {
+                (Stat::Mean, None) => values(records, "ops").map(|ops| {
                     let n = sum(&ops);
                     if n > 0.0 {
                         all.iter().zip(&ops).map(|(m, o)| m * o).sum::<f64>() / n
@@ -220,29 +263,12 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)]) -> ResultRecord {
                 _ => None,
             }
         } else {
-            Some(match m.unit {
-                Unit::BytesPerSec | Unit::OpsPerSec if m.direction == Direction::Higher => {
-                    let amount = match name {
-                        "throughput" => values(records, "bytes"),
-                        "ops_rate" => values(records, "ops"),
-                        _ => None,
-                    };
-                    match (amount, &elapsed) {
-                        (Some(amount), Some(elapsed)) => sum(&amount) / (max(elapsed) / 1e9),
-                        _ => sum(&all),
-                    }
-                }
-                _ if name.ends_with("_per_op") => match values(records, "ops") {
-                    Some(ops) if sum(&ops) > 0.0 => {
-                        all.iter().zip(&ops).map(|(v, o)| v * o).sum::<f64>() / sum(&ops)
-                    }
-                    _ => sum(&all) / all.len() as f64,
-                },
-                Unit::Nanos if name.starts_with("cpu_") => sum(&all),
-                Unit::Nanos => max(&all),
-                Unit::Bytes | Unit::Count => sum(&all),
-                _ => sum(&all) / all.len() as f64,
-            })
+            let rule = match rule {
+                // A record that keeps no bins of it: as its unit and direction say.
+                Merge::Distribution(_) => Merge::of(m.unit, m.direction),
+                rule => rule,
+            };
+            Some(by_rule(rule, &all, records, &elapsed))
         };
         if let Some(v) = merged {
             measurements.push(Measurement {

@@ -5,15 +5,15 @@
 //! time is the first rank's that has it. Latency percentiles do not add: each rank keeps its
 //! own.
 
-use fsbench_model::series::{Point, Series, WORKLOAD};
+use fsbench_model::series::{metric, subject, Point, Series, WORKLOAD};
 
 /// The series of `ranks` (rank, its series on its own time axis) as the job's.
 pub fn merge_series(ranks: &[(u32, Vec<Series>)]) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
     for (rank, series) in ranks {
         for s in series {
-            let is_total = s.source == WORKLOAD && s.subject == "total";
-            if is_total && matches!(s.metric.as_str(), "ops" | "bytes") {
+            let is_total = s.source == WORKLOAD && s.subject == subject::TOTAL;
+            if is_total && matches!(s.metric.as_str(), metric::OPS | metric::BYTES) {
                 add_to_total(&mut out, s);
             }
             out.push(Series {
@@ -28,7 +28,10 @@ pub fn merge_series(ranks: &[(u32, Vec<Series>)]) -> Vec<Series> {
 /// Adds a rank's total of a phase, interval by interval, to the job's.
 fn add_to_total(out: &mut Vec<Series>, s: &Series) {
     let total = out.iter_mut().find(|t| {
-        t.source == s.source && t.phase == s.phase && t.subject == "total" && t.metric == s.metric
+        t.source == s.source
+            && t.phase == s.phase
+            && t.subject == subject::TOTAL
+            && t.metric == s.metric
     });
     let Some(total) = total else {
         out.push(s.clone());

@@ -13,7 +13,7 @@ use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::now_ns;
 use fsbench_measure::histogram::Histogram;
 use fsbench_measure::units::{human_bytes, Size};
-use fsbench_model::{CachePolicy, Category, Direction, MetricDef, ResultRecord, Unit};
+use fsbench_model::{CachePolicy, Category, Direction, Merge, MetricDef, ResultRecord, Stat, Unit};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -61,14 +61,21 @@ impl Default for WritebackSettings {
 pub const WRITEBACK: MetricDef =
     MetricDef::new("writeback", Unit::BytesPerSec, Direction::Higher).main();
 /// How long one round's `syncfs` took.
-const SYNC: [MetricDef; 7] = [
-    MetricDef::new("sync_min", Unit::Nanos, Direction::Lower),
-    MetricDef::new("sync_mean", Unit::Nanos, Direction::Lower),
-    MetricDef::new("sync_p50", Unit::Nanos, Direction::Lower),
-    MetricDef::new("sync_p90", Unit::Nanos, Direction::Lower),
-    MetricDef::new("sync_p99", Unit::Nanos, Direction::Lower),
-    MetricDef::new("sync_p99_9", Unit::Nanos, Direction::Lower),
-    MetricDef::new("sync_max", Unit::Nanos, Direction::Lower),
+pub(crate) const SYNC: [MetricDef; 7] = [
+    MetricDef::new("sync_min", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::Min)),
+    MetricDef::new("sync_mean", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::Mean)),
+    MetricDef::new("sync_p50", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::P50)),
+    MetricDef::new("sync_p90", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::P90)),
+    MetricDef::new("sync_p99", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::P99)),
+    MetricDef::new("sync_p99_9", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::P99_9)),
+    MetricDef::new("sync_max", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::Max)),
 ];
 
 /// Every write call is at most this long (the data pool's record).

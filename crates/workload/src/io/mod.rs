@@ -14,7 +14,7 @@
 //! baseline of the bare device; the command and plans run it in a directory.
 
 mod pace;
-mod results;
+pub(crate) mod results;
 mod sched;
 mod settings;
 mod target;

@@ -9,7 +9,7 @@ use super::worker::Worker;
 use crate::figures::{self, BYTES, CPU_SYS, CPU_USER, ELAPSED, OPS};
 use fsbench_measure::histogram::Histogram;
 use fsbench_measure::CpuTimes;
-use fsbench_model::{Dims, Direction, MetricDef, ResultRecord, Unit};
+use fsbench_model::{Dims, Direction, Merge, MetricDef, ResultRecord, Stat, Unit};
 use serde_json::json;
 
 /// Operations per second over all threads, from the phase's start to the last completion
@@ -17,14 +17,22 @@ use serde_json::json;
 pub const OPS_RATE: MetricDef = figures::OPS_RATE.main();
 pub use figures::THROUGHPUT;
 /// User and system CPU time of the process over the phase, per operation of either direction.
-pub const CPU_PER_OP: MetricDef = MetricDef::new("cpu_per_op", Unit::Nanos, Direction::Lower);
-pub const SLAT_MIN: MetricDef = MetricDef::new("slat_min", Unit::Nanos, Direction::Lower);
-pub const SLAT_MEAN: MetricDef = MetricDef::new("slat_mean", Unit::Nanos, Direction::Lower);
-pub const SLAT_P50: MetricDef = MetricDef::new("slat_p50", Unit::Nanos, Direction::Lower);
-pub const SLAT_P90: MetricDef = MetricDef::new("slat_p90", Unit::Nanos, Direction::Lower);
-pub const SLAT_P99: MetricDef = MetricDef::new("slat_p99", Unit::Nanos, Direction::Lower);
-pub const SLAT_P99_9: MetricDef = MetricDef::new("slat_p99_9", Unit::Nanos, Direction::Lower);
-pub const SLAT_MAX: MetricDef = MetricDef::new("slat_max", Unit::Nanos, Direction::Lower);
+pub const CPU_PER_OP: MetricDef =
+    MetricDef::new("cpu_per_op", Unit::Nanos, Direction::Lower).merged(Merge::PerOp);
+pub const SLAT_MIN: MetricDef = MetricDef::new("slat_min", Unit::Nanos, Direction::Lower)
+    .merged(Merge::Distribution(Stat::Min));
+pub const SLAT_MEAN: MetricDef = MetricDef::new("slat_mean", Unit::Nanos, Direction::Lower)
+    .merged(Merge::Distribution(Stat::Mean));
+pub const SLAT_P50: MetricDef = MetricDef::new("slat_p50", Unit::Nanos, Direction::Lower)
+    .merged(Merge::Distribution(Stat::P50));
+pub const SLAT_P90: MetricDef = MetricDef::new("slat_p90", Unit::Nanos, Direction::Lower)
+    .merged(Merge::Distribution(Stat::P90));
+pub const SLAT_P99: MetricDef = MetricDef::new("slat_p99", Unit::Nanos, Direction::Lower)
+    .merged(Merge::Distribution(Stat::P99));
+pub const SLAT_P99_9: MetricDef = MetricDef::new("slat_p99_9", Unit::Nanos, Direction::Lower)
+    .merged(Merge::Distribution(Stat::P99_9));
+pub const SLAT_MAX: MetricDef = MetricDef::new("slat_max", Unit::Nanos, Direction::Lower)
+    .merged(Merge::Distribution(Stat::Max));
 
 /// The figures a one-run table shows.
 pub const TABLE_COLUMNS: &[&str] = &[
