@@ -44,7 +44,7 @@ pub struct Share {
 impl Share {
     /// `93.1 % (95 % CI 90.2–96.0 %)`.
     pub fn text(&self) -> String {
-        let pct = |v: f64| crate::charts::fixed(v * 100.0, 1);
+        let pct = |v: f64| crate::text::fixed(v * 100.0, 1);
         match (self.ci95_low, self.ci95_high) {
             (Some(lo), Some(hi)) => format!(
                 "{} % (95 % CI {}–{} %{})",
@@ -134,14 +134,14 @@ impl Efficiency {
 
     /// `randread read 64m 4k (ops_rate)` of workload `randread`.
     pub fn title(&self) -> String {
-        crate::standings::title(&self.workload, &self.row, &self.metric)
+        crate::text::title(&self.workload, &self.row, &self.metric)
     }
 
     /// A value of this figure with 3 significant digits in the unit the device's reads best
     /// in: `49.0 k ops/s`.
     pub fn value_text(&self, v: f64) -> String {
         let (factor, unit) = self.unit.display(self.device_mean);
-        let text = crate::charts::significant(v / factor);
+        let text = crate::text::significant(v / factor);
         if unit.is_empty() {
             text
         } else {

@@ -16,13 +16,12 @@
 //! configuration and reason. A minijinja template lays the sections out: a workload's section
 //! is a list of tables and charts, and a new kind of chart is one more in it.
 
-use crate::charts::{self, fixed, Bar, Labels, Line, XAxis};
+use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
-use crate::markdown::{value_text, versus_text};
 use crate::model::{CaseView, ReportModel, Row, Table};
 use crate::over_time::{self, Mark, SeriesChoice, Timeline};
-use crate::standings::{Category, Discipline, Options, Standings};
-use crate::terminal::{leaders_text, number};
+use crate::standings::{leaders_text, value_text, Category, Discipline, Options, Standings};
+use crate::text::{cell_text, fixed, number, short_number, versus_text};
 use fsbench_analysis::compare::Verdict;
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
@@ -99,21 +98,6 @@ fn display_unit<'a>(
 ) -> (f64, &'static str) {
     let typical = cells.map(|c| c.summary.mean.abs()).fold(0.0, f64::max);
     table.unit.display(typical)
-}
-
-/// A cell as text: mean ± half-width of its interval, in the given scale.
-fn cell_text(cell: Option<&crate::model::Cell>, factor: f64) -> String {
-    match cell {
-        Some(c) => match c.summary.ci95_half_width {
-            Some(h) => format!(
-                "{} ± {}",
-                number(c.summary.mean / factor),
-                number(h / factor)
-            ),
-            None => format!("{} (n=1)", number(c.summary.mean / factor)),
-        },
-        None => "—".into(),
-    }
 }
 
 /// The columns of one workload in a table, in the order of their configurations.
@@ -267,7 +251,7 @@ fn grid_section(table: &Table, view: &GridView, workload: &str, section: &mut Se
                 if bytes { " [bytes, log scale]" } else { "" }
             );
             let format_bytes = |x: f64| human_bytes(x.round() as u64);
-            let format_plain = |x: f64| charts::short_number(x);
+            let format_plain = |x: f64| short_number(x);
             section.charts.push(ChartView {
                 svg: charts::lines(
                     &Labels {
@@ -453,7 +437,7 @@ fn sweep_charts(table: &Table, workload: &str, section: &mut Section) {
             format!("{rest}: {} over {parameter}", metric_label(&table.metric))
         };
         let log_y = charts::spans_decades(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)));
-        let format = |x: f64| charts::short_number(x);
+        let format = |x: f64| short_number(x);
         section.charts.push(ChartView {
             svg: charts::lines(
                 &Labels {
@@ -629,7 +613,10 @@ fn figure_tables(model: &ReportModel, kind: &str, workload: &str, section: &mut 
                 Some(RowView {
                     name: metric_heading(&t.metric, unit),
                     colour: None,
-                    cells: cells.iter().map(|c| cell_text(*c, factor)).collect(),
+                    cells: cells
+                        .iter()
+                        .map(|c| cell_text(c.map(|c| &c.summary), factor))
+                        .collect(),
                 })
             })
             .collect();
@@ -700,7 +687,14 @@ fn summary_table(model: &ReportModel, kind: &str, workload: &str, section: &mut 
                 .iter()
                 .map(|&(t, row)| {
                     let (factor, _) = display(t, row);
-                    cell_text(t.rows[row].cells.get(i).and_then(|c| c.as_ref()), factor)
+                    cell_text(
+                        t.rows[row]
+                            .cells
+                            .get(i)
+                            .and_then(|c| c.as_ref())
+                            .map(|c| &c.summary),
+                        factor,
+                    )
                 })
                 .collect();
             cells.push(fsck_of(&column.case_key, column.run_id));
@@ -1244,7 +1238,7 @@ fn aging_view(model: &ReportModel) -> Option<minijinja::Value> {
                 age => p.age.clone(),
                 fresh => value(p.fresh_mean),
                 aged => value(p.aged_mean),
-                versus => crate::terminal::penalty_text(p),
+                versus => crate::standings::penalty_text(p),
                 class => match (real, p.penalty_percent > 0.0) {
                     (false, _) => "tie",
                     (true, true) => "bad",
@@ -1261,8 +1255,8 @@ fn aging_view(model: &ReportModel) -> Option<minijinja::Value> {
             minijinja::context! {
                 title => r.title(),
                 age => r.age.clone(),
-                fresh => crate::terminal::ranking_text(&r.fresh),
-                aged => crate::terminal::ranking_text(&r.aged),
+                fresh => crate::standings::ranking_text(&r.fresh),
+                aged => crate::standings::ranking_text(&r.aged),
                 changed => r.changed,
             }
         })

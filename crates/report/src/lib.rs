@@ -46,6 +46,7 @@ pub mod standings;
 pub mod study_points;
 pub mod target;
 pub mod terminal;
+pub mod text;
 pub mod then_now;
 pub mod versus;
 pub mod xlsx;

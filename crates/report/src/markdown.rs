@@ -4,14 +4,11 @@
 //! published figures beside the run's (crate::then_now), then the provenance, one row per
 //! configuration, and what was not measured (one row per configuration and reason).
 
-use crate::charts::{fixed, signed};
 use crate::efficiency::Efficiency;
 use crate::export::Exporter;
 use crate::model::{CaseView, ReportModel};
-use crate::standings::{Discipline, Options, Standings};
-use crate::terminal::{leaders_text, printable};
-use fsbench_analysis::compare::{Comparison, Verdict};
-use fsbench_model::Direction;
+use crate::standings::{leaders_text, value_text, Options, Standings};
+use crate::text::{escape_markdown as escape, fixed};
 use fsbench_store::Outcome;
 use std::io::{self, Write};
 
@@ -19,82 +16,6 @@ use std::io::{self, Write};
 #[derive(Debug, Clone, Default)]
 pub struct Markdown {
     pub options: Options,
-}
-
-/// A number with 3 significant digits in the unit a typical value reads best in (thousands
-/// as k: "33.2 k ops/s").
-pub fn value_text(d: &Discipline, v: f64) -> String {
-    let typical = d.entries.iter().map(|e| e.mean).fold(0.0, f64::max);
-    let (factor, unit) = d.unit.display(typical);
-    let text = crate::charts::significant(v / factor);
-    if unit.is_empty() {
-        text
-    } else {
-        format!("{text} {unit}")
-    }
-}
-
-/// How a configuration stands against the best: "tie (-1.2 %, 95 % CI -3.0..+0.7 %)" or
-/// "12.3 % slower (95 % CI 10.1..14.4 %, paired by round)".
-pub fn versus_text(direction: Direction, c: &Comparison) -> String {
-    // The ratio is this / best; say it as "% lower/higher" of the figure, then what it means.
-    let pct = |r: f64| signed((r - 1.0) * 100.0, 1);
-    let interval = match (c.ci95_low, c.ci95_high) {
-        (Some(lo), Some(hi)) => format!(
-            "95 % CI {}..{} %{}",
-            pct(lo),
-            pct(hi),
-            if c.paired {
-                ", paired by round"
-            } else {
-                ", Welch"
-            }
-        ),
-        _ => "too few repetitions for an interval".to_string(),
-    };
-    let worse = match direction {
-        Direction::Lower => "slower",
-        _ => "lower",
-    };
-    match c.verdict {
-        Verdict::Tie => format!("tie ({} %, {interval})", pct(c.ratio)),
-        Verdict::Unknown => format!("{} % ({interval})", pct(c.ratio)),
-        Verdict::Higher | Verdict::Lower => {
-            let by = match direction {
-                Direction::Lower => (c.ratio - 1.0) * 100.0,
-                _ => (1.0 - c.ratio) * 100.0,
-            };
-            format!("{} % {worse} ({interval})", fixed(by, 1))
-        }
-    }
-}
-
-/// Text from users or names (plan, configurations, reasons, a stored host), safe in Markdown:
-/// shown as typed, never as markup. HTML is shown, never run (`<script>`, `<img onerror>`
-/// become `&lt;script&gt;`, which every renderer shows as typed, in Markdown or in a mail).
-/// `[` and `]` are escaped, so no image (`![x](URL)`, which a renderer would fetch), link or
-/// link reference definition can be made; `(` and `)` mean nothing without them and are kept
-/// (escaped, every "(default)" would read `\(default\)` in the page's source), `!` is escaped
-/// too. So are `*`, `_`, `~` (emphasis, strikethrough), `|` (it would end a table cell), `` ` ``
-/// (a code span) and `\` (an escape of what follows). A bare URL stays text that some renderers
-/// (GitHub's) show as a link to click, never fetch. Control characters are [`printable`] (the
-/// summary goes to the terminal too), so a name never starts a line of its own (a heading, a
-/// list, a quote).
-fn escape(text: &str) -> String {
-    let mut safe = String::with_capacity(text.len());
-    for c in printable(text).chars() {
-        match c {
-            '&' => safe.push_str("&amp;"),
-            '<' => safe.push_str("&lt;"),
-            '>' => safe.push_str("&gt;"),
-            '|' | '`' | '\\' | '[' | ']' | '!' | '*' | '_' | '~' => {
-                safe.push('\\');
-                safe.push(c);
-            }
-            c => safe.push(c),
-        }
-    }
-    safe
 }
 
 /// Options as given (mkfs, mount), escaped; "(default)" when there are none.
@@ -246,7 +167,7 @@ impl Exporter for Markdown {
                     escape(&p.age),
                     value(p.fresh_mean),
                     value(p.aged_mean),
-                    escape(&crate::terminal::penalty_text(p)),
+                    escape(&crate::standings::penalty_text(p)),
                 )?;
             }
             writeln!(out)?;
@@ -266,8 +187,8 @@ impl Exporter for Markdown {
                         "| {} | {} | {} | {} | {} |",
                         escape(&r.title()),
                         escape(&r.age),
-                        escape(&crate::terminal::ranking_text(&r.fresh)),
-                        escape(&crate::terminal::ranking_text(&r.aged)),
+                        escape(&crate::standings::ranking_text(&r.fresh)),
+                        escape(&crate::standings::ranking_text(&r.aged)),
                         if r.changed { "**yes**" } else { "no" }
                     )?;
                 }

@@ -13,6 +13,7 @@
 //! per discipline and age, whether aging changes the ranking of the configurations.
 
 use crate::model::{CaseView, Cell, ReportModel, Row, RunView, Table};
+use crate::text::{fixed, printable, signed, significant, title, versus_text};
 use fsbench_analysis::compare::{paired, welch, Comparison, Verdict};
 use fsbench_analysis::rank::{
     geometric_mean, overall_scores, placements, rank_intervals, Contest, Placement, RankInterval,
@@ -79,7 +80,7 @@ pub struct Lead {
 impl Lead {
     /// "8.1 % ahead of ext4 (95 % CI 5.2..11.0 %)".
     pub fn text(&self) -> String {
-        let pct = |f: f64| crate::charts::fixed((f - 1.0) * 100.0, 1);
+        let pct = |f: f64| fixed((f - 1.0) * 100.0, 1);
         let interval = match (self.ci95_low, self.ci95_high) {
             (Some(lo), Some(hi)) => format!(" (95 % CI {}..{} %)", pct(lo), pct(hi)),
             _ => String::new(),
@@ -101,18 +102,6 @@ impl Discipline {
         } else {
             format!("{} {}", self.workload, self.row)
         }
-    }
-}
-
-/// A discipline's name, its metric as a reader knows it (`fsbench_model::metric_label`):
-/// `stream write 256m 1m (throughput)`, `files create threads=1 (operations/s)`, or `nap time
-/// slept` when the row has no dimensions (its label is the metric's).
-pub fn title(workload: &str, row: &str, metric: &str) -> String {
-    let metric = metric_label(metric);
-    if row == metric {
-        format!("{workload} {metric}")
-    } else {
-        format!("{workload} {row} ({metric})")
     }
 }
 
@@ -761,4 +750,54 @@ impl AgingReport {
         }
         report
     }
+}
+
+/// A number with 3 significant digits in the unit a typical value reads best in (thousands
+/// as k: "33.2 k ops/s").
+pub fn value_text(d: &Discipline, v: f64) -> String {
+    let typical = d.entries.iter().map(|e| e.mean).fold(0.0, f64::max);
+    let (factor, unit) = d.unit.display(typical);
+    let text = significant(v / factor);
+    if unit.is_empty() {
+        text
+    } else {
+        format!("{text} {unit}")
+    }
+}
+
+/// The leaders of a discipline as one phrase: "xfs", "ext4, xfs (tie)", "all 6 tie".
+pub fn leaders_text(d: &Discipline) -> String {
+    let placed = d.entries.iter().filter(|e| e.placement.is_some()).count();
+    match d.leaders.as_slice() {
+        [one] => one.clone(),
+        all if all.len() == placed && placed > 2 => format!("all {placed} tie"),
+        several => format!("{} (tie)", several.join(", ")),
+    }
+}
+
+/// "18.3 % lower (95 % CI ..., paired by round)", or without an interval the plain difference.
+pub fn penalty_text(p: &AgingPenalty) -> String {
+    match &p.vs_fresh {
+        Some(c) => versus_text(p.direction, c),
+        None => format!(
+            "{} % (too few repetitions for an interval)",
+            signed(-p.penalty_percent, 1)
+        ),
+    }
+}
+
+/// `xfs > ext4 = btrfs`: best first, ties joined by `=`.
+pub fn ranking_text(order: &[(String, usize)]) -> String {
+    let mut text = String::new();
+    for (i, (label, place)) in order.iter().enumerate() {
+        if i > 0 {
+            text.push_str(if order[i - 1].1 == *place {
+                " = "
+            } else {
+                " > "
+            });
+        }
+        text.push_str(&printable(label));
+    }
+    text
 }

@@ -11,7 +11,7 @@
 use crate::model::{CaseView, ReportModel, RunView};
 use crate::standings::compare_rounds;
 use crate::study_points::{self, Points};
-use crate::terminal::number;
+use crate::text::{number, SCIENTIFIC_FROM};
 use fsbench_model::published::{
     self, Claim, Expectation, Finding, Judged, PointsRule, Published, Selector, StudyFigures,
     TIE_MARGIN, TOLERANCE,
@@ -449,7 +449,7 @@ impl<'a> Source<'a> {
                     format!("{} rows", rows.len())
                 };
                 Ok((
-                    crate::standings::title(self.workload, &row, metric),
+                    crate::text::title(self.workload, &row, metric),
                     table.unit,
                     table.direction,
                     rows.len(),
@@ -1239,11 +1239,11 @@ pub fn value_text(unit: Unit, typical: f64, v: f64) -> String {
 }
 
 /// A published value as the study printed it, with its unit (`32.418 s`, `7090 transactions/s`);
-/// one no study prints in full (from [`crate::charts::SCIENTIFIC_FROM`] on, or nearer 0 than
+/// one no study prints in full (from [`SCIENTIFIC_FROM`] on, or nearer 0 than
 /// 0.0001) in scientific notation (`1e308 s`), not as hundreds of digits.
 pub fn then_text(value: f64, unit: &str) -> String {
     let a = value.abs();
-    if a.is_finite() && (a >= crate::charts::SCIENTIFIC_FROM || (a > 0.0 && a < 1e-4)) {
+    if a.is_finite() && (a >= SCIENTIFIC_FROM || (a > 0.0 && a < 1e-4)) {
         format!("{value:e} {unit}")
     } else {
         format!("{value} {unit}")

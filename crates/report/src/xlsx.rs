@@ -9,8 +9,7 @@
 
 use crate::export::{csv_row_values, Exporter};
 use crate::model::{ReportModel, Row, Table};
-use crate::standings::{Options, Standings};
-use crate::terminal::leaders_text;
+use crate::standings::{leaders_text, Options, Standings};
 use fsbench_model::{Dim, DimValue};
 use fsbench_workload::workload::{GridUnit, GridView};
 use fsbench_workload::WorkloadSettings;
