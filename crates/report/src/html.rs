@@ -18,10 +18,12 @@
 
 use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
+use crate::findings::Findings;
 use crate::model::{CaseView, ReportModel, Row, Table};
-use crate::over_time::{self, Mark, SeriesChoice, Timeline};
+use crate::over_time::{self, Mark, Marked, SeriesChoice, Timeline};
+use crate::sections::{aging, efficiency, not_measured, then_now};
 use crate::standings::{leaders_text, value_text, Category, Discipline, Options, Standings};
-use crate::text::{cell_text, fixed, number, short_number, versus_text};
+use crate::text::{arrow, cell_text, fixed, number, short_number, versus_text};
 use fsbench_analysis::compare::Verdict;
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
@@ -907,8 +909,13 @@ fn heat(relative: f64) -> (String, bool) {
 }
 
 impl Exporter for Html {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
-        let standings = Standings::of(model, &self.options);
+    fn options(&self) -> Options {
+        self.options.clone()
+    }
+
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let model = findings.model();
+        let standings = findings.standings();
         let runs: Vec<_> = model
             .runs
             .iter()
@@ -973,7 +980,7 @@ impl Exporter for Html {
         };
         let categories = standings.categories();
         // What the samples' assessments say of the figures, per workload and configuration.
-        let marked = over_time::marked(model);
+        let marked = findings.marked();
         // The verdict, grouped by category.
         let verdict: Vec<_> = categories
             .iter()
@@ -988,7 +995,7 @@ impl Exporter for Html {
                             title => d.title(),
                             arrow => arrow(d.direction),
                             direction => d.direction.phrase(),
-                            leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l), marked => marked_text(&marked, &d.workload, l) }).collect::<Vec<_>>(),
+                            leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l), marked => marked_text(marked, &d.workload, l) }).collect::<Vec<_>>(),
                             tie => d.leaders.len() > 1,
                             leaders_text => leaders_text(d),
                             value => value_text(d, best.mean),
@@ -1000,7 +1007,7 @@ impl Exporter for Html {
                 minijinja::context! { name => category.name(), rows => rows }
             })
             .collect();
-        let heatmap = heatmap_view(model, &standings, &categories, &marked);
+        let heatmap = heatmap_view(model, standings, &categories, marked);
         let scores: Vec<_> = standings
             .scores
             .iter()
@@ -1030,7 +1037,7 @@ impl Exporter for Html {
             for workload in names {
                 let mut section = workload_section(
                     model,
-                    &standings,
+                    standings,
                     kind,
                     workload,
                     self.options.baseline.as_deref(),
@@ -1057,20 +1064,6 @@ impl Exporter for Html {
                         _ => "too few repetitions".to_string(),
                     },
                     verdict => if c.is_worse() { "worse" } else if c.is_better() { "better" } else { "tie" },
-                }
-            })
-            .collect();
-        let not_measured: Vec<_> = model
-            .not_measured
-            .iter()
-            .map(|n| {
-                minijinja::context! {
-                    configuration => n.configuration.clone(),
-                    colour => colour_of(&n.configuration),
-                    status => n.status.name(),
-                    samples => n.samples,
-                    workloads => n.workloads.join(", "),
-                    reason => n.reason.clone(),
                 }
             })
             .collect();
@@ -1110,28 +1103,7 @@ impl Exporter for Html {
             .filter(|(_, c)| c.measured)
             .map(|(i, c)| minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i) })
             .collect();
-        // Each filesystem's share of its bare device.
-        let efficiency: Vec<_> = crate::efficiency::Efficiency::of(model)
-            .iter()
-            .flat_map(|f| {
-                f.entries.iter().map(move |e| {
-                    minijinja::context! {
-                        title => f.title(),
-                        arrow => arrow(f.direction),
-                        direction => f.direction.phrase(),
-                        device => f.device.clone(),
-                        device_colour => colour_of(&f.device),
-                        device_value => f.value_text(f.device_mean),
-                        label => e.label.clone(),
-                        colour => colour_of(&e.label),
-                        value => f.value_text(e.mean),
-                        share => e.text(),
-                    }
-                })
-            })
-            .collect();
-        let then_now = crate::then_now::html(&crate::then_now::ThenNow::of(model))
-            .map_err(io::Error::other)?;
+        let then_now = then_now::html(findings.then_now()).map_err(io::Error::other)?;
         let html = env
             .get_template("report")
             .and_then(|t| {
@@ -1151,13 +1123,13 @@ impl Exporter for Html {
                     scores => scores,
                     legend => legend,
                     sections => minijinja::value::Serde(&sections),
-                    not_measured => not_measured,
+                    not_measured => not_measured::html(model, &colour_of),
                     comparison => comparison,
-                    efficiency => efficiency,
+                    efficiency => efficiency::html(findings.efficiency(), &colour_of),
                     efficiency_note => crate::efficiency::EXPLAINED,
                     then_now => then_now,
-                    host => host_view(model, &marked, &colour_of),
-                    aging => aging_view(model),
+                    host => host_view(model, marked, &colour_of),
+                    aging => aging::html(findings.aging()),
                     series_choice => self.series.to_string(),
                 })
             })
@@ -1165,9 +1137,6 @@ impl Exporter for Html {
         out.write_all(html.as_bytes())
     }
 }
-
-/// The marks of the samples, per (workload name, configuration label): `over_time::marked`.
-type Marked = BTreeMap<(String, String), Vec<(u32, Mark)>>;
 
 /// What the marks of a workload's samples on a configuration say, in one line ("repetition
 /// 2: not steady: ...; repetition 3: ..."); None when they have none.
@@ -1211,77 +1180,6 @@ fn host_view(
         }
     }
     minijinja::context! { watched => watched, rows => rows }
-}
-
-/// Aged against fresh (`model.aging`, computed with the model): each aged configuration's
-/// means fresh and aged with aged / fresh and its verdict, and the rankings fresh and aged.
-fn aging_view(model: &ReportModel) -> Option<minijinja::Value> {
-    let aging = &model.aging;
-    if aging.penalties.is_empty() {
-        return None;
-    }
-    let penalties: Vec<_> = aging
-        .penalties
-        .iter()
-        .map(|p| {
-            let (factor, unit) = p.unit.display(p.fresh_mean.abs().max(p.aged_mean.abs()));
-            let value = |v: f64| format!("{} {unit}", number(v / factor));
-            let real = p
-                .vs_fresh
-                .as_ref()
-                .is_some_and(|c| matches!(c.verdict, Verdict::Higher | Verdict::Lower));
-            minijinja::context! {
-                title => p.title(),
-                arrow => arrow(p.direction),
-                direction => p.direction.phrase(),
-                configuration => p.configuration.clone(),
-                age => p.age.clone(),
-                fresh => value(p.fresh_mean),
-                aged => value(p.aged_mean),
-                versus => crate::standings::penalty_text(p),
-                class => match (real, p.penalty_percent > 0.0) {
-                    (false, _) => "tie",
-                    (true, true) => "bad",
-                    (true, false) => "win",
-                },
-            }
-        })
-        .collect();
-    let changed = aging.rankings.iter().filter(|r| r.changed).count();
-    let rankings: Vec<_> = aging
-        .rankings
-        .iter()
-        .map(|r| {
-            minijinja::context! {
-                title => r.title(),
-                age => r.age.clone(),
-                fresh => crate::standings::ranking_text(&r.fresh),
-                aged => crate::standings::ranking_text(&r.aged),
-                changed => r.changed,
-            }
-        })
-        .collect();
-    Some(minijinja::context! {
-        penalties => penalties,
-        rankings => rankings,
-        summary => format!(
-            "Aging changes {changed} of {} rankings: {}",
-            aging.rankings.len(),
-            if changed == 0 {
-                "each ranks the configurations fresh as it does aged, or only reorders those the 95 % intervals do not separate."
-            } else {
-                "where it says yes, two configurations the fresh ranking places apart are placed the other way round aged."
-            }
-        ),
-    })
-}
-
-fn arrow(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Higher => "↑",
-        Direction::Lower => "↓",
-        Direction::None => "",
-    }
 }
 
 /// The heat-map of configurations × disciplines (grouped by category): each cell the

@@ -10,16 +10,12 @@
 //! penalty, rankings aging changes). Metrics are named as a reader knows them
 //! (`fsbench_model::metric_label`).
 
-use crate::efficiency::Efficiency;
 use crate::export::Exporter;
-use crate::model::{ReportModel, Row, Table};
-use crate::standings::{
-    leaders_text, penalty_text, ranking_text, value_text, AgedRanking, AgingReport, Options,
-    Standings,
-};
-use crate::text::{cell_text, chars, heading, lay_out, say, widest, write_rows};
+use crate::findings::Findings;
+use crate::model::{Row, Table};
+use crate::sections::{aging, efficiency, not_measured, standings, then_now};
+use crate::text::{cell_text, heading, lay_out, say, widest};
 pub use crate::text::{fit, printable, printable_path, wrap, wrap_text, WIDTH};
-use crate::then_now::ThenNow;
 use fsbench_model::metric_label;
 use fsbench_store::Outcome;
 use std::io::{self, Write};
@@ -191,7 +187,8 @@ fn write_table(
 }
 
 impl Exporter for Terminal<'_> {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let model = findings.model();
         for view in &model.runs {
             let run = &view.run;
             let statuses: Vec<Outcome> = view
@@ -257,15 +254,15 @@ impl Exporter for Terminal<'_> {
         }
         // What was not measured before the answer, which closes the summary (where a reader
         // looks first) and leaves the configurations out that this says why.
-        write_not_measured(out, model)?;
+        not_measured::terminal(out, model)?;
         if self.ranking {
-            let standings = Standings::of(model, &Options::default());
-            write_verdicts(out, &standings)?;
-            write_efficiency(out, model)?;
-            write_ranking(out, &standings, model)?;
+            let standings = findings.standings();
+            standings::terminal_verdicts(out, standings)?;
+            efficiency::terminal(out, findings.efficiency())?;
+            standings::terminal_ranking(out, standings, model)?;
         }
-        write_then_now(out, &ThenNow::of(model))?;
-        write_aging(out, &model.aging)?;
+        then_now::terminal(out, findings.then_now())?;
+        aging::terminal(out, findings.aging())?;
         if let (Some(db), [view]) = (self.db, model.runs.as_slice()) {
             let id = view.run.id;
             heading(
@@ -278,284 +275,4 @@ impl Exporter for Terminal<'_> {
         }
         Ok(())
     }
-}
-
-/// What was not measured: per configuration and reason, a line of what it cost (its outcome,
-/// samples and workloads), then the reason whole beneath it, wrapped.
-fn write_not_measured(out: &mut dyn Write, model: &ReportModel) -> io::Result<()> {
-    if model.not_measured.is_empty() {
-        return Ok(());
-    }
-    heading(
-        out,
-        "Not measured (per configuration: the samples it cost, then why):",
-    )?;
-    let several_runs = model.runs.len() > 1;
-    let all_workloads = model.workload_names();
-    let heads: Vec<String> = model
-        .not_measured
-        .iter()
-        .map(|n| {
-            let run = if several_runs && !n.configuration.starts_with("run ") {
-                format!("run {} ", n.run_id)
-            } else {
-                String::new()
-            };
-            format!("{run}{}", printable(&n.configuration))
-        })
-        .collect();
-    // The outcomes line up after the configurations, unless one is too long to.
-    let width = heads
-        .iter()
-        .map(|h| chars(h))
-        .filter(|&w| w <= 40)
-        .max()
-        .unwrap_or(0);
-    for (n, head) in model.not_measured.iter().zip(&heads) {
-        let workloads = if n.workloads.len() > 1 && n.workloads.len() == all_workloads.len() {
-            "every workload".to_string()
-        } else {
-            printable(&n.workloads.join(", ")).into_owned()
-        };
-        let lead = format!(
-            "  {head}{}  ",
-            " ".repeat(width.saturating_sub(chars(head)))
-        );
-        let cost = format!("{} ×{} ({workloads}):", n.status, n.samples);
-        say(out, &lead, &cost, 4)?;
-        say(out, "    ", &printable(&n.reason.replace('\n', " ")), 4)?;
-    }
-    Ok(())
-}
-
-/// Each discipline's verdict: its leaders, the best value and their lead over the rest.
-fn write_verdicts(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
-    if standings.disciplines.is_empty() {
-        return Ok(());
-    }
-    heading(
-        out,
-        "Verdict (per discipline: the winner, or those that tie for first; their lead over the rest, 95 % CI):",
-    )?;
-    let rows: Vec<(String, String)> = standings
-        .disciplines
-        .iter()
-        .map(|d| {
-            let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-            let lead = match &d.lead {
-                Some(lead) => format!("; {}", lead.text()),
-                None if d.entries.len() == 1 => " (alone)".to_string(),
-                None => String::new(),
-            };
-            let rest = format!("{} {}{lead}", leaders_text(d), value_text(d, best.mean));
-            (
-                printable(&d.title()).into_owned(),
-                printable(&rest).into_owned(),
-            )
-        })
-        .collect();
-    write_rows(out, 2, &rows)
-}
-
-/// Each filesystem's share of its bare device, one line per filesystem and figure.
-fn write_efficiency(out: &mut dyn Write, model: &ReportModel) -> io::Result<()> {
-    let figures = Efficiency::of(model);
-    if figures.is_empty() {
-        return Ok(());
-    }
-    heading(
-        out,
-        "Efficiency (each filesystem's result as a share of its bare device's, per-round ratios, 95 % CI):",
-    )?;
-    let rows: Vec<(String, String)> = figures
-        .iter()
-        .flat_map(|f| {
-            f.entries.iter().map(move |e| {
-                let share = e.text();
-                let share = share.replace(", paired", "");
-                (
-                    printable(&f.title()).into_owned(),
-                    printable(&format!(
-                        "{} {share} of {} {}",
-                        e.label,
-                        f.device,
-                        f.value_text(f.device_mean)
-                    ))
-                    .into_owned(),
-                )
-            })
-        })
-        .collect();
-    write_rows(out, 2, &rows)
-}
-
-/// The study's published figures beside the run's: per figure a line per configuration (then
-/// and now, each relative to the reference, and the verdict), then the claims.
-fn write_then_now(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
-    if then_now.is_empty() {
-        return Ok(());
-    }
-    heading(
-        out,
-        "Then and now (the study's figures and this run's, each relative to the study's reference configuration; this run's paired by round, with its 95 % interval):",
-    )?;
-    for study in &then_now.studies {
-        if then_now.studies.len() > 1 {
-            let run = format!("run {} \"{}\":", study.run_id, printable(&study.plan));
-            say(out, "  ", &run, 4)?;
-        }
-        if let Some(e) = &study.error {
-            let error = format!(
-                "the run's published figures could not be read: {}",
-                printable(e)
-            );
-            say(out, "  ", &error, 4)?;
-        }
-        for f in &study.figures {
-            let p = &f.published;
-            let now = match &f.missing {
-                Some(why) => format!("not measured ({why})"),
-                None => f.now_title.clone(),
-            };
-            let figure = format!(
-                "{} ({}); now: {}",
-                printable(&p.title),
-                printable(&p.source),
-                printable(&now)
-            );
-            say(out, "  ", &figure, 6)?;
-            let rows: Vec<(String, String)> = f
-                .rows
-                .iter()
-                .map(|r| {
-                    let label = printable(&r.label).into_owned();
-                    if r.reference {
-                        return (label, format!("the reference (then {})", f.then_value(r)));
-                    }
-                    let text = format!(
-                        "then {}, now {}: {}",
-                        r.then_ratio_text(),
-                        r.now_ratio_text(),
-                        r.verdict_text()
-                    );
-                    (label, text)
-                })
-                .collect();
-            write_rows(out, 4, &rows)?;
-        }
-        if !study.claims.is_empty() {
-            writeln!(out, "  Claims:")?;
-            for c in &study.claims {
-                let claim = format!(
-                    "{} ({}): then {}, now {}: {}",
-                    printable(&c.claim.text),
-                    printable(&c.claim.source),
-                    c.then_text(),
-                    printable(&c.now_text()),
-                    c.verdict_text()
-                );
-                say(out, "    ", &claim, 6)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Aged against fresh: each aged configuration's penalty per discipline, then the disciplines
-/// whose ranking aging changes (and how many it does not).
-fn write_aging(out: &mut dyn Write, aging: &AgingReport) -> io::Result<()> {
-    if aging.penalties.is_empty() {
-        return Ok(());
-    }
-    heading(
-        out,
-        "Aging penalty (each aged configuration against the same configuration fresh, its mean and 95 % interval; a tie: no difference can be claimed):",
-    )?;
-    let rows: Vec<(String, String)> = aging
-        .penalties
-        .iter()
-        .map(|p| {
-            let penalty = format!(
-                "{} age={}: {}",
-                printable(&p.configuration),
-                printable(&p.age),
-                penalty_text(p)
-            );
-            (printable(&p.title()).into_owned(), penalty)
-        })
-        .collect();
-    write_rows(out, 2, &rows)?;
-    if aging.rankings.is_empty() {
-        return Ok(());
-    }
-    let changed: Vec<&AgedRanking> = aging.rankings.iter().filter(|r| r.changed).collect();
-    heading(
-        out,
-        &format!(
-            "Ranking, fresh and aged: aging changes {} of {} rankings (two configurations the fresh ranking places apart, placed the other way round aged){}",
-            changed.len(),
-            aging.rankings.len(),
-            if changed.is_empty() { "." } else { ":" }
-        ),
-    )?;
-    for r in changed {
-        let ranking = format!(
-            "{} age={}: fresh {}; aged {}",
-            printable(&r.title()),
-            printable(&r.age),
-            ranking_text(&r.fresh),
-            ranking_text(&r.aged)
-        );
-        say(out, "  ", &ranking, 4)?;
-    }
-    Ok(())
-}
-
-/// The ranking, in the order of its points (best first): each configuration's points, the
-/// 95 % interval of its rank beside them, and its points per category.
-fn write_ranking(
-    out: &mut dyn Write,
-    standings: &Standings,
-    model: &ReportModel,
-) -> io::Result<()> {
-    if standings.scores.is_empty() {
-        return Ok(());
-    }
-    let categories = standings.categories();
-    let rounds = model
-        .cases()
-        .flat_map(|c| &c.samples)
-        .map(|s| s.repetition)
-        .max()
-        .unwrap_or(0);
-    heading(
-        out,
-        &format!(
-            "Ranking (most points first: per placement in each discipline; rank: 95 % interval over {rounds} rounds, 1–2 = not separated):"
-        ),
-    )?;
-    let ranks: Vec<String> = standings.scores.iter().map(|s| s.rank.text()).collect();
-    let rank_width = ranks.iter().map(|r| chars(r)).max().unwrap_or(1);
-    let rows: Vec<(String, String)> = standings
-        .scores
-        .iter()
-        .zip(&ranks)
-        .map(|(s, rank)| {
-            let parts: Vec<String> = categories
-                .iter()
-                .map(|c| match s.points.get(c) {
-                    Some(p) => format!("{} {p:.1} in {}", c.name(), s.placed[c]),
-                    None => format!("{} -", c.name()),
-                })
-                .collect();
-            let points = format!(
-                "{:>6.2} points  rank {rank}{}  ({})",
-                s.overall,
-                " ".repeat(rank_width - chars(rank)),
-                parts.join(", ")
-            );
-            (printable(&s.label).into_owned(), points)
-        })
-        .collect();
-    write_rows(out, 2, &rows)
 }

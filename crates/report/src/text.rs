@@ -461,6 +461,32 @@ pub(crate) fn write_rows(
     Ok(())
 }
 
+/// A figure's direction as an arrow (HTML tables): ↑ higher is better, ↓ lower is.
+pub fn arrow(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Higher => "↑",
+        Direction::Lower => "↓",
+        Direction::None => "",
+    }
+}
+
+/// A sheet name Excel accepts: at most 31 characters, none of []:*?/\.
+pub fn sheet_name(text: &str, used: &mut Vec<String>) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| if "[]:*?/\\".contains(c) { '_' } else { c })
+        .take(28)
+        .collect();
+    let mut name = clean.clone();
+    let mut n = 2;
+    while used.iter().any(|u| u.eq_ignore_ascii_case(&name)) {
+        name = format!("{clean}-{n}");
+        n += 1;
+    }
+    used.push(name.clone());
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

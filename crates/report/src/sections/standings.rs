@@ -6,23 +6,27 @@
 //! number. Each discipline's verdict is its leaders (the winner, or the group that ties for
 //! first) with their lead over the rest and its interval; the overall ranks carry their 95 %
 //! intervals (`fsbench_analysis::rank::rank_intervals`), and only the order they establish is
-//! claimed. Built from a [`ReportModel`]; rendered by every exporter.
-//!
-//! And aged against fresh ([`AgingReport`], computed once with the model): every aged
-//! configuration's main figures against the same configuration fresh (the aging penalty), and,
-//! per discipline and age, whether aging changes the ranking of the configurations.
+//! claimed. Built from a [`ReportModel`] once (`crate::findings`); written here for the
+//! terminal summary, the Markdown and the workbook (the HTML's verdict, heat-map and ranking:
+//! `crate::html`).
 
-use crate::model::{CaseView, Cell, ReportModel, Row, RunView, Table};
-use crate::text::{fixed, printable, signed, significant, title, versus_text};
-use fsbench_analysis::compare::{paired, welch, Comparison, Verdict};
+use crate::compare::{better, compare};
+use crate::model::{ReportModel, Row, Table};
+use crate::text::{
+    chars, escape_markdown as escape, fixed, heading, printable, sheet_name, significant, title,
+    write_rows,
+};
+use fsbench_analysis::compare::{Comparison, Verdict};
 use fsbench_analysis::rank::{
     geometric_mean, overall_scores, placements, rank_intervals, Contest, Placement, RankInterval,
 };
 pub use fsbench_model::Category;
-use fsbench_model::{metric_label, CaseAxis, Direction, Unit, FRESH};
+use fsbench_model::{metric_label, Direction, Unit};
 use fsbench_workload::WorkloadSettings;
+use rust_xlsxwriter::{Format, Workbook, XlsxError};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
 /// One configuration in one discipline.
 #[derive(Debug, Clone, Serialize)]
@@ -147,46 +151,6 @@ pub struct Options {
     pub baseline: Option<String>,
     /// Category weights (default 1 each).
     pub weights: BTreeMap<Category, f64>,
-}
-
-fn better(direction: Direction) -> impl Fn(f64, f64) -> bool {
-    move |a, b| match direction {
-        Direction::Lower => a < b,
-        _ => a > b,
-    }
-}
-
-/// B / A for two cells: paired by round when they share at least 2 rounds of one run, else
-/// Welch. Also returns the unpaired comparison when the paired one was made.
-pub(crate) fn compare(
-    a: &Cell,
-    b: &Cell,
-    same_run: bool,
-) -> (Option<Comparison>, Option<Comparison>) {
-    compare_rounds(&a.values, &b.values, same_run)
-}
-
-/// B / A for two configurations' values, each with the round it was measured in: paired by
-/// round when they share at least 2 rounds of one run, else Welch. Also returns the unpaired
-/// comparison when the paired one was made.
-pub fn compare_rounds(
-    a: &[(u32, f64)],
-    b: &[(u32, f64)],
-    same_run: bool,
-) -> (Option<Comparison>, Option<Comparison>) {
-    let va: Vec<f64> = a.iter().map(|(_, v)| *v).collect();
-    let vb: Vec<f64> = b.iter().map(|(_, v)| *v).collect();
-    let unpaired = welch(&va, &vb);
-    if same_run {
-        let pairs: Vec<(f64, f64)> = a
-            .iter()
-            .filter_map(|(r, x)| b.iter().find(|(rb, _)| rb == r).map(|(_, y)| (*x, *y)))
-            .collect();
-        if pairs.len() >= 2 {
-            return (paired(&pairs), unpaired);
-        }
-    }
-    (unpaired, None)
 }
 
 /// The disciplines of a table: each row (but a client's share) for each workload, among the
@@ -524,234 +488,6 @@ impl Standings {
     }
 }
 
-/// Aged against fresh: the penalty of every aged configuration and, per discipline and age,
-/// the ranking fresh and aged. Empty when no run aged a filesystem.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct AgingReport {
-    pub penalties: Vec<AgingPenalty>,
-    pub rankings: Vec<AgedRanking>,
-}
-
-impl AgingReport {
-    pub fn is_empty(&self) -> bool {
-        self.penalties.is_empty() && self.rankings.is_empty()
-    }
-}
-
-/// One aged configuration's figure against the same configuration fresh (same run, every other
-/// axis equal), in one discipline.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgingPenalty {
-    /// The plan's name of the workload.
-    pub workload: String,
-    pub metric: String,
-    pub unit: Unit,
-    pub direction: Direction,
-    /// The row's dimensions (`write 256m 1m`), or the metric's name.
-    pub row: String,
-    /// The configuration, labelled without its age (`ext4`, `xfs mount=noatime`).
-    pub configuration: String,
-    pub age: String,
-    pub run_id: i64,
-    pub fresh_mean: f64,
-    pub aged_mean: f64,
-    /// Aged / fresh, with its 95 % interval and verdict (paired by round when it can be).
-    pub vs_fresh: Option<Comparison>,
-    /// How much worse the aged figure is, in percent of the fresh one, whatever the figure's
-    /// direction (below 0: aged is better).
-    pub penalty_percent: f64,
-}
-
-impl AgingPenalty {
-    pub fn title(&self) -> String {
-        title(&self.workload, &self.row, &self.metric)
-    }
-}
-
-/// One discipline's ranking of the configurations that ran both fresh and at one age.
-#[derive(Debug, Clone, Serialize)]
-pub struct AgedRanking {
-    pub workload: String,
-    pub metric: String,
-    pub row: String,
-    pub age: String,
-    /// The configurations best first, each with its place (ties, which the 95 % intervals do
-    /// not separate, share one).
-    pub fresh: Vec<(String, usize)>,
-    pub aged: Vec<(String, usize)>,
-    /// Two configurations the fresh ranking places apart are placed the other way round aged.
-    pub changed: bool,
-}
-
-impl AgedRanking {
-    pub fn title(&self) -> String {
-        title(&self.workload, &self.row, &self.metric)
-    }
-}
-
-impl AgingReport {
-    /// From the runs and their tables (once, as the model is built).
-    pub fn of(runs: &[RunView], tables: &[Table]) -> AgingReport {
-        let cases: BTreeMap<(i64, &str), &CaseView> = runs
-            .iter()
-            .flat_map(|r| &r.cases)
-            .map(|c| ((c.run_id, c.key.as_str()), c))
-            .collect();
-        let mut report = AgingReport::default();
-        if !cases.values().any(|c| c.config.age != FRESH) {
-            return report;
-        }
-        for table in tables {
-            if WorkloadSettings::category_of(&table.workload).is_none()
-                || !table.main
-                || table.direction == Direction::None
-            {
-                continue;
-            }
-            let case_of = |i: usize| {
-                let column = &table.columns[i];
-                cases
-                    .get(&(column.run_id, column.case_key.as_str()))
-                    .copied()
-            };
-            let several_runs = table
-                .columns
-                .iter()
-                .any(|c| c.run_id != table.columns[0].run_id);
-            let label = |case: &CaseView| {
-                let axes = table
-                    .varying_axes
-                    .iter()
-                    .filter(|&&axis| axis != CaseAxis::Age && axis != CaseAxis::Workload)
-                    .map(|&axis| format!("{}{}", axis.label_prefix(), case.axis(axis)));
-                let run = several_runs.then(|| format!("run {}", case.run_id));
-                run.into_iter().chain(axes).collect::<Vec<_>>().join(" ")
-            };
-            // Each aged column with its fresh twin: the same run, every other axis equal.
-            let twins: Vec<(usize, usize)> = (0..table.columns.len())
-                .filter_map(|aged| {
-                    let a = case_of(aged).filter(|c| c.config.age != FRESH)?;
-                    let fresh = (0..table.columns.len()).find(|&f| {
-                        case_of(f).is_some_and(|c| {
-                            c.run_id == a.run_id
-                                && c.config.age == FRESH
-                                && CaseAxis::ALL
-                                    .iter()
-                                    .filter(|&&axis| axis != CaseAxis::Age)
-                                    .all(|&axis| c.axis(axis) == a.axis(axis))
-                        })
-                    })?;
-                    Some((fresh, aged))
-                })
-                .collect();
-            let is_better = better(table.direction);
-            for row in table.rows.iter().filter(|r| r.dims.client.is_none()) {
-                let measured: Vec<(usize, usize)> = twins
-                    .iter()
-                    .copied()
-                    .filter(|&(f, a)| row.cells[f].is_some() && row.cells[a].is_some())
-                    .collect();
-                let cell = |i: usize| row.cells[i].as_ref().expect("measured");
-                for &(f, a) in &measured {
-                    let (fresh_mean, aged_mean) = (cell(f).summary.mean, cell(a).summary.mean);
-                    let (vs_fresh, _) = compare(cell(f), cell(a), true);
-                    let ratio = if fresh_mean != 0.0 {
-                        aged_mean / fresh_mean
-                    } else {
-                        1.0
-                    };
-                    let aged_case = case_of(a).expect("a twin");
-                    report.penalties.push(AgingPenalty {
-                        workload: table.columns[a].workload.clone(),
-                        metric: table.metric.clone(),
-                        unit: table.unit,
-                        direction: table.direction,
-                        row: row.label(&table.metric),
-                        configuration: label(aged_case),
-                        age: aged_case.config.age.clone(),
-                        run_id: aged_case.run_id,
-                        fresh_mean,
-                        aged_mean,
-                        vs_fresh,
-                        penalty_percent: match table.direction {
-                            Direction::Lower => (ratio - 1.0) * 100.0,
-                            _ => (1.0 - ratio) * 100.0,
-                        },
-                    });
-                }
-                // Per workload and age: the configurations that ran both, ranked each way.
-                let mut groups: Vec<(String, String)> = Vec::new();
-                for &(_, a) in &measured {
-                    let key = (
-                        table.columns[a].workload.clone(),
-                        case_of(a).expect("a twin").config.age.clone(),
-                    );
-                    if !groups.contains(&key) {
-                        groups.push(key);
-                    }
-                }
-                for (workload, age) in groups {
-                    let pairs: Vec<(usize, usize)> = measured
-                        .iter()
-                        .copied()
-                        .filter(|&(_, a)| {
-                            table.columns[a].workload == workload
-                                && case_of(a).is_some_and(|c| c.config.age == age)
-                        })
-                        .collect();
-                    if pairs.len() < 2 {
-                        continue;
-                    }
-                    let placed = |side: fn(&(usize, usize)) -> usize| {
-                        let columns: Vec<usize> = pairs.iter().map(side).collect();
-                        let means: Vec<Option<f64>> = columns
-                            .iter()
-                            .map(|&i| Some(cell(i).summary.mean))
-                            .collect();
-                        let differs = |x: usize, y: usize| {
-                            let (c, _) = compare(
-                                cell(columns[x]),
-                                cell(columns[y]),
-                                table.columns[columns[x]].run_id
-                                    == table.columns[columns[y]].run_id,
-                            );
-                            c.is_some_and(|c| matches!(c.verdict, Verdict::Higher | Verdict::Lower))
-                        };
-                        placements(&means, &is_better, differs)
-                            .into_iter()
-                            .map(|p| p.map_or(usize::MAX, |p| p.place))
-                            .collect::<Vec<usize>>()
-                    };
-                    let fresh = placed(|p| p.0);
-                    let aged = placed(|p| p.1);
-                    let changed = (0..pairs.len()).any(|x| {
-                        (0..pairs.len()).any(|y| fresh[x] < fresh[y] && aged[y] < aged[x])
-                    });
-                    let order = |places: &[usize]| {
-                        let mut order: Vec<(String, usize)> = pairs
-                            .iter()
-                            .zip(places)
-                            .map(|(&(_, a), &place)| (label(case_of(a).expect("a twin")), place))
-                            .collect();
-                        order.sort_by_key(|(_, place)| *place);
-                        order
-                    };
-                    report.rankings.push(AgedRanking {
-                        metric: table.metric.clone(),
-                        row: row.label(&table.metric),
-                        fresh: order(&fresh),
-                        aged: order(&aged),
-                        workload,
-                        age,
-                        changed,
-                    });
-                }
-            }
-        }
-        report
-    }
-}
-
 /// A number with 3 significant digits in the unit a typical value reads best in (thousands
 /// as k: "33.2 k ops/s").
 pub fn value_text(d: &Discipline, v: f64) -> String {
@@ -775,29 +511,236 @@ pub fn leaders_text(d: &Discipline) -> String {
     }
 }
 
-/// "18.3 % lower (95 % CI ..., paired by round)", or without an interval the plain difference.
-pub fn penalty_text(p: &AgingPenalty) -> String {
-    match &p.vs_fresh {
-        Some(c) => versus_text(p.direction, c),
-        None => format!(
-            "{} % (too few repetitions for an interval)",
-            signed(-p.penalty_percent, 1)
-        ),
+/// Each discipline's verdict: its leaders, the best value and their lead over the rest.
+pub fn terminal_verdicts(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
+    if standings.disciplines.is_empty() {
+        return Ok(());
     }
+    heading(
+        out,
+        "Verdict (per discipline: the winner, or those that tie for first; their lead over the rest, 95 % CI):",
+    )?;
+    let rows: Vec<(String, String)> = standings
+        .disciplines
+        .iter()
+        .map(|d| {
+            let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+            let lead = match &d.lead {
+                Some(lead) => format!("; {}", lead.text()),
+                None if d.entries.len() == 1 => " (alone)".to_string(),
+                None => String::new(),
+            };
+            let rest = format!("{} {}{lead}", leaders_text(d), value_text(d, best.mean));
+            (
+                printable(&d.title()).into_owned(),
+                printable(&rest).into_owned(),
+            )
+        })
+        .collect();
+    write_rows(out, 2, &rows)
 }
 
-/// `xfs > ext4 = btrfs`: best first, ties joined by `=`.
-pub fn ranking_text(order: &[(String, usize)]) -> String {
-    let mut text = String::new();
-    for (i, (label, place)) in order.iter().enumerate() {
-        if i > 0 {
-            text.push_str(if order[i - 1].1 == *place {
-                " = "
-            } else {
-                " > "
-            });
-        }
-        text.push_str(&printable(label));
+/// The ranking, in the order of its points (best first): each configuration's points, the
+/// 95 % interval of its rank beside them, and its points per category.
+pub fn terminal_ranking(
+    out: &mut dyn Write,
+    standings: &Standings,
+    model: &ReportModel,
+) -> io::Result<()> {
+    if standings.scores.is_empty() {
+        return Ok(());
     }
-    text
+    let categories = standings.categories();
+    let rounds = model
+        .cases()
+        .flat_map(|c| &c.samples)
+        .map(|s| s.repetition)
+        .max()
+        .unwrap_or(0);
+    heading(
+        out,
+        &format!(
+            "Ranking (most points first: per placement in each discipline; rank: 95 % interval over {rounds} rounds, 1–2 = not separated):"
+        ),
+    )?;
+    let ranks: Vec<String> = standings.scores.iter().map(|s| s.rank.text()).collect();
+    let rank_width = ranks.iter().map(|r| chars(r)).max().unwrap_or(1);
+    let rows: Vec<(String, String)> = standings
+        .scores
+        .iter()
+        .zip(&ranks)
+        .map(|(s, rank)| {
+            let parts: Vec<String> = categories
+                .iter()
+                .map(|c| match s.points.get(c) {
+                    Some(p) => format!("{} {p:.1} in {}", c.name(), s.placed[c]),
+                    None => format!("{} -", c.name()),
+                })
+                .collect();
+            let points = format!(
+                "{:>6.2} points  rank {rank}{}  ({})",
+                s.overall,
+                " ".repeat(rank_width - chars(rank)),
+                parts.join(", ")
+            );
+            (printable(&s.label).into_owned(), points)
+        })
+        .collect();
+    write_rows(out, 2, &rows)
+}
+
+/// The Markdown verdict: per discipline its leaders, their value and their lead; how much pairing
+/// by round narrowed the intervals.
+pub fn markdown_verdict(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
+    writeln!(out, "## Verdict\n")?;
+    writeln!(
+    out,
+    "Per discipline: the winner, or those that tie for first (no difference can be claimed between them), with the mean of its repetitions, and the lead over the best of the rest with its 95 % interval.\n"
+)?;
+    writeln!(
+    out,
+    "| discipline | winner, or those that tie for first | value | lead over the rest (95 % CI) |\n|---|---|---:|---|"
+)?;
+    for d in &standings.disciplines {
+        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+        let lead = match &d.lead {
+            Some(lead) => escape(&lead.text()),
+            None if d.entries.len() == 1 => "the only one measured".into(),
+            None => "all tie: no difference can be claimed".into(),
+        };
+        writeln!(
+            out,
+            "| {} ({}) | {} | {} | {lead} |",
+            escape(&d.title()),
+            d.direction.phrase(),
+            escape(&leaders_text(d)),
+            value_text(d, best.mean),
+        )?;
+    }
+    writeln!(out)?;
+    if let Some((gain, n)) = standings.pairing_gain {
+        writeln!(
+        out,
+        "Pairing by round: the paired intervals are {} % as wide as Welch's on the same values (median of {n} comparisons).\n",
+        fixed(gain * 100.0, 0)
+    )?;
+    }
+    Ok(())
+}
+
+/// The Markdown ranking: per configuration its rank interval, points per category, overall points
+/// and composite.
+pub fn markdown_ranking(out: &mut dyn Write, standings: &Standings) -> io::Result<()> {
+    writeln!(out, "## Ranking\n")?;
+    let categories = standings.categories();
+    writeln!(
+    out,
+    "Most overall points first. Rank: its 95 % interval (a bootstrap over the rounds, paired; {} resamples): 1–2 means the order between those configurations is not established. Points per placement in each discipline (with N configurations the best gets N, the last 1; ties share), per category; overall = Σ weight × mean points per discipline of the category; composite = geometric mean of each value relative to {} (above 1 is better).\n",
+    standings.resamples,
+    escape(standings.baseline.as_deref().unwrap_or("the baseline"))
+)?;
+    write!(out, "| rank | configuration |")?;
+    for c in &categories {
+        write!(
+            out,
+            " {} points (weight {}) |",
+            c.name(),
+            standings.weights[c]
+        )?;
+    }
+    writeln!(out, " overall | composite |")?;
+    write!(out, "|---:|---|")?;
+    for _ in &categories {
+        write!(out, "---:|")?;
+    }
+    writeln!(out, "---:|---:|")?;
+    for s in &standings.scores {
+        write!(out, "| {} | {} |", s.rank.text(), escape(&s.label))?;
+        for c in &categories {
+            match s.points.get(c) {
+                Some(p) => write!(out, " {} ({} disciplines) |", fixed(*p, 1), s.placed[c])?,
+                None => write!(out, " - |")?,
+            }
+        }
+        writeln!(
+            out,
+            " {} | {} |",
+            fixed(s.overall, 2),
+            s.composite.map_or("-".into(), |c| fixed(c, 3))
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The workbook's sheets: the verdict and the ranking with its rank intervals.
+pub fn xlsx(
+    wb: &mut Workbook,
+    standings: &Standings,
+    used: &mut Vec<String>,
+) -> Result<(), XlsxError> {
+    let bold = Format::new().set_bold();
+    if !standings.disciplines.is_empty() {
+        let ws = wb.add_worksheet();
+        ws.set_name(sheet_name("verdict", used))?;
+        let header = [
+            "discipline",
+            "direction",
+            "winner, or those that tie for first",
+            "value",
+            "unit",
+            "lead over",
+            "lead (times better)",
+            "lead ci95_low",
+            "lead ci95_high",
+        ];
+        for (j, h) in header.iter().enumerate() {
+            ws.write_string_with_format(0, j as u16, *h, &bold)?;
+        }
+        for (i, d) in standings.disciplines.iter().enumerate() {
+            let r = 1 + i as u32;
+            let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+            ws.write_string(r, 0, d.title())?;
+            ws.write_string(r, 1, d.direction.phrase())?;
+            ws.write_string(r, 2, leaders_text(d))?;
+            ws.write_number(r, 3, best.mean)?;
+            ws.write_string(r, 4, d.unit.name())?;
+            if let Some(lead) = &d.lead {
+                ws.write_string(r, 5, &lead.over)?;
+                ws.write_number(r, 6, lead.factor)?;
+                if let (Some(lo), Some(hi)) = (lead.ci95_low, lead.ci95_high) {
+                    ws.write_number(r, 7, lo)?;
+                    ws.write_number(r, 8, hi)?;
+                }
+            }
+        }
+        let ws = wb.add_worksheet();
+        ws.set_name(sheet_name("ranking", used))?;
+        let categories = standings.categories();
+        let mut header: Vec<String> = ["rank best", "rank worst", "configuration"]
+            .map(String::from)
+            .to_vec();
+        header.extend(categories.iter().map(|c| format!("{} points", c.name())));
+        header.extend(["overall".to_string(), "composite".to_string()]);
+        for (j, h) in header.iter().enumerate() {
+            ws.write_string_with_format(0, j as u16, h, &bold)?;
+        }
+        for (i, s) in standings.scores.iter().enumerate() {
+            let r = 1 + i as u32;
+            ws.write_number(r, 0, s.rank.best as f64)?;
+            ws.write_number(r, 1, s.rank.worst as f64)?;
+            ws.write_string(r, 2, &s.label)?;
+            for (j, c) in categories.iter().enumerate() {
+                if let Some(p) = s.points.get(c) {
+                    ws.write_number(r, 3 + j as u16, *p)?;
+                }
+            }
+            let next = 3 + categories.len() as u16;
+            ws.write_number(r, next, s.overall)?;
+            if let Some(c) = s.composite {
+                ws.write_number(r, next + 1, c)?;
+            }
+        }
+    }
+    Ok(())
 }

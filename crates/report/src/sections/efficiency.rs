@@ -3,11 +3,13 @@
 //! paired by round with the device's samples of the same run, workload, scheduler, platform
 //! and cache, with its 95 % interval.
 
+use crate::compare::compare;
 use crate::model::{Column, ReportModel, Table};
-use crate::standings::compare;
+use crate::text::{arrow, escape_markdown as escape, heading, printable, write_rows};
 use fsbench_analysis::Comparison;
 use fsbench_model::{CaseAxis, Direction, Unit};
 use serde::Serialize;
+use std::io::{self, Write};
 
 /// One figure (a table's row for one workload) of the bare device and of the filesystems set
 /// against it.
@@ -198,4 +200,92 @@ fn share(
         paired: c.paired,
         n: c.n,
     })
+}
+
+/// Each filesystem's share of its bare device, one line per filesystem and figure.
+pub fn terminal(out: &mut dyn Write, figures: &[Efficiency]) -> io::Result<()> {
+    if figures.is_empty() {
+        return Ok(());
+    }
+    heading(
+        out,
+        "Efficiency (each filesystem's result as a share of its bare device's, per-round ratios, 95 % CI):",
+    )?;
+    let rows: Vec<(String, String)> = figures
+        .iter()
+        .flat_map(|f| {
+            f.entries.iter().map(move |e| {
+                let share = e.text();
+                let share = share.replace(", paired", "");
+                (
+                    printable(&f.title()).into_owned(),
+                    printable(&format!(
+                        "{} {share} of {} {}",
+                        e.label,
+                        f.device,
+                        f.value_text(f.device_mean)
+                    ))
+                    .into_owned(),
+                )
+            })
+        })
+        .collect();
+    write_rows(out, 2, &rows)
+}
+
+/// The Markdown: one row per filesystem and figure, with the device beside it.
+pub fn markdown(out: &mut dyn Write, efficiency: &[Efficiency]) -> io::Result<()> {
+    if efficiency.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Efficiency\n")?;
+    writeln!(
+        out,
+        "{}.\n",
+        EXPLAINED[..1].to_uppercase() + &EXPLAINED[1..]
+    )?;
+    writeln!(
+        out,
+        "| figure | bare device | filesystem | share of the device (95 % CI) |\n|---|---:|---|---|"
+    )?;
+    for f in efficiency {
+        for e in &f.entries {
+            writeln!(
+                out,
+                "| {} ({}) | {} {} | {} ({}) | {} |",
+                escape(&f.title()),
+                f.direction.phrase(),
+                escape(&f.device),
+                f.value_text(f.device_mean),
+                escape(&e.label),
+                f.value_text(e.mean),
+                e.text()
+            )?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The HTML: one row per filesystem and figure, each configuration in its colour.
+pub fn html(figures: &[Efficiency], colour_of: &dyn Fn(&str) -> String) -> Vec<minijinja::Value> {
+    figures
+        .iter()
+        .flat_map(|f| {
+            f.entries.iter().map(move |e| {
+                minijinja::context! {
+                    title => f.title(),
+                    arrow => arrow(f.direction),
+                    direction => f.direction.phrase(),
+                    device => f.device.clone(),
+                    device_colour => colour_of(&f.device),
+                    device_value => f.value_text(f.device_mean),
+                    label => e.label.clone(),
+                    colour => colour_of(&e.label),
+                    value => f.value_text(e.mean),
+                    share => e.text(),
+                }
+            })
+        })
+        .collect()
 }
