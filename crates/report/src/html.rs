@@ -21,10 +21,9 @@ use crate::export::Exporter;
 use crate::findings::Findings;
 use crate::model::{CaseView, ReportModel, Row, Table};
 use crate::over_time::{self, Mark, Marked, SeriesChoice, Timeline};
-use crate::sections::{aging, efficiency, not_measured, then_now};
-use crate::standings::{leaders_text, value_text, Category, Discipline, Options, Standings};
-use crate::text::{arrow, cell_text, fixed, number, short_number, versus_text};
-use fsbench_analysis::compare::Verdict;
+use crate::sections::{aging, efficiency, not_measured, standings, then_now};
+use crate::standings::{Discipline, Options, Standings};
+use crate::text::{cell_text, fixed, number, short_number};
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
 use fsbench_model::{metric_heading, metric_label, Dim, DimValue, Direction, Outcome, Unit};
@@ -899,15 +898,6 @@ fn configuration_row(
     row
 }
 
-/// The heat-map's colour for a value relative to the best (1 = the best, darkest), and whether
-/// it needs light text: on a log scale, so half the best is half-way and a quarter is palest.
-fn heat(relative: f64) -> (String, bool) {
-    let t = (1.0 + relative.max(1e-9).ln() / 4f64.ln()).clamp(0.0, 1.0);
-    // Pale yellow (a quarter of the best or less) to dark green (the best).
-    let (hue, lightness) = (50.0 + 90.0 * t, 88.0 - 52.0 * t);
-    (format!("hsl({hue:.0}, 55%, {lightness:.0}%)"), t > 0.65)
-}
-
 impl Exporter for Html {
     fn options(&self) -> Options {
         self.options.clone()
@@ -978,51 +968,7 @@ impl Exporter for Html {
                 .map(charts::colour_hex)
                 .unwrap_or_default()
         };
-        let categories = standings.categories();
-        // What the samples' assessments say of the figures, per workload and configuration.
-        let marked = findings.marked();
-        // The verdict, grouped by category.
-        let verdict: Vec<_> = categories
-            .iter()
-            .map(|category| {
-                let rows: Vec<_> = standings
-                    .disciplines
-                    .iter()
-                    .filter(|d| d.category == *category)
-                    .map(|d| {
-                        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-                        minijinja::context! {
-                            title => d.title(),
-                            arrow => arrow(d.direction),
-                            direction => d.direction.phrase(),
-                            leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l), marked => marked_text(marked, &d.workload, l) }).collect::<Vec<_>>(),
-                            tie => d.leaders.len() > 1,
-                            leaders_text => leaders_text(d),
-                            value => value_text(d, best.mean),
-                            lead => d.lead.as_ref().map(|l| l.text()),
-                            alone => d.entries.len() == 1,
-                        }
-                    })
-                    .collect();
-                minijinja::context! { name => category.name(), rows => rows }
-            })
-            .collect();
-        let heatmap = heatmap_view(model, standings, &categories, marked);
-        let scores: Vec<_> = standings
-            .scores
-            .iter()
-            .map(|s| {
-                minijinja::context! {
-                    rank => s.rank.text(),
-                    label => s.label.clone(),
-                    colour => colour_of(&s.label),
-                    points => categories.iter().map(|c| s.points.get(c).map_or("-".into(), |p| format!("{} ({} disciplines)", fixed(*p, 1), s.placed[c]))).collect::<Vec<String>>(),
-                    overall => fixed(s.overall, 2),
-                    composite => s.composite.map_or("-".into(), |c| fixed(c, 3)),
-                }
-            })
-            .collect();
-        let mut sections = Vec::new();
+        let mut workloads = Vec::new();
         for kind in model.kinds() {
             let names: Vec<&str> = {
                 let mut names: Vec<&str> = Vec::new();
@@ -1043,7 +989,7 @@ impl Exporter for Html {
                     self.options.baseline.as_deref(),
                 );
                 section.timelines = over_time::timelines(model, workload, self.series);
-                sections.push(section);
+                workloads.push(section);
             }
         }
         let comparison: Vec<_> = self
@@ -1080,22 +1026,6 @@ impl Exporter for Html {
                     .join(", ")
             ),
         };
-        let mut env = minijinja::Environment::new();
-        env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-        env.add_template("report", TEMPLATE)
-            .map_err(io::Error::other)?;
-        let ranking_note = format!(
-            "In the order of the overall points, most first. Rank: its 95 % interval — a bootstrap over the rounds ({} resamples, paired: every configuration keeps the rounds drawn), so 1–2 means the order between those configurations is not established; only an order the intervals separate is claimed. Points per placement in each discipline: with N configurations the best gets N points and the last 1; configurations that do not differ significantly share their places' points. Overall = Σ category weight × mean points per discipline of the category (weights: {}). Composite = geometric mean over every discipline of the figure relative to {} (above 1 is better).",
-            standings.resamples,
-            standings.weights.iter().map(|(c, w)| format!("{} {w}", c.name())).collect::<Vec<_>>().join(", "),
-            standings.baseline.as_deref().unwrap_or("the baseline"),
-        );
-        let pairing = standings.pairing_gain.map(|(g, n)| {
-            format!(
-                "Pairing by round: over {n} comparisons, the paired intervals are {:.0} % as wide as Welch's intervals on the same values (median). Below 100 %, the configurations of a round shared the machine's drift and pairing removed it; above, they did not, and pairing's fewer degrees of freedom cost more than it removed.",
-                g * 100.0
-            )
-        });
         let legend: Vec<_> = model
             .configurations
             .iter()
@@ -1103,7 +1033,26 @@ impl Exporter for Html {
             .filter(|(_, c)| c.measured)
             .map(|(i, c)| minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i) })
             .collect();
-        let then_now = then_now::html(findings.then_now()).map_err(io::Error::other)?;
+        // The sections, each rendered by its module.
+        let marked = findings.marked();
+        let host = host_view(model, marked, &colour_of);
+        let html_of = |r: Result<String, minijinja::Error>| r.map_err(io::Error::other);
+        let standings_html = standings::html(model, standings, marked, &colour_of, &host)
+            .map_err(io::Error::other)?;
+        let sections = minijinja::context! {
+            verdict => standings_html.verdict,
+            efficiency => html_of(efficiency::html(findings.efficiency(), &colour_of))?,
+            ranking => standings_html.ranking,
+            aging => html_of(aging::html(findings.aging()))?,
+            then_now => html_of(then_now::html(findings.then_now()))?,
+            not_measured => html_of(not_measured::html(model, &colour_of))?,
+        };
+        let mut env = minijinja::Environment::new();
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+        env.add_template("macros.html.j2", crate::sections::MACROS)
+            .map_err(io::Error::other)?;
+        env.add_template("report", TEMPLATE)
+            .map_err(io::Error::other)?;
         let html = env
             .get_template("report")
             .and_then(|t| {
@@ -1114,41 +1063,16 @@ impl Exporter for Html {
                     runs => runs,
                     configurations => configurations,
                     tools => tool_versions,
-                    verdict => verdict,
-                    heatmap => heatmap,
-                    pairing => pairing,
-                    ranking_note => ranking_note,
-                    categories => categories.iter().map(|c| format!("{} points (weight {})", c.name(), standings.weights[c])).collect::<Vec<_>>(),
-                    baseline => standings.baseline.clone().unwrap_or_default(),
-                    scores => scores,
                     legend => legend,
-                    sections => minijinja::value::Serde(&sections),
-                    not_measured => not_measured::html(model, &colour_of),
+                    sections => sections,
+                    workloads => minijinja::value::Serde(&workloads),
                     comparison => comparison,
-                    efficiency => efficiency::html(findings.efficiency(), &colour_of),
-                    efficiency_note => crate::efficiency::EXPLAINED,
-                    then_now => then_now,
-                    host => host_view(model, marked, &colour_of),
-                    aging => aging::html(findings.aging()),
-                    series_choice => self.series.to_string(),
+                    host => host,
                 })
             })
             .map_err(io::Error::other)?;
         out.write_all(html.as_bytes())
     }
-}
-
-/// What the marks of a workload's samples on a configuration say, in one line ("repetition
-/// 2: not steady: ...; repetition 3: ..."); None when they have none.
-fn marked_text(marked: &Marked, workload: &str, label: &str) -> Option<String> {
-    let marks = marked.get(&(workload.to_string(), label.to_string()))?;
-    Some(
-        marks
-            .iter()
-            .map(|(r, m)| format!("repetition {r}: {}", m.text))
-            .collect::<Vec<_>>()
-            .join("; "),
-    )
 }
 
 /// The samples whose figures the host disturbed or that did not settle, one row per sample,
@@ -1180,80 +1104,6 @@ fn host_view(
         }
     }
     minijinja::context! { watched => watched, rows => rows }
-}
-
-/// The heat-map of configurations × disciplines (grouped by category): each cell the
-/// configuration's figure relative to the best of the discipline, coloured by it, with its
-/// value and its comparison with the best on hover; the leaders' cells marked.
-fn heatmap_view(
-    model: &ReportModel,
-    standings: &Standings,
-    categories: &[Category],
-    marked: &Marked,
-) -> minijinja::Value {
-    let ordered: Vec<&Discipline> = categories
-        .iter()
-        .flat_map(|c| {
-            standings
-                .disciplines
-                .iter()
-                .filter(move |d| d.category == *c)
-        })
-        .collect();
-    let groups: Vec<_> = categories
-        .iter()
-        .map(|c| {
-            minijinja::context! {
-                name => c.name(),
-                span => ordered.iter().filter(|d| d.category == *c).count(),
-            }
-        })
-        .collect();
-    let columns: Vec<_> = ordered
-        .iter()
-        .map(|d| {
-            minijinja::context! { short => d.short_title(), title => format!("{} ({})", d.title(), d.direction.phrase()) }
-        })
-        .collect();
-    let rows: Vec<_> = model
-        .configurations
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.measured)
-        .map(|(i, c)| {
-            let cells: Vec<_> = ordered
-                .iter()
-                .map(|d| match d.entries.iter().find(|e| e.label == c.label) {
-                    None => minijinja::context! { text => "", title => format!("{}: not measured in {}", c.label, d.title()), background => "", dark => false, leader => false },
-                    Some(e) => {
-                        let (background, dark) = heat(e.relative_to_best);
-                        let versus = match &e.vs_best {
-                            None => "the best".to_string(),
-                            Some(v) => versus_text(d.direction, v),
-                        };
-                        let tie = matches!(e.vs_best.map(|v| v.verdict), Some(Verdict::Tie | Verdict::Unknown));
-                        let host = marked_text(marked, &d.workload, &c.label);
-                        minijinja::context! {
-                            text => fixed(e.relative_to_best * 100.0, 0),
-                            title => format!("{} in {}: {} — {versus}{}", c.label, d.title(), value_text(d, e.mean), host.as_ref().map_or(String::new(), |h| format!("; ⚠ {h}"))),
-                            marked => host.is_some(),
-                            background => background,
-                            dark => dark,
-                            leader => d.leaders.contains(&c.label),
-                            tie => tie,
-                        }
-                    }
-                })
-                .collect();
-            minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i), cells => cells }
-        })
-        .collect();
-    minijinja::context! {
-        groups => groups,
-        columns => columns,
-        rows => rows,
-        numbers => ordered.len() <= 24,
-    }
 }
 
 /// One workload's section: its charts and tables.

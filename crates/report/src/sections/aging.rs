@@ -381,7 +381,16 @@ pub fn markdown(out: &mut dyn Write, aging: &AgingReport) -> io::Result<()> {
 
 /// Aged against fresh (`model.aging`, computed with the model): each aged configuration's
 /// means fresh and aged with aged / fresh and its verdict, and the rankings fresh and aged.
-pub fn html(aging: &AgingReport) -> Option<minijinja::Value> {
+pub fn html(aging: &AgingReport) -> Result<String, minijinja::Error> {
+    super::render_html(
+        "aging.html.j2",
+        include_str!("aging.html.j2"),
+        minijinja::context! { aging => view(aging) },
+    )
+}
+
+/// What the aging fragment shows (None: nothing was aged).
+fn view(aging: &AgingReport) -> Option<minijinja::Value> {
     if aging.penalties.is_empty() {
         return None;
     }

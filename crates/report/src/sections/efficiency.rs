@@ -267,9 +267,13 @@ pub fn markdown(out: &mut dyn Write, efficiency: &[Efficiency]) -> io::Result<()
     Ok(())
 }
 
-/// The HTML: one row per filesystem and figure, each configuration in its colour.
-pub fn html(figures: &[Efficiency], colour_of: &dyn Fn(&str) -> String) -> Vec<minijinja::Value> {
-    figures
+/// The HTML: one row per filesystem and figure, each configuration in its colour (nothing
+/// without a bare device).
+pub fn html(
+    figures: &[Efficiency],
+    colour_of: &dyn Fn(&str) -> String,
+) -> Result<String, minijinja::Error> {
+    let rows: Vec<minijinja::Value> = figures
         .iter()
         .flat_map(|f| {
             f.entries.iter().map(move |e| {
@@ -287,5 +291,10 @@ pub fn html(figures: &[Efficiency], colour_of: &dyn Fn(&str) -> String) -> Vec<m
                 }
             })
         })
-        .collect()
+        .collect();
+    super::render_html(
+        "efficiency.html.j2",
+        include_str!("efficiency.html.j2"),
+        minijinja::context! { efficiency => rows, efficiency_note => EXPLAINED },
+    )
 }

@@ -80,8 +80,11 @@ pub fn markdown(out: &mut dyn Write, model: &ReportModel) -> io::Result<()> {
 }
 
 /// The HTML: one row per configuration and reason, in the configuration's colour.
-pub fn html(model: &ReportModel, colour_of: &dyn Fn(&str) -> String) -> Vec<minijinja::Value> {
-    model
+pub fn html(
+    model: &ReportModel,
+    colour_of: &dyn Fn(&str) -> String,
+) -> Result<String, minijinja::Error> {
+    let rows: Vec<minijinja::Value> = model
         .not_measured
         .iter()
         .map(|n| {
@@ -94,7 +97,12 @@ pub fn html(model: &ReportModel, colour_of: &dyn Fn(&str) -> String) -> Vec<mini
                 reason => n.reason.clone(),
             }
         })
-        .collect()
+        .collect();
+    super::render_html(
+        "not_measured.html.j2",
+        include_str!("not_measured.html.j2"),
+        minijinja::context! { not_measured => rows },
+    )
 }
 
 /// The workbook's sheet: one row per configuration and reason.

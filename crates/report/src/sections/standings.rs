@@ -10,11 +10,14 @@
 //! terminal summary, the Markdown and the workbook (the HTML's verdict, heat-map and ranking:
 //! `crate::html`).
 
+use super::render_html;
+use crate::charts;
 use crate::compare::{better, compare};
 use crate::model::{ReportModel, Row, Table};
+use crate::over_time::Marked;
 use crate::text::{
-    chars, escape_markdown as escape, fixed, heading, printable, sheet_name, significant, title,
-    write_rows,
+    arrow, chars, escape_markdown as escape, fixed, heading, printable, sheet_name, significant,
+    title, versus_text, write_rows,
 };
 use fsbench_analysis::compare::{Comparison, Verdict};
 use fsbench_analysis::rank::{
@@ -743,4 +746,200 @@ pub fn xlsx(
         }
     }
     Ok(())
+}
+
+/// The HTML: the verdict (per category, each discipline's leaders with their value and lead,
+/// a leader whose samples the host marked marked too) with the heat-map of every configuration
+/// against the best, and the ranking; each a fragment of the page, empty without a
+/// discipline. `host` is the page's view of the host's marks.
+pub fn html(
+    model: &ReportModel,
+    standings: &Standings,
+    marked: &Marked,
+    colour_of: &dyn Fn(&str) -> String,
+    host: &minijinja::Value,
+) -> Result<HtmlParts, minijinja::Error> {
+    let categories = standings.categories();
+    // The verdict, grouped by category.
+    let verdict: Vec<_> = categories
+        .iter()
+        .map(|category| {
+            let rows: Vec<_> = standings
+                .disciplines
+                .iter()
+                .filter(|d| d.category == *category)
+                .map(|d| {
+                    let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+                    minijinja::context! {
+                        title => d.title(),
+                        arrow => arrow(d.direction),
+                        direction => d.direction.phrase(),
+                        leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l), marked => marked_text(marked, &d.workload, l) }).collect::<Vec<_>>(),
+                        tie => d.leaders.len() > 1,
+                        leaders_text => leaders_text(d),
+                        value => value_text(d, best.mean),
+                        lead => d.lead.as_ref().map(|l| l.text()),
+                        alone => d.entries.len() == 1,
+                    }
+                })
+                .collect();
+            minijinja::context! { name => category.name(), rows => rows }
+        })
+        .collect();
+    let heatmap = heatmap_view(model, standings, &categories, marked);
+    let scores: Vec<_> = standings
+        .scores
+        .iter()
+        .map(|s| {
+            minijinja::context! {
+                rank => s.rank.text(),
+                label => s.label.clone(),
+                colour => colour_of(&s.label),
+                points => categories.iter().map(|c| s.points.get(c).map_or("-".into(), |p| format!("{} ({} disciplines)", fixed(*p, 1), s.placed[c]))).collect::<Vec<String>>(),
+                overall => fixed(s.overall, 2),
+                composite => s.composite.map_or("-".into(), |c| fixed(c, 3)),
+            }
+        })
+        .collect();
+    let ranking_note = format!(
+        "In the order of the overall points, most first. Rank: its 95 % interval — a bootstrap over the rounds ({} resamples, paired: every configuration keeps the rounds drawn), so 1–2 means the order between those configurations is not established; only an order the intervals separate is claimed. Points per placement in each discipline: with N configurations the best gets N points and the last 1; configurations that do not differ significantly share their places' points. Overall = Σ category weight × mean points per discipline of the category (weights: {}). Composite = geometric mean over every discipline of the figure relative to {} (above 1 is better).",
+        standings.resamples,
+        standings.weights.iter().map(|(c, w)| format!("{} {w}", c.name())).collect::<Vec<_>>().join(", "),
+        standings.baseline.as_deref().unwrap_or("the baseline"),
+    );
+    let pairing = standings.pairing_gain.map(|(g, n)| {
+        format!(
+            "Pairing by round: over {n} comparisons, the paired intervals are {:.0} % as wide as Welch's intervals on the same values (median). Below 100 %, the configurations of a round shared the machine's drift and pairing removed it; above, they did not, and pairing's fewer degrees of freedom cost more than it removed.",
+            g * 100.0
+        )
+    });
+    if verdict.is_empty() {
+        return Ok(HtmlParts::default());
+    }
+    Ok(HtmlParts {
+        verdict: render_html(
+            "verdict.html.j2",
+            VERDICT_TEMPLATE,
+            minijinja::context! {
+                verdict => verdict,
+                heatmap => heatmap,
+                pairing => pairing,
+                host => host,
+            },
+        )?,
+        ranking: render_html(
+            "ranking.html.j2",
+            RANKING_TEMPLATE,
+            minijinja::context! {
+                ranking_note => ranking_note,
+                categories => categories.iter().map(|c| format!("{} points (weight {})", c.name(), standings.weights[c])).collect::<Vec<_>>(),
+                baseline => standings.baseline.clone().unwrap_or_default(),
+                scores => scores,
+            },
+        )?,
+    })
+}
+
+/// The standings' parts of the HTML page.
+#[derive(Debug, Default)]
+pub struct HtmlParts {
+    pub verdict: String,
+    pub ranking: String,
+}
+
+const VERDICT_TEMPLATE: &str = include_str!("verdict.html.j2");
+const RANKING_TEMPLATE: &str = include_str!("ranking.html.j2");
+
+/// The heat-map of configurations × disciplines (grouped by category): each cell the
+/// configuration's figure relative to the best of the discipline, coloured by it, with its
+/// value and its comparison with the best on hover; the leaders' cells marked.
+fn heatmap_view(
+    model: &ReportModel,
+    standings: &Standings,
+    categories: &[Category],
+    marked: &Marked,
+) -> minijinja::Value {
+    let ordered: Vec<&Discipline> = categories
+        .iter()
+        .flat_map(|c| {
+            standings
+                .disciplines
+                .iter()
+                .filter(move |d| d.category == *c)
+        })
+        .collect();
+    let groups: Vec<_> = categories
+        .iter()
+        .map(|c| {
+            minijinja::context! {
+                name => c.name(),
+                span => ordered.iter().filter(|d| d.category == *c).count(),
+            }
+        })
+        .collect();
+    let columns: Vec<_> = ordered
+        .iter()
+        .map(|d| {
+            minijinja::context! { short => d.short_title(), title => format!("{} ({})", d.title(), d.direction.phrase()) }
+        })
+        .collect();
+    let rows: Vec<_> = model
+        .configurations
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.measured)
+        .map(|(i, c)| {
+            let cells: Vec<_> = ordered
+                .iter()
+                .map(|d| match d.entries.iter().find(|e| e.label == c.label) {
+                    None => minijinja::context! { text => "", title => format!("{}: not measured in {}", c.label, d.title()), background => "", dark => false, leader => false },
+                    Some(e) => {
+                        let (background, dark) = heat(e.relative_to_best);
+                        let versus = match &e.vs_best {
+                            None => "the best".to_string(),
+                            Some(v) => versus_text(d.direction, v),
+                        };
+                        let tie = matches!(e.vs_best.map(|v| v.verdict), Some(Verdict::Tie | Verdict::Unknown));
+                        let host = marked_text(marked, &d.workload, &c.label);
+                        minijinja::context! {
+                            text => fixed(e.relative_to_best * 100.0, 0),
+                            title => format!("{} in {}: {} — {versus}{}", c.label, d.title(), value_text(d, e.mean), host.as_ref().map_or(String::new(), |h| format!("; ⚠ {h}"))),
+                            marked => host.is_some(),
+                            background => background,
+                            dark => dark,
+                            leader => d.leaders.contains(&c.label),
+                            tie => tie,
+                        }
+                    }
+                })
+                .collect();
+            minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i), cells => cells }
+        })
+        .collect();
+    minijinja::context! {
+        groups => groups,
+        columns => columns,
+        rows => rows,
+        numbers => ordered.len() <= 24,
+    }
+}
+/// The heat-map's colour for a value relative to the best (1 = the best, darkest), and whether
+/// it needs light text: on a log scale, so half the best is half-way and a quarter is palest.
+fn heat(relative: f64) -> (String, bool) {
+    let t = (1.0 + relative.max(1e-9).ln() / 4f64.ln()).clamp(0.0, 1.0);
+    // Pale yellow (a quarter of the best or less) to dark green (the best).
+    let (hue, lightness) = (50.0 + 90.0 * t, 88.0 - 52.0 * t);
+    (format!("hsl({hue:.0}, 55%, {lightness:.0}%)"), t > 0.65)
+}
+/// What the marks of a workload's samples on a configuration say, in one line ("repetition
+/// 2: not steady: ...; repetition 3: ..."); None when they have none.
+pub fn marked_text(marked: &Marked, workload: &str, label: &str) -> Option<String> {
+    let marks = marked.get(&(workload.to_string(), label.to_string()))?;
+    Some(
+        marks
+            .iter()
+            .map(|(r, m)| format!("repetition {r}: {}", m.text))
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
 }

@@ -1679,14 +1679,15 @@ pub fn html(then_now: &ThenNow) -> Result<String, minijinja::Error> {
             }
         })
         .collect();
-    let mut env = minijinja::Environment::new();
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-    env.add_template("then_now", HTML_TEMPLATE)?;
-    env.get_template("then_now")?.render(minijinja::context! {
-        studies => studies,
-        several => then_now.studies.len() > 1,
-        intro => INTRO,
-    })
+    super::render_html(
+        "then_now.html.j2",
+        HTML_TEMPLATE,
+        minijinja::context! {
+            studies => studies,
+            several => then_now.studies.len() > 1,
+            intro => INTRO,
+        },
+    )
 }
 
 #[cfg(test)]
