@@ -20,8 +20,8 @@ use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
 use crate::findings::Findings;
 use crate::model::{CaseView, ReportModel, Row, Table};
-use crate::over_time::{self, Mark, Marked, SeriesChoice, Timeline};
-use crate::sections::{aging, efficiency, not_measured, standings, then_now};
+use crate::over_time::{self, SeriesChoice, Timeline};
+use crate::sections::{aging, efficiency, marks, not_measured, standings, then_now};
 use crate::standings::{Discipline, Options, Standings};
 use crate::text::{cell_text, fixed, number, short_number};
 use fsbench_analysis::rank::geometric_mean;
@@ -992,27 +992,6 @@ impl Exporter for Html {
                 workloads.push(section);
             }
         }
-        let comparison: Vec<_> = self
-            .changes
-            .iter()
-            .map(|c| {
-                let (factor, unit) = c.unit.display(c.base_mean.abs().max(c.mean.abs()));
-                let pct = |v: f64| format!("{:+.1} %", (v - 1.0) * 100.0);
-                minijinja::context! {
-                    case => c.case_key.clone(),
-                    figure => format!("{} {} ({})", c.workload, c.row, c.direction.phrase()),
-                    runs => format!("{} -> {}", c.base_run, c.run),
-                    before => format!("{} {unit}", number(c.base_mean / factor)),
-                    after => format!("{} {unit}", number(c.mean / factor)),
-                    change => pct(c.comparison.ratio),
-                    interval => match (c.comparison.ci95_low, c.comparison.ci95_high) {
-                        (Some(lo), Some(hi)) => format!("{} .. {}", pct(lo), pct(hi)),
-                        _ => "too few repetitions".to_string(),
-                    },
-                    verdict => if c.is_worse() { "worse" } else if c.is_better() { "better" } else { "tie" },
-                }
-            })
-            .collect();
         let title = match model.runs.as_slice() {
             [one] => format!(
                 "fsbench report: run {} \"{}\"",
@@ -1035,7 +1014,7 @@ impl Exporter for Html {
             .collect();
         // The sections, each rendered by its module.
         let marked = findings.marked();
-        let host = host_view(model, marked, &colour_of);
+        let host = marks::view(model, marked, &colour_of);
         let html_of = |r: Result<String, minijinja::Error>| r.map_err(io::Error::other);
         let standings_html = standings::html(model, standings, marked, &colour_of, &host)
             .map_err(io::Error::other)?;
@@ -1044,6 +1023,8 @@ impl Exporter for Html {
             efficiency => html_of(efficiency::html(findings.efficiency(), &colour_of))?,
             ranking => standings_html.ranking,
             aging => html_of(aging::html(findings.aging()))?,
+            marks => html_of(marks::html(&host))?,
+            versus => html_of(crate::versus::html(&self.changes))?,
             then_now => html_of(then_now::html(findings.then_now()))?,
             not_measured => html_of(not_measured::html(model, &colour_of))?,
         };
@@ -1066,44 +1047,11 @@ impl Exporter for Html {
                     legend => legend,
                     sections => sections,
                     workloads => minijinja::value::Serde(&workloads),
-                    comparison => comparison,
-                    host => host,
                 })
             })
             .map_err(io::Error::other)?;
         out.write_all(html.as_bytes())
     }
-}
-
-/// The samples whose figures the host disturbed or that did not settle, one row per sample,
-/// and how many samples were watched at all (none: the section is left out).
-fn host_view(
-    model: &ReportModel,
-    marked: &Marked,
-    colour_of: &dyn Fn(&str) -> String,
-) -> minijinja::Value {
-    let watched = model
-        .cases()
-        .flat_map(|c| &c.samples)
-        .filter(|s| s.status == Outcome::Ok && s.assessment.is_some())
-        .count();
-    let mut rows = Vec::new();
-    for ((workload, label), marks) in marked {
-        let mut repetitions: Vec<u32> = marks.iter().map(|(r, _)| *r).collect();
-        repetitions.dedup();
-        for r in repetitions {
-            let of: Vec<&Mark> = marks.iter().filter(|m| m.0 == r).map(|m| &m.1).collect();
-            rows.push(minijinja::context! {
-                workload => workload.clone(),
-                configuration => label.clone(),
-                colour => colour_of(label),
-                repetition => r,
-                disturbed => of.iter().any(|m| m.kind == over_time::MarkKind::Disturbed),
-                marks => of.iter().map(|m| m.text.clone()).collect::<Vec<_>>(),
-            });
-        }
-    }
-    minijinja::context! { watched => watched, rows => rows }
 }
 
 /// One workload's section: its charts and tables.

@@ -16,7 +16,8 @@
 //!   (each filesystem against its bare device, `raw`), [`aging`] (aged against fresh: the
 //!   penalty, and whether aging changes a ranking), [`then_now`] (a study's published figures
 //!   and claims beside the run's, with a verdict per claim; [`study_points`]: a study's own
-//!   ranking) and [`not_measured`].
+//!   ranking), [`marks`] (the samples the host disturbed or that did not settle) and
+//!   [`not_measured`].
 //! - [`text`]: numbers and text as every format writes them (one formatter of figures, names
 //!   made safe for a terminal or Markdown, the terminal's layout within 120 columns);
 //!   [`compare`]: a figure against another, paired by round or by Welch.
@@ -30,7 +31,8 @@
 //!   repetition or every one, and what its assessment says of its figures (not steady,
 //!   saturated, disturbed by the host).
 //! - [`markdown`]: the Markdown summary ([`Markdown`]) for an issue or a mail.
-//! - [`versus`]: run against run (`fsbench compare`): ratios, intervals, regressions.
+//! - [`versus`]: run against run (`fsbench compare`): ratios, intervals, regressions, and its
+//!   section of the HTML report.
 //! - [`xlsx`]: the workbook ([`Xlsx`]): a workload's grid as iozone's sheets, the verdict,
 //!   the ranking, what was not measured, a summary and a tidy sheet.
 //! - [`terminal`]: the campaign summary ([`Terminal`]), within 120 columns.
@@ -56,7 +58,7 @@ pub mod text;
 pub mod versus;
 pub mod xlsx;
 
-pub use sections::{aging, efficiency, not_measured, standings, then_now};
+pub use sections::{aging, efficiency, marks, not_measured, standings, then_now};
 
 pub use export::{Csv, Exporter, Json, SeriesCsv};
 pub use findings::Findings;

@@ -5,11 +5,13 @@
 //! - [`standings`]: the verdict per discipline and the ranking.
 //! - [`efficiency`]: each filesystem against its bare device.
 //! - [`aging`]: aged against fresh.
+//! - [`marks`]: the samples whose figures the host disturbed or that did not settle.
 //! - [`then_now`]: a study's figures and claims then and now.
 //! - [`not_measured`]: what was not measured, and why.
 
 pub mod aging;
 pub mod efficiency;
+pub mod marks;
 pub mod not_measured;
 pub mod standings;
 pub mod then_now;
