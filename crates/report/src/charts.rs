@@ -11,6 +11,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::text::short_number;
+
 /// A chart's words: title, axis titles and the direction ("higher is better").
 pub struct Labels<'a> {
     pub title: &'a str,
@@ -60,76 +62,6 @@ pub fn colour(index: usize) -> RGBColor {
 pub fn colour_hex(index: usize) -> String {
     let (r, g, b) = PALETTE[index % PALETTE.len()];
     format!("#{r:02x}{g:02x}{b:02x}")
-}
-
-/// From this magnitude on, a figure is written in scientific notation: no unit or prefix
-/// makes it readable, and written out 1e308 is 309 digits.
-pub const SCIENTIFIC_FROM: f64 = 1e12;
-
-/// `v` with `decimals` decimals, or from [`SCIENTIFIC_FROM`] on with 3 significant digits in
-/// scientific notation (`1.00e308`). Every figure a report prints goes through it or
-/// [`significant`].
-pub fn fixed(v: f64, decimals: usize) -> String {
-    if v.is_finite() && v.abs() >= SCIENTIFIC_FROM {
-        format!("{v:.2e}")
-    } else {
-        format!("{v:.decimals$}")
-    }
-}
-
-/// [`fixed`] with its sign always written (`+1.5`, `-0.3`), for changes.
-pub fn signed(v: f64, decimals: usize) -> String {
-    let text = fixed(v, decimals);
-    if v.is_sign_negative() {
-        text
-    } else {
-        format!("+{text}")
-    }
-}
-
-/// A number with 3 significant digits, from 10,000 on in thousands, millions or billions:
-/// 774474 -> "774 k", 33188 -> "33.2 k", 2 -> "2.00", 0.25 -> "0.250"; from
-/// [`SCIENTIFIC_FROM`] on in scientific notation, "1.00e308".
-pub fn significant(v: f64) -> String {
-    if !v.is_finite() || v.abs() >= SCIENTIFIC_FROM {
-        return fixed(v, 0);
-    }
-    let (v, suffix) = match v.abs() {
-        a if a >= 1e9 => (v / 1e9, " G"),
-        a if a >= 1e6 => (v / 1e6, " M"),
-        a if a >= 1e4 => (v / 1e3, " k"),
-        _ => (v, ""),
-    };
-    let digits = match v.abs() {
-        a if a >= 100.0 || a == 0.0 => 0,
-        a if a >= 10.0 => 1,
-        a if a >= 1.0 => 2,
-        _ => 3,
-    };
-    format!("{v:.digits$}{suffix}")
-}
-
-/// [`significant`] without trailing zeros, for tick labels: 70000 -> "70 k", 1.5 -> "1.5",
-/// 2 -> "2".
-pub fn short_number(v: f64) -> String {
-    let text = significant(v);
-    if text.contains('e') {
-        // Scientific: its zeros are the exponent's.
-        return text;
-    }
-    let (number, suffix) = match text.split_once(' ') {
-        Some((n, s)) => (n.to_string(), format!(" {s}")),
-        None => (text, String::new()),
-    };
-    let number = if number.contains('.') {
-        number
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    } else {
-        number
-    };
-    format!("{number}{suffix}")
 }
 
 /// A tick label: the number and its unit ("70 k ops/s", "1.5 GiB/s", "200 ms").
@@ -698,6 +630,7 @@ pub fn heatmap(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::{fixed, signed, significant};
 
     fn labels() -> Labels<'static> {
         Labels {

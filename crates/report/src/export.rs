@@ -4,8 +4,11 @@
 //! every case axis and dimension a column) and the long-form series CSV ([`SeriesCsv`]: one row
 //! per point).
 
+use crate::efficiency::Efficiency;
+use crate::findings::Findings;
 use crate::model::ReportModel;
 use crate::standings::{Options, Standings};
+use crate::then_now::ThenNow;
 use fsbench_model::{CaseAxis, Dim, DimValue};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -14,7 +17,20 @@ use std::io::{self, Write};
 /// Renders a report model. Exporters write into any `io::Write`; they never decide file names
 /// or print on their own.
 pub trait Exporter {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()>;
+    /// The options its standings are ranked with (by default: the first configuration the
+    /// baseline, every category weighing 1).
+    fn options(&self) -> Options {
+        Options::default()
+    }
+
+    /// Renders a model's findings (the model is `findings.model()`), reading each finding
+    /// rather than computing it.
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()>;
+
+    /// Renders a model with the findings found for this exporter's options.
+    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+        self.render(&Findings::new(model, &self.options()), out)
+    }
 }
 
 /// The whole model as JSON (schema `fsbench.run`, version 2), with what every report says
@@ -27,22 +43,27 @@ pub struct Json;
 struct Document<'a> {
     #[serde(flatten)]
     model: &'a ReportModel,
-    standings: Standings,
+    standings: &'a Standings,
     /// Each filesystem's share of its bare device (empty without one).
-    efficiency: Vec<crate::efficiency::Efficiency>,
+    efficiency: &'a [Efficiency],
     /// A study's published figures and claims beside the run's, each with its verdict
     /// (`crate::then_now`; absent when no run's plan has any).
-    #[serde(skip_serializing_if = "crate::then_now::ThenNow::is_empty")]
-    then_now: crate::then_now::ThenNow,
+    #[serde(skip_serializing_if = "no_study")]
+    then_now: &'a ThenNow,
+}
+
+fn no_study(then_now: &&ThenNow) -> bool {
+    then_now.is_empty()
 }
 
 impl Exporter for Json {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let model = findings.model();
         let document = Document {
             model,
-            standings: Standings::of(model, &Options::default()),
-            efficiency: crate::efficiency::Efficiency::of(model),
-            then_now: crate::then_now::ThenNow::of(model),
+            standings: findings.standings(),
+            efficiency: findings.efficiency(),
+            then_now: findings.then_now(),
         };
         // A failed write stays the I/O error it is (a closed pipe is the reader's choice).
         serde_json::to_writer_pretty(&mut *out, &document).map_err(|e| {
@@ -152,7 +173,8 @@ pub fn csv_row_values(model: &ReportModel) -> Vec<Vec<CsvValue>> {
 }
 
 impl Exporter for Csv {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let model = findings.model();
         writeln!(out, "{}", csv_header())?;
         for row in csv_row_values(model) {
             let line: Vec<String> = row
@@ -188,7 +210,8 @@ pub struct SeriesCsv;
 pub const SERIES_HEADER: &str = "run_id,case_key,repetition,sample_id,series,source,phase,label,subject,metric,time_s,duration_s,value,unit";
 
 impl Exporter for SeriesCsv {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let model = findings.model();
         writeln!(out, "{SERIES_HEADER}")?;
         for case in model.cases() {
             for sample in &case.samples {

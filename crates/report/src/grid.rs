@@ -2,7 +2,7 @@
 //! [`GridView`](fsbench_workload::workload::GridView): the matrix's iozone-style blocks (one per
 //! phase, rows file sizes, columns record sizes). Only formatting; the values are stored ones.
 
-use crate::terminal::{wrap_text, WIDTH};
+use crate::text::{wrap_text, WIDTH};
 use fsbench_model::{metric_heading, metric_label, Dim, DimValue, ResultRecord};
 use fsbench_workload::workload::{GridUnit, GridView};
 use std::io::{self, Write};

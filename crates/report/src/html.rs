@@ -16,14 +16,14 @@
 //! configuration and reason. A minijinja template lays the sections out: a workload's section
 //! is a list of tables and charts, and a new kind of chart is one more in it.
 
-use crate::charts::{self, fixed, Bar, Labels, Line, XAxis};
+use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
-use crate::markdown::{value_text, versus_text};
+use crate::findings::Findings;
 use crate::model::{CaseView, ReportModel, Row, Table};
-use crate::over_time::{self, Mark, SeriesChoice, Timeline};
-use crate::standings::{Category, Discipline, Options, Standings};
-use crate::terminal::{leaders_text, number};
-use fsbench_analysis::compare::Verdict;
+use crate::over_time::{self, SeriesChoice, Timeline};
+use crate::sections::{aging, efficiency, marks, not_measured, standings, then_now};
+use crate::standings::{Discipline, Options, Standings};
+use crate::text::{cell_text, fixed, number, short_number};
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
 use fsbench_model::{metric_heading, metric_label, Dim, DimValue, Direction, Outcome, Unit};
@@ -99,21 +99,6 @@ fn display_unit<'a>(
 ) -> (f64, &'static str) {
     let typical = cells.map(|c| c.summary.mean.abs()).fold(0.0, f64::max);
     table.unit.display(typical)
-}
-
-/// A cell as text: mean ± half-width of its interval, in the given scale.
-fn cell_text(cell: Option<&crate::model::Cell>, factor: f64) -> String {
-    match cell {
-        Some(c) => match c.summary.ci95_half_width {
-            Some(h) => format!(
-                "{} ± {}",
-                number(c.summary.mean / factor),
-                number(h / factor)
-            ),
-            None => format!("{} (n=1)", number(c.summary.mean / factor)),
-        },
-        None => "—".into(),
-    }
 }
 
 /// The columns of one workload in a table, in the order of their configurations.
@@ -267,7 +252,7 @@ fn grid_section(table: &Table, view: &GridView, workload: &str, section: &mut Se
                 if bytes { " [bytes, log scale]" } else { "" }
             );
             let format_bytes = |x: f64| human_bytes(x.round() as u64);
-            let format_plain = |x: f64| charts::short_number(x);
+            let format_plain = |x: f64| short_number(x);
             section.charts.push(ChartView {
                 svg: charts::lines(
                     &Labels {
@@ -453,7 +438,7 @@ fn sweep_charts(table: &Table, workload: &str, section: &mut Section) {
             format!("{rest}: {} over {parameter}", metric_label(&table.metric))
         };
         let log_y = charts::spans_decades(lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)));
-        let format = |x: f64| charts::short_number(x);
+        let format = |x: f64| short_number(x);
         section.charts.push(ChartView {
             svg: charts::lines(
                 &Labels {
@@ -629,7 +614,10 @@ fn figure_tables(model: &ReportModel, kind: &str, workload: &str, section: &mut 
                 Some(RowView {
                     name: metric_heading(&t.metric, unit),
                     colour: None,
-                    cells: cells.iter().map(|c| cell_text(*c, factor)).collect(),
+                    cells: cells
+                        .iter()
+                        .map(|c| cell_text(c.map(|c| &c.summary), factor))
+                        .collect(),
                 })
             })
             .collect();
@@ -700,7 +688,14 @@ fn summary_table(model: &ReportModel, kind: &str, workload: &str, section: &mut 
                 .iter()
                 .map(|&(t, row)| {
                     let (factor, _) = display(t, row);
-                    cell_text(t.rows[row].cells.get(i).and_then(|c| c.as_ref()), factor)
+                    cell_text(
+                        t.rows[row]
+                            .cells
+                            .get(i)
+                            .and_then(|c| c.as_ref())
+                            .map(|c| &c.summary),
+                        factor,
+                    )
                 })
                 .collect();
             cells.push(fsck_of(&column.case_key, column.run_id));
@@ -903,18 +898,14 @@ fn configuration_row(
     row
 }
 
-/// The heat-map's colour for a value relative to the best (1 = the best, darkest), and whether
-/// it needs light text: on a log scale, so half the best is half-way and a quarter is palest.
-fn heat(relative: f64) -> (String, bool) {
-    let t = (1.0 + relative.max(1e-9).ln() / 4f64.ln()).clamp(0.0, 1.0);
-    // Pale yellow (a quarter of the best or less) to dark green (the best).
-    let (hue, lightness) = (50.0 + 90.0 * t, 88.0 - 52.0 * t);
-    (format!("hsl({hue:.0}, 55%, {lightness:.0}%)"), t > 0.65)
-}
-
 impl Exporter for Html {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
-        let standings = Standings::of(model, &self.options);
+    fn options(&self) -> Options {
+        self.options.clone()
+    }
+
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let model = findings.model();
+        let standings = findings.standings();
         let runs: Vec<_> = model
             .runs
             .iter()
@@ -977,51 +968,7 @@ impl Exporter for Html {
                 .map(charts::colour_hex)
                 .unwrap_or_default()
         };
-        let categories = standings.categories();
-        // What the samples' assessments say of the figures, per workload and configuration.
-        let marked = over_time::marked(model);
-        // The verdict, grouped by category.
-        let verdict: Vec<_> = categories
-            .iter()
-            .map(|category| {
-                let rows: Vec<_> = standings
-                    .disciplines
-                    .iter()
-                    .filter(|d| d.category == *category)
-                    .map(|d| {
-                        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-                        minijinja::context! {
-                            title => d.title(),
-                            arrow => arrow(d.direction),
-                            direction => d.direction.phrase(),
-                            leaders => d.leaders.iter().map(|l| minijinja::context! { label => l.clone(), colour => colour_of(l), marked => marked_text(&marked, &d.workload, l) }).collect::<Vec<_>>(),
-                            tie => d.leaders.len() > 1,
-                            leaders_text => leaders_text(d),
-                            value => value_text(d, best.mean),
-                            lead => d.lead.as_ref().map(|l| l.text()),
-                            alone => d.entries.len() == 1,
-                        }
-                    })
-                    .collect();
-                minijinja::context! { name => category.name(), rows => rows }
-            })
-            .collect();
-        let heatmap = heatmap_view(model, &standings, &categories, &marked);
-        let scores: Vec<_> = standings
-            .scores
-            .iter()
-            .map(|s| {
-                minijinja::context! {
-                    rank => s.rank.text(),
-                    label => s.label.clone(),
-                    colour => colour_of(&s.label),
-                    points => categories.iter().map(|c| s.points.get(c).map_or("-".into(), |p| format!("{} ({} disciplines)", fixed(*p, 1), s.placed[c]))).collect::<Vec<String>>(),
-                    overall => fixed(s.overall, 2),
-                    composite => s.composite.map_or("-".into(), |c| fixed(c, 3)),
-                }
-            })
-            .collect();
-        let mut sections = Vec::new();
+        let mut workloads = Vec::new();
         for kind in model.kinds() {
             let names: Vec<&str> = {
                 let mut names: Vec<&str> = Vec::new();
@@ -1036,50 +983,15 @@ impl Exporter for Html {
             for workload in names {
                 let mut section = workload_section(
                     model,
-                    &standings,
+                    standings,
                     kind,
                     workload,
                     self.options.baseline.as_deref(),
                 );
                 section.timelines = over_time::timelines(model, workload, self.series);
-                sections.push(section);
+                workloads.push(section);
             }
         }
-        let comparison: Vec<_> = self
-            .changes
-            .iter()
-            .map(|c| {
-                let (factor, unit) = c.unit.display(c.base_mean.abs().max(c.mean.abs()));
-                let pct = |v: f64| format!("{:+.1} %", (v - 1.0) * 100.0);
-                minijinja::context! {
-                    case => c.case_key.clone(),
-                    figure => format!("{} {} ({})", c.workload, c.row, c.direction.phrase()),
-                    runs => format!("{} -> {}", c.base_run, c.run),
-                    before => format!("{} {unit}", number(c.base_mean / factor)),
-                    after => format!("{} {unit}", number(c.mean / factor)),
-                    change => pct(c.comparison.ratio),
-                    interval => match (c.comparison.ci95_low, c.comparison.ci95_high) {
-                        (Some(lo), Some(hi)) => format!("{} .. {}", pct(lo), pct(hi)),
-                        _ => "too few repetitions".to_string(),
-                    },
-                    verdict => if c.is_worse() { "worse" } else if c.is_better() { "better" } else { "tie" },
-                }
-            })
-            .collect();
-        let not_measured: Vec<_> = model
-            .not_measured
-            .iter()
-            .map(|n| {
-                minijinja::context! {
-                    configuration => n.configuration.clone(),
-                    colour => colour_of(&n.configuration),
-                    status => n.status.name(),
-                    samples => n.samples,
-                    workloads => n.workloads.join(", "),
-                    reason => n.reason.clone(),
-                }
-            })
-            .collect();
         let title = match model.runs.as_slice() {
             [one] => format!(
                 "fsbench report: run {} \"{}\"",
@@ -1093,22 +1005,6 @@ impl Exporter for Html {
                     .join(", ")
             ),
         };
-        let mut env = minijinja::Environment::new();
-        env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-        env.add_template("report", TEMPLATE)
-            .map_err(io::Error::other)?;
-        let ranking_note = format!(
-            "In the order of the overall points, most first. Rank: its 95 % interval — a bootstrap over the rounds ({} resamples, paired: every configuration keeps the rounds drawn), so 1–2 means the order between those configurations is not established; only an order the intervals separate is claimed. Points per placement in each discipline: with N configurations the best gets N points and the last 1; configurations that do not differ significantly share their places' points. Overall = Σ category weight × mean points per discipline of the category (weights: {}). Composite = geometric mean over every discipline of the figure relative to {} (above 1 is better).",
-            standings.resamples,
-            standings.weights.iter().map(|(c, w)| format!("{} {w}", c.name())).collect::<Vec<_>>().join(", "),
-            standings.baseline.as_deref().unwrap_or("the baseline"),
-        );
-        let pairing = standings.pairing_gain.map(|(g, n)| {
-            format!(
-                "Pairing by round: over {n} comparisons, the paired intervals are {:.0} % as wide as Welch's intervals on the same values (median). Below 100 %, the configurations of a round shared the machine's drift and pairing removed it; above, they did not, and pairing's fewer degrees of freedom cost more than it removed.",
-                g * 100.0
-            )
-        });
         let legend: Vec<_> = model
             .configurations
             .iter()
@@ -1116,27 +1012,27 @@ impl Exporter for Html {
             .filter(|(_, c)| c.measured)
             .map(|(i, c)| minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i) })
             .collect();
-        // Each filesystem's share of its bare device.
-        let efficiency: Vec<_> = crate::efficiency::Efficiency::of(model)
-            .iter()
-            .flat_map(|f| {
-                f.entries.iter().map(move |e| {
-                    minijinja::context! {
-                        title => f.title(),
-                        arrow => arrow(f.direction),
-                        direction => f.direction.phrase(),
-                        device => f.device.clone(),
-                        device_colour => colour_of(&f.device),
-                        device_value => f.value_text(f.device_mean),
-                        label => e.label.clone(),
-                        colour => colour_of(&e.label),
-                        value => f.value_text(e.mean),
-                        share => e.text(),
-                    }
-                })
-            })
-            .collect();
-        let then_now = crate::then_now::html(&crate::then_now::ThenNow::of(model))
+        // The sections, each rendered by its module.
+        let marked = findings.marked();
+        let host = marks::view(model, marked, &colour_of);
+        let html_of = |r: Result<String, minijinja::Error>| r.map_err(io::Error::other);
+        let standings_html = standings::html(model, standings, marked, &colour_of, &host)
+            .map_err(io::Error::other)?;
+        let sections = minijinja::context! {
+            verdict => standings_html.verdict,
+            efficiency => html_of(efficiency::html(findings.efficiency(), &colour_of))?,
+            ranking => standings_html.ranking,
+            aging => html_of(aging::html(findings.aging()))?,
+            marks => html_of(marks::html(&host))?,
+            versus => html_of(crate::versus::html(&self.changes))?,
+            then_now => html_of(then_now::html(findings.then_now()))?,
+            not_measured => html_of(not_measured::html(model, &colour_of))?,
+        };
+        let mut env = minijinja::Environment::new();
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+        env.add_template("macros.html.j2", crate::sections::MACROS)
+            .map_err(io::Error::other)?;
+        env.add_template("report", TEMPLATE)
             .map_err(io::Error::other)?;
         let html = env
             .get_template("report")
@@ -1148,219 +1044,13 @@ impl Exporter for Html {
                     runs => runs,
                     configurations => configurations,
                     tools => tool_versions,
-                    verdict => verdict,
-                    heatmap => heatmap,
-                    pairing => pairing,
-                    ranking_note => ranking_note,
-                    categories => categories.iter().map(|c| format!("{} points (weight {})", c.name(), standings.weights[c])).collect::<Vec<_>>(),
-                    baseline => standings.baseline.clone().unwrap_or_default(),
-                    scores => scores,
                     legend => legend,
-                    sections => minijinja::value::Serde(&sections),
-                    not_measured => not_measured,
-                    comparison => comparison,
-                    efficiency => efficiency,
-                    efficiency_note => crate::efficiency::EXPLAINED,
-                    then_now => then_now,
-                    host => host_view(model, &marked, &colour_of),
-                    aging => aging_view(model),
-                    series_choice => self.series.to_string(),
+                    sections => sections,
+                    workloads => minijinja::value::Serde(&workloads),
                 })
             })
             .map_err(io::Error::other)?;
         out.write_all(html.as_bytes())
-    }
-}
-
-/// The marks of the samples, per (workload name, configuration label): `over_time::marked`.
-type Marked = BTreeMap<(String, String), Vec<(u32, Mark)>>;
-
-/// What the marks of a workload's samples on a configuration say, in one line ("repetition
-/// 2: not steady: ...; repetition 3: ..."); None when they have none.
-fn marked_text(marked: &Marked, workload: &str, label: &str) -> Option<String> {
-    let marks = marked.get(&(workload.to_string(), label.to_string()))?;
-    Some(
-        marks
-            .iter()
-            .map(|(r, m)| format!("repetition {r}: {}", m.text))
-            .collect::<Vec<_>>()
-            .join("; "),
-    )
-}
-
-/// The samples whose figures the host disturbed or that did not settle, one row per sample,
-/// and how many samples were watched at all (none: the section is left out).
-fn host_view(
-    model: &ReportModel,
-    marked: &Marked,
-    colour_of: &dyn Fn(&str) -> String,
-) -> minijinja::Value {
-    let watched = model
-        .cases()
-        .flat_map(|c| &c.samples)
-        .filter(|s| s.status == Outcome::Ok && s.assessment.is_some())
-        .count();
-    let mut rows = Vec::new();
-    for ((workload, label), marks) in marked {
-        let mut repetitions: Vec<u32> = marks.iter().map(|(r, _)| *r).collect();
-        repetitions.dedup();
-        for r in repetitions {
-            let of: Vec<&Mark> = marks.iter().filter(|m| m.0 == r).map(|m| &m.1).collect();
-            rows.push(minijinja::context! {
-                workload => workload.clone(),
-                configuration => label.clone(),
-                colour => colour_of(label),
-                repetition => r,
-                disturbed => of.iter().any(|m| m.kind == over_time::MarkKind::Disturbed),
-                marks => of.iter().map(|m| m.text.clone()).collect::<Vec<_>>(),
-            });
-        }
-    }
-    minijinja::context! { watched => watched, rows => rows }
-}
-
-/// Aged against fresh (`model.aging`, computed with the model): each aged configuration's
-/// means fresh and aged with aged / fresh and its verdict, and the rankings fresh and aged.
-fn aging_view(model: &ReportModel) -> Option<minijinja::Value> {
-    let aging = &model.aging;
-    if aging.penalties.is_empty() {
-        return None;
-    }
-    let penalties: Vec<_> = aging
-        .penalties
-        .iter()
-        .map(|p| {
-            let (factor, unit) = p.unit.display(p.fresh_mean.abs().max(p.aged_mean.abs()));
-            let value = |v: f64| format!("{} {unit}", number(v / factor));
-            let real = p
-                .vs_fresh
-                .as_ref()
-                .is_some_and(|c| matches!(c.verdict, Verdict::Higher | Verdict::Lower));
-            minijinja::context! {
-                title => p.title(),
-                arrow => arrow(p.direction),
-                direction => p.direction.phrase(),
-                configuration => p.configuration.clone(),
-                age => p.age.clone(),
-                fresh => value(p.fresh_mean),
-                aged => value(p.aged_mean),
-                versus => crate::terminal::penalty_text(p),
-                class => match (real, p.penalty_percent > 0.0) {
-                    (false, _) => "tie",
-                    (true, true) => "bad",
-                    (true, false) => "win",
-                },
-            }
-        })
-        .collect();
-    let changed = aging.rankings.iter().filter(|r| r.changed).count();
-    let rankings: Vec<_> = aging
-        .rankings
-        .iter()
-        .map(|r| {
-            minijinja::context! {
-                title => r.title(),
-                age => r.age.clone(),
-                fresh => crate::terminal::ranking_text(&r.fresh),
-                aged => crate::terminal::ranking_text(&r.aged),
-                changed => r.changed,
-            }
-        })
-        .collect();
-    Some(minijinja::context! {
-        penalties => penalties,
-        rankings => rankings,
-        summary => format!(
-            "Aging changes {changed} of {} rankings: {}",
-            aging.rankings.len(),
-            if changed == 0 {
-                "each ranks the configurations fresh as it does aged, or only reorders those the 95 % intervals do not separate."
-            } else {
-                "where it says yes, two configurations the fresh ranking places apart are placed the other way round aged."
-            }
-        ),
-    })
-}
-
-fn arrow(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Higher => "↑",
-        Direction::Lower => "↓",
-        Direction::None => "",
-    }
-}
-
-/// The heat-map of configurations × disciplines (grouped by category): each cell the
-/// configuration's figure relative to the best of the discipline, coloured by it, with its
-/// value and its comparison with the best on hover; the leaders' cells marked.
-fn heatmap_view(
-    model: &ReportModel,
-    standings: &Standings,
-    categories: &[Category],
-    marked: &Marked,
-) -> minijinja::Value {
-    let ordered: Vec<&Discipline> = categories
-        .iter()
-        .flat_map(|c| {
-            standings
-                .disciplines
-                .iter()
-                .filter(move |d| d.category == *c)
-        })
-        .collect();
-    let groups: Vec<_> = categories
-        .iter()
-        .map(|c| {
-            minijinja::context! {
-                name => c.name(),
-                span => ordered.iter().filter(|d| d.category == *c).count(),
-            }
-        })
-        .collect();
-    let columns: Vec<_> = ordered
-        .iter()
-        .map(|d| {
-            minijinja::context! { short => d.short_title(), title => format!("{} ({})", d.title(), d.direction.phrase()) }
-        })
-        .collect();
-    let rows: Vec<_> = model
-        .configurations
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.measured)
-        .map(|(i, c)| {
-            let cells: Vec<_> = ordered
-                .iter()
-                .map(|d| match d.entries.iter().find(|e| e.label == c.label) {
-                    None => minijinja::context! { text => "", title => format!("{}: not measured in {}", c.label, d.title()), background => "", dark => false, leader => false },
-                    Some(e) => {
-                        let (background, dark) = heat(e.relative_to_best);
-                        let versus = match &e.vs_best {
-                            None => "the best".to_string(),
-                            Some(v) => versus_text(d.direction, v),
-                        };
-                        let tie = matches!(e.vs_best.map(|v| v.verdict), Some(Verdict::Tie | Verdict::Unknown));
-                        let host = marked_text(marked, &d.workload, &c.label);
-                        minijinja::context! {
-                            text => fixed(e.relative_to_best * 100.0, 0),
-                            title => format!("{} in {}: {} — {versus}{}", c.label, d.title(), value_text(d, e.mean), host.as_ref().map_or(String::new(), |h| format!("; ⚠ {h}"))),
-                            marked => host.is_some(),
-                            background => background,
-                            dark => dark,
-                            leader => d.leaders.contains(&c.label),
-                            tie => tie,
-                        }
-                    }
-                })
-                .collect();
-            minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i), cells => cells }
-        })
-        .collect();
-    minijinja::context! {
-        groups => groups,
-        columns => columns,
-        rows => rows,
-        numbers => ordered.len() <= 24,
     }
 }
 

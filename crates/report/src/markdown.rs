@@ -4,14 +4,12 @@
 //! published figures beside the run's (crate::then_now), then the provenance, one row per
 //! configuration, and what was not measured (one row per configuration and reason).
 
-use crate::charts::{fixed, signed};
-use crate::efficiency::Efficiency;
 use crate::export::Exporter;
-use crate::model::{CaseView, ReportModel};
-use crate::standings::{Discipline, Options, Standings};
-use crate::terminal::{leaders_text, printable};
-use fsbench_analysis::compare::{Comparison, Verdict};
-use fsbench_model::Direction;
+use crate::findings::Findings;
+use crate::model::CaseView;
+use crate::sections::{aging, efficiency, not_measured, standings, then_now};
+use crate::standings::Options;
+use crate::text::{escape_markdown as escape, fixed};
 use fsbench_store::Outcome;
 use std::io::{self, Write};
 
@@ -19,82 +17,6 @@ use std::io::{self, Write};
 #[derive(Debug, Clone, Default)]
 pub struct Markdown {
     pub options: Options,
-}
-
-/// A number with 3 significant digits in the unit a typical value reads best in (thousands
-/// as k: "33.2 k ops/s").
-pub fn value_text(d: &Discipline, v: f64) -> String {
-    let typical = d.entries.iter().map(|e| e.mean).fold(0.0, f64::max);
-    let (factor, unit) = d.unit.display(typical);
-    let text = crate::charts::significant(v / factor);
-    if unit.is_empty() {
-        text
-    } else {
-        format!("{text} {unit}")
-    }
-}
-
-/// How a configuration stands against the best: "tie (-1.2 %, 95 % CI -3.0..+0.7 %)" or
-/// "12.3 % slower (95 % CI 10.1..14.4 %, paired by round)".
-pub fn versus_text(direction: Direction, c: &Comparison) -> String {
-    // The ratio is this / best; say it as "% lower/higher" of the figure, then what it means.
-    let pct = |r: f64| signed((r - 1.0) * 100.0, 1);
-    let interval = match (c.ci95_low, c.ci95_high) {
-        (Some(lo), Some(hi)) => format!(
-            "95 % CI {}..{} %{}",
-            pct(lo),
-            pct(hi),
-            if c.paired {
-                ", paired by round"
-            } else {
-                ", Welch"
-            }
-        ),
-        _ => "too few repetitions for an interval".to_string(),
-    };
-    let worse = match direction {
-        Direction::Lower => "slower",
-        _ => "lower",
-    };
-    match c.verdict {
-        Verdict::Tie => format!("tie ({} %, {interval})", pct(c.ratio)),
-        Verdict::Unknown => format!("{} % ({interval})", pct(c.ratio)),
-        Verdict::Higher | Verdict::Lower => {
-            let by = match direction {
-                Direction::Lower => (c.ratio - 1.0) * 100.0,
-                _ => (1.0 - c.ratio) * 100.0,
-            };
-            format!("{} % {worse} ({interval})", fixed(by, 1))
-        }
-    }
-}
-
-/// Text from users or names (plan, configurations, reasons, a stored host), safe in Markdown:
-/// shown as typed, never as markup. HTML is shown, never run (`<script>`, `<img onerror>`
-/// become `&lt;script&gt;`, which every renderer shows as typed, in Markdown or in a mail).
-/// `[` and `]` are escaped, so no image (`![x](URL)`, which a renderer would fetch), link or
-/// link reference definition can be made; `(` and `)` mean nothing without them and are kept
-/// (escaped, every "(default)" would read `\(default\)` in the page's source), `!` is escaped
-/// too. So are `*`, `_`, `~` (emphasis, strikethrough), `|` (it would end a table cell), `` ` ``
-/// (a code span) and `\` (an escape of what follows). A bare URL stays text that some renderers
-/// (GitHub's) show as a link to click, never fetch. Control characters are [`printable`] (the
-/// summary goes to the terminal too), so a name never starts a line of its own (a heading, a
-/// list, a quote).
-fn escape(text: &str) -> String {
-    let mut safe = String::with_capacity(text.len());
-    for c in printable(text).chars() {
-        match c {
-            '&' => safe.push_str("&amp;"),
-            '<' => safe.push_str("&lt;"),
-            '>' => safe.push_str("&gt;"),
-            '|' | '`' | '\\' | '[' | ']' | '!' | '*' | '_' | '~' => {
-                safe.push('\\');
-                safe.push(c);
-            }
-            c => safe.push(c),
-        }
-    }
-    safe
 }
 
 /// Options as given (mkfs, mount), escaped; "(default)" when there are none.
@@ -107,8 +29,13 @@ fn options(text: &str) -> String {
 }
 
 impl Exporter for Markdown {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
-        let standings = Standings::of(model, &self.options);
+    fn options(&self) -> Options {
+        self.options.clone()
+    }
+
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let model = findings.model();
+        let standings = findings.standings();
         for view in &model.runs {
             let run = &view.run;
             writeln!(
@@ -122,159 +49,12 @@ impl Exporter for Markdown {
         }
         writeln!(out, "**Compared:** {}.\n", escape(&model.compared()))?;
         if !standings.disciplines.is_empty() {
-            writeln!(out, "## Verdict\n")?;
-            writeln!(
-                out,
-                "Per discipline: the winner, or those that tie for first (no difference can be claimed between them), with the mean of its repetitions, and the lead over the best of the rest with its 95 % interval.\n"
-            )?;
-            writeln!(
-                out,
-                "| discipline | winner, or those that tie for first | value | lead over the rest (95 % CI) |\n|---|---|---:|---|"
-            )?;
-            for d in &standings.disciplines {
-                let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-                let lead = match &d.lead {
-                    Some(lead) => escape(&lead.text()),
-                    None if d.entries.len() == 1 => "the only one measured".into(),
-                    None => "all tie: no difference can be claimed".into(),
-                };
-                writeln!(
-                    out,
-                    "| {} ({}) | {} | {} | {lead} |",
-                    escape(&d.title()),
-                    d.direction.phrase(),
-                    escape(&leaders_text(d)),
-                    value_text(d, best.mean),
-                )?;
-            }
-            writeln!(out)?;
-            if let Some((gain, n)) = standings.pairing_gain {
-                writeln!(
-                    out,
-                    "Pairing by round: the paired intervals are {} % as wide as Welch's on the same values (median of {n} comparisons).\n",
-                    fixed(gain * 100.0, 0)
-                )?;
-            }
-            let efficiency = Efficiency::of(model);
-            if !efficiency.is_empty() {
-                writeln!(out, "## Efficiency\n")?;
-                writeln!(
-                    out,
-                    "{}.\n",
-                    crate::efficiency::EXPLAINED[..1].to_uppercase()
-                        + &crate::efficiency::EXPLAINED[1..]
-                )?;
-                writeln!(out, "| figure | bare device | filesystem | share of the device (95 % CI) |\n|---|---:|---|---|")?;
-                for f in &efficiency {
-                    for e in &f.entries {
-                        writeln!(
-                            out,
-                            "| {} ({}) | {} {} | {} ({}) | {} |",
-                            escape(&f.title()),
-                            f.direction.phrase(),
-                            escape(&f.device),
-                            f.value_text(f.device_mean),
-                            escape(&e.label),
-                            f.value_text(e.mean),
-                            e.text()
-                        )?;
-                    }
-                }
-                writeln!(out)?;
-            }
-            writeln!(out, "## Ranking\n")?;
-            let categories = standings.categories();
-            writeln!(
-                out,
-                "Most overall points first. Rank: its 95 % interval (a bootstrap over the rounds, paired; {} resamples): 1–2 means the order between those configurations is not established. Points per placement in each discipline (with N configurations the best gets N, the last 1; ties share), per category; overall = Σ weight × mean points per discipline of the category; composite = geometric mean of each value relative to {} (above 1 is better).\n",
-                standings.resamples,
-                escape(standings.baseline.as_deref().unwrap_or("the baseline"))
-            )?;
-            write!(out, "| rank | configuration |")?;
-            for c in &categories {
-                write!(
-                    out,
-                    " {} points (weight {}) |",
-                    c.name(),
-                    standings.weights[c]
-                )?;
-            }
-            writeln!(out, " overall | composite |")?;
-            write!(out, "|---:|---|")?;
-            for _ in &categories {
-                write!(out, "---:|")?;
-            }
-            writeln!(out, "---:|---:|")?;
-            for s in &standings.scores {
-                write!(out, "| {} | {} |", s.rank.text(), escape(&s.label))?;
-                for c in &categories {
-                    match s.points.get(c) {
-                        Some(p) => {
-                            write!(out, " {} ({} disciplines) |", fixed(*p, 1), s.placed[c])?
-                        }
-                        None => write!(out, " - |")?,
-                    }
-                }
-                writeln!(
-                    out,
-                    " {} | {} |",
-                    fixed(s.overall, 2),
-                    s.composite.map_or("-".into(), |c| fixed(c, 3))
-                )?;
-            }
-            writeln!(out)?;
+            standings::markdown_verdict(out, standings)?;
+            efficiency::markdown(out, findings.efficiency())?;
+            standings::markdown_ranking(out, standings)?;
         }
-        if !model.aging.penalties.is_empty() {
-            writeln!(out, "## Aged against fresh\n")?;
-            writeln!(
-                out,
-                "Each aged configuration against the same configuration fresh (the aging penalty: how much worse aged is), with the 95 % interval of aged / fresh; a tie: no difference can be claimed.\n"
-            )?;
-            writeln!(
-                out,
-                "| discipline | configuration | age | fresh | aged | aged vs fresh |\n|---|---|---|---:|---:|---|"
-            )?;
-            for p in &model.aging.penalties {
-                let (factor, unit) = p.unit.display(p.fresh_mean.max(p.aged_mean));
-                let value = |v: f64| format!("{} {unit}", fixed(v / factor, 3));
-                writeln!(
-                    out,
-                    "| {} ({}) | {} | {} | {} | {} | {} |",
-                    escape(&p.title()),
-                    p.direction.phrase(),
-                    escape(&p.configuration),
-                    escape(&p.age),
-                    value(p.fresh_mean),
-                    value(p.aged_mean),
-                    escape(&crate::terminal::penalty_text(p)),
-                )?;
-            }
-            writeln!(out)?;
-            if !model.aging.rankings.is_empty() {
-                writeln!(out, "### Ranking, fresh and aged\n")?;
-                writeln!(
-                    out,
-                    "Best first; `=` joins configurations the 95 % intervals do not separate. Changed: two configurations the fresh ranking places apart are placed the other way round aged.\n"
-                )?;
-                writeln!(
-                    out,
-                    "| discipline | age | fresh | aged | changed |\n|---|---|---|---|---|"
-                )?;
-                for r in &model.aging.rankings {
-                    writeln!(
-                        out,
-                        "| {} | {} | {} | {} | {} |",
-                        escape(&r.title()),
-                        escape(&r.age),
-                        escape(&crate::terminal::ranking_text(&r.fresh)),
-                        escape(&crate::terminal::ranking_text(&r.aged)),
-                        if r.changed { "**yes**" } else { "no" }
-                    )?;
-                }
-                writeln!(out)?;
-            }
-        }
-        crate::then_now::write_markdown(&crate::then_now::ThenNow::of(model), out, &escape)?;
+        aging::markdown(out, findings.aging())?;
+        then_now::markdown(out, findings.then_now())?;
         writeln!(out, "## Configurations\n")?;
         for view in &model.runs {
             let run = &view.run;
@@ -317,25 +97,7 @@ impl Exporter for Markdown {
             )?;
         }
         writeln!(out)?;
-        if !model.not_measured.is_empty() {
-            writeln!(out, "## Not measured\n")?;
-            writeln!(
-                out,
-                "| configuration | status | samples | workloads | reason |\n|---|---|---:|---|---|"
-            )?;
-            for n in &model.not_measured {
-                writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} |",
-                    escape(&n.configuration),
-                    n.status,
-                    n.samples,
-                    escape(&n.workloads.join(", ")),
-                    escape(&n.reason.replace('\n', " "))
-                )?;
-            }
-            writeln!(out)?;
-        }
+        not_measured::markdown(out, model)?;
         Ok(())
     }
 }

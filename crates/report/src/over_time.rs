@@ -274,10 +274,13 @@ fn role(role: &str) -> &str {
     }
 }
 
+/// The marks of samples per (workload name, configuration label), each with its repetition.
+pub type Marked = BTreeMap<(String, String), Vec<(u32, Mark)>>;
+
 /// Per (workload name, configuration label): the marks of its `ok` samples, each with its
 /// repetition — what the verdict and the heat-map mark.
-pub fn marked(model: &ReportModel) -> BTreeMap<(String, String), Vec<(u32, Mark)>> {
-    let mut out: BTreeMap<(String, String), Vec<(u32, Mark)>> = BTreeMap::new();
+pub fn marked(model: &ReportModel) -> Marked {
+    let mut out = Marked::new();
     for case in model.cases() {
         for s in &case.samples {
             for m in marks(s) {

@@ -6,8 +6,8 @@
 //! Apart from the standings because a study ranked its own way: study 003 ranked seven
 //! filesystems per array over four IOzone figures, not every configuration over every cell.
 
+use crate::compare::compare_rounds;
 use crate::model::{ReportModel, RunView};
-use crate::standings::compare_rounds;
 use fsbench_analysis::compare::Verdict;
 use fsbench_analysis::rank::{geometric_mean, placements};
 use fsbench_model::published::{self, PointsRule};
@@ -128,7 +128,7 @@ pub fn points(
             } else {
                 format!(" or {}", rule.also.join(", "))
             },
-            crate::then_now::match_text(dims)
+            match_text(dims)
         ));
     }
     Ok(out)
@@ -162,4 +162,21 @@ pub(crate) fn together_per_round(
         })
         .collect();
     (!values.is_empty()).then_some(values)
+}
+
+/// `step=untar phase=` as a figure names its dimensions.
+pub fn match_text(dims: &BTreeMap<String, String>) -> String {
+    if dims.is_empty() {
+        return "any dimensions".into();
+    }
+    dims.iter()
+        .map(|(k, v)| {
+            if v.is_empty() {
+                format!("no {k}")
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

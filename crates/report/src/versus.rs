@@ -5,6 +5,7 @@
 //! worse beyond a threshold.
 
 use crate::model::ReportModel;
+use crate::text::number;
 use fsbench_analysis::compare::{welch, Comparison, Verdict};
 use fsbench_model::{Direction, Unit};
 use serde::Serialize;
@@ -102,4 +103,34 @@ pub fn changes(model: &ReportModel) -> Vec<Change> {
         }
     }
     out
+}
+
+/// Run against run in the HTML report (`fsbench compare --html`): each figure of each case, the
+/// later run against the first, with its interval and verdict (nothing without changes).
+pub fn html(changes: &[Change]) -> Result<String, minijinja::Error> {
+    let rows: Vec<minijinja::Value> = changes
+        .iter()
+        .map(|c| {
+            let (factor, unit) = c.unit.display(c.base_mean.abs().max(c.mean.abs()));
+            let pct = |v: f64| format!("{:+.1} %", (v - 1.0) * 100.0);
+            minijinja::context! {
+                case => c.case_key.clone(),
+                figure => format!("{} {} ({})", c.workload, c.row, c.direction.phrase()),
+                runs => format!("{} -> {}", c.base_run, c.run),
+                before => format!("{} {unit}", number(c.base_mean / factor)),
+                after => format!("{} {unit}", number(c.mean / factor)),
+                change => pct(c.comparison.ratio),
+                interval => match (c.comparison.ci95_low, c.comparison.ci95_high) {
+                    (Some(lo), Some(hi)) => format!("{} .. {}", pct(lo), pct(hi)),
+                    _ => "too few repetitions".to_string(),
+                },
+                verdict => if c.is_worse() { "worse" } else if c.is_better() { "better" } else { "tie" },
+            }
+        })
+        .collect();
+    crate::sections::render_html(
+        "versus.html.j2",
+        include_str!("versus.html.j2"),
+        minijinja::context! { comparison => rows },
+    )
 }

@@ -8,9 +8,10 @@
 //! sheet with every stored value, one row per sample, result and measurement, as the CSV export.
 
 use crate::export::{csv_row_values, Exporter};
-use crate::model::{ReportModel, Row, Table};
-use crate::standings::{Options, Standings};
-use crate::terminal::leaders_text;
+use crate::findings::Findings;
+use crate::model::{Row, Table};
+use crate::sections::{not_measured, standings, then_now};
+use crate::text::sheet_name;
 use fsbench_model::{Dim, DimValue};
 use fsbench_workload::workload::{GridUnit, GridView};
 use fsbench_workload::WorkloadSettings;
@@ -20,23 +21,6 @@ use std::io::{self, Write};
 /// The XLSX exporter.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Xlsx;
-
-/// A sheet name Excel accepts: at most 31 characters, none of []:*?/\.
-fn sheet_name(text: &str, used: &mut Vec<String>) -> String {
-    let clean: String = text
-        .chars()
-        .map(|c| if "[]:*?/\\".contains(c) { '_' } else { c })
-        .take(28)
-        .collect();
-    let mut name = clean.clone();
-    let mut n = 2;
-    while used.iter().any(|u| u.eq_ignore_ascii_case(&name)) {
-        name = format!("{clean}-{n}");
-        n += 1;
-    }
-    used.push(name.clone());
-    name
-}
 
 /// A grid's row or column value in a cell: a size in KiB (iozone's Excel layout), a count,
 /// or text.
@@ -152,179 +136,8 @@ fn grid_sheets(
     Ok(())
 }
 
-/// The verdict, the ranking with its rank intervals and what was not measured, each a sheet.
-fn standings_sheets(
-    wb: &mut Workbook,
-    model: &ReportModel,
-    used: &mut Vec<String>,
-) -> Result<(), XlsxError> {
-    let bold = Format::new().set_bold();
-    let standings = Standings::of(model, &Options::default());
-    if !standings.disciplines.is_empty() {
-        let ws = wb.add_worksheet();
-        ws.set_name(sheet_name("verdict", used))?;
-        let header = [
-            "discipline",
-            "direction",
-            "winner, or those that tie for first",
-            "value",
-            "unit",
-            "lead over",
-            "lead (times better)",
-            "lead ci95_low",
-            "lead ci95_high",
-        ];
-        for (j, h) in header.iter().enumerate() {
-            ws.write_string_with_format(0, j as u16, *h, &bold)?;
-        }
-        for (i, d) in standings.disciplines.iter().enumerate() {
-            let r = 1 + i as u32;
-            let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-            ws.write_string(r, 0, d.title())?;
-            ws.write_string(r, 1, d.direction.phrase())?;
-            ws.write_string(r, 2, leaders_text(d))?;
-            ws.write_number(r, 3, best.mean)?;
-            ws.write_string(r, 4, d.unit.name())?;
-            if let Some(lead) = &d.lead {
-                ws.write_string(r, 5, &lead.over)?;
-                ws.write_number(r, 6, lead.factor)?;
-                if let (Some(lo), Some(hi)) = (lead.ci95_low, lead.ci95_high) {
-                    ws.write_number(r, 7, lo)?;
-                    ws.write_number(r, 8, hi)?;
-                }
-            }
-        }
-        let ws = wb.add_worksheet();
-        ws.set_name(sheet_name("ranking", used))?;
-        let categories = standings.categories();
-        let mut header: Vec<String> = ["rank best", "rank worst", "configuration"]
-            .map(String::from)
-            .to_vec();
-        header.extend(categories.iter().map(|c| format!("{} points", c.name())));
-        header.extend(["overall".to_string(), "composite".to_string()]);
-        for (j, h) in header.iter().enumerate() {
-            ws.write_string_with_format(0, j as u16, h, &bold)?;
-        }
-        for (i, s) in standings.scores.iter().enumerate() {
-            let r = 1 + i as u32;
-            ws.write_number(r, 0, s.rank.best as f64)?;
-            ws.write_number(r, 1, s.rank.worst as f64)?;
-            ws.write_string(r, 2, &s.label)?;
-            for (j, c) in categories.iter().enumerate() {
-                if let Some(p) = s.points.get(c) {
-                    ws.write_number(r, 3 + j as u16, *p)?;
-                }
-            }
-            let next = 3 + categories.len() as u16;
-            ws.write_number(r, next, s.overall)?;
-            if let Some(c) = s.composite {
-                ws.write_number(r, next + 1, c)?;
-            }
-        }
-    }
-    if !model.not_measured.is_empty() {
-        let ws = wb.add_worksheet();
-        ws.set_name(sheet_name("not measured", used))?;
-        for (j, h) in ["configuration", "status", "samples", "workloads", "reason"]
-            .iter()
-            .enumerate()
-        {
-            ws.write_string_with_format(0, j as u16, *h, &bold)?;
-        }
-        for (i, n) in model.not_measured.iter().enumerate() {
-            let r = 1 + i as u32;
-            ws.write_string(r, 0, &n.configuration)?;
-            ws.write_string(r, 1, n.status.name())?;
-            ws.write_number(r, 2, n.samples as f64)?;
-            ws.write_string(r, 3, n.workloads.join(", "))?;
-            ws.write_string(r, 4, &n.reason)?;
-        }
-    }
-    Ok(())
-}
-
-/// A study's published figures and claims beside the run's, one row per configuration of a
-/// figure and per claim, with the verdict the other reports give (crate::then_now).
-fn then_now_sheet(
-    wb: &mut Workbook,
-    model: &ReportModel,
-    used: &mut Vec<String>,
-) -> Result<(), XlsxError> {
-    let then_now = crate::then_now::ThenNow::of(model);
-    if then_now.is_empty() {
-        return Ok(());
-    }
-    let bold = Format::new().set_bold();
-    let ws = wb.add_worksheet();
-    ws.set_name(sheet_name("then and now", used))?;
-    let header = [
-        "run",
-        "figure or claim",
-        "source",
-        "configuration",
-        "then",
-        "then (ratio or finding)",
-        "now",
-        "now (ratio)",
-        "now ci95_low",
-        "now ci95_high",
-        "verdict",
-    ];
-    for (j, h) in header.iter().enumerate() {
-        ws.write_string_with_format(0, j as u16, *h, &bold)?;
-    }
-    let mut r = 1u32;
-    let ratio =
-        |ws: &mut rust_xlsxwriter::Worksheet, r: u32, now: &Option<crate::then_now::Now>| {
-            if let Some(now) = now {
-                ws.write_number(r, 7, now.ratio)?;
-                if let (Some(lo), Some(hi)) = (now.low, now.high) {
-                    ws.write_number(r, 8, lo)?;
-                    ws.write_number(r, 9, hi)?;
-                }
-            }
-            Ok::<(), XlsxError>(())
-        };
-    for study in &then_now.studies {
-        if let Some(e) = &study.error {
-            ws.write_number(r, 0, study.run_id as f64)?;
-            ws.write_string(
-                r,
-                1,
-                format!("the run's published figures could not be read: {e}"),
-            )?;
-            r += 1;
-        }
-        for f in &study.figures {
-            for row in &f.rows {
-                ws.write_number(r, 0, study.run_id as f64)?;
-                ws.write_string(r, 1, &f.published.title)?;
-                ws.write_string(r, 2, &f.published.source)?;
-                ws.write_string(r, 3, &row.label)?;
-                ws.write_string(r, 4, f.then_value(row))?;
-                ws.write_string(r, 5, row.then_ratio_text())?;
-                ws.write_string(r, 6, f.now_value(row))?;
-                ratio(ws, r, &row.now)?;
-                ws.write_string(r, 10, row.verdict_text())?;
-                r += 1;
-            }
-        }
-        for c in &study.claims {
-            ws.write_number(r, 0, study.run_id as f64)?;
-            ws.write_string(r, 1, &c.claim.text)?;
-            ws.write_string(r, 2, &c.claim.source)?;
-            ws.write_string(r, 3, &c.claim.config)?;
-            ws.write_string(r, 5, c.then_text())?;
-            ws.write_string(r, 6, c.now_text())?;
-            ratio(ws, r, &c.now)?;
-            ws.write_string(r, 10, c.verdict_text())?;
-            r += 1;
-        }
-    }
-    Ok(())
-}
-
-fn workbook(model: &ReportModel) -> Result<Vec<u8>, XlsxError> {
+fn workbook(findings: &Findings) -> Result<Vec<u8>, XlsxError> {
+    let model = findings.model();
     let mut wb = Workbook::new();
     let mut used = Vec::new();
     let bold = Format::new().set_bold();
@@ -341,8 +154,9 @@ fn workbook(model: &ReportModel) -> Result<Vec<u8>, XlsxError> {
             grid_sheets(&mut wb, table, &view, unit, &mut used)?;
         }
     }
-    standings_sheets(&mut wb, model, &mut used)?;
-    then_now_sheet(&mut wb, model, &mut used)?;
+    standings::xlsx(&mut wb, findings.standings(), &mut used)?;
+    not_measured::xlsx(&mut wb, model, &mut used)?;
+    then_now::xlsx(&mut wb, findings.then_now(), &mut used)?;
     // Every table's means.
     let ws = wb.add_worksheet();
     ws.set_name(sheet_name("summary", &mut used))?;
@@ -411,8 +225,8 @@ fn workbook(model: &ReportModel) -> Result<Vec<u8>, XlsxError> {
 }
 
 impl Exporter for Xlsx {
-    fn write(&self, model: &ReportModel, out: &mut dyn Write) -> io::Result<()> {
-        let bytes = workbook(model).map_err(io::Error::other)?;
+    fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        let bytes = workbook(findings).map_err(io::Error::other)?;
         out.write_all(&bytes)
     }
 }

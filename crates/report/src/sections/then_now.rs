@@ -8,10 +8,13 @@
 //! inconclusive, not measurable at this scale (a figure of a few steps of its clock) or not
 //! measured. Computed once from a [`ReportModel`]; rendered by every exporter.
 
+use crate::compare::compare_rounds;
 use crate::model::{CaseView, ReportModel, RunView};
-use crate::standings::compare_rounds;
-use crate::study_points::{self, Points};
-use crate::terminal::number;
+use crate::study_points::{self, match_text, Points};
+use crate::text::{
+    escape_markdown as escape, heading, number, printable, say, sheet_name, write_rows,
+    SCIENTIFIC_FROM,
+};
 use fsbench_model::published::{
     self, Claim, Expectation, Finding, Judged, PointsRule, Published, Selector, StudyFigures,
     TIE_MARGIN, TOLERANCE,
@@ -19,9 +22,10 @@ use fsbench_model::published::{
 use fsbench_model::{CaseAxis, Direction, Unit};
 use fsbench_store::Outcome;
 use fsbench_workload::WorkloadSettings;
+use rust_xlsxwriter::{Format, Workbook, XlsxError};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, Write};
 
 /// How many steps of its clock a figure must hold on both sides of a ratio to be measured (a
 /// CPU time counted in ticks of up to 10 ms: 100 ms): below that, one step more or less moves
@@ -449,7 +453,7 @@ impl<'a> Source<'a> {
                     format!("{} rows", rows.len())
                 };
                 Ok((
-                    crate::standings::title(self.workload, &row, metric),
+                    crate::text::title(self.workload, &row, metric),
                     table.unit,
                     table.direction,
                     rows.len(),
@@ -656,23 +660,6 @@ fn noncontiguous(output: &str) -> Option<f64> {
     let end = output.find("% non-contiguous")?;
     let start = output[..end].rfind('(')? + 1;
     output[start..end].trim().parse().ok()
-}
-
-/// `step=untar phase=` as a figure names its dimensions.
-pub fn match_text(dims: &BTreeMap<String, String>) -> String {
-    if dims.is_empty() {
-        return "any dimensions".into();
-    }
-    dims.iter()
-        .map(|(k, v)| {
-            if v.is_empty() {
-                format!("no {k}")
-            } else {
-                format!("{k}={v}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 impl Study {
@@ -1239,11 +1226,11 @@ pub fn value_text(unit: Unit, typical: f64, v: f64) -> String {
 }
 
 /// A published value as the study printed it, with its unit (`32.418 s`, `7090 transactions/s`);
-/// one no study prints in full (from [`crate::charts::SCIENTIFIC_FROM`] on, or nearer 0 than
+/// one no study prints in full (from [`SCIENTIFIC_FROM`] on, or nearer 0 than
 /// 0.0001) in scientific notation (`1e308 s`), not as hundreds of digits.
 pub fn then_text(value: f64, unit: &str) -> String {
     let a = value.abs();
-    if a.is_finite() && (a >= crate::charts::SCIENTIFIC_FROM || (a > 0.0 && a < 1e-4)) {
+    if a.is_finite() && (a >= SCIENTIFIC_FROM || (a > 0.0 && a < 1e-4)) {
         format!("{value:e} {unit}")
     } else {
         format!("{value} {unit}")
@@ -1370,11 +1357,7 @@ impl ClaimView {
 
 /// The Markdown of every study: per figure a table (configuration, then, then / reference,
 /// now, now / reference with its interval, verdict), then the claims.
-pub fn write_markdown(
-    then_now: &ThenNow,
-    out: &mut dyn io::Write,
-    escape: &dyn Fn(&str) -> String,
-) -> io::Result<()> {
+pub fn markdown(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
     if then_now.is_empty() {
         return Ok(());
     }
@@ -1455,6 +1438,157 @@ pub fn write_markdown(
                 )?;
             }
             writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The study's published figures beside the run's: per figure a line per configuration (then
+/// and now, each relative to the reference, and the verdict), then the claims.
+pub fn terminal(out: &mut dyn Write, then_now: &ThenNow) -> io::Result<()> {
+    if then_now.is_empty() {
+        return Ok(());
+    }
+    heading(
+        out,
+        "Then and now (the study's figures and this run's, each relative to the study's reference configuration; this run's paired by round, with its 95 % interval):",
+    )?;
+    for study in &then_now.studies {
+        if then_now.studies.len() > 1 {
+            let run = format!("run {} \"{}\":", study.run_id, printable(&study.plan));
+            say(out, "  ", &run, 4)?;
+        }
+        if let Some(e) = &study.error {
+            let error = format!(
+                "the run's published figures could not be read: {}",
+                printable(e)
+            );
+            say(out, "  ", &error, 4)?;
+        }
+        for f in &study.figures {
+            let p = &f.published;
+            let now = match &f.missing {
+                Some(why) => format!("not measured ({why})"),
+                None => f.now_title.clone(),
+            };
+            let figure = format!(
+                "{} ({}); now: {}",
+                printable(&p.title),
+                printable(&p.source),
+                printable(&now)
+            );
+            say(out, "  ", &figure, 6)?;
+            let rows: Vec<(String, String)> = f
+                .rows
+                .iter()
+                .map(|r| {
+                    let label = printable(&r.label).into_owned();
+                    if r.reference {
+                        return (label, format!("the reference (then {})", f.then_value(r)));
+                    }
+                    let text = format!(
+                        "then {}, now {}: {}",
+                        r.then_ratio_text(),
+                        r.now_ratio_text(),
+                        r.verdict_text()
+                    );
+                    (label, text)
+                })
+                .collect();
+            write_rows(out, 4, &rows)?;
+        }
+        if !study.claims.is_empty() {
+            writeln!(out, "  Claims:")?;
+            for c in &study.claims {
+                let claim = format!(
+                    "{} ({}): then {}, now {}: {}",
+                    printable(&c.claim.text),
+                    printable(&c.claim.source),
+                    c.then_text(),
+                    printable(&c.now_text()),
+                    c.verdict_text()
+                );
+                say(out, "    ", &claim, 6)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A study's published figures and claims beside the run's, one row per configuration of a
+/// figure and per claim, with the verdict the other reports give (crate::then_now).
+pub fn xlsx(
+    wb: &mut Workbook,
+    then_now: &ThenNow,
+    used: &mut Vec<String>,
+) -> Result<(), XlsxError> {
+    if then_now.is_empty() {
+        return Ok(());
+    }
+    let bold = Format::new().set_bold();
+    let ws = wb.add_worksheet();
+    ws.set_name(sheet_name("then and now", used))?;
+    let header = [
+        "run",
+        "figure or claim",
+        "source",
+        "configuration",
+        "then",
+        "then (ratio or finding)",
+        "now",
+        "now (ratio)",
+        "now ci95_low",
+        "now ci95_high",
+        "verdict",
+    ];
+    for (j, h) in header.iter().enumerate() {
+        ws.write_string_with_format(0, j as u16, *h, &bold)?;
+    }
+    let mut r = 1u32;
+    let ratio = |ws: &mut rust_xlsxwriter::Worksheet, r: u32, now: &Option<Now>| {
+        if let Some(now) = now {
+            ws.write_number(r, 7, now.ratio)?;
+            if let (Some(lo), Some(hi)) = (now.low, now.high) {
+                ws.write_number(r, 8, lo)?;
+                ws.write_number(r, 9, hi)?;
+            }
+        }
+        Ok::<(), XlsxError>(())
+    };
+    for study in &then_now.studies {
+        if let Some(e) = &study.error {
+            ws.write_number(r, 0, study.run_id as f64)?;
+            ws.write_string(
+                r,
+                1,
+                format!("the run's published figures could not be read: {e}"),
+            )?;
+            r += 1;
+        }
+        for f in &study.figures {
+            for row in &f.rows {
+                ws.write_number(r, 0, study.run_id as f64)?;
+                ws.write_string(r, 1, &f.published.title)?;
+                ws.write_string(r, 2, &f.published.source)?;
+                ws.write_string(r, 3, &row.label)?;
+                ws.write_string(r, 4, f.then_value(row))?;
+                ws.write_string(r, 5, row.then_ratio_text())?;
+                ws.write_string(r, 6, f.now_value(row))?;
+                ratio(ws, r, &row.now)?;
+                ws.write_string(r, 10, row.verdict_text())?;
+                r += 1;
+            }
+        }
+        for c in &study.claims {
+            ws.write_number(r, 0, study.run_id as f64)?;
+            ws.write_string(r, 1, &c.claim.text)?;
+            ws.write_string(r, 2, &c.claim.source)?;
+            ws.write_string(r, 3, &c.claim.config)?;
+            ws.write_string(r, 5, c.then_text())?;
+            ws.write_string(r, 6, c.now_text())?;
+            ratio(ws, r, &c.now)?;
+            ws.write_string(r, 10, c.verdict_text())?;
+            r += 1;
         }
     }
     Ok(())
@@ -1545,14 +1679,15 @@ pub fn html(then_now: &ThenNow) -> Result<String, minijinja::Error> {
             }
         })
         .collect();
-    let mut env = minijinja::Environment::new();
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-    env.add_template("then_now", HTML_TEMPLATE)?;
-    env.get_template("then_now")?.render(minijinja::context! {
-        studies => studies,
-        several => then_now.studies.len() > 1,
-        intro => INTRO,
-    })
+    super::render_html(
+        "then_now.html.j2",
+        HTML_TEMPLATE,
+        minijinja::context! {
+            studies => studies,
+            several => then_now.studies.len() > 1,
+            intro => INTRO,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 //! paired by round with the device's samples of the same run, workload, scheduler, platform
 //! and cache, with its 95 % interval.
 
+use crate::compare::compare;
 use crate::model::{Column, ReportModel, Table};
-use crate::standings::compare;
+use crate::text::{arrow, escape_markdown as escape, heading, printable, write_rows};
 use fsbench_analysis::Comparison;
 use fsbench_model::{CaseAxis, Direction, Unit};
 use serde::Serialize;
+use std::io::{self, Write};
 
 /// One figure (a table's row for one workload) of the bare device and of the filesystems set
 /// against it.
@@ -44,7 +46,7 @@ pub struct Share {
 impl Share {
     /// `93.1 % (95 % CI 90.2–96.0 %)`.
     pub fn text(&self) -> String {
-        let pct = |v: f64| crate::charts::fixed(v * 100.0, 1);
+        let pct = |v: f64| crate::text::fixed(v * 100.0, 1);
         match (self.ci95_low, self.ci95_high) {
             (Some(lo), Some(hi)) => format!(
                 "{} % (95 % CI {}–{} %{})",
@@ -134,14 +136,14 @@ impl Efficiency {
 
     /// `randread read 64m 4k (ops_rate)` of workload `randread`.
     pub fn title(&self) -> String {
-        crate::standings::title(&self.workload, &self.row, &self.metric)
+        crate::text::title(&self.workload, &self.row, &self.metric)
     }
 
     /// A value of this figure with 3 significant digits in the unit the device's reads best
     /// in: `49.0 k ops/s`.
     pub fn value_text(&self, v: f64) -> String {
         let (factor, unit) = self.unit.display(self.device_mean);
-        let text = crate::charts::significant(v / factor);
+        let text = crate::text::significant(v / factor);
         if unit.is_empty() {
             text
         } else {
@@ -198,4 +200,101 @@ fn share(
         paired: c.paired,
         n: c.n,
     })
+}
+
+/// Each filesystem's share of its bare device, one line per filesystem and figure.
+pub fn terminal(out: &mut dyn Write, figures: &[Efficiency]) -> io::Result<()> {
+    if figures.is_empty() {
+        return Ok(());
+    }
+    heading(
+        out,
+        "Efficiency (each filesystem's result as a share of its bare device's, per-round ratios, 95 % CI):",
+    )?;
+    let rows: Vec<(String, String)> = figures
+        .iter()
+        .flat_map(|f| {
+            f.entries.iter().map(move |e| {
+                let share = e.text();
+                let share = share.replace(", paired", "");
+                (
+                    printable(&f.title()).into_owned(),
+                    printable(&format!(
+                        "{} {share} of {} {}",
+                        e.label,
+                        f.device,
+                        f.value_text(f.device_mean)
+                    ))
+                    .into_owned(),
+                )
+            })
+        })
+        .collect();
+    write_rows(out, 2, &rows)
+}
+
+/// The Markdown: one row per filesystem and figure, with the device beside it.
+pub fn markdown(out: &mut dyn Write, efficiency: &[Efficiency]) -> io::Result<()> {
+    if efficiency.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Efficiency\n")?;
+    writeln!(
+        out,
+        "{}.\n",
+        EXPLAINED[..1].to_uppercase() + &EXPLAINED[1..]
+    )?;
+    writeln!(
+        out,
+        "| figure | bare device | filesystem | share of the device (95 % CI) |\n|---|---:|---|---|"
+    )?;
+    for f in efficiency {
+        for e in &f.entries {
+            writeln!(
+                out,
+                "| {} ({}) | {} {} | {} ({}) | {} |",
+                escape(&f.title()),
+                f.direction.phrase(),
+                escape(&f.device),
+                f.value_text(f.device_mean),
+                escape(&e.label),
+                f.value_text(e.mean),
+                e.text()
+            )?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The HTML: one row per filesystem and figure, each configuration in its colour (nothing
+/// without a bare device).
+pub fn html(
+    figures: &[Efficiency],
+    colour_of: &dyn Fn(&str) -> String,
+) -> Result<String, minijinja::Error> {
+    let rows: Vec<minijinja::Value> = figures
+        .iter()
+        .flat_map(|f| {
+            f.entries.iter().map(move |e| {
+                minijinja::context! {
+                    title => f.title(),
+                    arrow => arrow(f.direction),
+                    direction => f.direction.phrase(),
+                    device => f.device.clone(),
+                    device_colour => colour_of(&f.device),
+                    device_value => f.value_text(f.device_mean),
+                    label => e.label.clone(),
+                    colour => colour_of(&e.label),
+                    value => f.value_text(e.mean),
+                    share => e.text(),
+                }
+            })
+        })
+        .collect();
+    super::render_html(
+        "efficiency.html.j2",
+        include_str!("efficiency.html.j2"),
+        minijinja::context! { efficiency => rows, efficiency_note => EXPLAINED },
+    )
 }
