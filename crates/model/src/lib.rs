@@ -17,7 +17,7 @@ pub mod series;
 pub use case::{CaseConfig, Category, DEFAULT_PLATFORM, FRESH, NO_MD};
 
 pub use result::{
-    metric_heading, metric_label, size_label, Dim, DimValue, Dims, Direction, Measurement,
+    metric_heading, metric_label, size_label, Dim, DimKind, DimValue, Dims, Direction, Measurement,
     MetricDef, ResultRecord, Sweep, Unit,
 };
 use serde::{Deserialize, Serialize};
