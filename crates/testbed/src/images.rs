@@ -323,7 +323,7 @@ fn make(
     ));
     let info = target.finish_into(&partial);
     let failed = |why: String| {
-        let _ = crate::ledger::undo(sys, &record);
+        let _ = crate::undo::undo(sys, &record);
         TargetError::Aging(why)
     };
     if let Some(fsck) = info.fsck.as_ref().filter(|f| !f.clean) {

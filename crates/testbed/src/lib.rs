@@ -12,7 +12,8 @@
 //!   target (md under any filesystem, or the filesystem's own).
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
 //! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run;
-//!   [`guard`]: a process that does so by itself when its parent is killed.
+//!   [`undo`]: undoing it (above every resource's module), on teardown and for `fsbench
+//!   cleanup`; [`guard`]: a process that does so by itself when its parent is killed.
 //! - [`cgroup`]: the processes of one sample, kept together so they end together (a cgroup,
 //!   with a platform's CPU quota); [`scratch`]: a sample's own directory in a user's one.
 //! - [`aging`]: a filesystem aged to a fill level and fragmentation; [`images`]: the aged
@@ -36,6 +37,7 @@ pub mod scratch;
 pub mod stack;
 pub mod system;
 pub mod target;
+pub mod undo;
 
 pub use cache::CachePolicy;
 pub use device::DeviceSpec;
