@@ -18,12 +18,15 @@
 //!   with a platform's CPU quota); [`scratch`]: a sample's own directory in a user's one.
 //! - [`aging`]: a filesystem aged to a fill level and fragmentation; [`images`]: the aged
 //!   image made once per configuration and copied for each sample.
-//! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces.
+//! - [`scheduler`], [`cache`], [`disk`]: the pieces; [`loopdev`] (loop ioctls), [`copy`] (an
+//!   image copied sparse or by reflink) and `pagecache` (eviction, residency): what
+//!   [`RealSystem`] does by system call, below [`system`], importing nothing of the crate.
 
 pub mod aging;
 pub mod array;
 pub mod cache;
 pub mod cgroup;
+pub mod copy;
 pub mod device;
 pub mod disk;
 pub mod error;
@@ -32,6 +35,7 @@ pub mod guard;
 pub mod images;
 pub mod ledger;
 pub mod loopdev;
+mod pagecache;
 pub mod scheduler;
 pub mod scratch;
 pub mod stack;

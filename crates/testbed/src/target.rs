@@ -703,7 +703,8 @@ impl<'s> Target<'s> {
                     size_bytes: size * u64::from(count),
                     disk: crate::disk::disk_of_file(&image)
                         .map(|dir| crate::disk::identity(sys, &dir)),
-                    loop_direct_io: crate::loopdev::uses_direct_io(sys, &first.path)
+                    loop_direct_io: sys
+                        .loop_direct_io(&first.path)
                         .or(Some(self.spec.loop_direct_io)),
                     image: Some(image),
                     array: None,

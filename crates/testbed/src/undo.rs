@@ -52,7 +52,7 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
         Resource::Loop {
             device,
             backing_file,
-        } => match crate::loopdev::backing_file(sys, device) {
+        } => match sys.loop_backing_file(device) {
             Some(backing) if &backing == backing_file => {
                 let out = sys
                     .run(
@@ -247,7 +247,7 @@ impl Scope {
                 // its image was); tmpfs and a real device mount only on a mount point of ours.
                 let device = Path::new(source);
                 if loop_name(device).is_ok() {
-                    if let Some(backing) = crate::loopdev::backing_file(sys, device) {
+                    if let Some(backing) = sys.loop_backing_file(device) {
                         self.image(&backing).map_err(|why| {
                             format!("{source} is backed by {}: {why}", backing.display())
                         })?;
@@ -303,7 +303,7 @@ impl Scope {
                 // A loop device member is fsbench's only when its image is (a real device
                 // was the user's to give).
                 for member in members.iter().filter(|m| loop_name(m).is_ok()) {
-                    if let Some(backing) = crate::loopdev::backing_file(sys, member) {
+                    if let Some(backing) = sys.loop_backing_file(member) {
                         self.image(&backing).map_err(|why| {
                             format!(
                                 "{} is backed by {}: {why}",
