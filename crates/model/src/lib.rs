@@ -19,8 +19,8 @@ pub mod series;
 pub use case::{CaseConfig, Category, DEFAULT_PLATFORM, FRESH, NO_MD};
 
 pub use result::{
-    metric_heading, metric_label, size_label, Amount, Dim, DimValue, Dims, Direction, Measurement,
-    Merge, MetricDef, ResultRecord, Stat, Sweep, Unit,
+    metric_heading, metric_label, size_label, Amount, Dim, DimKind, DimValue, Dims, Direction,
+    Measurement, Merge, MetricDef, ResultRecord, Stat, Sweep, Unit,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;

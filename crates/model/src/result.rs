@@ -393,48 +393,132 @@ pub struct Sweep {
     pub value: f64,
 }
 
-/// Where in a workload a result belongs: the closed vocabulary of result dimensions, each a
-/// column in the store and in CSV. A workload sets the ones it has; the rest stay empty.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Dims {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub operation: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_size_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub record_size_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub step: Option<String>,
-    /// How the operations were issued (the io workload's `sync`, `io_uring`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub engine: Option<String>,
-    /// Operations kept in flight at once (queue depth).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iodepth: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<Sweep>,
+/// Declares every result dimension once, as one line: its variant of [`Dim`], its field of
+/// [`Dims`] (which is also its column in the store and in CSV), its kind (what its value is:
+/// `Text`, `Bytes`, `Count` or the `Sweep` point), its label in a table header, and the store's
+/// schema version that first holds it. [`Dims`], [`Dim::ALL`], [`Dim::column`], [`Dim::label`],
+/// [`Dim::kind`], [`Dim::since`], [`Dim::get`], [`Dim::set`] and [`Dim::clear`] are generated
+/// from it; the store's columns, the CSV's and the reports' follow from those.
+macro_rules! dimensions {
+    ($($(#[$doc:meta])* $variant:ident $field:ident: $kind:ident, label $label:literal, since $since:literal;)+) => {
+        /// Where in a workload a result belongs: the closed vocabulary of result dimensions,
+        /// each a column in the store and in CSV. A workload sets the ones it has; the rest
+        /// stay empty.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct Dims {
+            $(
+                $(#[$doc])*
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub $field: Option<dimensions!(@type $kind)>,
+            )+
+        }
+
+        /// One dimension of [`Dims`], for code that walks them all (columns, labels, grouping).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Dim {
+            $($variant),+
+        }
+
+        impl Dim {
+            /// Every dimension, in declaration order (the order of columns and of labels).
+            pub const ALL: [Dim; [$(stringify!($field)),+].len()] = [$(Dim::$variant),+];
+
+            /// The column in the store and in CSV.
+            pub const fn column(self) -> &'static str {
+                match self {
+                    $(Dim::$variant => stringify!($field)),+
+                }
+            }
+
+            /// A table header.
+            pub const fn label(self) -> &'static str {
+                match self {
+                    $(Dim::$variant => $label),+
+                }
+            }
+
+            /// What its value is.
+            pub const fn kind(self) -> DimKind {
+                match self {
+                    $(Dim::$variant => DimKind::$kind),+
+                }
+            }
+
+            /// The store's schema version that first holds it (its column, or columns).
+            pub const fn since(self) -> u32 {
+                match self {
+                    $(Dim::$variant => $since),+
+                }
+            }
+
+            pub fn get(self, dims: &Dims) -> Option<DimValue> {
+                match self {
+                    $(Dim::$variant => dims.$field.as_ref().map(|v| dimensions!(@value $kind v))),+
+                }
+            }
+
+            /// Sets this dimension of `dims` to `value`; a value of another kind (text for a
+            /// size) leaves it as it was and says false.
+            pub fn set(self, dims: &mut Dims, value: DimValue) -> bool {
+                match (self, value) {
+                    $((Dim::$variant, dimensions!(@pattern $kind p v)) => {
+                        dims.$field = Some(dimensions!(@from $kind p v));
+                        true
+                    })+
+                    _ => false,
+                }
+            }
+
+            /// Empties this dimension of `dims`.
+            pub fn clear(self, dims: &mut Dims) {
+                match self {
+                    $(Dim::$variant => dims.$field = None),+
+                }
+            }
+        }
+    };
+    (@type Text) => { String };
+    (@type Bytes) => { u64 };
+    (@type Count) => { u64 };
+    (@type Sweep) => { Sweep };
+    (@value Text $v:ident) => { DimValue::Text($v.clone()) };
+    (@value Bytes $v:ident) => { DimValue::Bytes(*$v) };
+    (@value Count $v:ident) => { DimValue::Count(*$v) };
+    (@value Sweep $v:ident) => { DimValue::Sweep($v.parameter.clone(), $v.value) };
+    (@pattern Text $p:ident $v:ident) => { DimValue::Text($v) };
+    (@pattern Bytes $p:ident $v:ident) => { DimValue::Bytes($v) };
+    (@pattern Count $p:ident $v:ident) => { DimValue::Count($v) };
+    (@pattern Sweep $p:ident $v:ident) => { DimValue::Sweep($p, $v) };
+    (@from Text $p:ident $v:ident) => { $v };
+    (@from Bytes $p:ident $v:ident) => { $v };
+    (@from Count $p:ident $v:ident) => { $v };
+    (@from Sweep $p:ident $v:ident) => { Sweep { parameter: $p, value: $v } };
 }
 
-/// One dimension of [`Dims`], for code that walks them all (columns, labels, grouping).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dim {
-    Phase,
-    Operation,
-    FileSizeBytes,
-    RecordSizeBytes,
-    Threads,
-    Client,
-    Step,
-    Engine,
-    Iodepth,
+dimensions! {
+    Phase phase: Text, label "phase", since 3;
+    Operation operation: Text, label "operation", since 3;
+    FileSizeBytes file_size_bytes: Bytes, label "file", since 3;
+    RecordSizeBytes record_size_bytes: Bytes, label "record", since 3;
+    Threads threads: Count, label "threads", since 3;
+    Client client: Count, label "client", since 3;
+    Step step: Text, label "step", since 3;
+    /// How the operations were issued (the io workload's `sync`, `io_uring`).
+    Engine engine: Text, label "engine", since 5;
+    /// Operations kept in flight at once (queue depth).
+    Iodepth iodepth: Count, label "iodepth", since 5;
+    Sweep sweep: Sweep, label "sweep", since 3;
+}
+
+/// What a dimension's value is: text, a size in bytes, a count, or a sweep point (the swept
+/// parameter's name and its value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DimKind {
+    Text,
+    Bytes,
+    Count,
     Sweep,
 }
 
@@ -445,71 +529,6 @@ pub enum DimValue {
     Bytes(u64),
     Count(u64),
     Sweep(String, f64),
-}
-
-impl Dim {
-    pub const ALL: [Dim; 10] = [
-        Dim::Phase,
-        Dim::Operation,
-        Dim::FileSizeBytes,
-        Dim::RecordSizeBytes,
-        Dim::Threads,
-        Dim::Client,
-        Dim::Step,
-        Dim::Engine,
-        Dim::Iodepth,
-        Dim::Sweep,
-    ];
-
-    /// The column in the store and in CSV.
-    pub const fn column(self) -> &'static str {
-        match self {
-            Dim::Phase => "phase",
-            Dim::Operation => "operation",
-            Dim::FileSizeBytes => "file_size_bytes",
-            Dim::RecordSizeBytes => "record_size_bytes",
-            Dim::Threads => "threads",
-            Dim::Client => "client",
-            Dim::Step => "step",
-            Dim::Engine => "engine",
-            Dim::Iodepth => "iodepth",
-            Dim::Sweep => "sweep",
-        }
-    }
-
-    /// A table header.
-    pub const fn label(self) -> &'static str {
-        match self {
-            Dim::Phase => "phase",
-            Dim::Operation => "operation",
-            Dim::FileSizeBytes => "file",
-            Dim::RecordSizeBytes => "record",
-            Dim::Threads => "threads",
-            Dim::Client => "client",
-            Dim::Step => "step",
-            Dim::Engine => "engine",
-            Dim::Iodepth => "iodepth",
-            Dim::Sweep => "sweep",
-        }
-    }
-
-    pub fn get(self, dims: &Dims) -> Option<DimValue> {
-        match self {
-            Dim::Phase => dims.phase.clone().map(DimValue::Text),
-            Dim::Operation => dims.operation.clone().map(DimValue::Text),
-            Dim::FileSizeBytes => dims.file_size_bytes.map(DimValue::Bytes),
-            Dim::RecordSizeBytes => dims.record_size_bytes.map(DimValue::Bytes),
-            Dim::Threads => dims.threads.map(DimValue::Count),
-            Dim::Client => dims.client.map(DimValue::Count),
-            Dim::Step => dims.step.clone().map(DimValue::Text),
-            Dim::Engine => dims.engine.clone().map(DimValue::Text),
-            Dim::Iodepth => dims.iodepth.map(DimValue::Count),
-            Dim::Sweep => dims
-                .sweep
-                .as_ref()
-                .map(|s| DimValue::Sweep(s.parameter.clone(), s.value)),
-        }
-    }
 }
 
 impl fmt::Display for DimValue {
@@ -547,24 +566,6 @@ impl Dim {
             DimValue::Count(n) => format!("{}={n}", self.label()),
             other => other.to_string(),
         })
-    }
-}
-
-impl Dim {
-    /// Empties this dimension of `dims`.
-    pub fn clear(self, dims: &mut Dims) {
-        match self {
-            Dim::Phase => dims.phase = None,
-            Dim::Operation => dims.operation = None,
-            Dim::FileSizeBytes => dims.file_size_bytes = None,
-            Dim::RecordSizeBytes => dims.record_size_bytes = None,
-            Dim::Threads => dims.threads = None,
-            Dim::Client => dims.client = None,
-            Dim::Step => dims.step = None,
-            Dim::Engine => dims.engine = None,
-            Dim::Iodepth => dims.iodepth = None,
-            Dim::Sweep => dims.sweep = None,
-        }
     }
 }
 
@@ -707,6 +708,34 @@ mod tests {
             dim.clear(&mut all);
             assert_eq!(dim.get(&all), None, "{dim:?}");
         }
+    }
+
+    /// What a dimension gives is what it takes back; a value of another kind is refused.
+    #[test]
+    fn a_dimension_sets_what_it_gets() {
+        let all = Dims {
+            phase: Some("write".into()),
+            operation: Some("read".into()),
+            file_size_bytes: Some(1 << 20),
+            record_size_bytes: Some(4096),
+            threads: Some(4),
+            client: Some(2),
+            step: Some("s".into()),
+            engine: Some("io_uring".into()),
+            iodepth: Some(32),
+            sweep: Some(Sweep {
+                parameter: "iodepth".into(),
+                value: 32.0,
+            }),
+        };
+        let mut back = Dims::default();
+        for dim in Dim::ALL {
+            assert!(dim.set(&mut back, dim.get(&all).unwrap()), "{dim:?}");
+        }
+        assert_eq!(back, all);
+        let mut empty = Dims::default();
+        assert!(!Dim::Threads.set(&mut empty, DimValue::Text("4".into())));
+        assert_eq!(empty, Dims::default());
     }
 
     #[test]

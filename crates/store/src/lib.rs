@@ -11,8 +11,9 @@ mod legacy;
 
 use fsbench_model::owner;
 use fsbench_model::series::{Assessment, Point, Series};
-use fsbench_model::{CaseConfig, Dims, Direction, Measurement, Sweep, Unit};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+use fsbench_model::{CaseConfig, Dim, DimKind, DimValue, Dims, Direction, Measurement, Unit};
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter, Connection, OpenFlags, OptionalExtension, Transaction};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -191,8 +192,149 @@ const MIGRATIONS: &[&[Step]] = &[
     )],
 ];
 
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+/// The last schema version whose dimension columns the SQL of [`MIGRATIONS`] adds by hand. A
+/// dimension declared (in `fsbench_model::result`) since a later version has its column, and
+/// the `measurement_rows` view with it, added by [`add_dimensions`]: a new dimension is its one
+/// line there, its version the next.
+const DIMENSIONS_BY_HAND: u32 = 6;
+
+/// The schema version this build writes: the last migration's, or a later dimension's.
+pub const SCHEMA_VERSION: u32 = {
+    let mut version = MIGRATIONS.len() as u32;
+    let mut i = 0;
+    while i < Dim::ALL.len() {
+        if Dim::ALL[i].since() > version {
+            version = Dim::ALL[i].since();
+        }
+        i += 1;
+    }
+    version
+};
+
+/// Brings a database of schema `version - 1` to `version`: that migration's steps, then the
+/// columns of the dimensions declared since it.
+fn migrate_to(tx: &Transaction<'_>, version: u32) -> Result<()> {
+    let steps = MIGRATIONS.get(version as usize - 1).copied().unwrap_or(&[]);
+    for step in steps {
+        match step {
+            Step::Sql(sql) => tx.execute_batch(sql)?,
+            Step::Rust(convert) => convert(tx)?,
+        }
+    }
+    if version > DIMENSIONS_BY_HAND {
+        add_dimensions(tx, version)?;
+    }
+    Ok(())
+}
+
+/// Adds the columns of the dimensions declared since `version` to `results`, and makes
+/// `measurement_rows` again with every dimension of that version.
+fn add_dimensions(tx: &Transaction<'_>, version: u32) -> Result<()> {
+    let new: Vec<Dim> = Dim::ALL
+        .into_iter()
+        .filter(|d| d.since() == version)
+        .collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    let mut sql = String::new();
+    for (column, kind) in new.into_iter().flat_map(dim_columns) {
+        sql += &format!("ALTER TABLE results ADD COLUMN {column} {kind};\n");
+    }
+    sql += "DROP VIEW measurement_rows;\n";
+    sql += &measurement_rows(version);
+    Ok(tx.execute_batch(&sql)?)
+}
+
+/// The `measurement_rows` view of schema `version`: a row per measurement, with its result's
+/// workload and every dimension of that version.
+fn measurement_rows(version: u32) -> String {
+    let columns: Vec<String> = Dim::ALL
+        .into_iter()
+        .filter(|d| d.since() <= version)
+        .flat_map(dim_columns)
+        .map(|(column, _)| format!("r.{column}"))
+        .collect();
+    format!(
+        "CREATE VIEW measurement_rows AS
+        SELECT r.sample_id, r.workload, {},
+               m.metric, m.value, m.unit, m.direction, m.main
+        FROM results r JOIN measurements m ON m.result_id = r.id;",
+        columns.join(", ")
+    )
+}
+
+/// The columns of `results` a dimension is stored in, with their SQL types: its own, or for a
+/// sweep point the swept parameter's name and its value.
+fn dim_columns(dim: Dim) -> Vec<(String, &'static str)> {
+    let column = dim.column();
+    match dim.kind() {
+        DimKind::Text => vec![(column.to_string(), "TEXT")],
+        DimKind::Bytes | DimKind::Count => vec![(column.to_string(), "INTEGER")],
+        DimKind::Sweep => vec![
+            (format!("{column}_parameter"), "TEXT"),
+            (format!("{column}_value"), "REAL"),
+        ],
+    }
+}
+
+/// Every dimension column of `results`, in [`Dim::ALL`] order, joined for SQL.
+fn dims_sql() -> &'static str {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        Dim::ALL
+            .into_iter()
+            .flat_map(dim_columns)
+            .map(|(column, _)| column)
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// A dimension's value as its columns hold it (NULL for an empty one).
+fn dim_to_sql(dim: Dim, dims: &Dims, out: &mut Vec<Value>) {
+    match (dim.kind(), dim.get(dims)) {
+        (DimKind::Sweep, None) => out.extend([Value::Null, Value::Null]),
+        (_, None) => out.push(Value::Null),
+        (_, Some(DimValue::Text(text))) => out.push(Value::Text(text)),
+        (_, Some(DimValue::Bytes(n) | DimValue::Count(n))) => out.push(Value::Integer(n as i64)),
+        (_, Some(DimValue::Sweep(parameter, value))) => {
+            out.extend([Value::Text(parameter), Value::Real(value)])
+        }
+    }
+}
+
+/// Reads a dimension from its columns, starting at `at`, into `dims`; returns the next column.
+fn dim_from_sql(
+    dim: Dim,
+    row: &rusqlite::Row<'_>,
+    at: usize,
+    dims: &mut Dims,
+) -> rusqlite::Result<usize> {
+    let value = match dim.kind() {
+        DimKind::Text => row.get::<_, Option<String>>(at)?.map(DimValue::Text),
+        DimKind::Bytes => row
+            .get::<_, Option<i64>>(at)?
+            .map(|n| DimValue::Bytes(n as u64)),
+        DimKind::Count => row
+            .get::<_, Option<i64>>(at)?
+            .map(|n| DimValue::Count(n as u64)),
+        DimKind::Sweep => {
+            let point = match (row.get::<_, Option<String>>(at)?, row.get(at + 1)?) {
+                (Some(parameter), Some(value)) => Some(DimValue::Sweep(parameter, value)),
+                _ => None,
+            };
+            if let Some(value) = point {
+                dim.set(dims, value);
+            }
+            return Ok(at + 2);
+        }
+    };
+    if let Some(value) = value {
+        dim.set(dims, value);
+    }
+    Ok(at + 1)
+}
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -555,14 +697,9 @@ fn schemas() -> &'static [Schema] {
     SCHEMAS.get_or_init(|| {
         let mut conn = Connection::open_in_memory().expect("an in-memory database");
         let mut all = vec![Schema::new()];
-        for steps in MIGRATIONS {
+        for version in 1..=SCHEMA_VERSION {
             let tx = conn.transaction().expect("a transaction in memory");
-            for step in *steps {
-                match step {
-                    Step::Sql(sql) => tx.execute_batch(sql).expect("the migrations apply"),
-                    Step::Rust(convert) => convert(&tx).expect("the migrations apply"),
-                }
-            }
+            migrate_to(&tx, version).expect("the migrations apply");
             tx.commit().expect("the migrations apply");
             all.push(schema_of(&conn).expect("the schema reads"));
         }
@@ -844,13 +981,8 @@ impl Store {
             // Another process migrated it meanwhile.
             return Ok(());
         }
-        for steps in MIGRATIONS.iter().skip(found as usize) {
-            for step in *steps {
-                match step {
-                    Step::Sql(sql) => tx.execute_batch(sql)?,
-                    Step::Rust(convert) => convert(&tx)?,
-                }
-            }
+        for version in found + 1..=SCHEMA_VERSION {
+            migrate_to(&tx, version)?;
         }
         let broken: Option<String> = tx
             .query_row("PRAGMA foreign_key_check", [], |row| row.get(0))
@@ -1170,36 +1302,24 @@ impl Store {
 
     /// A sample's results in the order the workload produced them, measurements in theirs.
     pub fn results(&self, sample_id: i64) -> Result<Vec<ResultRecord>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT position, phase, operation, file_size_bytes, record_size_bytes, threads,
-                    client, step, sweep_parameter, sweep_value, attributes_json, bins_json,
-                    engine, iodepth
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT position, attributes_json, bins_json, {}
              FROM results WHERE sample_id = ?1 ORDER BY position",
-        )?;
+            dims_sql()
+        ))?;
         let mut positions = Vec::new();
         let mut records = Vec::new();
         let rows = stmt.query_map(params![sample_id], |row| {
-            let int = |i: usize| row.get::<_, Option<i64>>(i).map(|v| v.map(|v| v as u64));
-            let sweep = match (row.get::<_, Option<String>>(8)?, row.get(9)?) {
-                (Some(parameter), Some(value)) => Some(Sweep { parameter, value }),
-                _ => None,
-            };
+            let mut dims = Dims::default();
+            let mut at = 3;
+            for dim in Dim::ALL {
+                at = dim_from_sql(dim, row, at, &mut dims)?;
+            }
             Ok((
                 row.get::<_, i64>(0)?,
-                Dims {
-                    phase: row.get(1)?,
-                    operation: row.get(2)?,
-                    file_size_bytes: int(3)?,
-                    record_size_bytes: int(4)?,
-                    threads: int(5)?,
-                    client: int(6)?,
-                    step: row.get(7)?,
-                    engine: row.get(12)?,
-                    iodepth: int(13)?,
-                    sweep,
-                },
-                row.get::<_, String>(10)?,
-                row.get::<_, Option<String>>(11)?,
+                dims,
+                row.get::<_, String>(1)?,
+                row.get::<_, Option<String>>(2)?,
             ))
         })?;
         for row in rows {
@@ -1251,33 +1371,31 @@ fn insert_results(
     results: &[ResultRecord],
     first_position: usize,
 ) -> Result<()> {
-    let mut result = tx.prepare_cached(
-        "INSERT INTO results (sample_id, position, workload, phase, operation, file_size_bytes,
-                              record_size_bytes, threads, client, step, sweep_parameter,
-                              sweep_value, attributes_json, bins_json, engine, iodepth)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-    )?;
+    let columns = 5 + Dim::ALL
+        .into_iter()
+        .map(|d| dim_columns(d).len())
+        .sum::<usize>();
+    let mut result = tx.prepare_cached(&format!(
+        "INSERT INTO results (sample_id, position, workload, attributes_json, bins_json, {})
+         VALUES ({})",
+        dims_sql(),
+        (1..=columns)
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))?;
     for (position, r) in (first_position..).zip(results) {
-        let d = &r.dims;
-        let int = |v: Option<u64>| v.map(|v| v as i64);
-        result.execute(params![
-            sample_id,
-            position as i64,
-            workload,
-            d.phase,
-            d.operation,
-            int(d.file_size_bytes),
-            int(d.record_size_bytes),
-            int(d.threads),
-            int(d.client),
-            d.step,
-            d.sweep.as_ref().map(|s| &s.parameter),
-            d.sweep.as_ref().map(|s| s.value),
-            serde_json::to_string(&r.attributes)?,
-            bins_json(r)?,
-            d.engine,
-            int(d.iodepth),
-        ])?;
+        let mut values = vec![
+            Value::Integer(sample_id),
+            Value::Integer(position as i64),
+            Value::Text(workload.to_string()),
+            Value::Text(serde_json::to_string(&r.attributes)?),
+            bins_json(r)?.map_or(Value::Null, Value::Text),
+        ];
+        for dim in Dim::ALL {
+            dim_to_sql(dim, &r.dims, &mut values);
+        }
+        result.execute(params_from_iter(values))?;
         insert_measurements(tx, tx.last_insert_rowid(), &r.measurements)?;
     }
     Ok(())
@@ -1419,6 +1537,64 @@ fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fsbench_model::Sweep;
+
+    /// The dimensions' columns follow their declaration: every one is a column of `results`
+    /// of its type, and the view the migrations make holds them in declaration order, as a
+    /// later dimension's generated view will.
+    #[test]
+    fn dimension_columns_follow_their_declaration() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let tx = conn.transaction().unwrap();
+        for version in 1..=SCHEMA_VERSION {
+            migrate_to(&tx, version).unwrap();
+        }
+        let columns = |table: &str| -> Vec<(String, String)> {
+            tx.prepare("SELECT name, type FROM pragma_table_info(?1) ORDER BY cid")
+                .unwrap()
+                .query_map([table], |row| Ok((row.get(0)?, row.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        let results = columns("results");
+        for dim in Dim::ALL {
+            for (column, kind) in dim_columns(dim) {
+                assert!(
+                    results.iter().any(|(c, k)| *c == column && k == kind),
+                    "{dim:?}: {column} {kind}"
+                );
+            }
+        }
+        let made: Vec<String> = columns("measurement_rows")
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        let other = Connection::open_in_memory().unwrap();
+        other
+            .execute_batch(
+                "CREATE TABLE results (id, sample_id, workload, phase, operation,
+                    file_size_bytes, record_size_bytes, threads, client, step, engine, iodepth,
+                    sweep_parameter, sweep_value);
+                 CREATE TABLE measurements (result_id, metric, value, unit, direction, main);",
+            )
+            .unwrap();
+        other
+            .execute_batch(&measurement_rows(SCHEMA_VERSION))
+            .unwrap();
+        let generated: Vec<String> = other
+            .prepare("SELECT name FROM pragma_table_info('measurement_rows') ORDER BY cid")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(made, generated);
+        assert_eq!(
+            SCHEMA_VERSION, 6,
+            "no dimension is newer than the migrations"
+        );
+    }
 
     fn new_run(store: &Store) -> i64 {
         store

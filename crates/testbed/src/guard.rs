@@ -3,8 +3,9 @@
 //! down (kill -9, a rank that mpirun killed with its job, the OOM killer). A parent that ends
 //! normally dismisses it, and it leaves without touching anything.
 
-use crate::ledger::{self, CleanupReport};
+use crate::ledger;
 use crate::system::System;
+use crate::undo::{self, CleanupReport};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -73,7 +74,7 @@ pub fn watch(
     while ledger::running(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    Some(ledger::cleanup_of(sys, work_dir, pid))
+    Some(undo::cleanup_of(sys, work_dir, pid))
 }
 
 #[cfg(test)]

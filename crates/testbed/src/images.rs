@@ -15,6 +15,8 @@
 //! removes it. One process makes images at a time (the cache's lock).
 
 use crate::aging::{self, Aged, AgingSpec, FreeSpace};
+pub use crate::copy::{copy_image, CopyInfo};
+use crate::copy::{data_ranges, open_no_follow};
 use crate::error::TargetError;
 use crate::fs::Storage;
 use crate::ledger::{Ledger, Resource};
@@ -66,16 +68,6 @@ pub struct AgedRecord {
     /// A fingerprint of the image's content (its non-zero 4 KiB blocks and where they are):
     /// a copy with the same fingerprint holds the same bytes.
     pub fingerprint: String,
-}
-
-/// How one sample's image was copied from the aged one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CopyInfo {
-    /// `reflink`, `sparse copy (copy_file_range)` or `sparse copy (read/write)`.
-    pub method: String,
-    pub elapsed_ns: u64,
-    /// Bytes of data copied (0 for a reflink, which copies none).
-    pub data_bytes: u64,
 }
 
 /// The aging part of a target's read-back: the aged image it started from, how that was
@@ -245,22 +237,6 @@ fn read_no_follow(path: &Path) -> io::Result<String> {
     Ok(text)
 }
 
-/// Opens a file of the cache for reading: never through a symlink, only a regular file.
-fn open_no_follow(path: &Path) -> io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
-    }
-    Ok(file)
-}
-
 static MADE: AtomicU64 = AtomicU64::new(0);
 
 /// Makes the entry: ages a target of its own, reads its free space, finishes it into an image
@@ -323,7 +299,7 @@ fn make(
     ));
     let info = target.finish_into(&partial);
     let failed = |why: String| {
-        let _ = crate::ledger::undo(sys, &record);
+        let _ = crate::undo::undo(sys, &record);
         TargetError::Aging(why)
     };
     if let Some(fsck) = info.fsck.as_ref().filter(|f| !f.clean) {
@@ -418,136 +394,6 @@ fn free_space(sys: &dyn System, target: &Target<'_>) -> Option<FreeSpace> {
 pub struct FreeSpaceProbe {
     pub cmd: Cmd,
     pub read: fn(&str) -> FreeSpace,
-}
-
-/// FICLONE: _IOW(0x94, 9, int).
-const FICLONE: libc::c_ulong = 0x4004_9409;
-
-/// Copies the image `from` to a new file `to` (refused when something is at `to`): a reflink
-/// where the filesystem shares blocks, else its data ranges only (`copy_file_range`, or read
-/// and write), leaving its holes holes. A failed copy leaves nothing at `to`.
-pub fn copy_image(from: &Path, to: &Path) -> io::Result<CopyInfo> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let started = std::time::Instant::now();
-    let source = open_no_follow(from)?;
-    let len = source.metadata()?.len();
-    let target = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(to)?;
-    let copied = (|| {
-        // SAFETY: FICLONE takes the source descriptor; both are open files of this function.
-        let rc = unsafe { libc::ioctl(target.as_raw_fd(), FICLONE as _, source.as_raw_fd()) };
-        if rc == 0 {
-            return Ok(("reflink", 0));
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EOPNOTSUPP | libc::EXDEV | libc::EINVAL | libc::ENOTTY | libc::ENOSYS) => {}
-            _ => return Err(e),
-        }
-        target.set_len(len)?;
-        sparse_copy(&source, &target, len)
-    })();
-    match copied {
-        Ok((method, data_bytes)) => Ok(CopyInfo {
-            method: method.to_string(),
-            elapsed_ns: started.elapsed().as_nanos() as u64,
-            data_bytes,
-        }),
-        Err(e) => {
-            drop(target);
-            let _ = std::fs::remove_file(to);
-            Err(e)
-        }
-    }
-}
-
-/// The data ranges of `source` (SEEK_DATA to SEEK_HOLE), each copied at its offset.
-fn data_ranges(source: &std::fs::File, len: u64) -> io::Result<Vec<(u64, u64)>> {
-    use std::os::fd::AsRawFd;
-    let fd = source.as_raw_fd();
-    let mut ranges = Vec::new();
-    let mut offset = 0u64;
-    while offset < len {
-        // SAFETY: lseek on a descriptor the caller owns.
-        let start = unsafe { libc::lseek(fd, offset as libc::off_t, libc::SEEK_DATA) };
-        if start < 0 {
-            let e = io::Error::last_os_error();
-            return match e.raw_os_error() {
-                // No data after `offset`.
-                Some(libc::ENXIO) => Ok(ranges),
-                // A filesystem without SEEK_DATA: everything is data.
-                Some(libc::EINVAL) if offset == 0 => Ok(vec![(0, len)]),
-                _ => Err(e),
-            };
-        }
-        // SAFETY: as above.
-        let end = unsafe { libc::lseek(fd, start, libc::SEEK_HOLE) };
-        if end < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let (start, end) = (start as u64, (end as u64).min(len));
-        if end > start {
-            ranges.push((start, end));
-        }
-        offset = end.max(start + 1);
-    }
-    Ok(ranges)
-}
-
-fn sparse_copy(
-    source: &std::fs::File,
-    target: &std::fs::File,
-    len: u64,
-) -> io::Result<(&'static str, u64)> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::FileExt;
-    let mut method = "sparse copy (copy_file_range)";
-    let mut data = 0;
-    let mut buf = Vec::new();
-    for (start, end) in data_ranges(source, len)? {
-        let mut at = start;
-        while at < end && method.contains("copy_file_range") {
-            let (mut off_in, mut off_out) = (at as libc::loff_t, at as libc::loff_t);
-            // SAFETY: both descriptors are open; the offsets are this function's.
-            let n = unsafe {
-                libc::copy_file_range(
-                    source.as_raw_fd(),
-                    &mut off_in,
-                    target.as_raw_fd(),
-                    &mut off_out,
-                    (end - at) as usize,
-                    0,
-                )
-            };
-            if n > 0 {
-                at += n as u64;
-                continue;
-            }
-            let e = io::Error::last_os_error();
-            match (n, e.raw_os_error()) {
-                (0, _) => break,
-                (_, Some(libc::EXDEV | libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL)) => {
-                    method = "sparse copy (read/write)"
-                }
-                _ => return Err(e),
-            }
-        }
-        if at < end {
-            buf.resize(1 << 20, 0);
-            while at < end {
-                let n = ((end - at) as usize).min(buf.len());
-                source.read_exact_at(&mut buf[..n], at)?;
-                target.write_all_at(&buf[..n], at)?;
-                at += n as u64;
-            }
-        }
-        data += end - start;
-    }
-    Ok((method, data))
 }
 
 /// A fingerprint of the content of the file at `path`: every non-zero 4 KiB block with its

@@ -12,17 +12,21 @@
 //!   target (md under any filesystem, or the filesystem's own).
 //! - [`target`]: [`Target::prepare`] and [`Target::finish`], the lifecycle.
 //! - [`ledger`]: what was made, persisted so `fsbench cleanup` can undo a killed run;
-//!   [`guard`]: a process that does so by itself when its parent is killed.
+//!   [`undo`]: undoing it (above every resource's module), on teardown and for `fsbench
+//!   cleanup`; [`guard`]: a process that does so by itself when its parent is killed.
 //! - [`cgroup`]: the processes of one sample, kept together so they end together (a cgroup,
 //!   with a platform's CPU quota); [`scratch`]: a sample's own directory in a user's one.
 //! - [`aging`]: a filesystem aged to a fill level and fragmentation; [`images`]: the aged
 //!   image made once per configuration and copied for each sample.
-//! - [`scheduler`], [`cache`], [`loopdev`], [`disk`]: the pieces.
+//! - [`scheduler`], [`cache`], [`disk`]: the pieces; [`loopdev`] (loop ioctls), [`copy`] (an
+//!   image copied sparse or by reflink) and `pagecache` (eviction, residency): what
+//!   [`RealSystem`] does by system call, below [`system`], importing nothing of the crate.
 
 pub mod aging;
 pub mod array;
 pub mod cache;
 pub mod cgroup;
+pub mod copy;
 pub mod device;
 pub mod disk;
 pub mod error;
@@ -31,11 +35,13 @@ pub mod guard;
 pub mod images;
 pub mod ledger;
 pub mod loopdev;
+mod pagecache;
 pub mod scheduler;
 pub mod scratch;
 pub mod stack;
 pub mod system;
 pub mod target;
+pub mod undo;
 
 pub use cache::CachePolicy;
 pub use device::DeviceSpec;

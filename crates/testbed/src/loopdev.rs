@@ -7,12 +7,22 @@
 //! killed fsbench leaves at most a mount behind, and the device frees itself once that is
 //! unmounted (`fsbench cleanup`).
 
-use crate::system::{LoopDevice, System};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// An attached loop device. The real one holds an open descriptor: the device is attached with
+/// autoclear, so the kernel detaches it by itself once fsbench and every mount let go of it, even
+/// if fsbench is killed.
+#[derive(Debug)]
+pub struct LoopDevice {
+    pub path: PathBuf,
+    pub backing_file: PathBuf,
+    pub direct_io: bool,
+    pub(crate) holder: Option<OwnedFd>,
+}
 
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
@@ -135,14 +145,6 @@ pub fn detach(device: LoopDevice) -> io::Result<()> {
     Ok(())
 }
 
-/// The backing file of a loop device, from sysfs (None when not attached).
-pub fn backing_file(sys: &dyn System, device: &Path) -> Option<PathBuf> {
-    let name = device.file_name()?.to_str()?;
-    let path = PathBuf::from(format!("/sys/block/{name}/loop/backing_file"));
-    let text = sys.read_file(&path).ok()?;
-    Some(PathBuf::from(text.trim().trim_end_matches(" (deleted)")))
-}
-
 /// What a loop device's data is in, as the kernel identifies it: unlike the path sysfs shows,
 /// it stays true when the file is renamed, deleted or in another mount namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,13 +214,4 @@ fn backing_by_path(device: &Path) -> io::Result<Option<Backing>> {
             inode: meta.ino(),
         }
     }))
-}
-
-/// Whether the loop device is attached with direct I/O, as the kernel reports it (sysfs).
-pub fn uses_direct_io(sys: &dyn System, device: &Path) -> Option<bool> {
-    let name = device.file_name()?.to_str()?;
-    let text = sys
-        .read_file(&PathBuf::from(format!("/sys/block/{name}/loop/dio")))
-        .ok()?;
-    Some(text.trim() == "1")
 }

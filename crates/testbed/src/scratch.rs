@@ -237,7 +237,7 @@ mod tests {
             "still on record"
         );
         drop(mounted);
-        assert!(crate::ledger::undo(&RealSystem, &record)
+        assert!(crate::undo::undo(&RealSystem, &record)
             .unwrap()
             .starts_with("removed"));
         assert_eq!(std::fs::read_dir(user.path()).unwrap().count(), 0);

@@ -101,16 +101,7 @@ impl CmdOutput {
     }
 }
 
-/// An attached loop device. The real one holds an open descriptor: the device is attached with
-/// autoclear, so the kernel detaches it by itself once fsbench and every mount let go of it, even
-/// if fsbench is killed.
-#[derive(Debug)]
-pub struct LoopDevice {
-    pub path: PathBuf,
-    pub backing_file: PathBuf,
-    pub direct_io: bool,
-    pub(crate) holder: Option<OwnedFd>,
-}
+pub use crate::loopdev::LoopDevice;
 
 /// Every side effect fsbench has on the host.
 pub trait System: Send + Sync {
@@ -132,8 +123,8 @@ pub trait System: Send + Sync {
     /// Creates a sparse file of `size` bytes (fails if it exists, or a symlink is at `path`).
     fn create_sparse_file(&self, path: &Path, size: u64) -> io::Result<()>;
     /// Copies the image `from` to a new file `to` (fails if something is at `to`): a reflink
-    /// where the filesystem allows, else a sparse copy (`crate::images::copy_image`).
-    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::images::CopyInfo>;
+    /// where the filesystem allows, else a sparse copy (`crate::copy::copy_image`).
+    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::copy::CopyInfo>;
     fn remove_file(&self, path: &Path) -> io::Result<()>;
     /// rename(2): replaces `to` atomically.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
@@ -163,6 +154,23 @@ pub trait System: Send + Sync {
     /// held (released when dropped, or when the process dies, even by SIGKILL), None when
     /// another process holds it.
     fn try_lock(&self, path: &Path) -> io::Result<Option<HostLock>>;
+
+    /// The backing file of a loop device, from sysfs (None when not attached).
+    fn loop_backing_file(&self, device: &Path) -> Option<PathBuf> {
+        let name = device.file_name()?.to_str()?;
+        let path = PathBuf::from(format!("/sys/block/{name}/loop/backing_file"));
+        let text = self.read_file(&path).ok()?;
+        Some(PathBuf::from(text.trim().trim_end_matches(" (deleted)")))
+    }
+
+    /// Whether the loop device is attached with direct I/O, as the kernel reports it (sysfs).
+    fn loop_direct_io(&self, device: &Path) -> Option<bool> {
+        let name = device.file_name()?.to_str()?;
+        let text = self
+            .read_file(&PathBuf::from(format!("/sys/block/{name}/loop/dio")))
+            .ok()?;
+        Some(text.trim() == "1")
+    }
 }
 
 /// A lock shared with the other processes of the host (flock(2)); released on drop.
@@ -286,8 +294,8 @@ impl System for RealSystem {
         })
     }
 
-    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::images::CopyInfo> {
-        crate::images::copy_image(from, to)
+    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::copy::CopyInfo> {
+        crate::copy::copy_image(from, to)
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
@@ -312,11 +320,11 @@ impl System for RealSystem {
     }
 
     fn evict(&self, path: &Path, offset: u64, len: u64) -> io::Result<()> {
-        crate::cache::real::evict(path, offset, len)
+        crate::pagecache::evict(path, offset, len)
     }
 
     fn resident(&self, path: &Path, offset: u64, len: u64) -> io::Result<f64> {
-        crate::cache::real::resident(path, offset, len)
+        crate::pagecache::resident(path, offset, len)
     }
 
     fn block_device_number(&self, path: &Path) -> io::Result<Option<(u32, u32)>> {
@@ -627,9 +635,9 @@ impl System for RecordingSystem {
         Ok(())
     }
 
-    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::images::CopyInfo> {
+    fn copy_image(&self, from: &Path, to: &Path) -> io::Result<crate::copy::CopyInfo> {
         self.record(format!("copy {} {}", from.display(), to.display()));
-        Ok(crate::images::CopyInfo {
+        Ok(crate::copy::CopyInfo {
             method: "reflink".into(),
             elapsed_ns: 0,
             data_bytes: 0,

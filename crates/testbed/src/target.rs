@@ -21,9 +21,10 @@ use crate::cache::{parse_meminfo, CachePolicy, CacheReached};
 use crate::device::{self, DeviceSpec};
 use crate::error::TargetError;
 use crate::fs::{self, CheckPoint, Filesystem, Storage};
-use crate::ledger::{self, Ledger, Resource};
+use crate::ledger::{Ledger, Resource};
 use crate::scheduler;
 use crate::system::{Cmd, CmdOutput, HostLock, LoopDevice, System};
+use crate::undo;
 use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::human_bytes;
 use serde::Serialize;
@@ -212,10 +213,7 @@ impl TargetBuilder {
 /// directory such as /var/tmp, where any local user could make it first.
 pub const DEFAULT_WORK_DIR: &str = "/var/lib/fsbench/work";
 
-/// The state directory under a work directory.
-pub fn state_dir(work_dir: &Path) -> PathBuf {
-    work_dir.join("state")
-}
+pub use crate::ledger::state_dir;
 
 /// Makes the work directory and its state directory where missing, and checks that nobody but
 /// root can change them or a directory leading to them (refused otherwise, saying how to fix
@@ -705,7 +703,8 @@ impl<'s> Target<'s> {
                     size_bytes: size * u64::from(count),
                     disk: crate::disk::disk_of_file(&image)
                         .map(|dir| crate::disk::identity(sys, &dir)),
-                    loop_direct_io: crate::loopdev::uses_direct_io(sys, &first.path)
+                    loop_direct_io: sys
+                        .loop_direct_io(&first.path)
                         .or(Some(self.spec.loop_direct_io)),
                     image: Some(image),
                     array: None,
@@ -1356,7 +1355,7 @@ impl<'s> Target<'s> {
                             .map(|_| format!("detached {}", path.display()))
                             .map_err(|e| format!("cannot detach {}: {e}", path.display()))
                     }
-                    None => ledger::undo(sys, &resource),
+                    None => undo::undo(sys, &resource),
                 },
                 Resource::Image { path } if self.keep_image.is_some() => {
                     let keep = self.keep_image.take().expect("checked");
@@ -1364,7 +1363,7 @@ impl<'s> Target<'s> {
                         .map(|()| format!("kept {} as {}", path.display(), keep.display()))
                         .map_err(|e| format!("cannot keep {}: {e}", path.display()))
                 }
-                other => ledger::undo(sys, other),
+                other => undo::undo(sys, other),
             };
             let unmounted = holds_fs && result.is_ok();
             match result {

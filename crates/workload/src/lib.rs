@@ -55,7 +55,7 @@ pub mod writeback;
 pub use control::StopFlag;
 pub use error::WorkloadError;
 pub use harness::Harness;
-pub use workload::{Apply, Context, End, Sink, Workload};
+pub use workload::{Apply, ApplyKind, Context, End, Sink, Workload};
 
 workload::workloads! {
     Matrix(matrix::MatrixSettings),

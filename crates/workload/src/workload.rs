@@ -431,8 +431,10 @@ pub fn check_directory(dir: &Path) -> Result<(), WorkloadError> {
 }
 
 /// Generates [`WorkloadSettings`](crate::WorkloadSettings), the one enum of every workload's
-/// settings (serde-tagged by `kind`), with dispatch by kind for plans, the command line and
-/// [`Apply`]. Invoked once, in `lib.rs`.
+/// settings (serde-tagged by `kind`), with what needs its variants: its constructors (from a
+/// plan's table, from parsed flags, the defaults) and the registry's one dispatch, by value
+/// ([`Apply`]) and by kind ([`ApplyKind`]). Everything else asked of a workload is a visitor
+/// below, through that dispatch. Invoked once, in `lib.rs`.
 macro_rules! workloads {
     ($($variant:ident($settings:ty)),+ $(,)?) => {
         /// Any workload's settings, tagged by its kind: a plan's workload, a stored case's
@@ -447,17 +449,20 @@ macro_rules! workloads {
         pub const KINDS: &[&str] = &[$(<$settings as $crate::workload::Workload>::KIND),+];
 
         impl WorkloadSettings {
-            pub fn kind(&self) -> &'static str {
-                match self {
-                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::KIND),+
-                }
-            }
-
             /// Runs `action` on the settings, whatever their type.
             pub fn apply<A: $crate::workload::Apply>(&self, action: A) -> A::Out {
                 match self {
                     $(WorkloadSettings::$variant(settings) => action.apply(settings)),+
                 }
+            }
+
+            /// Runs `action` on the settings type of the workload of `kind` (what a stored
+            /// case or a command line names); None for an unknown kind.
+            pub fn apply_kind<A: $crate::workload::ApplyKind>(kind: &str, action: A) -> Option<A::Out> {
+                $(if kind == <$settings as $crate::workload::Workload>::KIND {
+                    return Some(action.apply::<$settings>());
+                })+
+                None
             }
 
             /// The settings of `kind` from a plan's table (without `kind`); None for an unknown
@@ -472,20 +477,6 @@ macro_rules! workloads {
                 None
             }
 
-            /// One command per workload, its flags from the settings type after the ones
-            /// `common` adds (directory, target, exports).
-            pub fn commands(common: impl Fn(clap::Command) -> clap::Command) -> Vec<clap::Command> {
-                vec![$({
-                    type W = $settings;
-                    let command = clap::Command::new(<W as $crate::workload::Workload>::KIND);
-                    // After the settings' flags: clap takes the settings type's doc comment
-                    // for the command's help otherwise.
-                    <W as clap::Args>::augment_args(common(command))
-                        .about(<W as $crate::workload::Workload>::ABOUT)
-                        .long_about(<W as $crate::workload::Workload>::LONG_ABOUT)
-                }),+]
-            }
-
             /// The settings of the command `kind` from its parsed flags; None for an unknown kind.
             pub fn from_matches(
                 kind: &str,
@@ -497,86 +488,6 @@ macro_rules! workloads {
                 None
             }
 
-            /// The category the workload of `kind` ranks in; None for one that measures the
-            /// harness, or an unknown kind.
-            pub fn category_of(kind: &str) -> Option<fsbench_model::Category> {
-                $(if kind == <$settings as $crate::workload::Workload>::KIND {
-                    return <$settings as $crate::workload::Workload>::CATEGORY;
-                })+
-                None
-            }
-
-            /// The grid the results of the workload of `kind` lay out as (the matrix's iozone
-            /// blocks); None for one without a grid, or an unknown kind. A stored case has
-            /// its kind, not its settings: reports ask by kind.
-            pub fn grid_of(kind: &str) -> Option<$crate::workload::GridView> {
-                $(if kind == <$settings as $crate::workload::Workload>::KIND {
-                    return <$settings as $crate::workload::Workload>::grid();
-                })+
-                None
-            }
-
-            /// The figures a table of the workload of `kind` shows, in order; empty for one
-            /// that names none (every figure with a direction), or an unknown kind.
-            pub fn table_columns_of(kind: &str) -> &'static [&'static str] {
-                $(if kind == <$settings as $crate::workload::Workload>::KIND {
-                    return <$settings as $crate::workload::Workload>::table_columns();
-                })+
-                &[]
-            }
-
-            /// The step the figure `metric` of the workload of `kind` is counted in, when it is
-            /// coarser than the clock ([`Workload::resolution`]); None for the others, or an
-            /// unknown kind.
-            pub fn resolution_of(kind: &str, metric: &str) -> Option<f64> {
-                $(if kind == <$settings as $crate::workload::Workload>::KIND {
-                    return <$settings as $crate::workload::Workload>::resolution(metric);
-                })+
-                None
-            }
-
-            /// Why the workload cannot run as the ranks of an MPI job, when it cannot.
-            pub fn not_as_ranks(&self) -> Option<&'static str> {
-                match self {
-                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::NOT_AS_RANKS),+
-                }
-            }
-
-            /// Whether the workload can run on a bare block device (the `raw` baseline).
-            pub fn on_device(&self) -> bool {
-                match self {
-                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::ON_DEVICE),+
-                }
-            }
-
-            /// Whether the workload honours the cache policy `cache`.
-            pub fn honours(&self, cache: fsbench_model::CachePolicy) -> bool {
-                match self {
-                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::CACHE_POLICIES.contains(&cache)),+
-                }
-            }
-
-            /// The grid of the workload's results, if it has one.
-            pub fn grid(&self) -> Option<$crate::workload::GridView> {
-                match self {
-                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::grid()),+
-                }
-            }
-
-            /// The figures a one-run table shows on the terminal.
-            pub fn table_columns(&self) -> &'static [&'static str] {
-                match self {
-                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::table_columns()),+
-                }
-            }
-
-            /// The filesystem check after a run as a result, for workloads that report it.
-            pub fn check_result(&self, command: &str, elapsed_ns: u64) -> Option<fsbench_model::ResultRecord> {
-                match self {
-                    $(WorkloadSettings::$variant(_) => <$settings as $crate::workload::Workload>::check_result(command, elapsed_ns)),+
-                }
-            }
-
             /// Every workload's default settings (for guard tests and docs).
             pub fn defaults() -> Vec<WorkloadSettings> {
                 vec![$(WorkloadSettings::$variant(<$settings>::default())),+]
@@ -585,6 +496,195 @@ macro_rules! workloads {
     };
 }
 pub(crate) use workloads;
+
+/// Something to do with a workload's type, given its kind alone (a stored case has its kind,
+/// not its settings: reports ask by kind): its constants and its associated functions.
+pub trait ApplyKind {
+    type Out;
+    fn apply<W: Workload>(self) -> Self::Out;
+}
+
+/// Any question of a workload's type ([`ApplyKind`]) asked of its settings.
+pub struct OfType<A>(pub A);
+impl<A: ApplyKind> Apply for OfType<A> {
+    type Out = A::Out;
+    fn apply<W: Workload>(self, _: &W) -> A::Out {
+        self.0.apply::<W>()
+    }
+}
+
+/// What the registry is asked of every workload, each a question of one workload through
+/// its one dispatch.
+impl crate::WorkloadSettings {
+    pub fn kind(&self) -> &'static str {
+        self.apply(OfType(Kind))
+    }
+
+    /// One command per workload, its flags from the settings type after the ones `common`
+    /// adds (directory, target, exports).
+    pub fn commands(common: impl Fn(clap::Command) -> clap::Command) -> Vec<clap::Command> {
+        crate::KINDS
+            .iter()
+            .filter_map(|kind| Self::apply_kind(kind, CommandOf(&common)))
+            .collect()
+    }
+
+    /// The category the workload of `kind` ranks in; None for one that measures the harness,
+    /// or an unknown kind.
+    pub fn category_of(kind: &str) -> Option<Category> {
+        Self::apply_kind(kind, CategoryOf).flatten()
+    }
+
+    /// The grid the results of the workload of `kind` lay out as (the matrix's iozone
+    /// blocks); None for one without a grid, or an unknown kind.
+    pub fn grid_of(kind: &str) -> Option<GridView> {
+        Self::apply_kind(kind, GridOf).flatten()
+    }
+
+    /// The figures a table of the workload of `kind` shows, in order; empty for one that
+    /// names none (every figure with a direction), or an unknown kind.
+    pub fn table_columns_of(kind: &str) -> &'static [&'static str] {
+        Self::apply_kind(kind, TableColumnsOf).unwrap_or(&[])
+    }
+
+    /// The step the figure `metric` of the workload of `kind` is counted in, when it is
+    /// coarser than the clock ([`Workload::resolution`]); None for the others, or an unknown
+    /// kind.
+    pub fn resolution_of(kind: &str, metric: &str) -> Option<f64> {
+        Self::apply_kind(kind, ResolutionOf(metric)).flatten()
+    }
+
+    /// Why the workload cannot run as the ranks of an MPI job, when it cannot.
+    pub fn not_as_ranks(&self) -> Option<&'static str> {
+        self.apply(OfType(NotAsRanks))
+    }
+
+    /// Whether the workload can run on a bare block device (the `raw` baseline).
+    pub fn on_device(&self) -> bool {
+        self.apply(OfType(OnDevice))
+    }
+
+    /// Whether the workload honours the cache policy `cache`.
+    pub fn honours(&self, cache: CachePolicy) -> bool {
+        self.apply(OfType(Honours(cache)))
+    }
+
+    /// The grid of the workload's results, if it has one.
+    pub fn grid(&self) -> Option<GridView> {
+        self.apply(OfType(GridOf))
+    }
+
+    /// The figures a one-run table shows on the terminal.
+    pub fn table_columns(&self) -> &'static [&'static str] {
+        self.apply(OfType(TableColumnsOf))
+    }
+
+    /// The filesystem check after a run as a result, for workloads that report it.
+    pub fn check_result(&self, command: &str, elapsed_ns: u64) -> Option<ResultRecord> {
+        self.apply(OfType(CheckResult {
+            command,
+            elapsed_ns,
+        }))
+    }
+}
+
+/// A workload's kind.
+pub struct Kind;
+impl ApplyKind for Kind {
+    type Out = &'static str;
+    fn apply<W: Workload>(self) -> &'static str {
+        W::KIND
+    }
+}
+
+/// A workload's command, its flags after the ones the closure adds.
+pub struct CommandOf<'a, F>(pub &'a F);
+impl<F: Fn(clap::Command) -> clap::Command> ApplyKind for CommandOf<'_, F> {
+    type Out = clap::Command;
+    fn apply<W: Workload>(self) -> clap::Command {
+        let command = clap::Command::new(W::KIND);
+        // After the settings' flags: clap takes the settings type's doc comment for the
+        // command's help otherwise.
+        W::augment_args((self.0)(command))
+            .about(W::ABOUT)
+            .long_about(W::LONG_ABOUT)
+    }
+}
+
+/// What a workload's figures rank among.
+pub struct CategoryOf;
+impl ApplyKind for CategoryOf {
+    type Out = Option<Category>;
+    fn apply<W: Workload>(self) -> Self::Out {
+        W::CATEGORY
+    }
+}
+
+/// The grid a workload's results lay out as.
+pub struct GridOf;
+impl ApplyKind for GridOf {
+    type Out = Option<GridView>;
+    fn apply<W: Workload>(self) -> Self::Out {
+        W::grid()
+    }
+}
+
+/// The figures a workload's table shows.
+pub struct TableColumnsOf;
+impl ApplyKind for TableColumnsOf {
+    type Out = &'static [&'static str];
+    fn apply<W: Workload>(self) -> Self::Out {
+        W::table_columns()
+    }
+}
+
+/// The step a workload's figure is counted in.
+pub struct ResolutionOf<'a>(pub &'a str);
+impl ApplyKind for ResolutionOf<'_> {
+    type Out = Option<f64>;
+    fn apply<W: Workload>(self) -> Self::Out {
+        W::resolution(self.0)
+    }
+}
+
+/// Why a workload cannot run as ranks.
+pub struct NotAsRanks;
+impl ApplyKind for NotAsRanks {
+    type Out = Option<&'static str>;
+    fn apply<W: Workload>(self) -> Self::Out {
+        W::NOT_AS_RANKS
+    }
+}
+
+/// Whether a workload runs on a bare device.
+pub struct OnDevice;
+impl ApplyKind for OnDevice {
+    type Out = bool;
+    fn apply<W: Workload>(self) -> bool {
+        W::ON_DEVICE
+    }
+}
+
+/// Whether a workload honours a cache policy.
+pub struct Honours(pub CachePolicy);
+impl ApplyKind for Honours {
+    type Out = bool;
+    fn apply<W: Workload>(self) -> bool {
+        W::CACHE_POLICIES.contains(&self.0)
+    }
+}
+
+/// The filesystem check after a run, as a workload reports it.
+pub struct CheckResult<'a> {
+    pub command: &'a str,
+    pub elapsed_ns: u64,
+}
+impl ApplyKind for CheckResult<'_> {
+    type Out = Option<ResultRecord>;
+    fn apply<W: Workload>(self) -> Self::Out {
+        W::check_result(self.command, self.elapsed_ns)
+    }
+}
 
 /// Validates any workload's settings.
 pub struct Check<'a>(pub &'a Context);

@@ -12,11 +12,11 @@ use fsbench_measure::units::human_bytes;
 use fsbench_report::terminal::{printable, printable_path};
 use fsbench_testbed::target::state_dir;
 use fsbench_testbed::RealSystem;
-use fsbench_testbed::{images, ledger};
+use fsbench_testbed::{images, undo};
 
 pub fn run(args: CleanupArgs) -> Result<i32, Failure> {
     let dir = state_dir(&args.work.work_dir);
-    let mut report = ledger::cleanup(&RealSystem, &args.work.work_dir);
+    let mut report = undo::cleanup(&RealSystem, &args.work.work_dir);
     if let Some(refused) = report.refused {
         return Err(Failure::usage(anyhow!("{}", printable(&refused))));
     }
