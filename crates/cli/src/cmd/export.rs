@@ -6,23 +6,24 @@ use crate::cli::ExportArgs;
 use crate::exit::{self, Failure};
 use crate::outfile::{distinct, write_file, Origin};
 use anyhow::anyhow;
-use fsbench_report::{Csv, Exporter, Json, ReportModel, SeriesCsv};
+use fsbench_report::standings::Options;
+use fsbench_report::{Csv, Exporter, Findings, Json, ReportModel, SeriesCsv};
 use fsbench_store::{Store, StoreError};
 use std::path::Path;
 
-/// Writes `model` through `exporter` to a file the user named (whole, or the old file is
+/// Writes `findings` through `exporter` to a file the user named (whole, or the old file is
 /// kept: crate::outfile), or to standard output for `-`.
-pub fn write_to(path: &Path, exporter: &dyn Exporter, model: &ReportModel) -> Result<(), Failure> {
-    write_file(path, Origin::User, |out| exporter.write(model, out))
+pub fn write_to(path: &Path, exporter: &dyn Exporter, findings: &Findings) -> Result<(), Failure> {
+    write_file(path, Origin::User, |out| exporter.render(findings, out))
 }
 
-/// Writes every output, each tried even when one before it failed (a full disk at the XLSX
-/// still gives the Markdown).
-pub fn write_all(outputs: &[(&Path, &dyn Exporter)], model: &ReportModel) -> Result<(), Failure> {
+/// Writes every output from the same findings (found once), each tried even when one before
+/// it failed (a full disk at the XLSX still gives the Markdown).
+pub fn write_all(outputs: &[(&Path, &dyn Exporter)], findings: &Findings) -> Result<(), Failure> {
     exit::all_of(
         outputs
             .iter()
-            .map(|(path, exporter)| write_to(path, *exporter, model)),
+            .map(|(path, exporter)| write_to(path, *exporter, findings)),
     )
 }
 
@@ -61,6 +62,6 @@ pub fn run(args: ExportArgs) -> Result<i32, Failure> {
     .into_iter()
     .flatten()
     .collect();
-    write_all(&outputs, &model)?;
+    write_all(&outputs, &Findings::new(&model, &Options::default()))?;
     Ok(exit::OK)
 }

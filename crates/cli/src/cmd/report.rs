@@ -13,7 +13,7 @@ use fsbench_report::over_time::{self, SeriesChoice};
 use fsbench_report::standings::{Category, Options};
 use fsbench_report::terminal::printable;
 use fsbench_report::versus::{changes, Change};
-use fsbench_report::{Exporter, Html, Markdown, ReportModel, Xlsx};
+use fsbench_report::{Exporter, Findings, Html, Markdown, ReportModel, Xlsx};
 use fsbench_store::{Store, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -97,7 +97,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         options: options.clone(),
     };
     let html = Html {
-        options,
+        options: options.clone(),
         changes: Vec::new(),
         series,
     };
@@ -114,7 +114,9 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     .into_iter()
     .flatten()
     .collect();
-    write_all(&outputs, &model)?;
+    // Found once, with the command's baseline and weights, for every output.
+    let findings = Findings::new(&model, &options);
+    write_all(&outputs, &findings)?;
     Ok(exit::OK)
 }
 
@@ -195,7 +197,7 @@ pub fn compare(args: CompareArgs) -> Result<i32, Failure> {
             changes: found.clone(),
             ..Html::default()
         };
-        write_to(path, &html, &model)?;
+        write_to(path, &html, &Findings::new(&model, &html.options()))?;
     }
     if let Some(pct) = args.fail_on_regression {
         let regressions: Vec<&Change> = found.iter().filter(|c| c.is_regression(pct)).collect();

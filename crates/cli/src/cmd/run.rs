@@ -440,7 +440,14 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     };
     run.finish(status).map_err(Failure::failed)?;
     let (plan, store) = (run.plan(), run.store());
-    let model = ReportModel::load(store, &[run_id]).map_err(Failure::failed)?;
+    let mut model = ReportModel::load(store, &[run_id]).map_err(Failure::failed)?;
+    // The report draws each workload and configuration's representative repetition over time;
+    // a store that cannot give the series costs only the HTML report (the run is stored).
+    let series = fsbench_report::over_time::SeriesChoice::Representative;
+    let series_loaded =
+        fsbench_report::over_time::load(&mut model, store, series).map_err(Failure::failed);
+    // What the terminal and the HTML report say is found once.
+    let findings = fsbench_report::Findings::new(&model, &Default::default());
     if !quiet {
         if plan.scale < 1.0 {
             say!(
@@ -455,7 +462,7 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
             all_metrics: false,
             ranking: true,
         };
-        let written = summary.write(&model, &mut stdout);
+        let written = summary.render(&findings, &mut stdout);
         if let Err(e) = written {
             if e.kind() != std::io::ErrorKind::BrokenPipe {
                 return Err(Failure::failed(anyhow!("cannot write the summary: {e}")));
@@ -467,20 +474,15 @@ fn run_as(args: RunArgs, job: Option<&dyn Collective>, met: &mut bool) -> Result
     // Its name is fsbench's, in a directory others may write to: whatever is there is replaced,
     // never written through (crate::outfile).
     let report = crate::cmd::report::report_path(store.path(), run_id);
-    // The report draws each workload and configuration's representative repetition over time.
-    let mut model = model;
-    let series = fsbench_report::over_time::SeriesChoice::Representative;
     let html = fsbench_report::Html {
         series,
         ..fsbench_report::Html::default()
     };
-    let written = fsbench_report::over_time::load(&mut model, store, series)
-        .map_err(Failure::failed)
-        .and_then(|()| {
-            crate::outfile::write_file(&report, crate::outfile::Origin::Own, |out| {
-                html.write(&model, out)
-            })
-        });
+    let written = series_loaded.and_then(|()| {
+        crate::outfile::write_file(&report, crate::outfile::Origin::Own, |out| {
+            html.render(&findings, out)
+        })
+    });
     match written {
         Ok(()) if !quiet => say!("Report: {} (open it in a browser)", printable_path(&report))?,
         Ok(()) => {}
