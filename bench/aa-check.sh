@@ -15,6 +15,8 @@
 # building a release one. Both runs and their exports go to bench/out/aa-<time>/; the counts
 # are printed and written to counts.tsv there. Exit 1 when the runs contradict each other.
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/sbin"
 OUT=bench/out/aa-$(date -u +%Y%m%dT%H%M%SZ)

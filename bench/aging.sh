@@ -15,6 +15,8 @@
 # filesystem's cached image and a copy at a time), and SIZE x FILL % more with REFLINK=1 (its
 # xfs, a sparse image of 2 x SIZE + 1 GiB, takes what is written to it).
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 cd "$(dirname "$0")/.."
 SIZE=${1:-4g}
 FILL=${2:-70}

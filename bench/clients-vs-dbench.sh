@@ -9,6 +9,8 @@
 # Usage (root, for the mounts; needs dbench: apt-get install -y dbench):
 #   bench/clients-vs-dbench.sh [PAIRS=3] [SECONDS=6] [CLIENTS="1 5 20"]
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 cd "$(dirname "$0")/.."
 PAIRS=${1:-3}
 SECONDS_PER_RUN=${2:-6}

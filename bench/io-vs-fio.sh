@@ -35,6 +35,8 @@
 # A subset: FILESYSTEMS="ext4", DEPTHS="1 32", PATTERNS="randread", SIZE=1g (each file).
 # Every pair's figures go to bench/results/io-vs-fio-<time>.tsv.
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 PAIRS=${1:-5}
 SECONDS_PER_JOB=${2:-5}
 SIZE=${SIZE:-1g}

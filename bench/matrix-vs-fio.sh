@@ -23,6 +23,8 @@
 # at 1 MiB, with BASELINE, the older build against fio. A subset: FILESYSTEMS="ext4",
 # SIZES="1m", SPECS="read_pread_re-pread", SKIP_RANDOM=1.
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 PAIRS=${1:-5}
 SECONDS_PER_JOB=${2:-3}
 # The buffer offsets (bytes past a page) the C loop tries: fsbench's candidates

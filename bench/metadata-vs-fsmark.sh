@@ -11,6 +11,8 @@
 #   bench/metadata-vs-fsmark.sh [PAIRS=7] [FILES=100000]
 # FSBENCH=path/to/fsbench uses that binary instead of building the release one.
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 cd "$(dirname "$0")/.."
 PAIRS=${1:-7}
 FILES=${2:-100000}

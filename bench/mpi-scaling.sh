@@ -13,6 +13,8 @@
 # Usage (root; needs the MPI build's packages: scripts/install-deps.sh --mpi):
 #   bench/mpi-scaling.sh [PAIRS=5] [COUNT=20000]
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 cd "$(dirname "$0")/.."
 PAIRS=${1:-5}
 COUNT=${2:-20000}

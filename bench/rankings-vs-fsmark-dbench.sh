@@ -25,6 +25,8 @@
 #   bench/rankings-vs-fsmark-dbench.sh [ROUNDS=5] [FILES=50000] [FSYNC_FILES=2000] [SECONDS=6] [CLIENTS=4]
 # FSBENCH=path/to/fsbench uses that binary instead of building the release one.
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/sbin:/sbin
 ROUNDS=${1:-5}

@@ -13,6 +13,8 @@
 # Usage (root, for the tmpfs mount): bench/series-overhead.sh [PAIRS=7] [SECONDS=5]
 # A subset: PATTERNS="write", THREADS="1", SIZE=512m, INTERVAL=10ms (the shortest: its cost).
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 PAIRS=${1:-7}
 SECONDS_PER_JOB=${2:-5}
 SIZE=${SIZE:-1g}

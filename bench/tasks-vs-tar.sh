@@ -24,6 +24,8 @@
 # the real kernel in part 1 and for part 2):
 #   bench/tasks-vs-tar.sh [PAIRS=5] [SCALE=0.25] [PARTS="1 2 3"] [FILESYSTEMS="tmpfs ext4 xfs btrfs"]
 set -euo pipefail
+# The CPU first: a ratio measured on one says little of another (bench/README.md "Which CPU").
+lscpu 2>/dev/null | grep -E "^Model name" || true
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/sbin"
 PAIRS=${1:-5}

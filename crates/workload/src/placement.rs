@@ -7,8 +7,8 @@
 //! (bench/README.md). A placement that is right on one CPU and 2.5× wrong on another is a
 //! harness cost that would decide results, so before a workload's first timed pass it times a
 //! few thousand 4 KiB reads and writes of a small file in the directory under test at each
-//! candidate offset, interleaved in rounds, and keeps the fastest of each (untimed, about
-//! 20-50 ms, once per process and filesystem). O_DIRECT buffers stay page-aligned.
+//! candidate offset, interleaved in rounds, and keeps the fastest of each (untimed, about a
+//! tenth of a second, once per process and filesystem). O_DIRECT buffers stay page-aligned.
 
 use crate::fileio::{raw, AlignedBuf, BUFFER_ALIGN};
 use std::collections::HashMap;
@@ -105,8 +105,11 @@ fn filesystem_of(dir: &Path) -> (u64, i64) {
 /// Records of the calibration file, and operations timed per candidate and round.
 const RECORDS: u64 = 256;
 const RECORD: usize = 4096;
-const OPS: u64 = 256;
-const ROUNDS: usize = 9;
+/// (At 256 operations a timing, about 0.2 ms, the few per cent between offsets were near the
+/// noise.) The file is cache-sized: on an Intel Xeon the best offset for reads from the cache
+/// (+0, +2048) is not the best for reads from memory (+16, +4000; bench/README.md).
+const OPS: u64 = 1024;
+const ROUNDS: usize = 11;
 
 /// Times reads and writes of a small file in `dir` at every candidate offset, interleaved in
 /// rounds (each round in another order), and keeps the candidate of the lowest median.
