@@ -926,3 +926,40 @@ fn the_bare_device_refuses_a_device_that_is_mounted() {
         b"keep me"
     );
 }
+
+/// Where the buffers sat is recorded: buffered I/O at one of the calibration's candidates
+/// (chosen on this host), O_DIRECT page-aligned, for both engines.
+#[test]
+fn every_result_says_where_its_buffers_sat() {
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, direct) in [("sync", false), ("io_uring", false), ("sync", true)] {
+        let json = dir.path().join(format!("{engine}-{direct}.json"));
+        let mut command = fsbench();
+        command
+            .args(["io", "--rw", "randrw", "--size", "1m", "--engine", engine])
+            .args(["--no-store", "--quiet", "--dir"])
+            .arg(dir.path())
+            .arg("--json")
+            .arg(&json);
+        if direct {
+            command.arg("--direct");
+        }
+        let out = command.output().unwrap();
+        if direct && out.status.code() == Some(3) {
+            continue; // a filesystem without O_DIRECT (tmpfs) says so; nothing to check
+        }
+        assert!(out.status.success(), "{}", stderr(&out));
+        let results = flat_results(&read_json(&json));
+        assert!(!results.is_empty());
+        for r in results {
+            let at = r["buffer_offset_bytes"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{r}"));
+            if direct {
+                assert_eq!(at, 0, "{r}");
+            } else {
+                assert!([0, 16, 64, 2048, 4000].contains(&at), "{engine}: {at}");
+            }
+        }
+    }
+}
