@@ -757,7 +757,21 @@ mod tests {
         let mut said = [0u8; 3];
         child.stdout.take().unwrap().read_exact(&mut said).unwrap();
         let start = Instant::now();
-        while marked(mark).len() < 3 && start.elapsed() < Duration::from_secs(5) {
+        // Three marked processes, both children past their exec of `sleep`: a process in the
+        // middle of an exec shows no environment for a moment, so counting earlier may see 3
+        // and then 2.
+        let settled = |mark: &str| {
+            let pids = marked(mark);
+            let sleeping = pids
+                .iter()
+                .filter(|pid| {
+                    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                        .is_ok_and(|comm| comm.trim() == "sleep")
+                })
+                .count();
+            pids.len() == 3 && sleeping == 2
+        };
+        while !settled(mark) && start.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(10));
         }
         let pid = child.id();
