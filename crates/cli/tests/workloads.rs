@@ -959,7 +959,7 @@ fn the_dry_run_says_where_every_copying_workloads_buffers_sit() {
     let output = s.run(&["--plan", plan.to_str().unwrap(), "--dry-run"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output).replace("\n      ", " ");
-    let calibrated = "buffer_placement=calibrated (fastest of +0,+16,+64,+2048,+4000 B)";
+    let calibrated = "buffer_placement=calibrated (fastest of +0,+16,+64,+2048,+4000 B, timed on a file of the working set's reach: cache or memory)";
     // Each workload's block runs to the next one's name (the plan's order), the last to the table.
     let starts = ["a (io", "b (mix", "c (matrix", "d (clients", "\nid "];
     let block = |k: usize| {

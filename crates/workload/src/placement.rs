@@ -4,11 +4,15 @@
 //! destination's (and source's) offset within a page in ways that differ between CPUs: one
 //! machine read 4 KiB into a buffer 16 bytes past a page at 1.8 GB/s and at 4.5 GB/s at +0, +64
 //! or +2048, where the machine before it had +16 fast and every cache-line-aligned offset slow
-//! (bench/README.md). A placement that is right on one CPU and 2.5× wrong on another is a
-//! harness cost that would decide results, so before a workload's first timed pass it times a
-//! few thousand 4 KiB reads and writes of a small file in the directory under test at each
-//! candidate offset, interleaved in rounds, and keeps the fastest of each (untimed, about a
-//! tenth of a second, once per process and filesystem). O_DIRECT buffers stay page-aligned.
+//! (bench/README.md). It also differs with where the file's pages sit: on an Intel Xeon a file
+//! in the CPU's caches read fastest into +0 or +2048 and one read from memory into +16 or +4000.
+//! A placement that is right on one CPU and 2.5× wrong on another is a harness cost that would
+//! decide results, so before a workload's first timed pass it times a few thousand 4 KiB reads
+//! and writes of a file in the directory under test at each candidate offset, interleaved in
+//! rounds, and keeps the fastest of each (untimed, a tenth of a second or so, once per process,
+//! filesystem and [`Reach`]). The file is cache-sized (1 MiB) for a working set that fits in a
+//! core's own caches and memory-sized (each timing reads pages last touched a whole file ago)
+//! for a larger one. O_DIRECT buffers stay page-aligned.
 
 use crate::fileio::{raw, AlignedBuf, BUFFER_ALIGN};
 use std::collections::HashMap;
@@ -37,32 +41,55 @@ impl Placement {
     /// O_DIRECT's: page-aligned, as the kernel requires.
     pub const ALIGNED: Placement = Placement { read: 0, write: 0 };
 
-    /// The buffers' placement for I/O in `dir`: page-aligned for direct I/O, else calibrated
-    /// there (once per process and filesystem). A directory where the calibration cannot run
-    /// (read-only, full) gets malloc's placement, +16, the one most programs read into.
-    pub fn for_dir(dir: &Path, direct: bool) -> Placement {
+    /// malloc's placement, the one most programs read into: what a directory where the
+    /// calibration cannot run (read-only, full) gets.
+    pub const MALLOC: Placement = Placement {
+        read: 16,
+        write: 16,
+    };
+
+    /// The buffers' placement for I/O in `dir` over a working set of `working_set` bytes:
+    /// page-aligned for direct I/O, else calibrated there (once per process, filesystem and
+    /// reach). Where a memory-sized file does not fit, the cache-sized calibration's choice; where
+    /// no calibration can run, [`Placement::MALLOC`].
+    pub fn for_dir(dir: &Path, direct: bool, working_set: u64) -> Placement {
         if direct {
             return Placement::ALIGNED;
         }
-        let key = filesystem_of(dir);
-        static KNOWN: Mutex<Option<HashMap<(u64, i64), Placement>>> = Mutex::new(None);
-        if let Some(known) = KNOWN
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .and_then(|k| k.get(&key))
-        {
-            return *known;
+        let reach = Reach::of(working_set);
+        let (dev, kind) = filesystem_of(dir);
+        static KNOWN: Mutex<Option<HashMap<(u64, i64, Reach), Placement>>> = Mutex::new(None);
+        let known = |reach: Reach| {
+            KNOWN
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .and_then(|k| k.get(&(dev, kind, reach)).copied())
+        };
+        if let Some(known) = known(reach) {
+            return known;
         }
-        let chosen = calibrate(dir).unwrap_or(Placement {
-            read: 16,
-            write: 16,
-        });
+        let chosen = match reach {
+            Reach::Cache => calibrate(dir, Reach::Cache.file_bytes()).ok(),
+            Reach::Memory => {
+                let bytes = Reach::Memory.file_bytes();
+                if room_in(dir) >= bytes.saturating_mul(2) {
+                    calibrate(dir, bytes).ok()
+                } else {
+                    None
+                }
+            }
+        };
+        let chosen = match (chosen, reach) {
+            (Some(chosen), _) => chosen,
+            (None, Reach::Memory) => Placement::for_dir(dir, false, 0),
+            (None, Reach::Cache) => Placement::MALLOC,
+        };
         KNOWN
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert_with(HashMap::new)
-            .insert(key, chosen);
+            .insert((dev, kind, reach), chosen);
         chosen
     }
 
@@ -76,11 +103,103 @@ impl Placement {
         }
     }
 
-    /// How the dry run says the calibration: the candidates, fastest timed on the target.
+    /// How the dry run says the calibration: the candidates, fastest timed on the target for
+    /// the working set's reach.
     pub fn describe() -> String {
         let offsets: Vec<String> = CANDIDATES.iter().map(|c| format!("+{c}")).collect();
-        format!("calibrated (fastest of {} B)", offsets.join(","))
+        format!(
+            "calibrated (fastest of {} B, timed on a file of the working set's reach: cache or memory)",
+            offsets.join(",")
+        )
     }
+}
+
+/// Where a working set's pages are when the kernel copies them: in the core's own caches (it
+/// fits in the largest cache of level 2 or below) or beyond them, in the shared cache or memory.
+/// The best offset can differ between the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reach {
+    Cache,
+    Memory,
+}
+
+impl Reach {
+    /// The reach of a working set of `bytes` on this CPU.
+    pub fn of(bytes: u64) -> Reach {
+        if bytes <= caches().core {
+            Reach::Cache
+        } else {
+            Reach::Memory
+        }
+    }
+
+    /// The calibration file's size: half a core's caches within 64 KiB to 1 MiB, or four times the last-level cache within 64 MiB
+    /// to 256 MiB (a VM may report the host's whole L3, 480 MiB on this project's machine), so
+    /// that each timing reads pages the caches lost long ago.
+    fn file_bytes(self) -> u64 {
+        match self {
+            Reach::Cache => (caches().core / 2).clamp(64 << 10, 1 << 20),
+            Reach::Memory => (4 * caches().last).clamp(64 << 20, 256 << 20),
+        }
+    }
+}
+
+/// The CPU's cache sizes as sysfs gives cpu0's: the largest of level 2 or below (a core's own)
+/// and the largest of all; 1 MiB and 32 MiB where the host does not say.
+struct Caches {
+    core: u64,
+    last: u64,
+}
+
+fn caches() -> &'static Caches {
+    static CACHES: std::sync::OnceLock<Caches> = std::sync::OnceLock::new();
+    CACHES.get_or_init(|| {
+        let (mut core, mut last) = (None::<u64>, None::<u64>);
+        for index in 0..16 {
+            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{index}");
+            let read = |name: &str| std::fs::read_to_string(format!("{dir}/{name}"));
+            let (Ok(level), Ok(size)) = (read("level"), read("size")) else {
+                continue;
+            };
+            let (Ok(level), Some(bytes)) = (level.trim().parse::<u32>(), size_of(size.trim()))
+            else {
+                continue;
+            };
+            if level <= 2 {
+                core = core.max(Some(bytes));
+            }
+            last = last.max(Some(bytes));
+        }
+        Caches {
+            core: core.unwrap_or(1 << 20),
+            last: last.unwrap_or(32 << 20),
+        }
+    })
+}
+
+/// A sysfs cache size (`48K`, `2048K`, `32M`) in bytes.
+fn size_of(text: &str) -> Option<u64> {
+    let (digits, shift) = match text.as_bytes().last()? {
+        b'K' => (&text[..text.len() - 1], 10),
+        b'M' => (&text[..text.len() - 1], 20),
+        b'G' => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    digits.parse::<u64>().ok().map(|n| n << shift)
+}
+
+/// Bytes an unprivileged writer may still use on the filesystem of `dir` (0 if unknown).
+fn room_in(dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(name) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return 0;
+    };
+    // SAFETY: statvfs writes into the zeroed struct it is given; the path is NUL-terminated.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(name.as_ptr(), &mut vfs) } != 0 {
+        return 0;
+    }
+    (vfs.f_bavail as u64).saturating_mul(vfs.f_frsize as u64)
 }
 
 /// The filesystem `dir` is on, as a calibration's key: its device and its type (one loop
@@ -102,29 +221,32 @@ fn filesystem_of(dir: &Path) -> (u64, i64) {
     (dev, kind)
 }
 
-/// Records of the calibration file, and operations timed per candidate and round.
-const RECORDS: u64 = 256;
+/// The calibration's record.
 const RECORD: usize = 4096;
-/// (At 256 operations a timing, about 0.2 ms, the few per cent between offsets were near the
-/// noise.) The file is cache-sized: on an Intel Xeon the best offset for reads from the cache
-/// (+0, +2048) is not the best for reads from memory (+16, +4000; bench/README.md).
+/// Operations timed per candidate and round. (At 256 operations a timing, about 0.2 ms, the
+/// few per cent between offsets were near the noise.)
 const OPS: u64 = 1024;
 const ROUNDS: usize = 11;
 
-/// Times reads and writes of a small file in `dir` at every candidate offset, interleaved in
-/// rounds (each round in another order), and keeps the candidate of the lowest median.
-fn calibrate(dir: &Path) -> io::Result<Placement> {
+/// Times reads and writes of a file of `bytes` in `dir` at every candidate offset, interleaved
+/// in rounds (each round in another order), and keeps the candidate of the lowest median. Each
+/// timing goes on where the last one stopped, so in a file larger than the CPU's caches every
+/// timing reads and writes pages from memory.
+fn calibrate(dir: &Path, bytes: u64) -> io::Result<Placement> {
+    let records = (bytes / RECORD as u64).max(1);
     let file = Scratch::create(dir)?;
     let mut buffer = AlignedBuf::new(RECORD + ROOM);
     crate::rng::Rng::new(0x5eed).fill(buffer.as_mut_slice());
     let fd = file.file.as_raw_fd();
-    for r in 0..RECORDS {
+    for r in 0..records {
         raw::pwrite_all(fd, &buffer.as_slice()[..RECORD], r * RECORD as u64)?;
     }
+    let mut next = 0u64;
     let mut time = |offset: usize, write: bool| -> io::Result<u64> {
         let started = std::time::Instant::now();
-        for i in 0..OPS {
-            let at = (i % RECORDS) * RECORD as u64;
+        for _ in 0..OPS {
+            let at = next * RECORD as u64;
+            next = (next + 1) % records;
             let slice = &mut buffer.as_mut_slice()[offset..offset + RECORD];
             if write {
                 raw::pwrite_all(fd, slice, at)?;
@@ -194,18 +316,69 @@ mod tests {
     #[test]
     fn a_calibration_picks_a_candidate_and_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let chosen = calibrate(dir.path()).unwrap();
-        assert!(CANDIDATES.contains(&chosen.read) && CANDIDATES.contains(&chosen.write));
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        // Direct I/O is page-aligned; a directory where nothing can be made gets +16.
-        assert_eq!(Placement::for_dir(dir.path(), true), Placement::ALIGNED);
+        for bytes in [Reach::Cache.file_bytes(), 8 << 20] {
+            let chosen = calibrate(dir.path(), bytes).unwrap();
+            assert!(CANDIDATES.contains(&chosen.read) && CANDIDATES.contains(&chosen.write));
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+        // Direct I/O is page-aligned; a directory where nothing can be made gets +16, at
+        // either reach.
+        assert_eq!(Placement::for_dir(dir.path(), true, 0), Placement::ALIGNED);
         let gone = dir.path().join("gone");
+        assert_eq!(Placement::for_dir(&gone, false, 0), Placement::MALLOC);
         assert_eq!(
-            Placement::for_dir(&gone, false),
-            Placement {
-                read: 16,
-                write: 16
-            }
+            Placement::for_dir(&gone, false, u64::MAX),
+            Placement::MALLOC
         );
+    }
+
+    /// A working set within a core's caches is cache-reach, a larger one memory; the memory
+    /// calibration's file outgrows the cache it is sized by (within its bounds).
+    #[test]
+    fn a_working_set_beyond_the_cache_is_calibrated_from_memory() {
+        let core = caches().core;
+        assert!(core >= 64 << 10, "{core}");
+        assert_eq!(Reach::of(0), Reach::Cache);
+        assert_eq!(Reach::of(core), Reach::Cache);
+        assert_eq!(Reach::of(core + 1), Reach::Memory);
+        assert_eq!(Reach::of(u64::MAX), Reach::Memory);
+        assert!(Reach::Memory.file_bytes() >= (4 * caches().last).min(256 << 20));
+        assert!(Reach::Cache.file_bytes() <= core);
+        assert_eq!(size_of("48K"), Some(48 << 10));
+        assert_eq!(size_of("32M"), Some(32 << 20));
+        assert_eq!(size_of("491520K"), Some(480 << 20));
+        assert_eq!(size_of("K"), None);
+    }
+
+    /// Where a memory-sized file does not fit, the cache-sized calibration decides: a 16 MiB
+    /// tmpfs takes no 64 MiB file, and the memory reach gets a candidate there all the same
+    /// and leaves nothing behind. Real: needs root to mount.
+    #[test]
+    fn a_small_filesystem_falls_back_to_the_cache_calibration() {
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16m", "fsbench-test"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let memory = Placement::for_dir(dir.path(), false, 1 << 40);
+        let cache = Placement::for_dir(dir.path(), false, 0);
+        let left = std::fs::read_dir(dir.path()).unwrap().count();
+        let status = std::process::Command::new("umount")
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(
+            memory, cache,
+            "a memory reach that did not fit took the cache's choice"
+        );
+        assert!(CANDIDATES.contains(&memory.read) && CANDIDATES.contains(&memory.write));
+        assert_eq!(left, 0);
     }
 }

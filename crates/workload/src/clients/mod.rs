@@ -818,7 +818,8 @@ fn replay(
         .unwrap_or(0)
         .max(64 << 10);
     let top_fd = at::open_dir(top).map_err(|e| WorkloadError::io("open", top, e))?;
-    let placement = crate::placement::Placement::for_dir(top, false);
+    // The clients' files together: larger than a core's caches but for the smallest loads.
+    let placement = crate::placement::Placement::for_dir(top, false, u64::MAX);
     let clients_dir = top.join("clients");
     std::fs::create_dir(&clients_dir)
         .map_err(|e| WorkloadError::io("create the directory", &clients_dir, e))?;

@@ -199,7 +199,9 @@ fn run_plan(
     // Buffered I/O's buffers where this CPU copies fastest, timed in the directory (a device
     // is not written to for it: its buffers stay page-aligned).
     let placement = match target {
-        IoTarget::Directory(dir) => Placement::for_dir(dir, plan.direct),
+        IoTarget::Directory(dir) => {
+            Placement::for_dir(dir, plan.direct, plan.size.saturating_mul(plan.threads))
+        }
         IoTarget::Device(_) => Placement::ALIGNED,
     };
     let cache = start_cold(plan, sink, harness);

@@ -134,7 +134,7 @@ pub fn run(
     let mut failure = None;
     let first_done = plan.stonewall_first.then(|| AtomicBool::new(false));
     'cells: for &cell in &plan.cells {
-        runner.start_cell();
+        runner.start_cell(cell);
         for &phase in &plan.phases {
             let started = if stop.is_requested() {
                 Ok(false)
@@ -335,7 +335,8 @@ struct Runner<'p> {
     segment: Option<Place>,
     data: DataSource,
     buffer: AlignedBuf,
-    /// Where buffered passes place their buffers (calibrated on the target before the first).
+    /// Where buffered passes place their buffers (calibrated on the target for the cell's file
+    /// size before its first pass).
     placement: Placement,
     rng: Rng,
     recorder: Recorder,
@@ -372,7 +373,7 @@ impl<'p> Runner<'p> {
             data: DataSource::new(plan.settings.data, data_seed, largest_record),
             // Room for the offset of buffered reads past the page boundary.
             buffer: AlignedBuf::new(largest_record + crate::placement::ROOM),
-            placement: Placement::for_dir(dir, plan.direct),
+            placement: Placement::ALIGNED,
             rng: Rng::new(plan.seed ^ 0x6f66_6673_6574_7321),
             recorder: Recorder::new(),
             purge: plan
@@ -389,7 +390,12 @@ impl<'p> Runner<'p> {
         })
     }
 
-    fn start_cell(&mut self) {
+    fn start_cell(&mut self, cell: Cell) {
+        // The buffers where this CPU copies fastest for a file of the cell's size (calibrated
+        // once per filesystem and reach, untimed, before the cell's first pass).
+        if let Some(dir) = self.path.parent() {
+            self.placement = Placement::for_dir(dir, self.plan.direct, cell.file_size_bytes);
+        }
         // A shared file is made afresh by rank 0 before the cell's first (creating) phase.
         if self.segment.is_none() {
             self.remove_file();

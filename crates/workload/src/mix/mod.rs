@@ -978,18 +978,8 @@ its files from one list, with FFSB's locks (--file-list per-thread: each from it
     /// The fileset made before the run (what it grows by while it runs depends on the run).
     fn footprint(&self, ctx: &Context) -> Option<crate::workload::Footprint> {
         let plan = self.plan(ctx).ok()?;
-        let mean = if plan.size_weights.is_empty() {
-            (self.min_filesize.0 + self.max_filesize.0) / 2
-        } else {
-            let weights: u64 = plan.size_weights.iter().map(|s| u64::from(s.1)).sum();
-            plan.size_weights
-                .iter()
-                .map(|(size, w)| size * u64::from(*w))
-                .sum::<u64>()
-                / weights.max(1)
-        };
         Some(crate::workload::Footprint {
-            bytes: plan.num_files.saturating_mul(mean.div_ceil(BLOCK) * BLOCK),
+            bytes: fileset_bytes(&plan, self),
             inodes: plan.num_files + self.num_dirs,
             what: "the fileset".into(),
             setting: "num_files",
@@ -1045,6 +1035,21 @@ its files from one list, with FFSB's locks (--file-list per-thread: each from it
     }
 }
 
+/// The fileset's bytes before the run: its files at their mean size, in whole blocks.
+fn fileset_bytes(plan: &MixPlan, settings: &MixSettings) -> u64 {
+    let mean = if plan.size_weights.is_empty() {
+        (settings.min_filesize.0 + settings.max_filesize.0) / 2
+    } else {
+        let weights: u64 = plan.size_weights.iter().map(|s| u64::from(s.1)).sum();
+        plan.size_weights
+            .iter()
+            .map(|(size, w)| size * u64::from(*w))
+            .sum::<u64>()
+            / weights.max(1)
+    };
+    plan.num_files.saturating_mul(mean.div_ceil(BLOCK) * BLOCK)
+}
+
 fn run(
     settings: &MixSettings,
     plan: &MixPlan,
@@ -1089,7 +1094,7 @@ fn run(
             .collect(),
     };
     // Buffered reads and writes copy where this CPU copies fastest, timed in the directory.
-    let placement = Placement::for_dir(top, settings.directio);
+    let placement = Placement::for_dir(top, settings.directio, fileset_bytes(plan, settings));
     let mut workers: Vec<Worker> = (0..settings.threads)
         .map(|t| {
             let lists = &lists[(t as usize).min(lists.len() - 1)];

@@ -872,7 +872,8 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
         // On a filesystem made for this run, the tree stays for the check that follows.
         let keep = ctx.disposable;
         // The native copy's and read-all's buffers where this CPU copies fastest, timed here.
-        let placement = crate::placement::Placement::for_dir(&scratch, false);
+        // A tree copied or read whole is larger than a core's caches but for the smallest.
+        let placement = crate::placement::Placement::for_dir(&scratch, false, u64::MAX);
         let mut chain = Chain {
             settings: self,
             ctx,
