@@ -58,7 +58,7 @@ impl Placement {
         }
         let reach = Reach::of(working_set);
         let (dev, kind) = filesystem_of(dir);
-        static KNOWN: Mutex<Option<HashMap<(u64, i64, Reach), Placement>>> = Mutex::new(None);
+        static KNOWN: Mutex<Option<HashMap<Key, Placement>>> = Mutex::new(None);
         let known = |reach: Reach| {
             KNOWN
                 .lock()
@@ -113,6 +113,9 @@ impl Placement {
         )
     }
 }
+
+/// A calibration's key: the filesystem (device, type) and the reach it was timed for.
+type Key = (u64, i64, Reach);
 
 /// Where a working set's pages are when the kernel copies them: in the core's own caches (it
 /// fits in the largest cache of level 2 or below) or beyond them, in the shared cache or memory.
