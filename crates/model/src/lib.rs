@@ -41,15 +41,19 @@ pub enum Outcome {
     Timeout,
     /// Stopped by Ctrl-C or SIGTERM; what finished before is kept.
     Interrupted,
+    /// Verified data read back other than it was written; the reason names the file, the
+    /// first bad offset, what was expected and what was found.
+    Corrupt,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 5] = [
+    pub const ALL: [Outcome; 6] = [
         Outcome::Ok,
         Outcome::Unsupported,
         Outcome::Failed,
         Outcome::Timeout,
         Outcome::Interrupted,
+        Outcome::Corrupt,
     ];
 
     /// The one spelling, in the store, the exports and the reports.
@@ -60,6 +64,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Timeout => "timeout",
             Outcome::Interrupted => "interrupted",
+            Outcome::Corrupt => "corrupt",
         }
     }
 
@@ -67,12 +72,12 @@ impl Outcome {
         Outcome::ALL.into_iter().find(|o| o.name() == text)
     }
 
-    /// The exit code of a command that ended so (README, "Exit codes"): 0, 3, 1, 1, 130.
+    /// The exit code of a command that ended so (README, "Exit codes"): 0, 3, 1, 1, 130, 1.
     pub const fn exit_code(self) -> i32 {
         match self {
             Outcome::Ok => 0,
             Outcome::Unsupported => 3,
-            Outcome::Failed | Outcome::Timeout => 1,
+            Outcome::Failed | Outcome::Timeout | Outcome::Corrupt => 1,
             Outcome::Interrupted => 130,
         }
     }
@@ -85,7 +90,7 @@ impl Outcome {
         for outcome in samples {
             match outcome {
                 Outcome::Interrupted => return Outcome::Interrupted,
-                Outcome::Failed | Outcome::Timeout => failed = true,
+                Outcome::Failed | Outcome::Timeout | Outcome::Corrupt => failed = true,
                 _ => {}
             }
             any = true;

@@ -201,6 +201,10 @@ impl Exporter for Terminal<'_> {
                 0 => String::new(),
                 n => format!(", {n} interrupted"),
             };
+            let interrupted = match count(Outcome::Corrupt) {
+                0 => interrupted,
+                n => format!("{interrupted}, {n} corrupt"),
+            };
             let rest = format!(
                 " ({}): {} samples: {} ok, {} unsupported, {} failed, {} timeout{interrupted}",
                 run.status,

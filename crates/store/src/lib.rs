@@ -190,7 +190,37 @@ const MIGRATIONS: &[&[Step]] = &[
     ) WITHOUT ROWID;
     ALTER TABLE samples ADD COLUMN assessment_json TEXT;",
     )],
+    // 7: a sample may end `corrupt` (verified data read back other than written). A CHECK
+    // cannot be altered: the table is rebuilt from its own definition with the new status.
+    &[Step::Rust(allow_corrupt_samples)],
 ];
+
+/// Migration 7: `samples` again, its CHECK on `status` allowing `corrupt`, every row kept (the
+/// migration runs with foreign keys off, so dropping the old table cascades nowhere).
+fn allow_corrupt_samples(tx: &Transaction<'_>) -> Result<()> {
+    let sql: String = tx.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'samples'",
+        [],
+        |row| row.get(0),
+    )?;
+    let before = "'timeout', 'interrupted')";
+    if !sql.contains(before) {
+        return Err(StoreError::Migration(format!(
+            "the samples table is not as schema 6 made it (its status CHECK lacks {before})"
+        )));
+    }
+    let rebuilt = sql
+        .replacen("CREATE TABLE samples", "CREATE TABLE samples_v7", 1)
+        .replacen("CREATE TABLE \"samples\"", "CREATE TABLE samples_v7", 1)
+        .replacen(before, "'timeout', 'interrupted', 'corrupt')", 1);
+    tx.execute_batch(&format!(
+        "{rebuilt};
+        INSERT INTO samples_v7 SELECT * FROM samples;
+        DROP TABLE samples;
+        ALTER TABLE samples_v7 RENAME TO samples;"
+    ))?;
+    Ok(())
+}
 
 /// The last schema version whose dimension columns the SQL of [`MIGRATIONS`] adds by hand. A
 /// dimension declared (in `fsbench_model::result`) since a later version has its column, and
@@ -1591,7 +1621,7 @@ mod tests {
             .unwrap();
         assert_eq!(made, generated);
         assert_eq!(
-            SCHEMA_VERSION, 6,
+            SCHEMA_VERSION, 7,
             "no dimension is newer than the migrations"
         );
     }
@@ -2027,6 +2057,22 @@ mod tests {
                 },
             )
             .unwrap();
+        // Migration 7 rebuilt the samples (their results still theirs, above), and one may
+        // be corrupt.
+        store
+            .record_sample(
+                2,
+                &NewSample {
+                    status: Outcome::Corrupt,
+                    reason: Some("corrupt: f: the block at byte 4096 is not what was written"),
+                    ..empty_sample(5)
+                },
+            )
+            .unwrap();
+        let data = store.load(1).unwrap();
+        let last = data.cases[1].samples.last().unwrap();
+        assert_eq!((last.repetition, last.status), (5, Outcome::Corrupt));
+        assert_eq!(data.cases[0].samples[0].results.len(), 2);
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub struct DataSource {
     counter: u64,
     seed: u64,
     stamp: bool,
+    /// Verified writes (`next_verified`): each pool block's payload checksum at the current
+    /// offset, computed when the block is first served; `u64::MAX` for not yet.
+    payload_crcs: Vec<u64>,
 }
 
 impl DataSource {
@@ -113,6 +116,23 @@ impl DataSource {
             counter: 0,
             seed,
             stamp: kind != DataKind::Zero,
+            payload_crcs: Vec::new(),
+        }
+    }
+
+    /// The seed the pool and the stamps were made with.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The next `len` bytes to write at byte `at`: verified (`next_verified`, file number 0)
+    /// when `verify`, else as `next`.
+    #[inline(always)]
+    pub fn next_at(&mut self, verify: bool, len: usize, at: u64) -> &[u8] {
+        if verify {
+            self.next_verified(len, 0, at)
+        } else {
+            self.next(len)
         }
     }
 
@@ -120,7 +140,45 @@ impl DataSource {
     /// this CPU copies fastest, `crate::placement`); 0 keeps them page-aligned for O_DIRECT.
     pub fn place(&mut self, offset: usize) {
         assert!(offset < crate::placement::ROOM, "an offset within a page");
+        if offset != self.offset {
+            // Blocks now start elsewhere in the pool: their payloads are other bytes.
+            self.payload_crcs.fill(u64::MAX);
+        }
         self.offset = offset;
+    }
+
+    /// The next `len` bytes to write at byte `at` of file number `file`, every 4 KiB block
+    /// under a verifiable header (`crate::verify`) instead of the plain stamp: its offset in
+    /// the file, the file, the seed, a sequence number and its payload's checksum (computed
+    /// once per pool block, so a write costs five stores a block more than `next`). `len` and
+    /// `at` must be whole blocks. Placed and wrapped as `next`.
+    #[inline]
+    pub fn next_verified(&mut self, len: usize, file: u32, at: u64) -> &[u8] {
+        use crate::verify::{payload_crc, Stamp, BLOCK as VBLOCK};
+        debug_assert!(len % VBLOCK == 0 && at % VBLOCK as u64 == 0, "whole blocks");
+        if self.payload_crcs.is_empty() {
+            self.payload_crcs = vec![u64::MAX; self.pool.as_slice().len() / VBLOCK];
+        }
+        let start = self.position + self.offset;
+        let first = self.position / VBLOCK;
+        self.position = (self.position + len.next_multiple_of(BUFFER_ALIGN)) % POOL_BYTES;
+        let record = &mut self.pool.as_mut_slice()[start..start + len];
+        for (k, block) in record.chunks_exact_mut(VBLOCK).enumerate() {
+            let known = &mut self.payload_crcs[first + k];
+            if *known == u64::MAX {
+                *known = u64::from(payload_crc(block));
+            }
+            Stamp {
+                seed: self.seed,
+                sequence: self.counter,
+                offset: at + (k * VBLOCK) as u64,
+                file,
+                payload_crc: *known as u32,
+            }
+            .write(block);
+            self.counter += 1;
+        }
+        &self.pool.as_slice()[start..start + len]
     }
 
     /// The next `len` bytes to write (page-aligned, or as `place` says; valid until the next

@@ -43,6 +43,10 @@ pub enum WorkloadError {
     /// A stop was requested (Ctrl-C); finished results are kept.
     #[error("interrupted")]
     Interrupted,
+    /// Verified data read back other than it was written (`crate::verify`): the message names
+    /// the file, the block's offset, what was expected and found.
+    #[error("corrupt: {0}")]
+    Corrupt(String),
     /// Another rank of a scale-out job did not finish, or the ranks' results cannot be merged;
     /// the message names the ranks and their hosts.
     #[error("{0}")]
@@ -103,8 +107,10 @@ impl WorkloadError {
 
     /// Adds where an I/O error happened; other errors are returned unchanged.
     pub fn during(mut self, where_: impl fmt::Display) -> WorkloadError {
-        if let WorkloadError::Io { context, .. } = &mut self {
-            *context = format!(" during {where_}");
+        match &mut self {
+            WorkloadError::Io { context, .. } => *context = format!(" during {where_}"),
+            WorkloadError::Corrupt(message) => *message = format!("{message} (after {where_})"),
+            _ => {}
         }
         self
     }

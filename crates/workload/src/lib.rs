@@ -16,6 +16,7 @@
 //! - [`sweep`]: any workload at each value of one of its numeric settings, and the curve's
 //!   peak and knee.
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
+//!   [`verify`] (a checkable header on every written block, and the check that reads it back),
 //!   [`figures`] (the figures several workloads report), [`names`] (the names of the files
 //!   they make: fs_mark's random ones, numbered ones, or a length and randomness), [`together`] (threads released at
 //!   once; the scratch directory removed on every way out), [`fileio`] (aligned buffers, opening with O_DIRECT), [`stdio`] (a user-space buffered
@@ -49,6 +50,7 @@ pub mod stonewall;
 pub mod sweep;
 pub mod task;
 pub mod together;
+pub mod verify;
 pub mod workload;
 pub mod writeback;
 

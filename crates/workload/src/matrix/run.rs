@@ -221,6 +221,11 @@ pub fn run(
                     status = Outcome::Interrupted;
                     break 'cells;
                 }
+                Err(error @ WorkloadError::Corrupt(_)) => {
+                    status = Outcome::Corrupt;
+                    failure = Some(error);
+                    break 'cells;
+                }
                 Err(error) => {
                     status = Outcome::Failed;
                     failure = Some(error);
@@ -294,6 +299,8 @@ struct Pass<'a> {
     mix_read_percent: u64,
     fsync: bool,
     close: bool,
+    /// Writes carry verifiable headers (`--verify`).
+    verify: bool,
 }
 
 impl Pass<'_> {
@@ -401,6 +408,33 @@ impl<'p> Runner<'p> {
             self.remove_file();
         }
         self.file_ready = false;
+    }
+
+    /// `--verify`, after a phase that wrote (untimed): this process's span of the test file
+    /// synced, evicted from the page cache as the cold reads are (where the filesystem lets go
+    /// of it: tmpfs keeps it; without a harness, by fadvise) and read back, every block checked
+    /// against what was written there.
+    fn verify(&mut self, cell: Cell, harness: &mut dyn Harness) -> Result<(), WorkloadError> {
+        let (base, len) = self.span(cell);
+        let io = |action: &str, e: io::Error| WorkloadError::io(action, &self.path, e);
+        let file = File::open(&self.path).map_err(|e| io("open for verifying", e))?;
+        file.sync_data().map_err(|e| io("sync for verifying", e))?;
+        if harness.evict(&self.path, base, len).is_err() {
+            // SAFETY: advice on a descriptor `file` owns, over its own range.
+            unsafe {
+                libc::posix_fadvise(
+                    file.as_raw_fd(),
+                    base as libc::off_t,
+                    len as libc::off_t,
+                    libc::POSIX_FADV_DONTNEED,
+                )
+            };
+        }
+        match crate::verify::check(&self.path, 0, self.data.seed(), base, len) {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(corruption)) => Err(WorkloadError::Corrupt(corruption.to_string())),
+            Err(e) => Err(io("read back", e)),
+        }
     }
 
     fn remove_file(&mut self) {
@@ -539,6 +573,10 @@ impl<'p> Runner<'p> {
         } else if phase.writes_whole_file() {
             self.file_ready = true;
         }
+        if plan.settings.verify && phase.direction() != Direction::Read {
+            self.verify(cell, harness)
+                .map_err(|e| e.during(context()))?;
+        }
         if evict && resident.is_some_and(|r| r > 0.0) && !self.warned_not_evicted {
             self.warned_not_evicted = true;
             self.warnings.push(format!(
@@ -598,10 +636,12 @@ impl<'p> Runner<'p> {
         };
         let record = cell.record_size_bytes;
         for i in 0..cell.records() {
+            let at = base + i * record;
             raw::pwrite_all(
                 file.as_raw_fd(),
-                self.data.next(record as usize),
-                base + i * record,
+                self.data
+                    .next_at(self.plan.settings.verify, record as usize, at),
+                at,
             )?;
         }
         self.file_ready = true;
@@ -683,14 +723,16 @@ impl<'p> Runner<'p> {
             mix_read_percent: u64::from(settings.mix_read_percent),
             fsync: Pass::fsyncs(settings, phase),
             close: settings.include_close,
+            verify: settings.verify,
         };
         let recorder = &mut self.recorder;
         match (phase.api(), phase.direction()) {
             (Api::Stream, Direction::Write) => recorder.time_pass_walled(
                 &mut pass,
                 records,
-                |p, _| {
-                    raw::write_all(p.fd, p.data.next(p.record as usize))?;
+                |p, i| {
+                    let at = p.base + i * p.record;
+                    raw::write_all(p.fd, p.data.next_at(p.verify, p.record as usize, at))?;
                     Ok(p.record)
                 },
                 |p| p.finish(false),
@@ -709,7 +751,11 @@ impl<'p> Runner<'p> {
             (Api::Stdio, Direction::Write) => recorder.time_pass_walled(
                 &mut pass,
                 records,
-                |p, _| p.writer.write(p.fd, p.data.next(p.record as usize)),
+                |p, i| {
+                    let at = p.base + i * p.record;
+                    p.writer
+                        .write(p.fd, p.data.next_at(p.verify, p.record as usize, at))
+                },
                 |p| p.finish(true),
                 wall,
             ),
@@ -727,11 +773,8 @@ impl<'p> Runner<'p> {
                     &mut pass,
                     records,
                     |p, i| {
-                        raw::pwrite_all(
-                            p.fd,
-                            p.data.next(p.record as usize),
-                            p.base + i * p.record,
-                        )?;
+                        let at = p.base + i * p.record;
+                        raw::pwrite_all(p.fd, p.data.next_at(p.verify, p.record as usize, at), at)?;
                         Ok(p.record)
                     },
                     |p| p.finish(false),
@@ -755,7 +798,11 @@ impl<'p> Runner<'p> {
                 records,
                 |p, i| {
                     let offset = p.base + p.offsets.record(i) * p.record;
-                    raw::pwrite_all(p.fd, p.data.next(p.record as usize), offset)?;
+                    raw::pwrite_all(
+                        p.fd,
+                        p.data.next_at(p.verify, p.record as usize, offset),
+                        offset,
+                    )?;
                     Ok(p.record)
                 },
                 |p| p.finish(false),
@@ -780,7 +827,11 @@ impl<'p> Runner<'p> {
                     if p.rng.next_u64() % 100 < p.mix_read_percent {
                         raw::pread_exact(p.fd, p.buffer, offset)?;
                     } else {
-                        raw::pwrite_all(p.fd, p.data.next(p.record as usize), offset)?;
+                        raw::pwrite_all(
+                            p.fd,
+                            p.data.next_at(p.verify, p.record as usize, offset),
+                            offset,
+                        )?;
                     }
                     Ok(p.record)
                 },
@@ -882,6 +933,113 @@ mod tests {
             ..Context::default()
         })
         .unwrap()
+    }
+
+    /// `--verify`: every test that writes (sequential, random, record rewrite, stdio,
+    /// positional, the mix), at several records and placements, with a shared file's segment
+    /// too, reads back what it wrote; the file kept checks again from outside the run.
+    #[test]
+    fn verified_writes_read_back_as_written_in_every_test() {
+        for (shared_file, direct) in [(false, false), (true, false), (false, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let plan = MatrixSettings {
+                tests: MatrixTest::ALL.to_vec(),
+                file_sizes: SizeSpec::parse("256k,1m").unwrap(),
+                record_sizes: SizeSpec::parse("4k,64k").unwrap(),
+                min_time: TimeSpan::from_ns(1_000_000),
+                shared_file,
+                direct,
+                seed: Some(11),
+                keep: true,
+                verify: true,
+                ..MatrixSettings::default()
+            }
+            .plan(&Context {
+                job: shared_file.then_some(Place { rank: 1, ranks: 2 }),
+                ..Context::default()
+            })
+            .unwrap();
+            let outcome = run(
+                &plan,
+                dir.path(),
+                &StopFlag::new(),
+                &mut NoObserver,
+                &mut Detached,
+            );
+            if direct && outcome.status != Outcome::Ok {
+                // tmpfs takes no O_DIRECT before 6.6: nothing to verify there.
+                continue;
+            }
+            assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
+            let base = if shared_file { 1 << 20 } else { 0 };
+            let seed = Runner::new(&plan, dir.path()).unwrap().data.seed();
+            let checked = crate::verify::check(&outcome.test_file, 0, seed, base, 1 << 20)
+                .unwrap()
+                .unwrap();
+            assert_eq!(checked.blocks, 256);
+        }
+    }
+
+    /// A block that reads back other than written ends the run `corrupt`, naming the file,
+    /// the block and what was found; the results before it are kept. The harness here stands
+    /// for a device that lost a write: its eviction zeroes a block of the test file.
+    #[test]
+    fn a_block_read_back_other_than_written_ends_the_run_corrupt() {
+        struct Losing;
+        impl Harness for Losing {
+            fn cold(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn evict(&mut self, path: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+                use std::os::unix::fs::FileExt;
+                let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+                file.write_all_at(&[0u8; 4096], 3 * 4096).unwrap();
+                Ok(None)
+            }
+            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+                Err("no".into())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MatrixSettings {
+            tests: vec![MatrixTest::Read, MatrixTest::Write],
+            file_sizes: SizeSpec::parse("64k").unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            min_time: TimeSpan::from_ns(1_000_000),
+            seed: Some(5),
+            verify: true,
+            ..MatrixSettings::default()
+        };
+        let plan = settings.plan(&Context::default()).unwrap();
+        let outcome = run(
+            &plan,
+            dir.path(),
+            &StopFlag::new(),
+            &mut NoObserver,
+            &mut Losing,
+        );
+        assert_eq!(outcome.status, Outcome::Corrupt);
+        let said = outcome.failure.unwrap().to_string();
+        assert!(said.starts_with("corrupt: "), "{said}");
+        assert!(said.contains("the block at byte 12288"), "{said}");
+        assert!(said.contains("no stamp"), "{said}");
+        assert!(
+            said.ends_with("(after write (file 64k, record 4k))"),
+            "{said}"
+        );
+        // Records of 1 KiB cannot carry a 4 KiB block's header: refused before anything runs.
+        let small = MatrixSettings {
+            record_sizes: SizeSpec::parse("1k").unwrap(),
+            ..settings
+        };
+        let err = small.plan(&Context::default()).unwrap_err().to_string();
+        assert!(
+            err.contains("record_sizes") && err.contains("4k or more"),
+            "{err}"
+        );
     }
 
     /// The file a run kept is whole: every 4 KiB block of this rank's 64 MiB written.

@@ -126,6 +126,15 @@ pub struct MatrixSettings {
     #[arg(long)]
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub keep: bool,
+
+    /// Verify what was written: every 4 KiB block written carries a header (its offset, the
+    /// seed, a write sequence number, its payload's checksum), and after each phase that
+    /// writes, the file is synced, dropped from the page cache and read back, untimed. A block
+    /// other than written ends the run `corrupt`, naming the file, the offset, what was
+    /// expected and found (docs/workloads/matrix.md).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 impl Default for MatrixSettings {
@@ -157,6 +166,7 @@ impl Default for MatrixSettings {
             shared_file: false,
             stonewall: None,
             keep: false,
+            verify: false,
         }
     }
 }
@@ -311,6 +321,18 @@ impl MatrixSettings {
                     size_label(largest),
                     size_label(MAX_RECORD_BYTES),
                     size_label(MAX_RECORD_BYTES)
+                ),
+            ));
+        }
+        if let Some(&small) = record_sizes
+            .first()
+            .filter(|&&r| self.verify && r < crate::verify::BLOCK as u64)
+        {
+            return Err(WorkloadError::invalid(
+                "record_sizes",
+                format!(
+                    "verify checks whole 4 KiB blocks and {} is smaller; use records of 4k or more",
+                    size_label(small)
                 ),
             ));
         }
