@@ -505,7 +505,8 @@ fn two_ranks_results_merge_into_the_jobs() {
             .collect();
         runs.into_iter().map(|r| r.join().unwrap()).collect()
     });
-    let merged = fsbench_scale::merge::merge(&ranks).unwrap();
+    let merged =
+        fsbench_scale::merge::merge_by(&ranks, fsbench_workload::figures::DEFINED).unwrap();
     assert_eq!(merged.len(), 2, "reads and writes");
     for (i, r) in merged.iter().enumerate() {
         let of = |m: &str| r.measurement(m).unwrap().value;

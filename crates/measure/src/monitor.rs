@@ -12,13 +12,14 @@
 //! sample is a minute old, keeps only the readings of whole seconds and goes on every second.
 //!
 //! Each monitor is a module behind [`HostMonitor`]: what it reads at each tick (only the values
-//! its series are made of) and the series its consecutive readings make, under the names of
-//! `fsbench_model::series` (`source`, `subject`, `metric`), which the assessment reads. A new
-//! monitor is a module and its line in [`monitors`].
+//! its series are made of), the series its consecutive readings make, under the names of
+//! `fsbench_model::series` (`source`, `subject`, `metric`), and what those series say of the
+//! sample in its assessment ([`HostMonitor::assess`], [`HostMonitor::explain`]): [`assess`]
+//! asks every registered monitor. A new monitor is a module and its line in [`monitors`].
 
 use crate::clock::now_ns;
 use crate::series::{SeriesInterval, AUTO_LONG_NS, AUTO_SHORT_NS, AUTO_SWITCH_NS};
-use fsbench_model::series::{Point, Series};
+use fsbench_model::series::{Assessment, Disturbance, Point, Series};
 use fsbench_model::Unit;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -141,10 +142,87 @@ pub trait HostMonitor: Send + 'static {
 
     /// The series of consecutive readings, pushed to `out` (an empty one is left out).
     fn series(&self, readings: &Readings<'_, Self::Reading>, out: &mut Out);
+
+    /// Its part of a sample's assessment: what its series (found in `sample` by the keys it
+    /// wrote them under) say of the sample, filled into `into`, with the warnings they make
+    /// pushed to `warnings`. The monitors assess in the order of [`monitors`]: each sees what
+    /// those before it filled in. Nothing by default (series that only inform the reader).
+    fn assess(
+        &self,
+        _sample: &SampleSeries<'_>,
+        _into: &mut Assessment,
+        _warnings: &mut Vec<String>,
+    ) {
+    }
+
+    /// The warning that says `disturbance`, when this monitor's assessment found it (in full:
+    /// what happened, and what it does to the figures); None for another monitor's.
+    fn explain(&self, _disturbance: &Disturbance, _assessment: &Assessment) -> Option<String> {
+        None
+    }
 }
 
-/// The monitors of a watch, in the order their series are stored: the registration of every
-/// monitor.
+/// A sample's series as its assessment reads them: every series (the workload's phases' and
+/// the monitors'), and when the phases ran.
+#[derive(Debug, Clone, Copy)]
+pub struct SampleSeries<'s> {
+    pub series: &'s [Series],
+    /// When the workload's phases ran: [start, end) on the sample's axis; none: the whole
+    /// sample counts.
+    pub windows: &'s [(u64, u64)],
+}
+
+impl<'s> SampleSeries<'s> {
+    /// Whether `t_ns` (on the sample's axis) is while a phase ran.
+    pub fn during(&self, t_ns: u64) -> bool {
+        self.windows.is_empty() || self.windows.iter().any(|&(a, b)| t_ns >= a && t_ns < b)
+    }
+
+    /// The first series of these keys.
+    pub fn find(
+        &self,
+        source: &str,
+        phase: Option<u32>,
+        subject: &str,
+        metric: &str,
+    ) -> Option<&'s Series> {
+        self.series.iter().find(|s| {
+            s.source == source && s.phase == phase && s.subject == subject && s.metric == metric
+        })
+    }
+}
+
+/// The monitors' part of a sample's assessment: each registered monitor's
+/// [`HostMonitor::assess`], in the order of [`monitors`], then every way the host disturbed
+/// the sample ([`Assessment::disturbances`]) said by the monitor that found it, and
+/// `disturbed` set from them.
+pub fn assess(sample: &SampleSeries<'_>, into: &mut Assessment, warnings: &mut Vec<String>) {
+    assess_by(&monitors(&Watch::default()), sample, into, warnings);
+}
+
+fn assess_by(
+    monitors: &[Box<dyn Kept>],
+    sample: &SampleSeries<'_>,
+    into: &mut Assessment,
+    warnings: &mut Vec<String>,
+) {
+    for monitor in monitors {
+        monitor.assess(sample, into, warnings);
+    }
+    let disturbances = into.disturbances();
+    for d in &disturbances {
+        warnings.push(
+            monitors
+                .iter()
+                .find_map(|m| m.explain(d, into))
+                .unwrap_or_else(|| d.to_string()),
+        );
+    }
+    into.disturbed = !disturbances.is_empty();
+}
+
+/// The monitors of a watch, in the order their series are stored and their assessments made:
+/// the registration of every monitor.
 fn monitors(watch: &Watch) -> Vec<Box<dyn Kept>> {
     vec![
         kept(disk::Disks {
@@ -265,6 +343,10 @@ trait Kept: Send {
     fn series(&self, times: &[u64], t0: u64, out: &mut Out);
     /// Keeps the readings whose index `keep` takes.
     fn retain(&mut self, keep: &dyn Fn(usize) -> bool);
+    /// [`HostMonitor::assess`].
+    fn assess(&self, sample: &SampleSeries<'_>, into: &mut Assessment, warnings: &mut Vec<String>);
+    /// [`HostMonitor::explain`].
+    fn explain(&self, disturbance: &Disturbance, assessment: &Assessment) -> Option<String>;
 }
 
 struct Keeping<M: HostMonitor> {
@@ -300,6 +382,14 @@ impl<M: HostMonitor> Kept for Keeping<M> {
             i += 1;
             keep(i - 1)
         });
+    }
+
+    fn assess(&self, sample: &SampleSeries<'_>, into: &mut Assessment, warnings: &mut Vec<String>) {
+        self.monitor.assess(sample, into, warnings);
+    }
+
+    fn explain(&self, disturbance: &Disturbance, assessment: &Assessment) -> Option<String> {
+        self.monitor.explain(disturbance, assessment)
     }
 }
 
@@ -578,6 +668,66 @@ mod tests {
             series.iter().all(|s| s.source != "pressure"),
             "no pressure readings"
         );
+    }
+
+    /// A monitor's part of the assessment is asked through the registration: one registered
+    /// after the host's sees every series of the sample and what the monitors before it filled
+    /// in, and a disturbance it leaves is said by the monitor that words it (the CPU's steal);
+    /// one nobody words is said in a few words.
+    #[test]
+    fn a_registered_monitor_assesses_through_the_seam() {
+        struct Judge;
+        impl HostMonitor for Judge {
+            type Reading = ();
+            fn read(&mut self, _tick: &mut Tick<'_>) {}
+            fn series(&self, _readings: &Readings<'_, ()>, _out: &mut Out) {}
+            fn assess(
+                &self,
+                sample: &SampleSeries<'_>,
+                into: &mut Assessment,
+                warnings: &mut Vec<String>,
+            ) {
+                warnings.push(format!(
+                    "judged {} series after {} device(s)",
+                    sample.series.len(),
+                    into.devices.len()
+                ));
+                into.steal_percent = Some(50.0);
+            }
+        }
+        let busy = Series {
+            source: fsbench_model::series::source::DISK.into(),
+            phase: None,
+            label: fsbench_model::series::role::DEVICE.into(),
+            subject: "loop3".into(),
+            metric: fsbench_model::series::metric::BUSY.into(),
+            unit: Unit::Percent,
+            points: vec![Point(0, 100, 10.0), Point(100, 100, 20.0)],
+        };
+        let series = [busy];
+        let sample = SampleSeries {
+            series: &series,
+            windows: &[],
+        };
+        // The host's monitors alone: the device's load, nothing disturbed.
+        let (mut alone, mut said) = (Assessment::default(), Vec::new());
+        assess(&sample, &mut alone, &mut said);
+        assert!(said.is_empty() && !alone.disturbed, "{said:?}");
+        assert_eq!(alone.devices.len(), 1);
+        assert_eq!(alone.devices[0].busy_percent, 15.0);
+        // With the judge registered after them.
+        let mut registered = monitors(&Watch::default());
+        registered.push(kept(Judge));
+        let (mut judged, mut said) = (Assessment::default(), Vec::new());
+        assess_by(&registered, &sample, &mut judged, &mut said);
+        assert_eq!(said[0], "judged 1 series after 1 device(s)");
+        assert!(said[1].starts_with("CPU steal took 50.0 %"), "{said:?}");
+        assert_eq!(said.len(), 2);
+        assert!(judged.disturbed);
+        // A disturbance no registered monitor words.
+        let (mut unworded, mut said) = (Assessment::default(), Vec::new());
+        assess_by(&[kept(Judge)], &sample, &mut unworded, &mut said);
+        assert_eq!(said[1], "CPU steal 50.0 % of the CPUs' time");
     }
 
     #[test]

@@ -266,30 +266,6 @@ impl Merge {
             _ => Merge::Mean,
         }
     }
-
-    /// The rule of a figure no definition at hand declares (one stored by an older fsbench, or
-    /// a test's own), guessed from its name as the merge did before rules were declared:
-    /// `<distribution>_<stat>`, `throughput`, `ops_rate`, `…_per_op`, `cpu_…`, then
-    /// [`Merge::of`].
-    pub fn guess(name: &str, unit: Unit, direction: Direction) -> Merge {
-        let stat = Stat::ALL.into_iter().find(|s| {
-            name.strip_suffix(s.name())
-                .is_some_and(|rest| rest.ends_with('_'))
-        });
-        if let Some(stat) = stat {
-            return Merge::Distribution(stat);
-        }
-        match unit {
-            Unit::BytesPerSec | Unit::OpsPerSec if direction == Direction::Higher => match name {
-                "throughput" => Merge::Rate(Amount::Bytes),
-                "ops_rate" => Merge::Rate(Amount::Ops),
-                _ => Merge::Sum,
-            },
-            _ if name.ends_with("_per_op") => Merge::PerOp,
-            Unit::Nanos if name.starts_with("cpu_") => Merge::Sum,
-            _ => Merge::of(unit, direction),
-        }
-    }
 }
 
 /// The name a reader sees for each stored metric name, in every report and summary (the

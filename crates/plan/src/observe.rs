@@ -7,11 +7,10 @@
 //! host disturbed the sample — stored with it, and said as warnings.
 
 use fsbench_analysis::steady::steadiness;
-use fsbench_measure::monitor::{device_of_file, Monitor, Watch};
+use fsbench_measure::monitor::{self, device_of_file, Monitor, SampleSeries, Watch};
 use fsbench_measure::series::{Outlet, SeriesInterval};
 use fsbench_model::series::{
-    metric, role, source, subject, Assessment, DeviceLoad, Disturbance, PhaseBatch, PhaseVerdict,
-    Phases, Point, Series, SATURATED_PERCENT, WORKLOAD,
+    metric, role, subject, Assessment, PhaseBatch, PhaseVerdict, Phases, Point, Series, WORKLOAD,
 };
 use fsbench_testbed::cgroup::Cgroup;
 use fsbench_testbed::TargetInfo;
@@ -152,9 +151,10 @@ impl Observer {
 
 /// What a sample's series say: each phase's steadiness and warm-up (from its total's rate per
 /// interval: bytes, or operations when it moved none, over the time it moved them: its
-/// finishing steps are said apart), how busy each watched device was while
-/// the phases ran, the CPU steal then, and the I/O on the disk beyond the device's over the
-/// whole sample; with the warnings they make.
+/// finishing steps are said apart), then what each host monitor's series say of the time the
+/// phases ran (`fsbench_measure::monitor::assess`: how busy each watched device was, the CPU
+/// steal, the I/O on the disk beyond the device's over the whole sample, and whether the host
+/// disturbed the sample); with the warnings they make.
 pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
     let find = |source: &str, phase: Option<u32>, subject: &str, metric: &str| {
         series.iter().find(|s| {
@@ -220,76 +220,6 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
             finish_ns: finish.map(|f| f.sum() as u64),
         });
     }
-    let during = |t: u64| windows.is_empty() || windows.iter().any(|&(a, b)| t >= a && t < b);
-    let mut devices = Vec::new();
-    let mut moved: Vec<(String, u64)> = Vec::new();
-    for busy in series
-        .iter()
-        .filter(|s| s.source == source::DISK && s.metric == metric::BUSY)
-    {
-        let inside: Vec<_> = busy.points.iter().filter(|p| during(p.t_ns())).collect();
-        let time: u64 = inside.iter().map(|p| p.dt_ns()).sum();
-        let busy_percent = if time == 0 {
-            0.0
-        } else {
-            inside
-                .iter()
-                .map(|p| p.value() * p.dt_ns() as f64)
-                .sum::<f64>()
-                / time as f64
-        };
-        let saturated_intervals = inside
-            .iter()
-            .filter(|p| p.value() >= SATURATED_PERCENT)
-            .count();
-        let total = |metric: &str| {
-            find(source::DISK, None, &busy.subject, metric)
-                .filter(|s| s.label == busy.label)
-                .map_or(0, |s| s.sum() as u64)
-        };
-        let (read_bytes, write_bytes) = (total(metric::READ_BYTES), total(metric::WRITE_BYTES));
-        moved.push((busy.label.clone(), read_bytes + write_bytes));
-        devices.push(DeviceLoad {
-            role: busy.label.clone(),
-            device: busy.subject.clone(),
-            busy_percent,
-            saturated: !inside.is_empty() && saturated_intervals * 2 > inside.len(),
-            read_bytes,
-            write_bytes,
-        });
-    }
-    let steal = find(source::CPU, None, subject::ALL_CPUS, metric::STEAL).map(|s| {
-        let inside: Vec<_> = s.points.iter().filter(|p| during(p.t_ns())).collect();
-        let time: u64 = inside.iter().map(|p| p.dt_ns()).sum::<u64>().max(1);
-        inside
-            .iter()
-            .map(|p| p.value() * p.dt_ns() as f64)
-            .sum::<f64>()
-            / time as f64
-    });
-    let bytes_of = |role: &str| moved.iter().find(|(r, _)| r == role).map(|m| m.1);
-    // The sample's own processes' bytes on a device (their cgroup's counters).
-    let own_of = |role: &str| {
-        let own: Vec<&Series> = series
-            .iter()
-            .filter(|s| {
-                s.source == source::PROCESS
-                    && s.label == role
-                    && matches!(s.metric.as_str(), metric::READ_BYTES | metric::WRITE_BYTES)
-            })
-            .collect();
-        (!own.is_empty()).then(|| own.iter().map(|s| s.sum() as u64).sum::<u64>())
-    };
-    // What they moved on the disk beyond what they moved through the device (a loop device
-    // with direct I/O does their I/O on the disk in their name): at most their I/O outside it,
-    // so another process's is never taken for theirs.
-    let own = own_of(role::DISK).map(|disk| disk.saturating_sub(own_of(role::DEVICE).unwrap_or(0)));
-    let other = match (bytes_of(role::DEVICE), bytes_of(role::DISK)) {
-        (Some(device), Some(disk)) => {
-            Some(disk.saturating_sub(device).saturating_sub(own.unwrap_or(0)))
-        }
-        _ => None,
-    };
     let mut warnings = Vec::new();
     let unsteady: Vec<String> = verdicts
         .iter()
@@ -317,41 +247,17 @@ pub fn assess(series: &[Series]) -> (Assessment, Vec<String>) {
             if more > 0 { format!(" and {more} more") } else { String::new() }
         ));
     }
-    for d in devices.iter().filter(|d| d.saturated) {
-        warnings.push(format!(
-            "{} (the {}) was saturated: busy {:.0} % of the time while the phases ran; the figures are its limit",
-            d.device, d.role, d.busy_percent
-        ));
-    }
+    // The monitors' part: each registered monitor's verdicts on its own series, while the
+    // phases ran, and the ways the host disturbed the sample.
     let mut assessment = Assessment {
         phases: verdicts,
-        devices,
-        steal_percent: steal,
-        other_io_bytes: other,
-        own_io_bytes: own.filter(|_| other.is_some()),
-        disturbed: false,
+        ..Assessment::default()
     };
-    let disturbances = assessment.disturbances();
-    for d in &disturbances {
-        warnings.push(match d {
-            Disturbance::Steal { percent } => format!(
-                "CPU steal took {percent:.1} % of the CPUs' time while the phases ran: the hypervisor gave this machine's CPUs to others; the figures may be low"
-            ),
-            Disturbance::OtherIo { bytes, disk, device_bytes } => format!(
-                "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}{}): the figures may be low",
-                fsbench_measure::units::human_bytes(*bytes),
-                fsbench_measure::units::human_bytes(*device_bytes),
-                match assessment.own_io_bytes {
-                    Some(own) => format!(
-                        " and the sample's own {} outside it",
-                        fsbench_measure::units::human_bytes(own)
-                    ),
-                    None => "; the sample's own I/O outside the device is not counted here and may be part of it".to_string(),
-                }
-            ),
-        });
-    }
-    assessment.disturbed = !disturbances.is_empty();
+    let sample = SampleSeries {
+        series,
+        windows: &windows,
+    };
+    monitor::assess(&sample, &mut assessment, &mut warnings);
     (assessment, warnings)
 }
 

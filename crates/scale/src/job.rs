@@ -183,9 +183,9 @@ mod tests {
 
     const BYTES: MetricDef = MetricDef::new("bytes", Unit::Bytes, Direction::None);
 
-    /// The merge of reports whose figures merge by their names' rules.
+    /// The merge of reports whose figures merge by the workloads' definitions.
     fn merge_reports(all: &[Vec<u8>], at: Ends) -> Result<JobResult, JobError> {
-        super::merge_reports(all, at, &[])
+        super::merge_reports(all, at, fsbench_workload::figures::DEFINED)
     }
 
     fn report(rank: u32, failure: Option<&str>) -> RankReport {
@@ -195,7 +195,7 @@ mod tests {
             failure: failure.map(str::to_string),
             stopped_with_the_job: false,
             series: Vec::new(),
-            figures: &[],
+            figures: fsbench_workload::figures::DEFINED,
             records: vec![ResultRecord {
                 measurements: vec![BYTES.at(100.0 * (rank + 1) as f64)],
                 ..ResultRecord::default()

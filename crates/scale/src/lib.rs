@@ -12,5 +12,5 @@ pub use collective::{launched_local_size, launched_size, launcher, Collective, T
 pub use job::{
     gather_and_merge, gather_and_merge_phase, gather_hosts, JobError, JobResult, RankReport,
 };
-pub use merge::{merge, MergeError, RankResults};
+pub use merge::{merge_by, MergeError, RankResults};
 pub use series::merge_series;

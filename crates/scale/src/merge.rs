@@ -2,8 +2,10 @@
 //! honest (docs/design/mpi.md §5):
 //!
 //! Each figure merges by the rule its definition declares (`MetricDef::merge`, looked up by
-//! name in the definitions the merge is given; a figure none declares merges by
-//! `Merge::guess`, its name's rule before rules were declared):
+//! name in the definitions the merge is given: every figure a workload records has one,
+//! `fsbench_workload::figures::DEFINED`). A figure none declares is an error that names it
+//! ([`MergeError::Undefined`]), never a rule guessed from its name (a new `iops` would have
+//! been added up, not merged as a rate):
 //!
 //! - bytes, operations, passes and CPU time add up (`Sum`);
 //! - a phase lasts as long as its slowest rank (`elapsed`, `finish`: `Max`);
@@ -70,17 +72,17 @@ pub enum MergeError {
         first: u32,
         ours: String,
     },
+    #[error(
+        "the figure `{metric}` has no definition among the figures' definitions, so how its \
+         ranks' values merge is not known: declare it (a MetricDef with its merge rule) where \
+         the workload's figures are declared (fsbench_workload::figures::DEFINED)"
+    )]
+    Undefined { metric: String },
 }
 
 /// Merges the ranks' results, record by record (every rank must report the same records in
-/// the same order: they ran the same workload), each figure by its name's rule
-/// ([`Merge::guess`]); [`merge_by`] takes the figures' definitions.
-pub fn merge(ranks: &[RankResults]) -> Result<Vec<ResultRecord>, MergeError> {
-    merge_by(ranks, &[])
-}
-
-/// As [`merge`], each figure by the rule of its definition in `figures` (by name), or its
-/// name's where none is there.
+/// the same order: they ran the same workload), each figure by the rule of its definition in
+/// `figures` (by name); a figure `figures` lacks is [`MergeError::Undefined`].
 pub fn merge_by(
     ranks: &[RankResults],
     figures: &[MetricDef],
@@ -109,13 +111,13 @@ pub fn merge_by(
             }
         }
     }
-    Ok((0..first.records.len())
+    (0..first.records.len())
         .map(|index| {
             let records: Vec<(&RankResults, &ResultRecord)> =
                 ranks.iter().map(|r| (r, &r.records[index])).collect();
             merge_record(&records, figures)
         })
-        .collect())
+        .collect()
 }
 
 fn value(record: &ResultRecord, name: &str) -> Option<f64> {
@@ -187,12 +189,15 @@ fn merged_histogram(records: &[(&RankResults, &ResultRecord)], prefix: &str) -> 
     Some(merged)
 }
 
-/// The rule `figures` declare for a measurement, or its name's.
-fn rule_of(figures: &[MetricDef], m: &Measurement) -> Merge {
+/// The rule `figures` declare for a measurement; an error naming it when none does.
+fn rule_of(figures: &[MetricDef], m: &Measurement) -> Result<Merge, MergeError> {
     figures
         .iter()
         .find(|f| f.name == m.metric)
-        .map_or_else(|| Merge::guess(&m.metric, m.unit, m.direction), |f| f.merge)
+        .map(|f| f.merge)
+        .ok_or_else(|| MergeError::Undefined {
+            metric: m.metric.to_string(),
+        })
 }
 
 /// The ranks' values `all` of a figure merged by a rule of values alone.
@@ -219,7 +224,10 @@ fn by_rule(
     }
 }
 
-fn merge_record(records: &[(&RankResults, &ResultRecord)], figures: &[MetricDef]) -> ResultRecord {
+fn merge_record(
+    records: &[(&RankResults, &ResultRecord)],
+    figures: &[MetricDef],
+) -> Result<ResultRecord, MergeError> {
     let base = records[0].1;
     let elapsed = values(records, "elapsed").filter(|e| max(e) > 0.0);
     // Every distribution of the record, merged once: (name, histogram when every rank has it).
@@ -227,10 +235,10 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)], figures: &[MetricDef]
     let mut measurements: Vec<Measurement> = Vec::with_capacity(base.measurements.len() + 2);
     for m in &base.measurements {
         let name = m.metric.as_ref();
+        let rule = rule_of(figures, m)?;
         let Some(all) = values(records, name) else {
             continue; // a figure not every rank has is not a figure of the whole
         };
-        let rule = rule_of(figures, m);
         let of_distribution = match rule {
             Merge::Distribution(stat) => distribution(base, name, stat).map(|p| (p, stat)),
             _ => None,
@@ -322,12 +330,12 @@ fn merge_record(records: &[(&RankResults, &ResultRecord)], figures: &[MetricDef]
         attributes.insert("first_done".into(), by_time(|a, b| a < b));
         attributes.insert("last_done".into(), by_time(|a, b| a > b));
     }
-    ResultRecord {
+    Ok(ResultRecord {
         dims: base.dims.clone(),
         attributes,
         measurements,
         latency_bins: histogram.map(|h| h.bins()).unwrap_or_default(),
-    }
+    })
 }
 
 /// Merges the ranks' attributes into `into` (rank 0's): flags by any, `_min`/`_max` numbers by

@@ -1,8 +1,8 @@
 //! The CPU monitor: /proc/stat's user, system, irq, iowait and steal time of all CPUs together
-//! and of each, as shares of its time.
+//! and of each, as shares of its time. In the assessment: the CPU steal while the phases ran.
 
-use super::{delta, HostMonitor, Out, Readings, Tick};
-use fsbench_model::series::{metric, source, subject};
+use super::{delta, HostMonitor, Out, Readings, SampleSeries, Tick};
+use fsbench_model::series::{metric, source, subject, Assessment, Disturbance};
 use fsbench_model::Unit;
 
 /// A CPU line of /proc/stat, in ticks.
@@ -72,6 +72,39 @@ impl HostMonitor for Cpus {
                 out.push(source::CPU, "", name, metric, Unit::Percent, share);
             }
         }
+    }
+
+    /// The steal of all CPUs while the phases ran, weighted by each interval's length.
+    fn assess(
+        &self,
+        sample: &SampleSeries<'_>,
+        into: &mut Assessment,
+        _warnings: &mut Vec<String>,
+    ) {
+        into.steal_percent = sample
+            .find(source::CPU, None, subject::ALL_CPUS, metric::STEAL)
+            .map(|s| {
+                let inside: Vec<_> = s
+                    .points
+                    .iter()
+                    .filter(|p| sample.during(p.t_ns()))
+                    .collect();
+                let time: u64 = inside.iter().map(|p| p.dt_ns()).sum::<u64>().max(1);
+                inside
+                    .iter()
+                    .map(|p| p.value() * p.dt_ns() as f64)
+                    .sum::<f64>()
+                    / time as f64
+            });
+    }
+
+    fn explain(&self, disturbance: &Disturbance, _assessment: &Assessment) -> Option<String> {
+        let Disturbance::Steal { percent } = disturbance else {
+            return None;
+        };
+        Some(format!(
+            "CPU steal took {percent:.1} % of the CPUs' time while the phases ran: the hypervisor gave this machine's CPUs to others; the figures may be low"
+        ))
     }
 }
 

@@ -1,8 +1,14 @@
 //! The disk monitor: /proc/diskstats for each watched block device (the filesystem's device,
-//! the disk under it) — I/Os and bytes read and written, I/Os in flight, time busy.
+//! the disk under it) — I/Os and bytes read and written, I/Os in flight, time busy. In the
+//! assessment: how busy each device was while the phases ran (saturated or not), and the I/O
+//! on the disk beyond the device's (another process's, once the process monitor takes the
+//! sample's own out of it).
 
-use super::{delta, HostMonitor, Out, Readings, Tick};
-use fsbench_model::series::{metric, source};
+use super::{delta, HostMonitor, Out, Readings, SampleSeries, Tick};
+use crate::units::human_bytes;
+use fsbench_model::series::{
+    metric, role, source, Assessment, DeviceLoad, Disturbance, SATURATED_PERCENT,
+};
 use fsbench_model::Unit;
 
 /// A device's line of /proc/diskstats, the fields the series are made of.
@@ -94,6 +100,91 @@ impl HostMonitor for Disks {
                 }),
             );
         }
+    }
+
+    /// Each watched device's load while the phases ran (its mean busy share, saturated when
+    /// busy at least [`SATURATED_PERCENT`] in most of their intervals, said as a warning) and
+    /// the bytes it moved over the sample; the disk's bytes beyond the device's.
+    fn assess(&self, sample: &SampleSeries<'_>, into: &mut Assessment, warnings: &mut Vec<String>) {
+        let mut devices = Vec::new();
+        for busy in sample
+            .series
+            .iter()
+            .filter(|s| s.source == source::DISK && s.metric == metric::BUSY)
+        {
+            let inside: Vec<_> = busy
+                .points
+                .iter()
+                .filter(|p| sample.during(p.t_ns()))
+                .collect();
+            let time: u64 = inside.iter().map(|p| p.dt_ns()).sum();
+            let busy_percent = if time == 0 {
+                0.0
+            } else {
+                inside
+                    .iter()
+                    .map(|p| p.value() * p.dt_ns() as f64)
+                    .sum::<f64>()
+                    / time as f64
+            };
+            let saturated_intervals = inside
+                .iter()
+                .filter(|p| p.value() >= SATURATED_PERCENT)
+                .count();
+            let total = |metric: &str| {
+                sample
+                    .find(source::DISK, None, &busy.subject, metric)
+                    .filter(|s| s.label == busy.label)
+                    .map_or(0, |s| s.sum() as u64)
+            };
+            devices.push(DeviceLoad {
+                role: busy.label.clone(),
+                device: busy.subject.clone(),
+                busy_percent,
+                saturated: !inside.is_empty() && saturated_intervals * 2 > inside.len(),
+                read_bytes: total(metric::READ_BYTES),
+                write_bytes: total(metric::WRITE_BYTES),
+            });
+        }
+        for d in devices.iter().filter(|d| d.saturated) {
+            warnings.push(format!(
+                "{} (the {}) was saturated: busy {:.0} % of the time while the phases ran; the figures are its limit",
+                d.device, d.role, d.busy_percent
+            ));
+        }
+        let bytes_of = |role: &str| {
+            devices
+                .iter()
+                .find(|d| d.role == role)
+                .map(|d| d.read_bytes + d.write_bytes)
+        };
+        // All of it, until the process monitor takes out the sample's own I/O outside the
+        // device.
+        into.other_io_bytes = match (bytes_of(role::DEVICE), bytes_of(role::DISK)) {
+            (Some(device), Some(disk)) => Some(disk.saturating_sub(device)),
+            _ => None,
+        };
+        into.devices = devices;
+    }
+
+    fn explain(&self, disturbance: &Disturbance, assessment: &Assessment) -> Option<String> {
+        let Disturbance::OtherIo {
+            bytes,
+            disk,
+            device_bytes,
+        } = disturbance
+        else {
+            return None;
+        };
+        Some(format!(
+            "another process moved {} on {disk}, the disk under the sample's device, during the sample (beyond the device's own {}{}): the figures may be low",
+            human_bytes(*bytes),
+            human_bytes(*device_bytes),
+            match assessment.own_io_bytes {
+                Some(own) => format!(" and the sample's own {} outside it", human_bytes(own)),
+                None => "; the sample's own I/O outside the device is not counted here and may be part of it".to_string(),
+            }
+        ))
     }
 }
 

@@ -1,9 +1,12 @@
 //! The process monitor: the sample's own processes — their CPU time (this process's, when the
 //! workload runs in it, and its cgroup's) and what they read and wrote on each watched device
-//! (the cgroup's io.stat or blkio counters), told apart from another process's I/O.
+//! (the cgroup's io.stat or blkio counters), told apart from another process's I/O. In the
+//! assessment: the sample's own I/O on the disk outside its device, taken out of the disk's
+//! I/O beyond the device's (the disk monitor's), so that it is never taken for another
+//! process's.
 
-use super::{delta, parse_pairs, HostMonitor, Out, Readings, Tick};
-use fsbench_model::series::{metric, source, subject};
+use super::{delta, parse_pairs, HostMonitor, Out, Readings, SampleSeries, Tick};
+use fsbench_model::series::{metric, role, source, subject, Assessment, Series};
 use fsbench_model::Unit;
 use std::path::{Path, PathBuf};
 
@@ -80,6 +83,37 @@ impl HostMonitor for Process {
                 });
                 out.push(source::PROCESS, role, name, metric, Unit::Bytes, moved);
             }
+        }
+    }
+
+    /// What the sample's processes moved on the disk beyond what they moved through the device
+    /// (a loop device with direct I/O does their I/O on the disk in their name): at most their
+    /// I/O outside it, taken out of the disk's bytes beyond the device's (assessed before, by
+    /// the disk monitor), so another process's is never taken for theirs.
+    fn assess(
+        &self,
+        sample: &SampleSeries<'_>,
+        into: &mut Assessment,
+        _warnings: &mut Vec<String>,
+    ) {
+        // The sample's own processes' bytes on a device (their cgroup's counters).
+        let own_of = |role: &str| {
+            let own: Vec<&Series> = sample
+                .series
+                .iter()
+                .filter(|s| {
+                    s.source == source::PROCESS
+                        && s.label == role
+                        && matches!(s.metric.as_str(), metric::READ_BYTES | metric::WRITE_BYTES)
+                })
+                .collect();
+            (!own.is_empty()).then(|| own.iter().map(|s| s.sum() as u64).sum::<u64>())
+        };
+        let own =
+            own_of(role::DISK).map(|disk| disk.saturating_sub(own_of(role::DEVICE).unwrap_or(0)));
+        if let (Some(own), Some(other)) = (own, into.other_io_bytes) {
+            into.other_io_bytes = Some(other.saturating_sub(own));
+            into.own_io_bytes = Some(own);
         }
     }
 }

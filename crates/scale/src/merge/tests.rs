@@ -72,6 +72,11 @@ fn get(record: &ResultRecord, name: &str) -> f64 {
 
 const MIB: f64 = 1048576.0;
 
+/// Merges by the rules the workloads declare for their figures.
+fn merge(ranks: &[RankResults]) -> Result<Vec<ResultRecord>, MergeError> {
+    merge_by(ranks, fsbench_workload::figures::DEFINED)
+}
+
 /// Two ranks write 100 MiB each, in 1 s and in 2 s: 100 and 50 MiB/s on their own. The job
 /// moved 200 MiB in 2 s: 100 MiB/s, not the 150 MiB/s that adding the rates would claim.
 #[test]
@@ -291,4 +296,35 @@ fn a_second_distribution_and_per_operation_figures_merge_exactly() {
     );
     // The record's own histogram merges as before beside it.
     assert_eq!(r.latency_bins.iter().map(|b| b.1).sum::<u64>(), 4);
+}
+
+/// A figure without a definition is not merged by a rule guessed from its name: the merge is an
+/// error that names it. Declared, it merges by its declared rule.
+#[test]
+fn an_undefined_figure_is_an_error_that_names_it() {
+    const IOPS: MetricDef = MetricDef::new("iops", Unit::OpsPerSec, Direction::Higher);
+    let record = |iops: f64| {
+        let mut r = written(MIB, 1.0, &[1000]);
+        r.measurements.push(IOPS.at(iops));
+        r
+    };
+    let ranks = [
+        rank(0, "a", vec![record(10.0)]),
+        rank(1, "b", vec![record(30.0)]),
+    ];
+    let err = merge(&ranks).unwrap_err();
+    assert_eq!(
+        err,
+        MergeError::Undefined {
+            metric: "iops".into()
+        }
+    );
+    assert!(err.to_string().contains("`iops`"), "{err}");
+    let declared = [
+        fsbench_workload::figures::DEFINED,
+        &[IOPS.merged(Merge::Mean)],
+    ]
+    .concat();
+    let merged = merge_by(&ranks, &declared).unwrap();
+    assert_eq!(get(&merged[0], "iops"), 20.0);
 }

@@ -15,10 +15,10 @@
 
 use super::{load_attributes, ClientsSettings, Load, Method, NAMES, THROUGHPUT};
 use crate::figures::{CPU_SYS, CPU_USER, ELAPSED, LATENCY_MAX, LATENCY_MEAN, OPS};
-use crate::task::timing::{self, ToolEnd};
+use crate::task::timing::{self, Times, ToolEnd};
 use crate::workload::Sink;
 use crate::{StopFlag, WorkloadError};
-use fsbench_model::{Dims, ResultRecord};
+use fsbench_model::{Dims, Measurement, ResultRecord};
 use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -238,18 +238,7 @@ pub(super) fn run(
     if let Some(version) = &report.version {
         attributes.insert("tool".into(), version.clone().into());
     }
-    let mut measurements = vec![
-        THROUGHPUT.at(report.mb_per_s * 1e6),
-        OPS.at(report.ops.iter().map(|o| o.count).sum::<u64>() as f64),
-    ];
-    if let Some(max) = report.max_latency_ms {
-        measurements.push(LATENCY_MAX.at(max * 1e6));
-    }
-    measurements.extend([
-        ELAPSED.at(times.real_ns as f64),
-        CPU_USER.at(times.user_ns as f64),
-        CPU_SYS.at(times.sys_ns as f64),
-    ]);
+    let measurements = load_figures(&report, &times);
     sink.status(&format!("dbench: {:.2} MB/sec", report.mb_per_s));
     let mut n = 1;
     sink.record(
@@ -274,11 +263,7 @@ pub(super) fn run(
                     threads,
                     ..Dims::default()
                 },
-                measurements: vec![
-                    OPS.at(op.count as f64),
-                    LATENCY_MEAN.at(op.avg_ms * 1e6),
-                    LATENCY_MAX.at(op.max_ms * 1e6),
-                ],
+                measurements: op_figures(op),
                 ..ResultRecord::default()
             },
             n,
@@ -286,6 +271,32 @@ pub(super) fn run(
         );
     }
     Ok(true)
+}
+
+/// The figures of the whole load from dbench's report and its process's times.
+fn load_figures(report: &Report, times: &Times) -> Vec<Measurement> {
+    let mut measurements = vec![
+        THROUGHPUT.at(report.mb_per_s * 1e6),
+        OPS.at(report.ops.iter().map(|o| o.count).sum::<u64>() as f64),
+    ];
+    if let Some(max) = report.max_latency_ms {
+        measurements.push(LATENCY_MAX.at(max * 1e6));
+    }
+    measurements.extend([
+        ELAPSED.at(times.real_ns as f64),
+        CPU_USER.at(times.user_ns as f64),
+        CPU_SYS.at(times.sys_ns as f64),
+    ]);
+    measurements
+}
+
+/// The figures of one operation of dbench's table.
+fn op_figures(op: &OpLine) -> Vec<Measurement> {
+    vec![
+        OPS.at(op.count as f64),
+        LATENCY_MEAN.at(op.avg_ms * 1e6),
+        LATENCY_MAX.at(op.max_ms * 1e6),
+    ]
 }
 
 #[cfg(test)]
@@ -347,6 +358,28 @@ Throughput 212.806 MB/sec  2 clients  2 procs  max_latency=91.648 ms
             }
         );
         assert!(parse_output("dbench version 4.00\nno table\n").is_err());
+    }
+
+    /// Every figure stored from dbench's output has a definition, with the rule a job's ranks
+    /// merge it by.
+    #[test]
+    fn dbench_s_figures_are_all_defined() {
+        let r = parse_output(DBENCH_4).unwrap();
+        let times = Times {
+            real_ns: 3_000_000_000,
+            user_ns: 1,
+            sys_ns: 1,
+        };
+        let figures = load_figures(&r, &times)
+            .into_iter()
+            .chain(r.ops.iter().flat_map(op_figures));
+        for m in figures {
+            assert!(
+                crate::figures::definition(&m.metric).is_some(),
+                "{} has no definition in figures::DEFINED",
+                m.metric
+            );
+        }
     }
 
     /// The tool method for real: dbench on the built-in load for two seconds, its figures
