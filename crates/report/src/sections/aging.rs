@@ -5,6 +5,8 @@
 //! terminal summary, the Markdown, the HTML).
 
 use crate::compare::{better, compare};
+use crate::findings::Findings;
+use crate::section::Section;
 use crate::tables::{CaseView, RunView, Table};
 use crate::text::{
     arrow, escape_markdown as escape, fixed, heading, number, printable, say, signed, title,
@@ -382,7 +384,7 @@ pub fn markdown(out: &mut dyn Write, aging: &AgingReport) -> io::Result<()> {
 /// Aged against fresh (`model.aging`, computed with the model): each aged configuration's
 /// means fresh and aged with aged / fresh and its verdict, and the rankings fresh and aged.
 pub fn html(aging: &AgingReport) -> Result<String, minijinja::Error> {
-    super::render_html(
+    crate::section::render_html(
         "aging.html.j2",
         include_str!("aging.html.j2"),
         minijinja::context! { aging => view(aging) },
@@ -448,4 +450,26 @@ fn view(aging: &AgingReport) -> Option<minijinja::Value> {
             }
         ),
     })
+}
+
+/// Aged against fresh: in the terminal summary, the Markdown and the HTML (the JSON has it
+/// in the model).
+pub struct AgingSection;
+
+impl Section for AgingSection {
+    fn name(&self) -> &'static str {
+        "aging"
+    }
+
+    fn terminal(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        terminal(out, &findings.model().aging)
+    }
+
+    fn markdown(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        markdown(out, &findings.model().aging)
+    }
+
+    fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        html(&findings.model().aging).map(Some)
+    }
 }
