@@ -7,7 +7,7 @@
 //! - [`model`]: stored runs as one [`ReportModel`] (cases with typed axes, the configurations
 //!   with one label and colour each, samples with typed results, summary tables, what was not
 //!   measured per case and per configuration, aged against fresh), what every exporter
-//!   renders; its pieces and how they are built in [`tables`].
+//!   renders; its pieces and how they are built in [`tables`], aged against fresh in [`aged`].
 //! - [`findings`]: what the report finds in the model ([`Findings`]: the standings, efficiency,
 //!   then and now, the samples' marks, any type that can `Find` itself), each found at most
 //!   once and read by every renderer.
@@ -43,6 +43,7 @@
 //! - [`grid`]: one run's results as the grids its workload lays out (the matrix's iozone
 //!   blocks).
 
+pub mod aged;
 pub mod charts;
 pub mod compare;
 pub mod export;
