@@ -86,3 +86,53 @@ impl<'a> Findings<'a> {
             .expect("the finding just kept")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        static FOUND: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A finding that counts how often it was found.
+    struct Counted(u32);
+
+    impl Find for Counted {
+        fn find(_: &Findings) -> Counted {
+            FOUND.with(|n| n.set(n.get() + 1));
+            Counted(7)
+        }
+    }
+
+    /// A finding that reads another as it is found.
+    struct Twice(u32);
+
+    impl Find for Twice {
+        fn find(findings: &Findings) -> Twice {
+            Twice(findings.get::<Counted>().0 * 2)
+        }
+    }
+
+    /// Each finding is found once, however often and in whatever order it is read, one while
+    /// another is found too, and what was read stays where it was.
+    #[test]
+    fn a_finding_is_found_once_and_may_read_another() {
+        let model = ReportModel::from_runs(Vec::new());
+        let findings = Findings::new(&model, &Options::default());
+        FOUND.with(|n| n.set(0));
+        let twice: *const Twice = findings.get::<Twice>();
+        assert_eq!(findings.get::<Twice>().0, 14);
+        assert_eq!(findings.get::<Counted>().0, 7);
+        assert_eq!(findings.get::<String>().as_str(), "");
+        assert!(std::ptr::eq(twice, findings.get::<Twice>()));
+        assert_eq!(FOUND.with(Cell::get), 1);
+    }
+
+    impl Find for String {
+        fn find(_: &Findings) -> String {
+            String::new()
+        }
+    }
+}

@@ -38,7 +38,7 @@ const TEMPLATE: &str = include_str!("report.html.j2");
 
 /// Where the page places run against run (`crate::versus`) among the sections before the
 /// charts: after those of a lower rank (`crate::sections::SECTIONS`).
-const VERSUS: u8 = 6;
+pub(crate) const VERSUS: u8 = 6;
 
 /// Points per configuration (by column index): one line each.
 type Lines = BTreeMap<usize, Vec<(f64, f64)>>;

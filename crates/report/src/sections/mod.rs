@@ -93,3 +93,34 @@ pub fn ordered(output: Output) -> Vec<&'static Placed> {
 pub fn answered(findings: &Findings) -> bool {
     !findings.get::<Standings>().disciplines.is_empty()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every section has its own name, and each output places the sections it has in an order
+    /// of its own: no two share a rank, nor take the page's run against run's.
+    #[test]
+    fn each_output_orders_its_sections() {
+        let mut names: Vec<&str> = SECTIONS.iter().map(|p| p.section.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), SECTIONS.len());
+        for output in [
+            Output::Terminal,
+            Output::Markdown,
+            Output::Html,
+            Output::Workbook,
+            Output::Json,
+        ] {
+            let mut ranks: Vec<u8> = ordered(output).iter().map(|p| p.rank(output)).collect();
+            if output == Output::Html {
+                ranks.push(crate::html::VERSUS);
+            }
+            let all = ranks.len();
+            ranks.sort();
+            ranks.dedup();
+            assert_eq!(ranks.len(), all, "{output:?}");
+        }
+    }
+}
