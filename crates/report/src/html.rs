@@ -18,8 +18,7 @@
 
 use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
-use crate::findings::Findings;
-use crate::findings::Options;
+use crate::findings::{Findings, Options};
 use crate::model::{CaseView, ReportModel, Row, Table};
 use crate::over_time::{self, SeriesChoice, Timeline};
 use crate::sections::{self, Output, Part};
@@ -38,7 +37,7 @@ const TEMPLATE: &str = include_str!("report.html.j2");
 
 /// Where the page places run against run (`crate::versus`) among the sections before the
 /// charts: after those of a lower rank (`crate::sections::SECTIONS`).
-pub(crate) const VERSUS: u8 = 6;
+pub(crate) const VERSUS: u8 = 60;
 
 /// Points per configuration (by column index): one line each.
 type Lines = BTreeMap<usize, Vec<(f64, f64)>>;
@@ -1015,12 +1014,14 @@ impl Exporter for Html {
         let answered = sections::answered(findings);
         let mut versus = Some(crate::versus::html(&self.changes).map_err(io::Error::other)?);
         for placed in sections::ordered(Output::Html) {
+            if placed.part == Part::Answer && !answered {
+                continue;
+            }
             let Some(html) = placed.section.html(findings).map_err(io::Error::other)? else {
                 continue;
             };
             match placed.part {
-                Part::Answer if answered => answer.push(html),
-                Part::Answer => {}
+                Part::Answer => answer.push(html),
                 Part::Head => {
                     if placed.rank(Output::Html) > VERSUS {
                         head.extend(versus.take());

@@ -49,8 +49,8 @@ pub struct Placed {
     pub section: &'static dyn Section,
     pub part: Part,
     /// Its rank in each output, lower first: `[terminal, markdown, html, workbook, json]`
-    /// (`rank`; 0: not in it). A renderer's own fragments take ranks between (the page's run
-    /// against run).
+    /// (`rank`; 0: not in it), ten apart so that a section goes between two by its own line. A
+    /// renderer's own fragments take ranks between (the page's run against run).
     pub ranks: [u8; 5],
 }
 
@@ -65,13 +65,13 @@ impl Placed {
 #[rustfmt::skip]
 pub static SECTIONS: [Placed; 7] = [
     // The section,                          its part,     its ranks: term, md, html, xlsx, json
-    placed(&standings::VerdictSection,        Part::Answer, [2,  1,  1,  1,  1]),
-    placed(&efficiency::EfficiencySection,    Part::Answer, [3,  2,  2,  0,  2]),
-    placed(&standings::RankingSection,        Part::Answer, [4,  3,  3,  2,  0]),
-    placed(&aging::AgingSection,              Part::Head,   [6,  4,  4,  0,  0]),
-    placed(&marks::MarksSection,              Part::Head,   [0,  0,  5,  0,  0]),
-    placed(&then_now::ThenNowSection,         Part::Head,   [5,  5,  7,  4,  3]),
-    placed(&not_measured::NotMeasuredSection, Part::Tail,   [1,  6,  8,  3,  0]),
+    placed(&standings::VerdictSection,        Part::Answer, [20, 10, 10, 10, 10]),
+    placed(&efficiency::EfficiencySection,    Part::Answer, [30, 20, 20,  0, 20]),
+    placed(&standings::RankingSection,        Part::Answer, [40, 30, 30, 20,  0]),
+    placed(&aging::AgingSection,              Part::Head,   [60, 40, 40,  0,  0]),
+    placed(&marks::MarksSection,              Part::Head,   [ 0,  0, 50,  0,  0]),
+    placed(&then_now::ThenNowSection,         Part::Head,   [50, 50, 70, 40, 30]),
+    placed(&not_measured::NotMeasuredSection, Part::Tail,   [10, 60, 80, 30,  0]),
 ];
 
 const fn placed(section: &'static dyn Section, part: Part, ranks: [u8; 5]) -> Placed {
