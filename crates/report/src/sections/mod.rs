@@ -22,7 +22,7 @@ use crate::findings::Findings;
 use crate::section::Section;
 use standings::Standings;
 
-/// The outputs sections appear in.
+/// The outputs sections appear in, in the order of [`Placed::ranks`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
     Terminal,
@@ -32,7 +32,8 @@ pub enum Output {
     Json,
 }
 
-/// Which part of the terminal summary, the Markdown and the HTML page a section is in.
+/// Which part of the terminal summary, the Markdown and the HTML page a section is in (the
+/// terminal and the workbook order by rank alone; the terminal tells its answer apart).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
     /// The answer: the verdict and what reads with it, only when there is a verdict
