@@ -4,13 +4,10 @@
 //! every case axis and dimension a column) and the long-form series CSV ([`SeriesCsv`]: one row
 //! per point).
 
-use crate::efficiency::Efficiency;
-use crate::findings::Findings;
+use crate::findings::{Findings, Options};
 use crate::model::ReportModel;
-use crate::standings::{Options, Standings};
-use crate::then_now::ThenNow;
+use crate::sections::{self, Output};
 use fsbench_model::{CaseAxis, Dim, DimValue};
-use serde::Serialize;
 use std::borrow::Cow;
 use std::io::{self, Write};
 
@@ -34,45 +31,37 @@ pub trait Exporter {
 }
 
 /// The whole model as JSON (schema `fsbench.run`, version 2), with what every report says
-/// of it: the standings (each discipline's verdict, the ranking with its rank intervals), and a
-/// study's figures then and now with their verdicts.
+/// of it: the members of the sections that have one (`crate::sections`, in the JSON's order:
+/// the standings, each filesystem against its bare device, a study's figures then and now).
 pub struct Json;
 
-/// The JSON document: the model's fields, then `standings`.
-#[derive(Serialize)]
-struct Document<'a> {
-    #[serde(flatten)]
-    model: &'a ReportModel,
-    standings: &'a Standings,
-    /// Each filesystem's share of its bare device (empty without one).
-    efficiency: &'a [Efficiency],
-    /// A study's published figures and claims beside the run's, each with its verdict
-    /// (`crate::then_now`; absent when no run's plan has any).
-    #[serde(skip_serializing_if = "no_study")]
-    then_now: &'a ThenNow,
-}
-
-fn no_study(then_now: &&ThenNow) -> bool {
-    then_now.is_empty()
+/// A JSON error as the I/O error it is when it is one (a closed pipe is the reader's choice).
+fn json_error(e: serde_json::Error) -> io::Error {
+    match e.io_error_kind() {
+        Some(kind) => io::Error::new(kind, e),
+        None => io::Error::other(e),
+    }
 }
 
 impl Exporter for Json {
     fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
-        let model = findings.model();
-        let document = Document {
-            model,
-            standings: findings.standings(),
-            efficiency: findings.efficiency(),
-            then_now: findings.then_now(),
-        };
-        // A failed write stays the I/O error it is (a closed pipe is the reader's choice).
-        serde_json::to_writer_pretty(&mut *out, &document).map_err(|e| {
-            match e.io_error_kind() {
-                Some(kind) => io::Error::new(kind, e),
-                None => io::Error::other(e),
+        // The model's members, then each section's, as one object written pretty: the
+        // model's closing brace gives way to the sections' members, each value indented one
+        // level deeper (pretty JSON breaks lines between tokens only).
+        let mut document = serde_json::to_string_pretty(findings.model()).map_err(json_error)?;
+        let close = document.rfind('}').expect("an object");
+        document.truncate(close.saturating_sub(1));
+        for placed in sections::ordered(Output::Json) {
+            if let Some(member) = placed.section.json(findings).map_err(json_error)? {
+                let key = serde_json::to_string(member.key).map_err(json_error)?;
+                document.push_str(&format!(
+                    ",\n  {key}: {}",
+                    member.value.replace('\n', "\n  ")
+                ));
             }
-        })?;
-        writeln!(out)
+        }
+        document.push_str("\n}");
+        writeln!(out, "{document}")
     }
 }
 

@@ -18,11 +18,11 @@
 
 use crate::charts::{self, Bar, Labels, Line, XAxis};
 use crate::export::Exporter;
-use crate::findings::Findings;
+use crate::findings::{Findings, Options};
 use crate::model::{CaseView, ReportModel, Row, Table};
 use crate::over_time::{self, SeriesChoice, Timeline};
-use crate::sections::{aging, efficiency, marks, not_measured, standings, then_now};
-use crate::standings::{Discipline, Options, Standings};
+use crate::sections::{self, Output, Part};
+use crate::standings::{Discipline, Standings};
 use crate::text::{cell_text, fixed, number, short_number};
 use fsbench_analysis::rank::geometric_mean;
 use fsbench_measure::units::human_bytes;
@@ -34,6 +34,10 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 const TEMPLATE: &str = include_str!("report.html.j2");
+
+/// Where the page places run against run (`crate::versus`) among the sections before the
+/// charts: after those of a lower rank (`crate::sections::SECTIONS`).
+pub(crate) const VERSUS: u8 = 60;
 
 /// Points per configuration (by column index): one line each.
 type Lines = BTreeMap<usize, Vec<(f64, f64)>>;
@@ -905,7 +909,7 @@ impl Exporter for Html {
 
     fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
         let model = findings.model();
-        let standings = findings.standings();
+        let standings = findings.get::<Standings>();
         let runs: Vec<_> = model
             .runs
             .iter()
@@ -959,15 +963,6 @@ impl Exporter for Html {
             }
             v
         };
-        // A configuration's colour; none for one never measured (it is in no chart).
-        let colour_of = |label: &str| {
-            model
-                .configurations
-                .iter()
-                .position(|c| c.label == label && c.measured)
-                .map(charts::colour_hex)
-                .unwrap_or_default()
-        };
         let mut workloads = Vec::new();
         for kind in model.kinds() {
             let names: Vec<&str> = {
@@ -1012,25 +1007,34 @@ impl Exporter for Html {
             .filter(|(_, c)| c.measured)
             .map(|(i, c)| minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i) })
             .collect();
-        // The sections, each rendered by its module.
-        let marked = findings.marked();
-        let host = marks::view(model, marked, &colour_of);
-        let html_of = |r: Result<String, minijinja::Error>| r.map_err(io::Error::other);
-        let standings_html = standings::html(model, standings, marked, &colour_of, &host)
-            .map_err(io::Error::other)?;
-        let sections = minijinja::context! {
-            verdict => standings_html.verdict,
-            efficiency => html_of(efficiency::html(findings.efficiency(), &colour_of))?,
-            ranking => standings_html.ranking,
-            aging => html_of(aging::html(findings.aging()))?,
-            marks => html_of(marks::html(&host))?,
-            versus => html_of(crate::versus::html(&self.changes))?,
-            then_now => html_of(then_now::html(findings.then_now()))?,
-            not_measured => html_of(not_measured::html(model, &colour_of))?,
-        };
+        // The sections, each rendered by its module, in the page's order: the answer (when
+        // there is a verdict), the sections before the charts with run against run among them
+        // (at `VERSUS`), and those that close the page.
+        let (mut answer, mut head, mut tail) = (Vec::new(), Vec::new(), Vec::new());
+        let answered = sections::answered(findings);
+        let mut versus = Some(crate::versus::html(&self.changes).map_err(io::Error::other)?);
+        for placed in sections::ordered(Output::Html) {
+            if placed.part == Part::Answer && !answered {
+                continue;
+            }
+            let Some(html) = placed.section.html(findings).map_err(io::Error::other)? else {
+                continue;
+            };
+            match placed.part {
+                Part::Answer => answer.push(html),
+                Part::Head => {
+                    if placed.rank(Output::Html) > VERSUS {
+                        head.extend(versus.take());
+                    }
+                    head.push(html);
+                }
+                Part::Tail => tail.push(html),
+            }
+        }
+        head.extend(versus);
         let mut env = minijinja::Environment::new();
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
-        env.add_template("macros.html.j2", crate::sections::MACROS)
+        env.add_template("macros.html.j2", crate::section::MACROS)
             .map_err(io::Error::other)?;
         env.add_template("report", TEMPLATE)
             .map_err(io::Error::other)?;
@@ -1045,7 +1049,9 @@ impl Exporter for Html {
                     configurations => configurations,
                     tools => tool_versions,
                     legend => legend,
-                    sections => sections,
+                    answer => answer,
+                    sections => head,
+                    closing => tail,
                     workloads => minijinja::value::Serde(&workloads),
                 })
             })

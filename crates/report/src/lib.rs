@@ -7,17 +7,20 @@
 //! - [`model`]: stored runs as one [`ReportModel`] (cases with typed axes, the configurations
 //!   with one label and colour each, samples with typed results, summary tables, what was not
 //!   measured per case and per configuration, aged against fresh), what every exporter
-//!   renders; its pieces and how they are built in [`tables`].
+//!   renders; its pieces and how they are built in [`tables`], aged against fresh in [`aged`].
 //! - [`findings`]: what the report finds in the model ([`Findings`]: the standings, efficiency,
-//!   then and now, the samples' marks), each computed at most once and read by every renderer.
+//!   then and now, the samples' marks, any type that can `Find` itself), each found at most
+//!   once and read by every renderer.
+//! - [`section`]: the [`Section`] trait, a section's hooks for each output (default: not in it).
 //! - [`sections`]: one module per section of a report, its data beside its output in every
-//!   format — [`standings`] (who won each discipline, by how much and whether it is real; the
-//!   ranking by points with rank intervals and a composite against a baseline), [`efficiency`]
-//!   (each filesystem against its bare device, `raw`), [`aging`] (aged against fresh: the
-//!   penalty, and whether aging changes a ranking), [`then_now`] (a study's published figures
-//!   and claims beside the run's, with a verdict per claim; [`study_points`]: a study's own
-//!   ranking), [`marks`] (the samples the host disturbed or that did not settle) and
-//!   [`not_measured`].
+//!   format, and their one registration (`sections::SECTIONS`: where each output places each
+//!   section), which every renderer iterates — [`standings`] (who won each discipline, by how
+//!   much and whether it is real; the ranking by points with rank intervals and a composite
+//!   against a baseline), [`efficiency`] (each filesystem against its bare device, `raw`),
+//!   [`aging`] (aged against fresh: the penalty, and whether aging changes a ranking),
+//!   [`then_now`] (a study's published figures and claims beside the run's, with a verdict
+//!   per claim; [`study_points`]: a study's own ranking), [`marks`] (the samples the host
+//!   disturbed or that did not settle) and [`not_measured`].
 //! - [`text`]: numbers and text as every format writes them (one formatter of figures, names
 //!   made safe for a terminal or Markdown, the terminal's layout within 120 columns);
 //!   [`compare`]: a figure against another, paired by round or by Welch.
@@ -40,6 +43,7 @@
 //! - [`grid`]: one run's results as the grids its workload lays out (the matrix's iozone
 //!   blocks).
 
+pub mod aged;
 pub mod charts;
 pub mod compare;
 pub mod export;
@@ -49,6 +53,7 @@ pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod over_time;
+pub mod section;
 pub mod sections;
 pub mod study_points;
 pub mod tables;
@@ -65,6 +70,7 @@ pub use findings::Findings;
 pub use html::Html;
 pub use markdown::Markdown;
 pub use model::ReportModel;
+pub use section::Section;
 pub use terminal::Terminal;
 pub use xlsx::Xlsx;
 

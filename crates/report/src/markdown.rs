@@ -6,9 +6,9 @@
 
 use crate::export::Exporter;
 use crate::findings::Findings;
+use crate::findings::Options;
 use crate::model::CaseView;
-use crate::sections::{aging, efficiency, not_measured, standings, then_now};
-use crate::standings::Options;
+use crate::sections::{self, Output, Part};
 use crate::text::{escape_markdown as escape, fixed};
 use fsbench_store::Outcome;
 use std::io::{self, Write};
@@ -35,7 +35,6 @@ impl Exporter for Markdown {
 
     fn render(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
         let model = findings.model();
-        let standings = findings.standings();
         for view in &model.runs {
             let run = &view.run;
             writeln!(
@@ -48,13 +47,13 @@ impl Exporter for Markdown {
             )?;
         }
         writeln!(out, "**Compared:** {}.\n", escape(&model.compared()))?;
-        if !standings.disciplines.is_empty() {
-            standings::markdown_verdict(out, standings)?;
-            efficiency::markdown(out, findings.efficiency())?;
-            standings::markdown_ranking(out, standings)?;
+        let answered = sections::answered(findings);
+        let placed = sections::ordered(Output::Markdown);
+        for p in placed.iter().filter(|p| p.part != Part::Tail) {
+            if p.part != Part::Answer || answered {
+                p.section.markdown(findings, out)?;
+            }
         }
-        aging::markdown(out, findings.aging())?;
-        then_now::markdown(out, findings.then_now())?;
         writeln!(out, "## Configurations\n")?;
         for view in &model.runs {
             let run = &view.run;
@@ -97,7 +96,9 @@ impl Exporter for Markdown {
             )?;
         }
         writeln!(out)?;
-        not_measured::markdown(out, model)?;
+        for p in placed.iter().filter(|p| p.part == Part::Tail) {
+            p.section.markdown(findings, out)?;
+        }
         Ok(())
     }
 }

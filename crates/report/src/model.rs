@@ -5,7 +5,7 @@
 //! means with their confidence intervals) and what was not measured: per case and outcome
 //! (`problems`) and per configuration and reason (`not_measured`).
 
-use crate::aging::AgingReport;
+use crate::aged::AgingReport;
 use crate::tables::{axis_value, configurations, not_measured, tables};
 pub use crate::tables::{
     CaseView, Cell, Column, Configuration, NotMeasured, Problem, Row, RunView, Table,
@@ -37,7 +37,7 @@ pub struct ReportModel {
     /// line each in every report.
     pub not_measured: Vec<NotMeasured>,
     /// Aged against fresh: each aged configuration's penalty and whether aging changes the
-    /// rankings (`crate::aging::AgingReport`); absent when nothing was aged.
+    /// rankings (`crate::aged::AgingReport`); absent when nothing was aged.
     #[serde(skip_serializing_if = "AgingReport::is_empty")]
     pub aging: AgingReport,
 }

@@ -8,6 +8,7 @@
 //! disturbed it), which the report shows beside the chart, in the verdict and in a table.
 
 use crate::charts::{self, Panel, Span, Trace};
+use crate::findings::{Find, Findings};
 use crate::model::{CaseView, ReportModel};
 use fsbench_model::series::{metric, source, subject, subject::TOTAL, Series, WORKLOAD};
 use fsbench_model::{CaseAxis, Direction, Unit};
@@ -294,6 +295,12 @@ pub fn marked(model: &ReportModel) -> Marked {
         }
     }
     out
+}
+
+impl Find for Marked {
+    fn find(findings: &Findings) -> Marked {
+        marked(findings.model())
+    }
 }
 
 /// One sample drawn over time, for the HTML report.

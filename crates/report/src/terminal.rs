@@ -13,7 +13,7 @@
 use crate::export::Exporter;
 use crate::findings::Findings;
 use crate::model::{Row, Table};
-use crate::sections::{aging, efficiency, not_measured, standings, then_now};
+use crate::sections::{self, Output, Part};
 use crate::text::{cell_text, heading, lay_out, say, widest};
 pub use crate::text::{fit, printable, printable_path, wrap, wrap_text, WIDTH};
 use fsbench_model::metric_label;
@@ -256,17 +256,14 @@ impl Exporter for Terminal<'_> {
                 }
             }
         }
-        // What was not measured before the answer, which closes the summary (where a reader
-        // looks first) and leaves the configurations out that this says why.
-        not_measured::terminal(out, model)?;
-        if self.ranking {
-            let standings = findings.standings();
-            standings::terminal_verdicts(out, standings)?;
-            efficiency::terminal(out, findings.efficiency())?;
-            standings::terminal_ranking(out, standings, model)?;
+        // The sections in the terminal's order: what was not measured before the answer,
+        // which closes the summary (where a reader looks first) and leaves the configurations
+        // out that this says why; the answer in a campaign's summary only.
+        for placed in sections::ordered(Output::Terminal) {
+            if placed.part != Part::Answer || self.ranking {
+                placed.section.terminal(findings, out)?;
+            }
         }
-        then_now::terminal(out, findings.then_now())?;
-        aging::terminal(out, findings.aging())?;
         if let (Some(db), [view]) = (self.db, model.runs.as_slice()) {
             let id = view.run.id;
             heading(

@@ -128,7 +128,7 @@ pub fn html(changes: &[Change]) -> Result<String, minijinja::Error> {
             }
         })
         .collect();
-    crate::sections::render_html(
+    crate::section::render_html(
         "versus.html.j2",
         include_str!("versus.html.j2"),
         minijinja::context! { comparison => rows },

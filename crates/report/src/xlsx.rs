@@ -10,7 +10,7 @@
 use crate::export::{csv_row_values, Exporter};
 use crate::findings::Findings;
 use crate::model::{Row, Table};
-use crate::sections::{not_measured, standings, then_now};
+use crate::sections::{self, Output};
 use crate::text::sheet_name;
 use fsbench_model::{Dim, DimValue};
 use fsbench_workload::workload::{GridUnit, GridView};
@@ -154,9 +154,9 @@ fn workbook(findings: &Findings) -> Result<Vec<u8>, XlsxError> {
             grid_sheets(&mut wb, table, &view, unit, &mut used)?;
         }
     }
-    standings::xlsx(&mut wb, findings.standings(), &mut used)?;
-    not_measured::xlsx(&mut wb, model, &mut used)?;
-    then_now::xlsx(&mut wb, findings.then_now(), &mut used)?;
+    for placed in sections::ordered(Output::Workbook) {
+        placed.section.workbook(findings, &mut wb, &mut used)?;
+    }
     // Every table's means.
     let ws = wb.add_worksheet();
     ws.set_name(sheet_name("summary", &mut used))?;

@@ -4,7 +4,9 @@
 //! and cache, with its 95 % interval.
 
 use crate::compare::compare;
+use crate::findings::{Find, Findings};
 use crate::model::{Column, ReportModel, Table};
+use crate::section::{colour, JsonMember, Section};
 use crate::text::{arrow, escape_markdown as escape, heading, printable, write_rows};
 use fsbench_analysis::Comparison;
 use fsbench_model::{CaseAxis, Direction, Unit};
@@ -202,6 +204,13 @@ fn share(
     })
 }
 
+/// Each filesystem's share of its bare device (empty without one).
+impl Find for Vec<Efficiency> {
+    fn find(findings: &Findings) -> Vec<Efficiency> {
+        Efficiency::of(findings.model())
+    }
+}
+
 /// Each filesystem's share of its bare device, one line per filesystem and figure.
 pub fn terminal(out: &mut dyn Write, figures: &[Efficiency]) -> io::Result<()> {
     if figures.is_empty() {
@@ -292,9 +301,38 @@ pub fn html(
             })
         })
         .collect();
-    super::render_html(
+    crate::section::render_html(
         "efficiency.html.j2",
         include_str!("efficiency.html.j2"),
         minijinja::context! { efficiency => rows, efficiency_note => EXPLAINED },
     )
+}
+
+/// Each filesystem against its bare device: with the verdict, and in the JSON.
+pub struct EfficiencySection;
+
+impl Section for EfficiencySection {
+    fn name(&self) -> &'static str {
+        "efficiency"
+    }
+
+    fn terminal(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        terminal(out, findings.get::<Vec<Efficiency>>())
+    }
+
+    fn markdown(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        markdown(out, findings.get::<Vec<Efficiency>>())
+    }
+
+    fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        let model = findings.model();
+        html(findings.get::<Vec<Efficiency>>(), &|label| {
+            colour(model, label)
+        })
+        .map(Some)
+    }
+
+    fn json(&self, findings: &Findings) -> serde_json::Result<Option<JsonMember>> {
+        JsonMember::new("efficiency", findings.get::<Vec<Efficiency>>()).map(Some)
+    }
 }

@@ -3,9 +3,10 @@
 //! findings' marks, `crate::over_time::marked`) — as the HTML report lists them; the verdict and
 //! the heat-map mark the leaders and cells they concern (`crate::standings`).
 
-use super::render_html;
+use crate::findings::{Find, Findings};
 use crate::model::ReportModel;
 use crate::over_time::{Mark, MarkKind, Marked};
+use crate::section::{colour, render_html, Section};
 use fsbench_store::Outcome;
 
 /// The samples whose figures the host disturbed or that did not settle, one row per sample,
@@ -46,4 +47,30 @@ pub fn html(view: &minijinja::Value) -> Result<String, minijinja::Error> {
         include_str!("marks.html.j2"),
         minijinja::context! { host => view },
     )
+}
+
+/// The page's view of the host's marks ([`view`]), for this section and the verdict's.
+#[derive(Debug)]
+pub struct HostMarks(pub minijinja::Value);
+
+impl Find for HostMarks {
+    fn find(findings: &Findings) -> HostMarks {
+        let model = findings.model();
+        HostMarks(view(model, findings.get::<Marked>(), &|label| {
+            colour(model, label)
+        }))
+    }
+}
+
+/// The host's marks: in the HTML only.
+pub struct MarksSection;
+
+impl Section for MarksSection {
+    fn name(&self) -> &'static str {
+        "marks"
+    }
+
+    fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        html(&findings.get::<HostMarks>().0).map(Some)
+    }
 }

@@ -1,7 +1,9 @@
 //! What was not measured, per configuration, outcome and reason (the model's `not_measured`,
 //! computed once with it): what it cost (its samples and workloads) and why, in every report.
 
+use crate::findings::Findings;
 use crate::model::ReportModel;
+use crate::section::{colour, Section};
 use crate::text::{chars, escape_markdown as escape, heading, printable, say, sheet_name};
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
 use std::io::{self, Write};
@@ -98,7 +100,7 @@ pub fn html(
             }
         })
         .collect();
-    super::render_html(
+    crate::section::render_html(
         "not_measured.html.j2",
         include_str!("not_measured.html.j2"),
         minijinja::context! { not_measured => rows },
@@ -132,4 +134,35 @@ pub fn xlsx(
         ws.write_string(r, 4, &n.reason)?;
     }
     Ok(())
+}
+
+/// What was not measured, and why: in every output but the JSON (which has it in the model).
+pub struct NotMeasuredSection;
+
+impl Section for NotMeasuredSection {
+    fn name(&self) -> &'static str {
+        "not_measured"
+    }
+
+    fn terminal(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        terminal(out, findings.model())
+    }
+
+    fn markdown(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        markdown(out, findings.model())
+    }
+
+    fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        let model = findings.model();
+        html(model, &|label| colour(model, label)).map(Some)
+    }
+
+    fn workbook(
+        &self,
+        findings: &Findings,
+        workbook: &mut Workbook,
+        used: &mut Vec<String>,
+    ) -> Result<(), XlsxError> {
+        xlsx(workbook, findings.model(), used)
+    }
 }

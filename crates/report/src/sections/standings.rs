@@ -6,15 +6,17 @@
 //! number. Each discipline's verdict is its leaders (the winner, or the group that ties for
 //! first) with their lead over the rest and its interval; the overall ranks carry their 95 %
 //! intervals (`fsbench_analysis::rank::rank_intervals`), and only the order they establish is
-//! claimed. Built from a [`ReportModel`] once (`crate::findings`); written here for the
-//! terminal summary, the Markdown and the workbook (the HTML's verdict, heat-map and ranking:
-//! `crate::html`).
+//! claimed. Found from a [`ReportModel`] once (`crate::findings`); written here in every
+//! output as two sections, [`VerdictSection`] (the HTML's with its heat-map; the JSON's
+//! `standings`) and [`RankingSection`].
 
-use super::render_html;
 use crate::charts;
 use crate::compare::{better, compare};
+use crate::findings::{Find, Findings};
 use crate::model::{ReportModel, Row, Table};
 use crate::over_time::Marked;
+use crate::section::{colour, render_html, JsonMember, Section};
+use crate::sections::marks::HostMarks;
 use crate::text::{
     arrow, chars, escape_markdown as escape, fixed, heading, printable, sheet_name, significant,
     title, versus_text, write_rows,
@@ -147,13 +149,13 @@ pub struct Standings {
     pub resamples: usize,
 }
 
-/// How a standings table is asked for.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// The configuration label the composite is relative to (default: the first one).
-    pub baseline: Option<String>,
-    /// Category weights (default 1 each).
-    pub weights: BTreeMap<Category, f64>,
+/// How a standings table is asked for (the findings' options).
+pub use crate::findings::Options;
+
+impl Find for Standings {
+    fn find(findings: &Findings) -> Standings {
+        Standings::of(findings.model(), findings.options())
+    }
 }
 
 /// The disciplines of a table: each row (but a client's share) for each workload, among the
@@ -676,89 +678,100 @@ pub fn markdown_ranking(out: &mut dyn Write, standings: &Standings) -> io::Resul
     Ok(())
 }
 
-/// The workbook's sheets: the verdict and the ranking with its rank intervals.
-pub fn xlsx(
+/// The workbook's verdict sheet (none without a discipline).
+pub fn xlsx_verdict(
     wb: &mut Workbook,
     standings: &Standings,
     used: &mut Vec<String>,
 ) -> Result<(), XlsxError> {
     let bold = Format::new().set_bold();
-    if !standings.disciplines.is_empty() {
-        let ws = wb.add_worksheet();
-        ws.set_name(sheet_name("verdict", used))?;
-        let header = [
-            "discipline",
-            "direction",
-            "winner, or those that tie for first",
-            "value",
-            "unit",
-            "lead over",
-            "lead (times better)",
-            "lead ci95_low",
-            "lead ci95_high",
-        ];
-        for (j, h) in header.iter().enumerate() {
-            ws.write_string_with_format(0, j as u16, *h, &bold)?;
-        }
-        for (i, d) in standings.disciplines.iter().enumerate() {
-            let r = 1 + i as u32;
-            let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
-            ws.write_string(r, 0, d.title())?;
-            ws.write_string(r, 1, d.direction.phrase())?;
-            ws.write_string(r, 2, leaders_text(d))?;
-            ws.write_number(r, 3, best.mean)?;
-            ws.write_string(r, 4, d.unit.name())?;
-            if let Some(lead) = &d.lead {
-                ws.write_string(r, 5, &lead.over)?;
-                ws.write_number(r, 6, lead.factor)?;
-                if let (Some(lo), Some(hi)) = (lead.ci95_low, lead.ci95_high) {
-                    ws.write_number(r, 7, lo)?;
-                    ws.write_number(r, 8, hi)?;
-                }
-            }
-        }
-        let ws = wb.add_worksheet();
-        ws.set_name(sheet_name("ranking", used))?;
-        let categories = standings.categories();
-        let mut header: Vec<String> = ["rank best", "rank worst", "configuration"]
-            .map(String::from)
-            .to_vec();
-        header.extend(categories.iter().map(|c| format!("{} points", c.name())));
-        header.extend(["overall".to_string(), "composite".to_string()]);
-        for (j, h) in header.iter().enumerate() {
-            ws.write_string_with_format(0, j as u16, h, &bold)?;
-        }
-        for (i, s) in standings.scores.iter().enumerate() {
-            let r = 1 + i as u32;
-            ws.write_number(r, 0, s.rank.best as f64)?;
-            ws.write_number(r, 1, s.rank.worst as f64)?;
-            ws.write_string(r, 2, &s.label)?;
-            for (j, c) in categories.iter().enumerate() {
-                if let Some(p) = s.points.get(c) {
-                    ws.write_number(r, 3 + j as u16, *p)?;
-                }
-            }
-            let next = 3 + categories.len() as u16;
-            ws.write_number(r, next, s.overall)?;
-            if let Some(c) = s.composite {
-                ws.write_number(r, next + 1, c)?;
+    if standings.disciplines.is_empty() {
+        return Ok(());
+    }
+    let ws = wb.add_worksheet();
+    ws.set_name(sheet_name("verdict", used))?;
+    let header = [
+        "discipline",
+        "direction",
+        "winner, or those that tie for first",
+        "value",
+        "unit",
+        "lead over",
+        "lead (times better)",
+        "lead ci95_low",
+        "lead ci95_high",
+    ];
+    for (j, h) in header.iter().enumerate() {
+        ws.write_string_with_format(0, j as u16, *h, &bold)?;
+    }
+    for (i, d) in standings.disciplines.iter().enumerate() {
+        let r = 1 + i as u32;
+        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+        ws.write_string(r, 0, d.title())?;
+        ws.write_string(r, 1, d.direction.phrase())?;
+        ws.write_string(r, 2, leaders_text(d))?;
+        ws.write_number(r, 3, best.mean)?;
+        ws.write_string(r, 4, d.unit.name())?;
+        if let Some(lead) = &d.lead {
+            ws.write_string(r, 5, &lead.over)?;
+            ws.write_number(r, 6, lead.factor)?;
+            if let (Some(lo), Some(hi)) = (lead.ci95_low, lead.ci95_high) {
+                ws.write_number(r, 7, lo)?;
+                ws.write_number(r, 8, hi)?;
             }
         }
     }
     Ok(())
 }
 
-/// The HTML: the verdict (per category, each discipline's leaders with their value and lead,
-/// a leader whose samples the host marked marked too) with the heat-map of every configuration
-/// against the best, and the ranking; each a fragment of the page, empty without a
-/// discipline. `host` is the page's view of the host's marks.
-pub fn html(
-    model: &ReportModel,
+/// The workbook's ranking sheet, with the rank intervals (none without a discipline).
+pub fn xlsx_ranking(
+    wb: &mut Workbook,
     standings: &Standings,
-    marked: &Marked,
-    colour_of: &dyn Fn(&str) -> String,
-    host: &minijinja::Value,
-) -> Result<HtmlParts, minijinja::Error> {
+    used: &mut Vec<String>,
+) -> Result<(), XlsxError> {
+    let bold = Format::new().set_bold();
+    if standings.disciplines.is_empty() {
+        return Ok(());
+    }
+    let ws = wb.add_worksheet();
+    ws.set_name(sheet_name("ranking", used))?;
+    let categories = standings.categories();
+    let mut header: Vec<String> = ["rank best", "rank worst", "configuration"]
+        .map(String::from)
+        .to_vec();
+    header.extend(categories.iter().map(|c| format!("{} points", c.name())));
+    header.extend(["overall".to_string(), "composite".to_string()]);
+    for (j, h) in header.iter().enumerate() {
+        ws.write_string_with_format(0, j as u16, h, &bold)?;
+    }
+    for (i, s) in standings.scores.iter().enumerate() {
+        let r = 1 + i as u32;
+        ws.write_number(r, 0, s.rank.best as f64)?;
+        ws.write_number(r, 1, s.rank.worst as f64)?;
+        ws.write_string(r, 2, &s.label)?;
+        for (j, c) in categories.iter().enumerate() {
+            if let Some(p) = s.points.get(c) {
+                ws.write_number(r, 3 + j as u16, *p)?;
+            }
+        }
+        let next = 3 + categories.len() as u16;
+        ws.write_number(r, next, s.overall)?;
+        if let Some(c) = s.composite {
+            ws.write_number(r, next + 1, c)?;
+        }
+    }
+    Ok(())
+}
+
+/// The HTML verdict: per category, each discipline's leaders with their value and lead (a
+/// leader whose samples the host marked marked too), with the heat-map of every configuration
+/// against the best (empty without a discipline).
+pub fn html_verdict(findings: &Findings) -> Result<String, minijinja::Error> {
+    let (model, standings) = (findings.model(), findings.get::<Standings>());
+    let marked = findings.get::<Marked>();
+    let colour_of = |label: &str| colour(model, label);
+    let host = &findings.get::<HostMarks>().0;
     let categories = standings.categories();
     // The verdict, grouped by category.
     let verdict: Vec<_> = categories
@@ -787,6 +800,35 @@ pub fn html(
         })
         .collect();
     let heatmap = heatmap_view(model, standings, &categories, marked);
+    if verdict.is_empty() {
+        return Ok(String::new());
+    }
+    let pairing = standings.pairing_gain.map(|(g, n)| {
+        format!(
+            "Pairing by round: over {n} comparisons, the paired intervals are {:.0} % as wide as Welch's intervals on the same values (median). Below 100 %, the configurations of a round shared the machine's drift and pairing removed it; above, they did not, and pairing's fewer degrees of freedom cost more than it removed.",
+            g * 100.0
+        )
+    });
+    render_html(
+        "verdict.html.j2",
+        VERDICT_TEMPLATE,
+        minijinja::context! {
+            verdict => verdict,
+            heatmap => heatmap,
+            pairing => pairing,
+            host => host,
+        },
+    )
+}
+
+/// The HTML ranking, with its rank intervals (empty without a discipline).
+pub fn html_ranking(findings: &Findings) -> Result<String, minijinja::Error> {
+    let (model, standings) = (findings.model(), findings.get::<Standings>());
+    let colour_of = |label: &str| colour(model, label);
+    let categories = standings.categories();
+    if categories.is_empty() {
+        return Ok(String::new());
+    }
     let scores: Vec<_> = standings
         .scores
         .iter()
@@ -807,44 +849,80 @@ pub fn html(
         standings.weights.iter().map(|(c, w)| format!("{} {w}", c.name())).collect::<Vec<_>>().join(", "),
         standings.baseline.as_deref().unwrap_or("the baseline"),
     );
-    let pairing = standings.pairing_gain.map(|(g, n)| {
-        format!(
-            "Pairing by round: over {n} comparisons, the paired intervals are {:.0} % as wide as Welch's intervals on the same values (median). Below 100 %, the configurations of a round shared the machine's drift and pairing removed it; above, they did not, and pairing's fewer degrees of freedom cost more than it removed.",
-            g * 100.0
-        )
-    });
-    if verdict.is_empty() {
-        return Ok(HtmlParts::default());
-    }
-    Ok(HtmlParts {
-        verdict: render_html(
-            "verdict.html.j2",
-            VERDICT_TEMPLATE,
-            minijinja::context! {
-                verdict => verdict,
-                heatmap => heatmap,
-                pairing => pairing,
-                host => host,
-            },
-        )?,
-        ranking: render_html(
-            "ranking.html.j2",
-            RANKING_TEMPLATE,
-            minijinja::context! {
-                ranking_note => ranking_note,
-                categories => categories.iter().map(|c| format!("{} points (weight {})", c.name(), standings.weights[c])).collect::<Vec<_>>(),
-                baseline => standings.baseline.clone().unwrap_or_default(),
-                scores => scores,
-            },
-        )?,
-    })
+    render_html(
+        "ranking.html.j2",
+        RANKING_TEMPLATE,
+        minijinja::context! {
+            ranking_note => ranking_note,
+            categories => categories.iter().map(|c| format!("{} points (weight {})", c.name(), standings.weights[c])).collect::<Vec<_>>(),
+            baseline => standings.baseline.clone().unwrap_or_default(),
+            scores => scores,
+        },
+    )
 }
 
-/// The standings' parts of the HTML page.
-#[derive(Debug, Default)]
-pub struct HtmlParts {
-    pub verdict: String,
-    pub ranking: String,
+/// Each discipline's verdict: in every output (the JSON's `standings`, the whole standings).
+pub struct VerdictSection;
+
+impl Section for VerdictSection {
+    fn name(&self) -> &'static str {
+        "verdict"
+    }
+
+    fn terminal(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        terminal_verdicts(out, findings.get())
+    }
+
+    fn markdown(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        markdown_verdict(out, findings.get())
+    }
+
+    fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        html_verdict(findings).map(Some)
+    }
+
+    fn workbook(
+        &self,
+        findings: &Findings,
+        workbook: &mut Workbook,
+        used: &mut Vec<String>,
+    ) -> Result<(), XlsxError> {
+        xlsx_verdict(workbook, findings.get(), used)
+    }
+
+    fn json(&self, findings: &Findings) -> serde_json::Result<Option<JsonMember>> {
+        JsonMember::new("standings", findings.get::<Standings>()).map(Some)
+    }
+}
+
+/// The ranking by points, with its rank intervals.
+pub struct RankingSection;
+
+impl Section for RankingSection {
+    fn name(&self) -> &'static str {
+        "ranking"
+    }
+
+    fn terminal(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        terminal_ranking(out, findings.get(), findings.model())
+    }
+
+    fn markdown(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        markdown_ranking(out, findings.get())
+    }
+
+    fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        html_ranking(findings).map(Some)
+    }
+
+    fn workbook(
+        &self,
+        findings: &Findings,
+        workbook: &mut Workbook,
+        used: &mut Vec<String>,
+    ) -> Result<(), XlsxError> {
+        xlsx_ranking(workbook, findings.get(), used)
+    }
 }
 
 const VERDICT_TEMPLATE: &str = include_str!("verdict.html.j2");

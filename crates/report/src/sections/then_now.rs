@@ -9,7 +9,9 @@
 //! measured. Computed once from a [`ReportModel`]; rendered by every exporter.
 
 use crate::compare::compare_rounds;
+use crate::findings::{Find, Findings};
 use crate::model::{CaseView, ReportModel, RunView};
+use crate::section::{JsonMember, Section};
 use crate::study_points::{self, match_text, Points};
 use crate::text::{
     escape_markdown as escape, heading, number, printable, say, sheet_name, write_rows,
@@ -290,6 +292,12 @@ pub struct Study {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ThenNow {
     pub studies: Vec<Study>,
+}
+
+impl Find for ThenNow {
+    fn find(findings: &Findings) -> ThenNow {
+        ThenNow::of(findings.model())
+    }
 }
 
 impl ThenNow {
@@ -1679,7 +1687,7 @@ pub fn html(then_now: &ThenNow) -> Result<String, minijinja::Error> {
             }
         })
         .collect();
-    super::render_html(
+    crate::section::render_html(
         "then_now.html.j2",
         HTML_TEMPLATE,
         minijinja::context! {
@@ -1688,6 +1696,45 @@ pub fn html(then_now: &ThenNow) -> Result<String, minijinja::Error> {
             intro => INTRO,
         },
     )
+}
+
+/// A study's figures and claims then and now: in every output (absent from the JSON without a
+/// study).
+pub struct ThenNowSection;
+
+impl Section for ThenNowSection {
+    fn name(&self) -> &'static str {
+        "then_now"
+    }
+
+    fn terminal(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        terminal(out, findings.get())
+    }
+
+    fn markdown(&self, findings: &Findings, out: &mut dyn Write) -> io::Result<()> {
+        markdown(out, findings.get())
+    }
+
+    fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        html(findings.get()).map(Some)
+    }
+
+    fn workbook(
+        &self,
+        findings: &Findings,
+        workbook: &mut Workbook,
+        used: &mut Vec<String>,
+    ) -> Result<(), XlsxError> {
+        xlsx(workbook, findings.get(), used)
+    }
+
+    fn json(&self, findings: &Findings) -> serde_json::Result<Option<JsonMember>> {
+        let then_now = findings.get::<ThenNow>();
+        if then_now.is_empty() {
+            return Ok(None);
+        }
+        JsonMember::new("then_now", then_now).map(Some)
+    }
 }
 
 #[cfg(test)]
