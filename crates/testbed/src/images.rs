@@ -14,7 +14,7 @@
 //! image without its record is never used. `fsbench cleanup` lists the cache and, asked,
 //! removes it. One process makes images at a time (the cache's lock).
 
-use crate::aging::{self, Aged, AgingSpec, FreeSpace};
+use crate::aging::{self, AgingSpec, FreeSpace};
 pub use crate::copy::{copy_image, CopyInfo};
 use crate::copy::{data_ranges, open_no_follow};
 use crate::error::TargetError;
@@ -24,7 +24,7 @@ use crate::system::{Cmd, System};
 use crate::target::{Target, TargetSpec};
 use crate::{CachePolicy, DeviceSpec};
 use fsbench_measure::units::human_bytes;
-use serde::{Deserialize, Serialize};
+pub use fsbench_model::aging::{AgedRecord, AgedTarget};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,42 +44,6 @@ pub struct AgedImage {
     pub image: PathBuf,
     pub record: Box<AgedRecord>,
     /// Why it was made again now (the cached one no longer matched its record's fingerprint).
-    pub remade: Option<String>,
-}
-
-/// What an aged image is and how it was made: the cache's record of it, and part of the
-/// read-back of every target that starts from it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgedRecord {
-    /// The cache key: a hash of everything below that makes the image what it is.
-    pub key: String,
-    pub filesystem: String,
-    /// The user's mkfs options (fsbench's defaults are in `target`).
-    pub mkfs_options: Vec<String>,
-    pub image_bytes: u64,
-    pub spec: AgingSpec,
-    /// When it was made (UTC) and by which fsbench.
-    pub made_at: String,
-    pub fsbench_version: String,
-    /// What aging did and measured (fill, files, extents per file, free-space fragments).
-    pub aged: Aged,
-    /// The read-back of the target it was aged on (mkfs, on-disk configuration, mount, fsck).
-    pub target: serde_json::Value,
-    /// A fingerprint of the image's content (its non-zero 4 KiB blocks and where they are):
-    /// a copy with the same fingerprint holds the same bytes.
-    pub fingerprint: String,
-}
-
-/// The aging part of a target's read-back: the aged image it started from, how that was
-/// copied, and the image's record.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgedTarget {
-    pub image: PathBuf,
-    pub copy: CopyInfo,
-    pub made: AgedRecord,
-    /// Why the image was made again for this sample (the cached one had changed since it was
-    /// made); absent when the cache's was used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remade: Option<String>,
 }
 
@@ -543,7 +507,7 @@ mod tests {
     }
 
     fn aged(image: &str) -> AgedImage {
-        let aged: Aged = serde_json::from_value(serde_json::json!({
+        let aged: aging::Aged = serde_json::from_value(serde_json::json!({
             "spec": AgingSpec::default(), "threads": 4, "elapsed_ns": 1, "fill_elapsed_ns": 1,
             "rounds": [], "files_written": 1, "bytes_written": 1,
             "after": {"fill_percent": 70.0, "size_bytes": 1, "used_bytes": 1,

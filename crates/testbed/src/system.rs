@@ -4,6 +4,7 @@
 
 use crate::loopdev;
 use fsbench_measure::clock::now_ns;
+use fsbench_model::target::StepInfo;
 use std::fmt;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -83,6 +84,15 @@ pub struct CmdOutput {
 }
 
 impl CmdOutput {
+    /// The record of `cmd`, which said this: the command, how long it took, how it ended.
+    pub fn step(&self, cmd: &Cmd) -> StepInfo {
+        StepInfo {
+            command: cmd.to_string(),
+            elapsed_ns: self.elapsed_ns,
+            exit_status: self.status,
+        }
+    }
+
     pub fn success(&self) -> bool {
         self.status == Some(0)
     }

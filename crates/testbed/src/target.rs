@@ -27,7 +27,9 @@ use crate::system::{Cmd, CmdOutput, HostLock, LoopDevice, System};
 use crate::undo;
 use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::human_bytes;
-use serde::Serialize;
+pub use fsbench_model::target::{
+    ArrayInfo, DeviceInfo, FsckInfo, MemberInfo, MountReadBack, SchedulerInfo, StepInfo, TargetInfo,
+};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -276,153 +278,6 @@ pub fn split_options(text: &str) -> Vec<String> {
     words
 }
 
-/// One timed command and what it said.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepInfo {
-    pub command: String,
-    pub elapsed_ns: u64,
-    pub exit_status: Option<i32>,
-}
-
-impl StepInfo {
-    pub(crate) fn of(cmd: &Cmd, out: &CmdOutput) -> StepInfo {
-        StepInfo {
-            command: cmd.to_string(),
-            elapsed_ns: out.elapsed_ns,
-            exit_status: out.status,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DeviceInfo {
-    /// "image", "block" or "memory".
-    pub kind: &'static str,
-    /// The block device the filesystem is on (a loop device for images).
-    pub path: Option<PathBuf>,
-    pub size_bytes: u64,
-    pub image: Option<PathBuf>,
-    /// Whether the loop device does direct I/O on its backing file, as the kernel reports it.
-    pub loop_direct_io: Option<bool>,
-    /// The physical disk: the device's own, or the one holding the image.
-    pub disk: Option<crate::disk::DiskIdentity>,
-    /// An array's layout and members (None: one device). `path` is then the md array, or the
-    /// first member of an array the filesystem makes itself; `size_bytes` is the members'
-    /// sum; `image` the first member's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub array: Option<ArrayInfo>,
-}
-
-/// An array as made and as read back.
-#[derive(Debug, Clone, Serialize)]
-pub struct ArrayInfo {
-    /// The layout as asked (`raid0:2`, `md-raid0:8,chunk=64k`).
-    pub layout: String,
-    /// What made it: `md`, or the filesystem (`btrfs`, `zfs`).
-    pub made_by: String,
-    pub members: Vec<MemberInfo>,
-    /// The command that made it (`mdadm --create`; the filesystem's own is its mkfs).
-    pub made: Option<StepInfo>,
-    /// The command that listed the members in use, and the members it named (every one made,
-    /// or the target is not used).
-    pub read_back: Option<String>,
-    pub listed: Vec<PathBuf>,
-}
-
-/// One member of an array.
-#[derive(Debug, Clone, Serialize)]
-pub struct MemberInfo {
-    /// Its block device (a loop device for an image).
-    pub path: PathBuf,
-    pub image: Option<PathBuf>,
-    pub size_bytes: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct MountReadBack {
-    pub command: String,
-    pub elapsed_ns: u64,
-    pub requested: Option<String>,
-    pub fs_type: String,
-    /// Per-mount options in force (`rw,noatime`), from /proc/self/mountinfo.
-    pub mount_options: String,
-    /// Filesystem options in force (`rw,data=writeback`).
-    pub super_options: String,
-    /// Requested options in force with another value: (requested, in force).
-    pub changed: Vec<(String, String)>,
-    /// Requested options the kernel does not show (defaults it omits, or silently ignored).
-    pub not_shown: Vec<String>,
-}
-
-impl MountReadBack {
-    /// A mount done by `command`; what is in force is filled in from mountinfo afterwards.
-    pub(crate) fn new(
-        command: String,
-        elapsed_ns: u64,
-        requested: Option<String>,
-    ) -> MountReadBack {
-        MountReadBack {
-            command,
-            elapsed_ns,
-            requested,
-            fs_type: String::new(),
-            mount_options: String::new(),
-            super_options: String::new(),
-            changed: Vec::new(),
-            not_shown: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SchedulerInfo {
-    pub sysfs: PathBuf,
-    pub available: Vec<String>,
-    pub previous: String,
-    pub requested: Option<String>,
-    /// The scheduler in force during the run (read back after setting it).
-    pub in_force: String,
-    pub note: Option<String>,
-    /// The scheduler of the disk holding an image's backing file (it matters too).
-    pub backing_disk: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct FsckInfo {
-    pub command: String,
-    pub elapsed_ns: u64,
-    pub exit_status: Option<i32>,
-    /// The integrity verdict: the check found nothing wrong.
-    pub clean: bool,
-    /// The check's last lines, for the record.
-    pub output_tail: String,
-}
-
-/// Everything read back about a target, stored with its results.
-#[derive(Debug, Clone, Serialize)]
-pub struct TargetInfo {
-    pub filesystem: &'static str,
-    pub device: DeviceInfo,
-    /// Where the workload runs: the mount point, or for the bare device (`raw`) the device.
-    pub mountpoint: PathBuf,
-    /// First line of each tool's version output.
-    pub tool_versions: Vec<String>,
-    /// fsbench's default mkfs options (shown because they change the result).
-    pub default_mkfs_options: Vec<String>,
-    pub mkfs: Option<StepInfo>,
-    /// The effective on-disk configuration (dumpe2fs -h, xfs_info, ...).
-    pub readback: Option<String>,
-    pub mount: Option<MountReadBack>,
-    pub scheduler: Option<SchedulerInfo>,
-    pub cache: Option<CacheReached>,
-    pub fsck: Option<FsckInfo>,
-    /// What teardown did, and anything it could not undo.
-    pub teardown: Vec<String>,
-    /// The aged image it started from, how it was copied, and what aging did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aging: Option<crate::images::AgedTarget>,
-}
-
 static TARGETS: AtomicU64 = AtomicU64::new(0);
 
 /// A prepared target. Dropping it tears it down; prefer [`Target::finish`] to get the fsck
@@ -462,9 +317,9 @@ impl<'s> Target<'s> {
         let mut target = Target {
             sys,
             info: TargetInfo {
-                filesystem: spec.fs.name(),
+                filesystem: spec.fs.name().into(),
                 device: DeviceInfo {
-                    kind: "image",
+                    kind: "image".into(),
                     path: None,
                     size_bytes: 0,
                     image: None,
@@ -562,7 +417,7 @@ impl<'s> Target<'s> {
                 check_stop(stop)?;
             }
             Storage::Memory => {
-                self.info.device.kind = "memory";
+                self.info.device.kind = "memory".into();
                 self.info.device.size_bytes = match self.spec.device {
                     DeviceSpec::Image { size_bytes } => size_bytes.unwrap_or(1 << 30),
                     DeviceSpec::Block { .. } => {
@@ -698,7 +553,7 @@ impl<'s> Target<'s> {
                 let first = &self.devices.members[0];
                 let image = first.image.clone().expect("an image");
                 self.info.device = DeviceInfo {
-                    kind: "image",
+                    kind: "image".into(),
                     path: Some(first.path.clone()),
                     size_bytes: size * u64::from(count),
                     disk: crate::disk::disk_of_file(&image)
@@ -730,7 +585,7 @@ impl<'s> Target<'s> {
                 }
                 let first = self.devices.members[0].path.clone();
                 self.info.device = DeviceInfo {
-                    kind: "block",
+                    kind: "block".into(),
                     path: Some(first.clone()),
                     size_bytes: self.devices.members.iter().map(|m| m.size_bytes).sum(),
                     image: None,
@@ -772,7 +627,7 @@ impl<'s> Target<'s> {
         let cmd = array::md_create(&md, layout, &members);
         let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
         if let Some(info) = self.info.device.array.as_mut() {
-            info.made = Some(StepInfo::of(&cmd, &out));
+            info.made = Some(out.step(&cmd));
         }
         if !out.success() {
             // Kept on record: stopping an array that was never made is a no-op.
@@ -887,7 +742,7 @@ impl<'s> Target<'s> {
             .mkfs(&device, &options)
             .args(others.iter().map(|m| m.display().to_string()));
         let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
-        self.info.mkfs = Some(StepInfo::of(&cmd, &out));
+        self.info.mkfs = Some(out.step(&cmd));
         if !out.success() {
             let text = format!("{}\n{}", out.stderr, out.stdout).to_lowercase();
             // A feature this mkfs no longer (or does not yet) know is the host's limit, like a

@@ -18,7 +18,7 @@ use crate::array::{ArraySpec, Layer, Level};
 use crate::error::TargetError;
 use crate::ledger::Resource;
 use crate::system::{Cmd, CmdOutput, System};
-use crate::target::{missing_tool, tail, Build, FsckInfo, MountReadBack, StepInfo};
+use crate::target::{missing_tool, tail, Build, FsckInfo, MountReadBack};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -87,7 +87,7 @@ impl Filesystem for Zfs {
             &properties,
         );
         let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
-        t.info_mut().mkfs = Some(StepInfo::of(&cmd, &out));
+        t.info_mut().mkfs = Some(out.step(&cmd));
         if !out.success() {
             let rejected = out.stderr.contains("property") || out.stderr.contains("invalid");
             if rejected && !properties.is_empty() {
