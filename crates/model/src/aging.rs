@@ -1,14 +1,12 @@
 //! How a filesystem is aged and what aging did: the spec a plan's `[aging.NAME]` table or
 //! `--age` gives ([`AgingSpec`], with its file [`Sizes`]), what aging did and measured
-//! ([`Aged`]: its rounds, the fill and fragmentation after them), and the aged image as a
-//! target's read-back carries it ([`AgedTarget`]: the image's record and how this copy was
-//! made). Plain data, stored as JSON and read back by the reports; the aging itself is
-//! `fsbench-testbed`'s.
+//! ([`Aged`]: its rounds, the fill and fragmentation after them; a target's read-back carries
+//! it, `crate::target::AgedTarget`). Plain data, stored as JSON and read back by the reports;
+//! the aging itself is `fsbench-testbed`'s.
 
 use crate::units::{human_bytes, parse_size};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::PathBuf;
 
 /// How a filesystem is aged: a plan's `[aging.NAME]` table, or `--age` on a workload command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -341,50 +339,4 @@ impl FreeSpace {
             _ => None,
         }
     }
-}
-
-/// How one sample's image was copied from the aged one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CopyInfo {
-    /// `reflink`, `sparse copy (copy_file_range)` or `sparse copy (read/write)`.
-    pub method: String,
-    pub elapsed_ns: u64,
-    /// Bytes of data copied (0 for a reflink, which copies none).
-    pub data_bytes: u64,
-}
-
-/// What an aged image is and how it was made: the cache's record of it, and part of the
-/// read-back of every target that starts from it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgedRecord {
-    /// The cache key: a hash of everything below that makes the image what it is.
-    pub key: String,
-    pub filesystem: String,
-    /// The user's mkfs options (fsbench's defaults are in `target`).
-    pub mkfs_options: Vec<String>,
-    pub image_bytes: u64,
-    pub spec: AgingSpec,
-    /// When it was made (UTC) and by which fsbench.
-    pub made_at: String,
-    pub fsbench_version: String,
-    /// What aging did and measured (fill, files, extents per file, free-space fragments).
-    pub aged: Aged,
-    /// The read-back of the target it was aged on (mkfs, on-disk configuration, mount, fsck).
-    pub target: serde_json::Value,
-    /// A fingerprint of the image's content (its non-zero 4 KiB blocks and where they are):
-    /// a copy with the same fingerprint holds the same bytes.
-    pub fingerprint: String,
-}
-
-/// The aging part of a target's read-back: the aged image it started from, how that was
-/// copied, and the image's record.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgedTarget {
-    pub image: PathBuf,
-    pub copy: CopyInfo,
-    pub made: AgedRecord,
-    /// Why the image was made again for this sample (the cached one had changed since it was
-    /// made); absent when the cache's was used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remade: Option<String>,
 }

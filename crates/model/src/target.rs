@@ -1,10 +1,11 @@
 //! What a target was, as read back while it was made and taken down: the device (and an
 //! array's members), mkfs, the on-disk configuration, the mount, the scheduler, the cache
-//! state reached, the check ([`TargetInfo`] and its parts). `fsbench-testbed` fills them in;
+//! state reached, the check ([`TargetInfo`] and its parts), and the aged image a target
+//! started from ([`AgedTarget`]). `fsbench-testbed` fills them in;
 //! they are stored with each sample as JSON and read back typed by the reports. Records of
 //! older fsbench versions read too: a field they lack takes its empty value.
 
-use crate::aging::AgedTarget;
+use crate::aging::{Aged, AgingSpec};
 use crate::CachePolicy;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -182,6 +183,52 @@ pub struct DiskIdentity {
     pub vendor: Option<String>,
     pub rotational: Option<bool>,
     pub size_bytes: Option<u64>,
+}
+
+/// How one sample's image was copied from the aged one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CopyInfo {
+    /// `reflink`, `sparse copy (copy_file_range)` or `sparse copy (read/write)`.
+    pub method: String,
+    pub elapsed_ns: u64,
+    /// Bytes of data copied (0 for a reflink, which copies none).
+    pub data_bytes: u64,
+}
+
+/// What an aged image is and how it was made: the cache's record of it, and part of the
+/// read-back of every target that starts from it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AgedRecord {
+    /// The cache key: a hash of everything below that makes the image what it is.
+    pub key: String,
+    pub filesystem: String,
+    /// The user's mkfs options (fsbench's defaults are in `target`).
+    pub mkfs_options: Vec<String>,
+    pub image_bytes: u64,
+    pub spec: AgingSpec,
+    /// When it was made (UTC) and by which fsbench.
+    pub made_at: String,
+    pub fsbench_version: String,
+    /// What aging did and measured (fill, files, extents per file, free-space fragments).
+    pub aged: Aged,
+    /// The read-back of the target it was aged on (mkfs, on-disk configuration, mount, fsck).
+    pub target: Box<TargetInfo>,
+    /// A fingerprint of the image's content (its non-zero 4 KiB blocks and where they are):
+    /// a copy with the same fingerprint holds the same bytes.
+    pub fingerprint: String,
+}
+
+/// The aging part of a target's read-back: the aged image it started from, how that was
+/// copied, and the image's record.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AgedTarget {
+    pub image: PathBuf,
+    pub copy: CopyInfo,
+    pub made: AgedRecord,
+    /// Why the image was made again for this sample (the cached one had changed since it was
+    /// made); absent when the cache's was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remade: Option<String>,
 }
 
 #[cfg(test)]

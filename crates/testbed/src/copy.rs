@@ -2,7 +2,7 @@
 //! holes left holes ([`copy_image`], what `RealSystem` does for an aged image's copy), and
 //! those data ranges ([`data_ranges`], also what an image's fingerprint reads).
 
-pub use fsbench_model::aging::CopyInfo;
+pub use fsbench_model::target::CopyInfo;
 use std::io;
 use std::path::Path;
 

@@ -18,13 +18,14 @@ use crate::aging::{self, AgingSpec, FreeSpace};
 pub use crate::copy::{copy_image, CopyInfo};
 use crate::copy::{data_ranges, open_no_follow};
 use crate::error::TargetError;
+pub use crate::fs::FreeSpaceProbe;
 use crate::fs::Storage;
 use crate::ledger::{Ledger, Resource};
 use crate::system::{Cmd, System};
 use crate::target::{Target, TargetSpec};
 use crate::{CachePolicy, DeviceSpec};
 use fsbench_measure::units::human_bytes;
-pub use fsbench_model::aging::{AgedRecord, AgedTarget};
+pub use fsbench_model::target::{AgedRecord, AgedTarget};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -99,7 +100,7 @@ pub fn ensure(
             Ok(None) => progress("waiting for another fsbench process to finish an aged image"),
             Err(e) => return Err(TargetError::io("lock", &lock_path, e)),
         }
-        crate::target::check_stop(stop)?;
+        crate::error::check_stop(stop)?;
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
     let mut remade = None;
@@ -278,7 +279,7 @@ fn make(
     if let Some(error) = info.teardown.iter().find(|t| t.starts_with("error")) {
         return Err(failed(format!("the aged {}: {error}", fs.name())));
     }
-    crate::target::check_stop(stop)?;
+    crate::error::check_stop(stop)?;
     progress(&format!("aging {}: fingerprinting the image", fs.name()));
     let fingerprint = fingerprint(&partial)
         .map_err(|e| failed(format!("cannot read {}: {e}", partial.display())))?;
@@ -292,7 +293,7 @@ fn make(
         made_at: fsbench_measure::clock::rfc3339_utc(fsbench_measure::clock::unix_time_s()),
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         aged,
-        target: serde_json::to_value(&info).unwrap_or_default(),
+        target: Box::new(info.clone()),
         fingerprint,
     };
     let text = serde_json::to_string_pretty(&made).expect("plain data");
@@ -351,13 +352,6 @@ fn free_space(sys: &dyn System, target: &Target<'_>) -> Option<FreeSpace> {
         report.note = Some("read while mounted read-write (the remount failed)".into());
     }
     Some(report)
-}
-
-/// What reports a filesystem's free space in fragments, and how to read its report.
-#[derive(Debug, Clone)]
-pub struct FreeSpaceProbe {
-    pub cmd: Cmd,
-    pub read: fn(&str) -> FreeSpace,
 }
 
 /// A fingerprint of the content of the file at `path`: every non-zero 4 KiB block with its
@@ -527,7 +521,7 @@ mod tests {
                 made_at: String::new(),
                 fsbench_version: String::new(),
                 aged,
-                target: serde_json::Value::Null,
+                target: Box::default(),
                 fingerprint: "f".into(),
             }),
         }

@@ -113,6 +113,12 @@ impl CmdOutput {
 
 pub use crate::loopdev::LoopDevice;
 
+/// The last `lines` non-empty lines of `text` (a command's output, for the record).
+pub(crate) fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
 /// Every side effect fsbench has on the host.
 pub trait System: Send + Sync {
     /// Runs a program to completion, capturing its output (never a shell).

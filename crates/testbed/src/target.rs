@@ -9,7 +9,7 @@
 //!
 //! What differs between filesystems is not decided here: the steps from "mkfs" to "mount", the
 //! cold-cache remount and the check are [`Filesystem`] hooks (zfs and tmpfs override them), and
-//! [`Build`] is the view of a target those hooks work through.
+//! [`fs::Build`] is the view of a target those hooks work through.
 //!
 //! An array (`TargetSpec::array`) has several members: each image and loop device is made and
 //! recorded as one device is, the scheduler is set on each, md (when it makes the array) goes
@@ -19,11 +19,11 @@
 use crate::array::{self, ArraySpec};
 use crate::cache::{parse_meminfo, CachePolicy, CacheReached};
 use crate::device::{self, DeviceSpec};
-use crate::error::TargetError;
+use crate::error::{check_stop, missing_tool, TargetError};
 use crate::fs::{self, CheckPoint, Filesystem, Storage};
 use crate::ledger::{Ledger, Resource};
 use crate::scheduler;
-use crate::system::{Cmd, CmdOutput, HostLock, LoopDevice, System};
+use crate::system::{Cmd, HostLock, LoopDevice, System};
 use crate::undo;
 use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::human_bytes;
@@ -432,7 +432,7 @@ impl<'s> Target<'s> {
         match &self.spec.start_from {
             // A copy of an aged image holds its filesystem already.
             Some(_) => self.mount(&[])?,
-            None => fs.create(&mut Build { target: self }, stop)?,
+            None => fs.create(&mut Building { target: self }, stop)?,
         }
         check_stop(stop)?;
         if filesystem {
@@ -652,7 +652,7 @@ impl<'s> Target<'s> {
         };
         let cmd = match &self.devices.md {
             Some(md) => Some(array::md_detail(md)),
-            None => self.spec.fs.list_members(&Build { target: self }),
+            None => self.spec.fs.list_members(&Building { target: self }),
         };
         let Some(cmd) = cmd else {
             return Ok(());
@@ -1124,7 +1124,7 @@ impl<'s> Target<'s> {
             CachePolicy::Remount => {
                 let before = meminfo();
                 let fs = self.spec.fs;
-                let note = fs.remount(&mut Build { target: self })?;
+                let note = fs.remount(&mut Building { target: self })?;
                 CacheReached {
                     policy,
                     state: "remounted".into(),
@@ -1143,7 +1143,7 @@ impl<'s> Target<'s> {
     /// between two of its steps (the task chain's read-all).
     pub fn remount_cold(&mut self) -> Result<String, TargetError> {
         let fs = self.spec.fs;
-        let note = fs.remount(&mut Build { target: self })?;
+        let note = fs.remount(&mut Building { target: self })?;
         Ok(match note {
             Some(note) => format!("remounted ({note})"),
             None => "remounted".to_string(),
@@ -1240,79 +1240,74 @@ impl<'s> Target<'s> {
     fn check(&mut self) {
         if self.spec.fsck && self.info.fsck.is_none() {
             let fs = self.spec.fs;
-            self.info.fsck = fs.check(&Build { target: self });
+            self.info.fsck = fs.check(&Building { target: self });
         }
     }
 }
 
-/// A target as the [`Filesystem`] hooks see it while it is made, remounted or checked: the
-/// generic steps (mkfs, mount, a host lock, the ledger) and the facts they need, nothing more.
-pub struct Build<'a, 's> {
+/// A target as the [`Filesystem`] hooks see it while it is made, remounted or checked
+/// ([`fs::Build`]).
+struct Building<'a, 's> {
     target: &'a mut Target<'s>,
 }
 
-impl<'s> Build<'_, 's> {
-    pub(crate) fn sys(&self) -> &'s dyn System {
+impl<'s> fs::Build<'s> for Building<'_, 's> {
+    fn sys(&self) -> &'s dyn System {
         self.target.sys
     }
-    pub(crate) fn spec(&self) -> &TargetSpec {
-        &self.target.spec
+    fn mkfs_options(&self) -> &[String] {
+        &self.target.spec.mkfs_options
     }
-    /// The block device the filesystem goes on (an md array, or an array's first member;
-    /// None for a filesystem in memory).
-    pub(crate) fn device(&self) -> Option<&Path> {
+    fn mount_options(&self) -> Option<&str> {
+        self.target.spec.mount_options.as_deref()
+    }
+    fn array(&self) -> Option<&ArraySpec> {
+        self.target.spec.array.as_ref()
+    }
+    fn work_dir(&self) -> &Path {
+        &self.target.spec.work_dir
+    }
+    fn device(&self) -> Option<&Path> {
         self.target.devices.main()
     }
-    /// Every member of an array, in order (one device: that device).
-    pub(crate) fn members(&self) -> Vec<PathBuf> {
+    fn members(&self) -> Vec<PathBuf> {
         self.target.devices.paths()
     }
-    pub(crate) fn mountpoint(&self) -> &Path {
+    fn mountpoint(&self) -> &Path {
         &self.target.info.mountpoint
     }
-    /// Names this target (`zfs-PID-N`), unique on the host.
-    pub(crate) fn tag(&self) -> &str {
+    fn tag(&self) -> &str {
         &self.target.tag
     }
-    pub(crate) fn info(&self) -> &TargetInfo {
+    fn info(&self) -> &TargetInfo {
         &self.target.info
     }
-    pub(crate) fn info_mut(&mut self) -> &mut TargetInfo {
+    fn info_mut(&mut self) -> &mut TargetInfo {
         &mut self.target.info
     }
-    /// What is mounted: the device unless [`Build::set_mount_source`] named something else.
-    pub(crate) fn mount_source(&self) -> String {
+    fn mount_source(&self) -> String {
         self.target.mount_source()
     }
-    pub(crate) fn set_mount_source(&mut self, source: &str) {
+    fn set_mount_source(&mut self, source: &str) {
         self.target.mount_source = Some(source.to_string());
     }
-    /// Puts something made on record, so teardown and `fsbench cleanup` undo it.
-    pub(crate) fn record(&mut self, resource: Resource) {
+    fn record(&mut self, resource: Resource) {
         self.target.ledger.push(self.target.sys, resource);
     }
-    /// Like [`Build::record`], for the entry that holds the filesystem when it is not a mount
-    /// (a zfs pool): the check runs next to its undoing.
-    pub(crate) fn record_filesystem(&mut self, resource: Resource) {
+    fn record_filesystem(&mut self, resource: Resource) {
         self.record(resource.clone());
         self.target.filesystem = Some(resource);
     }
-    pub(crate) fn check_stop(&self, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
-        check_stop(stop)
-    }
-    /// The filesystem's mkfs with fsbench's defaults and the user's options, then its read-back.
-    pub(crate) fn mkfs(&mut self) -> Result<(), TargetError> {
+    fn mkfs(&mut self) -> Result<(), TargetError> {
         self.target.mkfs()
     }
-    /// mount(8) with `extra` options before the user's, on record as the filesystem.
-    pub(crate) fn mount(&mut self, extra: &[String]) -> Result<(), TargetError> {
+    fn mount(&mut self, extra: &[String]) -> Result<(), TargetError> {
         self.target.mount(extra)
     }
-    pub(crate) fn umount_and_mount(&mut self) -> Result<(), TargetError> {
+    fn umount_and_mount(&mut self) -> Result<(), TargetError> {
         self.target.umount_and_mount()
     }
-    /// Waits for a host lock, holds it until teardown ends; see [`Target::hold_host_lock`].
-    pub(crate) fn hold_host_lock(
+    fn hold_host_lock(
         &mut self,
         path: &Path,
         wait: std::time::Duration,
@@ -1320,25 +1315,6 @@ impl<'s> Build<'_, 's> {
         why: &str,
     ) -> Result<(), TargetError> {
         self.target.hold_host_lock(path, wait, stop, why)
-    }
-    /// Runs a check command and records what it said; `clean` reads the verdict.
-    pub(crate) fn run_check(&self, cmd: &Cmd, clean: impl Fn(&CmdOutput) -> bool) -> FsckInfo {
-        match self.sys().run(cmd) {
-            Ok(out) => FsckInfo {
-                command: cmd.to_string(),
-                elapsed_ns: out.elapsed_ns,
-                exit_status: out.status,
-                clean: clean(&out),
-                output_tail: tail(&format!("{}{}", out.stdout, out.stderr), 6),
-            },
-            Err(e) => FsckInfo {
-                command: cmd.to_string(),
-                elapsed_ns: 0,
-                exit_status: None,
-                clean: false,
-                output_tail: e.to_string(),
-            },
-        }
     }
 }
 
@@ -1378,28 +1354,6 @@ impl Drop for Target<'_> {
     }
 }
 
-pub(crate) fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
-    if stop() {
-        Err(TargetError::Interrupted)
-    } else {
-        Ok(())
-    }
-}
-
-pub(crate) fn missing_tool(cmd: &Cmd, e: std::io::Error) -> TargetError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        TargetError::Unsupported(format!("{} is not installed", cmd.program))
-    } else {
-        TargetError::Invalid(format!("cannot run {}: {e}", cmd.program))
-    }
-}
-
-/// The last `lines` non-empty lines of `text`.
-pub(crate) fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 /// Compares requested mount options with what the kernel shows: (changed, not shown).
 pub fn compare_options(
     requested: &str,
@@ -1435,7 +1389,7 @@ pub fn compare_options(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::RecordingSystem;
+    use crate::system::{CmdOutput, RecordingSystem};
 
     fn host() -> RecordingSystem {
         let sys = RecordingSystem::new();
