@@ -22,6 +22,7 @@ pub use crate::fs::FreeSpaceProbe;
 use crate::fs::Storage;
 use crate::ledger::{Ledger, Resource};
 use crate::system::{Cmd, System};
+pub use crate::target::AgedImage;
 use crate::target::{Target, TargetSpec};
 use crate::{CachePolicy, DeviceSpec};
 use fsbench_measure::units::human_bytes;
@@ -37,15 +38,6 @@ const AGING_VERSION: u32 = 1;
 /// The cache directory under a work directory.
 pub fn cache_dir(work_dir: &Path) -> PathBuf {
     work_dir.join("images")
-}
-
-/// An aged image to start a target from, with its record.
-#[derive(Debug, Clone)]
-pub struct AgedImage {
-    pub image: PathBuf,
-    pub record: Box<AgedRecord>,
-    /// Why it was made again now (the cached one no longer matched its record's fingerprint).
-    pub remade: Option<String>,
 }
 
 /// The cache entry of `spec` aged by `aging`, made now when there is none (aged on a target

@@ -28,7 +28,8 @@ use crate::undo;
 use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::human_bytes;
 pub use fsbench_model::target::{
-    ArrayInfo, DeviceInfo, FsckInfo, MemberInfo, MountReadBack, SchedulerInfo, StepInfo, TargetInfo,
+    AgedRecord, AgedTarget, ArrayInfo, DeviceInfo, FsckInfo, MemberInfo, MountReadBack,
+    SchedulerInfo, StepInfo, TargetInfo,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,7 +62,16 @@ pub struct TargetSpec {
     /// size takes its share of the free space.
     pub host_share: u32,
     /// Start from a copy of this aged image instead of a new filesystem (`crate::images`).
-    pub start_from: Option<crate::images::AgedImage>,
+    pub start_from: Option<AgedImage>,
+}
+
+/// An aged image to start a target from, with its record (`crate::images` makes it).
+#[derive(Debug, Clone)]
+pub struct AgedImage {
+    pub image: PathBuf,
+    pub record: Box<AgedRecord>,
+    /// Why it was made again now (the cached one no longer matched its record's fingerprint).
+    pub remade: Option<String>,
 }
 
 impl TargetSpec {
@@ -456,7 +466,7 @@ impl<'s> Target<'s> {
             DeviceSpec::Block { devices } => Some(devices.len()),
             DeviceSpec::Image { .. } => None,
         };
-        array::check_layout(self.spec.fs, self.spec.array.as_ref(), real)
+        fs::check_layout(self.spec.fs, self.spec.array.as_ref(), real)
             .map_err(TargetError::Invalid)?;
         match &self.spec.array {
             Some(layout) if layout.by_md() => {
@@ -542,14 +552,14 @@ impl<'s> Target<'s> {
                     });
                     self.devices.loops.push(loop_device);
                 }
-                self.info.aging =
-                    aged.zip(copied.into_inner())
-                        .map(|(aged, copy)| crate::images::AgedTarget {
-                            image: aged.image,
-                            copy,
-                            made: *aged.record,
-                            remade: aged.remade,
-                        });
+                self.info.aging = aged
+                    .zip(copied.into_inner())
+                    .map(|(aged, copy)| AgedTarget {
+                        image: aged.image,
+                        copy,
+                        made: *aged.record,
+                        remade: aged.remade,
+                    });
                 let first = &self.devices.members[0];
                 let image = first.image.clone().expect("an image");
                 self.info.device = DeviceInfo {

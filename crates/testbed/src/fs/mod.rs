@@ -103,6 +103,44 @@ pub struct FreeSpaceProbe {
     pub read: fn(&str) -> FreeSpace,
 }
 
+/// Whether `fs` on this device can take `array` (None: one device), whatever the host: the
+/// filesystem lays itself out so (or md goes under it), it has devices at all (not tmpfs), and
+/// real devices (`real`: how many are named; None for images) are one per member. The error
+/// says what to write instead.
+pub fn check_layout(
+    fs: &dyn Filesystem,
+    array: Option<&ArraySpec>,
+    real: Option<usize>,
+) -> Result<(), String> {
+    let Some(array) = array else {
+        return match real {
+            Some(n) if n > 1 => Err(format!(
+                "{n} real devices for one {}: lay them out as an array (md-raid0:{n}, or raid0:{n} for btrfs and zfs) or name one device",
+                fs.name()
+            )),
+            _ => Ok(()),
+        };
+    };
+    if fs.capabilities().storage == Storage::Memory {
+        return Err(format!(
+            "{} lives in memory: it has no devices to make an array of",
+            fs.name()
+        ));
+    }
+    if let Some(n) = real.filter(|&n| n != array.devices as usize) {
+        return Err(format!(
+            "the array {array} has {} members, but {n} real device{} named: name one per member",
+            array.devices,
+            if n == 1 { " is" } else { "s are" }
+        ));
+    }
+    if array.by_md() {
+        Ok(())
+    } else {
+        fs.array_options(array).map(drop)
+    }
+}
+
 /// A program a filesystem needs, and the Debian package that provides it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Tool {
