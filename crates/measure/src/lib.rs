@@ -11,7 +11,8 @@
 //! - [`rng`]: the seeded generator every random choice of fsbench's comes from.
 //! - [`series`]: per-interval series of a running phase (threads publish on probes, a sampler
 //!   thread reads them).
-//! - [`units`]: parsing and formatting of sizes and durations.
+//! - [`units`]: parsing and formatting of sizes and durations (`fsbench_model::units`, here
+//!   under its old name: the records of `fsbench-model` print sizes too).
 //! - [`host`]: what machine and which mounted filesystem a measurement was taken on;
 //!   [`trust`]: whether a directory of the host may hold what root makes (nobody else can
 //!   change it or the way to it); [`walk`]: removing a directory fsbench made (and walking a
@@ -32,7 +33,7 @@ pub mod rng;
 pub mod series;
 pub mod stats;
 pub mod trust;
-pub mod units;
+pub use fsbench_model::units;
 pub mod walk;
 
 pub use clock::{Clock, ClockInfo, ClockSource};

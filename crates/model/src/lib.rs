@@ -5,16 +5,20 @@
 //! directions, measurements), what a sample measured over time ([`series`]: per-interval
 //! figures, the host monitors' series, the verdicts on them), which process owns something
 //! ([`owner`]: a run, a ledger), and a study's published figures and claims as a plan carries
-//! them ([`published`]), and the records of where a run happened ([`records`]: the host and its
-//! clock).
+//! them ([`published`]), the records of where a run happened ([`records`]: the host and its
+//! clock) and of what it ran on ([`target`]: the target's read-back; [`aging`]: how it was
+//! aged), and sizes and durations as people type them ([`units`]).
 //! Depends on no other fsbench crate.
 
+pub mod aging;
 pub mod case;
 pub mod owner;
 pub mod published;
 pub mod records;
 pub mod result;
 pub mod series;
+pub mod target;
+pub mod units;
 
 pub use case::{CaseConfig, Category, DEFAULT_PLATFORM, FRESH, NO_MD};
 

@@ -65,7 +65,7 @@ pub fn devices(target: Option<&TargetInfo>, dir: &Path) -> (Vec<(String, String)
                 ));
             }
             let disk = info.device.disk.as_ref().map(|d| d.name.clone());
-            if let (Some(device), None, "image") = (&device, &disk, info.device.kind) {
+            if let (Some(device), None, "image") = (&device, &disk, info.device.kind.as_ref()) {
                 notes.push(format!(
                     "no disk is under {device} (its image is on a filesystem without one, such as tmpfs): the sample has no series of the disk under it"
                 ));

@@ -104,7 +104,7 @@ impl<'a> OneTarget<'a> {
             DeviceSpec::Block { devices } => Some(devices.len()),
             DeviceSpec::Image { .. } => None,
         };
-        fsbench_testbed::array::check_layout(filesystem, array.as_ref(), real).map_err(|e| {
+        fsbench_testbed::fs::check_layout(filesystem, array.as_ref(), real).map_err(|e| {
             flag(
                 if array.is_some() {
                     "--array"

@@ -676,7 +676,7 @@ fn summary_table(model: &ReportModel, kind: &str, workload: &str, section: &mut 
             .cases()
             .filter(|c| c.key == case_key && c.run_id == run_id)
             .flat_map(|c| &c.samples)
-            .filter_map(|s| s.target.as_ref()?["fsck"]["elapsed_ns"].as_f64())
+            .filter_map(|s| Some(s.target_info()?.fsck.as_ref()?.elapsed_ns as f64))
             .collect();
         if times.is_empty() {
             "—".into()
@@ -802,18 +802,7 @@ fn configuration_row(
     let target = cases
         .iter()
         .flat_map(|c| &c.samples)
-        .find_map(|s| s.target.as_ref());
-    let get = |path: &[&str]| {
-        let mut v = target?;
-        for p in path {
-            v = v.get(p)?;
-        }
-        match v {
-            serde_json::Value::String(s) => Some(s.clone()),
-            serde_json::Value::Null => None,
-            other => Some(other.to_string()),
-        }
-    };
+        .find_map(|s| s.target_info());
     let samples: Vec<&fsbench_store::Sample> = cases.iter().flat_map(|c| &c.samples).collect();
     let ok = samples.iter().filter(|s| s.status == Outcome::Ok).count();
     // A sample that got past "unsupported" ran somewhere: in the directory given, when no
@@ -824,29 +813,24 @@ fn configuration_row(
     row.insert("colour", colour);
     row.insert(
         "device",
-        get(&["device", "path"])
-            .map(|p| {
-                let disk = match (
-                    get(&["device", "disk", "name"]),
-                    get(&["device", "disk", "model"]),
-                ) {
-                    (Some(name), Some(model)) => format!(" on {name} ({model})"),
-                    (Some(name), None) => format!(" on {name}"),
-                    _ => String::new(),
+        target
+            .and_then(|t| Some((t, t.device.path.as_ref()?.display())))
+            .map(|(t, p)| {
+                let disk = match &t.device.disk {
+                    Some(d) => match &d.model {
+                        Some(model) => format!(" on {} ({model})", d.name),
+                        None => format!(" on {}", d.name),
+                    },
+                    None => String::new(),
                 };
                 // An array: its layout and how many members.
-                let array = get(&["device", "array", "layout"])
-                    .map(|layout| {
-                        let members = target
-                            .and_then(|t| t["device"]["array"]["members"].as_array())
-                            .map_or(0, Vec::len);
-                        format!(", {layout} over {members} members")
-                    })
+                let array = t
+                    .device
+                    .array
+                    .as_ref()
+                    .map(|a| format!(", {} over {} members", a.layout, a.members.len()))
                     .unwrap_or_default();
-                format!(
-                    "{p} ({}{array}){disk}",
-                    get(&["device", "kind"]).unwrap_or_default()
-                )
+                format!("{p} ({}{array}){disk}", t.device.kind)
             })
             .unwrap_or_else(|| match (target.is_some(), ran) {
                 (true, _) => "memory".into(),
@@ -856,17 +840,15 @@ fn configuration_row(
     );
     row.insert(
         "mkfs",
-        get(&["mkfs", "command"]).unwrap_or_else(|| "-".into()),
+        target
+            .and_then(|t| Some(t.mkfs.as_ref()?.command.clone()))
+            .unwrap_or_else(|| "-".into()),
     );
     row.insert(
         "mount",
-        match (
-            get(&["mount", "mount_options"]),
-            get(&["mount", "super_options"]),
-        ) {
-            (Some(m), Some(s)) => format!("{m} ({s})"),
-            (Some(m), None) => m,
-            _ => cases
+        match target.and_then(|t| t.mount.as_ref()) {
+            Some(m) => format!("{} ({})", m.mount_options, m.super_options),
+            None => cases
                 .first()
                 .map(|c| c.config.mount_options.clone())
                 .filter(|o| !o.is_empty())
@@ -875,20 +857,24 @@ fn configuration_row(
     );
     row.insert(
         "scheduler",
-        get(&["scheduler", "in_force"]).unwrap_or_else(|| "-".into()),
+        target
+            .and_then(|t| Some(t.scheduler.as_ref()?.in_force.clone()))
+            .unwrap_or_else(|| "-".into()),
     );
     row.insert(
         "cache",
-        get(&["cache", "state"]).unwrap_or_else(|| {
-            cases.first().map_or("-".into(), |c| {
-                c.axis(fsbench_model::CaseAxis::Cache).into()
-            })
-        }),
+        target
+            .and_then(|t| Some(t.cache.as_ref()?.state.clone()))
+            .unwrap_or_else(|| {
+                cases.first().map_or("-".into(), |c| {
+                    c.axis(fsbench_model::CaseAxis::Cache).into()
+                })
+            }),
     );
     // Every check of every target of the configuration.
     let checks: Vec<bool> = samples
         .iter()
-        .filter_map(|s| s.target.as_ref()?["fsck"]["clean"].as_bool())
+        .filter_map(|s| Some(s.target_info()?.fsck.as_ref()?.clean))
         .collect();
     row.insert(
         "fsck",
@@ -951,12 +937,10 @@ impl Exporter for Html {
         let tool_versions: Vec<String> = {
             let mut v: Vec<String> = Vec::new();
             for case in model.cases() {
-                if let Some(t) = case.samples.iter().find_map(|s| s.target.as_ref()) {
-                    for tool in t["tool_versions"].as_array().into_iter().flatten() {
-                        if let Some(s) = tool.as_str() {
-                            if !v.iter().any(|x| x == s) {
-                                v.push(s.to_string());
-                            }
+                if let Some(t) = case.samples.iter().find_map(|s| s.target_info()) {
+                    for tool in &t.tool_versions {
+                        if !v.contains(tool) {
+                            v.push(tool.clone());
                         }
                     }
                 }

@@ -118,7 +118,7 @@ pub fn write_target(out: &mut dyn Write, t: &TargetInfo) -> io::Result<()> {
             f.exit_status.map_or("none".to_string(), |s| s.to_string()),
             human_duration(f.elapsed_ns)
         )?,
-        None if fsbench_testbed::fs::by_name(t.filesystem)
+        None if fsbench_testbed::fs::by_name(&t.filesystem)
             .is_some_and(|fs| !fs.capabilities().filesystem) =>
         {
             writeln!(

@@ -1822,3 +1822,58 @@ fn the_html_report_draws_samples_over_time_and_marks_what_the_host_disturbed() {
     assert!(html.contains("<section id=\"host\">"));
     drop(dir);
 }
+
+/// A target's record is read typed once, when the run is loaded: the HTML report shows a full
+/// one's device, mkfs, mount, scheduler, cache and checks from its fields; a record this
+/// fsbench cannot read is no target (with a note), never a failed report, and the JSON export
+/// carries either as it was stored.
+#[test]
+fn target_records_are_read_typed_and_an_unreadable_one_is_no_target() {
+    let (_dir, mut store, run) = new_run("p", 2);
+    let case = store
+        .add_case(
+            run,
+            "ext4.default.default.default.warm.small",
+            0,
+            &typed(r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"default","scheduler":null,"cache":"warm"}"#),
+            r#"{"kind":"matrix","name":"small"}"#,
+        )
+        .unwrap();
+    let full = r#"{"filesystem":"ext4","device":{"kind":"image","path":"/dev/loop7","size_bytes":1,"image":null,"loop_direct_io":true,"disk":{"name":"vda","model":"QEMU HARDDISK","vendor":null,"rotational":true,"size_bytes":null},"array":{"layout":"md-raid0:2","made_by":"md","members":[{"path":"/dev/loop7","image":null,"size_bytes":1},{"path":"/dev/loop8","image":null,"size_bytes":1}],"made":null,"read_back":null,"listed":[]}},"mountpoint":"/mnt","tool_versions":["mke2fs 1.47.0"],"default_mkfs_options":[],"mkfs":{"command":"mkfs.ext4 /dev/md/x","elapsed_ns":1,"exit_status":0},"readback":null,"mount":{"command":"mount","elapsed_ns":1,"requested":null,"fs_type":"ext4","mount_options":"rw,noatime","super_options":"rw","changed":[],"not_shown":[]},"scheduler":{"sysfs":"/sys","available":[],"previous":"none","requested":null,"in_force":"mq-deadline","note":null,"backing_disk":null},"cache":{"policy":"warm","state":"warm","before":null,"after":null,"note":null},"fsck":{"command":"fsck.ext4 -n","elapsed_ns":2000000000,"exit_status":0,"clean":true,"output_tail":""},"teardown":[]}"#;
+    let unreadable = r#"{"filesystem":4,"fsck":{"clean":false,"elapsed_ns":1}}"#;
+    for (rep, target) in [(1, full), (2, unreadable)] {
+        let results = [cell("write", 65536, 1e6)];
+        store
+            .record_sample(
+                case,
+                &NewSample {
+                    results: &results,
+                    target_json: Some(target),
+                    ..sample(rep, Outcome::Ok)
+                },
+            )
+            .unwrap();
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let samples = &model.runs[0].cases[0].samples;
+    assert_eq!(samples[0].target_info().unwrap().filesystem, "ext4");
+    assert!(samples[1].target_info().is_none());
+    let note = samples[1].target.as_ref().unwrap().note.as_deref().unwrap();
+    assert!(note.contains("cannot be read"), "{note}");
+    let html = render(&crate::Html::default(), &model);
+    for shown in [
+        "/dev/loop7 (image, md-raid0:2 over 2 members) on vda (QEMU HARDDISK)",
+        "mkfs.ext4 /dev/md/x",
+        "rw,noatime (rw)",
+        "mq-deadline",
+        "clean (1 checks)",
+        "mke2fs 1.47.0",
+    ] {
+        let escaped = shown.replace('/', "&#x2f;");
+        assert!(html.contains(&escaped), "{escaped}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&render(&Json, &model)).unwrap();
+    let stored = &json["runs"][0]["cases"][0]["samples"];
+    assert_eq!(stored[0]["target"].to_string().len(), full.len());
+    assert_eq!(stored[1]["target"]["filesystem"], 4);
+}

@@ -11,10 +11,11 @@ mod legacy;
 
 use fsbench_model::owner;
 use fsbench_model::series::{Assessment, Point, Series};
+use fsbench_model::target::TargetInfo;
 use fsbench_model::{CaseConfig, Dim, DimKind, DimValue, Dims, Direction, Measurement, Unit};
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, Connection, OpenFlags, OptionalExtension, Transaction};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -498,7 +499,8 @@ pub struct Sample {
     pub not_retried: bool,
     pub started_at: String,
     pub elapsed_ns: u64,
-    pub target: Option<serde_json::Value>,
+    /// The target read-back: the record as written, read once into its typed form.
+    pub target: Option<StoredTarget>,
     pub seed: Option<u64>,
     pub warnings: Vec<String>,
     pub config: Option<serde_json::Value>,
@@ -511,6 +513,54 @@ pub struct Sample {
     /// campaign's are large).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<Series>,
+}
+
+impl Sample {
+    /// The sample's target read-back, typed (None: no target, or a record this fsbench cannot
+    /// read, whose [`StoredTarget::note`] says why).
+    pub fn target_info(&self) -> Option<&TargetInfo> {
+        self.target.as_ref()?.info.as_deref()
+    }
+}
+
+/// A sample's target read-back as stored: the JSON as written (what the exports carry,
+/// verbatim) and the typed record read from it once, on loading.
+#[derive(Debug, Clone)]
+pub struct StoredTarget {
+    /// The record as written.
+    pub json: serde_json::Value,
+    /// The record read (None: one this fsbench cannot read).
+    pub info: Option<Box<TargetInfo>>,
+    /// Why it could not be read, when it could not.
+    pub note: Option<String>,
+}
+
+impl StoredTarget {
+    /// Reads a stored record; one that does not read is kept as written, with a note.
+    pub fn read(json: serde_json::Value) -> StoredTarget {
+        match TargetInfo::deserialize(&json) {
+            Ok(info) => StoredTarget {
+                json,
+                info: Some(Box::new(info)),
+                note: None,
+            },
+            Err(e) => StoredTarget {
+                json,
+                info: None,
+                note: Some(format!("the target's record cannot be read: {e}")),
+            },
+        }
+    }
+}
+
+/// Written as it was stored.
+impl Serialize for StoredTarget {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        self.json.serialize(serializer)
+    }
 }
 
 /// A case with its samples, in repetition order.
@@ -1306,7 +1356,10 @@ impl Store {
                     not_retried: row.not_retried,
                     started_at: row.started_at,
                     elapsed_ns: row.elapsed_ns as u64,
-                    target: row.target.map(|t| serde_json::from_str(&t)).transpose()?,
+                    target: row
+                        .target
+                        .map(|t| serde_json::from_str(&t).map(StoredTarget::read))
+                        .transpose()?,
                     seed: row.seed.map(|s| s as u64),
                     warnings: serde_json::from_str(&row.warnings)?,
                     config: row.config.map(|c| serde_json::from_str(&c)).transpose()?,
@@ -1568,6 +1621,37 @@ fn insert_sample(tx: &Transaction<'_>, case_id: i64, sample: &NewSample<'_>) -> 
 mod tests {
     use super::*;
     use fsbench_model::Sweep;
+
+    /// A stored target reads typed once; one that does not read is no target, with a note,
+    /// and either is written back as it was stored (keys in the order stored JSON has them).
+    #[test]
+    fn a_stored_target_reads_typed_or_says_why_not() {
+        let json: serde_json::Value =
+            serde_json::from_str(r#"{"fsck":{"elapsed_ns":5,"clean":true},"filesystem":"xfs"}"#)
+                .unwrap();
+        let read = StoredTarget::read(json.clone());
+        let info = read.info.as_deref().unwrap();
+        assert_eq!(
+            (
+                info.filesystem.as_ref(),
+                info.fsck.as_ref().unwrap().elapsed_ns
+            ),
+            ("xfs", 5)
+        );
+        assert!(read.note.is_none());
+        assert_eq!(serde_json::to_value(&read).unwrap(), json);
+        let odd = serde_json::json!({"filesystem": 4});
+        let read = StoredTarget::read(odd.clone());
+        assert!(read.info.is_none());
+        assert!(read
+            .note
+            .unwrap()
+            .starts_with("the target's record cannot be read"));
+        assert_eq!(
+            serde_json::to_string(&StoredTarget::read(odd.clone())).unwrap(),
+            odd.to_string()
+        );
+    }
 
     /// The dimensions' columns follow their declaration: every one is a column of `results`
     /// of its type, and the view the migrations make holds them in declaration order, as a
@@ -1991,7 +2075,8 @@ mod tests {
         }
         let data = store.load(1).unwrap();
         let matrix = &data.cases[0].samples[0];
-        assert_eq!(matrix.target.as_ref().unwrap()["filesystem"], "ext4");
+        assert_eq!(matrix.target.as_ref().unwrap().json["filesystem"], "ext4");
+        assert_eq!(matrix.target_info().unwrap().filesystem, "ext4");
         assert_eq!(matrix.results.len(), 2, "{:?}", matrix.results);
         let cell = &matrix.results[0];
         assert_eq!(cell.dims.phase.as_deref(), Some("write"));

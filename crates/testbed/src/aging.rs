@@ -17,8 +17,10 @@
 //! are [`crate::images`]'.
 
 use fsbench_measure::rng::Rng;
-use fsbench_measure::units::{human_bytes, parse_size};
-use serde::{Deserialize, Serialize};
+use fsbench_measure::units::human_bytes;
+pub use fsbench_model::aging::{
+    Aged, AgingSpec, ExtentSample, Fragmentation, FreeSpace, Round, Sizes, KEYS,
+};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -27,246 +29,6 @@ use std::sync::Mutex;
 
 /// The directory of the aged tree, at the top of the filesystem.
 pub const AGED_DIR: &str = "fsbench-aged";
-
-/// How a filesystem is aged: a plan's `[aging.NAME]` table, or `--age` on a workload command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AgingSpec {
-    /// The share of the filesystem in use once aged, in percent (as `statfs` counts it: size
-    /// minus free blocks, over size).
-    pub fill_percent: f64,
-    /// The file sizes: the default distribution of real filesystems, or sizes given with
-    /// weights.
-    pub sizes: Sizes,
-    /// Directory levels below the tree's top.
-    pub depth: u32,
-    /// Subdirectories of each directory above the last level.
-    pub fanout: u32,
-    /// Churn rounds after the fill; with a fragmentation target, the most rounds.
-    pub churn: u32,
-    /// Churn until the sampled files have this many extents on average (at least 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fragmentation: Option<f64>,
-    pub seed: u64,
-}
-
-impl Default for AgingSpec {
-    fn default() -> AgingSpec {
-        AgingSpec {
-            fill_percent: 70.0,
-            sizes: Sizes::Measured,
-            depth: 3,
-            fanout: 8,
-            churn: 3,
-            fragmentation: None,
-            seed: 1,
-        }
-    }
-}
-
-/// The keys of an aging spec, as a plan's table and `--age` name them.
-pub const KEYS: &[&str] = &[
-    "fill",
-    "sizes",
-    "depth",
-    "fanout",
-    "churn",
-    "fragmentation",
-    "seed",
-];
-
-impl AgingSpec {
-    /// Sets one key from its text (a plan's value, or `--age`'s `KEY=VALUE`); the error says
-    /// what the key takes.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let value = value.trim();
-        let number = |max: u64| -> Result<u64, String> {
-            value
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n <= max)
-                .ok_or_else(|| format!("'{value}' is not a whole number from 0 to {max}"))
-        };
-        match key {
-            "fill" => {
-                let percent: f64 = value
-                    .trim_end_matches('%')
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("'{value}' is not a percentage (e.g. 70)"))?;
-                if !(1.0..=95.0).contains(&percent) {
-                    return Err(format!(
-                        "{percent} %: a fill level is 1 to 95 % of the filesystem"
-                    ));
-                }
-                self.fill_percent = percent;
-            }
-            "sizes" => self.sizes = value.parse()?,
-            "depth" => {
-                self.depth = number(8)? as u32;
-                if self.depth == 0 {
-                    return Err("at least 1 directory level".into());
-                }
-            }
-            "fanout" => {
-                self.fanout = number(256)? as u32;
-                if self.fanout == 0 {
-                    return Err("at least 1 subdirectory".into());
-                }
-            }
-            "churn" => self.churn = number(1000)? as u32,
-            "fragmentation" => {
-                let target: f64 = value
-                    .parse()
-                    .map_err(|_| format!("'{value}' is not a number of extents per file"))?;
-                if !(1.0..=1000.0).contains(&target) {
-                    return Err(format!(
-                        "{target}: a fragmentation target is 1 to 1000 extents per file"
-                    ));
-                }
-                self.fragmentation = Some(target);
-            }
-            "seed" => {
-                self.seed = value
-                    .parse()
-                    .map_err(|_| format!("'{value}' is not a seed (a whole number)"))?
-            }
-            _ => {
-                return Err(format!(
-                    "unknown aging key '{key}'; the keys are {}",
-                    KEYS.join(", ")
-                ))
-            }
-        }
-        if dir_count(self.depth, self.fanout) > MAX_DIRS {
-            return Err(format!(
-                "depth {} with fanout {} makes more than {MAX_DIRS} directories: lower one",
-                self.depth, self.fanout
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// `fill=70,sizes=measured,depth=3,fanout=8,churn=3,seed=1` (and `fragmentation=` when set):
-/// `--age` reads it back.
-impl fmt::Display for AgingSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "fill={},sizes={},depth={},fanout={},churn={}",
-            self.fill_percent, self.sizes, self.depth, self.fanout, self.churn
-        )?;
-        if let Some(target) = self.fragmentation {
-            write!(f, ",fragmentation={target}")?;
-        }
-        write!(f, ",seed={}", self.seed)
-    }
-}
-
-/// `--age`'s text: `KEY=VALUE` pairs separated by commas, every key not given at its default
-/// (`fill=60,churn=5`); a bare number is the fill level (`--age 70`).
-impl std::str::FromStr for AgingSpec {
-    type Err = String;
-    fn from_str(text: &str) -> Result<AgingSpec, String> {
-        let mut spec = AgingSpec::default();
-        for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            match pair.split_once('=') {
-                Some((key, value)) => spec.set(key.trim(), value)?,
-                None if pair.trim_end_matches('%').parse::<f64>().is_ok() => {
-                    spec.set("fill", pair)?
-                }
-                None => {
-                    return Err(format!(
-                        "'{pair}' is not KEY=VALUE; the keys are {}",
-                        KEYS.join(", ")
-                    ))
-                }
-            }
-        }
-        Ok(spec)
-    }
-}
-
-/// The file sizes of an aged tree.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
-pub enum Sizes {
-    /// The distribution measured on real filesystems (see [`Sizes::draw`]).
-    Measured,
-    /// Sizes with weights (`4k:50/64k:30/1m:20`).
-    Given(Vec<(u64, u32)>),
-}
-
-impl fmt::Display for Sizes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Sizes::Measured => f.write_str("measured"),
-            Sizes::Given(list) => {
-                let parts: Vec<String> = list
-                    .iter()
-                    .map(|(size, weight)| {
-                        format!("{}:{weight}", fsbench_measure::units::Size(*size))
-                    })
-                    .collect();
-                f.write_str(&parts.join("/"))
-            }
-        }
-    }
-}
-
-impl std::str::FromStr for Sizes {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Sizes, String> {
-        let text = text.trim();
-        if text == "measured" {
-            return Ok(Sizes::Measured);
-        }
-        let mut list = Vec::new();
-        for entry in text.split('/').map(str::trim) {
-            let (size, weight) = entry.split_once(':').ok_or_else(|| {
-                format!(
-                    "'{entry}' is not SIZE:WEIGHT; give \"measured\" or sizes with weights such as \"4k:50/64k:30/1m:20\""
-                )
-            })?;
-            let size = parse_size(size).map_err(|e| e.to_string())?;
-            let weight: u32 = weight
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{weight}' is not a weight (a whole number)"))?;
-            if size > MAX_FILE_BYTES {
-                return Err(format!(
-                    "{}: a file of an aged tree is at most {}",
-                    human_bytes(size),
-                    human_bytes(MAX_FILE_BYTES)
-                ));
-            }
-            list.push((size, weight));
-        }
-        if list.iter().all(|(_, w)| *w == 0) {
-            return Err("every weight is 0".into());
-        }
-        Ok(Sizes::Given(list))
-    }
-}
-
-impl From<Sizes> for String {
-    fn from(sizes: Sizes) -> String {
-        sizes.to_string()
-    }
-}
-
-impl TryFrom<String> for Sizes {
-    type Error = String;
-    fn try_from(text: String) -> Result<Sizes, String> {
-        text.parse()
-    }
-}
-
-/// The largest file a size list may name (the measured distribution is capped lower, by the
-/// room there is: [`Sizes::draw`]).
-const MAX_FILE_BYTES: u64 = 64 << 30;
-/// The most directories a tree may have.
-const MAX_DIRS: u64 = 100_000;
 
 // The measured distribution, as Impressions (Agrawal, Arpaci-Dusseau and Arpaci-Dusseau,
 // "Generating Realistic Impressions for File-System Benchmarking", FAST 2009, Table 2) fits the
@@ -280,34 +42,32 @@ const TAIL_SHARE: f64 = 0.000_06;
 const TAIL_FROM: f64 = 512.0 * 1_000_000.0;
 const TAIL_SHAPE: f64 = 0.91;
 
-impl Sizes {
-    /// One file size, at most `cap` bytes (a tree fills a filesystem with many files, never
-    /// with one that takes a large share of it).
-    fn draw(&self, rng: &mut Rng, cap: u64) -> u64 {
-        let size = match self {
-            Sizes::Measured => {
-                if uniform(rng) < TAIL_SHARE {
-                    TAIL_FROM / (1.0 - uniform(rng)).powf(1.0 / TAIL_SHAPE)
-                } else {
-                    (BODY_MU + BODY_SIGMA * normal(rng)).exp()
-                }
+/// One file size of `sizes`, at most `cap` bytes (a tree fills a filesystem with many files,
+/// never with one that takes a large share of it).
+fn draw(sizes: &Sizes, rng: &mut Rng, cap: u64) -> u64 {
+    let size = match sizes {
+        Sizes::Measured => {
+            if uniform(rng) < TAIL_SHARE {
+                TAIL_FROM / (1.0 - uniform(rng)).powf(1.0 / TAIL_SHAPE)
+            } else {
+                (BODY_MU + BODY_SIGMA * normal(rng)).exp()
             }
-            Sizes::Given(list) => {
-                let total: u64 = list.iter().map(|(_, w)| u64::from(*w)).sum();
-                let mut pick = rng.next_u64() % total.max(1);
-                let mut chosen = list[0].0;
-                for (size, weight) in list {
-                    if pick < u64::from(*weight) {
-                        chosen = *size;
-                        break;
-                    }
-                    pick -= u64::from(*weight);
+        }
+        Sizes::Given(list) => {
+            let total: u64 = list.iter().map(|(_, w)| u64::from(*w)).sum();
+            let mut pick = rng.next_u64() % total.max(1);
+            let mut chosen = list[0].0;
+            for (size, weight) in list {
+                if pick < u64::from(*weight) {
+                    chosen = *size;
+                    break;
                 }
-                chosen as f64
+                pick -= u64::from(*weight);
             }
-        };
-        (size.round() as u64).min(cap)
-    }
+            chosen as f64
+        }
+    };
+    (size.round() as u64).min(cap)
 }
 
 /// A uniform number in [0, 1).
@@ -320,101 +80,6 @@ fn normal(rng: &mut Rng) -> f64 {
     let u1 = 1.0 - uniform(rng);
     let u2 = uniform(rng);
     (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
-
-/// Directories of a tree `depth` levels deep with `fanout` subdirectories each.
-fn dir_count(depth: u32, fanout: u32) -> u64 {
-    (1..=depth).fold(0u64, |sum, level| {
-        sum.saturating_add(u64::from(fanout).saturating_pow(level))
-    })
-}
-
-/// What aging did, stored with the aged image and every sample that starts from it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Aged {
-    pub spec: AgingSpec,
-    /// Threads that wrote the tree.
-    pub threads: u32,
-    pub elapsed_ns: u64,
-    /// The first fill, to the level.
-    pub fill_elapsed_ns: u64,
-    /// Each churn round: what it did and how fragmented the sampled files were after it.
-    pub rounds: Vec<Round>,
-    /// Files created and bytes written, over the fill and every round.
-    pub files_written: u64,
-    pub bytes_written: u64,
-    /// The filesystem once aged.
-    pub after: Fragmentation,
-}
-
-/// One churn round.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Round {
-    pub elapsed_ns: u64,
-    pub deleted: u64,
-    pub appended: u64,
-    pub truncated: u64,
-    pub created: u64,
-    /// Mean extents per sampled file after the round (measured only for a fragmentation
-    /// target).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extents_per_file: Option<f64>,
-}
-
-/// How full and how fragmented a filesystem is.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Fragmentation {
-    /// Size minus free, over size, as `statfs` says (`df`'s Used over Size), in percent.
-    pub fill_percent: f64,
-    pub size_bytes: u64,
-    pub used_bytes: u64,
-    /// Free for an unprivileged user (what a workload may write).
-    pub available_bytes: u64,
-    /// The aged tree: files, directories and the files' bytes.
-    pub files: u64,
-    pub dirs: u64,
-    pub file_bytes: u64,
-    /// Extents per file of a sample of the files (FIEMAP); None where the filesystem does not
-    /// map extents (FUSE).
-    pub extents: Option<ExtentSample>,
-    /// The free space's fragments, by the filesystem's own tool (set by [`crate::images`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub free_space: Option<FreeSpace>,
-}
-
-/// Extents per file over a sample of files.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExtentSample {
-    /// Files sampled (every n-th of the tree, in the order they were made).
-    pub files: u64,
-    pub extents: u64,
-    pub mean: f64,
-    pub max: u64,
-    /// Sampled files in more than one extent, in percent.
-    pub fragmented_percent: f64,
-}
-
-/// The free space in fragments, as a filesystem's tool reports it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FreeSpace {
-    /// The command that reported it.
-    pub command: String,
-    pub free_extents: Option<u64>,
-    pub free_bytes: Option<u64>,
-    pub largest_bytes: Option<u64>,
-    /// What the reader must know (a report it could not read, bitmaps it does not count).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-impl FreeSpace {
-    /// The mean free extent, when both figures are known.
-    pub fn mean_bytes(&self) -> Option<f64> {
-        match (self.free_bytes, self.free_extents) {
-            (Some(bytes), Some(n)) if n > 0 => Some(bytes as f64 / n as f64),
-            _ => None,
-        }
-    }
 }
 
 /// Why aging could not finish.
@@ -528,7 +193,7 @@ impl Tree {
     /// The next file of the stream, at most `cap` bytes.
     fn next_file(&mut self, cap: u64) -> usize {
         let dir = (self.rng.next_u64() % self.dirs.len() as u64) as usize;
-        let size = self.spec.sizes.draw(&mut self.rng, cap.min(self.cap));
+        let size = draw(&self.spec.sizes, &mut self.rng, cap.min(self.cap));
         self.files.push(File {
             number: self.files.len() as u64,
             dir,
@@ -784,11 +449,12 @@ pub fn age(
         for (k, &file) in chosen.iter().enumerate() {
             let size = tree.files[file].size;
             let to = if k < n / 10 {
-                let bytes = tree
-                    .spec
-                    .sizes
-                    .draw(&mut tree.rng, tree.cap.saturating_sub(size))
-                    .max(1);
+                let bytes = draw(
+                    &tree.spec.sizes,
+                    &mut tree.rng,
+                    tree.cap.saturating_sub(size),
+                )
+                .max(1);
                 ops.push(Op::Append { file, bytes });
                 size + bytes
             } else {
@@ -1148,7 +814,7 @@ mod tests {
         let draw = |seed| {
             let mut rng = Rng::new(seed);
             (0..20_000)
-                .map(|_| Sizes::Measured.draw(&mut rng, 8 << 20))
+                .map(|_| draw(&Sizes::Measured, &mut rng, 8 << 20))
                 .collect::<Vec<u64>>()
         };
         let mut sizes = draw(3);

@@ -2,10 +2,10 @@
 //! the command line, and what is the same whoever makes the array — md RAID under any
 //! filesystem (`md-raid0:8,chunk=64k`, made with mdadm where the kernel has md), or the
 //! filesystem's own over its members (btrfs's `-d raid0`, a zfs pool striped over its vdevs;
-//! each filesystem says how through [`crate::fs::Filesystem::array_options`]) — and the read-back
-//! that checks every member made is one the array lists.
+//! each filesystem says how through [`crate::fs::Filesystem::array_options`], and whether it
+//! can is [`crate::fs::check_layout`]) — and the read-back that checks every member made is one
+//! the array lists. It imports nothing of `fs`: the filesystems build on it.
 
-use crate::fs::{Filesystem, Storage};
 use crate::system::{Cmd, System};
 use fsbench_measure::units::{parse_size, size_label};
 use std::fmt;
@@ -164,44 +164,6 @@ impl fmt::Display for ArraySpec {
 }
 
 fsbench_model::text_serde!(ArraySpec);
-
-/// Whether `fs` on this device can take `array` (None: one device), whatever the host: the
-/// filesystem lays itself out so (or md goes under it), it has devices at all (not tmpfs), and
-/// real devices (`real`: how many are named; None for images) are one per member. The error
-/// says what to write instead.
-pub fn check_layout(
-    fs: &dyn Filesystem,
-    array: Option<&ArraySpec>,
-    real: Option<usize>,
-) -> Result<(), String> {
-    let Some(array) = array else {
-        return match real {
-            Some(n) if n > 1 => Err(format!(
-                "{n} real devices for one {}: lay them out as an array (md-raid0:{n}, or raid0:{n} for btrfs and zfs) or name one device",
-                fs.name()
-            )),
-            _ => Ok(()),
-        };
-    };
-    if fs.capabilities().storage == Storage::Memory {
-        return Err(format!(
-            "{} lives in memory: it has no devices to make an array of",
-            fs.name()
-        ));
-    }
-    if let Some(n) = real.filter(|&n| n != array.devices as usize) {
-        return Err(format!(
-            "the array {array} has {} members, but {n} real device{} named: name one per member",
-            array.devices,
-            if n == 1 { " is" } else { "s are" }
-        ));
-    }
-    if array.by_md() {
-        Ok(())
-    } else {
-        fs.array_options(array).map(drop)
-    }
-}
 
 /// Why this host cannot make an md array (empty: it can): the kernel's md driver (it shows
 /// /proc/mdstat), then mdadm.

@@ -11,18 +11,10 @@
 //! the page cache is the storage).
 
 use crate::system::System;
-use serde::Serialize;
 use std::path::Path;
 
+pub use fsbench_model::target::{CacheReached, MemInfo};
 pub use fsbench_model::CachePolicy;
-
-/// Page-cache figures from /proc/meminfo, in bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct MemInfo {
-    pub cached_bytes: u64,
-    pub dirty_bytes: u64,
-    pub writeback_bytes: u64,
-}
 
 pub fn parse_meminfo(text: &str) -> MemInfo {
     let field = |name: &str| {
@@ -36,17 +28,6 @@ pub fn parse_meminfo(text: &str) -> MemInfo {
         dirty_bytes: field("Dirty:"),
         writeback_bytes: field("Writeback:"),
     }
-}
-
-/// What applying the policy achieved.
-#[derive(Debug, Clone, Serialize)]
-pub struct CacheReached {
-    pub policy: CachePolicy,
-    /// "warm", "dropped", "remounted", "direct", or "not dropped" with the reason in `note`.
-    pub state: String,
-    pub before: Option<MemInfo>,
-    pub after: Option<MemInfo>,
-    pub note: Option<String>,
 }
 
 /// Drops the page, dentry and inode caches of every filesystem (after a sync): "dropped", or

@@ -2,19 +2,9 @@
 //! holes left holes ([`copy_image`], what `RealSystem` does for an aged image's copy), and
 //! those data ranges ([`data_ranges`], also what an image's fingerprint reads).
 
-use serde::{Deserialize, Serialize};
+pub use fsbench_model::target::CopyInfo;
 use std::io;
 use std::path::Path;
-
-/// How one sample's image was copied from the aged one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CopyInfo {
-    /// `reflink`, `sparse copy (copy_file_range)` or `sparse copy (read/write)`.
-    pub method: String,
-    pub elapsed_ns: u64,
-    /// Bytes of data copied (0 for a reflink, which copies none).
-    pub data_bytes: u64,
-}
 
 /// FICLONE: _IOW(0x94, 9, int).
 const FICLONE: libc::c_ulong = 0x4004_9409;

@@ -2,19 +2,8 @@
 //! vendor, rotational, size): provenance for results, and where a backing file's scheduler is.
 
 use crate::system::System;
-use serde::Serialize;
+pub use fsbench_model::target::DiskIdentity;
 use std::path::{Path, PathBuf};
-
-/// A disk as sysfs describes it. Fields sysfs does not have (virtio disks have no model) are None.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DiskIdentity {
-    /// Kernel name of the whole disk (`vda`, `nvme0n1`, `loop3`).
-    pub name: String,
-    pub model: Option<String>,
-    pub vendor: Option<String>,
-    pub rotational: Option<bool>,
-    pub size_bytes: Option<u64>,
-}
 
 /// The sysfs directory of the whole disk holding block device number `major:minor` (a
 /// partition resolves to its disk).

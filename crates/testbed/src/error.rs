@@ -74,3 +74,21 @@ impl TargetError {
         }
     }
 }
+
+/// Interrupted, when `stop` says so (Ctrl-C): polled between the steps of making something.
+pub(crate) fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    if stop() {
+        Err(TargetError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Why `cmd` could not be run: not installed (unsupported here), or another reason.
+pub(crate) fn missing_tool(cmd: &Cmd, e: std::io::Error) -> TargetError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        TargetError::Unsupported(format!("{} is not installed", cmd.program))
+    } else {
+        TargetError::Invalid(format!("cannot run {}: {e}", cmd.program))
+    }
+}

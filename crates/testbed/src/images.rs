@@ -14,17 +14,19 @@
 //! image without its record is never used. `fsbench cleanup` lists the cache and, asked,
 //! removes it. One process makes images at a time (the cache's lock).
 
-use crate::aging::{self, Aged, AgingSpec, FreeSpace};
+use crate::aging::{self, AgingSpec, FreeSpace};
 pub use crate::copy::{copy_image, CopyInfo};
 use crate::copy::{data_ranges, open_no_follow};
 use crate::error::TargetError;
+pub use crate::fs::FreeSpaceProbe;
 use crate::fs::Storage;
 use crate::ledger::{Ledger, Resource};
 use crate::system::{Cmd, System};
+pub use crate::target::AgedImage;
 use crate::target::{Target, TargetSpec};
 use crate::{CachePolicy, DeviceSpec};
 use fsbench_measure::units::human_bytes;
-use serde::{Deserialize, Serialize};
+pub use fsbench_model::target::{AgedRecord, AgedTarget};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,51 +38,6 @@ const AGING_VERSION: u32 = 1;
 /// The cache directory under a work directory.
 pub fn cache_dir(work_dir: &Path) -> PathBuf {
     work_dir.join("images")
-}
-
-/// An aged image to start a target from, with its record.
-#[derive(Debug, Clone)]
-pub struct AgedImage {
-    pub image: PathBuf,
-    pub record: Box<AgedRecord>,
-    /// Why it was made again now (the cached one no longer matched its record's fingerprint).
-    pub remade: Option<String>,
-}
-
-/// What an aged image is and how it was made: the cache's record of it, and part of the
-/// read-back of every target that starts from it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgedRecord {
-    /// The cache key: a hash of everything below that makes the image what it is.
-    pub key: String,
-    pub filesystem: String,
-    /// The user's mkfs options (fsbench's defaults are in `target`).
-    pub mkfs_options: Vec<String>,
-    pub image_bytes: u64,
-    pub spec: AgingSpec,
-    /// When it was made (UTC) and by which fsbench.
-    pub made_at: String,
-    pub fsbench_version: String,
-    /// What aging did and measured (fill, files, extents per file, free-space fragments).
-    pub aged: Aged,
-    /// The read-back of the target it was aged on (mkfs, on-disk configuration, mount, fsck).
-    pub target: serde_json::Value,
-    /// A fingerprint of the image's content (its non-zero 4 KiB blocks and where they are):
-    /// a copy with the same fingerprint holds the same bytes.
-    pub fingerprint: String,
-}
-
-/// The aging part of a target's read-back: the aged image it started from, how that was
-/// copied, and the image's record.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AgedTarget {
-    pub image: PathBuf,
-    pub copy: CopyInfo,
-    pub made: AgedRecord,
-    /// Why the image was made again for this sample (the cached one had changed since it was
-    /// made); absent when the cache's was used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remade: Option<String>,
 }
 
 /// The cache entry of `spec` aged by `aging`, made now when there is none (aged on a target
@@ -135,7 +92,7 @@ pub fn ensure(
             Ok(None) => progress("waiting for another fsbench process to finish an aged image"),
             Err(e) => return Err(TargetError::io("lock", &lock_path, e)),
         }
-        crate::target::check_stop(stop)?;
+        crate::error::check_stop(stop)?;
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
     let mut remade = None;
@@ -314,7 +271,7 @@ fn make(
     if let Some(error) = info.teardown.iter().find(|t| t.starts_with("error")) {
         return Err(failed(format!("the aged {}: {error}", fs.name())));
     }
-    crate::target::check_stop(stop)?;
+    crate::error::check_stop(stop)?;
     progress(&format!("aging {}: fingerprinting the image", fs.name()));
     let fingerprint = fingerprint(&partial)
         .map_err(|e| failed(format!("cannot read {}: {e}", partial.display())))?;
@@ -328,7 +285,7 @@ fn make(
         made_at: fsbench_measure::clock::rfc3339_utc(fsbench_measure::clock::unix_time_s()),
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         aged,
-        target: serde_json::to_value(&info).unwrap_or_default(),
+        target: Box::new(info.clone()),
         fingerprint,
     };
     let text = serde_json::to_string_pretty(&made).expect("plain data");
@@ -387,13 +344,6 @@ fn free_space(sys: &dyn System, target: &Target<'_>) -> Option<FreeSpace> {
         report.note = Some("read while mounted read-write (the remount failed)".into());
     }
     Some(report)
-}
-
-/// What reports a filesystem's free space in fragments, and how to read its report.
-#[derive(Debug, Clone)]
-pub struct FreeSpaceProbe {
-    pub cmd: Cmd,
-    pub read: fn(&str) -> FreeSpace,
 }
 
 /// A fingerprint of the content of the file at `path`: every non-zero 4 KiB block with its
@@ -543,7 +493,7 @@ mod tests {
     }
 
     fn aged(image: &str) -> AgedImage {
-        let aged: Aged = serde_json::from_value(serde_json::json!({
+        let aged: aging::Aged = serde_json::from_value(serde_json::json!({
             "spec": AgingSpec::default(), "threads": 4, "elapsed_ns": 1, "fill_elapsed_ns": 1,
             "rounds": [], "files_written": 1, "bytes_written": 1,
             "after": {"fill_percent": 70.0, "size_bytes": 1, "used_bytes": 1,
@@ -563,7 +513,7 @@ mod tests {
                 made_at: String::new(),
                 fsbench_version: String::new(),
                 aged,
-                target: serde_json::Value::Null,
+                target: Box::default(),
                 fingerprint: "f".into(),
             }),
         }

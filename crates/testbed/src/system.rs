@@ -4,6 +4,7 @@
 
 use crate::loopdev;
 use fsbench_measure::clock::now_ns;
+use fsbench_model::target::StepInfo;
 use std::fmt;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -83,6 +84,15 @@ pub struct CmdOutput {
 }
 
 impl CmdOutput {
+    /// The record of `cmd`, which said this: the command, how long it took, how it ended.
+    pub fn step(&self, cmd: &Cmd) -> StepInfo {
+        StepInfo {
+            command: cmd.to_string(),
+            elapsed_ns: self.elapsed_ns,
+            exit_status: self.status,
+        }
+    }
+
     pub fn success(&self) -> bool {
         self.status == Some(0)
     }
@@ -102,6 +112,12 @@ impl CmdOutput {
 }
 
 pub use crate::loopdev::LoopDevice;
+
+/// The last `lines` non-empty lines of `text` (a command's output, for the record).
+pub(crate) fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
 
 /// Every side effect fsbench has on the host.
 pub trait System: Send + Sync {

@@ -9,7 +9,7 @@
 //!
 //! What differs between filesystems is not decided here: the steps from "mkfs" to "mount", the
 //! cold-cache remount and the check are [`Filesystem`] hooks (zfs and tmpfs override them), and
-//! [`Build`] is the view of a target those hooks work through.
+//! [`fs::Build`] is the view of a target those hooks work through.
 //!
 //! An array (`TargetSpec::array`) has several members: each image and loop device is made and
 //! recorded as one device is, the scheduler is set on each, md (when it makes the array) goes
@@ -19,15 +19,18 @@
 use crate::array::{self, ArraySpec};
 use crate::cache::{parse_meminfo, CachePolicy, CacheReached};
 use crate::device::{self, DeviceSpec};
-use crate::error::TargetError;
+use crate::error::{check_stop, missing_tool, TargetError};
 use crate::fs::{self, CheckPoint, Filesystem, Storage};
 use crate::ledger::{Ledger, Resource};
 use crate::scheduler;
-use crate::system::{Cmd, CmdOutput, HostLock, LoopDevice, System};
+use crate::system::{Cmd, HostLock, LoopDevice, System};
 use crate::undo;
 use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::human_bytes;
-use serde::Serialize;
+pub use fsbench_model::target::{
+    AgedRecord, AgedTarget, ArrayInfo, DeviceInfo, FsckInfo, MemberInfo, MountReadBack,
+    SchedulerInfo, StepInfo, TargetInfo,
+};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -59,7 +62,16 @@ pub struct TargetSpec {
     /// size takes its share of the free space.
     pub host_share: u32,
     /// Start from a copy of this aged image instead of a new filesystem (`crate::images`).
-    pub start_from: Option<crate::images::AgedImage>,
+    pub start_from: Option<AgedImage>,
+}
+
+/// An aged image to start a target from, with its record (`crate::images` makes it).
+#[derive(Debug, Clone)]
+pub struct AgedImage {
+    pub image: PathBuf,
+    pub record: Box<AgedRecord>,
+    /// Why it was made again now (the cached one no longer matched its record's fingerprint).
+    pub remade: Option<String>,
 }
 
 impl TargetSpec {
@@ -276,153 +288,6 @@ pub fn split_options(text: &str) -> Vec<String> {
     words
 }
 
-/// One timed command and what it said.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepInfo {
-    pub command: String,
-    pub elapsed_ns: u64,
-    pub exit_status: Option<i32>,
-}
-
-impl StepInfo {
-    pub(crate) fn of(cmd: &Cmd, out: &CmdOutput) -> StepInfo {
-        StepInfo {
-            command: cmd.to_string(),
-            elapsed_ns: out.elapsed_ns,
-            exit_status: out.status,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DeviceInfo {
-    /// "image", "block" or "memory".
-    pub kind: &'static str,
-    /// The block device the filesystem is on (a loop device for images).
-    pub path: Option<PathBuf>,
-    pub size_bytes: u64,
-    pub image: Option<PathBuf>,
-    /// Whether the loop device does direct I/O on its backing file, as the kernel reports it.
-    pub loop_direct_io: Option<bool>,
-    /// The physical disk: the device's own, or the one holding the image.
-    pub disk: Option<crate::disk::DiskIdentity>,
-    /// An array's layout and members (None: one device). `path` is then the md array, or the
-    /// first member of an array the filesystem makes itself; `size_bytes` is the members'
-    /// sum; `image` the first member's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub array: Option<ArrayInfo>,
-}
-
-/// An array as made and as read back.
-#[derive(Debug, Clone, Serialize)]
-pub struct ArrayInfo {
-    /// The layout as asked (`raid0:2`, `md-raid0:8,chunk=64k`).
-    pub layout: String,
-    /// What made it: `md`, or the filesystem (`btrfs`, `zfs`).
-    pub made_by: String,
-    pub members: Vec<MemberInfo>,
-    /// The command that made it (`mdadm --create`; the filesystem's own is its mkfs).
-    pub made: Option<StepInfo>,
-    /// The command that listed the members in use, and the members it named (every one made,
-    /// or the target is not used).
-    pub read_back: Option<String>,
-    pub listed: Vec<PathBuf>,
-}
-
-/// One member of an array.
-#[derive(Debug, Clone, Serialize)]
-pub struct MemberInfo {
-    /// Its block device (a loop device for an image).
-    pub path: PathBuf,
-    pub image: Option<PathBuf>,
-    pub size_bytes: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct MountReadBack {
-    pub command: String,
-    pub elapsed_ns: u64,
-    pub requested: Option<String>,
-    pub fs_type: String,
-    /// Per-mount options in force (`rw,noatime`), from /proc/self/mountinfo.
-    pub mount_options: String,
-    /// Filesystem options in force (`rw,data=writeback`).
-    pub super_options: String,
-    /// Requested options in force with another value: (requested, in force).
-    pub changed: Vec<(String, String)>,
-    /// Requested options the kernel does not show (defaults it omits, or silently ignored).
-    pub not_shown: Vec<String>,
-}
-
-impl MountReadBack {
-    /// A mount done by `command`; what is in force is filled in from mountinfo afterwards.
-    pub(crate) fn new(
-        command: String,
-        elapsed_ns: u64,
-        requested: Option<String>,
-    ) -> MountReadBack {
-        MountReadBack {
-            command,
-            elapsed_ns,
-            requested,
-            fs_type: String::new(),
-            mount_options: String::new(),
-            super_options: String::new(),
-            changed: Vec::new(),
-            not_shown: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SchedulerInfo {
-    pub sysfs: PathBuf,
-    pub available: Vec<String>,
-    pub previous: String,
-    pub requested: Option<String>,
-    /// The scheduler in force during the run (read back after setting it).
-    pub in_force: String,
-    pub note: Option<String>,
-    /// The scheduler of the disk holding an image's backing file (it matters too).
-    pub backing_disk: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct FsckInfo {
-    pub command: String,
-    pub elapsed_ns: u64,
-    pub exit_status: Option<i32>,
-    /// The integrity verdict: the check found nothing wrong.
-    pub clean: bool,
-    /// The check's last lines, for the record.
-    pub output_tail: String,
-}
-
-/// Everything read back about a target, stored with its results.
-#[derive(Debug, Clone, Serialize)]
-pub struct TargetInfo {
-    pub filesystem: &'static str,
-    pub device: DeviceInfo,
-    /// Where the workload runs: the mount point, or for the bare device (`raw`) the device.
-    pub mountpoint: PathBuf,
-    /// First line of each tool's version output.
-    pub tool_versions: Vec<String>,
-    /// fsbench's default mkfs options (shown because they change the result).
-    pub default_mkfs_options: Vec<String>,
-    pub mkfs: Option<StepInfo>,
-    /// The effective on-disk configuration (dumpe2fs -h, xfs_info, ...).
-    pub readback: Option<String>,
-    pub mount: Option<MountReadBack>,
-    pub scheduler: Option<SchedulerInfo>,
-    pub cache: Option<CacheReached>,
-    pub fsck: Option<FsckInfo>,
-    /// What teardown did, and anything it could not undo.
-    pub teardown: Vec<String>,
-    /// The aged image it started from, how it was copied, and what aging did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aging: Option<crate::images::AgedTarget>,
-}
-
 static TARGETS: AtomicU64 = AtomicU64::new(0);
 
 /// A prepared target. Dropping it tears it down; prefer [`Target::finish`] to get the fsck
@@ -462,9 +327,9 @@ impl<'s> Target<'s> {
         let mut target = Target {
             sys,
             info: TargetInfo {
-                filesystem: spec.fs.name(),
+                filesystem: spec.fs.name().into(),
                 device: DeviceInfo {
-                    kind: "image",
+                    kind: "image".into(),
                     path: None,
                     size_bytes: 0,
                     image: None,
@@ -562,7 +427,7 @@ impl<'s> Target<'s> {
                 check_stop(stop)?;
             }
             Storage::Memory => {
-                self.info.device.kind = "memory";
+                self.info.device.kind = "memory".into();
                 self.info.device.size_bytes = match self.spec.device {
                     DeviceSpec::Image { size_bytes } => size_bytes.unwrap_or(1 << 30),
                     DeviceSpec::Block { .. } => {
@@ -577,7 +442,7 @@ impl<'s> Target<'s> {
         match &self.spec.start_from {
             // A copy of an aged image holds its filesystem already.
             Some(_) => self.mount(&[])?,
-            None => fs.create(&mut Build { target: self }, stop)?,
+            None => fs.create(&mut Building { target: self }, stop)?,
         }
         check_stop(stop)?;
         if filesystem {
@@ -601,7 +466,7 @@ impl<'s> Target<'s> {
             DeviceSpec::Block { devices } => Some(devices.len()),
             DeviceSpec::Image { .. } => None,
         };
-        array::check_layout(self.spec.fs, self.spec.array.as_ref(), real)
+        fs::check_layout(self.spec.fs, self.spec.array.as_ref(), real)
             .map_err(TargetError::Invalid)?;
         match &self.spec.array {
             Some(layout) if layout.by_md() => {
@@ -687,18 +552,18 @@ impl<'s> Target<'s> {
                     });
                     self.devices.loops.push(loop_device);
                 }
-                self.info.aging =
-                    aged.zip(copied.into_inner())
-                        .map(|(aged, copy)| crate::images::AgedTarget {
-                            image: aged.image,
-                            copy,
-                            made: *aged.record,
-                            remade: aged.remade,
-                        });
+                self.info.aging = aged
+                    .zip(copied.into_inner())
+                    .map(|(aged, copy)| AgedTarget {
+                        image: aged.image,
+                        copy,
+                        made: *aged.record,
+                        remade: aged.remade,
+                    });
                 let first = &self.devices.members[0];
                 let image = first.image.clone().expect("an image");
                 self.info.device = DeviceInfo {
-                    kind: "image",
+                    kind: "image".into(),
                     path: Some(first.path.clone()),
                     size_bytes: size * u64::from(count),
                     disk: crate::disk::disk_of_file(&image)
@@ -730,7 +595,7 @@ impl<'s> Target<'s> {
                 }
                 let first = self.devices.members[0].path.clone();
                 self.info.device = DeviceInfo {
-                    kind: "block",
+                    kind: "block".into(),
                     path: Some(first.clone()),
                     size_bytes: self.devices.members.iter().map(|m| m.size_bytes).sum(),
                     image: None,
@@ -772,7 +637,7 @@ impl<'s> Target<'s> {
         let cmd = array::md_create(&md, layout, &members);
         let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
         if let Some(info) = self.info.device.array.as_mut() {
-            info.made = Some(StepInfo::of(&cmd, &out));
+            info.made = Some(out.step(&cmd));
         }
         if !out.success() {
             // Kept on record: stopping an array that was never made is a no-op.
@@ -797,7 +662,7 @@ impl<'s> Target<'s> {
         };
         let cmd = match &self.devices.md {
             Some(md) => Some(array::md_detail(md)),
-            None => self.spec.fs.list_members(&Build { target: self }),
+            None => self.spec.fs.list_members(&Building { target: self }),
         };
         let Some(cmd) = cmd else {
             return Ok(());
@@ -887,7 +752,7 @@ impl<'s> Target<'s> {
             .mkfs(&device, &options)
             .args(others.iter().map(|m| m.display().to_string()));
         let out = self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
-        self.info.mkfs = Some(StepInfo::of(&cmd, &out));
+        self.info.mkfs = Some(out.step(&cmd));
         if !out.success() {
             let text = format!("{}\n{}", out.stderr, out.stdout).to_lowercase();
             // A feature this mkfs no longer (or does not yet) know is the host's limit, like a
@@ -1269,7 +1134,7 @@ impl<'s> Target<'s> {
             CachePolicy::Remount => {
                 let before = meminfo();
                 let fs = self.spec.fs;
-                let note = fs.remount(&mut Build { target: self })?;
+                let note = fs.remount(&mut Building { target: self })?;
                 CacheReached {
                     policy,
                     state: "remounted".into(),
@@ -1288,7 +1153,7 @@ impl<'s> Target<'s> {
     /// between two of its steps (the task chain's read-all).
     pub fn remount_cold(&mut self) -> Result<String, TargetError> {
         let fs = self.spec.fs;
-        let note = fs.remount(&mut Build { target: self })?;
+        let note = fs.remount(&mut Building { target: self })?;
         Ok(match note {
             Some(note) => format!("remounted ({note})"),
             None => "remounted".to_string(),
@@ -1385,79 +1250,74 @@ impl<'s> Target<'s> {
     fn check(&mut self) {
         if self.spec.fsck && self.info.fsck.is_none() {
             let fs = self.spec.fs;
-            self.info.fsck = fs.check(&Build { target: self });
+            self.info.fsck = fs.check(&Building { target: self });
         }
     }
 }
 
-/// A target as the [`Filesystem`] hooks see it while it is made, remounted or checked: the
-/// generic steps (mkfs, mount, a host lock, the ledger) and the facts they need, nothing more.
-pub struct Build<'a, 's> {
+/// A target as the [`Filesystem`] hooks see it while it is made, remounted or checked
+/// ([`fs::Build`]).
+struct Building<'a, 's> {
     target: &'a mut Target<'s>,
 }
 
-impl<'s> Build<'_, 's> {
-    pub(crate) fn sys(&self) -> &'s dyn System {
+impl<'s> fs::Build<'s> for Building<'_, 's> {
+    fn sys(&self) -> &'s dyn System {
         self.target.sys
     }
-    pub(crate) fn spec(&self) -> &TargetSpec {
-        &self.target.spec
+    fn mkfs_options(&self) -> &[String] {
+        &self.target.spec.mkfs_options
     }
-    /// The block device the filesystem goes on (an md array, or an array's first member;
-    /// None for a filesystem in memory).
-    pub(crate) fn device(&self) -> Option<&Path> {
+    fn mount_options(&self) -> Option<&str> {
+        self.target.spec.mount_options.as_deref()
+    }
+    fn array(&self) -> Option<&ArraySpec> {
+        self.target.spec.array.as_ref()
+    }
+    fn work_dir(&self) -> &Path {
+        &self.target.spec.work_dir
+    }
+    fn device(&self) -> Option<&Path> {
         self.target.devices.main()
     }
-    /// Every member of an array, in order (one device: that device).
-    pub(crate) fn members(&self) -> Vec<PathBuf> {
+    fn members(&self) -> Vec<PathBuf> {
         self.target.devices.paths()
     }
-    pub(crate) fn mountpoint(&self) -> &Path {
+    fn mountpoint(&self) -> &Path {
         &self.target.info.mountpoint
     }
-    /// Names this target (`zfs-PID-N`), unique on the host.
-    pub(crate) fn tag(&self) -> &str {
+    fn tag(&self) -> &str {
         &self.target.tag
     }
-    pub(crate) fn info(&self) -> &TargetInfo {
+    fn info(&self) -> &TargetInfo {
         &self.target.info
     }
-    pub(crate) fn info_mut(&mut self) -> &mut TargetInfo {
+    fn info_mut(&mut self) -> &mut TargetInfo {
         &mut self.target.info
     }
-    /// What is mounted: the device unless [`Build::set_mount_source`] named something else.
-    pub(crate) fn mount_source(&self) -> String {
+    fn mount_source(&self) -> String {
         self.target.mount_source()
     }
-    pub(crate) fn set_mount_source(&mut self, source: &str) {
+    fn set_mount_source(&mut self, source: &str) {
         self.target.mount_source = Some(source.to_string());
     }
-    /// Puts something made on record, so teardown and `fsbench cleanup` undo it.
-    pub(crate) fn record(&mut self, resource: Resource) {
+    fn record(&mut self, resource: Resource) {
         self.target.ledger.push(self.target.sys, resource);
     }
-    /// Like [`Build::record`], for the entry that holds the filesystem when it is not a mount
-    /// (a zfs pool): the check runs next to its undoing.
-    pub(crate) fn record_filesystem(&mut self, resource: Resource) {
+    fn record_filesystem(&mut self, resource: Resource) {
         self.record(resource.clone());
         self.target.filesystem = Some(resource);
     }
-    pub(crate) fn check_stop(&self, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
-        check_stop(stop)
-    }
-    /// The filesystem's mkfs with fsbench's defaults and the user's options, then its read-back.
-    pub(crate) fn mkfs(&mut self) -> Result<(), TargetError> {
+    fn mkfs(&mut self) -> Result<(), TargetError> {
         self.target.mkfs()
     }
-    /// mount(8) with `extra` options before the user's, on record as the filesystem.
-    pub(crate) fn mount(&mut self, extra: &[String]) -> Result<(), TargetError> {
+    fn mount(&mut self, extra: &[String]) -> Result<(), TargetError> {
         self.target.mount(extra)
     }
-    pub(crate) fn umount_and_mount(&mut self) -> Result<(), TargetError> {
+    fn umount_and_mount(&mut self) -> Result<(), TargetError> {
         self.target.umount_and_mount()
     }
-    /// Waits for a host lock, holds it until teardown ends; see [`Target::hold_host_lock`].
-    pub(crate) fn hold_host_lock(
+    fn hold_host_lock(
         &mut self,
         path: &Path,
         wait: std::time::Duration,
@@ -1465,25 +1325,6 @@ impl<'s> Build<'_, 's> {
         why: &str,
     ) -> Result<(), TargetError> {
         self.target.hold_host_lock(path, wait, stop, why)
-    }
-    /// Runs a check command and records what it said; `clean` reads the verdict.
-    pub(crate) fn run_check(&self, cmd: &Cmd, clean: impl Fn(&CmdOutput) -> bool) -> FsckInfo {
-        match self.sys().run(cmd) {
-            Ok(out) => FsckInfo {
-                command: cmd.to_string(),
-                elapsed_ns: out.elapsed_ns,
-                exit_status: out.status,
-                clean: clean(&out),
-                output_tail: tail(&format!("{}{}", out.stdout, out.stderr), 6),
-            },
-            Err(e) => FsckInfo {
-                command: cmd.to_string(),
-                elapsed_ns: 0,
-                exit_status: None,
-                clean: false,
-                output_tail: e.to_string(),
-            },
-        }
     }
 }
 
@@ -1523,28 +1364,6 @@ impl Drop for Target<'_> {
     }
 }
 
-pub(crate) fn check_stop(stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
-    if stop() {
-        Err(TargetError::Interrupted)
-    } else {
-        Ok(())
-    }
-}
-
-pub(crate) fn missing_tool(cmd: &Cmd, e: std::io::Error) -> TargetError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        TargetError::Unsupported(format!("{} is not installed", cmd.program))
-    } else {
-        TargetError::Invalid(format!("cannot run {}: {e}", cmd.program))
-    }
-}
-
-/// The last `lines` non-empty lines of `text`.
-pub(crate) fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 /// Compares requested mount options with what the kernel shows: (changed, not shown).
 pub fn compare_options(
     requested: &str,
@@ -1580,7 +1399,7 @@ pub fn compare_options(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::RecordingSystem;
+    use crate::system::{CmdOutput, RecordingSystem};
 
     fn host() -> RecordingSystem {
         let sys = RecordingSystem::new();

@@ -479,13 +479,14 @@ pub(super) fn filesystems<'a>(
                     .map_err(|e| check.at(text, "filesystems.array", e))?,
             ),
         };
-        fsbench_testbed::array::check_layout(fs, array.as_ref(), real_devices).map_err(
-            |e| match (&f.array, raw.device.as_ref().and_then(|d| d.block.as_ref())) {
-                (Some(text), _) => check.at(text, "filesystems.array", e),
-                (None, Some(block)) => check.at(block, "device.block", e),
-                (None, None) => check.at(&f.name, "filesystems", e),
-            },
-        )?;
+        fsbench_testbed::fs::check_layout(fs, array.as_ref(), real_devices).map_err(|e| match (
+            &f.array,
+            raw.device.as_ref().and_then(|d| d.block.as_ref()),
+        ) {
+            (Some(text), _) => check.at(text, "filesystems.array", e),
+            (None, Some(block)) => check.at(block, "device.block", e),
+            (None, None) => check.at(&f.name, "filesystems", e),
+        })?;
         tables.push(Table { file: f, fs, array });
     }
     Ok(tables)

@@ -21,6 +21,7 @@ use fsbench_model::published::{
     self, Claim, Expectation, Finding, Judged, PointsRule, Published, Selector, StudyFigures,
     TIE_MARGIN, TOLERANCE,
 };
+use fsbench_model::target::FsckInfo;
 use fsbench_model::{CaseAxis, Direction, Unit};
 use fsbench_store::Outcome;
 use fsbench_workload::WorkloadSettings;
@@ -493,12 +494,12 @@ impl<'a> Source<'a> {
     /// One case's values per round: of the matching rows (their geometric mean in the rounds
     /// every row has), of the check after each sample, or why there are none.
     fn series(&self, case: &CaseView) -> Series {
-        let from_check = |read: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+        let from_check = |read: &dyn Fn(&FsckInfo) -> Option<f64>| {
             let values: Vec<(u32, f64)> = case
                 .samples
                 .iter()
                 .filter(|s| s.status == Outcome::Ok)
-                .filter_map(|s| Some((s.repetition, read(&s.target.as_ref()?["fsck"])?)))
+                .filter_map(|s| Some((s.repetition, read(s.target_info()?.fsck.as_ref()?)?)))
                 .collect();
             if values.is_empty() {
                 Err(Self::why_not(case))
@@ -507,19 +508,17 @@ impl<'a> Source<'a> {
             }
         };
         match self.metric {
-            published::FSCK => return from_check(&|fsck| fsck["elapsed_ns"].as_f64()),
+            published::FSCK => return from_check(&|fsck| Some(fsck.elapsed_ns as f64)),
             published::NONCONTIGUOUS => {
-                return from_check(&|fsck| noncontiguous(fsck["output_tail"].as_str()?)).map_err(
-                    |why| {
-                        if why == "no value" {
-                            "the check after it reports no non-contiguous share (e2fsck does; \
+                return from_check(&|fsck| noncontiguous(&fsck.output_tail)).map_err(|why| {
+                    if why == "no value" {
+                        "the check after it reports no non-contiguous share (e2fsck does; \
                              xfs_repair and btrfs check do not)"
-                                .into()
-                        } else {
-                            why
-                        }
-                    },
-                )
+                            .into()
+                    } else {
+                        why
+                    }
+                })
             }
             _ => {}
         }

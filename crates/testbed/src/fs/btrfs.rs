@@ -3,11 +3,10 @@
 //! (`-m`; else mkfs.btrfs's default for several devices, raid1) itself; `btrfs filesystem
 //! show` lists the members it uses.
 
-use super::{dev, mkfs_cmd, Filesystem, FreeSpaceProbe, Tool};
+use super::{dev, mkfs_cmd, Build, Filesystem, FreeSpaceProbe, Tool};
 use crate::aging::FreeSpace;
 use crate::array::{ArraySpec, Layer};
 use crate::system::Cmd;
-use crate::target::Build;
 use std::path::Path;
 
 pub struct Btrfs;
@@ -48,7 +47,7 @@ impl Filesystem for Btrfs {
         }
         Ok(options)
     }
-    fn list_members(&self, t: &Build<'_, '_>) -> Option<Cmd> {
+    fn list_members(&self, t: &dyn Build<'_>) -> Option<Cmd> {
         Some(
             Cmd::new("btrfs")
                 .args(["filesystem", "show"])

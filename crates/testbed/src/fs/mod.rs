@@ -17,13 +17,129 @@ mod tmpfs;
 mod xfs;
 pub mod zfs;
 
+use crate::aging::FreeSpace;
 use crate::array::ArraySpec;
-use crate::error::TargetError;
-pub use crate::images::FreeSpaceProbe;
-use crate::system::{Cmd, CmdOutput, System};
-use crate::target::{Build, FsckInfo};
+use crate::error::{check_stop, TargetError};
+use crate::ledger::Resource;
+use crate::system::{tail, Cmd, CmdOutput, System};
+use fsbench_model::target::{FsckInfo, TargetInfo};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A target as the [`Filesystem`] hooks see it while it is made, remounted or checked: the
+/// generic steps (mkfs, mount, a host lock, the ledger) and the facts they need, nothing more.
+/// `crate::target` implements it; the hooks know nothing else of a target.
+pub trait Build<'s> {
+    fn sys(&self) -> &'s dyn System;
+    /// The user's mkfs options (after fsbench's defaults).
+    fn mkfs_options(&self) -> &[String];
+    /// The user's mount options, or dataset properties for zfs.
+    fn mount_options(&self) -> Option<&str>;
+    /// Several devices as one (None: one device).
+    fn array(&self) -> Option<&ArraySpec>;
+    /// Where images, mount points and the state directory go.
+    fn work_dir(&self) -> &Path;
+    /// The block device the filesystem goes on (an md array, or an array's first member;
+    /// None for a filesystem in memory).
+    fn device(&self) -> Option<&Path>;
+    /// Every member of an array, in order (one device: that device).
+    fn members(&self) -> Vec<PathBuf>;
+    fn mountpoint(&self) -> &Path;
+    /// Names this target (`zfs-PID-N`), unique on the host.
+    fn tag(&self) -> &str;
+    fn info(&self) -> &TargetInfo;
+    fn info_mut(&mut self) -> &mut TargetInfo;
+    /// What is mounted: the device unless [`Build::set_mount_source`] named something else.
+    fn mount_source(&self) -> String;
+    fn set_mount_source(&mut self, source: &str);
+    /// Puts something made on record, so teardown and `fsbench cleanup` undo it.
+    fn record(&mut self, resource: Resource);
+    /// Like [`Build::record`], for the entry that holds the filesystem when it is not a mount
+    /// (a zfs pool): the check runs next to its undoing.
+    fn record_filesystem(&mut self, resource: Resource);
+    /// The filesystem's mkfs with fsbench's defaults and the user's options, then its read-back.
+    fn mkfs(&mut self) -> Result<(), TargetError>;
+    /// mount(8) with `extra` options before the user's, on record as the filesystem.
+    fn mount(&mut self, extra: &[String]) -> Result<(), TargetError>;
+    fn umount_and_mount(&mut self) -> Result<(), TargetError>;
+    /// Waits for a host lock, holds it until teardown ends (`Target::hold_host_lock`).
+    fn hold_host_lock(
+        &mut self,
+        path: &Path,
+        wait: std::time::Duration,
+        stop: &dyn Fn() -> bool,
+        why: &str,
+    ) -> Result<(), TargetError>;
+}
+
+/// Runs a check command and records what it said; `clean` reads the verdict.
+pub(crate) fn run_check(
+    sys: &dyn System,
+    cmd: &Cmd,
+    clean: impl Fn(&CmdOutput) -> bool,
+) -> FsckInfo {
+    match sys.run(cmd) {
+        Ok(out) => FsckInfo {
+            command: cmd.to_string(),
+            elapsed_ns: out.elapsed_ns,
+            exit_status: out.status,
+            clean: clean(&out),
+            output_tail: tail(&format!("{}{}", out.stdout, out.stderr), 6),
+        },
+        Err(e) => FsckInfo {
+            command: cmd.to_string(),
+            elapsed_ns: 0,
+            exit_status: None,
+            clean: false,
+            output_tail: e.to_string(),
+        },
+    }
+}
+
+/// What reports a filesystem's free space in fragments, and how to read its report.
+#[derive(Debug, Clone)]
+pub struct FreeSpaceProbe {
+    pub cmd: Cmd,
+    pub read: fn(&str) -> FreeSpace,
+}
+
+/// Whether `fs` on this device can take `array` (None: one device), whatever the host: the
+/// filesystem lays itself out so (or md goes under it), it has devices at all (not tmpfs), and
+/// real devices (`real`: how many are named; None for images) are one per member. The error
+/// says what to write instead.
+pub fn check_layout(
+    fs: &dyn Filesystem,
+    array: Option<&ArraySpec>,
+    real: Option<usize>,
+) -> Result<(), String> {
+    let Some(array) = array else {
+        return match real {
+            Some(n) if n > 1 => Err(format!(
+                "{n} real devices for one {}: lay them out as an array (md-raid0:{n}, or raid0:{n} for btrfs and zfs) or name one device",
+                fs.name()
+            )),
+            _ => Ok(()),
+        };
+    };
+    if fs.capabilities().storage == Storage::Memory {
+        return Err(format!(
+            "{} lives in memory: it has no devices to make an array of",
+            fs.name()
+        ));
+    }
+    if let Some(n) = real.filter(|&n| n != array.devices as usize) {
+        return Err(format!(
+            "the array {array} has {} members, but {n} real device{} named: name one per member",
+            array.devices,
+            if n == 1 { " is" } else { "s are" }
+        ));
+    }
+    if array.by_md() {
+        Ok(())
+    } else {
+        fs.array_options(array).map(drop)
+    }
+}
 
 /// A program a filesystem needs, and the Debian package that provides it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -102,14 +218,14 @@ pub trait Filesystem: Send + Sync {
     }
     /// Makes and mounts the filesystem once its device exists: mkfs with the read-back, then
     /// mount(8). `stop` is polled between steps (Ctrl-C).
-    fn create(&self, t: &mut Build<'_, '_>, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    fn create(&self, t: &mut dyn Build<'_>, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
         t.mkfs()?;
-        t.check_stop(stop)?;
+        check_stop(stop)?;
         t.mount(&[])
     }
     /// Brings it to a cold cache by unmounting and mounting it again; returns a note when that
     /// is not what happened.
-    fn remount(&self, t: &mut Build<'_, '_>) -> Result<Option<&'static str>, TargetError> {
+    fn remount(&self, t: &mut dyn Build<'_>) -> Result<Option<&'static str>, TargetError> {
         t.umount_and_mount().map(|()| None)
     }
     /// When teardown runs [`Filesystem::check`].
@@ -117,9 +233,9 @@ pub trait Filesystem: Send + Sync {
         CheckPoint::AfterUnmount
     }
     /// The read-only check in teardown: [`Filesystem::fsck`] on the device, if it has one.
-    fn check(&self, t: &Build<'_, '_>) -> Option<FsckInfo> {
+    fn check(&self, t: &dyn Build<'_>) -> Option<FsckInfo> {
         let cmd = self.fsck(t.device()?)?;
-        Some(t.run_check(&cmd, |out| self.fsck_clean(out)))
+        Some(run_check(t.sys(), &cmd, |out| self.fsck_clean(out)))
     }
     /// How it lays itself over several devices (`array = "raid0:N"`, not md): the mkfs
     /// options that say the layout, put before the user's (btrfs: `-d raid0 -m raid1`), the
@@ -136,7 +252,7 @@ pub trait Filesystem: Send + Sync {
     }
     /// The command whose output names the members of the mounted filesystem (`btrfs
     /// filesystem show`, `zpool status`), for the read-back of an array it spans itself.
-    fn list_members(&self, _t: &Build<'_, '_>) -> Option<Cmd> {
+    fn list_members(&self, _t: &dyn Build<'_>) -> Option<Cmd> {
         None
     }
     /// The smallest device mkfs accepts, in bytes (an array's each member).

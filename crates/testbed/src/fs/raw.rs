@@ -4,10 +4,10 @@
 //! workload that can run on a block device (`Workload::ON_DEVICE`: the io workload) is given
 //! the device itself instead of a directory. Nothing is made on it, mounted or checked.
 
-use super::{Capabilities, Filesystem, Tool};
+use super::{Build, Capabilities, Filesystem, Tool};
+use crate::error::missing_tool;
 use crate::error::TargetError;
 use crate::system::Cmd;
-use crate::target::{missing_tool, Build};
 use std::path::Path;
 
 pub struct Raw;
@@ -31,13 +31,13 @@ impl Filesystem for Raw {
         }
     }
     /// Nothing to make: the device is ready as it is.
-    fn create(&self, _t: &mut Build<'_, '_>, _stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    fn create(&self, _t: &mut dyn Build<'_>, _stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
         Ok(())
     }
     /// No filesystem to remount: the device's own page cache is written back and dropped
     /// (`blockdev --flushbufs`, the BLKFLSBUF ioctl), which is what a remount does to a
     /// filesystem's.
-    fn remount(&self, t: &mut Build<'_, '_>) -> Result<Option<&'static str>, TargetError> {
+    fn remount(&self, t: &mut dyn Build<'_>) -> Result<Option<&'static str>, TargetError> {
         let device = t.device().map(Path::to_path_buf).unwrap_or_default();
         let cmd = Cmd::new("blockdev")
             .arg("--flushbufs")

@@ -2,10 +2,9 @@
 //! folios make cached reads faster on ext4 and xfs). Its size comes from the device size; it
 //! has no mkfs, no scheduler and no fsck, and its cache can be neither dropped nor remounted.
 
-use super::{Capabilities, Filesystem, Storage, Tool};
+use super::{Build, Capabilities, Filesystem, Storage, Tool};
 use crate::error::TargetError;
 use crate::system::Cmd;
-use crate::target::Build;
 use std::path::Path;
 
 pub struct Tmpfs;
@@ -34,12 +33,12 @@ impl Filesystem for Tmpfs {
         }
     }
     /// `mount -t tmpfs -o size=N fsbench-tmpfs MOUNTPOINT`: the size is the image size.
-    fn create(&self, t: &mut Build<'_, '_>, _stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    fn create(&self, t: &mut dyn Build<'_>, _stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
         t.set_mount_source("fsbench-tmpfs");
         let size = format!("size={}", t.info().device.size_bytes);
         t.mount(&[size])
     }
-    fn remount(&self, _t: &mut Build<'_, '_>) -> Result<Option<&'static str>, TargetError> {
+    fn remount(&self, _t: &mut dyn Build<'_>) -> Result<Option<&'static str>, TargetError> {
         Ok(Some(
             "remounting tmpfs would lose its files: nothing was done",
         ))

@@ -13,12 +13,14 @@
 //! The ARC cache lives in the daemon's memory, so `drop_caches` does not empty it; a cold cache
 //! needs `--cache remount` (export and import).
 
-use super::{Capabilities, CheckPoint, Filesystem, Tool};
+use super::{Build, Capabilities, CheckPoint, Filesystem, Tool};
 use crate::array::{ArraySpec, Layer, Level};
+use crate::error::missing_tool;
 use crate::error::TargetError;
 use crate::ledger::Resource;
+use crate::system::tail;
 use crate::system::{Cmd, CmdOutput, System};
-use crate::target::{missing_tool, tail, Build, FsckInfo, MountReadBack, StepInfo};
+use fsbench_model::target::{FsckInfo, MountReadBack};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -56,7 +58,7 @@ impl Filesystem for Zfs {
     }
     /// Takes the host's zfs-fuse turn, starts the daemon if none answers, then `zpool create`
     /// makes and mounts the pool at once; `zfs get` reads its properties back.
-    fn create(&self, t: &mut Build<'_, '_>, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    fn create(&self, t: &mut dyn Build<'_>, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
         t.hold_host_lock(
             Path::new(HOST_LOCK),
             TURN_WAIT,
@@ -68,9 +70,8 @@ impl Filesystem for Zfs {
             start_our_daemon(t)?;
         }
         let pool = format!("fsbench-{}", t.tag().replace("zfs-", ""));
-        let spec = t.spec();
         let members = t.members();
-        let vdevs = match &spec.array {
+        let vdevs = match t.array() {
             Some(array) if !array.by_md() => vdevs(array.level, &members),
             _ => vec![t
                 .device()
@@ -78,16 +79,10 @@ impl Filesystem for Zfs {
                 .display()
                 .to_string()],
         };
-        let properties = properties(spec.mount_options.as_deref());
-        let cmd = create_pool(
-            &pool,
-            t.mountpoint(),
-            &vdevs,
-            &spec.mkfs_options,
-            &properties,
-        );
+        let properties = properties(t.mount_options());
+        let cmd = create_pool(&pool, t.mountpoint(), &vdevs, t.mkfs_options(), &properties);
         let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
-        t.info_mut().mkfs = Some(StepInfo::of(&cmd, &out));
+        t.info_mut().mkfs = Some(out.step(&cmd));
         if !out.success() {
             let rejected = out.stderr.contains("property") || out.stderr.contains("invalid");
             if rejected && !properties.is_empty() {
@@ -109,7 +104,7 @@ impl Filesystem for Zfs {
                 .collect();
             t.info_mut().readback = Some(local.join("\n"));
         }
-        let mount_options = t.spec().mount_options.clone();
+        let mount_options = t.mount_options().map(str::to_string);
         t.info_mut().mount = Some(MountReadBack::new(
             cmd.to_string(),
             out.elapsed_ns,
@@ -118,7 +113,7 @@ impl Filesystem for Zfs {
         Ok(())
     }
     /// `zpool export` and `zpool import`: the ARC forgets the pool.
-    fn remount(&self, t: &mut Build<'_, '_>) -> Result<Option<&'static str>, TargetError> {
+    fn remount(&self, t: &mut dyn Build<'_>) -> Result<Option<&'static str>, TargetError> {
         let pool = t.mount_source();
         let dir = t
             .device()
@@ -142,7 +137,7 @@ impl Filesystem for Zfs {
     fn check_point(&self) -> CheckPoint {
         CheckPoint::BeforeDestroy
     }
-    fn check(&self, t: &Build<'_, '_>) -> Option<FsckInfo> {
+    fn check(&self, t: &dyn Build<'_>) -> Option<FsckInfo> {
         Some(scrub_check(t.sys(), &t.mount_source()))
     }
     /// A pool lays itself over its vdevs: checked here, made in `create`.
@@ -158,7 +153,7 @@ impl Filesystem for Zfs {
         }
         Ok(Vec::new())
     }
-    fn list_members(&self, t: &Build<'_, '_>) -> Option<Cmd> {
+    fn list_members(&self, t: &dyn Build<'_>) -> Option<Cmd> {
         Some(status(&t.mount_source()))
     }
     fn min_device_bytes(&self) -> u64 {
@@ -243,9 +238,9 @@ pub const HOST_LOCK: &str = "/run/lock/fsbench-zfs-fuse.lock";
 const TURN_WAIT: Duration = Duration::from_secs(30 * 60);
 
 /// Starts zfs-fuse with a pid file of ours, puts it on record and waits until it answers.
-fn start_our_daemon(t: &mut Build<'_, '_>) -> Result<(), TargetError> {
+fn start_our_daemon(t: &mut dyn Build<'_>) -> Result<(), TargetError> {
     let sys = t.sys();
-    let run_dir = t.spec().work_dir.join("run");
+    let run_dir = t.work_dir().join("run");
     sys.create_trusted_dir(&run_dir)
         .map_err(|e| TargetError::io("create", &run_dir, e))?;
     let pidfile = run_dir.join(format!("zfs-fuse-{}.pid", std::process::id()));

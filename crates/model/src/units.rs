@@ -153,7 +153,7 @@ impl fmt::Display for TimeSpan {
     }
 }
 
-fsbench_model::text_serde!(SizeSpec, Size, TimeSpan);
+crate::text_serde!(SizeSpec, Size, TimeSpan);
 
 /// Parses `50ms`, `2s`, `1.5s`, `500us`, `1m`, `2h`, `100ns` into nanoseconds. A bare number is
 /// seconds.
@@ -190,7 +190,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
 /// and was silently cut there), and mean nothing for a benchmark.
 pub const MAX_DURATION_NS: u64 = 100 * 31_557_600 * 1_000_000_000;
 
-pub use fsbench_model::size_label;
+pub use crate::size_label;
 
 /// Human size with a binary unit: `1.5 GiB`, `4 KiB`, `512 B`.
 pub fn human_bytes(bytes: u64) -> String {
