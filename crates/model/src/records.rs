@@ -23,6 +23,30 @@ pub struct HostInfo {
     pub clock: ClockInfo,
 }
 
+/// A host record as stored, read back: [`HostInfo`]'s fields, each absent where the record
+/// lacks it (a record older than the field, or one written by hand) — what the reports print
+/// ("?" for an absent name) without walking JSON paths.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct HostRecord {
+    pub hostname: Option<String>,
+    pub kernel_release: Option<String>,
+    pub kernel_version: Option<String>,
+    pub machine: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cpus: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub clock: Option<ClockInfo>,
+}
+
+impl HostRecord {
+    /// The record in `json`; one whose fields have other types than [`HostInfo`]'s reads as
+    /// empty.
+    pub fn of(json: &serde_json::Value) -> HostRecord {
+        HostRecord::deserialize(json).unwrap_or_default()
+    }
+}
+
 /// Where a clock's ticks come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -81,5 +105,24 @@ mod tests {
         let text = serde_json::to_string(&tsc).unwrap();
         assert_eq!(text, r#"{"source":"tsc","ticks_per_s":2500000000.0}"#);
         assert_eq!(serde_json::from_str::<ClockInfo>(&text).unwrap(), tsc);
+    }
+
+    /// A stored host record reads typed whatever it holds: a full one as written, one older
+    /// than a field without it, an empty or mistyped one as empty — never an error.
+    #[test]
+    fn a_stored_host_record_reads_field_by_field() {
+        let full = serde_json::json!({"hostname": "h", "kernel_release": "6.18",
+            "kernel_version": "#1", "machine": "x86_64", "cpu_model": "C", "cpus": 2,
+            "memory_bytes": 1024, "clock": {"source": "tsc", "ticks_per_s": 2.5e9},
+            "dir": {"fsid": "0"}});
+        let record = HostRecord::of(&full);
+        assert_eq!(record.hostname.as_deref(), Some("h"));
+        assert_eq!((record.cpus, record.memory_bytes), (Some(2), Some(1024)));
+        assert_eq!(record.clock.unwrap().source, ClockSource::Tsc);
+        let old = HostRecord::of(&serde_json::json!({"kernel_release": "5.10", "cpus": 4}));
+        assert_eq!(old.kernel_release.as_deref(), Some("5.10"));
+        assert_eq!((old.cpus, old.clock, old.hostname), (Some(4), None, None));
+        assert_eq!(HostRecord::of(&serde_json::json!({})), HostRecord::default());
+        assert_eq!(HostRecord::of(&serde_json::json!({"cpus": "two"})), HostRecord::default());
     }
 }

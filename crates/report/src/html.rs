@@ -901,21 +901,27 @@ impl Exporter for Html {
             .iter()
             .map(|view| {
                 let run = &view.run;
-                let h = &run.host;
-                let s = |k: &str| h[k].as_str().unwrap_or("?").to_string();
+                let h = fsbench_model::records::HostRecord::of(&run.host);
+                let s = |k: &Option<String>| k.as_deref().unwrap_or("?").to_string();
+                let cpus = h.cpus.map_or("null".to_string(), |n| n.to_string());
+                let gib = h.memory_bytes.map_or(0.0, |m| m as f64) / f64::from(1u32 << 30);
+                // As the record was stored: its keys sorted, `null` when it has none.
+                let clock = h.clock.as_ref().map_or("null".to_string(), |c| {
+                    serde_json::to_value(c).map_or("null".to_string(), |v| v.to_string())
+                });
                 minijinja::context! {
                     id => run.id,
                     plan => run.plan_name.clone(),
                     status => format!("{}{}", run.status.name(), view.conditions_note()),
                     started => run.started_at.clone(),
                     finished => run.finished_at.clone(),
-                    host => s("hostname"),
-                    kernel => format!("{} {} ({})", s("kernel_release"), s("kernel_version"), s("machine")),
-                    cpu => format!("{} ({} CPUs)", s("cpu_model"), h["cpus"]),
-                    memory => format!("{} GiB", fixed(h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30), 1)),
-                    clock => h["clock"].to_string(),
+                    host => s(&h.hostname),
+                    kernel => format!("{} {} ({})", s(&h.kernel_release), s(&h.kernel_version), s(&h.machine)),
+                    cpu => format!("{} ({cpus} CPUs)", s(&h.cpu_model)),
+                    memory => format!("{} GiB", fixed(gib, 1)),
+                    clock => clock,
                     fsbench => run.fsbench_version.clone(),
-                    machine => format!("{}, kernel {}, {} ({} CPUs), {} GiB", s("hostname"), s("kernel_release"), s("cpu_model"), h["cpus"], fixed(h["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30), 1)),
+                    machine => format!("{}, kernel {}, {} ({cpus} CPUs), {} GiB", s(&h.hostname), s(&h.kernel_release), s(&h.cpu_model), fixed(gib, 1)),
                 }
             })
             .collect();

@@ -57,18 +57,18 @@ impl Exporter for Markdown {
         writeln!(out, "## Configurations\n")?;
         for view in &model.runs {
             let run = &view.run;
-            let host = &run.host;
+            let host = fsbench_model::records::HostRecord::of(&run.host);
             writeln!(
                 out,
                 "Run {}: started {}; fsbench {}; kernel {}; {} ({} CPUs); {} GiB memory.\n",
                 run.id,
                 escape(&run.started_at),
                 escape(&run.fsbench_version),
-                escape(host["kernel_release"].as_str().unwrap_or("?")),
-                escape(host["cpu_model"].as_str().unwrap_or("?")),
-                host["cpus"],
+                escape(host.kernel_release.as_deref().unwrap_or("?")),
+                escape(host.cpu_model.as_deref().unwrap_or("?")),
+                host.cpus.map_or("null".to_string(), |n| n.to_string()),
                 fixed(
-                    host["memory_bytes"].as_f64().unwrap_or(0.0) / f64::from(1u32 << 30),
+                    host.memory_bytes.map_or(0.0, |m| m as f64) / f64::from(1u32 << 30),
                     1
                 ),
             )?;
