@@ -122,7 +122,13 @@ mod tests {
         let old = HostRecord::of(&serde_json::json!({"kernel_release": "5.10", "cpus": 4}));
         assert_eq!(old.kernel_release.as_deref(), Some("5.10"));
         assert_eq!((old.cpus, old.clock, old.hostname), (Some(4), None, None));
-        assert_eq!(HostRecord::of(&serde_json::json!({})), HostRecord::default());
-        assert_eq!(HostRecord::of(&serde_json::json!({"cpus": "two"})), HostRecord::default());
+        assert_eq!(
+            HostRecord::of(&serde_json::json!({})),
+            HostRecord::default()
+        );
+        assert_eq!(
+            HostRecord::of(&serde_json::json!({"cpus": "two"})),
+            HostRecord::default()
+        );
     }
 }
