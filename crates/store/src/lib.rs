@@ -205,6 +205,10 @@ fn allow_corrupt_samples(tx: &Transaction<'_>) -> Result<()> {
         |row| row.get(0),
     )?;
     let before = "'timeout', 'interrupted')";
+    if sql.contains("'corrupt'") {
+        // Made by a build that wrote schema 7 and marked 6 (a test's, or a downgrade's).
+        return Ok(());
+    }
     if !sql.contains(before) {
         return Err(StoreError::Migration(format!(
             "the samples table is not as schema 6 made it (its status CHECK lacks {before})"
@@ -228,6 +232,12 @@ fn allow_corrupt_samples(tx: &Transaction<'_>) -> Result<()> {
 /// the `measurement_rows` view with it, added by [`add_dimensions`]: a new dimension is its one
 /// line there, its version the next.
 const DIMENSIONS_BY_HAND: u32 = 6;
+
+/// The oldest schema this build reads as it is, without migrating: a database it may not
+/// upgrade (a read-only file or mount, another user's) is still read by `runs`, `export` and
+/// `report`. Migration 7 changed only a CHECK (a sample may be `corrupt`): every table,
+/// column and view of schema 6 is as this build reads them.
+const READABLE_AS_IS: u32 = 6;
 
 /// The schema version this build writes: the last migration's, or a later dimension's.
 pub const SCHEMA_VERSION: u32 = {
@@ -991,6 +1001,30 @@ impl Store {
         if found == 0 {
             return Err(StoreError::Empty(path.to_path_buf()));
         }
+        let as_is = |conn: Connection, untrusted: Option<StoreError>| Store {
+            conn,
+            path: path.to_path_buf(),
+            untrusted: untrusted.map(|e| e.to_string()),
+        };
+        if found < SCHEMA_VERSION && found >= READABLE_AS_IS {
+            // Upgraded where this process may (a later campaign adds to it), else read as it is.
+            if untrusted.is_some() {
+                return Ok(as_is(conn, untrusted));
+            }
+            drop(conn);
+            return match Store::open(path) {
+                Ok(store) => Ok(store),
+                // It cannot be written here (a read-only file, directory or mount).
+                Err(StoreError::ReadOnly(_) | StoreError::Open { .. }) => {
+                    Ok(as_is(open_read_only(path)?, None))
+                }
+                Err(e) => Err(StoreError::Outdated {
+                    path: path.to_path_buf(),
+                    found,
+                    source: Box::new(e),
+                }),
+            };
+        }
         if let (true, Some(StoreError::Untrusted { why, .. })) =
             (found < SCHEMA_VERSION, untrusted.as_ref())
         {
@@ -1010,11 +1044,7 @@ impl Store {
                 source: Box::new(e),
             });
         }
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-            untrusted: untrusted.map(|e| e.to_string()),
-        })
+        Ok(as_is(conn, untrusted))
     }
 
     pub fn path(&self) -> &Path {
@@ -2180,6 +2210,51 @@ mod tests {
             Err(StoreError::Missing(_))
         ));
         assert!(!dir.path().join("none.db").exists());
+    }
+
+    /// A schema-6 database this process may not upgrade (here: writable by others, read by
+    /// root) is read as it is — its runs and samples, the version left at 6 — where it used
+    /// to be refused; one it may upgrade is migrated on opening. Real: the untrusted case needs
+    /// root (as another user nothing is untrusted, and the database is migrated).
+    #[test]
+    fn a_schema_6_database_is_read_as_it_is_where_it_may_not_be_upgraded() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("six.db");
+        let mut store = Store::open(&path).unwrap();
+        let run = new_run(&store);
+        let case = store.add_case(run, "k", 0, &config(), "{}").unwrap();
+        store.record_sample(case, &empty_sample(1)).unwrap();
+        store
+            .conn
+            .pragma_update(None, "user_version", READABLE_AS_IS)
+            .unwrap();
+        drop(store);
+        let version = |store: &Store| -> u32 {
+            store
+                .conn
+                .pragma_query_value(None, "user_version", |row| row.get(0))
+                .unwrap()
+        };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let store = Store::open_existing(&path).unwrap();
+        let root = fsbench_measure::trust::as_root();
+        if root {
+            assert!(store.untrusted().is_some());
+            assert_eq!(version(&store), READABLE_AS_IS);
+        }
+        assert_eq!(store.load(run).unwrap().cases[0].samples.len(), 1);
+        drop(store);
+        // (The -wal and -shm files made meanwhile took the database's mode.)
+        for file in ["six.db", "six.db-wal", "six.db-shm"] {
+            let file = dir.path().join(file);
+            if file.exists() {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+            }
+        }
+        let store = Store::open_existing(&path).unwrap();
+        assert_eq!(version(&store), SCHEMA_VERSION);
+        assert_eq!(store.load(run).unwrap().cases[0].samples.len(), 1);
     }
 
     #[test]

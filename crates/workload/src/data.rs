@@ -120,6 +120,12 @@ impl DataSource {
         }
     }
 
+    /// The sequence number the next stamped block gets (every block served so far has a
+    /// lower one).
+    pub fn sequence(&self) -> u64 {
+        self.counter
+    }
+
     /// The seed the pool and the stamps were made with.
     pub fn seed(&self) -> u64 {
         self.seed

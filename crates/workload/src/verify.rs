@@ -120,14 +120,16 @@ pub struct Checked {
 
 /// Reads `len` bytes of the file at `path` from byte `from` (whole blocks) and checks each
 /// block's stamp: written by this run (`seed`), for this file (`file`) at this offset, its
-/// payload as it was. `Ok(Err(_))` names the first block that is not; `Err` is an I/O error
-/// reading.
+/// payload as it was, and — when every block was written again since write `fresh_from` — no
+/// older than that (an older one is a write that did not reach the file: its block as before).
+/// `Ok(Err(_))` names the first block that is not; `Err` is an I/O error reading.
 pub fn check(
     path: &Path,
     file: u32,
     seed: u64,
     from: u64,
     len: u64,
+    fresh_from: Option<u64>,
 ) -> io::Result<Result<Checked, Corruption>> {
     use std::io::Seek;
     let mut reader = std::fs::File::open(path)?;
@@ -170,6 +172,13 @@ pub fn check(
                 Some(format!(
                     "a block of file {} at byte {} (write {})",
                     stamp.file, stamp.offset, stamp.sequence
+                ))
+            } else if fresh_from.is_some_and(|first| stamp.sequence < first) {
+                Some(format!(
+                    "the block of an earlier write (write {}, where every block was written \
+                     again from write {}): the later write did not reach the file",
+                    stamp.sequence,
+                    fresh_from.unwrap_or(0)
                 ))
             } else {
                 let crc = payload_crc(block);
@@ -230,7 +239,7 @@ mod tests {
             // More than the pool, so blocks come round again with new stamps.
             let records = (3 << 20) / record as u64;
             let path = written(dir.path(), record, records, 42, place);
-            let checked = check(&path, 7, 42, 0, records * record as u64)
+            let checked = check(&path, 7, 42, 0, records * record as u64, Some(0))
                 .unwrap()
                 .unwrap();
             assert_eq!(checked.blocks, records * record as u64 / BLOCK as u64);
@@ -247,7 +256,9 @@ mod tests {
         let fresh = || written(dir.path(), BLOCK, 64, 9, 0);
         let file = |path: &Path| std::fs::OpenOptions::new().write(true).open(path).unwrap();
         let found = |path: &Path, file_no: u32, seed: u64| {
-            check(path, file_no, seed, 0, len).unwrap().unwrap_err()
+            check(path, file_no, seed, 0, len, None)
+                .unwrap()
+                .unwrap_err()
         };
 
         let path = fresh();

@@ -239,7 +239,9 @@ pub fn run(
         harness.phase_start();
     }
     // The runner's drop removes the file unless it is to be kept (also when a panic unwinds).
-    runner.keep_file = plan.settings.keep && status == Outcome::Ok;
+    // A file found corrupt stays for inspection, unless its filesystem goes after the run.
+    runner.keep_file = (plan.settings.keep && status == Outcome::Ok)
+        || (status == Outcome::Corrupt && !plan.disposable);
     MatrixOutcome {
         results,
         warnings,
@@ -414,7 +416,12 @@ impl<'p> Runner<'p> {
     /// synced, evicted from the page cache as the cold reads are (where the filesystem lets go
     /// of it: tmpfs keeps it; without a harness, by fadvise) and read back, every block checked
     /// against what was written there.
-    fn verify(&mut self, cell: Cell, harness: &mut dyn Harness) -> Result<(), WorkloadError> {
+    fn verify(
+        &mut self,
+        cell: Cell,
+        harness: &mut dyn Harness,
+        fresh_from: Option<u64>,
+    ) -> Result<(), WorkloadError> {
         let (base, len) = self.span(cell);
         let io = |action: &str, e: io::Error| WorkloadError::io(action, &self.path, e);
         let file = File::open(&self.path).map_err(|e| io("open for verifying", e))?;
@@ -430,9 +437,16 @@ impl<'p> Runner<'p> {
                 )
             };
         }
-        match crate::verify::check(&self.path, 0, self.data.seed(), base, len) {
+        match crate::verify::check(&self.path, 0, self.data.seed(), base, len, fresh_from) {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(corruption)) => Err(WorkloadError::Corrupt(corruption.to_string())),
+            Ok(Err(corruption)) => {
+                let kept = if self.plan.disposable {
+                    ""
+                } else {
+                    "; the file is kept"
+                };
+                Err(WorkloadError::Corrupt(format!("{corruption}{kept}")))
+            }
             Err(e) => Err(io("read back", e)),
         }
     }
@@ -474,6 +488,9 @@ impl<'p> Runner<'p> {
             self.prepare_file(cell)
                 .map_err(|e| WorkloadError::io("write", &self.path, e).during(context()))?;
         }
+        // The first write of this phase (`--verify`: a block older than it, where the phase
+        // writes every block, is a write that did not reach the file).
+        let first_write = self.data.sequence();
         let evict = plan.drop_caches && phase.may_start_cold() && !direct;
         let mut resident: Option<f64> = None;
         let mut residency_unknown = false;
@@ -574,7 +591,13 @@ impl<'p> Runner<'p> {
             self.file_ready = true;
         }
         if plan.settings.verify && phase.direction() != Direction::Read {
-            self.verify(cell, harness)
+            // Every block was written again in this phase when a pass of it wrote them all (a
+            // whole-file or random write; the random order visits every record once a pass)
+            // and ended, or the file was made whole after a pass cut short.
+            let whole = phase.writes_whole_file() || phase == Phase::RandomWrite;
+            let completed = self.recorder.passes() > u64::from(cut_short);
+            let fresh = whole && (completed || phase.creates_file());
+            self.verify(cell, harness, fresh.then_some(first_write))
                 .map_err(|e| e.during(context()))?;
         }
         if evict && resident.is_some_and(|r| r > 0.0) && !self.warned_not_evicted {
@@ -973,7 +996,7 @@ mod tests {
             assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
             let base = if shared_file { 1 << 20 } else { 0 };
             let seed = Runner::new(&plan, dir.path()).unwrap().data.seed();
-            let checked = crate::verify::check(&outcome.test_file, 0, seed, base, 1 << 20)
+            let checked = crate::verify::check(&outcome.test_file, 0, seed, base, 1 << 20, None)
                 .unwrap()
                 .unwrap();
             assert_eq!(checked.blocks, 256);
@@ -1027,9 +1050,11 @@ mod tests {
         assert!(said.contains("the block at byte 12288"), "{said}");
         assert!(said.contains("no stamp"), "{said}");
         assert!(
-            said.ends_with("(after write (file 64k, record 4k))"),
+            said.ends_with("; the file is kept (after write (file 64k, record 4k))"),
             "{said}"
         );
+        // The evidence stays, in a directory.
+        assert!(outcome.test_file.is_file());
         // Records of 1 KiB cannot carry a 4 KiB block's header: refused before anything runs.
         let small = MatrixSettings {
             record_sizes: SizeSpec::parse("1k").unwrap(),
@@ -1040,6 +1065,84 @@ mod tests {
             err.contains("record_sizes") && err.contains("4k or more"),
             "{err}"
         );
+    }
+
+    /// A write that did not reach the file leaves the block an earlier write made there: right
+    /// offset, right run, intact — and older than the phase that wrote every block again. The
+    /// harness keeps block 3 as the first eviction finds it and puts it back at the next (a
+    /// device that lost the later write): after write then rewrite, pwrite then re-pwrite,
+    /// and (the random reads' cold start evicting first) the prepared file then the random
+    /// writes. Each ends `corrupt`, naming the earlier write.
+    #[test]
+    fn a_write_that_did_not_reach_the_file_is_found() {
+        struct Stale(Option<Vec<u8>>);
+        impl Harness for Stale {
+            fn cold(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn evict(&mut self, path: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+                use std::os::unix::fs::FileExt;
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(path)
+                    .unwrap();
+                match self.0.take() {
+                    None => {
+                        let mut block = vec![0u8; 4096];
+                        file.read_exact_at(&mut block, 3 * 4096).unwrap();
+                        self.0 = Some(block);
+                    }
+                    Some(old) => file.write_all_at(&old, 3 * 4096).unwrap(),
+                }
+                Ok(Some(0.0))
+            }
+            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+                Err("no".into())
+            }
+        }
+        for (tests, drop_caches, after) in [
+            (vec![MatrixTest::Write], false, "(after rewrite"),
+            (vec![MatrixTest::Pwrite], false, "(after re-pwrite"),
+            (vec![MatrixTest::Random], true, "(after random-write"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let plan = MatrixSettings {
+                tests,
+                file_sizes: SizeSpec::parse("64k").unwrap(),
+                record_sizes: SizeSpec::parse("4k").unwrap(),
+                passes: Some(1),
+                seed: Some(5),
+                verify: true,
+                drop_caches,
+                ..MatrixSettings::default()
+            }
+            .plan(&Context::default())
+            .unwrap();
+            let outcome = run(
+                &plan,
+                dir.path(),
+                &StopFlag::new(),
+                &mut NoObserver,
+                &mut Stale(None),
+            );
+            assert_eq!(
+                outcome.status,
+                Outcome::Corrupt,
+                "{after}: {:?}",
+                outcome.failure
+            );
+            let said = outcome.failure.unwrap().to_string();
+            assert!(said.contains("the block at byte 12288"), "{said}");
+            assert!(
+                said.contains("the later write did not reach the file"),
+                "{said}"
+            );
+            assert!(said.contains(after), "{said}");
+        }
     }
 
     /// The file a run kept is whole: every 4 KiB block of this rank's 64 MiB written.

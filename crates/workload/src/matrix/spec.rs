@@ -130,8 +130,10 @@ pub struct MatrixSettings {
     /// Verify what was written: every 4 KiB block written carries a header (its offset, the
     /// seed, a write sequence number, its payload's checksum), and after each phase that
     /// writes, the file is synced, dropped from the page cache and read back, untimed. A block
-    /// other than written ends the run `corrupt`, naming the file, the offset, what was
-    /// expected and found (docs/workloads/matrix.md).
+    /// other than written, or one older than the phase's writes to it, ends the run `corrupt`,
+    /// naming the file, the offset, what was expected and found; the file is kept in a
+    /// directory (docs/workloads/matrix.md). With `--data zero` the headers are the only
+    /// bytes that are not zero.
     #[arg(long)]
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub verify: bool,
@@ -198,6 +200,10 @@ pub struct SkippedCell {
 pub struct MatrixPlan {
     /// The request, as asked.
     pub settings: MatrixSettings,
+    /// The filesystem is removed after the run (`Context::disposable`): a test file found
+    /// corrupt is not kept for inspection, it would go with it.
+    #[serde(skip)]
+    pub disposable: bool,
     /// The run's scale (1: as asked); file sizes and `min_time_ns` are scaled already.
     pub scale: f64,
     /// Each phase of a cell repeats its pass until this much time was measured (scaled).
@@ -456,6 +462,7 @@ impl MatrixSettings {
             .or(self.purge_cpu_cache.then_some(PURGE_DEFAULT_MAX_PASSES));
         let direct = self.direct || ctx.cache == CachePolicy::Direct;
         Ok(MatrixPlan {
+            disposable: ctx.disposable,
             settings: self.clone(),
             scale,
             min_time_ns: (self.min_time.ns as f64 * scale).round() as u64,
