@@ -1006,7 +1006,7 @@ impl Store {
             path: path.to_path_buf(),
             untrusted: untrusted.map(|e| e.to_string()),
         };
-        if found < SCHEMA_VERSION && found >= READABLE_AS_IS {
+        if (READABLE_AS_IS..SCHEMA_VERSION).contains(&found) {
             // Upgraded where this process may (a later campaign adds to it), else read as it is.
             if untrusted.is_some() {
                 return Ok(as_is(conn, untrusted));
