@@ -211,11 +211,20 @@ pub struct AgedRecord {
     pub fsbench_version: String,
     /// What aging did and measured (fill, files, extents per file, free-space fragments).
     pub aged: Aged,
-    /// The read-back of the target it was aged on (mkfs, on-disk configuration, mount, fsck).
+    /// The read-back of the target it was aged on (mkfs, on-disk configuration, mount, fsck);
+    /// empty in a record that has none (`null`, or a part it cannot read), as before it was
+    /// typed: the record still names its image.
+    #[serde(default, deserialize_with = "target_or_empty")]
     pub target: Box<TargetInfo>,
     /// A fingerprint of the image's content (its non-zero 4 KiB blocks and where they are):
     /// a copy with the same fingerprint holds the same bytes.
     pub fingerprint: String,
+}
+
+/// A record's target: what it holds, or empty where it is `null` or cannot be read.
+fn target_or_empty<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Box<TargetInfo>, D::Error> {
+    let value = serde_json::Value::deserialize(de)?;
+    Ok(Box::new(TargetInfo::deserialize(value).unwrap_or_default()))
 }
 
 /// The aging part of a target's read-back: the aged image it started from, how that was
