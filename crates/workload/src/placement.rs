@@ -73,7 +73,9 @@ impl Placement {
             Reach::Cache => calibrate(dir, Reach::Cache.file_bytes()).ok(),
             Reach::Memory => {
                 let bytes = Reach::Memory.file_bytes();
-                if room_in(dir) >= bytes.saturating_mul(2) {
+                if crate::fileio::free_space(dir)
+                    .is_some_and(|(room, _)| room >= bytes.saturating_mul(2))
+                {
                     calibrate(dir, bytes).ok()
                 } else {
                     None
@@ -136,9 +138,10 @@ impl Reach {
         }
     }
 
-    /// The calibration file's size: half a core's caches within 64 KiB to 1 MiB, or four times the last-level cache within 64 MiB
-    /// to 256 MiB (a VM may report the host's whole L3, 480 MiB on this project's machine), so
-    /// that each timing reads pages the caches lost long ago.
+    /// The calibration file's size: half a core's caches within 64 KiB to 1 MiB, or four times
+    /// the last-level cache within 64 MiB to 256 MiB (a VM may report the host's whole L3,
+    /// 480 MiB on this project's machine), so that each timing reads pages the caches lost long
+    /// ago.
     fn file_bytes(self) -> u64 {
         match self {
             Reach::Cache => (caches().core / 2).clamp(64 << 10, 1 << 20),
@@ -189,20 +192,6 @@ fn size_of(text: &str) -> Option<u64> {
         _ => (text, 0),
     };
     digits.parse::<u64>().ok().map(|n| n << shift)
-}
-
-/// Bytes an unprivileged writer may still use on the filesystem of `dir` (0 if unknown).
-fn room_in(dir: &Path) -> u64 {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(name) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return 0;
-    };
-    // SAFETY: statvfs writes into the zeroed struct it is given; the path is NUL-terminated.
-    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(name.as_ptr(), &mut vfs) } != 0 {
-        return 0;
-    }
-    (vfs.f_bavail as u64).saturating_mul(vfs.f_frsize as u64)
 }
 
 /// The filesystem `dir` is on, as a calibration's key: its device and its type (one loop

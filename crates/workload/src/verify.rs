@@ -21,7 +21,7 @@
 //! file) is as wrong as a changed one: the check says which.
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// The verified unit: every stamped block is this long and starts at a multiple of it.
@@ -118,22 +118,33 @@ pub struct Checked {
     pub last_sequence: Option<u64>,
 }
 
-/// Reads `len` bytes of the file at `path` from byte `from` (whole blocks) and checks each
-/// block's stamp: written by this run (`seed`), for this file (`file`) at this offset, its
-/// payload as it was, and — when every block was written again since write `fresh_from` — no
-/// older than that (an older one is a write that did not reach the file: its block as before).
-/// `Ok(Err(_))` names the first block that is not; `Err` is an I/O error reading.
+/// What the blocks of a file should say: written by this run (`seed`), for file number `file`,
+/// and — when every block was written again since write `fresh_from` — no older than that (an
+/// older one is a write that did not reach the file: its block as before).
+#[derive(Debug, Clone, Copy)]
+pub struct Expect {
+    pub file: u32,
+    pub seed: u64,
+    pub fresh_from: Option<u64>,
+}
+
+/// Reads `len` bytes of `reader` (the file at `path`, which names it in messages; opened by the
+/// caller, never through a symlink: `fileio::open`) from byte `from`, whole blocks, and checks
+/// each block's stamp against `expect`, its offset and its payload. `Ok(Err(_))` names the
+/// first block that is not what was written; `Err` is an I/O error reading.
 pub fn check(
+    reader: &std::fs::File,
     path: &Path,
-    file: u32,
-    seed: u64,
+    expect: Expect,
     from: u64,
     len: u64,
-    fresh_from: Option<u64>,
 ) -> io::Result<Result<Checked, Corruption>> {
-    use std::io::Seek;
-    let mut reader = std::fs::File::open(path)?;
-    reader.seek(io::SeekFrom::Start(from))?;
+    use std::os::unix::fs::FileExt;
+    let Expect {
+        file,
+        seed,
+        fresh_from,
+    } = expect;
     let mut chunk = vec![0u8; 256 * BLOCK];
     let mut at = from;
     let mut checked = Checked {
@@ -151,7 +162,7 @@ pub fn check(
         let want = ((blocks - checked.blocks) as usize * BLOCK).min(chunk.len());
         let mut got = 0;
         while got < want {
-            match reader.read(&mut chunk[got..want]) {
+            match reader.read_at(&mut chunk[got..want], at + got as u64) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -173,12 +184,11 @@ pub fn check(
                     "a block of file {} at byte {} (write {})",
                     stamp.file, stamp.offset, stamp.sequence
                 ))
-            } else if fresh_from.is_some_and(|first| stamp.sequence < first) {
+            } else if let Some(first) = fresh_from.filter(|&first| stamp.sequence < first) {
                 Some(format!(
                     "the block of an earlier write (write {}, where every block was written \
-                     again from write {}): the later write did not reach the file",
-                    stamp.sequence,
-                    fresh_from.unwrap_or(0)
+                     again from write {first}): the later write did not reach the file",
+                    stamp.sequence
                 ))
             } else {
                 let crc = payload_crc(block);
@@ -218,6 +228,12 @@ mod tests {
     use crate::data::{DataKind, DataSource};
     use std::os::unix::fs::FileExt;
 
+    /// The check of the first `len` bytes of the file at `path`.
+    fn checked(path: &Path, expect: Expect, len: u64) -> Result<Checked, Corruption> {
+        let reader = crate::fileio::open(path, crate::fileio::OpenMode::Read, false).unwrap();
+        check(&reader, path, expect, 0, len).unwrap()
+    }
+
     /// A file of `records` records of `record` bytes written from a verified data source.
     fn written(dir: &Path, record: usize, records: u64, seed: u64, place: usize) -> PathBuf {
         let path = dir.join("f");
@@ -239,9 +255,12 @@ mod tests {
             // More than the pool, so blocks come round again with new stamps.
             let records = (3 << 20) / record as u64;
             let path = written(dir.path(), record, records, 42, place);
-            let checked = check(&path, 7, 42, 0, records * record as u64, Some(0))
-                .unwrap()
-                .unwrap();
+            let expect = Expect {
+                file: 7,
+                seed: 42,
+                fresh_from: Some(0),
+            };
+            let checked = checked(&path, expect, records * record as u64).unwrap();
             assert_eq!(checked.blocks, records * record as u64 / BLOCK as u64);
             assert_eq!(checked.last_sequence, Some(checked.blocks - 1));
         }
@@ -255,10 +274,13 @@ mod tests {
         let len = 64 * BLOCK as u64;
         let fresh = || written(dir.path(), BLOCK, 64, 9, 0);
         let file = |path: &Path| std::fs::OpenOptions::new().write(true).open(path).unwrap();
-        let found = |path: &Path, file_no: u32, seed: u64| {
-            check(path, file_no, seed, 0, len, None)
-                .unwrap()
-                .unwrap_err()
+        let found = |path: &Path, file: u32, seed: u64| {
+            let expect = Expect {
+                file,
+                seed,
+                fresh_from: None,
+            };
+            checked(path, expect, len).unwrap_err()
         };
 
         let path = fresh();

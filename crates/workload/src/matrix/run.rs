@@ -424,7 +424,9 @@ impl<'p> Runner<'p> {
     ) -> Result<(), WorkloadError> {
         let (base, len) = self.span(cell);
         let io = |action: &str, e: io::Error| WorkloadError::io(action, &self.path, e);
-        let file = File::open(&self.path).map_err(|e| io("open for verifying", e))?;
+        // Never through a symlink: a name in the directory under test is not proof of a file.
+        let file = fileio::open(&self.path, OpenMode::Read, false)
+            .map_err(|e| io("open for verifying", e))?;
         file.sync_data().map_err(|e| io("sync for verifying", e))?;
         if harness.evict(&self.path, base, len).is_err() {
             // SAFETY: advice on a descriptor `file` owns, over its own range.
@@ -437,7 +439,12 @@ impl<'p> Runner<'p> {
                 )
             };
         }
-        match crate::verify::check(&self.path, 0, self.data.seed(), base, len, fresh_from) {
+        let expect = crate::verify::Expect {
+            file: 0,
+            seed: self.data.seed(),
+            fresh_from,
+        };
+        match crate::verify::check(&file, &self.path, expect, base, len) {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(corruption)) => {
                 let kept = if self.plan.disposable {
@@ -958,6 +965,62 @@ mod tests {
         .unwrap()
     }
 
+    /// A harness for `--verify`'s tests: its eviction does `0` to the file (stands for a device
+    /// that lost or changed a write); nothing else is available.
+    struct OnEvict<F: FnMut(&Path)>(F);
+
+    impl<F: FnMut(&Path)> Harness for OnEvict<F> {
+        fn cold(&mut self) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn evict(&mut self, path: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+            (self.0)(path);
+            Ok(Some(0.0))
+        }
+        fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+            Err("no".into())
+        }
+    }
+
+    /// The read-back never follows a symlink: a test file replaced by a link to another file
+    /// (one root may read and the directory's owner may not) is refused with an error that
+    /// says so — none of that file's bytes in any message (a check through the link would
+    /// have quoted its first bytes as "no stamp (it begins …)"), the file untouched.
+    #[test]
+    fn the_read_back_does_not_follow_a_symlink_put_at_the_test_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, b"SECRET-BYTES-0123456789").unwrap();
+        let plan = MatrixSettings {
+            tests: vec![MatrixTest::Write],
+            file_sizes: SizeSpec::parse("64k").unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            seed: Some(5),
+            verify: true,
+            ..MatrixSettings::default()
+        }
+        .plan(&Context::default())
+        .unwrap();
+        let cell = plan.cells[0];
+        let mut runner = Runner::new(&plan, dir.path()).unwrap();
+        runner.prepare_file(cell).unwrap();
+        runner.verify(cell, &mut Detached, Some(0)).unwrap();
+        std::fs::remove_file(&runner.path).unwrap();
+        std::os::unix::fs::symlink(&secret, &runner.path).unwrap();
+        let said = runner
+            .verify(cell, &mut Detached, None)
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("cannot open for verifying"), "{said}");
+        assert!(said.contains("symbolic links"), "{said}");
+        assert!(!said.contains("534543524554"), "{said}");
+        drop(runner);
+        assert_eq!(std::fs::read(&secret).unwrap(), b"SECRET-BYTES-0123456789");
+    }
+
     /// `--verify`: every test that writes (sequential, random, record rewrite, stdio,
     /// positional, the mix), at several records and placements, with a shared file's segment
     /// too, reads back what it wrote; the file kept checks again from outside the run.
@@ -996,7 +1059,13 @@ mod tests {
             assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
             let base = if shared_file { 1 << 20 } else { 0 };
             let seed = Runner::new(&plan, dir.path()).unwrap().data.seed();
-            let checked = crate::verify::check(&outcome.test_file, 0, seed, base, 1 << 20, None)
+            let reader = fileio::open(&outcome.test_file, OpenMode::Read, false).unwrap();
+            let expect = crate::verify::Expect {
+                file: 0,
+                seed,
+                fresh_from: None,
+            };
+            let checked = crate::verify::check(&reader, &outcome.test_file, expect, base, 1 << 20)
                 .unwrap()
                 .unwrap();
             assert_eq!(checked.blocks, 256);
@@ -1008,24 +1077,12 @@ mod tests {
     /// for a device that lost a write: its eviction zeroes a block of the test file.
     #[test]
     fn a_block_read_back_other_than_written_ends_the_run_corrupt() {
-        struct Losing;
-        impl Harness for Losing {
-            fn cold(&mut self) -> Result<String, String> {
-                Err("no".into())
-            }
-            fn drop_caches(&mut self) -> Result<String, String> {
-                Err("no".into())
-            }
-            fn evict(&mut self, path: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
-                use std::os::unix::fs::FileExt;
-                let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-                file.write_all_at(&[0u8; 4096], 3 * 4096).unwrap();
-                Ok(None)
-            }
-            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
-                Err("no".into())
-            }
-        }
+        // The device lost a write: block 3 reads back as zeroes.
+        let mut losing = OnEvict(|path: &Path| {
+            use std::os::unix::fs::FileExt;
+            let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            file.write_all_at(&[0u8; 4096], 3 * 4096).unwrap();
+        });
         let dir = tempfile::tempdir().unwrap();
         let settings = MatrixSettings {
             tests: vec![MatrixTest::Read, MatrixTest::Write],
@@ -1042,7 +1099,7 @@ mod tests {
             dir.path(),
             &StopFlag::new(),
             &mut NoObserver,
-            &mut Losing,
+            &mut losing,
         );
         assert_eq!(outcome.status, Outcome::Corrupt);
         let said = outcome.failure.unwrap().to_string();
@@ -1075,35 +1132,6 @@ mod tests {
     /// writes. Each ends `corrupt`, naming the earlier write.
     #[test]
     fn a_write_that_did_not_reach_the_file_is_found() {
-        struct Stale(Option<Vec<u8>>);
-        impl Harness for Stale {
-            fn cold(&mut self) -> Result<String, String> {
-                Err("no".into())
-            }
-            fn drop_caches(&mut self) -> Result<String, String> {
-                Err("no".into())
-            }
-            fn evict(&mut self, path: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
-                use std::os::unix::fs::FileExt;
-                let file = std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .open(path)
-                    .unwrap();
-                match self.0.take() {
-                    None => {
-                        let mut block = vec![0u8; 4096];
-                        file.read_exact_at(&mut block, 3 * 4096).unwrap();
-                        self.0 = Some(block);
-                    }
-                    Some(old) => file.write_all_at(&old, 3 * 4096).unwrap(),
-                }
-                Ok(Some(0.0))
-            }
-            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
-                Err("no".into())
-            }
-        }
         for (tests, drop_caches, after) in [
             (vec![MatrixTest::Write], false, "(after rewrite"),
             (vec![MatrixTest::Pwrite], false, "(after re-pwrite"),
@@ -1127,7 +1155,26 @@ mod tests {
                 dir.path(),
                 &StopFlag::new(),
                 &mut NoObserver,
-                &mut Stale(None),
+                &mut OnEvict({
+                    // Block 3 as the first eviction finds it, put back at the next.
+                    let mut kept: Option<Vec<u8>> = None;
+                    move |path: &Path| {
+                        use std::os::unix::fs::FileExt;
+                        let file = std::fs::OpenOptions::new()
+                            .read(true)
+                            .write(true)
+                            .open(path)
+                            .unwrap();
+                        match kept.take() {
+                            None => {
+                                let mut block = vec![0u8; 4096];
+                                file.read_exact_at(&mut block, 3 * 4096).unwrap();
+                                kept = Some(block);
+                            }
+                            Some(old) => file.write_all_at(&old, 3 * 4096).unwrap(),
+                        }
+                    }
+                }),
             );
             assert_eq!(
                 outcome.status,
