@@ -1331,6 +1331,57 @@ command = '''{command}'''
     s.assert_clean();
 }
 
+/// Issue 35: the timed removal of the extracted tree (`rm -rf`, or the native unlinkat walk)
+/// went through a bind mount an `exec` step left in the tree and deleted the other tree's
+/// files. Now the step fails before its clock starts, naming the mount and the fix, and the other
+/// tree is whole, with either method.
+#[test]
+fn the_timed_removal_never_deletes_through_a_mount_left_in_the_tree() {
+    if !root_or_skip("the_timed_removal_never_deletes_through_a_mount_left_in_the_tree") {
+        return;
+    }
+    for method in ["tool", "native"] {
+        let t = TaskDir::new();
+        let src = t.data.path().join("project");
+        std::fs::create_dir_all(src.join("sub")).unwrap();
+        std::fs::write(src.join("sub/a.c"), "int a;\n").unwrap();
+        let other = t.data.path().join("other");
+        let files = other_tree(&other);
+        let mounted = UnmountUnder(t.path().to_path_buf());
+        let command = format!(
+            "mkdir \"$FSBENCH_TREE/x\" && mount --bind {} \"$FSBENCH_TREE/x\"",
+            other.display()
+        );
+        let output = t
+            .command(&[
+                "untar,exec,remove",
+                "--source",
+                src.to_str().unwrap(),
+                "--method",
+                method,
+                "--sync",
+                "false",
+                "--command",
+                &command,
+            ])
+            .output()
+            .unwrap();
+        mounted.now();
+        assert_intact(&files);
+        let said = stderr(&output);
+        assert!(!output.status.success(), "{method}: {said}");
+        assert!(
+            said.contains("is a mount point inside")
+                && said.contains("never removes across a mount"),
+            "{method}: {said}"
+        );
+        let _ = std::fs::remove_dir_all(t.path().join("x"));
+        for entry in common::entries(t.path()) {
+            std::fs::remove_dir_all(entry).unwrap();
+        }
+    }
+}
+
 /// Issue 35: a bind mount of the data directory inside a `--source` tree made the packer pack
 /// its own output until the disk was full (on a small tmpfs here, so the old behaviour could
 /// fill nothing else). Now a source with a mount inside is refused at once, naming the mount,

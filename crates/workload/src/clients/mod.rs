@@ -402,8 +402,9 @@ impl Client {
                         .to_path_buf(),
                 };
                 // The client's own directory goes with its contents, as in dbench (which
-                // unlinks the files and leaves the directories to NTCreateX's mkdir).
-                let _ = std::fs::remove_dir_all(&target);
+                // unlinks the files and leaves the directories to NTCreateX's mkdir), never
+                // across a mount: a mount point inside stays with the directories to it.
+                let _ = fsbench_measure::walk::remove_tree(&target);
                 if path.base == Base::Client && path.rel.as_bytes() == b"." {
                     let _ = std::fs::create_dir(&self.dir_path);
                     self.reopen()?;

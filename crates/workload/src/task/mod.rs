@@ -1458,6 +1458,18 @@ impl Chain<'_> {
     fn remove(&mut self, method: Method) -> Result<Option<Measured>, StepError> {
         let dir = self.tree_dir.clone().expect("extracted before");
         let totals = self.tarball().totals;
+        // Untimed: a mount an `exec` step left in the tree (a bind mount of any directory, even
+        // of this filesystem) would make `rm -rf` delete the other tree's files. The native
+        // walk also refuses to enter one it meets (openat2, RESOLVE_NO_XDEV).
+        if let Some(point) = mount_inside(&dir) {
+            return Err(StepError::failed(format!(
+                "{} is a mount point inside {} (another filesystem or a bind mount): fsbench \
+                 never removes across a mount; unmount it (umount {}) and run again",
+                point.display(),
+                dir.display(),
+                point.display()
+            )));
+        }
         let measured = match method {
             Method::Tool => {
                 require("rm", "coreutils", "remove runs rm -rf")?;
@@ -1719,6 +1731,16 @@ fn write_big_file(mut file: std::fs::File, bytes: u64, seed: u64) -> std::io::Re
         left -= n as u64;
     }
     file.sync_all()
+}
+
+/// The first mount point at or below `dir` that /proc/self/mountinfo shows, if any.
+fn mount_inside(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let dir = dir.canonicalize().ok()?;
+    fsbench_measure::host::parse_mountinfo(&text)
+        .into_iter()
+        .map(|m| m.mount_point)
+        .find(|point| point.starts_with(&dir))
 }
 
 #[cfg(test)]

@@ -528,16 +528,21 @@ fn type_of(dir: RawFd, name: &CStr, d_type: u8) -> io::Result<u8> {
     })
 }
 
+/// Opens the directory `name` in `dir` for a timed walk, never across a mount: a mount point
+/// (another filesystem, or a bind mount a task's `exec` step left) is an error naming it, so a
+/// timed removal never deletes, and a timed read never counts, another tree's files.
 fn open_sub(dir: RawFd, name: &CStr) -> io::Result<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let fd = at::openat(
-        dir,
-        name,
-        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-        0,
-    )?;
-    // SAFETY: just opened, owned here alone.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    use fsbench_measure::walk::{open_entry, Entry};
+    // SAFETY: `dir` is a directory descriptor the caller holds open for this call.
+    let dir = unsafe { std::os::fd::BorrowedFd::borrow_raw(dir) };
+    match open_entry(dir, name, libc::O_RDONLY | libc::O_DIRECTORY)? {
+        Entry::Open(fd) => Ok(fd),
+        Entry::Mount => Err(io::Error::other(
+            "it is a mount point (another filesystem or a bind mount): fsbench never walks \
+             or removes across a mount; unmount it first",
+        )),
+        Entry::Gone => Err(io::Error::from_raw_os_error(libc::ENOENT)),
+    }
 }
 
 /// Reads every byte of every regular file below `dir`, in directory order (as `tar c` does),
