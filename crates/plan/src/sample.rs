@@ -26,6 +26,7 @@ use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
 use fsbench_testbed::ledger::Ledger;
 use fsbench_testbed::scratch::SampleDir;
 use fsbench_testbed::{cache, DeviceSpec, System, Target, TargetError, TargetInfo, TargetSpec};
+use fsbench_workload::harness::{Cut, CutError};
 use fsbench_workload::workload::{KeepsFiles, Preflight, Room, RunsPrograms, SharesDir};
 use fsbench_workload::{Context, Harness, Sink, StopFlag};
 use std::cell::RefCell;
@@ -848,6 +849,28 @@ impl Harness for SampleHarness<'_, '_, '_, '_> {
     }
     fn drop_caches(&mut self) -> Result<String, String> {
         cache::drop_all(self.system)
+    }
+    fn cut(&mut self) -> Result<Cut, CutError> {
+        let Ground::Target(target) = &mut self.ground else {
+            return Err(CutError::Unsupported(
+                "a cut needs a filesystem fsbench makes (--fs, or a campaign's filesystem), \
+                 not a directory"
+                    .into(),
+            ));
+        };
+        match target.cut() {
+            Ok(done) => Ok(Cut {
+                how: done.how,
+                recovery_ns: done.recovery_ns,
+                fsck_clean: done.fsck.as_ref().map(|f| f.clean),
+                fsck_said: match &done.fsck {
+                    Some(f) if !f.clean => format!("{}: {}", f.command, f.output_tail),
+                    _ => String::new(),
+                },
+            }),
+            Err(TargetError::Unsupported(why)) => Err(CutError::Unsupported(why)),
+            Err(e) => Err(CutError::Failed(e.to_string())),
+        }
     }
     fn evict(&mut self, path: &Path, offset: u64, len: u64) -> Result<Option<f64>, String> {
         cache::evict(self.system, path, offset, len)

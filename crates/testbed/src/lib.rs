@@ -47,4 +47,4 @@ pub use cache::CachePolicy;
 pub use device::DeviceSpec;
 pub use error::TargetError;
 pub use system::{RealSystem, RecordingSystem, System};
-pub use target::{Target, TargetInfo, TargetSpec};
+pub use target::{CutDone, Target, TargetInfo, TargetSpec};

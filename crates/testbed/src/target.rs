@@ -290,6 +290,17 @@ pub fn split_options(text: &str) -> Vec<String> {
 
 static TARGETS: AtomicU64 = AtomicU64::new(0);
 
+/// What [`Target::cut`] did.
+#[derive(Debug, Clone)]
+pub struct CutDone {
+    /// How the filesystem was cut.
+    pub how: String,
+    /// mount(8) after the cut: the recovery, the log's replay included.
+    pub recovery_ns: u64,
+    /// The read-only check after the recovery (None: the filesystem has no check tool).
+    pub fsck: Option<FsckInfo>,
+}
+
 /// A prepared target. Dropping it tears it down; prefer [`Target::finish`] to get the fsck
 /// verdict and the teardown notes.
 pub struct Target<'s> {
@@ -1160,6 +1171,84 @@ impl<'s> Target<'s> {
         })
     }
 
+    /// Cuts the mounted filesystem as a crash of the system would ([`System::shutdown`]: what
+    /// reached the device stays, the log is not written back), unmounts it and mounts it again
+    /// (timed: the recovery, the log's replay included), then checks it read-only (unmounted)
+    /// and mounts it for the workload. `Unsupported` where the filesystem has no shutdown
+    /// ioctl (btrfs and tmpfs on this kernel, zfs through FUSE).
+    pub fn cut(&mut self) -> Result<CutDone, TargetError> {
+        let sys = self.sys;
+        let fs = self.spec.fs;
+        let point = self.info.mountpoint.clone();
+        let Some(mount) = self.mount_cmd.clone() else {
+            return Err(TargetError::Unsupported(format!(
+                "{} is not mounted by mount(8) here, so fsbench cannot cut and mount it again",
+                fs.name()
+            )));
+        };
+        if let Err(e) = sys.shutdown(&point) {
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOTTY | libc::EOPNOTSUPP | libc::ENOSYS) => {
+                    TargetError::Unsupported(format!(
+                        "{} has no shutdown ioctl on this kernel ({e}), so it cannot be cut \
+                         here: cutting it needs a device that records every write (not built yet)",
+                        fs.name()
+                    ))
+                }
+                _ => TargetError::Io {
+                    action: "shut down",
+                    path: point,
+                    source: e,
+                },
+            });
+        }
+        let umount = Cmd::new("umount").arg(point.display().to_string());
+        let unmount = |sys: &dyn System| -> Result<(), TargetError> {
+            let out = sys.run(&umount).map_err(|e| missing_tool(&umount, e))?;
+            if out.success() {
+                Ok(())
+            } else {
+                Err(TargetError::command(
+                    "cut",
+                    &umount,
+                    &out,
+                    "a process may still use the mount",
+                ))
+            }
+        };
+        let mount_again = |sys: &dyn System| -> Result<u64, TargetError> {
+            let out = sys.run(&mount).map_err(|e| missing_tool(&mount, e))?;
+            if out.success() {
+                Ok(out.elapsed_ns)
+            } else {
+                // The ledger still lists the mount; teardown will find it gone.
+                Err(TargetError::command(
+                    "mount after the cut",
+                    &mount,
+                    &out,
+                    "the filesystem did not recover: see `dmesg`",
+                ))
+            }
+        };
+        unmount(sys)?;
+        let recovery_ns = mount_again(sys)?;
+        // Whether the filesystem has a check tool at all (the command is only built here).
+        let fsck = match fs.fsck(Path::new("")).is_some() {
+            true => {
+                unmount(sys)?;
+                let fsck = fs.check(&Building { target: self });
+                mount_again(sys)?;
+                fsck
+            }
+            false => None,
+        };
+        Ok(CutDone {
+            how: "shutdown ioctl (FS_IOC_SHUTDOWN), log not flushed".into(),
+            recovery_ns,
+            fsck,
+        })
+    }
+
     /// umount(8), then the same mount(8) command as before.
     fn umount_and_mount(&mut self) -> Result<(), TargetError> {
         let sys = self.sys;
@@ -1542,6 +1631,30 @@ mod tests {
             "{:?}",
             info.teardown
         );
+    }
+
+    /// A cut: the shutdown ioctl on the mount point, then umount, the timed mount (the
+    /// recovery), the read-only check unmounted, and the mount the workload goes on with.
+    #[test]
+    fn a_cut_shuts_down_remounts_checks_and_mounts_again() {
+        let sys = host();
+        let mut target = Target::prepare(&sys, spec("ext4"), &|| false).unwrap();
+        let before = actions(&sys).len();
+        let done = target.cut().unwrap();
+        assert!(done.how.contains("FS_IOC_SHUTDOWN"), "{}", done.how);
+        assert!(done.fsck.unwrap().clean);
+        assert_eq!(
+            actions(&sys)[before..],
+            [
+                "shutdown /w/mnt-ext4",
+                "run umount /w/mnt-ext4",
+                "run mount -t ext4 /dev/loop40 /w/mnt-ext4",
+                "run umount /w/mnt-ext4",
+                "run e2fsck -f -n /dev/loop40",
+                "run mount -t ext4 /dev/loop40 /w/mnt-ext4",
+            ]
+        );
+        target.finish();
     }
 
     /// Mount points and images have names nobody can guess ahead (the old `mnt-<fs>-<pid>-<n>`

@@ -31,6 +31,14 @@ pub trait Harness {
     /// (0..=1), without changing it.
     fn resident(&mut self, path: &Path, offset: u64, len: u64) -> Result<f64, String>;
 
+    /// Cuts the filesystem the workload runs on as a crash would (see [`Cut`]): the filesystem
+    /// is shut down without writing back its log, unmounted, mounted again (the recovery,
+    /// timed), checked read-only and mounted for the workload. The workload holds no file open
+    /// in it then. [`CutError::Unsupported`] where the filesystem or the ground cannot be cut.
+    fn cut(&mut self) -> Result<Cut, CutError> {
+        Err(CutError::Unsupported(NO_CUT.into()))
+    }
+
     /// Before each timed phase. Under scale-out the ranks of a job start the phase together
     /// here; false when the job is ending (another rank stopped), and the workload then stops
     /// as if interrupted. Alone, true at once.
@@ -75,6 +83,35 @@ pub fn phase_start_after(
     let all = harness.after_setup(done.is_ok());
     done.map(|()| all)
 }
+
+/// What a cut did ([`Harness::cut`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cut {
+    /// How the filesystem was cut, as results say it ("shutdown ioctl, log not flushed").
+    pub how: String,
+    /// Nanoseconds of the first mount after the cut, the log's replay included: the recovery.
+    pub recovery_ns: u64,
+    /// The read-only check after the recovery (None: the filesystem has no check tool).
+    pub fsck_clean: Option<bool>,
+    /// The check's command and last lines when it was not clean (empty otherwise).
+    pub fsck_said: String,
+}
+
+/// Why a cut was not made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "kebab-case")]
+pub enum CutError {
+    /// This filesystem, or this ground (a directory, not a filesystem fsbench made), cannot be
+    /// cut here: the case is `unsupported` with this reason.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The cut was tried and something failed (the mount after it, say): the sample fails.
+    #[error("{0}")]
+    Failed(String),
+}
+
+const NO_CUT: &str = "this harness cannot cut a filesystem: a cut needs one fsbench made \
+                      (--fs, or a campaign's filesystem)";
 
 /// A harness that can do nothing with the page cache (unit tests of workloads, which have no
 /// host to act on): every cache request is refused, every phase starts at once.
@@ -150,6 +187,7 @@ pub enum Ask {
         offset: u64,
         len: u64,
     },
+    Cut,
     PhaseStart,
     BeforeSetup,
     AfterSetup {
@@ -173,6 +211,8 @@ pub enum Answer {
     Resident(Result<f64, String>),
     /// Go (or not) for a phase, a setup or a wall.
     Go(bool),
+    /// What a cut did, or why it was not made.
+    Cut(Result<Cut, CutError>),
 }
 
 impl Ask {
@@ -185,6 +225,7 @@ impl Ask {
             Ask::Resident { path, offset, len } => {
                 Answer::Resident(harness.resident(&path, offset, len))
             }
+            Ask::Cut => Answer::Cut(harness.cut()),
             Ask::PhaseStart => Answer::Go(harness.phase_start()),
             Ask::BeforeSetup => Answer::Go(harness.before_setup()),
             Ask::AfterSetup { ok } => Answer::Go(harness.after_setup(ok)),
@@ -243,6 +284,12 @@ impl<F: FnMut(Ask) -> Option<Answer>> Harness for Relay<F> {
             other => Err(unanswered(other)),
         }
     }
+    fn cut(&mut self) -> Result<Cut, CutError> {
+        match (self.relay)(Ask::Cut) {
+            Some(Answer::Cut(cut)) => cut,
+            other => Err(CutError::Failed(unanswered(other))),
+        }
+    }
     fn phase_start(&mut self) -> bool {
         self.go(Ask::PhaseStart)
     }
@@ -288,6 +335,15 @@ mod tests {
                 .push(format!("resident {} {offset} {len}", path.display()));
             Ok(0.5)
         }
+        fn cut(&mut self) -> Result<Cut, CutError> {
+            self.0.push("cut".into());
+            Ok(Cut {
+                how: "shutdown".into(),
+                recovery_ns: 7,
+                fsck_clean: Some(true),
+                fsck_said: String::new(),
+            })
+        }
         fn phase_start(&mut self) -> bool {
             self.0.push("start".into());
             true
@@ -321,6 +377,7 @@ mod tests {
         assert_eq!(relay.drop_caches(), Err("needs root".into()));
         assert_eq!(relay.evict(Path::new("/f"), 4096, 8192), Ok(Some(0.25)));
         assert_eq!(relay.resident(Path::new("/f"), 0, 0), Ok(0.5));
+        assert_eq!(relay.cut().map(|c| c.recovery_ns), Ok(7));
         assert!(relay.phase_start());
         let mut setups = 0;
         let went = phase_start_after(&mut relay, &mut || {
@@ -341,6 +398,7 @@ mod tests {
                 "drop",
                 "evict /f 4096 8192",
                 "resident /f 0 0",
+                "cut",
                 "start",
                 "before",
                 "after true",
