@@ -108,6 +108,19 @@ pub const DEFINED: &[MetricDef] = &[
     crate::writeback::SYNC[4],
     crate::writeback::SYNC[5],
     crate::writeback::SYNC[6],
+    crate::durability::VIOLATIONS,
+    crate::durability::CUTS,
+    crate::durability::BY_KIND[0],
+    crate::durability::BY_KIND[1],
+    crate::durability::BY_KIND[2],
+    crate::durability::BY_KIND[3],
+    crate::durability::BY_KIND[4],
+    crate::durability::BY_KIND[5],
+    crate::durability::BY_KIND[6],
+    crate::durability::RECOVERY[0],
+    crate::durability::RECOVERY[1],
+    crate::durability::RECOVERY[2],
+    crate::durability::RECOVERY[3],
 ];
 
 /// The definition of the figure named `name` in [`DEFINED`]; None for a name no workload

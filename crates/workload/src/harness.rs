@@ -135,6 +135,40 @@ impl Harness for Detached {
 
 const DETACHED: &str = "no harness: the workload runs detached from any host";
 
+/// For the workloads' tests: a detached harness whose cut cuts nothing (every write survives,
+/// as if the filesystem had flushed everything first): a durability run's oracle then finds
+/// no violation.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct Survives {
+    pub cuts: u32,
+}
+
+#[cfg(test)]
+impl Harness for Survives {
+    fn cold(&mut self) -> Result<String, String> {
+        Detached.cold()
+    }
+    fn drop_caches(&mut self) -> Result<String, String> {
+        Detached.drop_caches()
+    }
+    fn evict(&mut self, path: &Path, offset: u64, len: u64) -> Result<Option<f64>, String> {
+        Detached.evict(path, offset, len)
+    }
+    fn resident(&mut self, path: &Path, offset: u64, len: u64) -> Result<f64, String> {
+        Detached.resident(path, offset, len)
+    }
+    fn cut(&mut self) -> Result<Cut, CutError> {
+        self.cuts += 1;
+        Ok(Cut {
+            how: "nothing cut (a test)".into(),
+            recovery_ns: 1_000,
+            fsck_clean: Some(true),
+            fsck_said: String::new(),
+        })
+    }
+}
+
 /// For the workloads' tests of scale-out: a detached harness that counts the phases it was told
 /// ended and the setups it agreed to, and answers every poll with `wall` (true: another rank
 /// is done).

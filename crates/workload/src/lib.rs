@@ -32,6 +32,7 @@
 pub mod clients;
 pub mod control;
 pub mod data;
+pub mod durability;
 pub mod error;
 pub mod figures;
 pub mod fileio;
@@ -68,6 +69,7 @@ workload::workloads! {
     Sleep(sleep::SleepSettings),
     Io(io::IoSettings),
     Writeback(writeback::WritebackSettings),
+    Durability(durability::DurabilitySettings),
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! methods and engines, and the filesystem check a workload reports as its own result.
 //! (dbench's own output, read from its fixture, is checked in `clients::dbench`.)
 
-use crate::harness::Detached;
+use crate::harness::Survives;
 use crate::workload::{Apply, Collect, Context, End, Workload};
 use crate::{StopFlag, WorkloadSettings};
 use fsbench_measure::units::{Size, SizeSpec, TimeSpan};
@@ -87,6 +87,11 @@ fn briefly(settings: WorkloadSettings) -> Vec<WorkloadSettings> {
             rounds: 1,
             ..s
         })],
+        W::Durability(s) => vec![W::Durability(crate::durability::DurabilitySettings {
+            cuts: 3,
+            seed: Some(1),
+            ..s
+        })],
     }
 }
 
@@ -103,7 +108,13 @@ impl Apply for Run<'_> {
             scale: 0.01,
             ..Context::default()
         };
-        settings.run(&ctx, self.dir, &StopFlag::new(), self.sink, &mut Detached)
+        settings.run(
+            &ctx,
+            self.dir,
+            &StopFlag::new(),
+            self.sink,
+            &mut Survives::default(),
+        )
     }
 }
 

@@ -1,0 +1,679 @@
+//! The durability workload: does a configuration keep its promises when the system goes down?
+//! Each round runs a seeded sequence of file operations, each ended by a persistence call (or
+//! not), on a fresh directory; cuts the filesystem at a chosen point as a crash would
+//! ([`Harness::cut`]: the shutdown ioctl, the log not written back; then the timed mount that
+//! recovers it and a read-only fsck); and checks what survived against what POSIX and Linux
+//! promise ([`oracle`]). Reported per configuration: the cuts, the violations by kind (each
+//! with the sequence that produced it), the recovery time and the fsck verdicts.
+
+pub mod ops;
+pub mod oracle;
+
+use crate::data::{DataKind, DataSource};
+use crate::figures::{ELAPSED, OPS};
+use crate::harness::{CutError, Harness};
+use crate::together::ScratchDir;
+use crate::workload::{Context, End, Sink, Workload};
+use crate::{StopFlag, WorkloadError};
+use fsbench_measure::clock::now_ns;
+use fsbench_measure::histogram::Histogram;
+use fsbench_measure::rng::Rng;
+use fsbench_model::{CachePolicy, Category, Direction, Merge, MetricDef, ResultRecord, Stat, Unit};
+use ops::{Family, Step};
+use oracle::{Kind, Oracle, Violation};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// The durability workload's settings: its plan table, its command's flags.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DurabilitySettings {
+    /// Cuts: each runs one sequence on a fresh directory, cuts the filesystem and checks it
+    /// (scaled by --scale; at least 1).
+    #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().cuts)]
+    pub cuts: u64,
+
+    /// The sequences, taken in turn: seq-1 (one operation and its persistence call), seq-2
+    /// (two), mixed (--ops operations, about half persisted).
+    #[arg(long, value_name = "LIST", default_value_t = DurabilitySettings::default().sequences)]
+    pub sequences: Families,
+
+    /// Operations of a mixed sequence.
+    #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().ops)]
+    pub ops: u64,
+
+    /// Where a sequence is cut: end (after its last operation) or random (after a seeded one
+    /// of its operations, the last included).
+    #[arg(long, value_name = "WHERE", default_value_t = DurabilitySettings::default().cut_at)]
+    pub cut_at: CutAt,
+
+    /// Most 4 KiB blocks one write or append writes.
+    #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().max_blocks)]
+    pub max_blocks: u64,
+
+    /// Instead of generated sequences, this one at every cut (as results print a sequence:
+    /// `create C; write C 8k@0; fsync C; rename C A`): a violation found, replayed.
+    #[arg(long, value_name = "STEPS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<ops::Sequence>,
+
+    /// Seed of the sequences and the data (a fresh one per run when unset; stored with the
+    /// results: the same seed gives the same sequences).
+    #[arg(long, value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+impl Default for DurabilitySettings {
+    fn default() -> DurabilitySettings {
+        DurabilitySettings {
+            cuts: 50,
+            sequences: Families(Family::ALL.to_vec()),
+            ops: 12,
+            cut_at: CutAt::Random,
+            max_blocks: 4,
+            sequence: None,
+            seed: None,
+        }
+    }
+}
+
+/// The sequence families a run takes in turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Families(pub Vec<Family>);
+
+impl std::str::FromStr for Families {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Families, String> {
+        let one = |name: &str| {
+            Family::ALL
+                .into_iter()
+                .find(|f| f.name() == name.trim())
+                .ok_or_else(|| {
+                    format!(
+                        "'{}' is not a sequence family: use seq-1, seq-2 or mixed",
+                        name.trim()
+                    )
+                })
+        };
+        let families = text.split(',').map(one).collect::<Result<Vec<_>, _>>()?;
+        Ok(Families(families))
+    }
+}
+
+impl fmt::Display for Families {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|f| f.name()).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+/// Where a sequence is cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutAt {
+    End,
+    Random,
+}
+
+impl std::str::FromStr for CutAt {
+    type Err = String;
+    fn from_str(text: &str) -> Result<CutAt, String> {
+        match text {
+            "end" => Ok(CutAt::End),
+            "random" => Ok(CutAt::Random),
+            other => Err(format!("'{other}' is not where to cut: use end or random")),
+        }
+    }
+}
+
+impl fmt::Display for CutAt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CutAt::End => "end",
+            CutAt::Random => "random",
+        })
+    }
+}
+
+fsbench_model::text_serde!(Families, CutAt);
+
+/// Promises broken, over every cut: the main figure (0 is the only good value).
+pub const VIOLATIONS: MetricDef = MetricDef::new("violations", Unit::Count, Direction::Lower)
+    .merged(Merge::Sum)
+    .main();
+/// Cuts made and checked.
+pub const CUTS: MetricDef = MetricDef::new("cuts", Unit::Count, Direction::None).merged(Merge::Sum);
+/// Violations of each kind, in [`Kind::ALL`]'s order.
+pub const BY_KIND: [MetricDef; 7] = [
+    MetricDef::new("lost_fsynced_data", Unit::Count, Direction::Lower).merged(Merge::Sum),
+    MetricDef::new("wrong_size", Unit::Count, Direction::Lower).merged(Merge::Sum),
+    MetricDef::new("missing_name", Unit::Count, Direction::Lower).merged(Merge::Sum),
+    MetricDef::new("rename_not_atomic", Unit::Count, Direction::Lower).merged(Merge::Sum),
+    MetricDef::new("unreadable", Unit::Count, Direction::Lower).merged(Merge::Sum),
+    MetricDef::new("stale_data_exposed", Unit::Count, Direction::Lower).merged(Merge::Sum),
+    MetricDef::new("fsck_errors", Unit::Count, Direction::Lower).merged(Merge::Sum),
+];
+/// The mount after a cut (the log's replay included): the recovery time.
+pub const RECOVERY: [MetricDef; 4] = [
+    MetricDef::new("recovery_p50", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::P50)),
+    MetricDef::new("recovery_mean", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::Mean)),
+    MetricDef::new("recovery_p99", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::P99)),
+    MetricDef::new("recovery_max", Unit::Nanos, Direction::Lower)
+        .merged(Merge::Distribution(Stat::Max)),
+];
+
+/// Violations kept whole (with their sequence) in a result; the figures count them all.
+const KEPT: usize = 20;
+
+impl DurabilitySettings {
+    fn cuts_at(&self, ctx: &Context) -> u64 {
+        ((self.cuts as f64 * ctx.scale).round() as u64).max(1)
+    }
+}
+
+impl Workload for DurabilitySettings {
+    const KIND: &'static str = "durability";
+    const ABOUT: &'static str =
+        "Durability: cut the filesystem after seeded operation sequences and check what survived";
+    const LONG_ABOUT: &'static str = "Durability: does the filesystem keep what it promised \
+when the system goes down?\n\nEach cut runs a seeded sequence of file operations (create, \
+write, append, truncate, fallocate, rename over a file or to a new name, link, unlink, mkdir, \
+rmdir), each ended by a persistence call (fsync, fdatasync, an O_SYNC or O_DSYNC write, \
+sync_file_range, an fsync of the directory, syncfs, sync) or not, then cuts the filesystem as \
+a crash would (the shutdown ioctl, the log not written back), mounts it again (timed: the \
+recovery), checks it read-only with its fsck and checks every file and name against what \
+POSIX and Linux promise. Needs a filesystem fsbench makes (--fs) whose kernel driver has the \
+shutdown ioctl (ext4, xfs here); others end unsupported. Reported: cuts, violations by kind \
+(each kept with the sequence that produced it), the recovery time.";
+    const CATEGORY: Option<Category> = None;
+    const CACHE_POLICIES: &'static [CachePolicy] =
+        &[CachePolicy::Warm, CachePolicy::Drop, CachePolicy::Remount];
+
+    fn table_columns() -> &'static [&'static str] {
+        &["cuts", "violations", "recovery_p50", "recovery_max"]
+    }
+
+    fn check(&self, ctx: &Context) -> Result<(), WorkloadError> {
+        if self.cuts == 0 {
+            return Err(WorkloadError::invalid("cuts", "must be at least 1"));
+        }
+        if self.sequences.0.is_empty() {
+            return Err(WorkloadError::invalid(
+                "sequences",
+                "name at least one family",
+            ));
+        }
+        if self.ops == 0 || self.ops > 10_000 {
+            return Err(WorkloadError::invalid("ops", "must be from 1 to 10000"));
+        }
+        if self.max_blocks == 0 || self.max_blocks > 256 {
+            return Err(WorkloadError::invalid(
+                "max_blocks",
+                "must be from 1 to 256 (4 KiB blocks)",
+            ));
+        }
+        if let Some(sequence) = &self.sequence {
+            sequence
+                .fits(&ops::setup_state())
+                .map_err(|why| WorkloadError::invalid("sequence", why))?;
+        }
+        if ctx.job.is_some() {
+            return Err(WorkloadError::invalid(
+                "kind",
+                "durability cuts the filesystem of one host: it does not run as a scale-out job",
+            ));
+        }
+        Ok(())
+    }
+
+    fn estimate_ns(&self, ctx: &Context) -> u64 {
+        // A cut (shutdown, two mounts, fsck) takes about 0.2 s on a loop device.
+        self.cuts_at(ctx) * 250_000_000
+    }
+
+    fn run(
+        &self,
+        ctx: &Context,
+        dir: &Path,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> End {
+        let seed = self
+            .seed
+            .unwrap_or_else(|| (now_ns() ^ u64::from(std::process::id())) >> 1);
+        if let Err(e) = self.check(ctx) {
+            return End::failed(e, Some(seed));
+        }
+        let mut unsupported = None;
+        let end =
+            ScratchDir::run(
+                dir,
+                "fsbench-durability",
+                Some(seed),
+                sink,
+                |top, sink| match self.rounds(ctx, top, seed, stop, sink, harness) {
+                    Err(Stopped::Unsupported(why)) => {
+                        unsupported = Some(why);
+                        Ok(true)
+                    }
+                    Err(Stopped::Error(e)) => Err(e),
+                    Ok(done) => Ok(done),
+                },
+            );
+        match unsupported {
+            Some(why) => End {
+                outcome: fsbench_model::Outcome::Unsupported,
+                error: Some(WorkloadError::Harness(why)),
+                seed: Some(seed),
+                kept: Vec::new(),
+            },
+            None => end,
+        }
+    }
+}
+
+/// Why the rounds ended early.
+enum Stopped {
+    Unsupported(String),
+    Error(WorkloadError),
+}
+
+impl From<WorkloadError> for Stopped {
+    fn from(e: WorkloadError) -> Stopped {
+        Stopped::Error(e)
+    }
+}
+
+impl DurabilitySettings {
+    /// Every cut in `top`; its one result handed to `sink` at the end.
+    fn rounds(
+        &self,
+        ctx: &Context,
+        top: &Path,
+        seed: u64,
+        stop: &StopFlag,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> Result<bool, Stopped> {
+        let cuts = self.cuts_at(ctx);
+        let record = (self.max_blocks as usize) * crate::verify::BLOCK;
+        let mut data = DataSource::new(DataKind::Random, seed, record);
+        let mut rng = Rng::new(seed ^ 0x6475_7261_6269_6c65);
+        let mut recoveries = Histogram::new();
+        let mut by_kind = [0u64; 7];
+        let mut kept: Vec<serde_json::Value> = Vec::new();
+        let mut operations = 0u64;
+        let mut fsck_unchecked = false;
+        let started = now_ns();
+        let mut next_id = 1;
+        for round in 0..cuts {
+            if stop.is_requested() {
+                return Ok(false);
+            }
+            let family = self.sequences.0[(round % self.sequences.0.len() as u64) as usize];
+            let name = format!("cut-{round}");
+            let root = top.join(&name);
+            std::fs::create_dir(&root)
+                .map_err(|e| WorkloadError::io("create the directory", &root, e))?;
+            let mut oracle = Oracle::new(seed, next_id);
+            ops::setup(&root, &mut oracle, &mut data)?;
+            let steps = match &self.sequence {
+                Some(given) => given.0.clone(),
+                None => ops::generate(family, &mut rng, &oracle, self.ops, self.max_blocks),
+            };
+            let cut_after = match self.cut_at {
+                CutAt::End => steps.len(),
+                CutAt::Random => 1 + (rng.next_u64() % steps.len() as u64) as usize,
+            };
+            let done: &[Step] = &steps[..cut_after];
+            for step in done {
+                ops::run(&root, step, &mut oracle, &mut data)?;
+            }
+            operations += done.len() as u64;
+            next_id = oracle.next_id();
+            let cut = match harness.cut() {
+                Ok(cut) => cut,
+                Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+                Err(CutError::Failed(why)) => {
+                    return Err(WorkloadError::Harness(format!(
+                        "the cut after sequence {} ({}) failed: {why}",
+                        round + 1,
+                        said(done)
+                    ))
+                    .into())
+                }
+            };
+            recoveries.record(cut.recovery_ns);
+            let mut found = oracle.check(&root);
+            match cut.fsck_clean {
+                Some(false) => found.push(Violation {
+                    kind: Kind::FsckErrors,
+                    path: String::new(),
+                    detail: format!("the filesystem check after the recovery: {}", cut.fsck_said),
+                }),
+                Some(true) => {}
+                None => fsck_unchecked = true,
+            }
+            for v in &found {
+                by_kind[Kind::ALL.iter().position(|k| *k == v.kind).expect("a kind")] += 1;
+                if kept.len() < KEPT {
+                    kept.push(serde_json::json!({
+                        "kind": v.kind.name(),
+                        "path": v.path,
+                        "detail": v.detail,
+                        "cut": round + 1,
+                        "family": if self.sequence.is_some() { "given" } else { family.name() },
+                        "sequence": done.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    }));
+                }
+            }
+            if let Some(v) = found.first() {
+                sink.warning(&format!("cut {}: {v} (after: {})", round + 1, said(done)));
+            }
+            sink.status(&format!(
+                "cut {} of {cuts}: {} violation(s) so far",
+                round + 1,
+                by_kind.iter().sum::<u64>()
+            ));
+            if let Err(e) = fsbench_measure::walk::remove_tree(&root) {
+                return Err(WorkloadError::Harness(format!("cannot remove {name}: {e}")).into());
+            }
+        }
+        let total: u64 = by_kind.iter().sum();
+        let mut measurements = vec![
+            VIOLATIONS.at(total as f64),
+            CUTS.at(cuts as f64),
+            OPS.at(operations as f64),
+            ELAPSED.at((now_ns() - started) as f64),
+        ];
+        measurements.extend(BY_KIND.iter().zip(by_kind).map(|(m, n)| m.at(n as f64)));
+        let summary = recoveries.summary();
+        measurements.extend([
+            RECOVERY[0].at(summary.p50_ns as f64),
+            RECOVERY[1].at(summary.mean_ns),
+            RECOVERY[2].at(summary.p99_ns as f64),
+            RECOVERY[3].at(summary.max_ns as f64),
+        ]);
+        let mut attributes = serde_json::Map::new();
+        attributes.insert(
+            "sequences".into(),
+            match &self.sequence {
+                Some(given) => format!("given: {given}"),
+                None => self.sequences.to_string(),
+            }
+            .into(),
+        );
+        attributes.insert("cut_at".into(), self.cut_at.to_string().into());
+        attributes.insert(
+            "cut".into(),
+            "shutdown ioctl (FS_IOC_SHUTDOWN), log not flushed".into(),
+        );
+        if fsck_unchecked {
+            attributes.insert(
+                "fsck".into(),
+                "none: the filesystem has no check tool".into(),
+            );
+        }
+        attributes.insert("violation_list".into(), serde_json::Value::Array(kept));
+        sink.record(
+            ResultRecord {
+                attributes,
+                measurements,
+                ..ResultRecord::default()
+            },
+            1,
+            Some(1),
+        );
+        Ok(true)
+    }
+}
+
+/// A sequence as one line.
+fn said(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ops::{Op, Persist};
+    use super::*;
+    use crate::harness::Survives;
+    use crate::workload::Collect;
+
+    fn figure(sink: &Collect, name: &str) -> f64 {
+        sink.records[0].measurement(name).unwrap().value
+    }
+
+    /// Where a cut keeps everything (the harness cuts nothing), every sequence of every family
+    /// finds every promise kept: the oracle never reports what was written and kept.
+    #[test]
+    fn a_cut_that_keeps_everything_breaks_no_promise() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let settings = DurabilitySettings {
+            cuts: 120,
+            seed: Some(7),
+            ..DurabilitySettings::default()
+        };
+        let mut sink = Collect::default();
+        let mut harness = Survives::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut harness,
+        );
+        assert_eq!(end.outcome, fsbench_model::Outcome::Ok, "{:?}", end.error);
+        assert_eq!(harness.cuts, 120);
+        assert_eq!(figure(&sink, "cuts"), 120.0);
+        assert_eq!(figure(&sink, "violations"), 0.0, "{:?}", sink.warnings);
+        assert!(figure(&sink, "ops") >= 120.0);
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    /// Without a harness that can cut, the run ends unsupported, saying why.
+    #[test]
+    fn a_harness_that_cannot_cut_makes_the_run_unsupported() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let mut sink = Collect::default();
+        let end = DurabilitySettings::default().run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
+        assert_eq!(end.outcome, fsbench_model::Outcome::Unsupported);
+        assert!(end.error.unwrap().to_string().contains("cannot cut"));
+        assert!(sink.records.is_empty());
+    }
+
+    /// A sequence's state after its setup and `steps`, run for real in a new directory.
+    fn ran(steps: &[Step]) -> (tempfile::TempDir, Oracle) {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let mut oracle = Oracle::new(9, 1);
+        let mut data = DataSource::new(DataKind::Random, 9, 16 << 10);
+        ops::setup(dir.path(), &mut oracle, &mut data).unwrap();
+        for step in steps {
+            ops::run(dir.path(), step, &mut oracle, &mut data).unwrap();
+        }
+        (dir, oracle)
+    }
+
+    fn step(op: Op, persist: Persist) -> Step {
+        Step { op, persist }
+    }
+
+    /// A tree where an fsync'd file was cut short (made by the test) is reported as lost
+    /// fsync'd data of that file, and nothing else.
+    #[test]
+    fn an_fsynced_file_cut_short_is_lost_data_and_nothing_else() {
+        let (dir, oracle) = ran(&[step(
+            Op::Append {
+                name: "B".into(),
+                blocks: 3,
+            },
+            Persist::Fsync,
+        )]);
+        assert_eq!(oracle.check(dir.path()), []);
+        let b = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("B"))
+            .unwrap();
+        b.set_len(8192).unwrap();
+        let found = oracle.check(dir.path());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, Kind::LostData);
+        assert_eq!(found[0].path, "B");
+        assert!(found[0].detail.contains("8192 bytes"), "{}", found[0]);
+    }
+
+    /// Every kind the oracle tells apart, each from a tree the test damages.
+    #[test]
+    fn each_broken_promise_is_told_by_its_kind() {
+        // A name made durable by its directory's fsync, gone.
+        let (dir, oracle) = ran(&[step(Op::Create { name: "C".into() }, Persist::FsyncDir)]);
+        std::fs::remove_file(dir.path().join("C")).unwrap();
+        let found = oracle.check(dir.path());
+        assert_eq!(
+            found
+                .iter()
+                .map(|v| (v.kind, v.path.as_str()))
+                .collect::<Vec<_>>(),
+            [(Kind::MissingName, "C")]
+        );
+        // A rename over a durable name (A) of an fsync'd file: A empty after the cut.
+        let (dir, oracle) = ran(&[
+            step(Op::Create { name: "C".into() }, Persist::None),
+            step(
+                Op::Write {
+                    name: "C".into(),
+                    at: 0,
+                    blocks: 1,
+                },
+                Persist::Fsync,
+            ),
+            step(
+                Op::Rename {
+                    from: "C".into(),
+                    to: "A".into(),
+                },
+                Persist::None,
+            ),
+        ]);
+        assert_eq!(oracle.check(dir.path()), []);
+        // Emptied: the new file's fsync'd data is lost.
+        let a = dir.path().join("A");
+        let kinds = |found: Vec<Violation>| {
+            found
+                .into_iter()
+                .map(|v| (v.kind, v.path))
+                .collect::<Vec<_>>()
+        };
+        let content = std::fs::read(&a).unwrap();
+        std::fs::write(&a, b"").unwrap();
+        assert_eq!(
+            kinds(oracle.check(dir.path())),
+            [(Kind::LostData, "A".to_string())]
+        );
+        // Another file (neither the old A nor the new) under the name, or none at all.
+        std::fs::write(dir.path().join("x"), &content).unwrap();
+        std::fs::rename(dir.path().join("x"), &a).unwrap();
+        assert!(kinds(oracle.check(dir.path())).contains(&(Kind::RenameNotAtomic, "A".into())));
+        std::fs::remove_file(&a).unwrap();
+        assert_eq!(
+            kinds(oracle.check(dir.path())),
+            [(Kind::RenameNotAtomic, "A".to_string())]
+        );
+        // Another file's block in a file: stale data, whatever was promised.
+        let (dir, oracle) = ran(&[]);
+        let b = std::fs::read(dir.path().join("B")).unwrap();
+        let a = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("A"))
+            .unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&a, &b[..4096], 4096).unwrap();
+        let found = oracle.check(dir.path());
+        assert!(
+            found
+                .iter()
+                .any(|v| v.kind == Kind::StaleData && v.path == "A"),
+            "{found:?}"
+        );
+        // An older block where a later fsync'd write was.
+        let (dir, oracle) = ran(&[]);
+        let old = std::fs::read(dir.path().join("d/A")).unwrap();
+        let (dir2, oracle2) = ran(&[step(
+            Op::Write {
+                name: "d/A".into(),
+                at: 0,
+                blocks: 1,
+            },
+            Persist::Fdatasync,
+        )]);
+        drop((dir, oracle));
+        // The setup's block (write 3: A's two, B's one before it) of another run's oracle
+        // has the same seed and file: here it stands for the write that did not reach it.
+        std::fs::write(dir2.path().join("d/A"), &old).unwrap();
+        let found = oracle2.check(dir2.path());
+        assert_eq!(
+            found.iter().map(|v| v.kind).collect::<Vec<_>>(),
+            [Kind::LostData],
+            "{found:?}"
+        );
+    }
+
+    /// The same seed gives the same sequences; another seed others.
+    #[test]
+    fn sequences_are_seeded() {
+        let (_dir, state) = ran(&[]);
+        let make = |seed| {
+            let mut rng = Rng::new(seed);
+            ops::generate(Family::Mixed, &mut rng, &state, 30, 4)
+        };
+        assert_eq!(make(3), make(3));
+        assert_ne!(make(3), make(4));
+        assert_eq!(make(3).len(), 30);
+    }
+
+    /// Every generated sequence, printed as results print it, reads back as the same steps
+    /// and fits the setup's state: a violation's sequence can be given back (`--sequence`).
+    #[test]
+    fn a_printed_sequence_reads_back_as_itself() {
+        let setup = ops::setup_state();
+        let mut rng = Rng::new(11);
+        for family in Family::ALL {
+            for _ in 0..200 {
+                let steps = ops::generate(family, &mut rng, &setup, 12, 4);
+                let text = ops::Sequence(steps.clone()).to_string();
+                let back: ops::Sequence = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+                assert_eq!(back.0, steps, "{text}");
+                back.fits(&setup).unwrap();
+            }
+        }
+        for (bad, said) in [
+            ("create A", "A exists"),
+            ("unlink C", "C is not there"),
+            ("write Z 4k@0", "not a name"),
+            ("write A 5k@0", "whole 4 KiB blocks"),
+            ("fsync A", "fsyncs neither"),
+            ("create C (O_SYNC)", "only a write or an append"),
+            ("", "an empty sequence"),
+        ] {
+            let why = bad
+                .parse::<ops::Sequence>()
+                .and_then(|s| s.fits(&setup))
+                .unwrap_err();
+            assert!(why.contains(said), "{bad}: {why}");
+        }
+    }
+}
