@@ -6,8 +6,9 @@
 //! Flow: [`IoSettings::plan`] (checked, scaled) -> [`Files::prepare`] (each thread's file made
 //! and laid out, untimed, as fio lays files out) -> a cold cache if the case asks for one ->
 //! the files opened (O_DIRECT with `direct`), rings made and registered -> the timed phase,
-//! every thread released at once ([`worker`]) -> one result per direction (reads, writes)
-//! with IOPS, bandwidth, completion and submission latency and CPU per operation.
+//! every thread released at once ([`worker`]) -> with `verify`, every file read back and
+//! checked, untimed ([`Files::verify`]) -> one result per direction (reads, writes) with IOPS,
+//! bandwidth, completion and submission latency and CPU per operation.
 //!
 //! The files are removed at the end, on error and on Ctrl-C (unless `keep`). The same run
 //! works on a block device ([`IoTarget::Device`], each thread on a region of its own) for a
@@ -86,7 +87,12 @@ keep fio's names (docs/workloads/io.md has a table to translate a fio job).";
             (Some(runtime), Some(_)) => runtime.min(pass),
             (None, _) => pass,
         };
-        layout.saturating_add(timed).saturating_add(50_000_000)
+        // `verify` reads every file back, at about 1 GB/s too.
+        let read_back = if plan.verify { layout } else { 0 };
+        layout
+            .saturating_add(read_back)
+            .saturating_add(timed)
+            .saturating_add(50_000_000)
     }
 
     fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {

@@ -6,7 +6,8 @@
 //! time of the batch, and the end of its operations' submission latency, fio's slat) and once
 //! after each reaping that found completions (their completion, fio's clat from issue to
 //! completion); a full queue's spin before it sleeps ([`Spin`]) reads it only to end the spin.
-//! Buffers, slots and histograms exist before the loop; the loop allocates,
+//! Buffers, slots, histograms and `verify`'s bit per written block exist before the loop
+//! (a verified write costs its headers and one bit more); the loop allocates,
 //! locks and prints nothing, and looks at the stop and abort flags once per round.
 
 use super::pace::{tight_timer_slack, Pace, SPIN_NS};
