@@ -348,6 +348,36 @@ mod tests {
         assert!(bad.found.starts_with("no stamp"), "{bad}");
     }
 
+    /// `check_each` passes over the blocks it is told hold nothing of the run's (a hole here),
+    /// counts only those it checked, and checks the others each against its own expectation.
+    #[test]
+    fn blocks_told_to_be_unwritten_are_passed_over_and_the_others_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = written(dir.path(), BLOCK, 8, 9, 0);
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.write_all_at(&[0; BLOCK], 2 * 4096).unwrap();
+        let reader = crate::fileio::open(&path, crate::fileio::OpenMode::Read, false).unwrap();
+        let expect = |fresh_from| Expect {
+            file: 7,
+            seed: 9,
+            fresh_from,
+        };
+        let hole = |at: u64| (at != 2 * 4096).then_some(expect(None));
+        let checked = check_each(&reader, &path, 0, 8 * 4096, hole)
+            .unwrap()
+            .unwrap();
+        assert_eq!(checked.blocks, 7);
+        let all = check_each(&reader, &path, 0, 8 * 4096, |_| Some(expect(None))).unwrap();
+        assert_eq!(all.unwrap_err().offset, 2 * 4096);
+        // Block 5 must be write 6 or later: it is write 5, an earlier one.
+        let fresh = |at: u64| (at != 2 * 4096).then_some(expect((at == 5 * 4096).then_some(6)));
+        let bad = check_each(&reader, &path, 0, 8 * 4096, fresh)
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(bad.offset, 5 * 4096);
+        assert!(bad.found.contains("did not reach the file"), "{bad}");
+    }
+
     /// Verified blocks stay incompressible and unique: no two of a run's blocks are equal.
     #[test]
     fn verified_blocks_are_distinct() {

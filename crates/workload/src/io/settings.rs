@@ -587,6 +587,12 @@ mod tests {
         );
         let back: IoSettings = serde_json::from_value(serde_json::json!({"numjobs": 4})).unwrap();
         assert_eq!(back.threads, 4, "fio's numjobs is accepted for threads");
+        assert!(
+            json.get("verify").is_none(),
+            "verify is said only when asked for"
+        );
+        let back: IoSettings = serde_json::from_value(serde_json::json!({"verify": true})).unwrap();
+        assert!(back.verify, "the plan key verify");
     }
 
     #[test]
