@@ -215,6 +215,37 @@ impl DataSource {
             stamp_blocks(record, &mut self.counter, self.seed);
         }
     }
+
+    /// As [`DataSource::stamp`], verifiably: a buffer the caller owns, filled once (from
+    /// [`DataSource::next`]) and written again and again, gets the header
+    /// [`DataSource::next_verified`] would give it — `at`, its offset in file number `file`,
+    /// the next sequence numbers — over each 4 KiB block before each write. Its payloads do
+    /// not change, so their checksums are the caller's, computed once when it was filled
+    /// (`payload_crcs`, a block's each: `crate::verify::payload_crc`). `record` and `at` must
+    /// be whole blocks. Stamps zero data too.
+    #[inline]
+    pub fn stamp_verified(&mut self, record: &mut [u8], payload_crcs: &[u32], file: u32, at: u64) {
+        use crate::verify::{Stamp, BLOCK as VBLOCK};
+        debug_assert!(
+            record.len() == payload_crcs.len() * VBLOCK,
+            "a checksum a block"
+        );
+        for (k, (block, &payload_crc)) in record
+            .chunks_exact_mut(VBLOCK)
+            .zip(payload_crcs)
+            .enumerate()
+        {
+            Stamp {
+                seed: self.seed,
+                sequence: self.counter,
+                offset: at + (k * VBLOCK) as u64,
+                file,
+                payload_crc,
+            }
+            .write(block);
+            self.counter += 1;
+        }
+    }
 }
 
 /// The counter (advanced per block) and the seed over the first 16 bytes of every 4 KiB block.
@@ -351,6 +382,30 @@ mod tests {
         let mut zeros = vec![0u8; 4096];
         zero.stamp(&mut zeros);
         assert!(zeros.iter().all(|&b| b == 0));
+    }
+
+    /// A caller's buffer stamped verifiably reads back as what `next_verified` would have
+    /// written there: its offset, file and sequence, its payload's checksum intact.
+    #[test]
+    fn a_callers_buffer_is_stamped_verifiably() {
+        use crate::verify::{payload_crc, Stamp};
+        for kind in [DataKind::Random, DataKind::Zero] {
+            let mut src = DataSource::new(kind, 9, 8192);
+            src.next(4096);
+            let mut buf = src.next(8192).to_vec();
+            let crcs: Vec<u32> = buf.chunks(4096).map(payload_crc).collect();
+            let first = src.sequence();
+            src.stamp_verified(&mut buf, &crcs, 3, 1 << 20);
+            for (k, block) in buf.chunks(4096).enumerate() {
+                let stamp = Stamp::read(block).unwrap();
+                assert_eq!(
+                    (stamp.seed, stamp.sequence, stamp.offset, stamp.file),
+                    (9, first + k as u64, (1 << 20) + 4096 * k as u64, 3)
+                );
+                assert_eq!(stamp.payload_crc, payload_crc(block));
+            }
+            assert_eq!(src.sequence(), first + 2);
+        }
     }
 
     #[test]

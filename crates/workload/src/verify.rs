@@ -56,6 +56,13 @@ impl Stamp {
         header[36..40].copy_from_slice(&crc.to_le_bytes());
     }
 
+    /// The payload checksum the header of `block` carries, unchecked: for a writer that has
+    /// just stamped the block and keeps the checksum to stamp it again.
+    #[inline]
+    pub fn payload_crc_of(block: &[u8]) -> u32 {
+        u32::from_le_bytes(block[4..8].try_into().expect("a header"))
+    }
+
     /// The header of `block`, or why it has none (no magic, a header checksum that fails).
     pub fn read(block: &[u8]) -> Result<Stamp, String> {
         if block.len() < HEADER {
@@ -139,12 +146,20 @@ pub fn check(
     from: u64,
     len: u64,
 ) -> io::Result<Result<Checked, Corruption>> {
+    check_each(reader, path, from, len, |_| Some(expect))
+}
+
+/// As [`check`], with what each block should say given by `expect` from the block's offset:
+/// None passes over a block that holds nothing of the run's (never written: a hole, or a
+/// device's earlier bytes); it is read, not checked nor counted.
+pub fn check_each(
+    reader: &std::fs::File,
+    path: &Path,
+    from: u64,
+    len: u64,
+    mut expect: impl FnMut(u64) -> Option<Expect>,
+) -> io::Result<Result<Checked, Corruption>> {
     use std::os::unix::fs::FileExt;
-    let Expect {
-        file,
-        seed,
-        fresh_from,
-    } = expect;
     let mut chunk = vec![0u8; 256 * BLOCK];
     let mut at = from;
     let mut checked = Checked {
@@ -152,14 +167,16 @@ pub fn check(
         last_sequence: None,
     };
     let blocks = len / BLOCK as u64;
+    // Blocks read so far (checked or passed over).
+    let mut read = 0;
     let corrupt = |offset: u64, expected: String, found: String| Corruption {
         path: path.to_path_buf(),
         offset,
         expected,
         found,
     };
-    while checked.blocks < blocks {
-        let want = ((blocks - checked.blocks) as usize * BLOCK).min(chunk.len());
+    while read < blocks {
+        let want = ((blocks - read) as usize * BLOCK).min(chunk.len());
         let mut got = 0;
         while got < want {
             match reader.read_at(&mut chunk[got..want], at + got as u64) {
@@ -172,6 +189,16 @@ pub fn check(
         // The whole blocks read are checked before a short file is said.
         let whole = got - got % BLOCK;
         for block in chunk[..whole].chunks(BLOCK) {
+            read += 1;
+            let Some(Expect {
+                file,
+                seed,
+                fresh_from,
+            }) = expect(at)
+            else {
+                at += BLOCK as u64;
+                continue;
+            };
             let expected = || format!("a block of file {file} at byte {at} (seed {seed:#x})");
             let stamp = match Stamp::read(block) {
                 Ok(stamp) => stamp,
@@ -186,8 +213,8 @@ pub fn check(
                 ))
             } else if let Some(first) = fresh_from.filter(|&first| stamp.sequence < first) {
                 Some(format!(
-                    "the block of an earlier write (write {}, where every block was written \
-                     again from write {first}): the later write did not reach the file",
+                    "the block of an earlier write (write {}, where the block was written \
+                     again from write {first} on): the later write did not reach the file",
                     stamp.sequence
                 ))
             } else {
@@ -319,6 +346,36 @@ mod tests {
         let bad = found(&path, 7, 9);
         assert_eq!(bad.offset, 0);
         assert!(bad.found.starts_with("no stamp"), "{bad}");
+    }
+
+    /// `check_each` passes over the blocks it is told hold nothing of the run's (a hole here),
+    /// counts only those it checked, and checks the others each against its own expectation.
+    #[test]
+    fn blocks_told_to_be_unwritten_are_passed_over_and_the_others_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = written(dir.path(), BLOCK, 8, 9, 0);
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.write_all_at(&[0; BLOCK], 2 * 4096).unwrap();
+        let reader = crate::fileio::open(&path, crate::fileio::OpenMode::Read, false).unwrap();
+        let expect = |fresh_from| Expect {
+            file: 7,
+            seed: 9,
+            fresh_from,
+        };
+        let hole = |at: u64| (at != 2 * 4096).then_some(expect(None));
+        let checked = check_each(&reader, &path, 0, 8 * 4096, hole)
+            .unwrap()
+            .unwrap();
+        assert_eq!(checked.blocks, 7);
+        let all = check_each(&reader, &path, 0, 8 * 4096, |_| Some(expect(None))).unwrap();
+        assert_eq!(all.unwrap_err().offset, 2 * 4096);
+        // Block 5 must be write 6 or later: it is write 5, an earlier one.
+        let fresh = |at: u64| (at != 2 * 4096).then_some(expect((at == 5 * 4096).then_some(6)));
+        let bad = check_each(&reader, &path, 0, 8 * 4096, fresh)
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(bad.offset, 5 * 4096);
+        assert!(bad.found.contains("did not reach the file"), "{bad}");
     }
 
     /// Verified blocks stay incompressible and unique: no two of a run's blocks are equal.

@@ -6,8 +6,9 @@
 //! Flow: [`IoSettings::plan`] (checked, scaled) -> [`Files::prepare`] (each thread's file made
 //! and laid out, untimed, as fio lays files out) -> a cold cache if the case asks for one ->
 //! the files opened (O_DIRECT with `direct`), rings made and registered -> the timed phase,
-//! every thread released at once ([`worker`]) -> one result per direction (reads, writes)
-//! with IOPS, bandwidth, completion and submission latency and CPU per operation.
+//! every thread released at once ([`worker`]) -> with `verify`, every file read back and
+//! checked, untimed ([`Files::verify`]) -> one result per direction (reads, writes) with IOPS,
+//! bandwidth, completion and submission latency and CPU per operation.
 //!
 //! The files are removed at the end, on error and on Ctrl-C (unless `keep`). The same run
 //! works on a block device ([`IoTarget::Device`], each thread on a region of its own) for a
@@ -86,7 +87,12 @@ keep fio's names (docs/workloads/io.md has a table to translate a fio job).";
             (Some(runtime), Some(_)) => runtime.min(pass),
             (None, _) => pass,
         };
-        layout.saturating_add(timed).saturating_add(50_000_000)
+        // `verify` reads every file back, at about 1 GB/s too.
+        let read_back = if plan.verify { layout } else { 0 };
+        layout
+            .saturating_add(read_back)
+            .saturating_add(timed)
+            .saturating_add(50_000_000)
     }
 
     fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
@@ -149,6 +155,10 @@ impl IoSettings {
         let mut end = match ended {
             Ok(()) => End::ok(seed),
             Err(NotRun::Interrupted) => End::interrupted(seed),
+            Err(NotRun::Failed(e @ WorkloadError::Corrupt(_))) => End {
+                outcome: Outcome::Corrupt,
+                ..End::failed(e, seed)
+            },
             Err(NotRun::Failed(e)) => End::failed(e, seed),
             Err(NotRun::Unsupported(e)) => End {
                 outcome: Outcome::Unsupported,
@@ -252,6 +262,9 @@ fn run_plan(
     if stopped && failure.is_none() {
         return Err(NotRun::Interrupted);
     }
+    if plan.verify && failure.is_none() {
+        verify(plan, ctx, made, &workers, stop, harness)?;
+    }
     // What was measured, also when an operation failed: marked partial, and the sample failed.
     for record in results::records(
         plan,
@@ -268,6 +281,40 @@ fn run_plan(
         Some(e) => Err(NotRun::Failed(e)),
         None => Ok(()),
     }
+}
+
+/// `verify`, after the timed phase (untimed): every thread's file read back and checked
+/// ([`Files::verify`]). The first file found other than written ends the run `corrupt`, and
+/// stays for inspection unless its filesystem goes after the run; the phase's results are not
+/// stored then (figures of writes that did not all land).
+fn verify(
+    plan: &IoPlan,
+    ctx: &Context,
+    files: &mut Files,
+    workers: &[Worker],
+    stop: &StopFlag,
+    harness: &mut dyn Harness,
+) -> Result<(), NotRun> {
+    for (t, w) in workers.iter().enumerate() {
+        if stop.is_requested() {
+            return Err(NotRun::Interrupted);
+        }
+        let written = w.written.as_ref().expect("verified writes are marked");
+        match files.verify(t, plan, w.seed(), written, harness) {
+            Ok(_) => {}
+            Err(WorkloadError::Corrupt(found)) => {
+                let kept = if !ctx.disposable && files.keep_for_inspection(t) {
+                    "; the file is kept"
+                } else {
+                    ""
+                };
+                let e = WorkloadError::Corrupt(format!("{found}{kept}"));
+                return Err(NotRun::Failed(e.during(plan.rw)));
+            }
+            Err(e) => return Err(NotRun::Failed(e.during("the read-back (verify)"))),
+        }
+    }
+    Ok(())
 }
 
 /// The case's cache policy `drop`: the files, laid out and closed, are brought cold before the

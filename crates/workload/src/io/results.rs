@@ -152,6 +152,9 @@ pub fn records(
             }
             if partial {
                 attributes["partial"] = json!(true);
+            } else if plan.verify {
+                // Every file was read back after the phase and found as written (`verify`).
+                attributes["verified"] = json!(true);
             }
             ResultRecord {
                 dims: Dims {

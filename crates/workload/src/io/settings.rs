@@ -237,6 +237,16 @@ pub struct IoSettings {
     #[arg(long)]
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub keep: bool,
+
+    /// Verify what was written: every 4 KiB block written (the layout's too) carries a header
+    /// (its offset, the thread's file, the seed, a write sequence number, its payload's
+    /// checksum), and after the timed phase each file is synced, dropped from the page cache
+    /// and read back, untimed. A block other than written, or older than the phase's write to
+    /// it, ends the run `corrupt`, naming the file, the offset, what was expected and found;
+    /// the file is kept in a directory (docs/workloads/io.md). bs of whole 4 KiB blocks.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 impl Default for IoSettings {
@@ -265,6 +275,7 @@ impl Default for IoSettings {
             data: DataKind::Random,
             seed: None,
             keep: false,
+            verify: false,
         }
     }
 }
@@ -319,6 +330,8 @@ pub struct IoPlan {
     pub data: DataKind,
     pub seed: u64,
     pub drop_cache: bool,
+    /// Writes carry verifiable headers and the files are read back after the phase.
+    pub verify: bool,
 }
 
 impl IoSettings {
@@ -442,6 +455,9 @@ impl IoSettings {
                 format!("{} is less than one block of bs ({})", self.size, self.bs),
             ));
         }
+        if self.verify {
+            self.check_verify(bs, blocks)?;
+        }
         let runtime_ns = (self.runtime.ns > 0)
             .then(|| ((self.runtime.ns as f64 * ctx.scale).ceil() as u64).max(1_000_000));
         // Rate caps, per thread.
@@ -507,7 +523,35 @@ impl IoSettings {
             data: self.data,
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
             drop_cache: ctx.cache == CachePolicy::Drop,
+            verify: self.verify,
         })
+    }
+
+    /// What `verify` cannot check is refused: blocks that are not whole 4 KiB blocks (each
+    /// carries its own header), and two writes of one block in flight at once (a queue deeper
+    /// than the file has blocks), either of which may land last, or — direct writes split at
+    /// the device's sectors — a block torn between them that no single write made.
+    fn check_verify(&self, bs: u64, blocks: u64) -> Result<(), WorkloadError> {
+        let block = crate::verify::BLOCK as u64;
+        if bs % block != 0 {
+            return Err(WorkloadError::invalid(
+                "verify",
+                format!(
+                    "verify checks whole 4 KiB blocks and bs {} is not made of them; use a bs of 4k or a multiple of it",
+                    self.bs
+                ),
+            ));
+        }
+        if u64::from(self.iodepth) > blocks {
+            return Err(WorkloadError::invalid(
+                "verify",
+                format!(
+                    "iodepth {} is more than the {blocks} blocks of each file: two writes of one block would be in flight at once, and what lands is not one write's; lower iodepth or raise size",
+                    self.iodepth
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -543,6 +587,12 @@ mod tests {
         );
         let back: IoSettings = serde_json::from_value(serde_json::json!({"numjobs": 4})).unwrap();
         assert_eq!(back.threads, 4, "fio's numjobs is accepted for threads");
+        assert!(
+            json.get("verify").is_none(),
+            "verify is said only when asked for"
+        );
+        let back: IoSettings = serde_json::from_value(serde_json::json!({"verify": true})).unwrap();
+        assert!(back.verify, "the plan key verify");
     }
 
     #[test]
@@ -592,6 +642,27 @@ mod tests {
             ..IoSettings::default()
         })
         .contains("lower iodepth or bs"));
+        assert!(err(IoSettings {
+            verify: true,
+            bs: Size(6 << 10),
+            ..IoSettings::default()
+        })
+        .starts_with("verify: verify checks whole 4 KiB blocks and bs 6k"));
+        assert!(err(IoSettings {
+            verify: true,
+            iodepth: 8,
+            size: Size(16 << 10),
+            ..IoSettings::default()
+        })
+        .starts_with("verify: iodepth 8 is more than the 4 blocks of each file"));
+        let verified = plan(IoSettings {
+            verify: true,
+            bs: Size(8 << 10),
+            data: DataKind::Zero,
+            ..IoSettings::default()
+        })
+        .unwrap();
+        assert!(verified.verify, "zero data carries headers too");
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! Where the io workload reads and writes: a fresh file per thread in a directory (fio's
 //! default, a file per job), or a block device, each thread on a region of its own (the bare
 //! device as a baseline). Laying the files out (untimed), probing O_DIRECT, opening them for
-//! the timed phase, and removing what was made.
+//! the timed phase, reading them back (`verify`), and removing what was made.
 
 use super::settings::{IoPlan, Layout};
+use super::worker::Written;
 use super::NotRun;
 use crate::data::DataSource;
-use crate::fileio::raw;
+use crate::fileio::{self, raw};
+use crate::harness::Harness;
+use crate::verify::Expect;
 use crate::WorkloadError;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -139,7 +142,13 @@ impl Files {
                 let (base, mut at) = (self.bases[t], 0);
                 while at < plan.size {
                     let len = LAYOUT_CHUNK.min(plan.size - at);
-                    raw::pwrite_all(file.as_raw_fd(), data.next(len as usize), base + at)
+                    // Verified blocks say where they are: this thread's file, the byte.
+                    let bytes = if plan.verify {
+                        data.next_verified(len as usize, t as u32, base + at)
+                    } else {
+                        data.next(len as usize)
+                    };
+                    raw::pwrite_all(file.as_raw_fd(), bytes, base + at)
                         .map_err(|e| WorkloadError::io("write", path, e))?;
                     at += len;
                 }
@@ -216,6 +225,63 @@ impl Files {
             return Some(io_poll.trim() == "1");
         }
         None
+    }
+
+    /// `verify`, after the timed phase (untimed): thread `t`'s file or region synced, evicted
+    /// from the page cache (through the harness; without one, by fadvise) and read back, each
+    /// block checked against what the run wrote there — a block the phase wrote (`written`)
+    /// against the phase's writes (one older is a write that did not reach the file), one it
+    /// did not against the layout's, and one neither wrote (a sparse file's hole, a device's
+    /// earlier bytes) not at all. The blocks checked, or what was found instead
+    /// ([`WorkloadError::Corrupt`]).
+    pub fn verify(
+        &self,
+        t: usize,
+        plan: &IoPlan,
+        seed: u64,
+        written: &Written,
+        harness: &mut dyn Harness,
+    ) -> Result<u64, WorkloadError> {
+        let path = &self.paths[t];
+        let (base, len) = (self.bases[t], plan.size);
+        let io = |action: &str, e: io::Error| WorkloadError::io(action, path, e);
+        // Never through a symlink: a name in the directory under test is not proof of a file.
+        let file = fileio::open(path, fileio::OpenMode::Read, false)
+            .map_err(|e| io("open for verifying", e))?;
+        file.sync_data().map_err(|e| io("sync for verifying", e))?;
+        if harness.evict(path, base, len).is_err() {
+            // SAFETY: advice on a descriptor `file` owns, over its own range.
+            unsafe {
+                libc::posix_fadvise(
+                    file.as_raw_fd(),
+                    base as libc::off_t,
+                    len as libc::off_t,
+                    libc::POSIX_FADV_DONTNEED,
+                )
+            };
+        }
+        let laid_out = plan.layout == Layout::Written;
+        let expect = |at: u64| {
+            let fresh = written.has((at - base) / plan.bs);
+            (fresh || laid_out).then_some(Expect {
+                file: t as u32,
+                seed,
+                fresh_from: fresh.then_some(written.first_write),
+            })
+        };
+        match crate::verify::check_each(&file, path, base, len, expect) {
+            Ok(Ok(checked)) => Ok(checked.blocks),
+            Ok(Err(corruption)) => Err(WorkloadError::Corrupt(corruption.to_string())),
+            Err(e) => Err(io("read back", e)),
+        }
+    }
+
+    /// A file found corrupt is left for inspection (the others go as usual); false for a
+    /// device's region, which no run removes.
+    pub fn keep_for_inspection(&mut self, t: usize) -> bool {
+        let path = &self.paths[t];
+        let made = self.made.iter().position(|p| p == path);
+        made.map(|at| self.made.remove(at)).is_some()
     }
 
     /// The files made, to be left in place (`keep`).

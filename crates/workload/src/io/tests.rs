@@ -6,6 +6,7 @@ use crate::harness::Detached;
 use crate::workload::Collect;
 use fsbench_measure::units::{Size, TimeSpan};
 use fsbench_model::ResultRecord;
+use std::path::PathBuf;
 
 fn run_in(dir: &Path, settings: &IoSettings) -> (End, Collect) {
     let mut sink = Collect::default();
@@ -377,4 +378,285 @@ fn settings_as_large_as_their_types_saturate_instead_of_overflowing() {
         ..IoSettings::default()
     };
     assert_eq!(huge.estimate_ns(&Context::default()), u64::MAX);
+}
+
+/// A harness for `verify`'s tests: at the phase's start it calls `at_start` with the run's
+/// files, at each eviction `on_evict` with the file (each stands for a device that lost or
+/// changed a write); nothing else is available.
+struct Faulty<S: FnMut(&[PathBuf]), E: FnMut(&Path)> {
+    dir: PathBuf,
+    at_start: S,
+    on_evict: E,
+    evicted: Vec<PathBuf>,
+}
+
+impl<S: FnMut(&[PathBuf]), E: FnMut(&Path)> crate::Harness for Faulty<S, E> {
+    fn cold(&mut self) -> Result<String, String> {
+        Err("no".into())
+    }
+    fn drop_caches(&mut self) -> Result<String, String> {
+        Err("no".into())
+    }
+    fn evict(&mut self, path: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+        (self.on_evict)(path);
+        self.evicted.push(path.to_path_buf());
+        Ok(Some(0.0))
+    }
+    fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+        Err("no".into())
+    }
+    fn phase_start(&mut self) -> bool {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        (self.at_start)(&files);
+        true
+    }
+}
+
+/// A harness that does nothing to the files, and counts the evictions.
+fn faithful(dir: &Path) -> Faulty<impl FnMut(&[PathBuf]), impl FnMut(&Path)> {
+    Faulty {
+        dir: dir.to_path_buf(),
+        at_start: |_: &[PathBuf]| {},
+        on_evict: |_: &Path| {},
+        evicted: Vec::new(),
+    }
+}
+
+/// What a run with `harness` ended with and stored.
+fn run_with(dir: &Path, settings: &IoSettings, harness: &mut dyn crate::Harness) -> (End, Collect) {
+    let mut sink = Collect::default();
+    let end = settings.run(
+        &Context::default(),
+        dir,
+        &StopFlag::new(),
+        &mut sink,
+        harness,
+    );
+    (end, sink)
+}
+
+/// Block 3 of the file at `path`.
+fn block_3(path: &Path) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let mut block = vec![0u8; 4096];
+    let file = std::fs::File::open(path).unwrap();
+    file.read_exact_at(&mut block, 3 * 4096).unwrap();
+    block
+}
+
+/// `block` over block 3 of the file at `path`.
+fn put_block_3(path: &Path, block: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.write_all_at(block, 3 * 4096).unwrap();
+}
+
+/// `verify` finds no fault where there is none: either engine, every pattern, buffered and
+/// direct, two threads, blocks of one and of two 4 KiB blocks (registered buffers too), a
+/// written layout and a sparse one — and a time-bound run that wrote only some of the blocks
+/// of a sparse file (the others holes, which are not checked) and of a written one (the others
+/// the layout's). Each file is evicted and read back once after the phase; the results say it
+/// was verified.
+#[test]
+fn verified_runs_read_back_as_written_with_either_engine_every_pattern_and_direct() {
+    let mut cases = Vec::new();
+    for engine in [Engine::Sync, Engine::IoUring] {
+        for rw in [Rw::Read, Rw::Write, Rw::RandWrite, Rw::RandRw] {
+            for direct in [false, true] {
+                cases.push((engine, rw, direct, 4096, false, false));
+            }
+        }
+        cases.push((engine, Rw::RandWrite, false, 8192, true, false));
+        cases.push((engine, Rw::ReadWrite, true, 8192, false, false));
+        // Paced to 2000 operations a second for 20 ms: about 40 of 256 blocks written.
+        cases.push((engine, Rw::RandWrite, false, 4096, false, true));
+        cases.push((engine, Rw::RandWrite, true, 4096, true, true));
+    }
+    for (engine, rw, direct, bs, overwrite, partial) in cases {
+        let case = format!(
+            "{engine} {rw} direct {direct} bs {bs} overwrite {overwrite} partial {partial}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let uring = engine == Engine::IoUring;
+        let settings = IoSettings {
+            rw,
+            engine,
+            direct,
+            overwrite,
+            iodepth: if uring { 8 } else { 1 },
+            iodepth_batch_submit: if uring { 0 } else { 1 },
+            fixedbufs: uring && bs == 8192,
+            bs: Size(bs),
+            size: Size(1 << 20),
+            threads: 2,
+            verify: true,
+            rate_iops: if partial { 2000 } else { 0 },
+            runtime: TimeSpan::from_ns(if partial { 20_000_000 } else { 0 }),
+            time_based: partial,
+            ..IoSettings::default()
+        };
+        let mut harness = faithful(dir.path());
+        let (end, sink) = run_with(dir.path(), &settings, &mut harness);
+        if direct && end.outcome == Outcome::Unsupported {
+            continue; // a filesystem without O_DIRECT (tmpfs before 6.6): nothing to verify
+        }
+        assert_eq!(end.outcome, Outcome::Ok, "{case}: {:?}", end.error);
+        assert_eq!(harness.evicted.len(), 2, "{case}: each file once");
+        assert!(!sink.records.is_empty(), "{case}");
+        for r in &sink.records {
+            assert_eq!(r.attributes["verified"], true, "{case}");
+        }
+        if partial {
+            let writes = value(&sink.records[0], "ops");
+            assert!(
+                writes > 0.0 && writes < 2.0 * 256.0,
+                "{case}: {writes} blocks written"
+            );
+        }
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "{case}: files left"
+        );
+    }
+    // Without verify, a result says nothing of it.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = IoSettings {
+        rw: Rw::RandWrite,
+        size: Size(256 << 10),
+        ..IoSettings::default()
+    };
+    let (end, sink) = run_in(dir.path(), &plain);
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert!(!sink.records[0].attributes.contains_key("verified"));
+}
+
+/// A block read back other than written ends the run `corrupt`, naming the file, the block
+/// and what was found; the file stays for inspection (the other thread's goes), and the
+/// phase's results are not stored. The harness stands for a device that lost a write to a
+/// sparse file (its eviction of thread 1's file zeroes block 3), or changed a byte of a
+/// written one (it flips a byte of block 3's payload: the phase's block, or in a read-only
+/// run the layout's). Either engine, buffered and direct.
+#[test]
+fn a_block_read_back_other_than_written_ends_the_run_corrupt() {
+    for engine in [Engine::Sync, Engine::IoUring] {
+        for (rw, direct, zero, found) in [
+            (Rw::Write, false, true, "found no stamp (it begins 0000"),
+            (Rw::RandWrite, true, true, "found no stamp (it begins 0000"),
+            (Rw::RandRw, false, false, "found its payload changed"),
+            (Rw::Read, true, false, "found its payload changed"),
+        ] {
+            let case = format!("{engine} {rw} direct {direct}");
+            let dir = tempfile::tempdir().unwrap();
+            let settings = IoSettings {
+                rw,
+                engine,
+                direct,
+                iodepth: if engine == Engine::IoUring { 4 } else { 1 },
+                size: Size(256 << 10),
+                threads: 2,
+                seed: Some(5),
+                verify: true,
+                ..IoSettings::default()
+            };
+            let mut harness = Faulty {
+                dir: dir.path().to_path_buf(),
+                at_start: |_: &[PathBuf]| {},
+                on_evict: |path: &Path| {
+                    if path.to_string_lossy().ends_with("-1.dat") {
+                        let mut block = block_3(path);
+                        if zero {
+                            block.fill(0);
+                        } else {
+                            block[1000] ^= 0xff;
+                        }
+                        put_block_3(path, &block);
+                    }
+                },
+                evicted: Vec::new(),
+            };
+            let (end, sink) = run_with(dir.path(), &settings, &mut harness);
+            if direct && end.outcome == Outcome::Unsupported {
+                continue;
+            }
+            assert_eq!(end.outcome, Outcome::Corrupt, "{case}: {:?}", end.error);
+            let said = end.error.unwrap().to_string();
+            let bad = &harness.evicted[1];
+            let begins = format!(
+                "corrupt: {}: the block at byte 12288 is not what was written: expected a block of file 1 at byte 12288 (seed ",
+                bad.display()
+            );
+            assert!(said.starts_with(&begins), "{case}: {said}");
+            assert!(said.contains(found), "{case}: {said}");
+            assert!(
+                said.ends_with(&format!("; the file is kept (after {rw})")),
+                "{case}: {said}"
+            );
+            assert!(sink.records.is_empty(), "{case}: {:?}", sink.records);
+            let left: Vec<PathBuf> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            assert_eq!(
+                left,
+                std::slice::from_ref(bad),
+                "{case}: the evidence stays, alone"
+            );
+        }
+    }
+}
+
+/// A write that did not reach the file leaves the block as it was before the phase: the
+/// layout's — right offset, right run, intact, and older than the phase's write to it. The
+/// harness keeps block 3 of the file as the phase's start finds it and puts it back at the
+/// eviction (a device that lost the phase's writes there): a run that overwrites a written
+/// file, sequentially or at random, through either engine, buffered and direct, ends
+/// `corrupt`, naming the earlier write.
+#[test]
+fn a_write_that_did_not_reach_the_file_is_found() {
+    for engine in [Engine::Sync, Engine::IoUring] {
+        for (rw, direct) in [
+            (Rw::Write, false),
+            (Rw::RandWrite, true),
+            (Rw::RandWrite, false),
+            (Rw::Write, true),
+        ] {
+            let case = format!("{engine} {rw} direct {direct}");
+            let dir = tempfile::tempdir().unwrap();
+            let settings = IoSettings {
+                rw,
+                engine,
+                direct,
+                overwrite: true,
+                iodepth: if engine == Engine::IoUring { 4 } else { 1 },
+                size: Size(256 << 10),
+                seed: Some(5),
+                verify: true,
+                ..IoSettings::default()
+            };
+            let kept = std::cell::RefCell::new(Vec::new());
+            let mut harness = Faulty {
+                dir: dir.path().to_path_buf(),
+                at_start: |files: &[PathBuf]| *kept.borrow_mut() = block_3(&files[0]),
+                on_evict: |path: &Path| put_block_3(path, &kept.borrow()),
+                evicted: Vec::new(),
+            };
+            let (end, _) = run_with(dir.path(), &settings, &mut harness);
+            if direct && end.outcome == Outcome::Unsupported {
+                continue;
+            }
+            assert_eq!(end.outcome, Outcome::Corrupt, "{case}: {:?}", end.error);
+            let said = end.error.unwrap().to_string();
+            assert!(said.contains("the block at byte 12288"), "{case}: {said}");
+            assert!(
+                said.contains("the later write did not reach the file"),
+                "{case}: {said}"
+            );
+        }
+    }
 }

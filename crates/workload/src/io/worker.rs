@@ -6,7 +6,8 @@
 //! time of the batch, and the end of its operations' submission latency, fio's slat) and once
 //! after each reaping that found completions (their completion, fio's clat from issue to
 //! completion); a full queue's spin before it sleeps ([`Spin`]) reads it only to end the spin.
-//! Buffers, slots and histograms exist before the loop; the loop allocates,
+//! Buffers, slots, histograms and `verify`'s bit per written block exist before the loop
+//! (a verified write costs its headers and one bit more); the loop allocates,
 //! locks and prints nothing, and looks at the stop and abort flags once per round.
 
 use super::pace::{tight_timer_slack, Pace, SPIN_NS};
@@ -109,9 +110,44 @@ impl Source {
         }
     }
 
+    /// The next operation's block (its index in the file) and byte offset.
     #[inline(always)]
-    fn offset(&mut self) -> u64 {
-        self.base + self.offsets.next() * self.bs
+    fn next(&mut self) -> (u64, u64) {
+        let block = self.offsets.next();
+        (block, self.base + block * self.bs)
+    }
+}
+
+/// `verify`: what a thread's timed phase wrote, for the check after it.
+pub struct Written {
+    /// The thread's file number in the stamps.
+    pub file: u32,
+    /// The sequence number of the phase's first write: a block the phase wrote holds one of
+    /// its writes, at least this recent.
+    pub first_write: u64,
+    /// A bit per block of the file, set when the phase writes the block (made before the loop).
+    bits: Vec<u64>,
+}
+
+impl Written {
+    pub fn new(file: u32, blocks: u64, first_write: u64) -> Written {
+        Written {
+            file,
+            first_write,
+            bits: vec![0; blocks.div_ceil(64) as usize],
+        }
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, block: u64) {
+        self.bits[(block / 64) as usize] |= 1 << (block % 64);
+    }
+
+    /// Whether the phase wrote `block`.
+    pub fn has(&self, block: u64) -> bool {
+        self.bits
+            .get((block / 64) as usize)
+            .is_some_and(|word| word & (1 << (block % 64)) != 0)
     }
 }
 
@@ -132,6 +168,11 @@ pub struct Ring {
     owned: bool,
     /// Submitted and not yet reaped: drained before the buffers may go (see Drop).
     in_flight: u32,
+    /// `verify`: the payload checksum of every 4 KiB block of every slot, slot after slot, as
+    /// its last write left it (a slot written again keeps its payloads and gets new headers;
+    /// a read lands in the same buffer, so a slot's first write after one, or its first
+    /// write, copies the pool's bytes in again and takes their checksums from their headers).
+    payload_crcs: Vec<u32>,
 }
 
 impl Engine {
@@ -182,6 +223,8 @@ pub struct Worker {
     pub failure: Option<Failure>,
     /// Where each completion is also published for the phase's series (None: no series).
     pub probe: Option<Arc<Probe>>,
+    /// `verify`: the blocks the phase wrote (None: writes carry no headers).
+    pub written: Option<Written>,
 }
 
 /// A short transfer: a read past the end of the file, a write the device took only part of.
@@ -247,6 +290,11 @@ impl Ring {
         for slot in bufs.as_mut_slice().chunks_mut(slot_len) {
             slot[offset..offset + plan.bs as usize].copy_from_slice(data.next(plan.bs as usize));
         }
+        let payload_crcs = if plan.verify {
+            vec![0; plan.iodepth as usize * plan.bs as usize / crate::verify::BLOCK]
+        } else {
+            Vec::new()
+        };
         if plan.fixedbufs {
             let base = bufs.as_mut_slice().as_mut_ptr();
             let iovecs: Vec<libc::iovec> = (0..plan.iodepth as usize)
@@ -278,6 +326,7 @@ impl Ring {
             iopoll: plan.hipri,
             owned,
             in_flight: 0,
+            payload_crcs,
         })
     }
 }
@@ -358,12 +407,22 @@ impl Worker {
                 base,
                 bs: plan.bs,
             },
+            // The phase's writes come after every sequence number the layout and the
+            // engine's buffers took.
+            written: plan
+                .verify
+                .then(|| Written::new(thread as u32, plan.blocks, data.sequence())),
             data,
             engine,
             stats: Stats::default(),
             failure: None,
             probe: None,
         }
+    }
+
+    /// The seed of this thread's data (its stamps say it).
+    pub fn seed(&self) -> u64 {
+        self.data.seed()
     }
 
     /// The timed phase of this thread: issues operations until the plan's end (its bytes, its
@@ -391,20 +450,21 @@ impl Worker {
         let fd = self.file.as_raw_fd();
         // Each loop is made with the series' probe and without: no series costs nothing.
         let (src, data, stats) = (&mut self.source, &mut self.data, &mut self.stats);
+        let written = &mut self.written;
         let failure = match (&mut self.engine, self.probe.as_deref()) {
             (Engine::Sync { buf, offset }, Some(probe)) => {
                 let buf = &mut buf.as_mut_slice()[*offset..*offset + src.bs as usize];
-                run_sync(fd, buf, src, data, stats, &bound, ctl, probe)
+                run_sync(fd, buf, src, data, written, stats, &bound, ctl, probe)
             }
             (Engine::Sync { buf, offset }, None) => {
                 let buf = &mut buf.as_mut_slice()[*offset..*offset + src.bs as usize];
-                run_sync(fd, buf, src, data, stats, &bound, ctl, &NoTap)
+                run_sync(fd, buf, src, data, written, stats, &bound, ctl, &NoTap)
             }
             (Engine::Uring(ring), Some(probe)) => {
-                run_uring(fd, ring, src, data, stats, &bound, ctl, probe)
+                run_uring(fd, ring, src, data, written, stats, &bound, ctl, probe)
             }
             (Engine::Uring(ring), None) => {
-                run_uring(fd, ring, src, data, stats, &bound, ctl, &NoTap)
+                run_uring(fd, ring, src, data, written, stats, &bound, ctl, &NoTap)
             }
         };
         if failure.is_some() {
@@ -437,6 +497,7 @@ fn run_sync<T: Tap>(
     buf: &mut [u8],
     src: &mut Source,
     data: &mut DataSource,
+    written: &mut Option<Written>,
     stats: &mut Stats,
     bound: &Bound,
     ctl: &Control<'_>,
@@ -460,9 +521,17 @@ fn run_sync<T: Tap>(
             }
         }
         let write = src.write();
-        let offset = src.offset();
+        let (block, offset) = src.next();
         let done = if write {
-            raw::pwrite_all(fd, data.next(bs as usize), offset)
+            // Verified: a header over each 4 KiB block, and the block marked written.
+            let bytes = match written {
+                Some(w) => {
+                    w.mark(block);
+                    data.next_verified(bs as usize, w.file, offset)
+                }
+                None => data.next(bs as usize),
+            };
+            raw::pwrite_all(fd, bytes, offset)
         } else {
             raw::pread_exact(fd, buf, offset)
         };
@@ -572,6 +641,7 @@ fn run_uring<T: Tap>(
     ring: &mut Ring,
     src: &mut Source,
     data: &mut DataSource,
+    written: &mut Option<Written>,
     stats: &mut Stats,
     bound: &Bound,
     ctl: &Control<'_>,
@@ -593,6 +663,9 @@ fn run_uring<T: Tap>(
     let (batch_submit, batch_complete) = (ring.batch_submit as usize, ring.batch_complete);
     // SAFETY: the offset lies within the first slot (a slot has room for it and the block).
     let bufs = unsafe { ring.bufs.as_mut_slice().as_mut_ptr().add(ring.buf_offset) };
+    // `verify`: a slot's payload checksums, one per 4 KiB block of it.
+    let crcs_per_slot = bs as usize / crate::verify::BLOCK;
+    let payload_crcs = &mut ring.payload_crcs[..];
     let mut in_flight = 0u32;
     stats.deferred = ring.owned;
     if ring.owned {
@@ -629,12 +702,30 @@ fn run_uring<T: Tap>(
             }
             let slot = free.pop().expect("a slot is free") as usize;
             let write = src.write();
-            let offset = src.offset();
+            let (block, offset) = src.next();
             // SAFETY: slot < depth, so the slot lies within the buffers.
             let buf = unsafe { bufs.add(slot * slot_len) };
             if write {
-                // SAFETY: the slot is free (not in flight): nothing else uses its bytes.
-                data.stamp(unsafe { std::slice::from_raw_parts_mut(buf, bs as usize) });
+                // SAFETY: the slot is free (its last operation reaped, or none yet): neither
+                // the kernel nor anything else uses its bytes until it is queued below.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(buf, bs as usize) };
+                match written {
+                    // The slot's last operation was a write: its payloads are as it left
+                    // them, and only the headers change.
+                    Some(w) if writes[slot] => {
+                        let crcs = &payload_crcs[slot * crcs_per_slot..][..crcs_per_slot];
+                        data.stamp_verified(bytes, crcs, w.file, offset);
+                    }
+                    // Its first write, or a read landed in it since: the pool's bytes again.
+                    Some(w) => {
+                        bytes.copy_from_slice(data.next_verified(bs as usize, w.file, offset));
+                        let crcs = &mut payload_crcs[slot * crcs_per_slot..][..crcs_per_slot];
+                        for (crc, block) in crcs.iter_mut().zip(bytes.chunks_exact(4096)) {
+                            *crc = crate::verify::Stamp::payload_crc_of(block);
+                        }
+                    }
+                    None => data.stamp(bytes),
+                }
             }
             let entry = sqe(
                 write, fixed_file, fixed_bufs, fd, buf, bs as u32, offset, slot,
@@ -645,6 +736,10 @@ fn run_uring<T: Tap>(
             if unsafe { sq.push(&entry) }.is_err() {
                 free.push(slot as u16);
                 break;
+            }
+            if let (true, Some(w)) = (write, written.as_mut()) {
+                // Queued: it will be written (or the run fails).
+                w.mark(block);
             }
             queued_at[slot] = now;
             writes[slot] = write;
