@@ -301,6 +301,9 @@ fn verified_writes_read_back_on_real_filesystems_and_the_file_carries_its_header
         let sample = &doc["runs"][0]["cases"][0]["samples"][0];
         assert_eq!(sample["status"], "ok", "{fs}: {sample}");
         assert!(!results(&doc).is_empty());
+        // Each cell's file read back again after a remount.
+        let warnings = sample["warnings"].to_string();
+        assert!(warnings.contains("cold (remounted)"), "{fs}: {warnings}");
     }
     let dir = tempfile::tempdir().unwrap();
     let output = fsbench()
@@ -330,6 +333,109 @@ fn verified_writes_read_back_on_real_filesystems_and_the_file_carries_its_header
     }
     let blocks: BTreeSet<&[u8]> = content.chunks(4096).collect();
     assert_eq!(blocks.len(), 64, "every 4 KiB block differs");
+}
+
+/// The shell command the debug build runs between a remount's umount and mount
+/// (`FSBENCH_TEST_BETWEEN_MOUNTS`): finds the matrix's test file in the unmounted ext4 image
+/// (debugfs), writes its name and the image offset of its block `block` to `said`, and —
+/// with `damage` — overwrites that 4 KiB block of the image with zeroes, with direct I/O (the
+/// loop device reads its image with direct I/O: what reaches the image file is what the
+/// filesystem reads after the mount).
+fn between_mounts(said: &Path, block: u64, damage: bool) -> String {
+    let write = if damage {
+        r#"dd if=/dev/zero of="$FSBENCH_IMAGE" bs=4096 count=1 seek=$((at / 4096)) conv=notrunc oflag=direct status=none"#
+    } else {
+        "true"
+    };
+    format!(
+        r#"set -e
+name=$(debugfs -R "ls /" "$FSBENCH_IMAGE" 2>/dev/null | grep -o 'fsbench-matrix-[0-9-]*\.dat' | head -n 1)
+size=$(dumpe2fs -h "$FSBENCH_IMAGE" 2>/dev/null | awk -F: '/^Block size/ {{ print $2 + 0 }}')
+physical=$(debugfs -R "bmap /$name {fs_block}" "$FSBENCH_IMAGE" 2>/dev/null)
+test -n "$name" && test "$size" = 4096 && test "$physical" -gt 0
+at=$((physical * size))
+{write}
+echo "$name $at" >> {said}"#,
+        fs_block = block,
+        said = said.display()
+    )
+}
+
+/// A 4 MiB file of 64 KiB records written and rewritten with `--verify` on ext4 (a loop
+/// device), with `hook` run while the remount after the cell has it unmounted: the JSON
+/// document, the exit code, and what the hook said (the test file's name, the image offset).
+fn verify_across_a_remount(hook: &str, said: &Path) -> (Value, Option<i32>, String, String) {
+    let output = fsbench()
+        .env("FSBENCH_TEST_BETWEEN_MOUNTS", hook)
+        .args(["matrix", "--fs", "ext4", "--verify", "-i", "write"])
+        .args(["--file-sizes", "4m", "--record-sizes", "64k"])
+        .args(["--min-time", "0", "--quiet", "--json", "-"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_str(&stdout(&output))
+        .unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
+    let hook_said = std::fs::read_to_string(said).unwrap_or_default();
+    (doc, output.status.code(), stderr(&output), hook_said)
+}
+
+/// Issue 39's test of verified data: a block changed on the image behind fsbench's back — the
+/// test edits the image file while the filesystem is unmounted, between the umount and the
+/// mount of the remount `--verify` asks for after a cell — is found when the file is read
+/// back from the device: the sample is `corrupt` (exit 1), the message naming the test file
+/// and the exact byte offset of the damaged block. Untouched, the same run passes and says it
+/// read the file back after the remount. (The hook is compiled into debug builds only.)
+#[test]
+fn a_block_changed_on_the_image_while_unmounted_is_found_after_the_remount() {
+    if !root_or_skip("a_block_changed_on_the_image_while_unmounted_is_found_after_the_remount") {
+        return;
+    }
+    if !cfg!(debug_assertions) {
+        eprintln!("skipping: FSBENCH_TEST_BETWEEN_MOUNTS is in debug builds only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Block 100 of the file: bytes 409600..413696.
+    let said = dir.path().join("untouched");
+    let (doc, code, err, hook_said) =
+        verify_across_a_remount(&between_mounts(&said, 100, false), &said);
+    let sample = &doc["runs"][0]["cases"][0]["samples"][0];
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(sample["status"], "ok", "{sample}");
+    assert_eq!(
+        hook_said.lines().count(),
+        1,
+        "one remount, after the cell: {hook_said}"
+    );
+    let warnings = sample["warnings"].to_string();
+    assert!(
+        warnings.contains("read back again once the cache was made cold (remounted)"),
+        "{warnings}"
+    );
+
+    let said = dir.path().join("damaged");
+    let (doc, code, err, hook_said) =
+        verify_across_a_remount(&between_mounts(&said, 100, true), &said);
+    let sample = &doc["runs"][0]["cases"][0]["samples"][0];
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(sample["status"], "corrupt", "{sample}");
+    let (name, _at) = hook_said.trim().split_once(' ').expect("the hook ran");
+    let reason = sample["reason"].as_str().unwrap();
+    assert!(reason.starts_with("corrupt: /"), "{reason}");
+    assert!(
+        reason.contains(&format!(
+            "/{name}: the block at byte 409600 is not what was written"
+        )),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("found no stamp (it begins 0000"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("read back once the cache was made cold: remounted"),
+        "{reason}"
+    );
+    assert!(err.contains("the block at byte 409600"), "{err}");
 }
 
 fn gzip_size(data: &[u8]) -> usize {

@@ -975,3 +975,74 @@ fn the_dry_run_says_where_every_copying_workloads_buffers_sit() {
         "{block}"
     );
 }
+
+/// The mix's `--verify` on ext4 (a loop device): every file the mix wrote is read back after
+/// the remount, and the run passes; a block of one of its files zeroed in the unmounted image
+/// (the debug build's `FSBENCH_TEST_BETWEEN_MOUNTS`, between the umount and the mount) is
+/// found: the sample is `corrupt`, naming that file and the block's byte offset.
+#[test]
+fn the_mix_verifies_what_it_wrote_after_a_remount_on_ext4() {
+    if !root_or_skip("the_mix_verifies_what_it_wrote_after_a_remount_on_ext4") {
+        return;
+    }
+    if !cfg!(debug_assertions) {
+        eprintln!("skipping: FSBENCH_TEST_BETWEEN_MOUNTS is in debug builds only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let said = dir.path().join("said");
+    // The first file of the run's first directory that has one (every file has two blocks or
+    // more), its second block zeroed in the image, with direct I/O as the loop device reads it.
+    let hook = format!(
+        r#"set -e
+img="$FSBENCH_IMAGE"
+top=$(debugfs -R "ls -p /" "$img" 2>/dev/null | awk -F/ '$6 ~ /^fsbench-mix-/ {{ print $6; exit }}')
+for d in 0 1 2; do
+  name=$(debugfs -R "ls -p /$top/d$d" "$img" 2>/dev/null | awk -F/ '$6 != "." && $6 != ".." && $6 != "" {{ print $6; exit }}')
+  test -n "$name" && break
+done
+physical=$(debugfs -R "bmap /$top/d$d/$name 1" "$img" 2>/dev/null)
+test "$physical" -gt 0
+dd if=/dev/zero of="$img" bs=4096 count=1 seek="$physical" conv=notrunc oflag=direct status=none
+echo "$name" > {said}"#,
+        said = said.display()
+    );
+    let mix = |damage: bool| {
+        let mut command = fsbench();
+        if damage {
+            command.env("FSBENCH_TEST_BETWEEN_MOUNTS", &hook);
+        }
+        command
+            .args(["mix", "--fs", "ext4", "--verify", "--threads", "2"])
+            .args(["--num-files", "60", "--num-dirs", "3", "--duration", "2s"])
+            .args(["--min-filesize", "8k", "--max-filesize", "32k"])
+            .args(["--append-weight", "1", "--delete-weight", "1"])
+            .args(["--no-store", "--quiet", "--json", "-"])
+            .output()
+            .unwrap()
+    };
+    let output = mix(false);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "ok", "{sample}");
+    let warnings = sample["warnings"].to_string();
+    assert!(
+        warnings.contains("read back once the cache was made cold (remounted)"),
+        "{warnings}"
+    );
+
+    let output = mix(true);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "corrupt", "{sample}");
+    let name = std::fs::read_to_string(&said).expect("the hook ran");
+    let reason = sample["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("/{}: the block at byte 4096 is not", name.trim())),
+        "{reason}"
+    );
+    assert!(reason.contains("found no stamp"), "{reason}");
+}

@@ -1262,6 +1262,8 @@ impl<'s> Target<'s> {
                 "a process may still use the mount",
             ));
         }
+        #[cfg(debug_assertions)]
+        self.between_mounts()?;
         let mount = self.mount_cmd.clone().expect("mounted before");
         let out = sys.run(&mount).map_err(|e| missing_tool(&mount, e))?;
         if !out.success() {
@@ -1269,6 +1271,42 @@ impl<'s> Target<'s> {
             return Err(TargetError::command("remount", &mount, &out, "see `dmesg`"));
         }
         Ok(())
+    }
+
+    /// Tests only (debug builds): the shell command in `FSBENCH_TEST_BETWEEN_MOUNTS`, if set, run
+    /// while a remount has the filesystem unmounted, with `FSBENCH_DEVICE` (the device the
+    /// filesystem is on), `FSBENCH_IMAGE` (its image, empty on a real device) and
+    /// `FSBENCH_MOUNTPOINT` in its environment: a test changes the device behind the
+    /// filesystem's back there (`--verify` must find it). A failing command fails the remount.
+    #[cfg(debug_assertions)]
+    fn between_mounts(&self) -> Result<(), TargetError> {
+        const HOOK: &str = "run FSBENCH_TEST_BETWEEN_MOUNTS between the umount and the mount of";
+        let Some(hook) = std::env::var_os("FSBENCH_TEST_BETWEEN_MOUNTS") else {
+            return Ok(());
+        };
+        let image = self.info.device.image.clone().unwrap_or_default();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&hook)
+            .env("FSBENCH_DEVICE", self.device_path())
+            .env("FSBENCH_IMAGE", image)
+            .env("FSBENCH_MOUNTPOINT", &self.info.mountpoint)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| TargetError::io(HOOK, &self.info.mountpoint, e))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let said = format!(
+            "{}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Err(TargetError::io(
+            HOOK,
+            &self.info.mountpoint,
+            std::io::Error::other(said),
+        ))
     }
 
     /// Unmounts, checks, restores and removes everything; returns the full read-back with the

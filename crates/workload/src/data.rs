@@ -126,6 +126,12 @@ impl DataSource {
         self.counter
     }
 
+    /// Stamps carry `seed` from now on (the pool keeps its bytes): the threads of one run, each
+    /// with a pool of its own, whose verified blocks all say the run's seed.
+    pub fn stamp_as(&mut self, seed: u64) {
+        self.seed = seed;
+    }
+
     /// The seed the pool and the stamps were made with.
     pub fn seed(&self) -> u64 {
         self.seed

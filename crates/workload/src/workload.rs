@@ -163,7 +163,11 @@ impl End {
 
     pub fn failed(error: WorkloadError, seed: Option<u64>) -> End {
         End {
-            outcome: Outcome::Failed,
+            // A block read back other than written (`--verify`) is its own ending.
+            outcome: match error {
+                WorkloadError::Corrupt(_) => Outcome::Corrupt,
+                _ => Outcome::Failed,
+            },
             error: Some(error),
             seed,
             kept: Vec::new(),

@@ -133,6 +133,9 @@ pub fn run(
     let mut status = Outcome::Ok;
     let mut failure = None;
     let first_done = plan.stonewall_first.then(|| AtomicBool::new(false));
+    // `--verify` after a remount: how the cache was made cold, said once; None once it failed.
+    let mut cold_said = false;
+    let mut cold_works = true;
     'cells: for &cell in &plan.cells {
         runner.start_cell(cell);
         for &phase in &plan.phases {
@@ -231,6 +234,57 @@ pub fn run(
                     failure = Some(error);
                     break 'cells;
                 }
+            }
+        }
+        // `--verify`, once the cell's phases are done (untimed, no file open): the cache made
+        // cold (a filesystem fsbench made is remounted) and the file read back from the device.
+        let Some(fresh_from) = runner.written.take().filter(|_| cold_works) else {
+            continue;
+        };
+        if stop.is_requested() {
+            status = Outcome::Interrupted;
+            break 'cells;
+        }
+        match harness.cold() {
+            Ok(how) => {
+                if !cold_said {
+                    cold_said = true;
+                    let said = format!(
+                        "--verify: after each cell's phases the test file was read back again \
+                         once the cache was made cold ({how}): every block checked from the \
+                         device"
+                    );
+                    observer.warning(&said);
+                    warnings.push(said);
+                }
+                let context = format!(
+                    "the cell's phases, read back once the cache was made cold: {how} (file {}, \
+                     record {})",
+                    size_label(cell.file_size_bytes),
+                    size_label(cell.record_size_bytes)
+                );
+                match runner.verify_cold(cell, fresh_from) {
+                    Ok(()) => {}
+                    Err(error @ WorkloadError::Corrupt(_)) => {
+                        status = Outcome::Corrupt;
+                        failure = Some(error.during(context));
+                        break 'cells;
+                    }
+                    Err(error) => {
+                        status = Outcome::Failed;
+                        failure = Some(error.during(format!("the read-back after {context}")));
+                        break 'cells;
+                    }
+                }
+            }
+            Err(why) => {
+                cold_works = false;
+                let said = format!(
+                    "--verify: the read-back after a remount was skipped: the cache could not be \
+                     made cold ({why}); each phase's read-back after eviction stands alone"
+                );
+                observer.warning(&said);
+                warnings.push(said);
             }
         }
     }
@@ -359,6 +413,9 @@ struct Runner<'p> {
     warned_stdio_direct: bool,
     warned_not_evicted: bool,
     warnings: Vec<String>,
+    /// `--verify`: the cell's file was written (the last write's `fresh_from`), to be read
+    /// back once more after its phases, from a cold cache.
+    written: Option<Option<u64>>,
 }
 
 impl<'p> Runner<'p> {
@@ -396,10 +453,12 @@ impl<'p> Runner<'p> {
             warned_stdio_direct: false,
             warned_not_evicted: false,
             warnings: Vec::new(),
+            written: None,
         })
     }
 
     fn start_cell(&mut self, cell: Cell) {
+        self.written = None;
         // The buffers where this CPU copies fastest for a file of the cell's size (calibrated
         // once per filesystem and reach, untimed, before the cell's first pass).
         if let Some(dir) = self.path.parent() {
@@ -423,10 +482,8 @@ impl<'p> Runner<'p> {
         fresh_from: Option<u64>,
     ) -> Result<(), WorkloadError> {
         let (base, len) = self.span(cell);
+        let file = self.open_to_verify()?;
         let io = |action: &str, e: io::Error| WorkloadError::io(action, &self.path, e);
-        // Never through a symlink: a name in the directory under test is not proof of a file.
-        let file = fileio::open(&self.path, OpenMode::Read, false)
-            .map_err(|e| io("open for verifying", e))?;
         file.sync_data().map_err(|e| io("sync for verifying", e))?;
         if harness.evict(&self.path, base, len).is_err() {
             // SAFETY: advice on a descriptor `file` owns, over its own range.
@@ -439,12 +496,40 @@ impl<'p> Runner<'p> {
                 )
             };
         }
+        self.written = Some(fresh_from);
+        self.read_back(&file, cell, fresh_from)
+    }
+
+    /// `--verify` after the cache was made cold ([`Harness::cold`]: remounted, or every cache
+    /// dropped): this process's span of the test file read back from the device and checked
+    /// against what was last written there (`fresh_from` as the last write's read-back had it).
+    fn verify_cold(&mut self, cell: Cell, fresh_from: Option<u64>) -> Result<(), WorkloadError> {
+        let file = self.open_to_verify()?;
+        self.read_back(&file, cell, fresh_from)
+    }
+
+    /// The test file opened for reading back, never through a symlink: a name in the directory
+    /// under test is not proof of a file.
+    fn open_to_verify(&self) -> Result<File, WorkloadError> {
+        fileio::open(&self.path, OpenMode::Read, false)
+            .map_err(|e| WorkloadError::io("open for verifying", &self.path, e))
+    }
+
+    /// Every block of this process's span of `file` checked against what was written there.
+    fn read_back(
+        &self,
+        file: &File,
+        cell: Cell,
+        fresh_from: Option<u64>,
+    ) -> Result<(), WorkloadError> {
+        let (base, len) = self.span(cell);
         let expect = crate::verify::Expect {
             file: 0,
             seed: self.data.seed(),
             fresh_from,
         };
-        match crate::verify::check(&file, &self.path, expect, base, len) {
+        let io = |action: &str, e: io::Error| WorkloadError::io(action, &self.path, e);
+        match crate::verify::check(file, &self.path, expect, base, len) {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(corruption)) => {
                 let kept = if self.plan.disposable {
@@ -665,6 +750,10 @@ impl<'p> Runner<'p> {
             fileio::open(&self.path, OpenMode::CreateNew, false)?
         };
         let record = cell.record_size_bytes;
+        if self.plan.settings.verify {
+            // Every block written again from here.
+            self.written = Some(Some(self.data.sequence()));
+        }
         for i in 0..cell.records() {
             let at = base + i * record;
             raw::pwrite_all(
@@ -1189,6 +1278,161 @@ mod tests {
                 "{said}"
             );
             assert!(said.contains(after), "{said}");
+        }
+    }
+
+    /// A harness for `--verify`'s read-back after a remount: its `cold` does `0` to the test
+    /// files in the directory (stands for what the device gives back after a remount) and says
+    /// "remounted (test)"; its eviction keeps block 3 of the file as the eviction after the
+    /// first write finds it (for `0` to put back: a write lost on the way to the device).
+    struct OnCold<F: FnMut(&Path, Option<&[u8]>)> {
+        dir: PathBuf,
+        damage: F,
+        colds: u32,
+        first: Option<Vec<u8>>,
+    }
+
+    impl<F: FnMut(&Path, Option<&[u8]>)> OnCold<F> {
+        fn new(dir: &Path, damage: F) -> Self {
+            OnCold {
+                dir: dir.to_path_buf(),
+                damage,
+                colds: 0,
+                first: None,
+            }
+        }
+    }
+
+    impl<F: FnMut(&Path, Option<&[u8]>)> Harness for OnCold<F> {
+        fn cold(&mut self) -> Result<String, String> {
+            self.colds += 1;
+            for entry in std::fs::read_dir(&self.dir).unwrap() {
+                (self.damage)(&entry.unwrap().path(), self.first.as_deref());
+            }
+            Ok("remounted (test)".into())
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn evict(&mut self, path: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+            use std::os::unix::fs::FileExt;
+            if self.first.is_none() {
+                let mut block = vec![0u8; 4096];
+                let file = std::fs::File::open(path).unwrap();
+                file.read_exact_at(&mut block, 3 * 4096).unwrap();
+                self.first = Some(block);
+            }
+            Ok(Some(0.0))
+        }
+        fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+            Err("no".into())
+        }
+    }
+
+    fn verified(tests: Vec<MatrixTest>, file_sizes: &str) -> MatrixPlan {
+        MatrixSettings {
+            tests,
+            file_sizes: SizeSpec::parse(file_sizes).unwrap(),
+            record_sizes: SizeSpec::parse("4k").unwrap(),
+            passes: Some(1),
+            seed: Some(5),
+            verify: true,
+            ..MatrixSettings::default()
+        }
+        .plan(&Context::default())
+        .unwrap()
+    }
+
+    /// `--verify` reads each cell's file back once more after its phases, once the harness made
+    /// the cache cold (a remount, on a filesystem fsbench made): a block changed behind the
+    /// run's back while it was unmounted — zeroed, or an older write put back where the last
+    /// one wrote every block again — ends it `corrupt` at that block's offset, saying it was
+    /// found after the remount; untouched, the run is ok and says how the cache was made cold,
+    /// once; a harness that cannot make it cold is said, never skipped silently.
+    #[test]
+    fn verify_reads_each_cells_file_back_again_after_a_remount() {
+        use std::os::unix::fs::FileExt;
+        let run_with = |plan: &MatrixPlan, dir: &Path, harness: &mut dyn Harness| {
+            let mut observer = Said(Vec::new());
+            let outcome = run(plan, dir, &StopFlag::new(), &mut observer, harness);
+            (outcome, observer.0)
+        };
+        // Untouched: ok, one cold read-back per cell, said once.
+        let dir = tempfile::tempdir().unwrap();
+        let plan = verified(vec![MatrixTest::Write, MatrixTest::Read], "64k,128k");
+        let mut harness = OnCold::new(dir.path(), |_: &Path, _: Option<&[u8]>| {});
+        let (outcome, warnings) = run_with(&plan, dir.path(), &mut harness);
+        assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
+        assert_eq!(harness.colds, 2);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("(remounted (test))"), "{warnings:?}");
+        assert_eq!(outcome.warnings, warnings);
+
+        // Zeroed while unmounted: corrupt at its offset, after the remount.
+        let dir = tempfile::tempdir().unwrap();
+        let mut harness = OnCold::new(dir.path(), |path: &Path, _: Option<&[u8]>| {
+            let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            file.write_all_at(&[0u8; 4096], 5 * 4096).unwrap();
+        });
+        let (outcome, _) = run_with(&plan, dir.path(), &mut harness);
+        assert_eq!(outcome.status, Outcome::Corrupt, "{:?}", outcome.failure);
+        let said = outcome.failure.unwrap().to_string();
+        assert!(said.contains("the block at byte 20480"), "{said}");
+        assert!(said.contains("no stamp"), "{said}");
+        assert!(
+            said.ends_with(
+                "(after the cell's phases, read back once the cache was made cold: remounted \
+                 (test) (file 64k, record 4k))"
+            ),
+            "{said}"
+        );
+        assert_eq!(outcome.results.len(), 4, "the first cell's phases are kept");
+        assert!(outcome.test_file.is_file(), "the evidence is kept");
+
+        // The write's block put back (a rewrite that never reached the device): the rewrite
+        // wrote every block again, so an older one is found.
+        let dir = tempfile::tempdir().unwrap();
+        let plan = verified(vec![MatrixTest::Write], "64k");
+        let mut harness = OnCold::new(dir.path(), |path: &Path, first: Option<&[u8]>| {
+            let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            file.write_all_at(first.unwrap(), 3 * 4096).unwrap();
+        });
+        let (outcome, _) = run_with(&plan, dir.path(), &mut harness);
+        assert_eq!(outcome.status, Outcome::Corrupt, "{:?}", outcome.failure);
+        let said = outcome.failure.unwrap().to_string();
+        assert!(said.contains("the block at byte 12288"), "{said}");
+        assert!(said.contains("did not reach the file"), "{said}");
+
+        // Only reads: the file fsbench prepared for them is checked too.
+        let dir = tempfile::tempdir().unwrap();
+        let plan = verified(vec![MatrixTest::Read], "64k");
+        let mut harness = OnCold::new(dir.path(), |path: &Path, _: Option<&[u8]>| {
+            let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            file.write_all_at(&[1], 7 * 4096 + 100).unwrap();
+        });
+        let (outcome, _) = run_with(&plan, dir.path(), &mut harness);
+        assert_eq!(outcome.status, Outcome::Corrupt, "{:?}", outcome.failure);
+        let said = outcome.failure.unwrap().to_string();
+        assert!(said.contains("the block at byte 28672"), "{said}");
+
+        // No harness to make the cache cold: said, once, with why.
+        let dir = tempfile::tempdir().unwrap();
+        let plan = verified(vec![MatrixTest::Write], "64k,128k");
+        let (outcome, warnings) = run_with(&plan, dir.path(), &mut Detached);
+        assert_eq!(outcome.status, Outcome::Ok, "{:?}", outcome.failure);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("after a remount was skipped")
+                && warnings[0].contains("no harness"),
+            "{warnings:?}"
+        );
+    }
+
+    /// An observer that keeps the warnings.
+    struct Said(Vec<String>);
+    impl MatrixObserver for Said {
+        fn warning(&mut self, message: &str) {
+            self.0.push(message.to_string());
         }
     }
 

@@ -129,7 +129,10 @@ pub struct MatrixSettings {
 
     /// Verify what was written: every 4 KiB block written carries a header (its offset, the
     /// seed, a write sequence number, its payload's checksum), and after each phase that
-    /// writes, the file is synced, dropped from the page cache and read back, untimed. A block
+    /// writes, the file is synced, dropped from the page cache and read back, untimed, and
+    /// after each cell once more from a cold cache (a filesystem fsbench made is remounted;
+    /// in a directory every cache is dropped, root only; where neither can be done a warning
+    /// says the check was skipped). A block
     /// other than written, or one older than the phase's writes to it, ends the run `corrupt`,
     /// naming the file, the offset, what was expected and found; the file is kept in a
     /// directory (docs/workloads/matrix.md). With `--data zero` the headers are the only

@@ -247,9 +247,18 @@ impl FileList {
         self.slot(n).size.load(Ordering::Relaxed)
     }
 
-    /// Adds to a file's size (an append), held shared.
-    pub fn grow(&self, n: u32, by: u64) {
-        self.slot(n).size.fetch_add(by, Ordering::Relaxed);
+    /// Adds to a file's size (an append), held shared; its size before.
+    pub fn grow(&self, n: u32, by: u64) -> u64 {
+        self.slot(n).size.fetch_add(by, Ordering::Relaxed)
+    }
+
+    /// The numbers of the files in the list now (for a check after the run, when no thread
+    /// holds any).
+    pub fn numbers(&self) -> Vec<u32> {
+        let members = self.members.read().unwrap_or_else(|p| p.into_inner());
+        (0..members.given)
+            .filter(|&n| self.slot(n).lock.load(Ordering::Acquire) != HOLE)
+            .collect()
     }
 
     /// Counts a rename of a directory held alone: its name changes.

@@ -243,6 +243,17 @@ pub struct MixSettings {
     /// -r). Metaop directories are numbered whatever this says.
     #[arg(long, value_name = "random|sequential|LENGTH:RANDOM", default_value_t = MixSettings::default().names)]
     pub names: NameScheme,
+    /// Verify what was written: every 4 KiB block the mix writes (the fileset, creates, writes,
+    /// appends) carries a header (its offset, its file's number, the seed, a sequence number,
+    /// its payload's checksum); after the mix, untimed, the cache is made cold (a filesystem
+    /// fsbench made is remounted) and every file is read back and checked. A block other than
+    /// written ends the run `corrupt`. File sizes are rounded down to whole 4 KiB blocks (as
+    /// with directio), writes land on whole blocks, appends write at the end the file list
+    /// gives them (pwrite, not O_APPEND); write_size and write_blocksize must be whole blocks
+    /// (docs/workloads/mix.md).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 impl Default for MixSettings {
@@ -278,6 +289,7 @@ impl Default for MixSettings {
             seed: None,
             file_list: FileListMode::Shared,
             names: NameScheme::default(),
+            verify: false,
         }
     }
 }
@@ -428,6 +440,30 @@ impl MixSettings {
                 }
             }
         }
+        if self.verify {
+            for (field, size) in [
+                ("write_size", self.write_size),
+                ("write_blocksize", self.write_blocksize),
+            ] {
+                if size.0 % BLOCK != 0 {
+                    return Err(WorkloadError::invalid(
+                        "verify",
+                        format!(
+                            "verify stamps and checks whole 4 KiB blocks, and {field} {size} is \
+                             not whole blocks: use a multiple of 4k"
+                        ),
+                    ));
+                }
+            }
+            if self.stop_when_full {
+                return Err(WorkloadError::invalid(
+                    "verify",
+                    "verify cannot be used with stop_when_full: a write the full filesystem \
+                     cut short leaves a block half written, which the check cannot tell from \
+                     damage",
+                ));
+            }
+        }
         // The run's creates are not counted before it runs: every number a list can give
         // needs a name of its own.
         let lists = match self.file_list {
@@ -489,6 +525,9 @@ struct Worker<'l> {
     failure: Option<io::Error>,
     /// Where each operation is also published for the phase's series (None: no series).
     probe: Option<Arc<Probe>>,
+    /// `verify`: what every write call writes instead of `data`, each 4 KiB block under a
+    /// header naming its file and offset (`crate::verify`).
+    verified: Option<DataSource>,
     /// The files it picked, in order (for the tests of FFSB's list).
     #[cfg(test)]
     picked: Vec<u32>,
@@ -549,7 +588,7 @@ impl Shared<'_> {
             }
             chosen
         };
-        if s.directio {
+        if s.directio || s.verify {
             (size / BLOCK).max(1) * BLOCK
         } else {
             size
@@ -575,6 +614,12 @@ impl<'l> Worker<'l> {
         let mut data = AlignedBuf::new(largest + crate::placement::ROOM);
         data.as_mut_slice()[placement.write..placement.write + largest]
             .copy_from_slice(DataSource::new(settings.data, plan.seed ^ t, largest).next(largest));
+        let verified = settings.verify.then(|| {
+            let mut source = DataSource::new(settings.data, plan.seed ^ t, largest);
+            source.place(placement.write);
+            source.stamp_as(list_seed(settings, plan, t));
+            source
+        });
         Worker {
             thread: t,
             top,
@@ -597,6 +642,7 @@ impl<'l> Worker<'l> {
             cpu: CpuTimes::default(),
             failure: None,
             probe: None,
+            verified,
             #[cfg(test)]
             picked: Vec::new(),
         }
@@ -611,13 +657,13 @@ impl<'l> Worker<'l> {
     }
 
     /// A random offset below `range` (0 when there is no room), on a 4 KiB block with O_DIRECT.
-    fn offset(&mut self, range: u64, directio: bool) -> u64 {
+    fn offset(&mut self, range: u64, whole_blocks: bool) -> u64 {
         let at = if range == 0 {
             0
         } else {
             self.rng.next_u64() % range
         };
-        if directio {
+        if whole_blocks {
             at - at % BLOCK
         } else {
             at
@@ -630,19 +676,25 @@ impl<'l> Worker<'l> {
         at::openat(self.top, name, flags, 0o644)
     }
 
-    /// Writes `len` bytes from the current position in `block`-sized calls; the calls made.
+    /// Writes `len` bytes in `block`-sized calls, at `offset` (None: from the current position,
+    /// then `start`, for `verify`'s stamps) of file number `file`; the calls made.
     fn write_blocks(
         &mut self,
         fd: RawFd,
         len: u64,
         block: u64,
         offset: Option<u64>,
+        (file, start): (u32, u64),
     ) -> io::Result<u64> {
         let mut done = 0u64;
         let mut calls = 0u64;
+        let first = offset.unwrap_or(start);
         while done < len {
             let n = block.min(len - done) as usize;
-            let chunk = &self.data.as_slice()[self.data_at..self.data_at + n];
+            let chunk = match &mut self.verified {
+                Some(source) => source.next_verified(n, file, first + done),
+                None => &self.data.as_slice()[self.data_at..self.data_at + n],
+            };
             match offset {
                 Some(at) => raw::pwrite_all(fd, chunk, at + done)?,
                 None => raw::write_all(fd, chunk)?,
@@ -671,7 +723,7 @@ impl<'l> Worker<'l> {
         let n = files.add(dir as u32, size);
         let flags = self.flags(s, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY);
         let made = self.open(files, n, flags).and_then(|fd| {
-            let written = self.write_blocks(fd, size, s.write_blocksize.0, None);
+            let written = self.write_blocks(fd, size, s.write_blocksize.0, None, (n, 0));
             let finished = self.finish(s, fd, sync);
             let calls = written?;
             finished.map(|()| calls)
@@ -746,25 +798,32 @@ impl<'l> Worker<'l> {
         let files = self.files;
         let size = files.size(n);
         let len = s.write_size.0;
-        let flags = if op == Op::Append {
+        // `verify`: an append writes where the list says the file ends (its stamps must say
+        // where), not wherever O_APPEND puts it.
+        let flags = if op == Op::Append && !s.verify {
             libc::O_WRONLY | libc::O_APPEND
         } else {
             libc::O_WRONLY
         };
         let flags = self.flags(s, flags);
         let fd = self.open(files, n, flags)?;
-        let written = if op == Op::Append {
+        let whole_blocks = s.directio || s.verify;
+        let written = if op == Op::Append && s.verify {
+            let end = files.grow(n, len);
+            files.release(n, Hold::Shared);
+            self.write_blocks(fd, len, s.write_blocksize.0, Some(end), (n, end))
+        } else if op == Op::Append {
             files.release(n, Hold::Shared);
             files.grow(n, len);
-            self.write_blocks(fd, len, s.write_blocksize.0, None)
+            self.write_blocks(fd, len, s.write_blocksize.0, None, (n, 0))
         } else if s.write_random {
             let block = s.write_blocksize.0;
             let range = size.saturating_sub(block);
             let mut calls = 0;
             let mut result = Ok(0);
             for _ in 0..(len / block).max(1) {
-                let at = self.offset(range, s.directio);
-                if let Err(e) = self.write_blocks(fd, block.min(size), block, Some(at)) {
+                let at = self.offset(range, whole_blocks);
+                if let Err(e) = self.write_blocks(fd, block.min(size), block, Some(at), (n, at)) {
                     result = Err(e);
                     break;
                 }
@@ -773,8 +832,8 @@ impl<'l> Worker<'l> {
             result.map(|_: u64| calls)
         } else {
             let range = size - len;
-            let at = self.offset(range, s.directio);
-            self.write_blocks(fd, len, s.write_blocksize.0, Some(at))
+            let at = self.offset(range, whole_blocks);
+            self.write_blocks(fd, len, s.write_blocksize.0, Some(at), (n, at))
         };
         let finished = self.finish(s, fd, true);
         let calls = written?;
@@ -1248,7 +1307,91 @@ fn run(
     if let Some(e) = workers.iter_mut().find_map(|w| w.failure.take()) {
         return Err(WorkloadError::io("run the mix in", top, e));
     }
+    if settings.verify {
+        // Nothing of the run stays open: a filesystem fsbench made can be remounted.
+        drop(workers);
+        drop(top_fd);
+        if stop.is_requested() {
+            return Ok(false);
+        }
+        verify_files(settings, plan, &lists, top, sink, harness)?;
+    }
     Ok(true)
+}
+
+/// The seed the stamps of list `t`'s files carry (`verify`): the run's, or under per-thread
+/// lists the run's and the thread's (a block of another thread's file says so).
+fn list_seed(settings: &MixSettings, plan: &MixPlan, t: u64) -> u64 {
+    match settings.file_list {
+        FileListMode::Shared => plan.seed,
+        FileListMode::PerThread => plan.seed ^ t,
+    }
+}
+
+/// `verify`, after the mix (untimed): the cache made cold (a filesystem fsbench made is
+/// remounted; in a directory every cache dropped) and every file in the lists read back, each
+/// 4 KiB block checked against its file's number, its offset and the seed. The blocks of a
+/// file were written at various times and by various threads, so none is held to a sequence:
+/// each must be a whole block this run wrote there.
+fn verify_files(
+    settings: &MixSettings,
+    plan: &MixPlan,
+    lists: &[Lists],
+    top: &Path,
+    sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
+) -> Result<(), WorkloadError> {
+    use std::os::unix::ffi::OsStrExt;
+    let cold = match harness.cold() {
+        Ok(how) => {
+            sink.warning(&format!(
+                "--verify: every file the mix left was read back once the cache was made cold \
+                 ({how})"
+            ));
+            true
+        }
+        Err(why) => {
+            sink.warning(&format!(
+                "--verify: the cache could not be made cold ({why}): each file was evicted on \
+                 its own (fadvise) before it was read back; a filesystem that keeps files in \
+                 memory (tmpfs) is checked from there"
+            ));
+            false
+        }
+    };
+    let mut name = [0u8; NAME_BUF];
+    let mut files = 0u64;
+    for (t, list) in lists.iter().enumerate() {
+        let seed = list_seed(settings, plan, t as u64);
+        for n in list.files.numbers() {
+            let path = top.join(std::ffi::OsStr::from_bytes(
+                list.files.name(n, &mut name).to_bytes(),
+            ));
+            // Never through a symlink: a name in the directory under test is not proof of a file.
+            let file = crate::fileio::open(&path, crate::fileio::OpenMode::Read, false)
+                .map_err(|e| WorkloadError::io("open for verifying", &path, e))?;
+            if !cold {
+                // SAFETY: advice on a descriptor `file` owns; the closing sync left it clean.
+                unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            }
+            let expect = crate::verify::Expect {
+                file: n,
+                seed,
+                fresh_from: None,
+            };
+            match crate::verify::check(&file, &path, expect, 0, list.files.size(n)) {
+                Ok(Ok(_)) => files += 1,
+                Ok(Err(corruption)) => {
+                    return Err(WorkloadError::Corrupt(format!(
+                        "{corruption} (read back after the mix)"
+                    )))
+                }
+                Err(e) => return Err(WorkloadError::io("read back", &path, e)),
+            }
+        }
+    }
+    sink.status(&format!("{files} files read back as written"));
+    Ok(())
 }
 
 /// syncfs(2) of the filesystem holding `dir`: its time in ns.
@@ -1664,6 +1807,169 @@ mod tests {
                 self.names.sort();
             }
             true
+        }
+    }
+
+    /// `verify`'s harness: its `cold` changes one byte of the second block of the first file
+    /// of 8 KiB or more it finds under `top` (None: changes nothing), names it, and says
+    /// "remounted (test)".
+    struct Damaging<'a> {
+        top: &'a Path,
+        damage: bool,
+        damaged: Option<String>,
+    }
+
+    impl Harness for Damaging<'_> {
+        fn cold(&mut self) -> Result<String, String> {
+            use std::os::unix::fs::FileExt;
+            if self.damage {
+                let path = std::fs::read_dir(self.top)
+                    .unwrap()
+                    .map(|d| d.unwrap().path())
+                    .filter(|d| d.file_name().unwrap().to_str().unwrap().starts_with('d'))
+                    .flat_map(|d| std::fs::read_dir(d).unwrap().map(|f| f.unwrap().path()))
+                    .find(|f| f.metadata().unwrap().len() >= 8192)
+                    .expect("a file of two blocks");
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+                    .unwrap();
+                let mut byte = [0u8];
+                file.read_exact_at(&mut byte, 4096 + 100).unwrap();
+                file.write_all_at(&[!byte[0]], 4096 + 100).unwrap();
+                self.damaged = Some(path.file_name().unwrap().to_str().unwrap().to_string());
+            }
+            Ok("remounted (test)".into())
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+            Err("no".into())
+        }
+        fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+            Err("no".into())
+        }
+    }
+
+    /// A mix of every writing operation (the fileset, creates, sequential and random writes,
+    /// appends, deletes that free numbers creates take again) by several threads, on one list
+    /// and on lists of their own, with `verify`: read back after the mix with no false alarm;
+    /// a byte changed behind its back (by the harness's "remount") ends it `corrupt`, naming
+    /// the file and the block; settings it cannot verify are refused.
+    #[test]
+    fn verify_reads_back_every_file_the_mix_wrote_and_finds_a_changed_block() {
+        let settings = |file_list, write_random| MixSettings {
+            threads: 3,
+            duration: TimeSpan::from_ns(150_000_000),
+            num_files: 40,
+            num_dirs: 3,
+            min_filesize: Size(10 << 10),
+            max_filesize: Size(40 << 10),
+            create_weight: 2,
+            write_weight: 3,
+            append_weight: 3,
+            readall_weight: 1,
+            delete_weight: 1,
+            write_size: Size(8 << 10),
+            write_blocksize: Size(4 << 10),
+            write_random,
+            file_list,
+            seed: Some(9),
+            verify: true,
+            ..MixSettings::default()
+        };
+        let ctx = Context::default();
+        for (file_list, write_random, damage) in [
+            (FileListMode::Shared, false, false),
+            (FileListMode::PerThread, true, false),
+            (FileListMode::Shared, true, true),
+            (FileListMode::PerThread, false, true),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let settings = settings(file_list, write_random);
+            let plan = settings.plan(&ctx).unwrap();
+            let mut harness = Damaging {
+                top: dir.path(),
+                damage,
+                damaged: None,
+            };
+            let mut sink = Collect::default();
+            let ran = super::run(
+                &settings,
+                &plan,
+                &ctx,
+                dir.path(),
+                &StopFlag::new(),
+                &mut sink,
+                &mut harness,
+            );
+            let case = format!("{file_list} random {write_random} damage {damage}");
+            if !damage {
+                assert!(ran.unwrap(), "{case}");
+                assert!(
+                    sink.warnings
+                        .iter()
+                        .any(|w| w.contains("read back once the cache was made cold")),
+                    "{case}: {:?}",
+                    sink.warnings
+                );
+                continue;
+            }
+            let said = ran.unwrap_err();
+            assert!(matches!(said, WorkloadError::Corrupt(_)), "{case}: {said}");
+            let said = said.to_string();
+            let name = harness.damaged.unwrap();
+            assert!(
+                said.contains(&format!("/{name}: the block at byte 4096 is not")),
+                "{case}: {said}"
+            );
+            assert!(said.contains("payload changed"), "{case}: {said}");
+            assert_eq!(
+                End::failed(WorkloadError::Corrupt(said), None).outcome,
+                Outcome::Corrupt
+            );
+        }
+        // No harness: each file evicted on its own, said.
+        let dir = tempfile::tempdir().unwrap();
+        let settings = settings(FileListMode::Shared, false);
+        let mut sink = Collect::default();
+        let plan = settings.plan(&ctx).unwrap();
+        let ran = super::run(
+            &settings,
+            &plan,
+            &ctx,
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
+        assert!(ran.unwrap());
+        assert!(
+            sink.warnings
+                .iter()
+                .any(|w| w.contains("could not be made cold") && w.contains("no harness")),
+            "{:?}",
+            sink.warnings
+        );
+        // What cannot be verified is refused, naming verify.
+        for refused in [
+            MixSettings {
+                write_size: Size(6 << 10),
+                ..settings.clone()
+            },
+            MixSettings {
+                write_blocksize: Size(1 << 10),
+                ..settings.clone()
+            },
+            MixSettings {
+                stop_when_full: true,
+                ..settings.clone()
+            },
+        ] {
+            let err = refused.plan(&ctx).unwrap_err();
+            assert!(err.to_string().contains("verify"), "{err}");
         }
     }
 
