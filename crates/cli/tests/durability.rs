@@ -129,6 +129,30 @@ fn a_filesystem_without_a_shutdown_ioctl_is_unsupported_and_says_why() {
         "{}",
         stderr(&output)
     );
+    // The same in a campaign: the sample is unsupported with the reason, not failed.
+    let plan = s.plan(
+        r#"
+name = "no cut"
+repetitions = 1
+[[filesystems]]
+name = "btrfs"
+[[workloads]]
+kind = "durability"
+cuts = 2
+"#,
+    );
+    let out = s.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let doc = s.export(1);
+    let sample = first_sample(&doc);
+    assert_eq!(sample["status"], "unsupported", "{sample}");
+    assert!(
+        sample["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("btrfs has no shutdown ioctl on this kernel"),
+        "{sample}"
+    );
     // In a directory there is no filesystem fsbench could cut.
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let output = fsbench()

@@ -367,6 +367,12 @@ impl Executor for Child {
                 seed: end.and_then(|e| e.seed),
                 kept: Vec::new(),
             },
+            // The workload said it cannot run here, or found its data corrupt: as it said.
+            (Some(1), _, Some(end))
+                if matches!(end.status, Outcome::Unsupported | Outcome::Corrupt) =>
+            {
+                end
+            }
             (Some(code), _, end) => {
                 let seed = end.as_ref().and_then(|e| e.seed);
                 let said = end.and_then(|e| e.reason).unwrap_or_else(stderr_tail);

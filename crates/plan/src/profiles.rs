@@ -36,6 +36,7 @@ profiles![
     "ffsb-smallfile-2008",
     "linuxmag-2012",
     "gus3-dbench-2012",
+    "durability",
 ];
 
 /// The profile `fsbench run` runs without --plan or --profile.
@@ -82,8 +83,9 @@ mod tests {
         assert_eq!(count("aged-quick"), 30);
         // ext3, ext4, xfs, xfs with bigger logs, jfs, reiserfs x {matrix, task chain}.
         assert_eq!(count("lourdas-2009"), 12);
-        // The 17 rows of the two tables: ext3 x 2, xfs, ext4 x 8 + 6.
-        assert_eq!(count("ext4-kernel-build-2008"), 17);
+        // The 17 rows of the two tables: ext3 x 2, xfs, ext4 x 8 + 6, x {the chain, the
+        // durability cuts}.
+        assert_eq!(count("ext4-kernel-build-2008"), 34);
         // The 13 rows of the FFSB table, the xfs that hung included.
         assert_eq!(count("ffsb-smallfile-2008"), 13);
         // 7 filesystems x 2 platforms (disk, RAM) x {matrix, metadata loops}.
@@ -91,6 +93,8 @@ mod tests {
         // 5 filesystems x 4 schedulers x 2 CPU platforms x {5, 20 clients} replayed, the
         // same under the study's 3 elevators by dbench itself, and 5 sweeps.
         assert_eq!(count("gus3-dbench-2012"), 80 + 60 + 5);
+        // ext4 x 6 mount sets, xfs, btrfs x 2, zfs x 2 x {fsync, stream, durability}.
+        assert_eq!(count("durability"), 33);
     }
 
     /// Every study profile carries its write-up's published figures, each from a line of its
@@ -98,8 +102,11 @@ mod tests {
     /// that when it parses them); every value sits on a line of the profile.
     #[test]
     fn each_study_profile_carries_its_published_figures() {
-        // quick and aged-quick are fsbench's own, not a study's.
-        for profile in ALL.iter().filter(|p| !p.name.ends_with("quick")) {
+        // quick, aged-quick and durability are fsbench's own, not a study's.
+        for profile in ALL
+            .iter()
+            .filter(|p| !p.name.ends_with("quick") && p.name != "durability")
+        {
             let plan = profile.plan().unwrap_or_else(|e| panic!("{e}"));
             let figures = &plan.figures;
             assert!(
