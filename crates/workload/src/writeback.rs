@@ -39,6 +39,12 @@ pub struct WritebackSettings {
     #[arg(long, value_name = "KIND", default_value_t = WritebackSettings::default().data)]
     pub data: DataKind,
 
+    /// Stamp every 4 KiB block written with a verifiable header and, after each round's sync
+    /// (untimed), read every file back from a cold cache and check it; a block other than
+    /// written ends the run `corrupt`.
+    #[arg(long)]
+    pub verify: bool,
+
     /// Seed of the data (a fresh one per run when unset; stored with the results).
     #[arg(long, value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,6 +58,7 @@ impl Default for WritebackSettings {
             files: 1,
             rounds: 5,
             data: DataKind::Random,
+            verify: false,
             seed: None,
         }
     }
@@ -82,10 +89,17 @@ pub(crate) const SYNC: [MetricDef; 7] = [
 const CHUNK: usize = 1 << 20;
 
 impl WritebackSettings {
-    /// The dirty bytes of one round at the context's scale, and each file's share.
+    /// The dirty bytes of one round at the context's scale, and each file's share (whole 4 KiB
+    /// blocks with `verify`).
     fn sizes(&self, ctx: &Context) -> (u64, u64) {
         let total = ((self.size.0 as f64 * ctx.scale) as u64).max(1 << 20);
-        (total, total.div_ceil(self.files.max(1)))
+        let share = total.div_ceil(self.files.max(1));
+        let share = if self.verify {
+            share.next_multiple_of(crate::verify::BLOCK as u64)
+        } else {
+            share
+        };
+        (share * self.files.max(1), share)
     }
 }
 
@@ -169,12 +183,17 @@ impl WritebackSettings {
                 let mut file =
                     crate::fileio::open(&path, crate::fileio::OpenMode::CreateNew, false)
                         .map_err(|e| WorkloadError::io("create", &path, e))?;
-                let mut left = per_file;
-                while left > 0 {
-                    let len = left.min(CHUNK as u64) as usize;
-                    file.write_all(data.next(len))
+                let mut at = 0;
+                while at < per_file {
+                    let len = (per_file - at).min(CHUNK as u64) as usize;
+                    let bytes = if self.verify {
+                        data.next_verified(len, f as u32, at)
+                    } else {
+                        data.next(len)
+                    };
+                    file.write_all(bytes)
                         .map_err(|e| WorkloadError::io("write", &path, e))?;
-                    left -= len as u64;
+                    at += len as u64;
                 }
             }
             if !harness.phase_start() {
@@ -199,6 +218,9 @@ impl WritebackSettings {
                 self.rounds,
                 human_bytes((total as f64 / (took.max(1) as f64 / 1e9)) as u64)
             ));
+            if self.verify {
+                self.verify_round(top, round, per_file, data.seed(), sink, harness)?;
+            }
             for f in 0..self.files {
                 let path = top.join(format!("round{round}-{f}"));
                 std::fs::remove_file(&path).map_err(|e| WorkloadError::io("remove", &path, e))?;
@@ -218,6 +240,61 @@ impl WritebackSettings {
         };
         sink.record(record, 1, Some(1));
         Ok(true)
+    }
+}
+
+impl WritebackSettings {
+    /// `verify`, after a round's sync (untimed): the cache made cold (a filesystem fsbench made
+    /// is remounted; elsewhere every cache dropped, or each file evicted where that cannot be),
+    /// and every file of the round read back, each block checked against what was written.
+    fn verify_round(
+        &self,
+        top: &Path,
+        round: u64,
+        per_file: u64,
+        seed: u64,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> Result<(), WorkloadError> {
+        let cold = harness.cold();
+        if round == 0 {
+            sink.warning(&match &cold {
+                Ok(how) => format!(
+                    "--verify: each round's files were read back once the cache was made cold \
+                     ({how})"
+                ),
+                Err(why) => format!(
+                    "--verify: the cache could not be made cold ({why}): each file was evicted \
+                     on its own (fadvise) before it was read back"
+                ),
+            });
+        }
+        for f in 0..self.files {
+            let path = top.join(format!("round{round}-{f}"));
+            // Never through a symlink: a name in the directory under test is not proof of a file.
+            let file = crate::fileio::open(&path, crate::fileio::OpenMode::Read, false)
+                .map_err(|e| WorkloadError::io("open for verifying", &path, e))?;
+            if cold.is_err() {
+                // SAFETY: advice on a descriptor `file` owns; the round's sync left it clean.
+                unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            }
+            let expect = crate::verify::Expect {
+                file: f as u32,
+                seed,
+                fresh_from: None,
+            };
+            match crate::verify::check(&file, &path, expect, 0, per_file) {
+                Ok(Ok(_)) => {}
+                Ok(Err(corruption)) => {
+                    return Err(WorkloadError::Corrupt(format!(
+                        "{corruption} (after round {})",
+                        round + 1
+                    )))
+                }
+                Err(e) => return Err(WorkloadError::io("read back", &path, e)),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -274,5 +351,71 @@ mod tests {
             }
             .check(&Context::default())
             .is_err()));
+    }
+
+    /// `verify`: every round's files read back as written (no harness: each evicted on its
+    /// own, said once); a file changed before its read-back ends the run corrupt, naming it.
+    #[test]
+    fn verified_rounds_read_back_as_written_and_a_changed_block_is_found() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let settings = WritebackSettings {
+            size: Size(3 << 20),
+            files: 2,
+            rounds: 2,
+            verify: true,
+            seed: Some(4),
+            ..WritebackSettings::default()
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut Detached,
+        );
+        assert_eq!(end.outcome, fsbench_model::Outcome::Ok, "{:?}", end.error);
+        assert_eq!(sink.warnings.len(), 1, "{:?}", sink.warnings);
+        assert!(sink.warnings[0].contains("evicted on its own"));
+        /// A harness whose cold cache overwrites block 5 of the round's second file.
+        struct Damaging(std::path::PathBuf);
+        impl Harness for Damaging {
+            fn cold(&mut self) -> Result<String, String> {
+                let entry = std::fs::read_dir(&self.0)
+                    .unwrap()
+                    .next()
+                    .unwrap()
+                    .unwrap()
+                    .path();
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(entry.join("round0-1"))
+                    .unwrap();
+                std::os::unix::fs::FileExt::write_all_at(&f, &[7u8; 16], 5 * 4096 + 100).unwrap();
+                Ok("damaged".into())
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+                Err("no".into())
+            }
+            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+                Err("no".into())
+            }
+        }
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut Collect::default(),
+            &mut Damaging(dir.path().to_path_buf()),
+        );
+        assert_eq!(end.outcome, fsbench_model::Outcome::Corrupt);
+        let said = end.error.unwrap().to_string();
+        assert!(
+            said.contains("round0-1: the block at byte 20480") && said.contains("after round 1"),
+            "{said}"
+        );
     }
 }
