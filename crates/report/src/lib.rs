@@ -63,7 +63,7 @@ pub mod text;
 pub mod versus;
 pub mod xlsx;
 
-pub use sections::{aging, efficiency, marks, not_measured, standings, then_now};
+pub use sections::{aging, durability, efficiency, marks, not_measured, standings, then_now};
 
 pub use export::{Csv, Exporter, Json, SeriesCsv};
 pub use findings::Findings;
