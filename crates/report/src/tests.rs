@@ -2245,6 +2245,20 @@ fn without_durability_the_reports_say_nothing_of_it() {
         assert!(!output.contains("kept_promises"), "{output}");
     }
     assert!(md.contains("| discipline | winner, or those that tie for first | value | lead over the rest (95 % CI) |\n|---|---|---:|---|\n"));
+    // The section itself writes nothing anywhere, and takes no place in the page.
+    use crate::section::Section;
+    let section = crate::sections::durability::DurabilitySection;
+    let findings = crate::Findings::new(&model, &Default::default());
+    let mut written = Vec::new();
+    section.terminal(&findings, &mut written).unwrap();
+    section.markdown(&findings, &mut written).unwrap();
+    assert!(written.is_empty());
+    assert!(section.html(&findings).unwrap().is_none());
+    assert!(section.json(&findings).unwrap().is_none());
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let mut used = Vec::new();
+    section.workbook(&findings, &mut book, &mut used).unwrap();
+    assert!(used.is_empty() && book.worksheets().is_empty());
 }
 
 /// Run against run: violations are counts — none before and some now is a change for the

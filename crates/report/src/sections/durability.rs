@@ -723,6 +723,11 @@ impl Section for DurabilitySection {
     }
 
     fn html(&self, findings: &Findings) -> Result<Option<String>, minijinja::Error> {
+        // Not in the page at all without a durability result: an empty fragment would still
+        // take its place (and its blank lines) among the sections.
+        if findings.get::<Durability>().is_empty() {
+            return Ok(None);
+        }
         html(findings).map(Some)
     }
 
