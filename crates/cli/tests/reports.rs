@@ -1274,3 +1274,229 @@ runtime = "1s"
     assert!(host.matches("<td>nap</td>").count() == 2, "{host}");
     render_in_chromium(&all);
 }
+
+/// ext4 with its defaults against ext4 with `data=writeback,nodelalloc` (which exposes stale
+/// data after a cut, about 1 cut in 10 here), each cut 100 times and run through a tiny matrix.
+const SAFETY_PLAN: &str = r#"
+name = "safety"
+repetitions = 2
+[[filesystems]]
+name = "ext4"
+[filesystems.mount_options]
+default = ""
+writeback = "data=writeback,nodelalloc"
+[[workloads]]
+kind = "durability"
+cuts = 100
+seed = 1
+[[workloads]]
+kind = "matrix"
+file_sizes = "4m"
+record_sizes = "64k"
+tests = ["write", "read"]
+"#;
+
+/// A campaign with durability: the summary and the Markdown have the durability table and,
+/// beside each discipline's fastest, the fastest configuration with no violation — the one
+/// the durability results say (checked against the JSON export's figures); headless Chromium
+/// renders the durability section and the heat-map's durability column.
+#[test]
+fn durability_is_reported_beside_the_fastest_and_renders_in_chromium() {
+    if !root_or_skip("durability_is_reported_beside_the_fastest_and_renders_in_chromium") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(SAFETY_PLAN);
+    let output = s.run(&["--plan", plan.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    for part in [
+        "\nDurability (per configuration, summed over its samples:",
+        "\n  ext4 mount=default    0 violations in 200 cuts (2 samples: 0, 0)",
+        "\n  ext4 mount=writeback  ",
+        "\nFastest that kept its promises (per discipline:",
+    ] {
+        assert!(summary.contains(part), "{part}: {summary}");
+    }
+    let (html, md, json) = (
+        s.path().join("r.html"),
+        s.path().join("r.md"),
+        s.path().join("r.json"),
+    );
+    let output = report(
+        &s,
+        &[
+            "1",
+            "--html",
+            html.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("## Durability\n"), "{text}");
+    assert!(
+        text.contains("| configuration | samples (violations each) | cuts | violations | by kind | recovery median | recovery longest | fsck |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| ext4 mount=default | 2 samples: 0, 0 | 200 | 0 | none | "),
+        "{text}"
+    );
+    assert!(
+        text.contains("| lead over the rest (95 % CI) | fastest with no violation when cut |"),
+        "{text}"
+    );
+    // Each discipline names the fastest configuration with no violation: the fastest of those
+    // the durability figures say kept every promise.
+    let output = fsbench()
+        .args(["export", "1", "--json"])
+        .arg(&json)
+        .arg("--db")
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let violations = |label: &str| -> u64 {
+        let cases = doc["runs"][0]["cases"].as_array().unwrap();
+        cases
+            .iter()
+            .filter(|c| c["kind"] == "durability")
+            .filter(|c| {
+                let set = c["config"]["mount_set"].as_str().unwrap();
+                label == format!("ext4 mount={set}")
+            })
+            .flat_map(|c| c["samples"].as_array().unwrap())
+            .flat_map(|s| s["results"].as_array().unwrap())
+            .flat_map(|r| r["measurements"].as_array().unwrap())
+            .filter(|m| m["metric"] == "violations")
+            .map(|m| m["value"].as_f64().unwrap() as u64)
+            .sum()
+    };
+    assert_eq!(violations("ext4 mount=default"), 0);
+    let writeback = violations("ext4 mount=writeback");
+    let page = std::fs::read_to_string(&html).unwrap();
+    let disciplines = text
+        .lines()
+        .filter(|l| l.starts_with("| matrix "))
+        .collect::<Vec<_>>();
+    assert_eq!(disciplines.len(), 4, "{text}");
+    for row in disciplines {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        // The leaders best first: the first is the fastest.
+        let (winner, kept) = (cells[1], cells[cells.len() - 1]);
+        let fastest = if winner.starts_with("ext4 mount=writeback") {
+            "ext4 mount=writeback"
+        } else {
+            "ext4 mount=default"
+        };
+        if writeback > 0 {
+            // Only ext4 mount=default kept every promise.
+            assert!(kept.starts_with("ext4 mount=default "), "{row}");
+        }
+        let said = if fastest == "ext4 mount=writeback" && writeback > 0 {
+            format!("; the fastest, ext4 mount=writeback, broke {writeback} promise")
+        } else {
+            format!("{fastest} itself (kept every promise in 200 cuts)")
+        };
+        assert!(kept.contains(&said), "{said}: {row}");
+    }
+    assert!(page.contains("<section id=\"durability\">"));
+
+    let Some(dom) = dom_in_chromium(&html) else {
+        return;
+    };
+    let section = &dom[dom
+        .find("<section id=\"durability\"")
+        .unwrap_or_else(|| panic!("no durability section: {dom}"))..];
+    let section = &section[..section.find("</section>").expect("the section ends")];
+    for part in [
+        "<h2>Durability: the promises each configuration kept when it was cut</h2>",
+        "<td class=\"num win\">0</td>",
+        "ext4 mount=writeback</td><td>2 samples: ",
+    ] {
+        assert!(section.contains(part), "{part}: {section}");
+    }
+    let heatmap = &dom[dom.find("<section id=\"heatmap\"").expect("the heat-map")..];
+    let heatmap = &heatmap[..heatmap.find("</section>").unwrap()];
+    assert!(
+        heatmap.contains("<th class=\"group\" colspan=\"1\">durability</th>"),
+        "{heatmap}"
+    );
+    assert!(
+        heatmap.contains(
+            "title=\"ext4 mount=default: 0 violations in 200 cuts — kept every promise\">0</td>"
+        ),
+        "{heatmap}"
+    );
+    s.assert_clean();
+}
+
+/// A plan of ext4 with the mount option set `m` as `options`, cut 100 times a round.
+fn cut_plan(options: &str) -> String {
+    format!(
+        r#"
+name = "cuts"
+repetitions = 2
+[[filesystems]]
+name = "ext4"
+mount_options = {{ m = "{options}" }}
+[[workloads]]
+kind = "durability"
+cuts = 100
+seed = 1
+"#
+    )
+}
+
+/// The same case kept every promise in one run and broke some in the next (its mount options
+/// changed under the same name): `fsbench compare` says so plainly, as a change for the worse
+/// rather than noise, and `--fail-on-regression` fails at any threshold.
+#[test]
+fn compare_calls_violations_appearing_a_change_for_the_worse() {
+    if !root_or_skip("compare_calls_violations_appearing_a_change_for_the_worse") {
+        return;
+    }
+    let s = Scratch::new();
+    for options in ["", "data=writeback,nodelalloc"] {
+        let plan = s.plan(&cut_plan(options));
+        let output = s.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let compare = |extra: &[&str]| {
+        fsbench()
+            .args(["compare", "1", "2"])
+            .args(extra)
+            .arg("--db")
+            .arg(s.db())
+            .output()
+            .unwrap()
+    };
+    let output = compare(&[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("ext4.default.m.default.warm.durability"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("durability violations: none in 200 cuts before, "),
+        "{line}"
+    );
+    if line.contains(", none in 200 cuts now") {
+        // No violation this time (about 1 cut in 10 shows one): unchanged, and said so.
+        assert!(line.ends_with(" tie"), "{line}");
+        return;
+    }
+    assert!(
+        line.contains(" in 200 cuts now — promises kept before are broken now (a count, not a speed: a change, not noise)")
+            && line.ends_with(" worse"),
+        "{line}"
+    );
+    let output = compare(&["--fail-on-regression", "100000"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    s.assert_clean();
+}

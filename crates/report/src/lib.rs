@@ -19,8 +19,10 @@
 //!   against a baseline), [`efficiency`] (each filesystem against its bare device, `raw`),
 //!   [`aging`] (aged against fresh: the penalty, and whether aging changes a ranking),
 //!   [`then_now`] (a study's published figures and claims beside the run's, with a verdict
-//!   per claim; [`study_points`]: a study's own ranking), [`marks`] (the samples the host
-//!   disturbed or that did not settle) and [`not_measured`].
+//!   per claim; [`study_points`]: a study's own ranking), [`durability`] (the promises each
+//!   configuration kept when it was cut, and beside each discipline's fastest the fastest that
+//!   kept them all), [`marks`] (the samples the host disturbed or that did not settle) and
+//!   [`not_measured`].
 //! - [`text`]: numbers and text as every format writes them (one formatter of figures, names
 //!   made safe for a terminal or Markdown, the terminal's layout within 120 columns);
 //!   [`compare`]: a figure against another, paired by round or by Welch.
@@ -63,7 +65,7 @@ pub mod text;
 pub mod versus;
 pub mod xlsx;
 
-pub use sections::{aging, efficiency, marks, not_measured, standings, then_now};
+pub use sections::{aging, durability, efficiency, marks, not_measured, standings, then_now};
 
 pub use export::{Csv, Exporter, Json, SeriesCsv};
 pub use findings::Findings;

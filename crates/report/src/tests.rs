@@ -1877,3 +1877,437 @@ fn target_records_are_read_typed_and_an_unreadable_one_is_no_target() {
     assert_eq!(stored[0]["target"].to_string().len(), full.len());
     assert_eq!(stored[1]["target"]["filesystem"], 4);
 }
+
+/// A durability result as the workload records it: `per_kind` violations of each kind (in
+/// `Kind::ALL`'s order) over `cuts` cuts, recoveries of `p50` and `max` ns, the first
+/// violations kept with their sequence.
+fn durability_result(cuts: u64, per_kind: [u64; 7], p50: f64, max: f64) -> ResultRecord {
+    use fsbench_workload::durability::{BY_KIND, CUTS, RECOVERY, VIOLATIONS};
+    let total: u64 = per_kind.iter().sum();
+    let mut measurements = vec![VIOLATIONS.at(total as f64), CUTS.at(cuts as f64)];
+    measurements.extend(BY_KIND.iter().zip(per_kind).map(|(m, n)| m.at(n as f64)));
+    measurements.extend([
+        RECOVERY[0].at(p50),
+        RECOVERY[1].at(p50),
+        RECOVERY[2].at(max),
+        RECOVERY[3].at(max),
+    ]);
+    let kept: Vec<serde_json::Value> = (0..total.min(20))
+        .map(|i| {
+            serde_json::json!({
+                "kind": "stale data exposed",
+                "path": "B",
+                "detail": format!("the block at byte 4096 holds file {i}'s block"),
+                // Two violations a cut: the second of each cut shares the first's sequence.
+                "cut": 3 + i / 2,
+                "family": "seq-2",
+                "sequence": ["write B 4k@4k; fsync B", "append d/A 8k; fsync d"],
+            })
+        })
+        .collect();
+    let mut attributes = serde_json::Map::new();
+    attributes.insert("sequences".into(), "seq-1,seq-2,mixed".into());
+    attributes.insert("violation_list".into(), serde_json::Value::Array(kept));
+    ResultRecord {
+        attributes,
+        measurements,
+        ..ResultRecord::default()
+    }
+}
+
+/// A run of the plan `safety` (`violations`: the writeback configuration's per repetition):
+/// ext4 mount=default, ext4 mount=writeback (data=writeback,nodelalloc), xfs and btrfs, each
+/// with a matrix write and the durability workload over 2 rounds. The writeback configuration
+/// is the fastest, btrfs the second (its durability could not be cut: failed), xfs the third,
+/// ext4 mount=default the slowest.
+fn durability_run(store: &mut Store, run: i64, writeback: [u64; 2]) {
+    let matrix = r#"{"kind":"matrix","name":"stream"}"#;
+    let durability = r#"{"kind":"durability","name":"durability"}"#;
+    let configurations = [
+        ("ext4", "default", "", 1.0),
+        ("ext4", "writeback", "data=writeback,nodelalloc", 3.0),
+        ("xfs", "default", "", 2.0),
+        ("btrfs", "default", "", 2.5),
+    ];
+    let mut position = 0;
+    for (fs, set, options, speed) in configurations {
+        let config = typed(&format!(
+            r#"{{"filesystem":"{fs}","mkfs_set":"default","mount_set":"{set}","mount_options":"{options}","scheduler":null,"cache":"warm"}}"#
+        ));
+        for (name, workload) in [("stream", matrix), ("durability", durability)] {
+            let key = format!("{fs}.default.{set}.default.warm.{name}");
+            let case = store
+                .add_case(run, &key, position, &config, workload)
+                .unwrap();
+            position += 1;
+            for rep in 1..=2u32 {
+                let (results, status, reason) = match name {
+                    "stream" => (
+                        vec![cell(
+                            "write",
+                            65536,
+                            1e9 * speed * (1.0 + rep as f64 * 0.01),
+                        )],
+                        Outcome::Ok,
+                        None,
+                    ),
+                    _ if fs == "btrfs" => (
+                        Vec::new(),
+                        Outcome::Failed,
+                        Some(
+                            "btrfs has no shutdown ioctl on this kernel, so it cannot be cut here",
+                        ),
+                    ),
+                    _ => {
+                        let stale = if set == "writeback" {
+                            writeback[rep as usize - 1]
+                        } else {
+                            0
+                        };
+                        let p50 = if fs == "xfs" { 25e6 } else { 5e6 * rep as f64 };
+                        (
+                            vec![durability_result(100, [0, 0, 0, 0, 0, stale, 0], p50, 5e7)],
+                            Outcome::Ok,
+                            None,
+                        )
+                    }
+                };
+                store
+                    .record_sample(
+                        case,
+                        &NewSample {
+                            results: &results,
+                            reason,
+                            ..sample(rep, status)
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+    }
+}
+
+fn durability_fixture() -> (tempfile::TempDir, Store, i64) {
+    let (dir, mut store, run) = new_run("safety", 16);
+    durability_run(&mut store, run, [5, 7]);
+    (dir, store, run)
+}
+
+/// The durability section through every renderer: per configuration its cuts and violations
+/// summed over its samples with each sample's count, the kinds that occurred by their names,
+/// the recovery in human units and the fsck verdict; btrfs not checked, with why; the first
+/// violations with the command that replays their sequence.
+#[test]
+fn durability_is_reported_per_configuration_in_every_output() {
+    use calamine::{Data, Reader, Xlsx as XlsxReader};
+    let (_dir, store, run) = durability_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let replay = "fsbench durability --fs ext4 --mount-options data=writeback,nodelalloc --cut-at end --sequence 'write B 4k@4k; fsync B; append d/A 8k; fsync d'";
+
+    let text = render(
+        &Terminal {
+            db: None,
+            all_metrics: false,
+            ranking: true,
+        },
+        &model,
+    );
+    assert!(text.contains("\nDurability (per configuration"), "{text}");
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("{start}: {text}"))
+            .to_string()
+    };
+    let writeback = line("  ext4 mount=writeback  12 violations");
+    assert!(
+        writeback.contains("12 violations in 200 cuts (2 samples: 5, 7): stale data exposed 12;"),
+        "{writeback}"
+    );
+    let said: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(said.contains("ext4 mount=default 0 violations in 200 cuts (2 samples: 0, 0); recovery median 5.00 ms to 10.0 ms, longest 50.0 ms; fsck clean after every cut ext4 mount=writeback"), "{said}");
+    // The command whole, wrapped between words within 120 columns.
+    assert!(said.contains(replay), "{said}");
+    assert!(said.contains("xfs mount=default 0 violations in 200 cuts (2 samples: 0, 0); recovery median 25.0 ms, longest"), "{said}");
+    assert!(
+        said.contains("btrfs mount=default not checked: failed ×2: btrfs has no shutdown ioctl on this kernel, so it cannot be cut here"),
+        "{said}"
+    );
+    assert!(
+        !text.contains("lost fsync'd data"),
+        "only the kinds that occurred: {text}"
+    );
+    assert!(
+        text.contains("ext4 mount=writeback, sample 1, cut 3 (seq-2): stale data exposed: B:"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 120, "{line}");
+    }
+
+    let md = render(&crate::Markdown::default(), &model);
+    assert!(md.contains("## Durability\n"), "{md}");
+    assert!(
+        md.contains("| ext4 mount=writeback | 2 samples: 5, 7 | 200 | **12** | stale data exposed 12 | 5.00 ms to 10.0 ms | 50.0 ms | clean after every cut |"),
+        "{md}"
+    );
+    assert!(md.contains("| xfs mount=default | 2 samples: 0, 0 | 200 | 0 | none | 25.0 ms | 50.0 ms | clean after every cut |"), "{md}");
+    assert!(
+        md.contains("- btrfs mount=default: failed ×2: btrfs has no shutdown ioctl"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("  ```console\n  {replay}\n  ```\n")),
+        "{md}"
+    );
+    // One example per cut, three at most: cuts 3, 4 and 5 of sample 1.
+    assert_eq!(md.matches("fsbench durability --fs").count(), 3, "{md}");
+
+    let html = render(&crate::Html::default(), &model);
+    let section = &html[html
+        .find("<section id=\"durability\">")
+        .expect("the section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(
+        section.contains("<td class=\"num bad\">12</td>"),
+        "{section}"
+    );
+    assert!(
+        section.contains("<td class=\"num win\">0</td>"),
+        "{section}"
+    );
+    assert!(
+        section.contains(&format!(
+            "<code>{}</code>",
+            replay.replace('\'', "&#x27;").replace('/', "&#x2f;")
+        )),
+        "{section}"
+    );
+    assert!(
+        section.contains("btrfs mount=default: failed ×2"),
+        "{section}"
+    );
+
+    let doc: serde_json::Value = serde_json::from_str(&render(&Json, &model)).unwrap();
+    let checked = doc["durability"]["checked"].as_array().unwrap();
+    assert_eq!(checked.len(), 3);
+    assert_eq!(checked[1]["configuration"], "ext4 mount=writeback");
+    assert_eq!(checked[1]["violations"], 12);
+    assert_eq!(checked[1]["per_sample"], serde_json::json!([5, 7]));
+    assert_eq!(
+        checked[1]["by_kind"],
+        serde_json::json!([{"kind": "stale data exposed", "count": 12}])
+    );
+    assert_eq!(checked[1]["examples"][0]["replay"], replay);
+    assert_eq!(doc["durability"]["not_checked"][0]["status"], "failed");
+
+    let mut bytes = Vec::new();
+    crate::Xlsx.write(&model, &mut bytes).unwrap();
+    let mut book: XlsxReader<_> = XlsxReader::new(std::io::Cursor::new(bytes)).unwrap();
+    assert!(book.sheet_names().contains(&"durability".to_string()));
+    let sheet = book.worksheet_range("durability").unwrap();
+    assert_eq!(
+        sheet.get((2, 0)),
+        Some(&Data::String("ext4 mount=writeback".into()))
+    );
+    assert_eq!(sheet.get((2, 5)), Some(&Data::Float(12.0)));
+    assert_eq!(
+        sheet.get((2, 11)),
+        Some(&Data::Float(12.0)),
+        "stale data exposed"
+    );
+    assert_eq!(
+        sheet.get((4, 0)),
+        Some(&Data::String("btrfs mount=default".into()))
+    );
+}
+
+/// The fastest configuration broke promises and the second fastest was not checked: the
+/// fastest that kept its promises is the third, named beside the fastest in the terminal, the
+/// Markdown, the HTML and the JSON; the heat-map's durability column shows the counts.
+#[test]
+fn the_fastest_that_kept_its_promises_skips_violations_and_the_unchecked() {
+    let (_dir, store, run) = durability_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&render(&Json, &model)).unwrap();
+    let write = &doc["standings"]["disciplines"][0];
+    assert_eq!(
+        write["leaders"],
+        serde_json::json!(["ext4 mount=writeback"])
+    );
+    let kept = &write["kept_promises"];
+    assert_eq!(kept["fastest"], "ext4 mount=writeback");
+    assert_eq!(
+        kept["fastest_promise"],
+        serde_json::json!({"state": "broken", "violations": 12, "cuts": 200})
+    );
+    assert_eq!(kept["safe"], "xfs mount=default");
+    assert_eq!(kept["broken"], 1);
+    assert_eq!(kept["not_checked"], 1);
+
+    let text = render(
+        &Terminal {
+            db: None,
+            all_metrics: false,
+            ranking: true,
+        },
+        &model,
+    );
+    let at = text
+        .find("\nFastest that kept its promises (")
+        .expect(&text);
+    let said: String = text[at..].split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        said.contains(
+            "stream write 1m 64k (throughput) xfs mount=default 1.89 GiB/s, 33.3 % lower (95 % CI"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("; the fastest, ext4 mount=writeback, broke 12 promises in 200 cuts"),
+        "{said}"
+    );
+
+    let md = render(&crate::Markdown::default(), &model);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| stream write 1m 64k (throughput)"))
+        .unwrap();
+    assert!(
+        row.ends_with("; the fastest, ext4 mount=writeback, broke 12 promises in 200 cuts |"),
+        "{row}"
+    );
+    assert!(
+        row.contains("| xfs mount=default 1.89 GiB/s, 33.3 % lower"),
+        "{row}"
+    );
+
+    let html = render(&crate::Html::default(), &model);
+    let verdict = &html[html.find("<section id=\"verdict\">").unwrap()..];
+    let verdict = &verdict[..verdict.find("</section>").unwrap()];
+    assert!(
+        verdict.contains("<th>fastest with no violation when cut</th>"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("<td class=\"win\">xfs mount=default 1.89 GiB&#x2f;s, 33.3 % lower"),
+        "{verdict}"
+    );
+    let heatmap = &html[html.find("<section id=\"heatmap\">").unwrap()..];
+    let heatmap = &heatmap[..heatmap.find("</section>").unwrap()];
+    assert!(
+        heatmap.contains("<th class=\"group\" colspan=\"1\">durability</th>"),
+        "{heatmap}"
+    );
+    assert!(heatmap.contains("title=\"ext4 mount=writeback: 12 violations in 200 cuts — broke promises when cut\">12</td>"), "{heatmap}");
+    assert!(
+        heatmap.contains(
+            "title=\"xfs mount=default: 0 violations in 200 cuts — kept every promise\">0</td>"
+        ),
+        "{heatmap}"
+    );
+    assert!(
+        heatmap.contains("btrfs mount=default: not checked for durability: failed ×2"),
+        "{heatmap}"
+    );
+
+    // When the fastest kept its promises, it is named itself.
+    let (_dir, mut store, run) = new_run("safety", 16);
+    durability_run(&mut store, run, [0, 0]);
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let md = render(&crate::Markdown::default(), &model);
+    assert!(
+        md.contains("| ext4 mount=writeback itself (kept every promise in 200 cuts) |"),
+        "{md}"
+    );
+}
+
+/// Without a durability result, no report says anything of durability: the verdict's table
+/// and the heat-map are as they were.
+#[test]
+fn without_durability_the_reports_say_nothing_of_it() {
+    let (_dir, store, run) = quick_fixture();
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let text = render(
+        &Terminal {
+            db: None,
+            all_metrics: false,
+            ranking: true,
+        },
+        &model,
+    );
+    let md = render(&crate::Markdown::default(), &model);
+    let html = render(&crate::Html::default(), &model);
+    let json = render(&Json, &model);
+    for output in [&text, &md, &html, &json] {
+        assert!(!output.contains("urability"), "{output}");
+        assert!(!output.contains("violation"), "{output}");
+        assert!(!output.contains("kept_promises"), "{output}");
+    }
+    assert!(md.contains("| discipline | winner, or those that tie for first | value | lead over the rest (95 % CI) |\n|---|---|---:|---|\n"));
+    // The section itself writes nothing anywhere, and takes no place in the page.
+    use crate::section::Section;
+    let section = crate::sections::durability::DurabilitySection;
+    let findings = crate::Findings::new(&model, &Default::default());
+    let mut written = Vec::new();
+    section.terminal(&findings, &mut written).unwrap();
+    section.markdown(&findings, &mut written).unwrap();
+    assert!(written.is_empty());
+    assert!(section.html(&findings).unwrap().is_none());
+    assert!(section.json(&findings).unwrap().is_none());
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let mut used = Vec::new();
+    section.workbook(&findings, &mut book, &mut used).unwrap();
+    assert!(used.is_empty() && book.worksheets().is_empty());
+}
+
+/// Run against run: violations are counts — none before and some now is a change for the
+/// worse (a regression at any threshold), the reverse a change for the better, whatever the
+/// spread; two counts above none compare their rates per cut.
+#[test]
+fn compare_calls_a_change_of_violations_a_change() {
+    use fsbench_analysis::compare::Verdict;
+    let changes = |before: [u64; 2], after: [u64; 2]| {
+        let (_dir, mut store, first) = new_run("safety", 16);
+        durability_run(&mut store, first, before);
+        let second = store
+            .begin_run(&fsbench_store::NewRun {
+                started_at: "t1",
+                plan_name: "safety",
+                plan_text: "",
+                fsbench_version: "0",
+                host_json: "{}",
+                planned_samples: 16,
+                overrides_json: None,
+                scale: 1.0,
+            })
+            .unwrap();
+        durability_run(&mut store, second, after);
+        let model = ReportModel::load(&store, &[first, second]).unwrap();
+        crate::versus::changes(&model)
+            .into_iter()
+            .filter(|c| c.case_key == "ext4.default.writeback.default.warm.durability")
+            .collect::<Vec<_>>()
+    };
+    let worse = changes([0, 0], [0, 3]);
+    assert_eq!(worse.len(), 1);
+    let c = &worse[0];
+    assert!(c.is_worse() && c.is_regression(1000.0), "{c:?}");
+    assert_eq!(
+        c.row,
+        "violations: none in 200 cuts before, 3 in 200 cuts now — promises kept before are broken now (a count, not a speed: a change, not noise)"
+    );
+    let better = &changes([2, 1], [0, 0])[0];
+    assert!(better.is_better(), "{better:?}");
+    assert!(
+        better.row.contains("every promise is kept now"),
+        "{}",
+        better.row
+    );
+    let same = &changes([0, 0], [0, 0])[0];
+    assert_eq!(same.comparison.verdict, Verdict::Tie);
+    let noise = &changes([5, 7], [6, 7])[0];
+    assert_eq!(noise.comparison.verdict, Verdict::Tie, "{noise:?}");
+    let many = &changes([1, 1], [30, 40])[0];
+    assert!(many.is_worse(), "{many:?}");
+}

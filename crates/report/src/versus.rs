@@ -2,9 +2,11 @@
 //! compared 3.1.10 with 3.3.6): for every case both runs measured and every main figure, the
 //! ratio later / first with its 95 % interval (Welch's test on the logs: runs are not paired by
 //! round) and whether it is a significant change; a regression is a significant change for the
-//! worse beyond a threshold.
+//! worse beyond a threshold. Durability's violations are counts, not samples of a speed: from
+//! none to some, or back, is a change whatever the spread ([`Counted`]).
 
-use crate::model::ReportModel;
+use crate::model::{Cell, ReportModel, Table};
+use crate::sections::durability;
 use crate::text::number;
 use fsbench_analysis::compare::{welch, Comparison, Verdict};
 use fsbench_model::{Direction, Unit};
@@ -25,6 +27,117 @@ pub struct Change {
     pub mean: f64,
     /// mean / base_mean, with its interval and verdict.
     pub comparison: Comparison,
+    /// For durability's violations, the counts themselves (absent for every other figure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counted: Option<Counted>,
+}
+
+/// Violations in two runs, each over its cuts (summed over the samples). A violation is a
+/// promise seen broken, not a sample of a speed: none in one run and some in the other is a
+/// change (`Verdict::Higher` or `Lower`, its "interval" the ratio itself: nothing was
+/// estimated); between two counts above 0 the rates per cut are compared (the 95 % interval
+/// of the ratio of two Poisson rates, from the log ratio's standard error √(1/a + 1/b)).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Counted {
+    pub before: u64,
+    pub before_cuts: u64,
+    pub after: u64,
+    pub after_cuts: u64,
+}
+
+impl Counted {
+    /// The two counts and their comparison (later / first, as rates per cut).
+    fn of(
+        base: &Cell,
+        cell: &Cell,
+        base_cuts: Option<&Cell>,
+        cuts: Option<&Cell>,
+    ) -> (Counted, Comparison) {
+        let sum = |c: &Cell| {
+            c.values
+                .iter()
+                .map(|(_, v)| v.max(0.0))
+                .sum::<f64>()
+                .round() as u64
+        };
+        let counted = Counted {
+            before: sum(base),
+            before_cuts: base_cuts.map_or(base.values.len() as u64, sum).max(1),
+            after: sum(cell),
+            after_cuts: cuts.map_or(cell.values.len() as u64, sum).max(1),
+        };
+        let (a, b) = (counted.before as f64, counted.after as f64);
+        let ratio = (b / counted.after_cuts as f64) / (a / counted.before_cuts as f64);
+        let (ratio, low, high, verdict) = match (counted.before, counted.after) {
+            (0, 0) => (1.0, 1.0, 1.0, Verdict::Tie),
+            (0, _) => (f64::INFINITY, f64::INFINITY, f64::INFINITY, Verdict::Higher),
+            (_, 0) => (0.0, 0.0, 0.0, Verdict::Lower),
+            _ => {
+                let spread = 1.96 * (1.0 / a + 1.0 / b).sqrt();
+                let (low, high) = (ratio * (-spread).exp(), ratio * spread.exp());
+                let verdict = if low > 1.0 {
+                    Verdict::Higher
+                } else if high < 1.0 {
+                    Verdict::Lower
+                } else {
+                    Verdict::Tie
+                };
+                (ratio, low, high, verdict)
+            }
+        };
+        let comparison = Comparison {
+            ratio,
+            ci95_low: Some(low),
+            ci95_high: Some(high),
+            p: None,
+            n: base.values.len().min(cell.values.len()),
+            paired: false,
+            verdict,
+        };
+        (counted, comparison)
+    }
+
+    /// "violations: none in 200 cuts before, 12 in 200 cuts now — promises kept before are
+    /// broken now (a count, not a speed: a change, not noise)": what `fsbench compare` prints
+    /// as the figure's row, so that its line says it whole.
+    pub fn text(&self) -> String {
+        let count = |n: u64, cuts: u64| match n {
+            0 => format!("none in {cuts} cuts"),
+            n => format!("{n} in {cuts} cuts"),
+        };
+        let what = match (self.before, self.after) {
+            (0, 0) => String::new(),
+            (0, _) => {
+                " — promises kept before are broken now (a count, not a speed: a change, not noise)"
+                    .into()
+            }
+            (_, 0) => {
+                " — every promise is kept now (a count, not a speed: a change, not noise)".into()
+            }
+            _ => " (rates per cut compared: Poisson interval of their ratio)".into(),
+        };
+        format!(
+            "violations: {} before, {} now{what}",
+            count(self.before, self.before_cuts),
+            count(self.after, self.after_cuts)
+        )
+    }
+}
+
+/// The cuts of a durability table's cell: the same column and row of the `cuts` table.
+fn cuts_of<'a>(
+    model: &'a ReportModel,
+    table: &Table,
+    row: usize,
+    column: usize,
+) -> Option<&'a Cell> {
+    let dims = &table.rows[row].dims;
+    let cuts = model
+        .tables
+        .iter()
+        .find(|t| t.workload == durability::KIND && t.metric == durability::CUTS)?;
+    let row = cuts.rows.iter().find(|r| &r.dims == dims)?;
+    row.cells.get(column)?.as_ref()
 }
 
 impl Change {
@@ -69,7 +182,8 @@ pub fn changes(model: &ReportModel) -> Vec<Change> {
         .iter()
         .filter(|t| t.main && t.direction != Direction::None)
     {
-        for row in &table.rows {
+        let count = table.workload == durability::KIND && table.metric == durability::VIOLATIONS;
+        for (r, row) in table.rows.iter().enumerate() {
             for (i, base_col) in table.columns.iter().enumerate() {
                 if base_col.run_id != first {
                     continue;
@@ -80,10 +194,21 @@ pub fn changes(model: &ReportModel) -> Vec<Change> {
                         continue;
                     }
                     let Some(cell) = &row.cells[j] else { continue };
-                    let a: Vec<f64> = base.values.iter().map(|(_, v)| *v).collect();
-                    let b: Vec<f64> = cell.values.iter().map(|(_, v)| *v).collect();
-                    let Some(comparison) = welch(&a, &b) else {
-                        continue;
+                    let (comparison, counted) = if count {
+                        let (counted, comparison) = Counted::of(
+                            base,
+                            cell,
+                            cuts_of(model, table, r, i),
+                            cuts_of(model, table, r, j),
+                        );
+                        (comparison, Some(counted))
+                    } else {
+                        let a: Vec<f64> = base.values.iter().map(|(_, v)| *v).collect();
+                        let b: Vec<f64> = cell.values.iter().map(|(_, v)| *v).collect();
+                        let Some(comparison) = welch(&a, &b) else {
+                            continue;
+                        };
+                        (comparison, None)
                     };
                     out.push(Change {
                         case_key: base_col.case_key.clone(),
@@ -91,12 +216,15 @@ pub fn changes(model: &ReportModel) -> Vec<Change> {
                         metric: table.metric.clone(),
                         unit: table.unit,
                         direction: table.direction,
-                        row: row.label(&table.metric),
+                        // A count's row says both counts and what their change means: the
+                        // line `fsbench compare` prints is this row and the figures.
+                        row: counted.map_or_else(|| row.label(&table.metric), |c| c.text()),
                         base_run: first,
                         run: col.run_id,
                         base_mean: base.summary.mean,
                         mean: cell.summary.mean,
                         comparison,
+                        counted,
                     });
                 }
             }
@@ -113,6 +241,22 @@ pub fn html(changes: &[Change]) -> Result<String, minijinja::Error> {
         .map(|c| {
             let (factor, unit) = c.unit.display(c.base_mean.abs().max(c.mean.abs()));
             let pct = |v: f64| format!("{:+.1} %", (v - 1.0) * 100.0);
+            if let Some(counted) = &c.counted {
+                return minijinja::context! {
+                    case => c.case_key.clone(),
+                    figure => format!("{} {} ({})", c.workload, c.row, c.direction.phrase()),
+                    runs => format!("{} -> {}", c.base_run, c.run),
+                    before => format!("{} in {} cuts", counted.before, counted.before_cuts),
+                    after => format!("{} in {} cuts", counted.after, counted.after_cuts),
+                    change => format!("{} -> {}", counted.before, counted.after),
+                    interval => if counted.before == 0 || counted.after == 0 {
+                        "a count: none against some is a change, not an estimate".to_string()
+                    } else {
+                        format!("{} .. {} (per cut)", pct(c.comparison.ci95_low.unwrap_or(f64::NAN)), pct(c.comparison.ci95_high.unwrap_or(f64::NAN)))
+                    },
+                    verdict => if c.is_worse() { "worse" } else if c.is_better() { "better" } else { "tie" },
+                };
+            }
             minijinja::context! {
                 case => c.case_key.clone(),
                 figure => format!("{} {} ({})", c.workload, c.row, c.direction.phrase()),

@@ -7,11 +7,13 @@
 //! - [`standings`]: the verdict per discipline and the ranking.
 //! - [`efficiency`]: each filesystem against its bare device.
 //! - [`aging`]: aged against fresh.
+//! - [`durability`]: the promises each configuration kept when it was cut.
 //! - [`marks`]: the samples whose figures the host disturbed or that did not settle.
 //! - [`then_now`]: a study's figures and claims then and now.
 //! - [`not_measured`]: what was not measured, and why.
 
 pub mod aging;
+pub mod durability;
 pub mod efficiency;
 pub mod marks;
 pub mod not_measured;
@@ -64,11 +66,12 @@ impl Placed {
 
 /// Every section, and where each output places it (0: not in it).
 #[rustfmt::skip]
-pub static SECTIONS: [Placed; 7] = [
+pub static SECTIONS: [Placed; 8] = [
     // The section,                          its part,     its ranks: term, md, html, xlsx, json
     placed(&standings::VerdictSection,        Part::Answer, [20, 10, 10, 10, 10]),
     placed(&efficiency::EfficiencySection,    Part::Answer, [30, 20, 20,  0, 20]),
     placed(&standings::RankingSection,        Part::Answer, [40, 30, 30, 20,  0]),
+    placed(&durability::DurabilitySection,    Part::Head,   [45, 35, 35, 25, 25]),
     placed(&aging::AgingSection,              Part::Head,   [60, 40, 40,  0,  0]),
     placed(&marks::MarksSection,              Part::Head,   [ 0,  0, 50,  0,  0]),
     placed(&then_now::ThenNowSection,         Part::Head,   [50, 50, 70, 40, 30]),

@@ -16,6 +16,7 @@ use crate::findings::{Find, Findings};
 use crate::model::{ReportModel, Row, Table};
 use crate::over_time::Marked;
 use crate::section::{colour, render_html, JsonMember, Section};
+use crate::sections::durability::{Durability, Promise};
 use crate::sections::marks::HostMarks;
 use crate::text::{
     arrow, chars, escape_markdown as escape, fixed, heading, printable, sheet_name, significant,
@@ -65,6 +66,10 @@ pub struct Discipline {
     pub leaders: Vec<String>,
     /// How far the leaders are ahead of the rest, when some configuration is behind them.
     pub lead: Option<Lead>,
+    /// Where the report has durability results: the fastest configuration that kept every
+    /// promise, beside the fastest (absent without durability results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_promises: Option<KeptPromises>,
     /// Where it comes from: the model's table and the row in it.
     #[serde(skip)]
     pub table: usize,
@@ -153,8 +158,93 @@ pub struct Standings {
 pub use crate::findings::Options;
 
 impl Find for Standings {
+    /// The standings, each discipline with the fastest configuration that kept its promises
+    /// when the report has durability results.
     fn find(findings: &Findings) -> Standings {
-        Standings::of(findings.model(), findings.options())
+        let mut standings = Standings::of(findings.model(), findings.options());
+        let durability = findings.get::<Durability>();
+        if durability.has_results() {
+            for d in &mut standings.disciplines {
+                d.kept_promises = Some(KeptPromises::of(d, durability));
+            }
+        }
+        standings
+    }
+}
+
+/// Beside a discipline's fastest configuration, the fastest that kept every promise when it was
+/// cut (`crate::sections::durability`): a configuration without a durability result is not
+/// checked, never assumed safe; one with violations is named as such.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeptPromises {
+    /// The fastest configuration (the discipline's best figure) and what it kept.
+    pub fastest: String,
+    pub fastest_promise: Promise,
+    /// The fastest configuration with 0 violations (None: none measured here has).
+    pub safe: Option<String>,
+    /// Its figure.
+    pub safe_mean: Option<f64>,
+    /// It is among the leaders (the winner, or those that tie for first).
+    pub safe_leads: bool,
+    /// It against the fastest (None: it is the fastest, or there is none).
+    pub safe_vs_fastest: Option<Comparison>,
+    /// The configurations measured here that broke promises, and those not checked.
+    pub broken: usize,
+    pub not_checked: usize,
+}
+
+impl KeptPromises {
+    /// What the durability results say of `d`'s configurations.
+    pub fn of(d: &Discipline, durability: &Durability) -> KeptPromises {
+        let is_better = better(d.direction);
+        let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
+        let promise = |label: &str| durability.promise(label);
+        let safe = d
+            .entries
+            .iter()
+            .filter(|e| matches!(promise(&e.label), Promise::Kept { .. }))
+            .reduce(|a, b| if is_better(b.mean, a.mean) { b } else { a });
+        let count =
+            |f: fn(&Promise) -> bool| d.entries.iter().filter(|e| f(&promise(&e.label))).count();
+        KeptPromises {
+            fastest: best.label.clone(),
+            fastest_promise: promise(&best.label),
+            safe: safe.map(|e| e.label.clone()),
+            safe_mean: safe.map(|e| e.mean),
+            safe_leads: safe.is_some_and(|e| d.leaders.contains(&e.label)),
+            safe_vs_fastest: safe.and_then(|e| e.vs_best),
+            broken: count(|p| matches!(p, Promise::Broken { .. })),
+            not_checked: count(|p| matches!(p, Promise::NotChecked)),
+        }
+    }
+
+    /// "xfs itself (kept every promise in 200 cuts)"; "ext4 4.70 GiB/s, 12.0 % lower (95 % CI
+    /// ...); the fastest, ext4 mount=writeback, broke 12 promises in 200 cuts"; "none: ...".
+    pub fn text(&self, d: &Discipline) -> String {
+        let fastest = format!(
+            "the fastest, {}, {}",
+            self.fastest,
+            self.fastest_promise.text()
+        );
+        match (&self.safe, self.safe_mean) {
+            (Some(safe), _) if *safe == self.fastest => {
+                format!("{safe} itself ({})", self.fastest_promise.text())
+            }
+            (Some(safe), Some(mean)) => {
+                let versus = match (&self.safe_vs_fastest, self.safe_leads) {
+                    (_, true) => "ties for first".to_string(),
+                    (Some(v), false) => versus_text(d.direction, v),
+                    (None, false) => "behind".to_string(),
+                };
+                format!("{safe} {}, {versus}; {fastest}", value_text(d, mean))
+            }
+            _ => format!(
+                "none of the {} configurations measured here ({} broke promises, {} not checked); {fastest}",
+                d.entries.len(),
+                self.broken,
+                self.not_checked
+            ),
+        }
     }
 }
 
@@ -324,6 +414,7 @@ fn discipline(
             .map(|&i| table.columns[i].config_label.clone())
             .collect(),
         lead,
+        kept_promises: None,
         table: 0,
         row_index: 0,
     })
@@ -542,8 +633,27 @@ pub fn terminal_verdicts(out: &mut dyn Write, standings: &Standings) -> io::Resu
             )
         })
         .collect();
-    write_rows(out, 2, &rows)
+    write_rows(out, 2, &rows)?;
+    let kept: Vec<(String, String)> = standings
+        .disciplines
+        .iter()
+        .filter_map(|d| {
+            let k = d.kept_promises.as_ref()?;
+            Some((
+                printable(&d.title()).into_owned(),
+                printable(&k.text(d)).into_owned(),
+            ))
+        })
+        .collect();
+    if kept.is_empty() {
+        return Ok(());
+    }
+    heading(out, KEPT_HEADING)?;
+    write_rows(out, 2, &kept)
 }
+
+/// What the fastest-that-kept-its-promises lines say, for every report.
+pub const KEPT_HEADING: &str = "Fastest that kept its promises (per discipline: the fastest configuration with 0 violations when its filesystem was cut, beside the fastest; one the durability workload did not check is never assumed safe):";
 
 /// The ranking, in the order of its points (best first): each configuration's points, the
 /// 95 % interval of its rank beside them, and its points per category.
@@ -602,10 +712,21 @@ pub fn markdown_verdict(out: &mut dyn Write, standings: &Standings) -> io::Resul
     out,
     "Per discipline: the winner, or those that tie for first (no difference can be claimed between them), with the mean of its repetitions, and the lead over the best of the rest with its 95 % interval.\n"
 )?;
-    writeln!(
+    let kept = standings
+        .disciplines
+        .iter()
+        .any(|d| d.kept_promises.is_some());
+    if kept {
+        writeln!(
+            out,
+            "| discipline | winner, or those that tie for first | value | lead over the rest (95 % CI) | fastest with no violation when cut |\n|---|---|---:|---|---|"
+        )?;
+    } else {
+        writeln!(
     out,
     "| discipline | winner, or those that tie for first | value | lead over the rest (95 % CI) |\n|---|---|---:|---|"
 )?;
+    }
     for d in &standings.disciplines {
         let best = d.entries.iter().find(|e| e.column == d.best).expect("best");
         let lead = match &d.lead {
@@ -613,9 +734,13 @@ pub fn markdown_verdict(out: &mut dyn Write, standings: &Standings) -> io::Resul
             None if d.entries.len() == 1 => "the only one measured".into(),
             None => "all tie: no difference can be claimed".into(),
         };
+        let kept = match &d.kept_promises {
+            Some(k) => format!(" {} |", escape(&k.text(d))),
+            None => String::new(),
+        };
         writeln!(
             out,
-            "| {} ({}) | {} | {} | {lead} |",
+            "| {} ({}) | {} | {} | {lead} |{kept}",
             escape(&d.title()),
             d.direction.phrase(),
             escape(&leaders_text(d)),
@@ -623,6 +748,12 @@ pub fn markdown_verdict(out: &mut dyn Write, standings: &Standings) -> io::Resul
         )?;
     }
     writeln!(out)?;
+    if kept {
+        writeln!(
+            out,
+            "Fastest with no violation when cut: per discipline, the fastest configuration whose filesystem kept every promise when the durability workload cut it (see Durability), beside the fastest; a configuration it did not check is never assumed safe.\n"
+        )?;
+    }
     if let Some((gain, n)) = standings.pairing_gain {
         writeln!(
         out,
@@ -793,13 +924,20 @@ pub fn html_verdict(findings: &Findings) -> Result<String, minijinja::Error> {
                         value => value_text(d, best.mean),
                         lead => d.lead.as_ref().map(|l| l.text()),
                         alone => d.entries.len() == 1,
+                        kept => d.kept_promises.as_ref().map(|k| minijinja::context! { text => k.text(d), safe => k.safe.is_some() }),
                     }
                 })
                 .collect();
             minijinja::context! { name => category.name(), rows => rows }
         })
         .collect();
-    let heatmap = heatmap_view(model, standings, &categories, marked);
+    let heatmap = heatmap_view(
+        model,
+        standings,
+        &categories,
+        marked,
+        findings.get::<Durability>(),
+    );
     if verdict.is_empty() {
         return Ok(String::new());
     }
@@ -815,6 +953,7 @@ pub fn html_verdict(findings: &Findings) -> Result<String, minijinja::Error> {
         minijinja::context! {
             verdict => verdict,
             heatmap => heatmap,
+            kept => standings.disciplines.iter().any(|d| d.kept_promises.is_some()),
             pairing => pairing,
             host => host,
         },
@@ -936,6 +1075,7 @@ fn heatmap_view(
     standings: &Standings,
     categories: &[Category],
     marked: &Marked,
+    durability: &Durability,
 ) -> minijinja::Value {
     let ordered: Vec<&Discipline> = categories
         .iter()
@@ -946,7 +1086,7 @@ fn heatmap_view(
                 .filter(move |d| d.category == *c)
         })
         .collect();
-    let groups: Vec<_> = categories
+    let mut groups: Vec<_> = categories
         .iter()
         .map(|c| {
             minijinja::context! {
@@ -955,12 +1095,20 @@ fn heatmap_view(
             }
         })
         .collect();
-    let columns: Vec<_> = ordered
+    let mut columns: Vec<_> = ordered
         .iter()
         .map(|d| {
             minijinja::context! { short => d.short_title(), title => format!("{} ({})", d.title(), d.direction.phrase()) }
         })
         .collect();
+    let durable = durability.has_results();
+    if durable {
+        groups.push(minijinja::context! { name => "durability", span => 1 });
+        columns.push(minijinja::context! {
+            short => "violations",
+            title => "durability violations (lower is better; 0 is the only good value)",
+        });
+    }
     let rows: Vec<_> = model
         .configurations
         .iter()
@@ -990,6 +1138,7 @@ fn heatmap_view(
                         }
                     }
                 })
+                .chain(durable.then(|| durability_cell(durability, &c.label)))
                 .collect();
             minijinja::context! { label => c.label.clone(), colour => charts::colour_hex(i), cells => cells }
         })
@@ -999,6 +1148,46 @@ fn heatmap_view(
         columns => columns,
         rows => rows,
         numbers => ordered.len() <= 24,
+        durability => durable,
+    }
+}
+
+/// The heat-map's durability cell for a configuration: its count of violations, not a share
+/// of the best. The speed columns colour a figure by its ratio to the best on a log scale;
+/// for violations the best is 0, so every ratio is 0/0 or infinite, and a count of broken
+/// promises is not a speed to scale anyway — 0 is good and any other count is a fault. So the
+/// cell is the best's colour (outlined, as the leaders are) with 0, red with any violation
+/// (the count as its text), and empty when the configuration was not checked (never assumed
+/// safe; hover says why).
+fn durability_cell(durability: &Durability, label: &str) -> minijinja::Value {
+    match durability.promise(label) {
+        Promise::Kept { cuts } => minijinja::context! {
+            text => "0",
+            title => format!("{label}: 0 violations in {cuts} cuts — kept every promise"),
+            background => heat(1.0).0,
+            dark => true,
+            leader => true,
+        },
+        Promise::Broken { violations, cuts } => minijinja::context! {
+            text => violations.to_string(),
+            title => format!(
+                "{label}: {violations} violation{} in {cuts} cuts — broke promises when cut",
+                if violations == 1 { "" } else { "s" }
+            ),
+            background => "hsl(0, 65%, 45%)",
+            dark => true,
+            leader => false,
+        },
+        Promise::NotChecked => minijinja::context! {
+            text => "",
+            title => match durability.why_not(label) {
+                Some(n) => format!("{label}: not checked for durability: {}", n.text()),
+                None => format!("{label}: not checked for durability"),
+            },
+            background => "",
+            dark => false,
+            leader => false,
+        },
     }
 }
 /// The heat-map's colour for a value relative to the best (1 = the best, darkest), and whether
