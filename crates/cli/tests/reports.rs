@@ -1493,10 +1493,18 @@ fn compare_calls_violations_appearing_a_change_for_the_worse() {
     }
     assert!(
         line.contains(" in 200 cuts now — promises kept before are broken now (a count, not a speed: a change, not noise)")
-            && line.ends_with(" worse"),
+            && line.ends_with(" worse")
+            // Counts, not a ratio of speeds: no percentage of a change from none.
+            && !line.contains("inf"),
         "{line}"
     );
     let output = compare(&["--fail-on-regression", "100000"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("violations: none in 200 cuts before")
+            && !stderr(&output).contains("inf"),
+        "{}",
+        stderr(&output)
+    );
     s.assert_clean();
 }

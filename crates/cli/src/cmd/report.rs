@@ -139,6 +139,20 @@ fn line(c: &Change) -> String {
     } else {
         "unknown"
     };
+    if let Some(counted) = &c.counted {
+        // A count of broken promises (durability): its row says both counts whole; a ratio of
+        // rates only where neither is none.
+        let ratio = match (counted.before, counted.after) {
+            (0, _) | (_, 0) => String::new(),
+            _ => format!(": {} {ci}", percent(c.comparison.ratio)),
+        };
+        return format!(
+            "{}  {} {}{ratio} {verdict}",
+            printable(&c.case_key),
+            printable(&c.workload),
+            printable(&c.row),
+        );
+    }
     format!(
         "{}  {} {}: {:.3} -> {:.3} {unit} ({}): {} {ci} {verdict}",
         printable(&c.case_key),
@@ -207,12 +221,16 @@ pub fn compare(args: CompareArgs) -> Result<i32, Failure> {
                 regressions.len(),
                 regressions
                     .iter()
-                    .map(|c| format!(
-                        "{} {} ({:.1} % worse)",
-                        printable(&c.case_key),
-                        printable(&c.row),
-                        c.worse_by_percent()
-                    ))
+                    .map(|c| match c.counted {
+                        // Its row says the counts: "violations: none … before, 3 … now".
+                        Some(_) => format!("{} {}", printable(&c.case_key), printable(&c.row)),
+                        None => format!(
+                            "{} {} ({:.1} % worse)",
+                            printable(&c.case_key),
+                            printable(&c.row),
+                            c.worse_by_percent()
+                        ),
+                    })
                     .collect::<Vec<_>>()
                     .join("; ")
             );
