@@ -184,15 +184,20 @@ fn a_file_truncated_under_the_reader_ends_the_run_with_what_was_measured() {
             ..IoSettings::default()
         };
         let path = dir.path().to_path_buf();
+        // Raised when the timed phase starts (after the layout and the untimed buffer
+        // calibration, however long those take on a loaded host).
+        let started_phase = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let phase = started_phase.clone();
         let cutter = std::thread::spawn(move || {
-            // Wait for the laid-out file, then for the timed phase, then cut it.
+            // Wait for the timed phase, then cut the laid-out file.
             let start = std::time::Instant::now();
             loop {
                 let file = std::fs::read_dir(&path)
                     .unwrap()
                     .flatten()
                     .find(|e| e.file_name().to_string_lossy().starts_with("fsbench-io-"));
-                if let Some(file) = file {
+                let timed = phase.load(std::sync::atomic::Ordering::Acquire);
+                if let (Some(file), true) = (file, timed) {
                     if file.metadata().unwrap().len() == 4 << 20 {
                         std::thread::sleep(std::time::Duration::from_millis(300));
                         std::fs::OpenOptions::new()
@@ -204,15 +209,48 @@ fn a_file_truncated_under_the_reader_ends_the_run_with_what_was_measured() {
                         return;
                     }
                 }
-                assert!(start.elapsed().as_secs() < 5, "no file appeared");
+                assert!(start.elapsed().as_secs() < 30, "no timed phase began");
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         });
-        let started = std::time::Instant::now();
-        let (end, sink) = run_in(dir.path(), &settings);
+        /// Says when the timed phase starts, and keeps when.
+        struct Starting(
+            std::sync::Arc<std::sync::atomic::AtomicBool>,
+            Option<std::time::Instant>,
+        );
+        impl Harness for Starting {
+            fn cold(&mut self) -> Result<String, String> {
+                Detached.cold()
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Detached.drop_caches()
+            }
+            fn evict(&mut self, p: &Path, o: u64, l: u64) -> Result<Option<f64>, String> {
+                Detached.evict(p, o, l)
+            }
+            fn resident(&mut self, p: &Path, o: u64, l: u64) -> Result<f64, String> {
+                Detached.resident(p, o, l)
+            }
+            fn phase_start(&mut self) -> bool {
+                self.1 = Some(std::time::Instant::now());
+                self.0.store(true, std::sync::atomic::Ordering::Release);
+                true
+            }
+        }
+        let mut sink = Collect::default();
+        let mut harness = Starting(started_phase, None);
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut harness,
+        );
         cutter.join().unwrap();
         assert_eq!(end.outcome, Outcome::Failed, "{engine}");
-        assert!(started.elapsed().as_secs() < 4, "{engine}: the run went on");
+        // Its runtime is 5 s: it ended at the short read, not at its time.
+        let timed = harness.1.expect("a timed phase").elapsed();
+        assert!(timed.as_secs() < 4, "{engine}: the run went on ({timed:?})");
         let message = end.error.unwrap().to_string();
         assert!(
             message.starts_with("cannot read ")
