@@ -246,7 +246,10 @@ impl Scope {
                 // A loop device is fsbench's only when its image is (whatever the ledger says
                 // its image was); tmpfs and a real device mount only on a mount point of ours.
                 let device = Path::new(source);
-                if loop_name(device).is_ok() {
+                // Not mounted any more (a killed run's loop device cleared itself when its
+                // filesystem was unmounted, and its number may back another's image now):
+                // nothing to undo, nothing of anyone's to touch.
+                if loop_name(device).is_ok() && mounted(sys, mountpoint, source) {
                     if let Some(backing) = sys.loop_backing_file(device) {
                         self.image(&backing).map_err(|why| {
                             format!("{source} is backed by {}: {why}", backing.display())
@@ -836,6 +839,14 @@ mod tests {
             "/sys/block/loop41/loop/backing_file",
             &format!("{}\n", victim.display()),
         );
+        // The forged mount is there: its device's image is not ours, so it is left alone.
+        sys.set_file(
+            "/proc/self/mountinfo",
+            &format!(
+                "36 35 7:41 / {} rw,relatime - ext4 /dev/loop41 rw\n",
+                w.join("mnt-x").display()
+            ),
+        );
         let report = cleanup(&sys, w);
         assert_eq!(sys.log(), Vec::<String>::new(), "{report:?}");
         assert!(report.done.is_empty(), "{report:?}");
@@ -852,6 +863,59 @@ mod tests {
         let kept: StateFile =
             serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
         assert_eq!(kept.resources, forged.resources);
+    }
+
+    /// A killed run's mount that is gone, whose loop device cleared itself and now backs
+    /// another run's image: nothing of it is left, so cleanup ends it (its record goes) and
+    /// touches nothing — it said "could not undo everything" for ever before.
+    #[test]
+    fn a_mount_gone_whose_loop_device_backs_another_image_now_is_done() {
+        let work = work_dir();
+        let w = work.path();
+        let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+        let theirs = outside.path().join("theirs.img");
+        std::fs::write(&theirs, "theirs").unwrap();
+        let ours = w.join("ext4-1-0-ab.img");
+        std::fs::write(&ours, "").unwrap();
+        let state = StateFile {
+            pid: 999_999_999,
+            owner: None,
+            resources: vec![
+                Resource::Loop {
+                    device: "/dev/loop42".into(),
+                    backing_file: ours.clone(),
+                },
+                Resource::Mount {
+                    mountpoint: w.join("mnt-ext4-1-0-cd"),
+                    source: "/dev/loop42".into(),
+                },
+            ],
+        };
+        let file = write_state(w, "gone.json", &state);
+        let sys = RecordingSystem::new();
+        sys.set_file(
+            "/sys/block/loop42/loop/backing_file",
+            &format!("{}\n", theirs.display()),
+        );
+        sys.set_file("/proc/self/mountinfo", "");
+        let report = cleanup(&sys, w);
+        assert!(report.failed.is_empty(), "{report:?}");
+        assert!(
+            report
+                .done
+                .iter()
+                .any(|d| d.contains("is no longer mounted"))
+                && report
+                    .done
+                    .iter()
+                    .any(|d| d.contains("(not ours): left alone")),
+            "{report:?}"
+        );
+        assert!(!sys
+            .log()
+            .iter()
+            .any(|l| l.contains("losetup") || l.contains("umount")));
+        assert!(theirs.exists() && !file.exists());
     }
 
     /// State files are obeyed only when root's, in directories only root can change.
