@@ -114,6 +114,27 @@ fn a_rename_over_a_durable_name_keeps_the_old_file_or_the_new() {
     s.assert_clean();
 }
 
+/// ext3 (the ext4 driver, files without extents) takes no fallocate: the sequences leave it
+/// out and say so, and the run goes on (it failed at the first fallocate before).
+#[test]
+fn a_filesystem_without_fallocate_is_cut_without_it() {
+    if !root_or_skip("a_filesystem_without_fallocate_is_cut_without_it") {
+        return;
+    }
+    let s = Scratch::new();
+    let (output, result) = durability(&s, &["--fs", "ext3", "--cuts", "20", "--seed", "2"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("does not take fallocate"),
+        "{}",
+        stderr(&output)
+    );
+    let result = result.unwrap();
+    assert_eq!(figure(&result, "cuts"), 20.0);
+    assert!(result["fallocate"].as_str().unwrap().contains("left out"));
+    s.assert_clean();
+}
+
 /// btrfs answers the shutdown ioctl with ENOTTY on this kernel: the case is unsupported (exit
 /// 3), saying why, and nothing stays.
 #[test]

@@ -311,6 +311,26 @@ impl DurabilitySettings {
         let mut fsck_unchecked = false;
         let started = now_ns();
         let mut next_id = 1;
+        let fallocate = ops::fallocate_works(top)?;
+        if !fallocate {
+            if let Some(given) = &self.sequence {
+                if given
+                    .0
+                    .iter()
+                    .any(|s| matches!(s.op, ops::Op::Fallocate { .. }))
+                {
+                    return Err(Stopped::Unsupported(
+                        "this filesystem does not take fallocate (EOPNOTSUPP), and the sequence \
+                         given has one"
+                            .into(),
+                    ));
+                }
+            }
+            sink.warning(
+                "durability: this filesystem does not take fallocate (EOPNOTSUPP: ext2 and ext3 \
+                 files without extents): the sequences leave it out",
+            );
+        }
         for round in 0..cuts {
             if stop.is_requested() {
                 return Ok(false);
@@ -324,7 +344,14 @@ impl DurabilitySettings {
             ops::setup(&root, &mut oracle, &mut data)?;
             let steps = match &self.sequence {
                 Some(given) => given.0.clone(),
-                None => ops::generate(family, &mut rng, &oracle, self.ops, self.max_blocks),
+                None => ops::generate(
+                    family,
+                    &mut rng,
+                    &oracle,
+                    self.ops,
+                    self.max_blocks,
+                    fallocate,
+                ),
             };
             let cut_after = match self.cut_at {
                 CutAt::End => steps.len(),
@@ -409,6 +436,12 @@ impl DurabilitySettings {
             .into(),
         );
         attributes.insert("cut_at".into(), self.cut_at.to_string().into());
+        if !fallocate {
+            attributes.insert(
+                "fallocate".into(),
+                "not taken by this filesystem: left out of the sequences".into(),
+            );
+        }
         attributes.insert(
             "cut".into(),
             "shutdown ioctl (FS_IOC_SHUTDOWN), log not flushed".into(),
@@ -638,7 +671,7 @@ mod tests {
         let (_dir, state) = ran(&[]);
         let make = |seed| {
             let mut rng = Rng::new(seed);
-            ops::generate(Family::Mixed, &mut rng, &state, 30, 4)
+            ops::generate(Family::Mixed, &mut rng, &state, 30, 4, true)
         };
         assert_eq!(make(3), make(3));
         assert_ne!(make(3), make(4));
@@ -653,7 +686,7 @@ mod tests {
         let mut rng = Rng::new(11);
         for family in Family::ALL {
             for _ in 0..200 {
-                let steps = ops::generate(family, &mut rng, &setup, 12, 4);
+                let steps = ops::generate(family, &mut rng, &setup, 12, 4, true);
                 let text = ops::Sequence(steps.clone()).to_string();
                 let back: ops::Sequence = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
                 assert_eq!(back.0, steps, "{text}");

@@ -223,6 +223,7 @@ pub fn generate(
     oracle: &Oracle,
     ops: u64,
     max_blocks: u64,
+    fallocate: bool,
 ) -> Vec<Step> {
     let count = match family {
         Family::Seq1 => 1,
@@ -236,6 +237,9 @@ pub fn generate(
         let Some(op) = op_for(rng, &state, max_blocks) else {
             continue;
         };
+        if !fallocate && matches!(op, Op::Fallocate { .. }) {
+            continue;
+        }
         let persist = match family {
             Family::Mixed if below(rng, 2) == 0 => Persist::None,
             _ => persist_for(rng, &op),
@@ -448,6 +452,28 @@ pub fn setup(root: &Path, oracle: &mut Oracle, data: &mut DataSource) -> Result<
     syncfs(root)?;
     oracle.synced_all();
     Ok(())
+}
+
+/// Whether the filesystem at `dir` takes fallocate(2) (ext2 and ext3 files without extents do
+/// not: EOPNOTSUPP), tried on a file made and removed here.
+pub fn fallocate_works(dir: &Path) -> Result<bool, WorkloadError> {
+    let path = dir.join(".fallocate-probe");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| io("create", &path, e))?;
+    // SAFETY: fallocate on a descriptor `file` holds.
+    let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, BLOCK as libc::off_t) };
+    let error = std::io::Error::last_os_error();
+    drop(file);
+    std::fs::remove_file(&path).map_err(|e| io("remove", &path, e))?;
+    match rc {
+        0 => Ok(true),
+        _ if error.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(false),
+        _ => Err(io("fallocate", &path, error)),
+    }
 }
 
 fn io(action: &str, path: &Path, e: std::io::Error) -> WorkloadError {
