@@ -513,6 +513,90 @@ mod tests {
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 
+    /// A cut that loses data (every file of the sequence emptied, as a broken filesystem
+    /// would): each cut's durable files are reported lost, and the figures agree with what
+    /// was found — violations the sum of the kinds, kept violations with their sequence, the
+    /// recovery the harness's, in ns.
+    #[test]
+    fn a_cut_that_loses_data_is_counted_by_kind_and_kept_with_its_sequence() {
+        /// Cuts by emptying every regular file below `dir`; its recovery takes 2 ms.
+        struct Emptying(std::path::PathBuf, u32);
+        impl Harness for Emptying {
+            fn cold(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+                Err("no".into())
+            }
+            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+                Err("no".into())
+            }
+            fn cut(&mut self) -> Result<crate::harness::Cut, CutError> {
+                fn empty(dir: &Path) {
+                    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                        let kind = entry.file_type().unwrap();
+                        if kind.is_dir() {
+                            empty(&entry.path());
+                        } else if kind.is_file() {
+                            std::fs::write(entry.path(), b"").unwrap();
+                        }
+                    }
+                }
+                empty(&self.0);
+                self.1 += 1;
+                Ok(crate::harness::Cut {
+                    how: "emptied (a test)".into(),
+                    recovery_ns: 2_000_000,
+                    fsck_clean: Some(self.1 != 2),
+                    fsck_said: "e2fsck: errors (a test)".into(),
+                })
+            }
+        }
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let settings = DurabilitySettings {
+            cuts: 5,
+            seed: Some(3),
+            ..DurabilitySettings::default()
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut Emptying(dir.path().to_path_buf(), 0),
+        );
+        assert_eq!(end.outcome, fsbench_model::Outcome::Ok, "{:?}", end.error);
+        let total = figure(&sink, "violations");
+        let kinds: f64 = BY_KIND.iter().map(|k| figure(&sink, k.name)).sum();
+        assert_eq!(total, kinds);
+        // The setup's three files were made durable with data: each cut loses at least one
+        // (the sequence may have removed or renamed some), and the second cut's fsck failed.
+        assert!(
+            figure(&sink, "lost_fsynced_data") >= 5.0,
+            "{:?}",
+            sink.warnings
+        );
+        assert_eq!(figure(&sink, "fsck_errors"), 1.0);
+        assert_eq!(figure(&sink, "cuts"), 5.0);
+        let recovery = figure(&sink, "recovery_p50");
+        assert!((recovery / 2e6 - 1.0).abs() < 0.05, "{recovery} ns");
+        let kept = sink.records[0].attributes["violation_list"]
+            .as_array()
+            .unwrap();
+        assert_eq!(kept.len() as f64, total.min(KEPT as f64));
+        assert!(kept
+            .iter()
+            .all(|v| v["kind"].is_string() && v["cut"].as_u64().unwrap() >= 1));
+        assert!(kept.iter().any(|v| v["kind"] == "fsck errors"));
+        // One warning a cut, each naming its first violation and the sequence before it.
+        assert_eq!(sink.warnings.len(), 5, "{:?}", sink.warnings);
+        assert!(sink.warnings.iter().all(|w| w.contains("(after: ")));
+    }
+
     /// Without a harness that can cut, the run ends unsupported, saying why.
     #[test]
     fn a_harness_that_cannot_cut_makes_the_run_unsupported() {
