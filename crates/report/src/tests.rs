@@ -1894,7 +1894,7 @@ fn durability_result(cuts: u64, per_kind: [u64; 7], p50: f64, max: f64) -> Resul
     ]);
     let kept: Vec<serde_json::Value> = (0..total.min(20))
         .map(|i| {
-            serde_json::json!({
+            let mut v = serde_json::json!({
                 "kind": "stale data exposed",
                 "path": "B",
                 "detail": format!("the block at byte 4096 holds file {i}'s block"),
@@ -1902,7 +1902,15 @@ fn durability_result(cuts: u64, per_kind: [u64; 7], p50: f64, max: f64) -> Resul
                 "cut": 3 + i / 2,
                 "family": "seq-2",
                 "sequence": ["write B 4k@4k; fsync B", "append d/A 8k; fsync d"],
-            })
+            });
+            // The first of cut 4 reduced to its first operation.
+            if i == 2 {
+                v["minimal"] = serde_json::json!(["write B 4k@4k; fsync B"]);
+                v["reduction"] =
+                    "1 of 2 operations still break it (cut after the last), found in 3 replays"
+                        .into();
+            }
+            v
         })
         .collect();
     let mut attributes = serde_json::Map::new();
@@ -2002,7 +2010,7 @@ fn durability_is_reported_per_configuration_in_every_output() {
     use calamine::{Data, Reader, Xlsx as XlsxReader};
     let (_dir, store, run) = durability_fixture();
     let model = ReportModel::load(&store, &[run]).unwrap();
-    let replay = "fsbench durability --fs ext4 --mount-options data=writeback,nodelalloc --cut-at end --sequence 'write B 4k@4k; fsync B; append d/A 8k; fsync d'";
+    let replay = "fsbench durability --fs ext4 --mount-options data=writeback,nodelalloc --device image:1G --age 30 --cut-at end --sequence 'write B 4k@4k; fsync B; append d/A 8k; fsync d'";
 
     let text = render(
         &Terminal {
@@ -2040,6 +2048,15 @@ fn durability_is_reported_per_configuration_in_every_output() {
     assert!(
         text.contains("ext4 mount=writeback, sample 1, cut 3 (seq-2): stale data exposed: B:"),
         "{text}"
+    );
+    // A violation reduced is replayed by its minimal sequence, and says what the reduction found.
+    let minimal = "fsbench durability --fs ext4 --mount-options data=writeback,nodelalloc --device image:1G --age 30 --cut-at end --sequence 'write B 4k@4k; fsync B'";
+    assert!(said.contains(&format!("{minimal} ")), "{said}");
+    assert!(
+        said.contains(
+            "(reduced: 1 of 2 operations still break it (cut after the last), found in 3 replays)"
+        ),
+        "{said}"
     );
     for line in text.lines() {
         assert!(line.chars().count() <= 120, "{line}");
@@ -2099,6 +2116,8 @@ fn durability_is_reported_per_configuration_in_every_output() {
         serde_json::json!([{"kind": "stale data exposed", "count": 12}])
     );
     assert_eq!(checked[1]["examples"][0]["replay"], replay);
+    assert_eq!(checked[1]["examples"][1]["replay"], minimal);
+    assert!(checked[1]["examples"][0].get("reduction").is_none());
     assert_eq!(doc["durability"]["not_checked"][0]["status"], "failed");
 
     let mut bytes = Vec::new();

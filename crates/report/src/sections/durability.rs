@@ -78,8 +78,13 @@ pub struct Example {
     pub path: String,
     pub detail: String,
     pub family: String,
-    /// The operations before the cut, joined with "; " (as `--sequence` reads them).
+    /// The operations that break the promise, joined with "; " (as `--sequence` reads them):
+    /// the minimal sequence the workload reduced it to, else all those before the cut.
     pub sequence: String,
+    /// What the reduction found ("2 of 9 operations still break it …", or that a replay did
+    /// not reproduce it); none when the workload did not reduce this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reduction: Option<String>,
     pub replay: String,
 }
 
@@ -257,7 +262,12 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
                 continue;
             }
             let text = |key: &str| v[key].as_str().unwrap_or("").to_string();
-            let steps: Vec<&str> = v["sequence"]
+            let kept_as = if v["minimal"].is_array() {
+                "minimal"
+            } else {
+                "sequence"
+            };
+            let steps: Vec<&str> = v[kept_as]
                 .as_array()
                 .into_iter()
                 .flatten()
@@ -271,8 +281,9 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
                 path: text("path"),
                 detail: text("detail"),
                 family: text("family"),
-                replay: replay(case, &sequence),
+                replay: replay(case, &sequence, &text("kind")),
                 sequence,
+                reduction: v["reduction"].as_str().map(str::to_string),
             });
         }
     }
@@ -305,8 +316,11 @@ fn shell_word(text: &str) -> String {
 }
 
 /// The command that runs `sequence` on the case's filesystem with its options, cut after its
-/// last operation (the sequence kept is what ran before the cut).
-fn replay(case: &CaseView, sequence: &str) -> String {
+/// last operation (the sequence kept is what ran before the cut). Stale data shows only where
+/// the blocks a file is given held other data before: on a fresh filesystem the blocks are
+/// zeros until the run's own churn has freed some, so a stale-data violation is replayed on a
+/// small aged filesystem, where it shows at once.
+fn replay(case: &CaseView, sequence: &str, kind: &str) -> String {
     let config = &case.config;
     let mut command = format!("fsbench durability --fs {}", shell_word(&config.filesystem));
     if !config.mkfs_options.is_empty() {
@@ -320,6 +334,9 @@ fn replay(case: &CaseView, sequence: &str) -> String {
             " --mount-options {}",
             shell_word(&config.mount_options)
         ));
+    }
+    if kind == Kind::StaleData.name() {
+        command.push_str(" --device image:1G --age 30");
     }
     format!("{command} --cut-at end --sequence {}", shell_word(sequence))
 }
@@ -419,12 +436,17 @@ impl NotChecked {
 }
 
 impl Example {
-    /// "sample 1, cut 6 (mixed): stale data exposed: B: the block at byte ...".
+    /// "sample 1, cut 6 (mixed): stale data exposed: B: the block at byte ... (reduced: 2 of 9
+    /// operations still break it …)".
     pub fn text(&self) -> String {
-        format!(
+        let mut text = format!(
             "sample {}, cut {} ({}): {}: {}: {}",
             self.repetition, self.cut, self.family, self.kind, self.path, self.detail
-        )
+        );
+        if let Some(reduction) = &self.reduction {
+            text.push_str(&format!(" (reduced: {reduction})"));
+        }
+        text
     }
 }
 
@@ -502,7 +524,7 @@ pub fn terminal(out: &mut dyn Write, d: &Durability) -> io::Result<()> {
     if !examples.is_empty() {
         heading(
             out,
-            "Violations to replay (the operations before the cut; the command runs them and cuts after the last):",
+            "Violations to replay (the fewest operations found that still break the promise, else all before the cut; the command runs them and cuts after the last):",
         )?;
         for (c, e) in examples {
             say(
@@ -570,7 +592,7 @@ pub fn markdown(out: &mut dyn Write, d: &Durability) -> io::Result<()> {
         writeln!(out, "### Violations to replay\n")?;
         writeln!(
             out,
-            "The operations before the cut, each with its persistence call; the command runs them on the same configuration and cuts after the last.\n"
+            "The fewest operations found that still break the promise (else all before the cut), each with its persistence call; the command runs them on the same configuration and cuts after the last.\n"
         )?;
         for (c, e) in examples {
             writeln!(

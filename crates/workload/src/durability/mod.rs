@@ -58,6 +58,12 @@ pub struct DurabilitySettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequence: Option<ops::Sequence>,
 
+    /// Violations whose sequence is reduced to a minimal one after the cuts: each is replayed
+    /// (cut after its last operation) without one operation at a time, keeping every removal
+    /// that still breaks the promise of the same kind (untimed; not counted in the cuts).
+    #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().reduce)]
+    pub reduce: u64,
+
     /// Seed of the sequences and the data (a fresh one per run when unset; stored with the
     /// results: the same seed gives the same sequences).
     #[arg(long, value_name = "N")]
@@ -74,6 +80,7 @@ impl Default for DurabilitySettings {
             cut_at: CutAt::Random,
             max_blocks: 4,
             sequence: None,
+            reduce: 3,
             seed: None,
         }
     }
@@ -311,6 +318,8 @@ impl DurabilitySettings {
         let mut fsck_unchecked = false;
         let started = now_ns();
         let mut next_id = 1;
+        // The violations to reduce: where each is kept, the sequence that made it, its kind.
+        let mut to_reduce: Vec<(usize, Vec<Step>, Kind)> = Vec::new();
         let fallocate = ops::fallocate_works(top)?;
         if !fallocate {
             if let Some(given) = &self.sequence {
@@ -363,8 +372,8 @@ impl DurabilitySettings {
             }
             operations += done.len() as u64;
             next_id = oracle.next_id();
-            let cut = match harness.cut() {
-                Ok(cut) => cut,
+            let (cut, found) = match cut_and_check(harness, &oracle, &root) {
+                Ok(done) => done,
                 Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
                 Err(CutError::Failed(why)) => {
                     return Err(WorkloadError::Harness(format!(
@@ -376,16 +385,10 @@ impl DurabilitySettings {
                 }
             };
             recoveries.record(cut.recovery_ns);
-            let mut found = oracle.check(&root);
-            match cut.fsck_clean {
-                Some(false) => found.push(Violation {
-                    kind: Kind::FsckErrors,
-                    path: String::new(),
-                    detail: format!("the filesystem check after the recovery: {}", cut.fsck_said),
-                }),
-                Some(true) => {}
-                None => fsck_unchecked = true,
+            if cut.fsck_clean.is_none() {
+                fsck_unchecked = true;
             }
+            let first_kept = kept.len();
             for v in &found {
                 by_kind[Kind::ALL.iter().position(|k| *k == v.kind).expect("a kind")] += 1;
                 if kept.len() < KEPT {
@@ -400,6 +403,9 @@ impl DurabilitySettings {
                 }
             }
             if let Some(v) = found.first() {
+                if first_kept < kept.len() && (to_reduce.len() as u64) < self.reduce {
+                    to_reduce.push((first_kept, done.to_vec(), v.kind));
+                }
                 sink.warning(&format!("cut {}: {v} (after: {})", round + 1, said(done)));
             }
             sink.status(&format!(
@@ -411,12 +417,60 @@ impl DurabilitySettings {
                 return Err(WorkloadError::Harness(format!("cannot remove {name}: {e}")).into());
             }
         }
+        let elapsed = now_ns() - started;
+        let mut replays = 0;
+        for (n, (at, steps, kind)) in to_reduce.into_iter().enumerate() {
+            if stop.is_requested() {
+                return Ok(false);
+            }
+            sink.status(&format!("reducing the sequence of violation {}", n + 1));
+            let root = top.join(format!("reduce-{n}"));
+            let mut replay = |steps: &[Step]| -> Result<bool, Stopped> {
+                replays += 1;
+                let found = self.replayed(&root, steps, seed, &mut next_id, &mut data, harness)?;
+                Ok(found.iter().any(|v| v.kind == kind))
+            };
+            let reduced = reduce(&steps, &mut replay, stop)?;
+            let entry = kept[at]
+                .as_object_mut()
+                .expect("a kept violation is an object");
+            match reduced {
+                Some((minimal, tries)) => {
+                    entry.insert(
+                        "minimal".into(),
+                        minimal
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .into(),
+                    );
+                    entry.insert(
+                        "reduction".into(),
+                        format!(
+                            "{} of {} operations still break it (cut after the last), found in \
+                             {tries} replays",
+                            minimal.len(),
+                            steps.len()
+                        )
+                        .into(),
+                    );
+                }
+                None => {
+                    entry.insert(
+                        "reduction".into(),
+                        "not reproduced by a replay of the whole sequence (cut after its last \
+                         operation): the cut's timing decided it"
+                            .into(),
+                    );
+                }
+            }
+        }
         let total: u64 = by_kind.iter().sum();
         let mut measurements = vec![
             VIOLATIONS.at(total as f64),
             CUTS.at(cuts as f64),
             OPS.at(operations as f64),
-            ELAPSED.at((now_ns() - started) as f64),
+            ELAPSED.at(elapsed as f64),
         ];
         measurements.extend(BY_KIND.iter().zip(by_kind).map(|(m, n)| m.at(n as f64)));
         let summary = recoveries.summary();
@@ -436,6 +490,16 @@ impl DurabilitySettings {
             .into(),
         );
         attributes.insert("cut_at".into(), self.cut_at.to_string().into());
+        if replays > 0 {
+            attributes.insert(
+                "reduction_replays".into(),
+                format!(
+                    "{replays} cuts after the timed ones, replaying violations' sequences to \
+                     reduce them (not counted in cuts)"
+                )
+                .into(),
+            );
+        }
         if !fallocate {
             attributes.insert(
                 "fallocate".into(),
@@ -463,6 +527,107 @@ impl DurabilitySettings {
             Some(1),
         );
         Ok(true)
+    }
+}
+
+/// Cuts the filesystem and checks what survived in `root` against `oracle`; an fsck that
+/// found errors is a violation of its own.
+fn cut_and_check(
+    harness: &mut dyn Harness,
+    oracle: &Oracle,
+    root: &Path,
+) -> Result<(crate::harness::Cut, Vec<Violation>), CutError> {
+    let cut = harness.cut()?;
+    let mut found = oracle.check(root);
+    if cut.fsck_clean == Some(false) {
+        found.push(Violation {
+            kind: Kind::FsckErrors,
+            path: String::new(),
+            detail: format!("the filesystem check after the recovery: {}", cut.fsck_said),
+        });
+    }
+    Ok((cut, found))
+}
+
+impl DurabilitySettings {
+    /// `steps` run again from the setup in `root` (made and removed here), cut after the
+    /// last: the violations found.
+    fn replayed(
+        &self,
+        root: &Path,
+        steps: &[Step],
+        seed: u64,
+        next_id: &mut oracle::FileId,
+        data: &mut DataSource,
+        harness: &mut dyn Harness,
+    ) -> Result<Vec<Violation>, Stopped> {
+        std::fs::create_dir(root)
+            .map_err(|e| WorkloadError::io("create the directory", root, e))?;
+        let mut oracle = Oracle::new(seed, *next_id);
+        ops::setup(root, &mut oracle, data)?;
+        for step in steps {
+            ops::run(root, step, &mut oracle, data)?;
+        }
+        *next_id = oracle.next_id();
+        let found = match cut_and_check(harness, &oracle, root) {
+            Ok((_, found)) => found,
+            Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+            Err(CutError::Failed(why)) => {
+                return Err(WorkloadError::Harness(format!(
+                    "the cut after a replay of {} failed: {why}",
+                    said(steps)
+                ))
+                .into())
+            }
+        };
+        fsbench_measure::walk::remove_tree(root).map_err(|e| {
+            WorkloadError::Harness(format!("cannot remove {}: {e}", root.display()))
+        })?;
+        Ok(found)
+    }
+}
+
+/// Most replays one reduction makes, per operation of the sequence.
+const REPLAYS_PER_STEP: usize = 3;
+
+/// The shortest sequence found from `steps` that still `breaks` (a replay, cut after its last
+/// operation, that finds the violation again), and the replays it took; None when `steps`
+/// themselves do not break it again. Greedy, as delta debugging's one-at-a-time pass: each
+/// operation, from the last, is left out when the sequence without it still fits the setup's
+/// files and still breaks; passes repeat while one removes something, within
+/// [`REPLAYS_PER_STEP`] replays per operation.
+fn reduce(
+    steps: &[Step],
+    breaks: &mut dyn FnMut(&[Step]) -> Result<bool, Stopped>,
+    stop: &StopFlag,
+) -> Result<Option<(Vec<Step>, usize)>, Stopped> {
+    let budget = REPLAYS_PER_STEP * steps.len() + 1;
+    let mut tries = 1;
+    if !breaks(steps)? {
+        return Ok(None);
+    }
+    let setup = ops::setup_state();
+    let mut now = steps.to_vec();
+    loop {
+        let mut removed = false;
+        for i in (0..now.len()).rev() {
+            if now.len() == 1 || tries >= budget || stop.is_requested() {
+                return Ok(Some((now, tries)));
+            }
+            let mut without = now.clone();
+            without.remove(i);
+            if ops::Sequence(without.clone()).fits(&setup).is_err() {
+                continue;
+            }
+            tries += 1;
+            if breaks(&without)? {
+                now = without;
+                removed = true;
+            }
+        }
+        if !removed {
+            return Ok(Some((now, tries)));
+        }
     }
 }
 
@@ -595,6 +760,95 @@ mod tests {
         // One warning a cut, each naming its first violation and the sequence before it.
         assert_eq!(sink.warnings.len(), 5, "{:?}", sink.warnings);
         assert!(sink.warnings.iter().all(|w| w.contains("(after: ")));
+    }
+
+    /// A violation's sequence is reduced to the operations that still break the promise: with
+    /// a cut that empties every file named C, only C's creation and its fsync'd write are
+    /// left of seven operations; the figures count the timed cut only; a sequence whose cut
+    /// breaks nothing when replayed says it was not reproduced.
+    #[test]
+    fn a_violation_is_kept_with_its_minimal_sequence() {
+        /// Cuts by emptying every file named C below `dir`, a number of times (then none).
+        struct LosesC(std::path::PathBuf, u32, u32);
+        impl Harness for LosesC {
+            fn cold(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+                Err("no".into())
+            }
+            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+                Err("no".into())
+            }
+            fn cut(&mut self) -> Result<crate::harness::Cut, CutError> {
+                fn lose(dir: &Path) {
+                    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                        if entry.file_type().unwrap().is_dir() {
+                            lose(&entry.path());
+                        } else if entry.file_name() == "C" {
+                            std::fs::write(entry.path(), b"").unwrap();
+                        }
+                    }
+                }
+                self.1 += 1;
+                if self.1 <= self.2 {
+                    lose(&self.0);
+                }
+                Ok(crate::harness::Cut {
+                    how: "C emptied (a test)".into(),
+                    recovery_ns: 1_000_000,
+                    fsck_clean: Some(true),
+                    fsck_said: String::new(),
+                })
+            }
+        }
+        let given = "append A 4k; fsync A; create C; write C 8k@0; fsync C; unlink B; mkdir e; \
+                     append d/A 4k; fsync d/A; link A d/B; syncfs";
+        for (losing, minimal) in [
+            (u32::MAX, Some(vec!["create C", "write C 8k@0; fsync C"])),
+            (1, None),
+        ] {
+            let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+            let settings = DurabilitySettings {
+                cuts: 1,
+                seed: Some(5),
+                cut_at: CutAt::End,
+                sequence: Some(given.parse().unwrap()),
+                ..DurabilitySettings::default()
+            };
+            let mut sink = Collect::default();
+            let mut harness = LosesC(dir.path().to_path_buf(), 0, losing);
+            let end = settings.run(
+                &Context::default(),
+                dir.path(),
+                &StopFlag::new(),
+                &mut sink,
+                &mut harness,
+            );
+            assert_eq!(end.outcome, fsbench_model::Outcome::Ok, "{:?}", end.error);
+            assert_eq!(figure(&sink, "cuts"), 1.0);
+            assert_eq!(figure(&sink, "violations"), 1.0, "{:?}", sink.warnings);
+            assert_eq!(figure(&sink, "lost_fsynced_data"), 1.0);
+            let kept = &sink.records[0].attributes["violation_list"][0];
+            assert_eq!(kept["sequence"].as_array().unwrap().len(), 7, "{kept}");
+            let reduction = kept["reduction"].as_str().unwrap();
+            match minimal {
+                Some(minimal) => {
+                    assert_eq!(kept["minimal"], serde_json::json!(minimal), "{kept}");
+                    assert!(reduction.starts_with("2 of 7 operations"), "{reduction}");
+                    assert!(harness.1 > 2 && harness.1 <= 1 + 1 + 3 * 7, "{}", harness.1);
+                }
+                None => {
+                    assert!(kept.get("minimal").is_none(), "{kept}");
+                    assert!(reduction.starts_with("not reproduced"), "{reduction}");
+                    assert_eq!(harness.1, 2);
+                }
+            }
+            assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+        }
     }
 
     /// Without a harness that can cut, the run ends unsupported, saying why.
