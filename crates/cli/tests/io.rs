@@ -966,7 +966,7 @@ fn every_result_says_where_its_buffers_sat() {
 }
 
 /// `--verify` on a real filesystem and on the bare device: on ext4 (a loop device fsbench
-/// makes; each file synced, evicted and read back after the phase) a random mix through
+/// makes; the filesystem remounted and each file read back after the phase) a random mix through
 /// io_uring and direct random writes through the sync engine, and random overwrites of two
 /// threads' regions of the bare device, end ok, their results say `verified` and their plans
 /// `verify`; in a directory the kept files carry a header on every 4 KiB block — the magic,
@@ -1080,4 +1080,70 @@ fn verified_io_reads_back_on_ext4_and_the_bare_device_and_the_files_carry_header
         assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
         assert!(stderr(&output).contains(said), "{}", stderr(&output));
     }
+}
+
+/// Issue 39's verified data for io: after the timed phase the threads' files are closed and
+/// the filesystem remounted with its caches dropped, so the read-back reads the device. A
+/// block of the first thread's file zeroed on the image while it is unmounted (the debug
+/// build's `FSBENCH_TEST_BETWEEN_MOUNTS`) ends the sample `corrupt` (exit 1), naming the file
+/// and the block's byte offset; untouched, the same run is ok and says it read back after the
+/// remount.
+#[test]
+fn io_verify_reads_back_after_a_remount_and_finds_a_block_changed_on_the_image() {
+    if !root_or_skip("io_verify_reads_back_after_a_remount_and_finds_a_block_changed_on_the_image")
+    {
+        return;
+    }
+    if !cfg!(debug_assertions) {
+        eprintln!("skipping: FSBENCH_TEST_BETWEEN_MOUNTS is in debug builds only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |damage: bool| {
+        let said = dir
+            .path()
+            .join(if damage { "damaged" } else { "untouched" });
+        // Block 50 of the file: bytes 204800..208896.
+        let hook = between_mounts(r"fsbench-io-[0-9]*-[0-9]*-0\.dat", &said, 50, damage);
+        let output = fsbench()
+            .env("FSBENCH_TEST_BETWEEN_MOUNTS", hook)
+            .args([
+                "io", "--fs", "ext4", "--verify", "--rw", "write", "--bs", "64k",
+            ])
+            .args(["--size", "4m", "--threads", "2", "--quiet", "--json", "-"])
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_str(&stdout(&output))
+            .unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
+        let hook_said = std::fs::read_to_string(&said).unwrap_or_default();
+        (doc, output, hook_said)
+    };
+    let (doc, output, hook_said) = run(false);
+    let sample = first_sample(&doc);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(sample["status"], "ok", "{sample}");
+    assert_eq!(hook_said.lines().count(), 1, "one remount: {hook_said}");
+    assert!(
+        sample["warnings"]
+            .to_string()
+            .contains("read back once the cache was made cold (remounted"),
+        "{sample}"
+    );
+
+    let (doc, output, hook_said) = run(true);
+    let sample = first_sample(&doc);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(sample["status"], "corrupt", "{sample}");
+    let (name, _at) = hook_said.trim().split_once(' ').expect("the hook ran");
+    let reason = sample["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!(
+            "/{name}: the block at byte 204800 is not what was written"
+        )),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("found no stamp (it begins 0000"),
+        "{reason}"
+    );
 }

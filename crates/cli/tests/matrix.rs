@@ -335,31 +335,8 @@ fn verified_writes_read_back_on_real_filesystems_and_the_file_carries_its_header
     assert_eq!(blocks.len(), 64, "every 4 KiB block differs");
 }
 
-/// The shell command the debug build runs between a remount's umount and mount
-/// (`FSBENCH_TEST_BETWEEN_MOUNTS`): finds the matrix's test file in the unmounted ext4 image
-/// (debugfs), writes its name and the image offset of its block `block` to `said`, and —
-/// with `damage` — overwrites that 4 KiB block of the image with zeroes, with direct I/O (the
-/// loop device reads its image with direct I/O: what reaches the image file is what the
-/// filesystem reads after the mount).
-fn between_mounts(said: &Path, block: u64, damage: bool) -> String {
-    let write = if damage {
-        r#"dd if=/dev/zero of="$FSBENCH_IMAGE" bs=4096 count=1 seek=$((at / 4096)) conv=notrunc oflag=direct status=none"#
-    } else {
-        "true"
-    };
-    format!(
-        r#"set -e
-name=$(debugfs -R "ls /" "$FSBENCH_IMAGE" 2>/dev/null | grep -o 'fsbench-matrix-[0-9-]*\.dat' | head -n 1)
-size=$(dumpe2fs -h "$FSBENCH_IMAGE" 2>/dev/null | awk -F: '/^Block size/ {{ print $2 + 0 }}')
-physical=$(debugfs -R "bmap /$name {fs_block}" "$FSBENCH_IMAGE" 2>/dev/null)
-test -n "$name" && test "$size" = 4096 && test "$physical" -gt 0
-at=$((physical * size))
-{write}
-echo "$name $at" >> {said}"#,
-        fs_block = block,
-        said = said.display()
-    )
-}
+/// The matrix's test file, as grep -o finds it in the image's root directory.
+const MATRIX_FILE: &str = r"fsbench-matrix-[0-9-]*\.dat";
 
 /// A 4 MiB file of 64 KiB records written and rewritten with `--verify` on ext4 (a loop
 /// device), with `hook` run while the remount after the cell has it unmounted: the JSON
@@ -397,7 +374,7 @@ fn a_block_changed_on_the_image_while_unmounted_is_found_after_the_remount() {
     // Block 100 of the file: bytes 409600..413696.
     let said = dir.path().join("untouched");
     let (doc, code, err, hook_said) =
-        verify_across_a_remount(&between_mounts(&said, 100, false), &said);
+        verify_across_a_remount(&between_mounts(MATRIX_FILE, &said, 100, false), &said);
     let sample = &doc["runs"][0]["cases"][0]["samples"][0];
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(sample["status"], "ok", "{sample}");
@@ -414,7 +391,7 @@ fn a_block_changed_on_the_image_while_unmounted_is_found_after_the_remount() {
 
     let said = dir.path().join("damaged");
     let (doc, code, err, hook_said) =
-        verify_across_a_remount(&between_mounts(&said, 100, true), &said);
+        verify_across_a_remount(&between_mounts(MATRIX_FILE, &said, 100, true), &said);
     let sample = &doc["runs"][0]["cases"][0]["samples"][0];
     assert_eq!(code, Some(1), "{err}");
     assert_eq!(sample["status"], "corrupt", "{sample}");

@@ -533,3 +533,30 @@ impl Drop for MountedDisk {
         }
     }
 }
+
+/// The shell command the debug build runs between a remount's umount and mount
+/// (`FSBENCH_TEST_BETWEEN_MOUNTS`): finds the first file of the unmounted ext4 image's root
+/// directory whose name matches `name` (`grep -o`; debugfs), writes its name and the image
+/// offset of its block `block` to `said`, and — with `damage` — overwrites that 4 KiB block of the image with zeroes, with direct I/O (the
+/// loop device reads its image with direct I/O: what reaches the image file is what the
+/// filesystem reads after the mount).
+pub fn between_mounts(name: &str, said: &Path, block: u64, damage: bool) -> String {
+    let write = if damage {
+        r#"dd if=/dev/zero of="$FSBENCH_IMAGE" bs=4096 count=1 seek=$((at / 4096)) conv=notrunc oflag=direct status=none"#
+    } else {
+        "true"
+    };
+    format!(
+        r#"set -e
+name=$(debugfs -R "ls /" "$FSBENCH_IMAGE" 2>/dev/null | grep -o '{name}' | head -n 1)
+size=$(dumpe2fs -h "$FSBENCH_IMAGE" 2>/dev/null | awk -F: '/^Block size/ {{ print $2 + 0 }}')
+physical=$(debugfs -R "bmap /$name {fs_block}" "$FSBENCH_IMAGE" 2>/dev/null)
+test -n "$name" && test "$size" = 4096 && test "$physical" -gt 0
+at=$((physical * size))
+{write}
+echo "$name $at" >> {said}"#,
+        fs_block = block,
+        name = name,
+        said = said.display()
+    )
+}

@@ -6,9 +6,10 @@
 //! Flow: [`IoSettings::plan`] (checked, scaled) -> [`Files::prepare`] (each thread's file made
 //! and laid out, untimed, as fio lays files out) -> a cold cache if the case asks for one ->
 //! the files opened (O_DIRECT with `direct`), rings made and registered -> the timed phase,
-//! every thread released at once ([`worker`]) -> with `verify`, every file read back and
-//! checked, untimed ([`Files::verify`]) -> one result per direction (reads, writes) with IOPS,
-//! bandwidth, completion and submission latency and CPU per operation.
+//! every thread released at once ([`worker`]) -> with `verify`, the threads' files closed, the
+//! cache made cold (the filesystem remounted) and every file read back and checked, untimed
+//! ([`Files::verify`]) -> one result per direction (reads, writes) with IOPS, bandwidth,
+//! completion and submission latency and CPU per operation.
 //!
 //! The files are removed at the end, on error and on Ctrl-C (unless `keep`). The same run
 //! works on a block device ([`IoTarget::Device`], each thread on a region of its own) for a
@@ -36,6 +37,7 @@ use fsbench_model::Outcome;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use target::Files;
+use worker::Written;
 use worker::{Control, Engine as Issue, Ring, RingError, Worker};
 
 /// Why a run ended before (or instead of) its timed phase.
@@ -262,18 +264,28 @@ fn run_plan(
     if stopped && failure.is_none() {
         return Err(NotRun::Interrupted);
     }
-    if plan.verify && failure.is_none() {
-        verify(plan, ctx, made, &workers, stop, harness)?;
-    }
     // What was measured, also when an operation failed: marked partial, and the sample failed.
-    for record in results::records(
+    let records = results::records(
         plan,
         &workers,
         together.cpu,
         cache,
         failure.is_some(),
         placement,
-    ) {
+    );
+    if plan.verify && failure.is_none() {
+        let written: Vec<(Written, u64)> = workers
+            .iter_mut()
+            .map(|w| {
+                let written = w.written.take().expect("verified writes are marked");
+                (written, w.seed())
+            })
+            .collect();
+        // Every descriptor of the files closed, so the filesystem can be remounted.
+        drop(workers);
+        verify(plan, ctx, target, made, &written, stop, sink, harness)?;
+    }
+    for record in records {
         sink.status(&results::status_line(&record));
         sink.record(record, 0, None);
     }
@@ -283,24 +295,47 @@ fn run_plan(
     }
 }
 
-/// `verify`, after the timed phase (untimed): every thread's file read back and checked
-/// ([`Files::verify`]). The first file found other than written ends the run `corrupt`, and
-/// stays for inspection unless its filesystem goes after the run; the phase's results are not
-/// stored then (figures of writes that did not all land).
+/// `verify`, after the timed phase (untimed; the threads' descriptors closed): the cache made
+/// cold — a filesystem fsbench made is remounted with the caches dropped; where that cannot be
+/// (a directory, a device) each file's range is evicted on its own — and every thread's file
+/// read back and checked ([`Files::verify`]). The first file found other than written ends the
+/// run `corrupt`, and stays for inspection unless its filesystem goes after the run; the
+/// phase's results are not stored then (figures of writes that did not all land).
+#[allow(clippy::too_many_arguments)]
 fn verify(
     plan: &IoPlan,
     ctx: &Context,
+    target: &IoTarget,
     files: &mut Files,
-    workers: &[Worker],
+    written: &[(Written, u64)],
     stop: &StopFlag,
+    sink: &mut dyn Sink,
     harness: &mut dyn Harness,
 ) -> Result<(), NotRun> {
-    for (t, w) in workers.iter().enumerate() {
+    let cold = match target {
+        IoTarget::Directory(_) => match harness.cold() {
+            Ok(how) => {
+                sink.warning(&format!(
+                    "--verify: every file was read back once the cache was made cold ({how})"
+                ));
+                true
+            }
+            Err(why) => {
+                sink.warning(&format!(
+                    "--verify: the cache could not be made cold ({why}): each file was synced \
+                     and evicted on its own before it was read back; a filesystem that keeps \
+                     files in memory (tmpfs) is checked from there"
+                ));
+                false
+            }
+        },
+        IoTarget::Device(_) => false,
+    };
+    for (t, (w, seed)) in written.iter().enumerate() {
         if stop.is_requested() {
             return Err(NotRun::Interrupted);
         }
-        let written = w.written.as_ref().expect("verified writes are marked");
-        match files.verify(t, plan, w.seed(), written, harness) {
+        match files.verify(t, plan, *seed, w, cold, harness) {
             Ok(_) => {}
             Err(WorkloadError::Corrupt(found)) => {
                 let kept = if !ctx.disposable && files.keep_for_inspection(t) {

@@ -227,8 +227,9 @@ impl Files {
         None
     }
 
-    /// `verify`, after the timed phase (untimed): thread `t`'s file or region synced, evicted
-    /// from the page cache (through the harness; without one, by fadvise) and read back, each
+    /// `verify`, after the timed phase (untimed): thread `t`'s file or region — unless the
+    /// filesystem was remounted since (`cold`) — synced and evicted from the page cache
+    /// (through the harness; without one, by fadvise), then read back, each
     /// block checked against what the run wrote there — a block the phase wrote (`written`)
     /// against the phase's writes (one older is a write that did not reach the file), one it
     /// did not against the layout's, and one neither wrote (a sparse file's hole, a device's
@@ -240,6 +241,7 @@ impl Files {
         plan: &IoPlan,
         seed: u64,
         written: &Written,
+        cold: bool,
         harness: &mut dyn Harness,
     ) -> Result<u64, WorkloadError> {
         let path = &self.paths[t];
@@ -248,8 +250,11 @@ impl Files {
         // Never through a symlink: a name in the directory under test is not proof of a file.
         let file = fileio::open(path, fileio::OpenMode::Read, false)
             .map_err(|e| io("open for verifying", e))?;
-        file.sync_data().map_err(|e| io("sync for verifying", e))?;
-        if harness.evict(path, base, len).is_err() {
+        // Already cold (remounted): read from the device as it is. Else synced and evicted.
+        if !cold {
+            file.sync_data().map_err(|e| io("sync for verifying", e))?;
+        }
+        if !cold && harness.evict(path, base, len).is_err() {
             // SAFETY: advice on a descriptor `file` owns, over its own range.
             unsafe {
                 libc::posix_fadvise(
