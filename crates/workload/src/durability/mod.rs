@@ -173,8 +173,9 @@ pub const RECOVERY: [MetricDef; 4] = [
         .merged(Merge::Distribution(Stat::Max)),
 ];
 
-/// Violations kept whole (with their sequence) in a result; the figures count them all.
-const KEPT: usize = 20;
+/// Violations kept whole (with their sequence) in a result, at most: every one a run of the
+/// default size can find (a result says when more were counted than kept).
+const KEPT: usize = 1000;
 
 impl DurabilitySettings {
     fn cuts_at(&self, ctx: &Context) -> u64 {
@@ -514,6 +515,12 @@ impl DurabilitySettings {
             attributes.insert(
                 "fsck".into(),
                 "none: the filesystem has no check tool".into(),
+            );
+        }
+        if total as usize > kept.len() {
+            attributes.insert(
+                "violations_kept".into(),
+                format!("the first {} of {total}", kept.len()).into(),
             );
         }
         attributes.insert("violation_list".into(), serde_json::Value::Array(kept));
