@@ -18,6 +18,8 @@
 //!   with a platform's CPU quota); [`scratch`]: a sample's own directory in a user's one.
 //! - [`aging`]: a filesystem aged to a fill level and fragmentation; [`images`]: the aged
 //!   image made once per configuration and copied for each sample.
+//! - [`recorder`]: the recording device — an image served through FUSE under a loop device,
+//!   every write and flush logged — and the crash states made from its log (durability).
 //! - [`scheduler`], [`cache`], [`disk`]: the pieces; [`loopdev`] (loop ioctls), [`copy`] (an
 //!   image copied sparse or by reflink) and `pagecache` (eviction, residency): what
 //!   [`RealSystem`] does by system call, below [`system`], importing nothing of the crate.
@@ -36,6 +38,7 @@ pub mod images;
 pub mod ledger;
 pub mod loopdev;
 mod pagecache;
+pub mod recorder;
 pub mod scheduler;
 pub mod scratch;
 pub mod stack;
