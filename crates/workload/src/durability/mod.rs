@@ -915,6 +915,80 @@ mod tests {
         assert!(found[0].detail.contains("8192 bytes"), "{}", found[0]);
     }
 
+    /// A view of what was promised at an earlier point (a mark of the recording device),
+    /// given the operations told since: a later write found in the tree is no violation — it
+    /// may have reached the device before the cut — and losing what was promised at the mark
+    /// is one; the oracle of the end holds the later promises too.
+    #[test]
+    fn a_view_of_an_earlier_mark_knows_later_writes_but_not_their_promises() {
+        let write = |name: &str, persist| {
+            step(
+                Op::Write {
+                    name: name.into(),
+                    at: 0,
+                    blocks: 2,
+                },
+                persist,
+            )
+        };
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let mut oracle = Oracle::new(9, 1);
+        let mut data = DataSource::new(DataKind::Random, 9, 16 << 10);
+        ops::setup(dir.path(), &mut oracle, &mut data).unwrap();
+        // Mark 1: B's two blocks fsync'd. Then A rewritten and fsync'd (promised after mark 1).
+        ops::run(
+            dir.path(),
+            &write("B", Persist::Fsync),
+            &mut oracle,
+            &mut data,
+        )
+        .unwrap();
+        let (at_mark, told) = (oracle.clone(), oracle.events().len());
+        ops::run(
+            dir.path(),
+            &write("A", Persist::Fsync),
+            &mut oracle,
+            &mut data,
+        )
+        .unwrap();
+        let mut view = at_mark.clone();
+        view.replay_operations(&oracle.events()[told..]);
+        assert_eq!(view.check(dir.path()), [], "the tree as the end left it");
+        // A back to the setup's bytes (its rewrite lost): no promise of mark 1 broken, but
+        // the end's oracle says its fsync'd data is lost.
+        let setup_a = {
+            let (setup_dir, _) = ran(&[]);
+            std::fs::read(setup_dir.path().join("A")).unwrap()
+        };
+        let a = dir.path().join("A");
+        std::fs::write(&a, &setup_a).unwrap();
+        let lost = oracle.check(dir.path());
+        assert!(
+            lost.iter()
+                .any(|v| v.kind == Kind::LostData && v.path == "A"),
+            "{lost:?}"
+        );
+        // The setup's data was written with the same seed, ids and sequence numbers as the
+        // view's setup: it is A's data as of mark 1.
+        assert_eq!(view.check(dir.path()), []);
+        // B cut short: mark 1's promise broken, in the view as at the end.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("B"))
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        let broken = view.check(dir.path());
+        assert_eq!(
+            broken
+                .iter()
+                .map(|v| (v.kind, v.path.as_str()))
+                .collect::<Vec<_>>(),
+            [(Kind::LostData, "B")],
+            "{broken:?}"
+        );
+    }
+
     /// Every kind the oracle tells apart, each from a tree the test damages.
     #[test]
     fn each_broken_promise_is_told_by_its_kind() {

@@ -177,6 +177,27 @@ pub struct Oracle {
     /// Each file's inode: its number and generation ([`Inode`]).
     inodes: BTreeMap<FileId, Inode>,
     next_id: FileId,
+    /// Every call told, in order: what a view of an earlier point replays
+    /// ([`Oracle::replay_operations`]).
+    events: Vec<Event>,
+}
+
+/// One call told to the oracle: an operation that returned, or a persistence call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Created(String, Inode),
+    Wrote(FileId, usize, Vec<u64>),
+    Truncated(FileId, u64),
+    Allocated(FileId, u64, u64),
+    Renamed(String, String),
+    Linked(String, String),
+    Unlinked(String),
+    MadeDir(String),
+    RemovedDir(String),
+    SyncedWrite(FileId, usize, usize),
+    SyncedFile(FileId),
+    SyncedDir(String),
+    SyncedAll,
 }
 
 /// The directory a name is in ("" for the top).
@@ -198,6 +219,41 @@ impl Oracle {
             promised_dirs: BTreeSet::from([String::new()]),
             inodes: BTreeMap::new(),
             next_id: first_id,
+            events: Vec::new(),
+        }
+    }
+
+    /// The calls told so far, in order.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// `events` (told to another oracle after this one was cloned from it) replayed as
+    /// operations only: their effects on the files and names, none of their promises. A view
+    /// of what was promised at an earlier point (a mark of the recording device), knowing every
+    /// write that may have reached the device since — so a later write found there is no
+    /// violation, and an earlier promise not kept is one.
+    pub fn replay_operations(&mut self, events: &[Event]) {
+        for event in events {
+            match event {
+                Event::Created(name, ino) => {
+                    self.created(name, *ino);
+                }
+                Event::Wrote(id, first, sequences) => {
+                    self.wrote(*id, *first, sequences.iter().copied())
+                }
+                Event::Truncated(id, size) => self.truncated(*id, *size),
+                Event::Allocated(id, at, len) => self.allocated(*id, *at, *len),
+                Event::Renamed(from, to) => self.renamed(from, to),
+                Event::Linked(from, to) => self.linked(from, to),
+                Event::Unlinked(name) => self.unlinked(name),
+                Event::MadeDir(dir) => self.made_dir(dir),
+                Event::RemovedDir(dir) => self.removed_dir(dir),
+                Event::SyncedWrite(..)
+                | Event::SyncedFile(_)
+                | Event::SyncedDir(_)
+                | Event::SyncedAll => {}
+            }
         }
     }
 
@@ -234,6 +290,7 @@ impl Oracle {
 
     /// A new file named `name` made, with inode `ino`.
     pub fn created(&mut self, name: &str, ino: Inode) -> FileId {
+        self.events.push(Event::Created(name.to_string(), ino));
         let id = self.next_id;
         self.next_id += 1;
         self.files.insert(id, FileModel::default());
@@ -250,9 +307,11 @@ impl Oracle {
     /// Blocks `first..first + sequences.len()` of file `id` written, block `k` by the write
     /// numbered `sequences[k]`.
     pub fn wrote(&mut self, id: FileId, first: usize, sequences: impl Iterator<Item = u64>) {
+        let sequences: Vec<u64> = sequences.collect();
+        self.events.push(Event::Wrote(id, first, sequences.clone()));
         let file = self.files.get_mut(&id).expect("a file of the sequence");
         let mut end = first;
-        for (k, sequence) in sequences.enumerate() {
+        for (k, sequence) in sequences.into_iter().enumerate() {
             let b = first + k;
             if file.now.blocks.len() <= b {
                 file.now.blocks.resize(b + 1, 0);
@@ -267,6 +326,7 @@ impl Oracle {
 
     /// File `id` truncated to `size` bytes (whole blocks).
     pub fn truncated(&mut self, id: FileId, size: u64) {
+        self.events.push(Event::Truncated(id, size));
         let file = self.files.get_mut(&id).expect("a file of the sequence");
         let keep = size.div_ceil(BLOCK as u64) as usize;
         for b in keep..file.now.blocks.len() {
@@ -280,6 +340,7 @@ impl Oracle {
     /// `len` bytes from `at` of file `id` allocated (fallocate mode 0: the size grows to cover
     /// them; blocks never written read as zeros).
     pub fn allocated(&mut self, id: FileId, at: u64, len: u64) {
+        self.events.push(Event::Allocated(id, at, len));
         let file = self.files.get_mut(&id).expect("a file of the sequence");
         let end = at + len;
         let blocks = end.div_ceil(BLOCK as u64) as usize;
@@ -294,6 +355,8 @@ impl Oracle {
     }
 
     pub fn renamed(&mut self, from: &str, to: &str) {
+        self.events
+            .push(Event::Renamed(from.to_string(), to.to_string()));
         if self.names.get(from) == self.names.get(to) {
             // Two links to one file: rename(2) does nothing, and both names stay.
             return;
@@ -308,20 +371,25 @@ impl Oracle {
     }
 
     pub fn linked(&mut self, from: &str, to: &str) {
+        self.events
+            .push(Event::Linked(from.to_string(), to.to_string()));
         let id = self.names[from];
         self.name(to, id);
     }
 
     pub fn unlinked(&mut self, name: &str) {
+        self.events.push(Event::Unlinked(name.to_string()));
         self.names.remove(name);
         self.promised.remove(name);
     }
 
     pub fn made_dir(&mut self, dir: &str) {
+        self.events.push(Event::MadeDir(dir.to_string()));
         self.dirs.insert(dir.to_string());
     }
 
     pub fn removed_dir(&mut self, dir: &str) {
+        self.events.push(Event::RemovedDir(dir.to_string()));
         self.dirs.remove(dir);
         self.promised_dirs.remove(dir);
     }
@@ -330,6 +398,7 @@ impl Oracle {
 
     /// An O_SYNC or O_DSYNC write of blocks `first..end` of file `id` returned.
     pub fn synced_write(&mut self, id: FileId, first: usize, end: usize) {
+        self.events.push(Event::SyncedWrite(id, first, end));
         self.files
             .get_mut(&id)
             .expect("a file of the sequence")
@@ -338,6 +407,7 @@ impl Oracle {
 
     /// fsync or fdatasync of file `id`: its data and size now.
     pub fn synced_file(&mut self, id: FileId) {
+        self.events.push(Event::SyncedFile(id));
         self.files
             .get_mut(&id)
             .expect("a file of the sequence")
@@ -346,6 +416,11 @@ impl Oracle {
 
     /// fsync of directory `dir`: its names and directories now.
     pub fn synced_dir(&mut self, dir: &str) {
+        self.events.push(Event::SyncedDir(dir.to_string()));
+        self.sync_dir(dir);
+    }
+
+    fn sync_dir(&mut self, dir: &str) {
         self.promised.retain(|name, _| parent(name) != dir);
         for (name, id) in &self.names {
             if parent(name) == dir {
@@ -364,12 +439,13 @@ impl Oracle {
 
     /// syncfs or sync: everything now.
     pub fn synced_all(&mut self) {
+        self.events.push(Event::SyncedAll);
         for file in self.files.values_mut() {
             file.persist();
         }
         let dirs: Vec<String> = self.dirs.iter().cloned().collect();
         for dir in dirs {
-            self.synced_dir(&dir);
+            self.sync_dir(&dir);
         }
     }
 
