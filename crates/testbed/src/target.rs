@@ -25,12 +25,15 @@ use crate::ledger::{Ledger, Resource};
 use crate::scheduler;
 use crate::system::{Cmd, HostLock, LoopDevice, System};
 use crate::undo;
+
+mod power;
 use fsbench_measure::host::parse_mountinfo;
 use fsbench_measure::units::human_bytes;
 pub use fsbench_model::target::{
     AgedRecord, AgedTarget, ArrayInfo, DeviceInfo, FsckInfo, MemberInfo, MountReadBack,
     SchedulerInfo, StepInfo, TargetInfo,
 };
+pub use power::{CrashState, StateMounted};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -63,6 +66,9 @@ pub struct TargetSpec {
     pub host_share: u32,
     /// Start from a copy of this aged image instead of a new filesystem (`crate::images`).
     pub start_from: Option<AgedImage>,
+    /// The image served through the recording device ([`crate::recorder`]), its every write
+    /// logged for power cuts; for durability only.
+    pub recording: bool,
 }
 
 /// An aged image to start a target from, with its record (`crate::images` makes it).
@@ -92,6 +98,7 @@ impl TargetSpec {
             fsck: true,
             size_setting: crate::device::SizeSetting::Flag,
             host_share: 1,
+            recording: false,
         }
     }
 
@@ -124,6 +131,7 @@ pub struct TargetBuilder {
     fsck: bool,
     size_setting: crate::device::SizeSetting,
     host_share: u32,
+    recording: bool,
 }
 
 impl TargetBuilder {
@@ -191,6 +199,12 @@ impl TargetBuilder {
         self
     }
 
+    /// The image served through the recording device (power cuts: [`crate::recorder`]).
+    pub fn recording(mut self, recording: bool) -> Self {
+        self.recording = recording;
+        self
+    }
+
     /// The spec; an unknown filesystem is the only request this can refuse.
     pub fn build(self) -> Result<TargetSpec, TargetError> {
         let fs = fs::by_name(&self.fs_name).ok_or_else(|| {
@@ -216,6 +230,7 @@ impl TargetBuilder {
             size_setting: self.size_setting,
             host_share: self.host_share,
             start_from: None,
+            recording: self.recording,
         })
     }
 }
@@ -322,6 +337,12 @@ pub struct Target<'s> {
     torn_down: bool,
     /// Teardown renames the image here instead of removing it ([`Target::finish_into`]).
     keep_image: Option<PathBuf>,
+    /// The recording device serving the image (`spec.recording`).
+    recorder: Option<crate::recorder::Recorder>,
+    /// A power cut's crash states, between [`Target::power_cut`] and [`Target::resume`].
+    power: Option<power::Power>,
+    /// A log under way, between [`Target::record`] and [`Target::power_cut`].
+    recording: Option<power::Recording>,
 }
 
 impl<'s> Target<'s> {
@@ -371,6 +392,9 @@ impl<'s> Target<'s> {
             held: Vec::new(),
             torn_down: false,
             keep_image: None,
+            recorder: None,
+            power: None,
+            recording: None,
         };
         match target.build(stop) {
             Ok(()) => Ok(target),
@@ -506,7 +530,22 @@ impl<'s> Target<'s> {
             DeviceSpec::Image { size_bytes } => {
                 let image_dir = self.spec.image_dir.as_ref().unwrap_or(&self.spec.work_dir);
                 let aged = self.spec.start_from.clone();
+                if self.spec.recording && (count > 1 || aged.is_some()) {
+                    return Err(TargetError::Invalid(format!(
+                        "the recording device serves one new image: it cannot be {}",
+                        if count > 1 {
+                            "an array's member"
+                        } else {
+                            "an aged image (run the durability workload without --age)"
+                        }
+                    )));
+                }
                 let size = aged.as_ref().map(|a| a.record.image_bytes).or(size_bytes);
+                // Recorded: every state of its log is a copy of its data; 512 MiB holds xfs.
+                let size = size.or(self
+                    .spec
+                    .recording
+                    .then(|| (512 << 20u64).max(fs.min_device_bytes())));
                 let size = size.unwrap_or_else(|| {
                     let free = fsbench_measure::host::free_bytes(image_dir).unwrap_or(16 << 30);
                     // Every image this host makes at once shares the free space.
@@ -546,14 +585,18 @@ impl<'s> Target<'s> {
                             None => sys.create_sparse_file(path, size),
                         },
                     )?;
+                    let (attached, direct) = match self.spec.recording {
+                        true => (self.serve_recorded(&image, &image_dir)?, false),
+                        false => (image.clone(), self.spec.loop_direct_io),
+                    };
                     let loop_device = sys
-                        .attach_loop(&image, self.spec.loop_direct_io)
-                        .map_err(|e| TargetError::io("attach a loop device to", &image, e))?;
+                        .attach_loop(&attached, direct)
+                        .map_err(|e| TargetError::io("attach a loop device to", &attached, e))?;
                     self.ledger.push(
                         self.sys,
                         Resource::Loop {
                             device: loop_device.path.clone(),
-                            backing_file: image.clone(),
+                            backing_file: attached,
                         },
                     );
                     self.devices.members.push(MemberInfo {
@@ -574,7 +617,12 @@ impl<'s> Target<'s> {
                 let first = &self.devices.members[0];
                 let image = first.image.clone().expect("an image");
                 self.info.device = DeviceInfo {
-                    kind: "image".into(),
+                    kind: if self.spec.recording {
+                        "recorded image"
+                    } else {
+                        "image"
+                    }
+                    .into(),
                     path: Some(first.path.clone()),
                     size_bytes: size * u64::from(count),
                     disk: crate::disk::disk_of_file(&image)
@@ -737,6 +785,40 @@ impl<'s> Target<'s> {
         }
         let (path, e) = last.expect("tried at least once");
         Err(TargetError::io(action, &path, e))
+    }
+
+    /// Serves `image` through the recording device, in a new directory in `dir`: the file a
+    /// loop device is attached to (buffered: the device serves it with direct I/O).
+    fn serve_recorded(&mut self, image: &Path, dir: &Path) -> Result<PathBuf, TargetError> {
+        if self.spec.fs.mount_type() == "zfs" || self.spec.fs.mount_type() == "tmpfs" {
+            return Err(TargetError::Unsupported(format!(
+                "{} is not on a block device fsbench attaches, so the recording device cannot \
+                 serve it",
+                self.spec.fs.name()
+            )));
+        }
+        let stem = format!("{}-device", self.tag);
+        let served = self.make_fresh(
+            dir,
+            &stem,
+            "",
+            "make the recording device's directory",
+            |path| Resource::Dir { path },
+            |path| std::fs::create_dir(path),
+        )?;
+        // On record before it exists, as every mount.
+        self.ledger.push(
+            self.sys,
+            Resource::Mount {
+                mountpoint: served.clone(),
+                source: crate::recorder::SOURCE.into(),
+            },
+        );
+        let recorder = crate::recorder::Recorder::serve(image, &served)
+            .map_err(|e| TargetError::io("serve through FUSE (the recording device)", image, e))?;
+        let file = recorder.image();
+        self.recorder = Some(recorder);
+        Ok(file)
     }
 
     fn device_path(&self) -> PathBuf {

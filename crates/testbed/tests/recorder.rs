@@ -162,7 +162,7 @@ fn crash_states_of_a_recorded_ext4_mount_clean_and_keep_what_was_promised() {
         },
     );
     assert!(all.len() >= 6, "{}", all.len());
-    let mut builder = Builder::new(&log, &d.join("start.img"), &d.join("working.img")).unwrap();
+    let mut builder = Builder::new(log, &d.join("start.img"), &d.join("working.img")).unwrap();
     let mut kept = Vec::new();
     let mut injected = None;
     for (n, state) in all.iter().enumerate() {
@@ -208,6 +208,7 @@ fn crash_states_of_a_recorded_ext4_mount_clean_and_keep_what_was_promised() {
         .open(&image)
         .unwrap();
     let f1 = content(1);
+    let log = builder.log();
     let dropped = log.records[..mark_1]
         .iter()
         .enumerate()
@@ -233,4 +234,78 @@ fn crash_states_of_a_recorded_ext4_mount_clean_and_keep_what_was_promised() {
         !present(&fs.point).contains(&1),
         "the dropped write went unnoticed"
     );
+}
+
+/// A target on the recording device, power-cut: each crash state of its log is mounted where
+/// the filesystem was (its recovery timed), checked clean, and holds the fsync'd file wherever
+/// its mark is promised; after `resume` the filesystem is back with both files, and teardown
+/// leaves no mount, loop device or file behind.
+#[test]
+fn a_recorded_target_is_power_cut_state_by_state_and_resumes() {
+    use fsbench_testbed::{RealSystem, Target, TargetSpec};
+    if !root_or_skip("a_recorded_target_is_power_cut_state_by_state_and_resumes") {
+        return;
+    }
+    let work = tempfile::Builder::new()
+        .prefix("fsbench-recorder-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let spec = TargetSpec::builder("ext4", work.path())
+        .recording(true)
+        .build()
+        .unwrap();
+    let mut target = Target::prepare(&RealSystem, spec, &|| false).unwrap();
+    assert!(target.records());
+    assert_eq!(target.info().device.kind, "recorded image");
+    let point = target.info().mountpoint.clone();
+    target.record().unwrap();
+    let f1 = std::fs::File::create(point.join("f1")).unwrap();
+    f1.write_all_at(&content(1), 0).unwrap();
+    f1.sync_all().unwrap();
+    std::fs::File::open(&point).unwrap().sync_all().unwrap();
+    drop(f1);
+    target.mark(1);
+    std::fs::write(point.join("f2"), content(2)).unwrap();
+    target.mark(2);
+    let states = target
+        .power_cut(Budget {
+            per_flush: 2,
+            ..Budget::default()
+        })
+        .unwrap();
+    assert!(states.len() >= 3, "{states:?}");
+    let mut lost = 0;
+    for (i, state) in states.iter().enumerate() {
+        let mounted = target.crash_state(i).unwrap();
+        assert_eq!(mounted.unmountable, None, "{}", state.what);
+        assert!(mounted.recovery_ns > 0);
+        let fsck = mounted.fsck.unwrap();
+        assert!(fsck.clean, "{}: {}", state.what, fsck.output_tail);
+        let have = std::fs::read(point.join("f1")).ok() == Some(content(1));
+        if state.promised >= Some(1) {
+            assert!(have, "{}: f1 was promised", state.what);
+        }
+        lost += usize::from(!have);
+    }
+    assert!(lost > 0, "some state is from before f1's fsync");
+    target.resume().unwrap();
+    assert_eq!(std::fs::read(point.join("f1")).unwrap(), content(1));
+    assert_eq!(std::fs::read(point.join("f2")).unwrap(), content(2));
+    let info = target.finish();
+    assert!(info.fsck.unwrap().clean);
+    assert!(
+        info.teardown.iter().all(|n| !n.starts_with("error")),
+        "{:?}",
+        info.teardown
+    );
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let here = work.path().display().to_string();
+    assert!(!mounts.contains(&here), "{mounts}");
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "state")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

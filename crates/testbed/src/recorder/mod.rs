@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, UNIX_EPOCH};
 
+/// The FUSE mount's source, as mountinfo shows it.
+pub const SOURCE: &str = "fsbench-recorder";
 /// The one file the device's directory holds.
 pub const IMAGE: &str = "image";
 const IMAGE_INO: u64 = 2;
@@ -71,7 +73,7 @@ impl Recorder {
         let mut config = fuser::Config::default();
         config
             .mount_options
-            .push(fuser::MountOption::FSName("fsbench-recorder".into()));
+            .push(fuser::MountOption::FSName(SOURCE.into()));
         config.n_threads = Some(1);
         let session = fuser::spawn_mount(
             Served {
@@ -221,14 +223,29 @@ impl Filesystem for Served {
             return reply.error(Errno::ENOSPC);
         }
         let mut log = self.shared.log();
-        let done = self
-            .shared
-            .backing
-            .write_all_at(data, offset)
-            .and_then(|()| match log.as_mut() {
-                Some(log) => log.write(offset, data),
-                None => Ok(()),
-            });
+        // Zeros (mkfs's zeroed tables) leave a hole: the image stays sparse, and so does
+        // every copy a crash state starts from.
+        let written = if data.iter().all(|&b| b == 0) {
+            // SAFETY: fallocate on a descriptor `backing` owns, within the image (checked).
+            let rc = unsafe {
+                libc::fallocate(
+                    self.shared.backing.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    offset as i64,
+                    data.len() as i64,
+                )
+            };
+            match rc {
+                0 => Ok(()),
+                _ => self.shared.backing.write_all_at(data, offset),
+            }
+        } else {
+            self.shared.backing.write_all_at(data, offset)
+        };
+        let done = written.and_then(|()| match log.as_mut() {
+            Some(log) => log.write(offset, data),
+            None => Ok(()),
+        });
         drop(log);
         match done {
             Ok(()) => reply.written(data.len() as u32),

@@ -135,16 +135,16 @@ pub fn states(records: &[Record], budget: Budget) -> Vec<State> {
 /// Makes the images of states in order of `upto`: a working image advanced from the log's
 /// start, copied (sparse, or by reflink where the filesystem can) for each state and given
 /// its extra writes.
-pub struct Builder<'a> {
-    log: &'a Log,
+pub struct Builder {
+    log: Log,
     working: PathBuf,
     image: File,
     applied: usize,
 }
 
-impl<'a> Builder<'a> {
-    /// Starts from a copy of `start` (the image when the log began) at `working`.
-    pub fn new(log: &'a Log, start: &Path, working: &Path) -> io::Result<Builder<'a>> {
+impl Builder {
+    /// Starts from a copy of `start` (the image when `log` began) at `working`.
+    pub fn new(log: Log, start: &Path, working: &Path) -> io::Result<Builder> {
         crate::copy::copy_image(start, working)?;
         let image = std::fs::OpenOptions::new().write(true).open(working)?;
         Ok(Builder {
@@ -153,6 +153,11 @@ impl<'a> Builder<'a> {
             image,
             applied: 0,
         })
+    }
+
+    /// The log the states are made of.
+    pub fn log(&self) -> &Log {
+        &self.log
     }
 
     /// `state`'s image at `out` (a new file). States must come in order of `upto`.
@@ -173,7 +178,7 @@ impl<'a> Builder<'a> {
     }
 }
 
-impl Drop for Builder<'_> {
+impl Drop for Builder {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.working);
     }
