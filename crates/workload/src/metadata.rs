@@ -1374,7 +1374,10 @@ fn run(
             if stop.is_requested() {
                 return Ok(false);
             }
-            let (files, bytes) = verify_files(op, &mut workers, top, sink, harness)?;
+            let Some((files, bytes)) = verify_files(op, &mut workers, top, stop, sink, harness)?
+            else {
+                return Ok(false);
+            };
             record
                 .attributes
                 .insert("verified_files".into(), files.into());
@@ -1396,14 +1399,15 @@ fn run(
 /// filesystem fsbench made is remounted, the workers holding nothing open in it; elsewhere
 /// every cache dropped, or, where that cannot be, each file written back and evicted on its
 /// own) and every file of every thread read back whole and checked against what it should
-/// hold. The files read back and their bytes.
+/// hold. The files read back and their bytes; None when stopped.
 fn verify_files(
     op: MetaOp,
     workers: &mut [Worker],
     top: &Path,
+    stop: &StopFlag,
     sink: &mut dyn Sink,
     harness: &mut dyn Harness,
-) -> Result<(u64, u64), WorkloadError> {
+) -> Result<Option<(u64, u64)>, WorkloadError> {
     for w in workers.iter_mut() {
         w.let_go()
             .map_err(|e| WorkloadError::io("open", Path::new("/"), e))?;
@@ -1438,6 +1442,9 @@ fn verify_files(
         let v = w.verifying.as_ref().expect("verify");
         let pieces = v.pieces(w);
         for i in 0..w.made {
+            if stop.is_requested() {
+                return Ok(None);
+            }
             let path = w.path_of(i);
             // Never through a symlink: a name in the directory under test is not proof of a file.
             let file = crate::fileio::open(&path, crate::fileio::OpenMode::Read, false)
@@ -1465,7 +1472,7 @@ fn verify_files(
         w.reopen()?;
     }
     sink.status(&format!("{files} files read back as written"));
-    Ok((files, bytes))
+    Ok(Some((files, bytes)))
 }
 
 /// Reads the file at `path` (open in `file`) back whole and checks it, in file order, against
@@ -2449,6 +2456,12 @@ mod tests {
         let ctx = Context::default();
         let plan = settings.plan(&ctx).unwrap();
         assert_eq!(plan.verify_after, Some(MetaOp::Write));
+        // A plan's key; unset, it is not written (stored settings stay as they were).
+        let keyed: MetadataSettings =
+            serde_json::from_value(serde_json::json!({"verify": true, "count": 10})).unwrap();
+        assert!(keyed.verify);
+        let unset = serde_json::to_value(MetadataSettings::default()).unwrap();
+        assert!(unset.get("verify").is_none());
         assert_eq!(settings.describe(&ctx).unwrap()["verify_after"], "write");
         assert!(MetadataSettings::default().describe(&ctx).unwrap()["verify_after"].is_null());
         for refused in [
