@@ -468,6 +468,28 @@ mod tests {
         assert!(bad.found.contains("did not reach the file"), "{bad}");
     }
 
+    /// A piece's key is its own for every seed, file and offset, the same again for the same
+    /// three; a piece shorter than the key is all key, a longer one keeps its other bytes.
+    #[test]
+    fn a_piece_key_says_its_seed_file_and_offset() {
+        let mut seen = std::collections::HashSet::new();
+        for seed in [0, 1, 9] {
+            for file in [0, 1, 1 << 20] {
+                for offset in [0, 1, 4096, 6000, 1 << 32] {
+                    assert!(seen.insert(piece_key(seed, file, offset)));
+                }
+            }
+        }
+        assert_eq!(piece_key(9, 3, 6000), piece_key(9, 3, 6000));
+        let mut short = [0u8; 5];
+        stamp_piece(&mut short, 9, 3, 6000);
+        assert_eq!(short, piece_key(9, 3, 6000)[..5]);
+        let mut long = [7u8; 40];
+        stamp_piece(&mut long, 9, 3, 6000);
+        assert_eq!(long[..16], piece_key(9, 3, 6000));
+        assert!(long[16..].iter().all(|&b| b == 7));
+    }
+
     /// Verified blocks stay incompressible and unique: no two of a run's blocks are equal.
     #[test]
     fn verified_blocks_are_distinct() {
