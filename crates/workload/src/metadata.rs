@@ -18,6 +18,12 @@
 //! thread one shell runs `count` iterations of the operation's command as a process (`mkdir`,
 //! `touch`, `cat`, `dd`, ...; `echo` is the shell's own), timed as a whole with wait4, so
 //! fork and exec are in the figure; the names and what each operation needs are the same.
+//!
+//! `verify` stamps what create, append and write write (a header on every whole 4 KiB block of
+//! a file, a key on the bytes that are not one: `crate::verify`), each file by its number, and
+//! after the last operation that writes data, untimed, brings the cache cold (a filesystem
+//! fsbench made is remounted) and reads every file back; a byte other than written ends the
+//! run `corrupt`, naming the file and the first bad offset.
 
 use crate::data::{DataKind, DataSource};
 use crate::fileio::{at, raw, AlignedBuf};
@@ -28,6 +34,7 @@ pub use crate::stonewall::Stonewall;
 use crate::task::timing::{self, Times, ToolEnd};
 pub use crate::task::Method;
 use crate::together::{run_together, run_together_watching, ScratchDir, SharedStart};
+use crate::verify::{self, Corruption, BLOCK as VBLOCK};
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::clock::{now_ns, Clock};
@@ -40,7 +47,7 @@ use std::ffi::{CStr, CString};
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -219,6 +226,16 @@ pub struct MetadataSettings {
     /// sequential with --method tool (its loops count: fT-$i).
     #[arg(long, value_name = "random|sequential|LENGTH:RANDOM")]
     pub names: Option<NameScheme>,
+
+    /// Verify what was written: every whole 4 KiB block create, append and write write carries
+    /// a header (its offset, its file's number, the seed, a sequence number, its payload's
+    /// checksum), the bytes that are not a whole block a key of the same; after the last
+    /// operation that writes data, untimed, the cache is made cold (a filesystem fsbench made
+    /// is remounted) and every file is read back and checked. A byte other than written ends
+    /// the run `corrupt`. Not with --method tool (docs/workloads/metadata.md).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 impl Default for MetadataSettings {
@@ -241,6 +258,7 @@ impl Default for MetadataSettings {
             method: Method::Native,
             shell: "sh".into(),
             names: None,
+            verify: false,
         }
     }
 }
@@ -282,6 +300,10 @@ pub struct MetadataPlan {
     pub stonewall_first: bool,
     /// How files and directories are named (the setting, or the method's default).
     pub names: NameScheme,
+    /// `verify`: the operation after which every file is read back and checked (the last one
+    /// that writes data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify_after: Option<MetaOp>,
     pub seed: u64,
 }
 
@@ -341,6 +363,14 @@ impl MetadataSettings {
         }
         Stonewall::check(self.stonewall)?;
         ctx.check()?;
+        if self.verify && self.method == Method::Tool {
+            return Err(WorkloadError::invalid(
+                "verify",
+                "verify cannot be used with method = tool: the shell's commands (echo, dd) \
+                 write the same bytes into every file, which cannot say which file and offset \
+                 they belong to; use method = native",
+            ));
+        }
         if self.method == Method::Tool {
             self.check_tool()?;
         }
@@ -351,6 +381,26 @@ impl MetadataSettings {
         };
         ops.sort_unstable();
         ops.dedup();
+        let verify_after = if self.verify {
+            let writes = |op: &&MetaOp| match op {
+                MetaOp::Create => self.create_size.0 > 0,
+                MetaOp::Append => self.append_size.0 > 0,
+                MetaOp::Write => self.write_size.0 > 0,
+                _ => false,
+            };
+            match ops.iter().rev().find(writes) {
+                Some(&op) => Some(op),
+                None => {
+                    return Err(WorkloadError::invalid(
+                        "verify",
+                        "none of the operations writes data (create with create_size above 0, \
+                         append, write): there is nothing to verify",
+                    ))
+                }
+            }
+        } else {
+            None
+        };
         let count = ((self.count as f64 * ctx.scale).ceil() as u64)
             .max(self.dirs)
             .max(1);
@@ -367,6 +417,7 @@ impl MetadataSettings {
             stonewall_ns: Stonewall::deadline_ns(self.stonewall, ctx.scale),
             stonewall_first: self.stonewall == Some(Stonewall::FirstDone),
             names,
+            verify_after,
             seed: self.seed.unwrap_or_else(crate::rng::fresh_seed),
         })
     }
@@ -544,9 +595,12 @@ struct Worker {
     thread: u64,
     /// Where this thread's directories go (mkdir, rmdir); the shell loops run in it.
     base: OwnedFd,
-    base_path: std::path::PathBuf,
-    /// The directories its files are spread over.
+    base_path: PathBuf,
+    /// The directories its files are spread over, and their paths.
     file_dirs: Vec<OwnedFd>,
+    file_dir_paths: Vec<PathBuf>,
+    /// The number of its first file over every thread (`verify`'s stamps say it).
+    first: u64,
     /// Its files' names, their names after a rename and its directories' (the last two only
     /// when an operation needs them).
     files: Table,
@@ -572,6 +626,103 @@ struct Worker {
     recorder: Recorder,
     /// Directory listings: entries seen.
     entries: u64,
+    /// `verify`: how the data is stamped, and what the files hold.
+    verifying: Option<Verifying>,
+}
+
+/// `verify`'s state of one thread: the data source whose sequence the stamps carry, where
+/// each writing operation's bytes lie in a file, and what the thread's files hold now.
+struct Verifying {
+    source: DataSource,
+    /// The run's seed, which every thread's stamps carry.
+    seed: u64,
+    create: Layout,
+    append: Layout,
+    write: Layout,
+    /// The files hold create's bytes (and then the append's), or the write's alone.
+    holds: Holds,
+}
+
+/// Which operations' bytes the files hold, in the order they lie.
+#[derive(Debug, Clone, Copy, Default)]
+struct Holds {
+    create: bool,
+    append: bool,
+    write: bool,
+}
+
+impl Verifying {
+    /// What the files hold, in file order: each operation's layout and bytes as the worker
+    /// keeps them (`create_data`, ...).
+    fn pieces<'a>(&'a self, w: &'a Worker) -> Vec<(&'a Layout, &'a [u8])> {
+        let mut pieces = Vec::new();
+        if self.holds.write {
+            pieces.push((&self.write, &w.write_data[..]));
+        } else {
+            if self.holds.create {
+                pieces.push((&self.create, &w.create_data[..]));
+            }
+            if self.holds.append {
+                pieces.push((&self.append, &w.append_data[..]));
+            }
+        }
+        pieces
+    }
+}
+
+/// Where one operation's bytes lie in a file (`verify`): from byte `at`, a piece up to the
+/// first 4 KiB boundary (`head` bytes), whole blocks (each under a header), and a piece after
+/// the last one; and the whole blocks' payload checksums, the same for every file.
+struct Layout {
+    at: u64,
+    len: usize,
+    head: usize,
+    blocks: usize,
+    crcs: Vec<u32>,
+}
+
+impl Layout {
+    fn new(at: u64, data: &[u8]) -> Layout {
+        let block = VBLOCK as u64;
+        let head = ((block - at % block) % block).min(data.len() as u64) as usize;
+        let blocks = (data.len() - head) / VBLOCK;
+        let crcs = data[head..head + blocks * VBLOCK]
+            .chunks(VBLOCK)
+            .map(verify::payload_crc)
+            .collect();
+        Layout {
+            at,
+            len: data.len(),
+            head,
+            blocks,
+            crcs,
+        }
+    }
+
+    /// Where the piece after the whole blocks starts, from `at`.
+    fn tail(&self) -> usize {
+        self.head + self.blocks * VBLOCK
+    }
+
+    /// Stamps `data` (this layout's bytes, as the worker keeps them) for file number `file`:
+    /// headers over the whole blocks (five stores and a header checksum each), keys over the
+    /// pieces.
+    #[inline]
+    fn stamp(&self, data: &mut [u8], source: &mut DataSource, seed: u64, file: u32) {
+        if self.head > 0 {
+            verify::stamp_piece(&mut data[..self.head], seed, file, self.at);
+        }
+        let tail = self.tail();
+        source.stamp_verified(
+            &mut data[self.head..tail],
+            &self.crcs,
+            file,
+            self.at + self.head as u64,
+        );
+        if tail < data.len() {
+            verify::stamp_piece(&mut data[tail..], seed, file, self.at + tail as u64);
+        }
+    }
 }
 
 impl Worker {
@@ -595,7 +746,7 @@ impl Worker {
         mkdir(&base_path)?;
         let base =
             at::open_dir(&base_path).map_err(|e| WorkloadError::io("open", &base_path, e))?;
-        let mut file_dirs = Vec::new();
+        let (mut file_dirs, mut file_dir_paths) = (Vec::new(), Vec::new());
         for d in 0..plan.dirs {
             let path = if plan.dirs == 1 {
                 base_path.clone()
@@ -605,6 +756,7 @@ impl Worker {
                 path
             };
             file_dirs.push(at::open_dir(&path).map_err(|e| WorkloadError::io("open", &path, e))?);
+            file_dir_paths.push(path);
         }
         let n = plan.count;
         let mut data = DataSource::new(
@@ -625,11 +777,29 @@ impl Worker {
         let needed = |wanted: bool| if wanted { n } else { 0 };
         let renames = needed(plan.ops.contains(&MetaOp::Rename));
         let dirs = needed(plan.ops.contains(&MetaOp::Mkdir) || plan.ops.contains(&MetaOp::Rmdir));
+        let write_data = data.next(settings.write_size.0 as usize).to_vec();
+        let append_data = data.next(settings.append_size.0 as usize).to_vec();
+        let create_data = data.next(settings.create_size.0 as usize).to_vec();
+        let verifying = plan.verify_after.map(|_| {
+            // Every thread's stamps say the run's seed (the file numbers are the run's own).
+            data.stamp_as(plan.seed);
+            Verifying {
+                seed: plan.seed,
+                create: Layout::new(0, &create_data),
+                // Appended once, after the bytes create wrote.
+                append: Layout::new(create_data.len() as u64, &append_data),
+                write: Layout::new(0, &write_data),
+                holds: Holds::default(),
+                source: data,
+            }
+        });
         Ok(Worker {
             thread,
             base,
             base_path,
             file_dirs,
+            file_dir_paths,
+            first,
             files: Table::new(&namer, n, first, &format!("f{thread}-")),
             renamed: Table::new(&namer, renames, all + first, &format!("r{thread}-")),
             subdirs: Table::new(&namer, dirs, 2 * all + first, &format!("d{thread}-")),
@@ -639,9 +809,9 @@ impl Worker {
             made: n,
             subdirs_made: n,
             walled: false,
-            write_data: data.next(settings.write_size.0 as usize).to_vec(),
-            append_data: data.next(settings.append_size.0 as usize).to_vec(),
-            create_data: data.next(settings.create_size.0 as usize).to_vec(),
+            write_data,
+            append_data,
+            create_data,
             block: settings.write_block_size.0 as usize,
             read_buf: AlignedBuf::new(READ_BUFFER),
             // SAFETY: struct stat is plain data; all zeroes is a valid value.
@@ -650,7 +820,58 @@ impl Worker {
             fsync_dir: settings.fsync_dir,
             recorder: Recorder::new(),
             entries: 0,
+            verifying,
         })
+    }
+
+    /// Closes every descriptor the worker holds in the filesystem (a remount needs none open):
+    /// a descriptor of `/` holds the place of its directory's until [`Worker::reopen`].
+    fn let_go(&mut self) -> io::Result<()> {
+        self.file_dirs.clear();
+        self.base = at::open_dir(Path::new("/"))?;
+        Ok(())
+    }
+
+    /// Opens its directories again after [`Worker::let_go`].
+    fn reopen(&mut self) -> Result<(), WorkloadError> {
+        let open = |path: &Path| at::open_dir(path).map_err(|e| WorkloadError::io("open", path, e));
+        self.base = open(&self.base_path)?;
+        self.file_dirs = self
+            .file_dir_paths
+            .iter()
+            .map(|path| open(path))
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
+
+    /// The path of file `i` (under its name now).
+    fn path_of(&self, i: u64) -> PathBuf {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = &self.file_dir_paths[(i % self.file_dir_paths.len() as u64) as usize];
+        dir.join(std::ffi::OsStr::from_bytes(self.name(i).to_bytes()))
+    }
+
+    /// `verify`: the files now hold what `op` wrote (after create's, an append's; a write's
+    /// alone, the file truncated first).
+    fn wrote(&mut self, op: MetaOp) {
+        if let Some(v) = &mut self.verifying {
+            match op {
+                MetaOp::Create => {
+                    v.holds = Holds {
+                        create: true,
+                        ..Holds::default()
+                    }
+                }
+                MetaOp::Append => v.holds.append = true,
+                MetaOp::Write => {
+                    v.holds = Holds {
+                        write: true,
+                        ..Holds::default()
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     fn dir_of(&self, i: u64) -> RawFd {
@@ -695,6 +916,11 @@ impl Worker {
                 Ok(0)
             }
             MetaOp::Create => {
+                if let Some(v) = &mut self.verifying {
+                    let file = (self.first + i) as u32;
+                    v.create
+                        .stamp(&mut self.create_data, &mut v.source, v.seed, file);
+                }
                 let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
                 let fd = at::openat(dir, self.files.get(i as usize), flags, 0o644)?;
                 let written = if self.create_data.is_empty() {
@@ -708,6 +934,11 @@ impl Worker {
                 Ok(self.create_data.len() as u64)
             }
             MetaOp::Append => {
+                if let Some(v) = &mut self.verifying {
+                    let file = (self.first + i) as u32;
+                    v.append
+                        .stamp(&mut self.append_data, &mut v.source, v.seed, file);
+                }
                 let fd = at::openat(dir, self.name(i), libc::O_WRONLY | libc::O_APPEND, 0)?;
                 let written = raw::write_all(fd, &self.append_data);
                 let finished = self.finish_file(fd);
@@ -729,6 +960,11 @@ impl Worker {
                 Ok(total)
             }
             MetaOp::Write => {
+                if let Some(v) = &mut self.verifying {
+                    let file = (self.first + i) as u32;
+                    v.write
+                        .stamp(&mut self.write_data, &mut v.source, v.seed, file);
+                }
                 let fd = at::openat(dir, self.name(i), libc::O_WRONLY | libc::O_TRUNC, 0)?;
                 let mut written = Ok(());
                 for block in self.write_data.chunks(self.block) {
@@ -800,6 +1036,7 @@ impl Worker {
             }
             self.files_exist = true;
             self.made = self.files.len() as u64;
+            self.wrote(MetaOp::Create);
         }
         if op == MetaOp::Rmdir && !self.subdirs_exist {
             for i in 0..self.subdirs.len() {
@@ -911,7 +1148,9 @@ impl Worker {
             MetaOp::Create => {
                 self.files_exist = true;
                 self.made = done;
+                self.wrote(op);
             }
+            MetaOp::Append | MetaOp::Write => self.wrote(op),
             MetaOp::Rename => self.files_renamed = true,
             MetaOp::Unlink => self.files_exist = false,
             MetaOp::Rmdir => self.subdirs_exist = false,
@@ -1129,7 +1368,23 @@ fn run(
                 }
             }
         }
-        let record = record(op, plan, &workers, end.saturating_sub(start).max(1), cache);
+        let mut record = record(op, plan, &workers, end.saturating_sub(start).max(1), cache);
+        if plan.verify_after == Some(op) {
+            // Untimed, between this operation and the next (none of which writes data).
+            if stop.is_requested() {
+                return Ok(false);
+            }
+            let Some((files, bytes)) = verify_files(op, &mut workers, top, stop, sink, harness)?
+            else {
+                return Ok(false);
+            };
+            record
+                .attributes
+                .insert("verified_files".into(), files.into());
+            record
+                .attributes
+                .insert("verified_bytes".into(), bytes.into());
+        }
         sink.status(&format!(
             "{op} {:.0} ops/s ({} of {total})",
             record.main().map_or(0.0, |m| m.value),
@@ -1138,6 +1393,178 @@ fn run(
         sink.record(record, done + 1, Some(total));
     }
     Ok(true)
+}
+
+/// `verify`, after `op` (the last operation that writes data; untimed): the cache made cold (a
+/// filesystem fsbench made is remounted, the workers holding nothing open in it; elsewhere
+/// every cache dropped, or, where that cannot be, each file written back and evicted on its
+/// own) and every file of every thread read back whole and checked against what it should
+/// hold. The files read back and their bytes; None when stopped.
+fn verify_files(
+    op: MetaOp,
+    workers: &mut [Worker],
+    top: &Path,
+    stop: &StopFlag,
+    sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
+) -> Result<Option<(u64, u64)>, WorkloadError> {
+    for w in workers.iter_mut() {
+        w.let_go()
+            .map_err(|e| WorkloadError::io("open", Path::new("/"), e))?;
+    }
+    let cold = harness.cold();
+    let read_back = match &cold {
+        Ok(how) => {
+            sink.warning(&format!(
+                "--verify: every file was read back after {op} once the cache was made cold \
+                 ({how})"
+            ));
+            format!("read back after {op} once the cache was made cold: {how}")
+        }
+        Err(why) => {
+            sink.warning(&format!(
+                "--verify: the cache could not be made cold ({why}): each file was evicted on \
+                 its own (fadvise) before it was read back after {op}; a filesystem that keeps \
+                 files in memory (tmpfs) is checked from there"
+            ));
+            // The files' pages clean, so the advice below can drop them.
+            let dir = std::fs::File::open(top).map_err(|e| WorkloadError::io("open", top, e))?;
+            // SAFETY: syncfs takes an open descriptor, held by `dir`.
+            if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
+                return Err(WorkloadError::io("sync", top, io::Error::last_os_error()));
+            }
+            format!("read back after {op}; the cache could not be made cold")
+        }
+    };
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut buf = Vec::new();
+    for w in workers.iter() {
+        let v = w.verifying.as_ref().expect("verify");
+        let pieces = v.pieces(w);
+        for i in 0..w.made {
+            if stop.is_requested() {
+                return Ok(None);
+            }
+            let path = w.path_of(i);
+            // Never through a symlink: a name in the directory under test is not proof of a file.
+            let file = crate::fileio::open(&path, crate::fileio::OpenMode::Read, false)
+                .map_err(|e| WorkloadError::io("open for verifying", &path, e))?;
+            if cold.is_err() {
+                // SAFETY: advice on a descriptor `file` owns; the sync above left it clean.
+                unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            }
+            let number = (w.first + i) as u32;
+            match check_file(&file, &path, &pieces, v.seed, number, &mut buf) {
+                Ok(Ok(len)) => {
+                    files += 1;
+                    bytes += len;
+                }
+                Ok(Err(corruption)) => {
+                    return Err(WorkloadError::Corrupt(format!(
+                        "{corruption} ({read_back})"
+                    )))
+                }
+                Err(e) => return Err(WorkloadError::io("read back", &path, e)),
+            }
+        }
+    }
+    for w in workers.iter_mut() {
+        w.reopen()?;
+    }
+    sink.status(&format!("{files} files read back as written"));
+    Ok(Some((files, bytes)))
+}
+
+/// Reads the file at `path` (open in `file`) back whole and checks it, in file order, against
+/// `pieces`, what it should hold: each whole block's header (file number `number`, its offset,
+/// `seed`) and payload, each piece of a block byte for byte, and its length. Its bytes, or the
+/// first offset that is not what was written.
+fn check_file(
+    file: &std::fs::File,
+    path: &Path,
+    pieces: &[(&Layout, &[u8])],
+    seed: u64,
+    number: u32,
+    buf: &mut Vec<u8>,
+) -> io::Result<Result<u64, Corruption>> {
+    use std::os::unix::fs::FileExt;
+    let want = pieces
+        .last()
+        .map_or(0, |(layout, _)| layout.at as usize + layout.len);
+    // A byte more than it should hold, to see one too many.
+    buf.clear();
+    buf.resize(want + 1, 0);
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let found = &buf[..got];
+    let corrupt = |offset: usize, expected: String, found: String| {
+        Ok(Err(Corruption {
+            path: path.to_path_buf(),
+            offset: offset as u64,
+            expected,
+            found,
+        }))
+    };
+    let ends = |at: usize| format!("the file ends at byte {at}");
+    let expect = verify::Expect {
+        file: number,
+        seed,
+        fresh_from: None,
+    };
+    for &(layout, data) in pieces {
+        let at = layout.at as usize;
+        // The piece from `from` to `to` of the layout: its key, then the data's own bytes.
+        let piece = |from: usize, to: usize| {
+            let mut should = data[from..to].to_vec();
+            verify::stamp_piece(&mut should, seed, number, (at + from) as u64);
+            let (start, end) = (at + from, at + to);
+            let have = &found[start.min(got)..end.min(got)];
+            if let Some(k) = have.iter().zip(&should).position(|(a, b)| a != b) {
+                let upto = |len: usize| (k + 16).min(len);
+                return Some((
+                    start + k,
+                    format!(
+                        "{} (bytes {start}..{end} of file {number}, seed {seed:#x}: not a whole \
+                         block, compared byte for byte)",
+                        verify::hex(&should[k..upto(should.len())])
+                    ),
+                    verify::hex(&have[k..upto(have.len())]),
+                ));
+            }
+            (end > got).then(|| (got, format!("{want} bytes"), ends(got)))
+        };
+        if let Some((offset, expected, was)) = piece(0, layout.head) {
+            return corrupt(offset, expected, was);
+        }
+        for b in 0..layout.blocks {
+            let start = at + layout.head + b * VBLOCK;
+            if start + VBLOCK > got {
+                return corrupt(start, format!("{want} bytes"), ends(got));
+            }
+            let block = &found[start..start + VBLOCK];
+            if let Err(was) = verify::check_block(block, start as u64, expect) {
+                return corrupt(start, expect.describe(start as u64), was);
+            }
+        }
+        if let Some((offset, expected, was)) = piece(layout.tail(), layout.len) {
+            return corrupt(offset, expected, was);
+        }
+    }
+    if got > want {
+        return corrupt(
+            want,
+            ends(want),
+            format!("more bytes (they begin {})", verify::hex(&found[want..])),
+        );
+    }
+    Ok(Ok(want as u64))
 }
 
 /// Times `op` as shell loops: every thread's shell runs its iterations at once; the result
@@ -1787,6 +2214,269 @@ mod tests {
         .plan(&Context { scale: 0.05, ..ctx })
         .unwrap();
         assert_eq!(plan.count, 50);
+    }
+
+    /// What `verify`'s harness does to a file when asked to make the cache cold.
+    #[derive(Debug, Clone, Copy)]
+    enum Damage {
+        None,
+        /// Inverts the byte at this offset of the first file long enough.
+        Flip(u64),
+        /// Copies the first file's bytes over the second's.
+        Copy,
+    }
+
+    /// `verify`'s harness: its `cold` finds nothing of the run open, does `damage` to the
+    /// first file (in name order) under `top`, names it, and says "remounted (test)".
+    struct Damaging<'a> {
+        top: &'a Path,
+        damage: Damage,
+        damaged: Option<String>,
+        colds: u32,
+    }
+
+    fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut files = Vec::new();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                files.extend(files_under(&path));
+            } else {
+                files.push(path);
+            }
+        }
+        files
+    }
+
+    impl Harness for Damaging<'_> {
+        fn cold(&mut self) -> Result<String, String> {
+            use std::os::unix::fs::FileExt;
+            self.colds += 1;
+            // A remount needs nothing of the run open.
+            for fd in std::fs::read_dir("/proc/self/fd").unwrap() {
+                if let Ok(to) = std::fs::read_link(fd.unwrap().path()) {
+                    assert!(!to.starts_with(self.top), "{} is open", to.display());
+                }
+            }
+            let files = files_under(self.top);
+            let open = |path: &Path| {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(path)
+                    .unwrap()
+            };
+            let damaged = match self.damage {
+                Damage::None => return Ok("remounted (test)".into()),
+                Damage::Flip(at) => {
+                    let path = files
+                        .iter()
+                        .find(|f| f.metadata().unwrap().len() > at)
+                        .expect("a file long enough");
+                    let file = open(path);
+                    let mut byte = [0u8];
+                    file.read_exact_at(&mut byte, at).unwrap();
+                    file.write_all_at(&[!byte[0]], at).unwrap();
+                    path
+                }
+                Damage::Copy => {
+                    let bytes = std::fs::read(&files[0]).unwrap();
+                    open(&files[1]).write_all_at(&bytes, 0).unwrap();
+                    &files[1]
+                }
+            };
+            self.damaged = Some(damaged.file_name().unwrap().to_str().unwrap().into());
+            Ok("remounted (test)".into())
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+            Err("no".into())
+        }
+        fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+            Err("no".into())
+        }
+    }
+
+    /// A verified run of `settings` under a harness doing `damage`: how it ended, what it
+    /// recorded, and the file damaged. Nothing stays behind, whatever the end.
+    fn verified_run(settings: &MetadataSettings, damage: Damage) -> (End, Collect, Option<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut harness = Damaging {
+            top: dir.path(),
+            damage,
+            damaged: None,
+            colds: 0,
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut harness,
+        );
+        assert_eq!(harness.colds, 1, "one check, after the last write");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        (end, sink, harness.damaged)
+    }
+
+    /// `verify` with several threads and directories: after the last operation that writes
+    /// data (the append here, the write there), every file is read back with no false alarm —
+    /// whole blocks, the piece create leaves past its last block, the append's short line —
+    /// and the result of that operation says how many files and bytes; a byte changed by the
+    /// harness's "remount" — in a block's payload, in its header, in a piece — or a file's
+    /// bytes copied over another's end the run `corrupt`, naming the file and the first bad
+    /// offset, what was expected and what was found.
+    #[test]
+    fn verify_reads_back_every_file_written_and_finds_a_changed_byte() {
+        // create 6000 bytes (a block and a piece), then 16 appended at byte 6000 (a piece).
+        let appended = MetadataSettings {
+            count: 20,
+            threads: 3,
+            dirs: 2,
+            create_size: Size(6000),
+            ops: vec![
+                MetaOp::Create,
+                MetaOp::Append,
+                MetaOp::Read,
+                MetaOp::Stat,
+                MetaOp::Unlink,
+            ],
+            seed: Some(5),
+            verify: true,
+            ..MetadataSettings::default()
+        };
+        // Every operation; the write's 10000 bytes in writes of 3000: two blocks and a piece.
+        let written = MetadataSettings {
+            count: 10,
+            threads: 2,
+            create_size: Size(4096),
+            write_size: Size(10000),
+            write_block_size: Size(3000),
+            seed: Some(6),
+            verify: true,
+            ..MetadataSettings::default()
+        };
+        // Files of a line each (made empty, untimed): no block at all, one piece.
+        let short = MetadataSettings {
+            count: 8,
+            threads: 2,
+            ops: vec![MetaOp::Append, MetaOp::Unlink],
+            seed: Some(7),
+            verify: true,
+            ..MetadataSettings::default()
+        };
+        for (settings, after, bytes) in [
+            (&appended, "append", 6016),
+            (&written, "write", 10000),
+            (&short, "append", 16),
+        ] {
+            let (end, sink, _) = verified_run(settings, Damage::None);
+            assert_eq!(end.outcome, Outcome::Ok, "{after}: {:?}", end.error);
+            for r in &sink.records {
+                let op = r.dims.operation.as_deref().unwrap();
+                let files = settings.count * settings.threads;
+                if op == after {
+                    assert_eq!(r.attributes["verified_files"], files, "{op}");
+                    assert_eq!(r.attributes["verified_bytes"], files * bytes, "{op}");
+                } else {
+                    assert!(!r.attributes.contains_key("verified_files"), "{op}");
+                }
+            }
+            assert!(
+                sink.warnings.iter().any(|w| w.contains(&format!(
+                    "read back after {after} once the cache was made cold (remounted (test))"
+                ))),
+                "{:?}",
+                sink.warnings
+            );
+        }
+
+        for (settings, damage, offset, found) in [
+            (&written, Damage::Flip(4096 + 100), 4096, "payload changed"),
+            (&written, Damage::Flip(24), 0, "own checksum fails"),
+            (&written, Damage::Flip(9000), 9000, ""),
+            (&written, Damage::Copy, 0, "found a block of file "),
+            (&appended, Damage::Flip(4096 + 10), 4106, ""),
+            (&appended, Damage::Flip(6005), 6005, ""),
+            (&appended, Damage::Copy, 0, "found a block of file "),
+            (&short, Damage::Copy, 0, ""),
+            (&short, Damage::Flip(15), 15, ""),
+        ] {
+            let (end, _, damaged) = verified_run(settings, damage);
+            let case = format!("{damage:?} of {:?}", settings.ops);
+            assert_eq!(end.outcome, Outcome::Corrupt, "{case}: {:?}", end.error);
+            let said = end.error.unwrap().to_string();
+            let name = damaged.unwrap();
+            assert!(
+                said.contains(&format!(
+                    "/{name}: the block at byte {offset} is not what was written: expected "
+                )),
+                "{case}: {said}"
+            );
+            assert!(said.contains(found), "{case}: {said}");
+            if offset % 4096 != 0 {
+                assert!(said.contains("compared byte for byte"), "{case}: {said}");
+            }
+            assert!(
+                said.contains("once the cache was made cold: remounted (test)"),
+                "{case}: {said}"
+            );
+        }
+    }
+
+    /// Without a harness the files are evicted one by one and read back, said; what verify
+    /// cannot check is refused, naming it: the shell loops, operations that write nothing.
+    #[test]
+    fn verify_without_a_harness_evicts_and_what_it_cannot_check_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = MetadataSettings {
+            count: 10,
+            threads: 2,
+            ops: vec![MetaOp::Create, MetaOp::Write, MetaOp::Unlink],
+            verify: true,
+            ..MetadataSettings::default()
+        };
+        let (end, sink) = run_in(dir.path(), &settings);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert_eq!(sink.records[1].attributes["verified_files"], 20);
+        assert!(
+            sink.warnings
+                .iter()
+                .any(|w| w.contains("could not be made cold") && w.contains("no harness")),
+            "{:?}",
+            sink.warnings
+        );
+        let ctx = Context::default();
+        let plan = settings.plan(&ctx).unwrap();
+        assert_eq!(plan.verify_after, Some(MetaOp::Write));
+        // A plan's key; unset, it is not written (stored settings stay as they were).
+        let keyed: MetadataSettings =
+            serde_json::from_value(serde_json::json!({"verify": true, "count": 10})).unwrap();
+        assert!(keyed.verify);
+        let unset = serde_json::to_value(MetadataSettings::default()).unwrap();
+        assert!(unset.get("verify").is_none());
+        assert_eq!(settings.describe(&ctx).unwrap()["verify_after"], "write");
+        assert!(MetadataSettings::default().describe(&ctx).unwrap()["verify_after"].is_null());
+        for refused in [
+            MetadataSettings {
+                method: Method::Tool,
+                ..settings.clone()
+            },
+            MetadataSettings {
+                ops: vec![MetaOp::Create, MetaOp::Stat, MetaOp::Unlink],
+                ..settings.clone()
+            },
+        ] {
+            let err = refused.plan(&ctx).unwrap_err().to_string();
+            assert!(err.starts_with("verify: "), "{err}");
+        }
     }
 
     #[test]

@@ -19,6 +19,10 @@
 //!
 //! All little-endian. A block found elsewhere than it was written (another offset, another
 //! file) is as wrong as a changed one: the check says which.
+//!
+//! Bytes that are not a whole block of their file (a file's last bytes, a short append between
+//! two writes' blocks) cannot carry the header: their first 16 bytes are a key of the seed, the
+//! file and their offset ([`piece_key`]), and the check compares them byte for byte.
 
 use std::fmt;
 use std::io;
@@ -229,47 +233,17 @@ pub fn check_each(
         let whole = got - got % BLOCK;
         for block in chunk[..whole].chunks(BLOCK) {
             read += 1;
-            let Some(Expect {
-                file,
-                seed,
-                fresh_from,
-            }) = expect(at)
-            else {
+            let Some(expect) = expect(at) else {
                 at += BLOCK as u64;
                 continue;
             };
-            let expected = || format!("a block of file {file} at byte {at} (seed {seed:#x})");
-            let stamp = match Stamp::read(block) {
-                Ok(stamp) => stamp,
-                Err(found) => return Ok(Err(corrupt(at, expected(), found))),
-            };
-            let mismatch = if stamp.seed != seed {
-                Some(format!("a block of another run (seed {:#x})", stamp.seed))
-            } else if stamp.file != file || stamp.offset != at {
-                Some(format!(
-                    "a block of file {} at byte {} (write {})",
-                    stamp.file, stamp.offset, stamp.sequence
-                ))
-            } else if let Some(first) = fresh_from.filter(|&first| stamp.sequence < first) {
-                Some(format!(
-                    "the block of an earlier write (write {}, where the block was written \
-                     again from write {first} on): the later write did not reach the file",
-                    stamp.sequence
-                ))
-            } else {
-                let crc = payload_crc(block);
-                (crc != stamp.payload_crc).then(|| {
-                    format!(
-                        "its payload changed (checksum {crc:#010x}, stamped {:#010x}; write {})",
-                        stamp.payload_crc, stamp.sequence
-                    )
-                })
-            };
-            if let Some(found) = mismatch {
-                return Ok(Err(corrupt(at, expected(), found)));
+            match check_block(block, at, expect) {
+                Ok(stamp) => {
+                    checked.blocks += 1;
+                    checked.last_sequence = checked.last_sequence.max(Some(stamp.sequence));
+                }
+                Err(found) => return Ok(Err(corrupt(at, expect.describe(at), found))),
             }
-            checked.blocks += 1;
-            checked.last_sequence = checked.last_sequence.max(Some(stamp.sequence));
             at += BLOCK as u64;
         }
         if got < want {
@@ -283,8 +257,85 @@ pub fn check_each(
     Ok(Ok(checked))
 }
 
+impl Expect {
+    /// What the block at byte `at` should be, for a message.
+    pub fn describe(&self, at: u64) -> String {
+        format!(
+            "a block of file {} at byte {at} (seed {:#x})",
+            self.file, self.seed
+        )
+    }
+}
+
+/// Checks one whole block read at byte `at` of its file against `expect`: its stamp, its
+/// offset and file, its write's freshness, its payload. The stamp, or what was found instead.
+pub fn check_block(block: &[u8], at: u64, expect: Expect) -> Result<Stamp, String> {
+    let Expect {
+        file,
+        seed,
+        fresh_from,
+    } = expect;
+    let stamp = Stamp::read(block)?;
+    let mismatch = if stamp.seed != seed {
+        Some(format!("a block of another run (seed {:#x})", stamp.seed))
+    } else if stamp.file != file || stamp.offset != at {
+        Some(format!(
+            "a block of file {} at byte {} (write {})",
+            stamp.file, stamp.offset, stamp.sequence
+        ))
+    } else if let Some(first) = fresh_from.filter(|&first| stamp.sequence < first) {
+        Some(format!(
+            "the block of an earlier write (write {}, where the block was written \
+             again from write {first} on): the later write did not reach the file",
+            stamp.sequence
+        ))
+    } else {
+        let crc = payload_crc(block);
+        (crc != stamp.payload_crc).then(|| {
+            format!(
+                "its payload changed (checksum {crc:#010x}, stamped {:#010x}; write {})",
+                stamp.payload_crc, stamp.sequence
+            )
+        })
+    };
+    match mismatch {
+        Some(found) => Err(found),
+        None => Ok(stamp),
+    }
+}
+
+/// Bytes written where a whole block cannot be (a piece of a block: less than 4 KiB at the end
+/// of a file, or between two writes' blocks) carry no header; instead their first bytes (up to
+/// 16) are this key of the run's `seed`, the file's number and the piece's offset in it, the
+/// rest the data's own, and the check compares the piece byte for byte with what it should
+/// be. A piece found elsewhere than it was written (another file, another offset) differs in
+/// its key.
+pub fn piece_key(seed: u64, file: u32, offset: u64) -> [u8; 16] {
+    // splitmix64's finaliser: every input bit moves about half the output bits.
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let first = mix(seed ^ mix(offset ^ (u64::from(file) << 40) ^ u64::from(file)));
+    let second = mix(first ^ 0x6673_6250_6965_6365); // "fsbPiece"
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(&first.to_le_bytes());
+    key[8..].copy_from_slice(&second.to_le_bytes());
+    key
+}
+
+/// Puts the [`piece_key`] of a piece written at byte `offset` of file number `file` over its
+/// first bytes (all of them when it is shorter than the key).
+#[inline]
+pub fn stamp_piece(piece: &mut [u8], seed: u64, file: u32, offset: u64) {
+    let key = piece_key(seed, file, offset);
+    let n = piece.len().min(key.len());
+    piece[..n].copy_from_slice(&key[..n]);
+}
+
 /// Bytes as hex, for a message.
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -415,6 +466,28 @@ mod tests {
             .unwrap_err();
         assert_eq!(bad.offset, 5 * 4096);
         assert!(bad.found.contains("did not reach the file"), "{bad}");
+    }
+
+    /// A piece's key is its own for every seed, file and offset, the same again for the same
+    /// three; a piece shorter than the key is all key, a longer one keeps its other bytes.
+    #[test]
+    fn a_piece_key_says_its_seed_file_and_offset() {
+        let mut seen = std::collections::HashSet::new();
+        for seed in [0, 1, 9] {
+            for file in [0, 1, 1 << 20] {
+                for offset in [0, 1, 4096, 6000, 1 << 32] {
+                    assert!(seen.insert(piece_key(seed, file, offset)));
+                }
+            }
+        }
+        assert_eq!(piece_key(9, 3, 6000), piece_key(9, 3, 6000));
+        let mut short = [0u8; 5];
+        stamp_piece(&mut short, 9, 3, 6000);
+        assert_eq!(short, piece_key(9, 3, 6000)[..5]);
+        let mut long = [7u8; 40];
+        stamp_piece(&mut long, 9, 3, 6000);
+        assert_eq!(long[..16], piece_key(9, 3, 6000));
+        assert!(long[16..].iter().all(|&b| b == 7));
     }
 
     /// Verified blocks stay incompressible and unique: no two of a run's blocks are equal.
