@@ -26,8 +26,10 @@ use fsbench_testbed::cgroup::{Cgroup, SampleProcesses};
 use fsbench_testbed::ledger::Ledger;
 use fsbench_testbed::scratch::SampleDir;
 use fsbench_testbed::{cache, DeviceSpec, System, Target, TargetError, TargetInfo, TargetSpec};
-use fsbench_workload::harness::{Cut, CutError};
-use fsbench_workload::workload::{KeepsFiles, Preflight, Room, RunsPrograms, SharesDir};
+use fsbench_workload::harness::{CrashState, Cut, CutError, PowerBudget, StateCheck};
+use fsbench_workload::workload::{
+    KeepsFiles, Preflight, RecordsWrites, Room, RunsPrograms, SharesDir,
+};
 use fsbench_workload::{Context, Harness, Sink, StopFlag};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -625,6 +627,7 @@ fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
                 .map_err(TargetError::Invalid)?,
         )
         .loop_direct_io(plan.loop_direct_io)
+        .recording(case.workload.settings.apply(RecordsWrites))
         .fsck(plan.fsck)
         .size_setting(plan.size_setting);
     if case.config.image_in_ram {
@@ -831,6 +834,28 @@ impl Sink for Collecting<'_, '_> {
     }
 }
 
+/// A target error as a cut's: what cannot be done here is unsupported, the rest failed.
+fn cut_error(e: TargetError) -> CutError {
+    match e {
+        TargetError::Unsupported(why) => CutError::Unsupported(why),
+        e => CutError::Failed(e.to_string()),
+    }
+}
+
+impl<'t, 's> SampleHarness<'_, 't, 's, '_> {
+    /// The target a power cut acts on; unsupported on a directory.
+    fn target_for_power(&mut self) -> Result<&mut Target<'s>, CutError> {
+        match &mut self.ground {
+            Ground::Target(target) => Ok(target),
+            Ground::Dir { .. } => Err(CutError::Unsupported(
+                "a power cut needs a filesystem fsbench makes on the recording device \
+                 (--fs with --recording-device), not a directory"
+                    .into(),
+            )),
+        }
+    }
+}
+
 /// What the sample's workload asks, answered on its ground and, in a job, with the other
 /// ranks.
 struct SampleHarness<'a, 't, 's, 'k> {
@@ -871,6 +896,47 @@ impl Harness for SampleHarness<'_, '_, '_, '_> {
             Err(TargetError::Unsupported(why)) => Err(CutError::Unsupported(why)),
             Err(e) => Err(CutError::Failed(e.to_string())),
         }
+    }
+    fn record(&mut self) -> Result<(), CutError> {
+        self.target_for_power()?.record().map_err(cut_error)
+    }
+    fn mark(&mut self, n: u64) {
+        if let Ground::Target(target) = &mut self.ground {
+            target.mark(n);
+        }
+    }
+    fn power_cut(&mut self, budget: PowerBudget) -> Result<Vec<CrashState>, CutError> {
+        let budget = fsbench_testbed::recorder::states::Budget {
+            per_flush: budget.per_flush,
+            seed: budget.seed,
+            ignore_flushes: budget.ignore_flushes,
+        };
+        let states = self
+            .target_for_power()?
+            .power_cut(budget)
+            .map_err(cut_error)?;
+        Ok(states
+            .into_iter()
+            .map(|s| CrashState {
+                what: s.what,
+                promised: s.promised,
+            })
+            .collect())
+    }
+    fn crash_state(&mut self, i: usize) -> Result<StateCheck, CutError> {
+        let done = self.target_for_power()?.crash_state(i).map_err(cut_error)?;
+        Ok(StateCheck {
+            recovery_ns: done.recovery_ns,
+            fsck_clean: done.fsck.as_ref().map(|f| f.clean),
+            fsck_said: match &done.fsck {
+                Some(f) if !f.clean => format!("{}: {}", f.command, f.output_tail),
+                _ => String::new(),
+            },
+            unmountable: done.unmountable,
+        })
+    }
+    fn resume(&mut self) -> Result<(), CutError> {
+        self.target_for_power()?.resume().map_err(cut_error)
     }
     fn evict(&mut self, path: &Path, offset: u64, len: u64) -> Result<Option<f64>, String> {
         cache::evict(self.system, path, offset, len)

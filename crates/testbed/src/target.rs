@@ -634,6 +634,13 @@ impl<'s> Target<'s> {
                     array: None,
                 };
             }
+            DeviceSpec::Block { .. } if self.spec.recording => {
+                return Err(TargetError::Invalid(
+                    "the recording device serves an image fsbench makes: power cuts do not run \
+                     on a real block device (leave --device at image)"
+                        .into(),
+                ));
+            }
             DeviceSpec::Block { devices } => {
                 device::check_block_devices(sys, &devices)?;
                 for real in &devices {
@@ -797,7 +804,8 @@ impl<'s> Target<'s> {
                 self.spec.fs.name()
             )));
         }
-        let stem = format!("{}-device", self.tag);
+        // A mount point's name (`mnt-`), as `fsbench cleanup` knows them.
+        let stem = format!("mnt-{}-device", self.tag);
         let served = self.make_fresh(
             dir,
             &stem,
@@ -1273,7 +1281,8 @@ impl<'s> Target<'s> {
                 Some(libc::ENOTTY | libc::EOPNOTSUPP | libc::ENOSYS) => {
                     TargetError::Unsupported(format!(
                         "{} has no shutdown ioctl on this kernel ({e}), so it cannot be cut \
-                         here: cutting it needs a device that records every write (not built yet)",
+                         by one here: cut it by power instead (--cut power, or cut = \"power\" \
+                         in a plan: the recording device)",
                         fs.name()
                     ))
                 }

@@ -205,7 +205,7 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
 }
 
 /// Whether `source` is mounted on `mountpoint` in this mount namespace.
-fn mounted(sys: &dyn System, mountpoint: &Path, source: &str) -> bool {
+pub(crate) fn mounted(sys: &dyn System, mountpoint: &Path, source: &str) -> bool {
     sys.read_file(Path::new("/proc/self/mountinfo"))
         .map(|text| {
             fsbench_measure::host::parse_mountinfo(&text)
@@ -240,6 +240,7 @@ impl Scope {
             } => {
                 loop_name(device)?;
                 self.image(backing_file)
+                    .or_else(|why| self.served_image(backing_file).map_err(|_| why))
             }
             Resource::Mount { mountpoint, source } => {
                 self.entry(mountpoint, "mnt-", "")?;
@@ -326,10 +327,23 @@ impl Scope {
 
     /// An image: in the work directory, or in memory (/dev/shm, a `ram` platform's).
     fn image(&self, path: &Path) -> Result<(), String> {
-        self.entry(path, "", ".img").or_else(|why| {
-            self.entry_in(Path::new(crate::device::MEMORY_DIR), path, "", ".img")
-                .map_err(|_| why)
-        })
+        self.entry(path, "", ".img")
+            // A recording device's log of written bytes (`crate::recorder`).
+            .or_else(|why| self.entry(path, "", ".log").map_err(|_| why))
+            .or_else(|why| {
+                self.entry_in(Path::new(crate::device::MEMORY_DIR), path, "", ".img")
+                    .map_err(|_| why)
+            })
+    }
+
+    /// The image a recording device serves: `image` in a mount point of the work directory
+    /// (`crate::recorder`).
+    fn served_image(&self, path: &Path) -> Result<(), String> {
+        let named = path.file_name().and_then(|n| n.to_str()) == Some(crate::recorder::IMAGE);
+        match (named, path.parent()) {
+            (true, Some(dir)) => self.entry(dir, "mnt-", ""),
+            _ => Err(format!("{} is not a name fsbench gives", path.display())),
+        }
     }
 
     /// A name fsbench gives (`prefix...suffix`) directly in the work directory.

@@ -117,6 +117,7 @@ pub const DEFINED: &[MetricDef] = &[
     crate::durability::BY_KIND[4],
     crate::durability::BY_KIND[5],
     crate::durability::BY_KIND[6],
+    crate::durability::CRASH_STATES,
     crate::durability::RECOVERY[0],
     crate::durability::RECOVERY[1],
     crate::durability::RECOVERY[2],

@@ -39,6 +39,36 @@ pub trait Harness {
         Err(CutError::Unsupported(NO_CUT.into()))
     }
 
+    /// The power cut of a recording device (`--recording-device`, issue 40), in four calls:
+    /// `record` starts the log of every write from the device as it is now; the workload sets
+    /// `mark`s as its operations return; `power_cut` ends the log, takes the filesystem away
+    /// and lists the crash states the log can leave (at most `budget.per_flush` of the writes
+    /// since each flush); `crash_state(i)` makes state `i` and mounts it where the filesystem
+    /// was, recovered and checked (states in the listed order); `resume` brings the
+    /// filesystem back as it was before the cut. [`CutError::Unsupported`] where the
+    /// filesystem is not on a recording device.
+    fn record(&mut self) -> Result<(), CutError> {
+        Err(CutError::Unsupported(NOT_RECORDED.into()))
+    }
+
+    /// Mark `n` in the log ("operation n returned"); nothing when not recording.
+    fn mark(&mut self, _n: u64) {}
+
+    /// See [`Harness::record`].
+    fn power_cut(&mut self, _budget: PowerBudget) -> Result<Vec<CrashState>, CutError> {
+        Err(CutError::Unsupported(NOT_RECORDED.into()))
+    }
+
+    /// See [`Harness::record`].
+    fn crash_state(&mut self, _i: usize) -> Result<StateCheck, CutError> {
+        Err(CutError::Unsupported(NOT_RECORDED.into()))
+    }
+
+    /// See [`Harness::record`].
+    fn resume(&mut self) -> Result<(), CutError> {
+        Err(CutError::Unsupported(NOT_RECORDED.into()))
+    }
+
     /// Before each timed phase. Under scale-out the ranks of a job start the phase together
     /// here; false when the job is ending (another rank stopped), and the workload then stops
     /// as if interrupted. Alone, true at once.
@@ -96,6 +126,43 @@ pub struct Cut {
     /// The check's command and last lines when it was not clean (empty otherwise).
     pub fsck_said: String,
 }
+
+/// How many crash states a power cut lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowerBudget {
+    /// States of the writes since each flush (all subsets when they are at most this many,
+    /// else this many seeded ones), besides the flush's own.
+    pub per_flush: usize,
+    pub seed: u64,
+    /// The device ignored every flush: subsets of every write.
+    pub ignore_flushes: bool,
+}
+
+/// A crash state a power cut can leave, as listed before it is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashState {
+    /// "after flush 3 and 2 of its 5 next writes".
+    pub what: String,
+    /// The workload's last mark before the state's next flush: what was promised in it (None:
+    /// no mark yet).
+    pub promised: Option<u64>,
+}
+
+/// A crash state made and mounted ([`Harness::crash_state`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateCheck {
+    /// The first mount, the log's replay included: the recovery.
+    pub recovery_ns: u64,
+    /// The read-only check after it (None: no check tool, or not mounted).
+    pub fsck_clean: Option<bool>,
+    /// The check's command and last lines when it was not clean.
+    pub fsck_said: String,
+    /// Why the state did not mount (None: it is mounted where the filesystem was).
+    pub unmountable: Option<String>,
+}
+
+const NOT_RECORDED: &str = "the filesystem is not on the recording device: a power cut needs \
+                            --recording-device (a filesystem fsbench makes)";
 
 /// Why a cut was not made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
@@ -222,6 +289,17 @@ pub enum Ask {
         len: u64,
     },
     Cut,
+    Record,
+    Mark {
+        n: u64,
+    },
+    PowerCut {
+        budget: PowerBudget,
+    },
+    CrashState {
+        i: usize,
+    },
+    Resume,
     PhaseStart,
     BeforeSetup,
     AfterSetup {
@@ -247,6 +325,12 @@ pub enum Answer {
     Go(bool),
     /// What a cut did, or why it was not made.
     Cut(Result<Cut, CutError>),
+    /// A recording started or a power cut resumed, or why not.
+    Recorded(Result<(), CutError>),
+    /// The crash states of a power cut, or why it was not made.
+    States(Result<Vec<CrashState>, CutError>),
+    /// A crash state made and mounted, or why not.
+    State(Result<StateCheck, CutError>),
 }
 
 impl Ask {
@@ -260,6 +344,14 @@ impl Ask {
                 Answer::Resident(harness.resident(&path, offset, len))
             }
             Ask::Cut => Answer::Cut(harness.cut()),
+            Ask::Record => Answer::Recorded(harness.record()),
+            Ask::Mark { n } => {
+                harness.mark(n);
+                Answer::Go(true)
+            }
+            Ask::PowerCut { budget } => Answer::States(harness.power_cut(budget)),
+            Ask::CrashState { i } => Answer::State(harness.crash_state(i)),
+            Ask::Resume => Answer::Recorded(harness.resume()),
             Ask::PhaseStart => Answer::Go(harness.phase_start()),
             Ask::BeforeSetup => Answer::Go(harness.before_setup()),
             Ask::AfterSetup { ok } => Answer::Go(harness.after_setup(ok)),
@@ -324,6 +416,33 @@ impl<F: FnMut(Ask) -> Option<Answer>> Harness for Relay<F> {
             other => Err(CutError::Failed(unanswered(other))),
         }
     }
+    fn record(&mut self) -> Result<(), CutError> {
+        match (self.relay)(Ask::Record) {
+            Some(Answer::Recorded(done)) => done,
+            other => Err(CutError::Failed(unanswered(other))),
+        }
+    }
+    fn mark(&mut self, n: u64) {
+        (self.relay)(Ask::Mark { n });
+    }
+    fn power_cut(&mut self, budget: PowerBudget) -> Result<Vec<CrashState>, CutError> {
+        match (self.relay)(Ask::PowerCut { budget }) {
+            Some(Answer::States(states)) => states,
+            other => Err(CutError::Failed(unanswered(other))),
+        }
+    }
+    fn crash_state(&mut self, i: usize) -> Result<StateCheck, CutError> {
+        match (self.relay)(Ask::CrashState { i }) {
+            Some(Answer::State(state)) => state,
+            other => Err(CutError::Failed(unanswered(other))),
+        }
+    }
+    fn resume(&mut self) -> Result<(), CutError> {
+        match (self.relay)(Ask::Resume) {
+            Some(Answer::Recorded(done)) => done,
+            other => Err(CutError::Failed(unanswered(other))),
+        }
+    }
     fn phase_start(&mut self) -> bool {
         self.go(Ask::PhaseStart)
     }
@@ -378,6 +497,28 @@ mod tests {
                 fsck_said: String::new(),
             })
         }
+        fn record(&mut self) -> Result<(), CutError> {
+            self.0.push("record".into());
+            Ok(())
+        }
+        fn mark(&mut self, n: u64) {
+            self.0.push(format!("mark {n}"));
+        }
+        fn power_cut(&mut self, budget: PowerBudget) -> Result<Vec<CrashState>, CutError> {
+            self.0.push(format!("power {}", budget.per_flush));
+            Ok(vec![CrashState {
+                what: "after flush 1".into(),
+                promised: Some(3),
+            }])
+        }
+        fn crash_state(&mut self, i: usize) -> Result<StateCheck, CutError> {
+            self.0.push(format!("state {i}"));
+            Err(CutError::Failed("no loop device".into()))
+        }
+        fn resume(&mut self) -> Result<(), CutError> {
+            self.0.push("resume".into());
+            Err(CutError::Unsupported("not recorded".into()))
+        }
         fn phase_start(&mut self) -> bool {
             self.0.push("start".into());
             true
@@ -412,6 +553,26 @@ mod tests {
         assert_eq!(relay.evict(Path::new("/f"), 4096, 8192), Ok(Some(0.25)));
         assert_eq!(relay.resident(Path::new("/f"), 0, 0), Ok(0.5));
         assert_eq!(relay.cut().map(|c| c.recovery_ns), Ok(7));
+        assert_eq!(relay.record(), Ok(()));
+        relay.mark(4);
+        let budget = PowerBudget {
+            per_flush: 5,
+            seed: 1,
+            ignore_flushes: false,
+        };
+        assert_eq!(
+            relay.power_cut(budget).unwrap()[0].promised,
+            Some(3),
+            "the states listed come back"
+        );
+        assert_eq!(
+            relay.crash_state(2),
+            Err(CutError::Failed("no loop device".into()))
+        );
+        assert_eq!(
+            relay.resume(),
+            Err(CutError::Unsupported("not recorded".into()))
+        );
         assert!(relay.phase_start());
         let mut setups = 0;
         let went = phase_start_after(&mut relay, &mut || {
@@ -433,6 +594,11 @@ mod tests {
                 "evict /f 4096 8192",
                 "resident /f 0 0",
                 "cut",
+                "record",
+                "mark 4",
+                "power 5",
+                "state 2",
+                "resume",
                 "start",
                 "before",
                 "after true",

@@ -247,6 +247,12 @@ pub trait Workload:
         false
     }
 
+    /// Whether the run needs its filesystem on the recording device (power cuts: every write
+    /// logged, [`crate::Harness::record`]); for durability only, never a speed phase.
+    fn records_writes(&self) -> bool {
+        false
+    }
+
     /// Checks the directory before anything is measured (exists, writable, what the workload
     /// itself needs of it). Leaves nothing behind. Room is not its to check: see
     /// [`Workload::footprint`].
@@ -741,6 +747,15 @@ impl Apply for RunsPrograms {
     type Out = bool;
     fn apply<W: Workload>(self, settings: &W) -> bool {
         settings.runs_programs()
+    }
+}
+
+/// Whether a workload needs the recording device ([`Workload::records_writes`]).
+pub struct RecordsWrites;
+impl Apply for RecordsWrites {
+    type Out = bool;
+    fn apply<W: Workload>(self, settings: &W) -> bool {
+        settings.records_writes()
     }
 }
 

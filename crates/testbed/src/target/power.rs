@@ -79,7 +79,7 @@ impl Target<'_> {
             ));
         }
         let (start, start_record) = self.cut_file("start", ".img");
-        let (data, data_record) = self.cut_file("log", ".data");
+        let (data, data_record) = self.cut_file("log", ".log");
         let recorder = self.recorder.as_ref().expect("checked");
         if let Err(e) = recorder.begin(&start, &data) {
             let _ = std::fs::remove_file(&start);
@@ -247,6 +247,18 @@ impl Target<'_> {
                     .detach_loop(device)
                     .map(|_| String::new())
                     .map_err(|e| e.to_string()),
+                // Unmounted at once: undoing a mount waits while any process names the mount
+                // point, and the workload's own command line does (a campaign's child).
+                (Resource::Mount { mountpoint, source }, device) => {
+                    held = device;
+                    match crate::undo::mounted(self.sys, mountpoint, source) {
+                        true => self
+                            .unmount_here()
+                            .map(|()| String::new())
+                            .map_err(|e| e.to_string()),
+                        false => Ok(String::new()),
+                    }
+                }
                 (_, device) => {
                     held = device;
                     crate::undo::undo(self.sys, &resource)

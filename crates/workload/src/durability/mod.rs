@@ -11,7 +11,7 @@ pub mod oracle;
 
 use crate::data::{DataKind, DataSource};
 use crate::figures::{ELAPSED, OPS};
-use crate::harness::{CutError, Harness};
+use crate::harness::{CutError, Harness, PowerBudget};
 use crate::together::ScratchDir;
 use crate::workload::{Context, End, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
@@ -48,6 +48,17 @@ pub struct DurabilitySettings {
     #[arg(long, value_name = "WHERE", default_value_t = DurabilitySettings::default().cut_at)]
     pub cut_at: CutAt,
 
+    /// How the filesystem is cut: shutdown (the shutdown ioctl: a crash of the system, what
+    /// reached the device kept) or power (the recording device: every crash state a power cut
+    /// can leave of the writes since the last flush, each mounted and checked).
+    #[arg(long, value_name = "HOW", default_value_t = DurabilitySettings::default().cut)]
+    pub cut: CutKind,
+
+    /// With `cut = power`: crash states of the writes since each flush, besides the flush's
+    /// own (all of them when they are at most this many, else this many seeded ones).
+    #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().crash_states)]
+    pub crash_states: u64,
+
     /// Most 4 KiB blocks one write or append writes.
     #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().max_blocks)]
     pub max_blocks: u64,
@@ -78,6 +89,8 @@ impl Default for DurabilitySettings {
             sequences: Families(Family::ALL.to_vec()),
             ops: 12,
             cut_at: CutAt::Random,
+            cut: CutKind::Shutdown,
+            crash_states: 8,
             max_blocks: 4,
             sequence: None,
             reduce: 3,
@@ -143,7 +156,39 @@ impl fmt::Display for CutAt {
     }
 }
 
-fsbench_model::text_serde!(Families, CutAt);
+/// How the filesystem is cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutKind {
+    /// The shutdown ioctl, the log not written back: a crash of the system.
+    Shutdown,
+    /// The recording device's crash states: a power cut.
+    Power,
+}
+
+impl std::str::FromStr for CutKind {
+    type Err = String;
+    fn from_str(text: &str) -> Result<CutKind, String> {
+        match text {
+            "shutdown" => Ok(CutKind::Shutdown),
+            "power" => Ok(CutKind::Power),
+            other => Err(format!(
+                "'{other}' is not how to cut: use shutdown (the shutdown ioctl) or power (the \
+                 recording device's crash states)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for CutKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CutKind::Shutdown => "shutdown",
+            CutKind::Power => "power",
+        })
+    }
+}
+
+fsbench_model::text_serde!(Families, CutAt, CutKind);
 
 /// Promises broken, over every cut: the main figure (0 is the only good value).
 pub const VIOLATIONS: MetricDef = MetricDef::new("violations", Unit::Count, Direction::Lower)
@@ -161,6 +206,9 @@ pub const BY_KIND: [MetricDef; 7] = [
     MetricDef::new("stale_data_exposed", Unit::Count, Direction::Lower).merged(Merge::Sum),
     MetricDef::new("fsck_errors", Unit::Count, Direction::Lower).merged(Merge::Sum),
 ];
+/// Crash states made and checked (power cuts).
+pub const CRASH_STATES: MetricDef =
+    MetricDef::new("crash_states", Unit::Count, Direction::None).merged(Merge::Sum);
 /// The mount after a cut (the log's replay included): the recovery time.
 pub const RECOVERY: [MetricDef; 4] = [
     MetricDef::new("recovery_p50", Unit::Nanos, Direction::Lower)
@@ -218,6 +266,12 @@ shutdown ioctl (ext4, xfs here); others end unsupported. Reported: cuts, violati
         if self.ops == 0 || self.ops > 10_000 {
             return Err(WorkloadError::invalid("ops", "must be from 1 to 10000"));
         }
+        if self.crash_states == 0 || self.crash_states > 10_000 {
+            return Err(WorkloadError::invalid(
+                "crash_states",
+                "must be from 1 to 10000",
+            ));
+        }
         if self.max_blocks == 0 || self.max_blocks > 256 {
             return Err(WorkloadError::invalid(
                 "max_blocks",
@@ -239,8 +293,17 @@ shutdown ioctl (ext4, xfs here); others end unsupported. Reported: cuts, violati
     }
 
     fn estimate_ns(&self, ctx: &Context) -> u64 {
-        // A cut (shutdown, two mounts, fsck) takes about 0.2 s on a loop device.
-        self.cuts_at(ctx) * 250_000_000
+        // A cut (shutdown, two mounts, fsck) takes about 0.2 s on a loop device; a power cut
+        // as much per crash state.
+        let per_cut = match self.cut {
+            CutKind::Shutdown => 1,
+            CutKind::Power => 4 * (1 + self.crash_states),
+        };
+        self.cuts_at(ctx) * per_cut * 250_000_000
+    }
+
+    fn records_writes(&self) -> bool {
+        self.cut == CutKind::Power
     }
 
     fn run(
@@ -317,6 +380,7 @@ impl DurabilitySettings {
         let mut kept: Vec<serde_json::Value> = Vec::new();
         let mut operations = 0u64;
         let mut fsck_unchecked = false;
+        let mut crash_states = 0u64;
         let started = now_ns();
         let mut next_id = 1;
         // The violations to reduce: where each is kept, the sequence that made it, its kind.
@@ -350,8 +414,28 @@ impl DurabilitySettings {
             let root = top.join(&name);
             std::fs::create_dir(&root)
                 .map_err(|e| WorkloadError::io("create the directory", &root, e))?;
+            let power = self.cut == CutKind::Power;
+            if power {
+                match harness.record() {
+                    Ok(()) => {}
+                    Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+                    Err(CutError::Failed(why)) => {
+                        return Err(WorkloadError::Harness(format!(
+                            "the recording before sequence {} failed: {why}",
+                            round + 1
+                        ))
+                        .into())
+                    }
+                }
+            }
             let mut oracle = Oracle::new(seed, next_id);
             ops::setup(&root, &mut oracle, &mut data)?;
+            // What was promised at each mark (0: the setup), and the calls told by then.
+            let mut views: Vec<(Oracle, usize)> = Vec::new();
+            if power {
+                harness.mark(0);
+                views.push((oracle.clone(), oracle.events().len()));
+            }
             let steps = match &self.sequence {
                 Some(given) => given.0.clone(),
                 None => ops::generate(
@@ -368,46 +452,122 @@ impl DurabilitySettings {
                 CutAt::Random => 1 + (rng.next_u64() % steps.len() as u64) as usize,
             };
             let done: &[Step] = &steps[..cut_after];
-            for step in done {
+            for (k, step) in done.iter().enumerate() {
                 ops::run(&root, step, &mut oracle, &mut data)?;
+                if power {
+                    harness.mark(k as u64 + 1);
+                    views.push((oracle.clone(), oracle.events().len()));
+                }
             }
             operations += done.len() as u64;
             next_id = oracle.next_id();
-            let (cut, found) = match cut_and_check(harness, &oracle, &root) {
-                Ok(done) => done,
-                Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
-                Err(CutError::Failed(why)) => {
-                    return Err(WorkloadError::Harness(format!(
-                        "the cut after sequence {} ({}) failed: {why}",
+            let failed = |why: String| -> Stopped {
+                WorkloadError::Harness(format!(
+                    "the cut after sequence {} ({}) failed: {why}",
+                    round + 1,
+                    said(done)
+                ))
+                .into()
+            };
+            // Each check of the round: the crash state it was of (power cuts), what it found.
+            let mut checks: Vec<(Option<String>, Vec<Violation>)> = Vec::new();
+            if power {
+                let budget = PowerBudget {
+                    per_flush: self.crash_states as usize,
+                    seed: seed ^ round,
+                    ignore_flushes: false,
+                };
+                let states = match harness.power_cut(budget) {
+                    Ok(states) => states,
+                    Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+                    Err(CutError::Failed(why)) => return Err(failed(why)),
+                };
+                for (i, state) in states.iter().enumerate() {
+                    if stop.is_requested() {
+                        let _ = harness.resume();
+                        return Ok(false);
+                    }
+                    let check = harness.crash_state(i).map_err(|e| failed(e.to_string()))?;
+                    crash_states += 1;
+                    let mut found = Vec::new();
+                    match &check.unmountable {
+                        Some(why) => found.push(Violation {
+                            kind: Kind::FsckErrors,
+                            path: String::new(),
+                            detail: format!("the crash state did not mount: {why}"),
+                        }),
+                        None => {
+                            recoveries.record(check.recovery_ns);
+                            // The view of the state's promises, knowing every later call.
+                            let view = state.promised.and_then(|m| views.get(m as usize));
+                            if let Some((at_mark, told)) = view {
+                                let mut view = at_mark.clone();
+                                view.replay_operations(&oracle.events()[*told..]);
+                                found = view.check(&root);
+                            }
+                        }
+                    }
+                    match check.fsck_clean {
+                        Some(false) => found.push(Violation {
+                            kind: Kind::FsckErrors,
+                            path: String::new(),
+                            detail: format!(
+                                "the filesystem check after the recovery: {}",
+                                check.fsck_said
+                            ),
+                        }),
+                        Some(true) => {}
+                        None => fsck_unchecked |= check.unmountable.is_none(),
+                    }
+                    checks.push((Some(state.what.clone()), found));
+                }
+                harness.resume().map_err(|e| failed(e.to_string()))?;
+            } else {
+                let (cut, found) = match cut_and_check(harness, &oracle, &root) {
+                    Ok(done) => done,
+                    Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+                    Err(CutError::Failed(why)) => return Err(failed(why)),
+                };
+                recoveries.record(cut.recovery_ns);
+                if cut.fsck_clean.is_none() {
+                    fsck_unchecked = true;
+                }
+                checks.push((None, found));
+            }
+            for (state, found) in checks {
+                let first_kept = kept.len();
+                for v in &found {
+                    by_kind[Kind::ALL.iter().position(|k| *k == v.kind).expect("a kind")] += 1;
+                    if kept.len() < KEPT {
+                        let mut entry = serde_json::json!({
+                            "kind": v.kind.name(),
+                            "path": v.path,
+                            "detail": v.detail,
+                            "cut": round + 1,
+                            "family": if self.sequence.is_some() { "given" } else { family.name() },
+                            "sequence": done.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                        });
+                        if let Some(state) = &state {
+                            entry["crash_state"] = state.clone().into();
+                        }
+                        kept.push(entry);
+                    }
+                }
+                if let Some(v) = found.first() {
+                    // A power cut's violations are not reduced (yet): a replay is a whole
+                    // power cut.
+                    if !power && first_kept < kept.len() && (to_reduce.len() as u64) < self.reduce {
+                        to_reduce.push((first_kept, done.to_vec(), v.kind));
+                    }
+                    let at = state
+                        .map(|s| format!(", crash state {s}"))
+                        .unwrap_or_default();
+                    sink.warning(&format!(
+                        "cut {}{at}: {v} (after: {})",
                         round + 1,
                         said(done)
-                    ))
-                    .into())
+                    ));
                 }
-            };
-            recoveries.record(cut.recovery_ns);
-            if cut.fsck_clean.is_none() {
-                fsck_unchecked = true;
-            }
-            let first_kept = kept.len();
-            for v in &found {
-                by_kind[Kind::ALL.iter().position(|k| *k == v.kind).expect("a kind")] += 1;
-                if kept.len() < KEPT {
-                    kept.push(serde_json::json!({
-                        "kind": v.kind.name(),
-                        "path": v.path,
-                        "detail": v.detail,
-                        "cut": round + 1,
-                        "family": if self.sequence.is_some() { "given" } else { family.name() },
-                        "sequence": done.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                    }));
-                }
-            }
-            if let Some(v) = found.first() {
-                if first_kept < kept.len() && (to_reduce.len() as u64) < self.reduce {
-                    to_reduce.push((first_kept, done.to_vec(), v.kind));
-                }
-                sink.warning(&format!("cut {}: {v} (after: {})", round + 1, said(done)));
             }
             sink.status(&format!(
                 "cut {} of {cuts}: {} violation(s) so far",
@@ -474,6 +634,9 @@ impl DurabilitySettings {
             ELAPSED.at(elapsed as f64),
         ];
         measurements.extend(BY_KIND.iter().zip(by_kind).map(|(m, n)| m.at(n as f64)));
+        if self.cut == CutKind::Power {
+            measurements.push(CRASH_STATES.at(crash_states as f64));
+        }
         let summary = recoveries.summary();
         measurements.extend([
             RECOVERY[0].at(summary.p50_ns as f64),
@@ -509,7 +672,15 @@ impl DurabilitySettings {
         }
         attributes.insert(
             "cut".into(),
-            "shutdown ioctl (FS_IOC_SHUTDOWN), log not flushed".into(),
+            match self.cut {
+                CutKind::Shutdown => "shutdown ioctl (FS_IOC_SHUTDOWN), log not flushed".into(),
+                CutKind::Power => format!(
+                    "power cut of the recording device: every crash state of the write log — at \
+                     each flush, and up to {} of the writes since it (seeded) — mounted and checked",
+                    self.crash_states
+                ),
+            }
+            .into(),
         );
         if fsck_unchecked {
             attributes.insert(
