@@ -658,6 +658,75 @@ fn describe(found: &[u8], whole: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
+
+    /// What a client cannot follow is excluded and counted, never a false alarm: the files
+    /// under a renamed directory, a file found holding data the client did not write. A file
+    /// the client left that is gone is found.
+    #[test]
+    fn what_cannot_be_followed_is_excluded_and_a_missing_file_found() {
+        let lines = super::super::parse(
+            "NTCreateX \"\\clients\\client1\\d\\x\" 0x40 0x2 1 NT_STATUS_OK\n\
+             Rename \"\\clients\\client1\\d\" \"\\clients\\client1\\e\" NT_STATUS_OK\n\
+             NTCreateX \"\\clients\\client1\\y\" 0x40 0x2 2 NT_STATUS_OK\n\
+             NTCreateX \"\\clients\\client1\\z\" 0x40 0x2 3 NT_STATUS_OK\n",
+            "test",
+        )
+        .unwrap();
+        let paths = Arc::new(Paths::new(&lines));
+        let mut tracker = Tracker::new(paths, 5, 1, 65536);
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        std::fs::create_dir(top.join("d")).unwrap();
+        let open = |name: &str| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(top.join(name))
+                .unwrap()
+        };
+        // d/x written unaligned, then d renamed to e.
+        let x = open("d/x");
+        tracker.opened(tracker.ids(0)[0], x.as_raw_fd(), false, false, Some(1));
+        x.write_all_at(tracker.write(1, 10, 5000), 10).unwrap();
+        tracker.closed(1);
+        std::fs::rename(top.join("d"), top.join("e")).unwrap();
+        let [from, to] = tracker.ids(1);
+        tracker.renamed(from, to);
+        // y already held data when it was opened.
+        std::fs::write(top.join("y"), b"not the client's").unwrap();
+        let y = open("y");
+        tracker.opened(tracker.ids(2)[0], y.as_raw_fd(), false, false, Some(2));
+        tracker.closed(2);
+        // z written whole blocks and a tail.
+        let z = open("z");
+        tracker.opened(tracker.ids(3)[0], z.as_raw_fd(), false, false, Some(3));
+        z.write_all_at(tracker.write(3, 0, 10000), 0).unwrap();
+        tracker.closed(3);
+
+        let mut verified = Verified::default();
+        check_client(&tracker, top, false, &mut verified)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            verified,
+            Verified {
+                files: 1,
+                bytes: 10000,
+                excluded: 2
+            }
+        );
+        std::fs::remove_file(top.join("z")).unwrap();
+        let mut verified = Verified::default();
+        let gone = check_client(&tracker, top, false, &mut verified)
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(gone.path, top.join("z"));
+        assert_eq!(gone.found, "no such file");
+    }
 
     #[test]
     fn ranges_stay_sorted_disjoint_and_merged() {
