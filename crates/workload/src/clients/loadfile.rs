@@ -17,7 +17,7 @@
 use std::ffi::CString;
 
 /// Where a path is: in the client's own directory, or in the run's directory (`\clients`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Base {
     Client,
     Top,

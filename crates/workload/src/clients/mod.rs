@@ -8,6 +8,7 @@
 
 mod dbench;
 mod loadfile;
+mod verify;
 
 pub use loadfile::{parse, LoadOp, NAMES};
 
@@ -138,6 +139,15 @@ pub struct ClientsSettings {
     /// from its output.
     #[arg(long, value_name = "METHOD", default_value_t = ClientsSettings::default().method)]
     pub method: Method,
+
+    /// Verified data (fio's `verify`): every write carries the pattern of its file and offset
+    /// (a header per 4 KiB block position: seed, client, the file's incarnation, offset,
+    /// payload checksum), and after the replay (untimed) the cache is made cold and every file
+    /// the clients left is read back and checked byte for byte; a byte that is not what was
+    /// written ends the sample `corrupt`. Native method only (docs/workloads/clients.md).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 impl Default for ClientsSettings {
@@ -148,6 +158,7 @@ impl Default for ClientsSettings {
             warmup: TimeSpan::from_ns(1_000_000_000),
             loadfile: None,
             method: Method::Native,
+            verify: false,
         }
     }
 }
@@ -184,6 +195,11 @@ impl ClientsSettings {
             Method::Tool => for_dbench(text, &name).map(Script::Dbench),
         }
         .map_err(|e| WorkloadError::invalid("loadfile", e))?;
+        if let (true, Script::Replay(lines)) = (self.verify, &script) {
+            if let Some(why) = verify::refused(lines) {
+                return Err(WorkloadError::invalid("verify", why));
+            }
+        }
         Ok(Load {
             script,
             path,
@@ -201,6 +217,12 @@ impl ClientsSettings {
         }
         if self.duration.ns == 0 {
             return Err(WorkloadError::invalid("duration", "must be longer than 0"));
+        }
+        if self.verify && self.method == Method::Tool {
+            return Err(WorkloadError::invalid(
+                "verify",
+                "needs method native: dbench writes its own data, which cannot be checked",
+            ));
         }
         let duration = ((self.duration.ns as f64 * ctx.scale) as u64).max(1_000_000);
         let warmup = (self.warmup.ns as f64 * ctx.scale) as u64;
@@ -234,6 +256,9 @@ struct Client {
     /// Where each line is also published for the run's series, warm-up included (None: no
     /// series).
     probe: Option<Arc<Probe>>,
+    /// `verify`: what the client wrote where, and the pattern writes copy (None: no verify,
+    /// and nothing of it is done).
+    verify: Option<Box<verify::Tracker>>,
 }
 
 /// Why a client could not go on: what happened at which line, and the system's errno if
@@ -290,7 +315,7 @@ impl Client {
 
     /// One line; Err only for what dbench treats as fatal (a write that fails, an unlink,
     /// rename or rmdir whose outcome is not the expected one).
-    fn op(&mut self, line: &Line) -> Result<(), Failure> {
+    fn op(&mut self, index: usize, line: &Line) -> Result<(), Failure> {
         let fatal = |what: &str, e: Option<io::Error>| Failure {
             message: format!(
                 "line {}: {what}, expected {}",
@@ -322,10 +347,17 @@ impl Client {
                     flags = libc::O_RDONLY | libc::O_DIRECTORY;
                 }
                 let mut opened = at::openat(base, &path.rel, flags, 0o600);
+                let mut is_dir = *directory;
                 if let Err(e) = &opened {
                     if e.raw_os_error() == Some(libc::EISDIR) {
                         opened = at::openat(base, &path.rel, libc::O_RDONLY | libc::O_DIRECTORY, 0);
+                        is_dir = true;
                     }
+                }
+                if let (Some(tracker), Ok(fd)) = (&mut self.verify, &opened) {
+                    let id = tracker.ids(index)[0];
+                    let keep = line.expect_ok.then_some(*handle);
+                    tracker.opened(id, *fd, is_dir, *overwrite && !is_dir, keep);
                 }
                 match opened {
                     Ok(fd) if line.expect_ok => {
@@ -361,6 +393,9 @@ impl Client {
                 Ok(())
             }
             LoadOp::Close { handle } => {
+                if let Some(tracker) = &mut self.verify {
+                    tracker.closed(*handle);
+                }
                 if let Some(i) = self.handles.iter().position(|h| h.0 == *handle) {
                     let (_, fd) = self.handles.swap_remove(i);
                     let _ = at::close(fd);
@@ -371,6 +406,10 @@ impl Client {
                 self.resolve(from);
                 self.resolve(to);
                 let done = at::rename_between(self.base(from), &from.rel, self.base(to), &to.rel);
+                if let (Some(tracker), Ok(())) = (&mut self.verify, &done) {
+                    let [from, to] = tracker.ids(index);
+                    tracker.renamed(from, to);
+                }
                 match done {
                     Ok(()) if outcome(true) => Ok(()),
                     Err(_) if outcome(false) => Ok(()),
@@ -385,7 +424,11 @@ impl Client {
                 } else {
                     0
                 };
-                match at::unlinkat(self.base(path), &path.rel, flags) {
+                let done = at::unlinkat(self.base(path), &path.rel, flags);
+                if let (Some(tracker), Ok(())) = (&mut self.verify, &done) {
+                    tracker.unlinked(tracker.ids(index)[0]);
+                }
+                match done {
                     Ok(()) if outcome(true) => Ok(()),
                     Err(_) if outcome(false) => Ok(()),
                     Ok(()) => Err(fatal("unlink succeeded", None)),
@@ -405,6 +448,9 @@ impl Client {
                 // unlinks the files and leaves the directories to NTCreateX's mkdir), never
                 // across a mount: a mount point inside stays with the directories to it.
                 let _ = fsbench_measure::walk::remove_tree(&target);
+                if let Some(tracker) = &mut self.verify {
+                    tracker.deltree(tracker.ids(index)[0]);
+                }
                 if path.base == Base::Client && path.rel.as_bytes() == b"." {
                     let _ = std::fs::create_dir(&self.dir_path);
                     self.reopen()?;
@@ -469,7 +515,10 @@ impl Client {
                 let Some(fd) = self.fd(*handle) else {
                     return Err(format!("line {}: handle {handle} is not open", line.number).into());
                 };
-                let data = &self.buffer.as_slice()[self.at..self.at + *size as usize];
+                let data = match &mut self.verify {
+                    Some(tracker) => tracker.write(*handle, *offset, *size as usize),
+                    None => &self.buffer.as_slice()[self.at..self.at + *size as usize],
+                };
                 // SAFETY: data is valid for size bytes.
                 let n =
                     unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), *offset as i64) };
@@ -576,7 +625,7 @@ impl Client {
         self.counting = warmup_ns == 0;
         let mut n = 0u64;
         loop {
-            for line in lines {
+            for (index, line) in lines.iter().enumerate() {
                 let before = clock.ticks();
                 let since = clock.ns(before.saturating_sub(start));
                 if since >= total_ns {
@@ -590,7 +639,7 @@ impl Client {
                     return false;
                 }
                 let moved = self.moved;
-                if let Err(e) = self.op(line) {
+                if let Err(e) = self.op(index, line) {
                     self.failure = Some(e);
                     return true;
                 }
@@ -611,6 +660,9 @@ impl Client {
         for (_, fd) in self.handles.drain(..) {
             let _ = at::close(fd);
         }
+        if let Some(tracker) = &mut self.verify {
+            tracker.close_all();
+        }
     }
 }
 
@@ -630,6 +682,58 @@ fn dbench_loadfile(candidates: &[&str]) -> (Option<PathBuf>, Option<String>) {
 }
 
 /// What the whole load's result says of how it ran: the method and the loadfile.
+/// `verify`, after the replay: the cache made cold (a filesystem fsbench made is remounted;
+/// elsewhere every cache dropped, or, where that cannot be, each file evicted as it is read),
+/// then every client's directory read back (`verify::check_client`).
+fn verify_clients(
+    clients: &[Client],
+    sink: &mut dyn Sink,
+    harness: &mut dyn Harness,
+) -> Result<verify::Verified, WorkloadError> {
+    let cold = harness.cold();
+    sink.warning(&match &cold {
+        Ok(how) => format!(
+            "--verify: every file the clients left was read back once the cache was made cold \
+             ({how})"
+        ),
+        Err(why) => format!(
+            "--verify: the cache could not be made cold ({why}): each file was evicted on its \
+             own (fadvise) before it was read back; a filesystem that keeps files in memory \
+             (tmpfs) is checked from there"
+        ),
+    });
+    let mut verified = verify::Verified::default();
+    for c in clients {
+        let Some(tracker) = &c.verify else { continue };
+        match verify::check_client(tracker, &c.dir_path, cold.is_err(), &mut verified) {
+            Ok(Ok(())) => {}
+            Ok(Err(corruption)) => {
+                return Err(WorkloadError::Corrupt(format!(
+                    "{corruption} (read back after the replay)"
+                )))
+            }
+            Err(e) => return Err(WorkloadError::io("read back", &c.dir_path, e)),
+        }
+    }
+    sink.status(&format!(
+        "{} files ({} bytes) read back as written{}",
+        verified.files,
+        verified.bytes,
+        match verified.excluded {
+            0 => String::new(),
+            n => format!("; {n} the clients could not follow not checked"),
+        }
+    ));
+    if verified.excluded > 0 {
+        sink.warning(&format!(
+            "--verify: {} files were not checked: the clients could not follow what they hold \
+             (found with data the run did not write, or under a renamed directory)",
+            verified.excluded
+        ));
+    }
+    Ok(verified)
+}
+
 fn load_attributes(load: &Load, method: Method) -> serde_json::Map<String, serde_json::Value> {
     let mut attributes = serde_json::Map::new();
     attributes.insert("method".into(), method.to_string().into());
@@ -771,11 +875,13 @@ reads its throughput and per-operation table.";
         if let Some(warning) = &load.warning {
             sink.warning(warning);
         }
+        // `verify`'s stamps carry a seed of the run's own.
+        let seed = self.verify.then(crate::rng::fresh_seed);
         // Everything made goes, whatever happens (a panic included).
         ScratchDir::run(
             dir,
             "fsbench-clients",
-            None,
+            seed,
             sink,
             |top, sink| match &load.script {
                 Script::Replay(lines) => replay(
@@ -785,6 +891,7 @@ reads its throughput and per-operation table.";
                     ctx,
                     top,
                     (duration, warmup),
+                    seed,
                     stop,
                     sink,
                     harness,
@@ -805,6 +912,7 @@ fn replay(
     ctx: &Context,
     top: &Path,
     (duration_ns, warmup_ns): (u64, u64),
+    seed: Option<u64>,
     stop: &StopFlag,
     sink: &mut dyn Sink,
     harness: &mut dyn Harness,
@@ -824,6 +932,9 @@ fn replay(
     let clients_dir = top.join("clients");
     std::fs::create_dir(&clients_dir)
         .map_err(|e| WorkloadError::io("create the directory", &clients_dir, e))?;
+    // `verify`: the loadfile's paths, once for every client; each client's tracker, made now
+    // (its pool filled and checksummed) so the replay allocates nothing for it.
+    let paths = seed.map(|_| Arc::new(verify::Paths::new(lines)));
     let mut clients: Vec<Client> = (1..=settings.clients)
         .map(|id| Client {
             id,
@@ -843,6 +954,14 @@ fn replay(
             failure: None,
             reopened: None,
             probe: None,
+            verify: seed.zip(paths.as_ref()).map(|(seed, paths)| {
+                Box::new(verify::Tracker::new(
+                    Arc::clone(paths),
+                    seed,
+                    id as u32,
+                    biggest,
+                ))
+            }),
         })
         .collect();
     let total_ns = warmup_ns + duration_ns;
@@ -874,6 +993,22 @@ fn replay(
     if done.results.iter().any(|finished| !finished) {
         return Ok(false);
     }
+    // `verify` (untimed), unless a client could not go on: every file the clients left read
+    // back once nothing of the run is open and the cache is cold.
+    let failed = clients.iter().any(|c| c.failure.is_some());
+    let verified = match seed {
+        Some(_) if !failed => {
+            for c in &mut clients {
+                c.dir = None;
+            }
+            drop(top_fd);
+            if stop.is_requested() {
+                return Ok(false);
+            }
+            Some(verify_clients(&clients, sink, harness))
+        }
+        _ => None,
+    };
     let seconds = duration_ns as f64 / 1e9;
     let bytes: u64 = clients.iter().map(|c| c.bytes).sum();
     let unexpected: u64 = clients.iter().map(|c| c.unexpected).sum();
@@ -897,6 +1032,11 @@ fn replay(
                 let mut attributes = load_attributes(load, Method::Native);
                 attributes.insert("read_buffer_offset_bytes".into(), placement.read.into());
                 attributes.insert("write_buffer_offset_bytes".into(), placement.write.into());
+                if let Some(Ok(v)) = &verified {
+                    attributes.insert("verified_files".into(), v.files.into());
+                    attributes.insert("verified_bytes".into(), v.bytes.into());
+                    attributes.insert("verify_excluded_files".into(), v.excluded.into());
+                }
                 attributes
             },
             measurements: vec![
@@ -963,7 +1103,11 @@ fn replay(
             "the loadfile opens handle {handle} again at line {line} before closing it: the earlier descriptor was closed there (dbench keeps both and stops when 200 files are open); add the missing Close to the loadfile"
         ));
     }
-    // What was measured is kept (above); then the first client that could not go on says why.
+    // What was measured is kept (above); then what the read-back found, or the first client
+    // that could not go on says why.
+    if let Some(Err(e)) = verified {
+        return Err(e);
+    }
     if let Some((id, f)) = clients
         .iter()
         .find_map(|c| c.failure.as_ref().map(|f| (c.id, f)))
@@ -1098,6 +1242,285 @@ mod tests {
             kinds.len() >= 14,
             "most of client.txt's operation kinds: {kinds:?}"
         );
+    }
+
+    /// `verify`'s harness: its `cold` counts the files under `top`, changes the byte at `at`
+    /// of the first file longer than that (None: changes nothing), names it, and says
+    /// "remounted (test)".
+    struct Damaging<'a> {
+        top: &'a Path,
+        at: Option<u64>,
+        damaged: Option<String>,
+        files: u64,
+    }
+
+    impl Harness for Damaging<'_> {
+        fn cold(&mut self) -> Result<String, String> {
+            use std::os::unix::fs::FileExt;
+            let mut pending = vec![self.top.to_path_buf()];
+            let mut found = None;
+            while let Some(dir) = pending.pop() {
+                let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .collect();
+                entries.sort();
+                for path in entries {
+                    let meta = path.symlink_metadata().unwrap();
+                    if meta.is_dir() {
+                        pending.push(path);
+                        continue;
+                    }
+                    self.files += 1;
+                    if self.at.is_some_and(|at| meta.len() > at) && found.is_none() {
+                        found = Some(path);
+                    }
+                }
+            }
+            if let (Some(at), Some(path)) = (self.at, found) {
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+                    .unwrap();
+                let mut byte = [0u8];
+                file.read_exact_at(&mut byte, at).unwrap();
+                file.write_all_at(&[!byte[0]], at).unwrap();
+                self.damaged = Some(path.display().to_string());
+            }
+            Ok("remounted (test)".into())
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+            Err("no".into())
+        }
+        fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+            Err("no".into())
+        }
+    }
+
+    /// A verified run of `settings` in a new directory with `harness`'s damage at `at`: how it
+    /// ended, what it said, and the file damaged. The clients stop wherever they are in the
+    /// loadfile, most often just after its slowest line, which may be the Deltree that leaves
+    /// nothing: a run that left no file (none long enough to damage) runs again.
+    fn verified_run(settings: &ClientsSettings, at: Option<u64>) -> (End, Collect, Option<String>) {
+        for _ in 0..20 {
+            let (end, sink, damaged, files) = verified_run_once(settings, at);
+            if files > 0 && (at.is_none() || damaged.is_some()) {
+                return (end, sink, damaged);
+            }
+        }
+        panic!("20 runs left no file to check");
+    }
+
+    fn verified_run_once(
+        settings: &ClientsSettings,
+        at: Option<u64>,
+    ) -> (End, Collect, Option<String>, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut harness = Damaging {
+            top: dir.path(),
+            at,
+            damaged: None,
+            files: 0,
+        };
+        let mut sink = Collect::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut harness,
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "left behind"
+        );
+        if end.outcome == Outcome::Ok {
+            assert_eq!(
+                attribute(&sink, "verified_files") + attribute(&sink, "verify_excluded_files"),
+                harness.files,
+                "every file the clients left is read back or said to be excluded"
+            );
+        }
+        (end, sink, harness.damaged, harness.files)
+    }
+
+    fn attribute(sink: &Collect, name: &str) -> u64 {
+        sink.records[0].attributes[name].as_u64().unwrap()
+    }
+
+    /// The built-in load by several clients, `verify`: every file they left read back after
+    /// the "remount" with no false alarm; a byte changed behind their back ends the sample
+    /// `corrupt`, naming the file and the block.
+    #[test]
+    fn verify_reads_back_every_file_the_clients_left_and_finds_a_changed_byte() {
+        let settings = ClientsSettings {
+            clients: 3,
+            duration: TimeSpan::from_ns(300_000_000),
+            warmup: TimeSpan::from_ns(50_000_000),
+            verify: true,
+            ..ClientsSettings::default()
+        };
+        let (end, sink, _) = verified_run(&settings, None);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert!(end.seed.is_some(), "the stamps' seed is the run's");
+        assert!(
+            sink.warnings
+                .iter()
+                .any(|w| w.contains("read back once the cache was made cold (remounted (test))")),
+            "{:?}",
+            sink.warnings
+        );
+        assert!(
+            attribute(&sink, "verified_files") >= 1,
+            "{:?}",
+            sink.records[0].attributes
+        );
+        assert!(attribute(&sink, "verified_bytes") >= 4096);
+        assert_eq!(attribute(&sink, "verify_excluded_files"), 0);
+        assert_eq!(
+            sink.records[0].measurement("unexpected").unwrap().value,
+            0.0
+        );
+
+        let (end, sink, damaged) = verified_run(&settings, Some(4096 + 100));
+        assert_eq!(end.outcome, Outcome::Corrupt, "{:?}", end.error);
+        let said = end.error.unwrap().to_string();
+        let damaged = damaged.unwrap();
+        assert!(
+            said.contains(&format!("{damaged}: the block at byte 4096 is not")),
+            "{said}"
+        );
+        assert!(
+            said.contains("payload changed") && said.contains("byte 4196"),
+            "{said}"
+        );
+        assert!(!sink.records.is_empty(), "what was measured is kept");
+
+        // No harness: each file evicted on its own, said.
+        let dir = tempfile::tempdir().unwrap();
+        let mut sink = Collect::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut crate::harness::Detached,
+        );
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert!(
+            sink.warnings
+                .iter()
+                .any(|w| w.contains("could not be made cold")),
+            "{:?}",
+            sink.warnings
+        );
+    }
+
+    /// Writes at any offset and length, over each other, past holes; a file truncated through
+    /// one handle and written through another; renamed over another; written after it was
+    /// unlinked: all followed, read back with no false alarm, a changed byte where a hole
+    /// must read zeros found.
+    #[test]
+    fn verify_follows_unaligned_writes_truncations_renames_and_unlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let loadfile = dir.path().join("load.txt");
+        std::fs::write(
+            &loadfile,
+            r#"Deltree "\clients\client1" NT_STATUS_OK
+NTCreateX "\clients\client1\a.dat" 0x40 0x2 1 NT_STATUS_OK
+WriteX 1 100 5000 5000 NT_STATUS_OK
+WriteX 1 9000 300 300 NT_STATUS_OK
+WriteX 1 50 100 100 NT_STATUS_OK
+WriteX 1 4000 7 7 NT_STATUS_OK
+Close 1 NT_STATUS_OK
+NTCreateX "\clients\client1\sub" 0x1 0x2 5 NT_STATUS_OK
+Close 5 NT_STATUS_OK
+NTCreateX "\clients\client1\sub\b.dat" 0x40 0x2 2 NT_STATUS_OK
+WriteX 2 0 12288 12288 NT_STATUS_OK
+NTCreateX "\clients\client1\sub\b.dat" 0x40 0x5 3 NT_STATUS_OK
+WriteX 2 8192 10 10 NT_STATUS_OK
+WriteX 3 8000 100 100 NT_STATUS_OK
+Close 3 NT_STATUS_OK
+Close 2 NT_STATUS_OK
+Rename "\clients\client1\a.dat" "\clients\client1\c.dat" NT_STATUS_OK
+NTCreateX "\clients\client1\d.dat" 0x40 0x2 4 NT_STATUS_OK
+WriteX 4 0 4096 4096 NT_STATUS_OK
+Unlink "\clients\client1\d.dat" 0x6 NT_STATUS_OK
+WriteX 4 4096 4096 4096 NT_STATUS_OK
+Close 4 NT_STATUS_OK
+NTCreateX "\clients\client1\c.dat" 0x40 0x1 6 NT_STATUS_OK
+WriteX 6 4096 1 1 NT_STATUS_OK
+Close 6 NT_STATUS_OK
+"#,
+        )
+        .unwrap();
+        let settings = ClientsSettings {
+            clients: 2,
+            duration: TimeSpan::from_ns(200_000_000),
+            warmup: TimeSpan::from_ns(0),
+            loadfile: Some(LoadFile::Path(loadfile)),
+            verify: true,
+            ..ClientsSettings::default()
+        };
+        let (end, sink, _) = verified_run(&settings, None);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert_eq!(
+            sink.records[0].measurement("unexpected").unwrap().value,
+            0.0
+        );
+        // a.dat or c.dat (9300 bytes; both, the loop cut between the create and the rename)
+        // and sub/b.dat (8192 + 10 bytes, truncated) in each client.
+        let files = attribute(&sink, "verified_files");
+        assert!((1..=6).contains(&files), "{files}");
+        assert_eq!(attribute(&sink, "verify_excluded_files"), 0);
+        // Byte 6000 of a.dat/c.dat (or byte 6000 of b.dat) was never written: it must read zero.
+        let (end, _, damaged) = verified_run(&settings, Some(6000));
+        assert_eq!(end.outcome, Outcome::Corrupt, "{:?}", end.error);
+        let said = end.error.unwrap().to_string();
+        assert!(
+            said.contains(&format!(
+                "{}: the block at byte 4096 is not",
+                damaged.unwrap()
+            )),
+            "{said}"
+        );
+        assert!(
+            said.contains("byte 6000 0x00") && said.contains("byte 6000 0xff"),
+            "{said}"
+        );
+    }
+
+    /// What `verify` cannot check is refused before anything runs, naming verify.
+    #[test]
+    fn verify_refuses_dbench_itself_and_a_load_that_removes_the_shared_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("load.txt");
+        std::fs::write(&file, "Deltree \"\\clients\" NT_STATUS_OK\n").unwrap();
+        for settings in [
+            ClientsSettings {
+                verify: true,
+                method: Method::Tool,
+                ..ClientsSettings::default()
+            },
+            ClientsSettings {
+                verify: true,
+                loadfile: Some(LoadFile::Path(file.clone())),
+                ..ClientsSettings::default()
+            },
+        ] {
+            let e = settings.check(&Context::default()).unwrap_err().to_string();
+            assert!(e.starts_with("verify"), "{e}");
+        }
+        let fine = ClientsSettings {
+            loadfile: Some(LoadFile::Path(file)),
+            ..ClientsSettings::default()
+        };
+        assert!(fine.check(&Context::default()).is_ok());
     }
 
     #[test]
