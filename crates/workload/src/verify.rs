@@ -284,7 +284,7 @@ pub fn check_each(
 }
 
 /// Bytes as hex, for a message.
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
