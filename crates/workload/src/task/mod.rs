@@ -1254,15 +1254,24 @@ impl Chain<'_> {
             } else {
                 String::new()
             };
-            sink.warning(&format!(
-                "--verify: what {} wrote was read back as written {when}, {how}: {} files \
-                 ({}), {} directories, {} symlinks, {} hard links{skipped}",
-                steps.join(", "),
+            let mut counted = vec![format!(
+                "{} files ({})",
                 total.files,
-                human_bytes(total.bytes),
-                total.dirs,
-                total.symlinks,
-                total.hard_links
+                human_bytes(total.bytes)
+            )];
+            for (n, what) in [
+                (total.dirs, "directories"),
+                (total.symlinks, "symlinks"),
+                (total.hard_links, "hard links"),
+            ] {
+                if n > 0 {
+                    counted.push(format!("{n} {what}"));
+                }
+            }
+            sink.warning(&format!(
+                "--verify: what {} wrote was read back as written {when}, {how}: {}{skipped}",
+                steps.join(", "),
+                counted.join(", ")
             ));
         }
         ended
