@@ -10,6 +10,7 @@ mod beneath;
 pub mod kernel;
 pub mod native;
 pub mod project;
+pub mod readback;
 pub mod timing;
 pub mod tree;
 
@@ -19,6 +20,7 @@ use crate::workload::{check_directory, Context, End, Footprint, Sink, Workload};
 use crate::{StopFlag, WorkloadError};
 use fsbench_measure::units::{human_bytes, human_duration, Size};
 use fsbench_model::{Direction, MetricDef, Outcome, ResultRecord, Unit};
+use readback::{Found, Verified, Written};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::os::fd::AsRawFd;
@@ -57,6 +59,17 @@ impl TaskName {
             TaskName::Build => "build",
             TaskName::Exec => "exec",
         }
+    }
+
+    /// Whether `--verify` compares what it wrote with its source (copy, untar).
+    fn verified(self) -> bool {
+        matches!(self, TaskName::Copy | TaskName::Untar)
+    }
+
+    /// Whether it may remove or change what an earlier step wrote: `--verify` reads that back
+    /// before it runs (untimed).
+    fn changes_what_was_written(self) -> bool {
+        matches!(self, TaskName::Remove | TaskName::Build | TaskName::Exec)
     }
 
     /// Whether it works on the extracted tree (made untimed first when no untar came before).
@@ -270,6 +283,17 @@ pub struct TaskSettings {
     /// ~/.cache/fsbench. Put it on another filesystem than the one measured.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+
+    /// Verify what the chain wrote: untimed, after the timed steps (and before a remove, build
+    /// or exec that could remove or change it), the cache is made cold (a filesystem fsbench
+    /// made is remounted) and every file a copy or an untar left is read back and compared
+    /// with its source: the big file with its seed's bytes, each extracted entry with the
+    /// archive's (bytes, size, type, symlink target, hard link). A difference ends the run
+    /// `corrupt`, naming the file, the first differing byte, and what was expected and found.
+    /// What build and exec write is not verified (the results say so).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 impl Default for TaskSettings {
@@ -293,6 +317,7 @@ impl Default for TaskSettings {
             sync: true,
             seed: 1,
             data_dir: None,
+            verify: false,
         }
     }
 }
@@ -648,6 +673,22 @@ impl TaskSettings {
         Ok(())
     }
 
+    /// `verify`'s read-back of what copy and untar wrote (a remount, and every byte read).
+    fn verify_estimate_ns(&self, ctx: &Context, model: &tree::Model) -> u64 {
+        if !self.verify {
+            return 0;
+        }
+        self.tasks
+            .0
+            .iter()
+            .map(|t| match t {
+                TaskName::Copy => (SEED_BIG_FILE as f64 * ctx.scale / 500e6 * 1e9) as u64,
+                TaskName::Untar => (model.bytes as f64 / 100e6 * 1e9) as u64 + model.files * 20_000,
+                _ => 0,
+            })
+            .sum()
+    }
+
     fn jobs(&self) -> u64 {
         if self.jobs > 0 {
             return self.jobs;
@@ -750,7 +791,8 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
                 TaskName::Build => units * 40_000_000 / self.jobs().max(1),
                 TaskName::Exec => 1_000_000_000,
             })
-            .sum()
+            .sum::<u64>()
+            + self.verify_estimate_ns(ctx, &model)
     }
 
     fn describe(&self, ctx: &Context) -> Option<serde_json::Value> {
@@ -884,6 +926,11 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             tree_dir: None,
             extracted: 0,
             temporary: Vec::new(),
+            archive: None,
+            written: None,
+            unchecked: Vec::new(),
+            not_verified: Vec::new(),
+            sent: 0,
         };
         let outcome = chain.run(sink, harness);
         for path in chain.temporary.drain(..) {
@@ -904,7 +951,12 @@ campaigns) the tree stays for the filesystem check, which is reported with the t
             Ok(false) => End::interrupted(Some(self.seed)),
             Err(e) => End {
                 outcome: e.outcome,
-                error: Some(WorkloadError::Task(e.message)),
+                // A file read back other than its source (`verify`): `corrupt: ...`.
+                error: Some(if e.outcome == Outcome::Corrupt {
+                    WorkloadError::Corrupt(e.message)
+                } else {
+                    WorkloadError::Task(e.message)
+                }),
                 seed: Some(self.seed),
                 kept: Vec::new(),
             },
@@ -963,42 +1015,266 @@ struct Chain<'a> {
     extracted: u32,
     /// Files made for this run outside the directory (removed at the end).
     temporary: Vec<PathBuf>,
+    /// The archive as it was before `copy_tarball` copied it onto the target (and whether it
+    /// was given): what `verify` compares the extracted files with.
+    archive: Option<(PathBuf, bool)>,
+    /// What the last copy or untar wrote, for `verify`.
+    written: Option<Written>,
+    /// `verify`: what copy and untar steps wrote and was not read back yet, each with the
+    /// step's records (sent once checked, saying so).
+    unchecked: Vec<Unchecked>,
+    /// `verify`: the steps whose output cannot be verified (build, exec).
+    not_verified: Vec<&'static str>,
+    /// Records sent.
+    sent: usize,
+}
+
+/// What a step wrote that `verify` has not read back yet, and its records, held until then.
+struct Unchecked {
+    task: TaskName,
+    written: Written,
+    records: Vec<ResultRecord>,
 }
 
 impl Chain<'_> {
     /// Runs every step in order; false when stopped. A failed step ends the chain; the steps
-    /// after it are named as not run.
+    /// after it are named as not run. Records held for a check that did not come are sent,
+    /// saying so.
     fn run(&mut self, sink: &mut dyn Sink, harness: &mut dyn Harness) -> Result<bool, StepError> {
+        let ran = self.run_steps(sink, harness);
+        let why = match &ran {
+            Ok(_) => "not read back: the chain was stopped before its check",
+            Err(_) => "not read back: the chain ended before its check",
+        };
+        for held in std::mem::take(&mut self.unchecked) {
+            for mut record in held.records {
+                note_verify(&mut record, false, why);
+                self.send(record, sink);
+            }
+        }
+        ran
+    }
+
+    fn run_steps(
+        &mut self,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> Result<bool, StepError> {
         let tasks = self.settings.tasks.0.clone();
         let total = tasks.len();
-        let mut done = 0;
+        let not_run = |from: usize| -> String {
+            let rest: Vec<&str> = tasks[from..].iter().map(|t| t.name()).collect();
+            if rest.is_empty() {
+                String::new()
+            } else {
+                format!("; not run: {}", rest.join(", "))
+            }
+        };
         for (i, task) in tasks.iter().enumerate() {
             if self.stop.is_requested() {
                 return Ok(false);
             }
+            // Untimed, between the steps: what this one may remove or change is read back first.
+            if task.changes_what_was_written() && !self.unchecked.is_empty() {
+                match self.verify_written(&format!("before {}", task.name()), sink, harness) {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(false),
+                    Err(mut e) => {
+                        e.message.push_str(&not_run(i));
+                        return Err(e);
+                    }
+                }
+            }
             sink.status(&format!("{} ({} of {total})", task.name(), i + 1));
+            self.written = None;
             let measured = match self.step(*task, sink, harness) {
                 Ok(Some(m)) => m,
                 Ok(None) => return Ok(false),
                 Err(mut e) => {
-                    let rest: Vec<&str> = tasks[i + 1..].iter().map(|t| t.name()).collect();
                     e.message = format!("{} failed: {}", task.name(), e.message);
-                    if !rest.is_empty() {
-                        e.message
-                            .push_str(&format!("; not run: {}", rest.join(", ")));
-                    }
+                    e.message.push_str(&not_run(i + 1));
                     return Err(e);
                 }
             };
             self.series(&measured, sink);
-            for record in measured {
-                done += 1;
+            for record in &measured {
                 let real = record.measurement("real").map_or(0.0, |m| m.value);
                 sink.status(&format!("{} {}", task.name(), human_duration(real as u64)));
-                sink.record(record, done, None);
+            }
+            let written = self.written.take().filter(|_| self.settings.verify);
+            if let Some(written) = written {
+                self.unchecked.push(Unchecked {
+                    task: *task,
+                    written,
+                    records: measured,
+                });
+                continue;
+            }
+            if self.settings.verify && !task.verified() {
+                let (note, verified) = match task {
+                    TaskName::Build | TaskName::Exec => {
+                        if !self.not_verified.contains(&task.name()) {
+                            self.not_verified.push(task.name());
+                        }
+                        ("not verified: what it writes cannot be known", Some(false))
+                    }
+                    _ => ("nothing to verify: it writes no file data", None),
+                };
+                for mut record in measured {
+                    match verified {
+                        Some(v) => note_verify(&mut record, v, note),
+                        None => {
+                            record.attributes.insert("verify".into(), note.into());
+                        }
+                    }
+                    self.send(record, sink);
+                }
+                continue;
+            }
+            for record in measured {
+                self.send(record, sink);
             }
         }
+        if !self.unchecked.is_empty() && !self.verify_written("after the chain", sink, harness)? {
+            return Ok(false);
+        }
+        if self.settings.verify && !self.not_verified.is_empty() {
+            sink.warning(&format!(
+                "--verify: not verified: {} (what a build or a command writes cannot be known)",
+                self.not_verified.join(", ")
+            ));
+        }
         Ok(true)
+    }
+
+    fn send(&mut self, record: ResultRecord, sink: &mut dyn Sink) {
+        self.sent += 1;
+        sink.record(record, self.sent, None);
+    }
+
+    /// `verify`, between timed steps (`when`: before which, or after the chain): the cache made
+    /// cold (a filesystem fsbench made is remounted; else every cache dropped, or each file
+    /// evicted as it is read), then everything the held copy and untar steps wrote read back
+    /// and compared with its source; their records sent, saying what was verified. A
+    /// difference ends the chain `corrupt`; false when stopped.
+    fn verify_written(
+        &mut self,
+        when: &str,
+        sink: &mut dyn Sink,
+        harness: &mut dyn Harness,
+    ) -> Result<bool, StepError> {
+        let steps: Vec<&str> = self.unchecked.iter().map(|u| u.task.name()).collect();
+        sink.status(&format!(
+            "--verify: reading back what {} wrote",
+            steps.join(", ")
+        ));
+        // Nothing of the chain is open on the target: a filesystem fsbench made can be remounted.
+        let (evict, how) = match harness.cold() {
+            Ok(how) => (false, format!("once the cache was made cold: {how}")),
+            Err(why) => (
+                true,
+                format!(
+                    "each file evicted on its own (fadvise) before it was read, as the cache \
+                     could not be made cold ({why}); a filesystem that keeps files in memory \
+                     (tmpfs) is checked from there"
+                ),
+            ),
+        };
+        let mut total = Verified::default();
+        let mut ended: Result<bool, StepError> = Ok(true);
+        for held in std::mem::take(&mut self.unchecked) {
+            let checked = match ended {
+                Ok(true) => readback::check(&held.written, evict, self.stop),
+                _ => Ok(None),
+            };
+            let (ok, note) = match checked {
+                Ok(Some(v)) => {
+                    total += v;
+                    let mut records = held.records;
+                    for record in &mut records {
+                        note_verify(record, true, &format!("read back as written {when}, {how}"));
+                        for (key, n) in [
+                            ("verified_files", v.files),
+                            ("verified_bytes", v.bytes),
+                            ("verified_dirs", v.dirs),
+                            ("verified_symlinks", v.symlinks),
+                            ("verified_hard_links", v.hard_links),
+                            ("not_verified_entries", v.skipped),
+                        ] {
+                            if n > 0 || key == "verified_files" {
+                                record.attributes.insert(key.into(), n.into());
+                            }
+                        }
+                    }
+                    for record in records {
+                        self.send(record, sink);
+                    }
+                    continue;
+                }
+                Ok(None) => {
+                    if ended.is_ok() {
+                        ended = Ok(false);
+                    }
+                    (
+                        false,
+                        "not read back: the chain was stopped before its check".to_string(),
+                    )
+                }
+                Err(Found::Corrupt(c)) => {
+                    let note = format!("corrupt: {c}");
+                    ended = Err(StepError {
+                        outcome: Outcome::Corrupt,
+                        message: format!(
+                            "{c} (what {} wrote, read back {when}, {how})",
+                            held.task.name()
+                        ),
+                    });
+                    (false, note)
+                }
+                Err(Found::Failed(why)) => {
+                    ended = Err(StepError::failed(format!(
+                        "--verify could not read back what {} wrote: {why}",
+                        held.task.name()
+                    )));
+                    (false, format!("not read back: {why}"))
+                }
+            };
+            for mut record in held.records {
+                note_verify(&mut record, ok, &note);
+                self.send(record, sink);
+            }
+        }
+        if matches!(ended, Ok(true)) {
+            let skipped = if total.skipped > 0 {
+                format!(
+                    "; {} entries not compared (devices, FIFOs, names no untar writes, files \
+                     not readable here)",
+                    total.skipped
+                )
+            } else {
+                String::new()
+            };
+            let mut counted = vec![format!(
+                "{} files ({})",
+                total.files,
+                human_bytes(total.bytes)
+            )];
+            for (n, what) in [
+                (total.dirs, "directories"),
+                (total.symlinks, "symlinks"),
+                (total.hard_links, "hard links"),
+            ] {
+                if n > 0 {
+                    counted.push(format!("{n} {what}"));
+                }
+            }
+            sink.warning(&format!(
+                "--verify: what {} wrote was read back as written {when}, {how}: {}{skipped}",
+                steps.join(", "),
+                counted.join(", ")
+            ));
+        }
+        ended
     }
 
     /// A step's series, one interval per record (a step runs tools: its threads cannot be
@@ -1155,6 +1431,7 @@ impl Chain<'_> {
                 _ => self.generated_tarball(&data, sink)?,
             },
         };
+        self.archive = Some((tarball.path.clone(), tarball.given));
         if self.settings.copy_tarball {
             tarball = self.copy_onto_target(tarball, sink)?;
         }
@@ -1429,6 +1706,13 @@ impl Chain<'_> {
                 )
             }
         };
+        let (archive, given) = self.archive.clone().expect("prepared before");
+        self.written = Some(Written::Tree {
+            dir: dir.clone(),
+            archive,
+            given,
+            compression,
+        });
         self.tree_dir = Some(dir);
         let mut m = measured
             .note("source", origin)
@@ -1710,6 +1994,11 @@ impl Chain<'_> {
             }
         };
         let _ = std::fs::remove_file(&source);
+        self.written = Some(Written::Copy {
+            path: target,
+            bytes,
+            seed: self.settings.seed,
+        });
         let mut m = measured.note("source", format!("{} (in the page cache)", data.display()));
         m.bytes = Some(bytes);
         m.files = Some(1);
@@ -1717,12 +2006,24 @@ impl Chain<'_> {
     }
 }
 
+/// `verify`'s word on a step's record: whether what it wrote was verified, and how (or why not).
+fn note_verify(record: &mut ResultRecord, verified: bool, note: &str) {
+    record.attributes.insert("verified".into(), verified.into());
+    record.attributes.insert("verify".into(), note.into());
+}
+
+/// The generator of the big file's bytes, [`readback::CHUNK`] at a time (the read-back
+/// regenerates them to compare).
+fn big_file_rng(seed: u64) -> crate::rng::Rng {
+    crate::rng::Rng::new(seed ^ 0x0b16_f11e)
+}
+
 /// Writes `bytes` of incompressible data to `path` and syncs it, so the copy reads it from the
 /// page cache and nothing of it is still being written back while the copy is timed.
 fn write_big_file(mut file: std::fs::File, bytes: u64, seed: u64) -> std::io::Result<()> {
     use std::io::Write;
-    let mut rng = crate::rng::Rng::new(seed ^ 0x0b16_f11e);
-    let mut buf = vec![0u8; 1 << 20];
+    let mut rng = big_file_rng(seed);
+    let mut buf = vec![0u8; readback::CHUNK];
     let mut left = bytes;
     while left > 0 {
         let n = left.min(buf.len() as u64) as usize;
@@ -1746,6 +2047,7 @@ fn mount_inside(dir: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::Collect;
 
     #[test]
     fn chains_parse_and_print_in_order() {
@@ -1849,5 +2151,363 @@ mod tests {
         };
         let e = s.check(&Context::default()).unwrap_err();
         assert!(e.to_string().contains("--command"), "{e}");
+    }
+
+    /// `verify`'s harness: its `cold` changes one byte of a file the chain wrote (`damage`: a
+    /// name the file's path ends with, or "tree" for the largest extracted file) at byte 4196 — in the block at 4096 — and names it; None changes nothing.
+    struct Damaging {
+        scratch_in: PathBuf,
+        damage: Option<&'static str>,
+        damaged: Option<PathBuf>,
+        colds: u32,
+    }
+
+    impl Damaging {
+        fn new(dir: &Path, damage: Option<&'static str>) -> Damaging {
+            Damaging {
+                scratch_in: dir.to_path_buf(),
+                damage,
+                damaged: None,
+                colds: 0,
+            }
+        }
+
+        fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    Damaging::files(&path, out);
+                } else if meta.is_file() {
+                    out.push(path);
+                }
+            }
+        }
+    }
+
+    impl Harness for Damaging {
+        fn cold(&mut self) -> Result<String, String> {
+            use std::os::unix::fs::FileExt;
+            self.colds += 1;
+            let Some(damage) = self.damage.take() else {
+                return Ok("remounted (test)".into());
+            };
+            let mut files = Vec::new();
+            Damaging::files(&self.scratch_in, &mut files);
+            let path = files
+                .into_iter()
+                .filter(|p| match damage {
+                    "tree" => p.to_string_lossy().contains("/tree-"),
+                    name => p.ends_with(name),
+                })
+                .max_by_key(|p| p.metadata().unwrap().len())
+                .expect("a file to damage");
+            assert!(path.metadata().unwrap().len() > 4196, "{}", path.display());
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .unwrap();
+            let mut byte = [0u8];
+            file.read_exact_at(&mut byte, 4196).unwrap();
+            file.write_all_at(&[!byte[0]], 4196).unwrap();
+            self.damaged = Some(path);
+            Ok("remounted (test)".into())
+        }
+        fn drop_caches(&mut self) -> Result<String, String> {
+            Err("no".into())
+        }
+        fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+            Err("no".into())
+        }
+        fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+            Err("no".into())
+        }
+    }
+
+    /// A small chain with `verify`: a 300,000-byte big file and a 157-file tree (no
+    /// compression), natively or with the tools, on `dir`.
+    fn verified(tasks: &str, method: Method, data: &Path) -> TaskSettings {
+        TaskSettings {
+            tasks: tasks.parse().unwrap(),
+            method,
+            tree_fraction: 0.002,
+            compression: Compression::None,
+            big_file: BigFile::Bytes(300_000),
+            data_dir: Some(data.to_path_buf()),
+            sync: false,
+            verify: true,
+            ..TaskSettings::default()
+        }
+    }
+
+    fn has_tools() -> bool {
+        ["tar", "cp", "rm"]
+            .iter()
+            .all(|p| require(p, p, "test").is_ok())
+    }
+
+    /// What copy and untar wrote is read back once, after the chain (the timed steps never
+    /// wait on it) and compared with its source: unchanged, no false alarm, and the records say
+    /// what was verified; a byte changed by the "remount" ends the sample `corrupt`, naming the
+    /// file, the block and the byte, with what was expected and found.
+    #[test]
+    fn task_verify_reads_back_what_copy_and_untar_wrote_and_finds_a_changed_byte() {
+        let data = tempfile::tempdir().unwrap();
+        let ctx = Context::default();
+        let mut methods = vec![Method::Native];
+        if has_tools() {
+            methods.push(Method::Tool);
+        }
+        for method in methods {
+            for damage in [None, Some("big-file"), Some("tree")] {
+                let dir = tempfile::tempdir().unwrap();
+                let settings = verified("copy,untar,read-all", method, data.path());
+                let mut harness = Damaging::new(dir.path(), damage);
+                let mut sink = Collect::default();
+                let end = settings.run(&ctx, dir.path(), &StopFlag::new(), &mut sink, &mut harness);
+                let case = format!("{method} damage {damage:?}");
+                // read-all's cold, then the check's.
+                assert_eq!(harness.colds, 2, "{case}");
+                let Some(damaged) = harness.damaged else {
+                    assert_eq!(end.outcome, Outcome::Ok, "{case}: {:?}", end.error);
+                    let steps: Vec<_> = sink
+                        .records
+                        .iter()
+                        .map(|r| r.dims.step.clone().unwrap())
+                        .collect();
+                    assert_eq!(steps, ["read-all", "copy", "untar"], "{case}");
+                    let copy = &sink.records[1].attributes;
+                    assert_eq!(copy["verified"], true, "{case}");
+                    assert_eq!(copy["verified_files"], 1, "{case}");
+                    assert_eq!(copy["verified_bytes"], 300_000, "{case}");
+                    let untar = &sink.records[2].attributes;
+                    assert_eq!(untar["verified"], true, "{case}");
+                    let (model, units) = scaled_tree(&settings, &ctx);
+                    let totals = tree::generate(&model, units, 1).totals;
+                    assert_eq!(untar["verified_files"], totals.files, "{case}");
+                    assert_eq!(untar["verified_bytes"], totals.bytes, "{case}");
+                    assert_eq!(untar["verified_dirs"], totals.dirs, "{case}");
+                    assert!(
+                        untar["verify"]
+                            .as_str()
+                            .unwrap()
+                            .contains("after the chain, once the cache was made cold: remounted"),
+                        "{case}: {untar:?}"
+                    );
+                    assert!(
+                        sink.records[0].attributes["verify"]
+                            .as_str()
+                            .unwrap()
+                            .contains("nothing to verify"),
+                        "{case}"
+                    );
+                    assert!(
+                        sink.warnings.iter().any(|w| w.contains(
+                            "--verify: what copy, untar wrote was read back as written after the chain"
+                        )),
+                        "{case}: {:?}",
+                        sink.warnings
+                    );
+                    continue;
+                };
+                assert_eq!(end.outcome, Outcome::Corrupt, "{case}: {:?}", end.error);
+                let said = end.error.unwrap();
+                assert!(matches!(said, WorkloadError::Corrupt(_)), "{case}: {said}");
+                let said = said.to_string();
+                assert!(
+                    said.contains(&format!(
+                        "{}: the block at byte 4096 is not what was written: expected ",
+                        damaged.display()
+                    )),
+                    "{case}: {said}"
+                );
+                assert!(
+                    said.contains(" at byte 4196 (the block's CRC-32 "),
+                    "{case}: {said}"
+                );
+                assert!(said.contains(", found "), "{case}: {said}");
+                let corrupt = sink
+                    .records
+                    .iter()
+                    .find(|r| r.attributes.get("verified") == Some(&false.into()))
+                    .expect("the damaged step's record");
+                assert!(
+                    corrupt.attributes["verify"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("corrupt: "),
+                    "{case}"
+                );
+            }
+        }
+    }
+
+    /// A remove after an untar: the tree is read back between them (untimed), and a changed
+    /// byte found there ends the chain before the remove; build and exec are said unverified.
+    #[test]
+    fn task_verify_reads_back_before_a_remove_and_says_what_it_cannot_verify() {
+        let data = tempfile::tempdir().unwrap();
+        let ctx = Context::default();
+        for damage in [None, Some("tree")] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut settings = verified("untar,exec,remove", Method::Native, data.path());
+            settings.command = "true".into();
+            let mut harness = Damaging::new(dir.path(), damage);
+            let mut sink = Collect::default();
+            let end = settings.run(&ctx, dir.path(), &StopFlag::new(), &mut sink, &mut harness);
+            assert_eq!(harness.colds, 1, "{damage:?}");
+            if damage.is_none() {
+                assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+                let steps: Vec<_> = sink
+                    .records
+                    .iter()
+                    .map(|r| r.dims.step.clone().unwrap())
+                    .collect();
+                assert_eq!(steps, ["untar", "exec", "remove"]);
+                assert!(sink.records[0].attributes["verify"]
+                    .as_str()
+                    .unwrap()
+                    .contains("read back as written before exec"));
+                assert_eq!(sink.records[1].attributes["verified"], false);
+                assert!(
+                    sink.warnings
+                        .iter()
+                        .any(|w| w.contains("--verify: not verified: exec")),
+                    "{:?}",
+                    sink.warnings
+                );
+                continue;
+            }
+            assert_eq!(end.outcome, Outcome::Corrupt);
+            let said = end.error.unwrap().to_string();
+            assert!(said.contains("the block at byte 4096"), "{said}");
+            assert!(said.contains("read back before exec"), "{said}");
+            assert!(said.ends_with("; not run: exec, remove"), "{said}");
+            assert_eq!(sink.records.len(), 1);
+        }
+    }
+
+    /// Each kind of difference in an extracted tree is named: a file cut short or grown, a
+    /// symlink pointing elsewhere, a missing entry, a file where a directory was; untouched, a
+    /// tree with symlinks and hard links verifies.
+    #[test]
+    fn task_verify_names_each_kind_of_difference_in_a_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("a.tar");
+        {
+            let mut b = tar::Builder::new(std::fs::File::create(&archive).unwrap());
+            let mut add = |name: &str, kind: tar::EntryType, link: &str, data: &[u8]| {
+                let mut h = tar::Header::new_gnu();
+                h.set_entry_type(kind);
+                h.set_mode(0o755);
+                h.set_size(data.len() as u64);
+                if !link.is_empty() {
+                    h.set_link_name(link).unwrap();
+                }
+                b.append_data(&mut h, name, data).unwrap();
+            };
+            add("top", tar::EntryType::Directory, "", b"");
+            add("top/sub", tar::EntryType::Directory, "", b"");
+            let big: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+            add("top/sub/big", tar::EntryType::Regular, "", &big);
+            add("top/small", tar::EntryType::Regular, "", b"hello");
+            add("top/link", tar::EntryType::Symlink, "sub/big", b"");
+            add("top/hard", tar::EntryType::Link, "top/small", b"");
+            b.finish().unwrap();
+        }
+        let extract = |to: &Path| {
+            let loaded = native::load_file(std::fs::File::open(&archive).unwrap()).unwrap();
+            let fd = crate::fileio::at::open_dir(to).unwrap();
+            assert!(native::extract(&loaded, fd.as_raw_fd(), &StopFlag::new()).unwrap());
+        };
+        let check = |to: &Path| {
+            readback::check(
+                &Written::Tree {
+                    dir: to.to_path_buf(),
+                    archive: archive.clone(),
+                    given: false,
+                    compression: Compression::None,
+                },
+                true,
+                &StopFlag::new(),
+            )
+        };
+        type Change = fn(&Path);
+        let changes: [(&str, Change, &str); 6] = [
+            ("intact", |_| {}, ""),
+            (
+                "cut short",
+                |t| {
+                    let f = std::fs::OpenOptions::new().write(true).open(t.join("top/sub/big")).unwrap();
+                    f.set_len(10_000).unwrap();
+                },
+                "top/sub/big: the block at byte 8192 is not what was written: expected ",
+            ),
+            (
+                "grown",
+                |t| {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new().append(true).open(t.join("top/small")).unwrap();
+                    f.write_all(b"!").unwrap();
+                },
+                "top/small: the block at byte 0 is not what was written: expected the end of the file at byte 5, found 21 at byte 5 (6 bytes in all)",
+            ),
+            (
+                "relinked",
+                |t| {
+                    std::fs::remove_file(t.join("top/link")).unwrap();
+                    std::os::unix::fs::symlink("small", t.join("top/link")).unwrap();
+                },
+                "top/link: the block at byte 0 is not what was written: expected a symlink to sub/big, found a symlink to small",
+            ),
+            (
+                "missing",
+                |t| std::fs::remove_file(t.join("top/small")).unwrap(),
+                "top/small: the block at byte 0 is not what was written: expected a file of 5 bytes, found nothing there",
+            ),
+            (
+                "replaced",
+                |t| {
+                    std::fs::remove_dir_all(t.join("top/sub")).unwrap();
+                    std::fs::write(t.join("top/sub"), b"x").unwrap();
+                },
+                "top/sub: the block at byte 0 is not what was written: expected a directory, found a file",
+            ),
+        ];
+        for (case, change, said) in changes {
+            let to = tempfile::tempdir().unwrap();
+            extract(to.path());
+            change(to.path());
+            match check(to.path()) {
+                Ok(Some(v)) => {
+                    assert_eq!(case, "intact");
+                    assert_eq!(
+                        v,
+                        Verified {
+                            files: 2,
+                            bytes: 20_005,
+                            dirs: 2,
+                            symlinks: 1,
+                            hard_links: 1,
+                            skipped: 0
+                        }
+                    );
+                }
+                Err(Found::Corrupt(c)) => {
+                    let c = c.to_string();
+                    assert!(c.contains(said), "{case}: {c}");
+                    assert!(
+                        c.starts_with(&to.path().display().to_string()),
+                        "{case}: {c}"
+                    );
+                }
+                other => panic!("{case}: {other:?}"),
+            }
+        }
     }
 }

@@ -262,7 +262,7 @@ fn load_entries<R: Read>(
 
 /// An archive's name as a path below the directory extracted to (`.` and empty components
 /// dropped), or why it cannot be one.
-fn below(name: &[u8]) -> Result<Vec<u8>, String> {
+pub(super) fn below(name: &[u8]) -> Result<Vec<u8>, String> {
     if name.first() == Some(&b'/') {
         return Err("is an absolute path".into());
     }
