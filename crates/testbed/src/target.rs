@@ -1293,20 +1293,6 @@ impl<'s> Target<'s> {
                 },
             });
         }
-        let umount = Cmd::new("umount").arg(point.display().to_string());
-        let unmount = |sys: &dyn System| -> Result<(), TargetError> {
-            let out = sys.run(&umount).map_err(|e| missing_tool(&umount, e))?;
-            if out.success() {
-                Ok(())
-            } else {
-                Err(TargetError::command(
-                    "cut",
-                    &umount,
-                    &out,
-                    "a process may still use the mount",
-                ))
-            }
-        };
         let mount_again = |sys: &dyn System| -> Result<u64, TargetError> {
             let out = sys.run(&mount).map_err(|e| missing_tool(&mount, e))?;
             if out.success() {
@@ -1321,12 +1307,12 @@ impl<'s> Target<'s> {
                 ))
             }
         };
-        unmount(sys)?;
+        self.unmount_here("cut")?;
         let recovery_ns = mount_again(sys)?;
         // Whether the filesystem has a check tool at all (the command is only built here).
         let fsck = match fs.fsck(Path::new("")).is_some() {
             true => {
-                unmount(sys)?;
+                self.unmount_here("cut")?;
                 let fsck = fs.check(&Building { target: self });
                 mount_again(sys)?;
                 fsck
@@ -1340,19 +1326,29 @@ impl<'s> Target<'s> {
         })
     }
 
-    /// umount(8), then the same mount(8) command as before.
-    fn umount_and_mount(&mut self) -> Result<(), TargetError> {
-        let sys = self.sys;
+    /// umount(8) of the mount point (whatever is mounted there), for `action`.
+    fn unmount_here(&self, action: &'static str) -> Result<(), TargetError> {
         let umount = Cmd::new("umount").arg(self.info.mountpoint.display().to_string());
-        let out = sys.run(&umount).map_err(|e| missing_tool(&umount, e))?;
-        if !out.success() {
-            return Err(TargetError::command(
-                "remount",
+        let out = self
+            .sys
+            .run(&umount)
+            .map_err(|e| missing_tool(&umount, e))?;
+        if out.success() {
+            Ok(())
+        } else {
+            Err(TargetError::command(
+                action,
                 &umount,
                 &out,
                 "a process may still use the mount",
-            ));
+            ))
         }
+    }
+
+    /// umount(8), then the same mount(8) command as before.
+    fn umount_and_mount(&mut self) -> Result<(), TargetError> {
+        let sys = self.sys;
+        self.unmount_here("remount")?;
         #[cfg(debug_assertions)]
         self.between_mounts()?;
         let mount = self.mount_cmd.clone().expect("mounted before");

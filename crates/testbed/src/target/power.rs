@@ -9,7 +9,7 @@ use crate::error::{missing_tool, TargetError};
 use crate::fs::run_check;
 use crate::ledger::Resource;
 use crate::recorder::states::{self, Budget, Builder, State};
-use crate::system::{Cmd, LoopDevice};
+use crate::system::LoopDevice;
 use fsbench_model::target::FsckInfo;
 use std::path::PathBuf;
 
@@ -112,7 +112,7 @@ impl Target<'_> {
         };
         let log = recorder.end().expect("recording");
         let mut files = recording.files;
-        self.unmount_here()?;
+        self.unmount_here("power cut")?;
         let (working, working_record) = self.cut_file("working", ".img");
         files.push(working_record);
         let states = states::states(&log.records, budget);
@@ -133,24 +133,6 @@ impl Target<'_> {
             current_loop: None,
         });
         Ok(listed)
-    }
-
-    fn unmount_here(&mut self) -> Result<(), TargetError> {
-        let umount = Cmd::new("umount").arg(self.info.mountpoint.display().to_string());
-        let out = self
-            .sys
-            .run(&umount)
-            .map_err(|e| missing_tool(&umount, e))?;
-        if out.success() {
-            Ok(())
-        } else {
-            Err(TargetError::command(
-                "power cut",
-                &umount,
-                &out,
-                "a process may still use the mount",
-            ))
-        }
     }
 
     /// Crash state `i` (of [`Target::power_cut`]'s list, in its order) made, attached, mounted
@@ -220,7 +202,7 @@ impl Target<'_> {
                 })
             }
         };
-        self.unmount_here()?;
+        self.unmount_here("power cut")?;
         let device = self.power.as_ref().expect("checked").current_loop.as_ref();
         let fsck = device
             .and_then(|d| self.spec.fs.fsck(&d.path))
@@ -253,7 +235,7 @@ impl Target<'_> {
                     held = device;
                     match crate::undo::mounted(self.sys, mountpoint, source) {
                         true => self
-                            .unmount_here()
+                            .unmount_here("power cut")
                             .map(|()| String::new())
                             .map_err(|e| e.to_string()),
                         false => Ok(String::new()),
