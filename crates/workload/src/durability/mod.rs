@@ -507,18 +507,8 @@ impl DurabilitySettings {
                             }
                         }
                     }
-                    match check.fsck_clean {
-                        Some(false) => found.push(Violation {
-                            kind: Kind::FsckErrors,
-                            path: String::new(),
-                            detail: format!(
-                                "the filesystem check after the recovery: {}",
-                                check.fsck_said
-                            ),
-                        }),
-                        Some(true) => {}
-                        None => fsck_unchecked |= check.unmountable.is_none(),
-                    }
+                    found.extend(fsck_violation(check.fsck_clean, &check.fsck_said));
+                    fsck_unchecked |= check.fsck_clean.is_none() && check.unmountable.is_none();
                     checks.push((Some(state.what.clone()), found));
                 }
                 harness.resume().map_err(|e| failed(e.to_string()))?;
@@ -717,14 +707,17 @@ fn cut_and_check(
 ) -> Result<(crate::harness::Cut, Vec<Violation>), CutError> {
     let cut = harness.cut()?;
     let mut found = oracle.check(root);
-    if cut.fsck_clean == Some(false) {
-        found.push(Violation {
-            kind: Kind::FsckErrors,
-            path: String::new(),
-            detail: format!("the filesystem check after the recovery: {}", cut.fsck_said),
-        });
-    }
+    found.extend(fsck_violation(cut.fsck_clean, &cut.fsck_said));
     Ok((cut, found))
+}
+
+/// The violation a read-only check that found errors after the recovery is.
+fn fsck_violation(clean: Option<bool>, said: &str) -> Option<Violation> {
+    (clean == Some(false)).then(|| Violation {
+        kind: Kind::FsckErrors,
+        path: String::new(),
+        detail: format!("the filesystem check after the recovery: {said}"),
+    })
 }
 
 impl DurabilitySettings {
@@ -1018,6 +1011,15 @@ mod tests {
                     assert_eq!(kept["minimal"], serde_json::json!(minimal), "{kept}");
                     assert!(reduction.starts_with("2 of 7 operations"), "{reduction}");
                     assert!(harness.1 > 2 && harness.1 <= 1 + 1 + 3 * 7, "{}", harness.1);
+                    // The replays said are the cuts the harness made after the timed one.
+                    let replays = sink.records[0].attributes["reduction_replays"]
+                        .as_str()
+                        .unwrap();
+                    assert!(
+                        replays.starts_with(&format!("{} cuts after", harness.1 - 1)),
+                        "{replays}"
+                    );
+                    assert!(reduction.ends_with(&format!("{} replays", harness.1 - 1)));
                 }
                 None => {
                     assert!(kept.get("minimal").is_none(), "{kept}");
@@ -1027,6 +1029,124 @@ mod tests {
             }
             assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
         }
+    }
+
+    /// A power cut through a harness that records what it is asked (a recording fake of the
+    /// device; the real one: the CLI's known-answer test): a recording before each sequence, a
+    /// mark after the setup and after each operation, every listed state checked once, then
+    /// resumed; `crash_states` is the states checked, the recovery the states', and a state
+    /// whose fsck found errors or that did not mount is a violation each, kept with its state.
+    #[test]
+    fn a_power_cut_checks_every_state_it_lists_and_counts_them() {
+        #[derive(Default)]
+        struct Powered {
+            said: Vec<String>,
+            marks: u64,
+            states: u64,
+        }
+        impl Harness for Powered {
+            fn cold(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+                Err("no".into())
+            }
+            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+                Err("no".into())
+            }
+            fn record(&mut self) -> Result<(), CutError> {
+                self.said.push("record".into());
+                Ok(())
+            }
+            fn mark(&mut self, n: u64) {
+                self.marks += 1;
+                self.said.push(format!("mark {n}"));
+            }
+            fn power_cut(
+                &mut self,
+                budget: PowerBudget,
+            ) -> Result<Vec<crate::harness::CrashState>, CutError> {
+                assert_eq!(budget.per_flush, 5);
+                self.said.push("power".into());
+                // Before the setup's mark, at it, and a later one: the tree as it is is
+                // what each promised (nothing, the setup, everything).
+                Ok([None, Some(0), Some(self.marks - 1)]
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, promised)| crate::harness::CrashState {
+                        what: format!("state {i}"),
+                        promised,
+                    })
+                    .collect())
+            }
+            fn crash_state(&mut self, i: usize) -> Result<crate::harness::StateCheck, CutError> {
+                self.states += 1;
+                self.said.push(format!("state {i}"));
+                Ok(crate::harness::StateCheck {
+                    recovery_ns: 3_000_000,
+                    fsck_clean: Some(i != 1 || self.states > 3),
+                    fsck_said: "e2fsck: errors (a test)".into(),
+                    unmountable: (i == 2 && self.states == 3).then(|| "bad superblock".into()),
+                })
+            }
+            fn resume(&mut self) -> Result<(), CutError> {
+                self.said.push("resume".into());
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let settings = DurabilitySettings {
+            cuts: 4,
+            seed: Some(2),
+            cut: CutKind::Power,
+            crash_states: 5,
+            cut_at: CutAt::End,
+            ..DurabilitySettings::default()
+        };
+        assert!(settings.records_writes());
+        let mut sink = Collect::default();
+        let mut harness = Powered::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut harness,
+        );
+        assert_eq!(end.outcome, fsbench_model::Outcome::Ok, "{:?}", end.error);
+        assert_eq!(figure(&sink, "cuts"), 4.0);
+        assert_eq!(figure(&sink, "crash_states"), 12.0);
+        assert_eq!(harness.states, 12);
+        // One state of the first cut did not mount, one failed its check: two violations, no
+        // broken promise of the tree (nothing was lost).
+        assert_eq!(figure(&sink, "fsck_errors"), 2.0, "{:?}", sink.warnings);
+        assert_eq!(figure(&sink, "violations"), 2.0);
+        let recovery = figure(&sink, "recovery_p50");
+        assert!((recovery / 3e6 - 1.0).abs() < 0.05, "{recovery} ns");
+        let kept = sink.records[0].attributes["violation_list"]
+            .as_array()
+            .unwrap();
+        assert_eq!(kept[0]["crash_state"], "state 1");
+        assert!(kept[1]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("did not mount: bad superblock"));
+        // Each cut: record, a mark a step and the setup's, the cut, its states, resume.
+        let first_power = harness.said.iter().position(|s| s == "power").unwrap();
+        assert_eq!(harness.said[0], "record");
+        assert!(harness.said[1..first_power]
+            .iter()
+            .enumerate()
+            .all(|(k, s)| *s == format!("mark {k}")));
+        assert_eq!(
+            harness.said[first_power..first_power + 5],
+            ["power", "state 0", "state 1", "state 2", "resume"]
+        );
+        assert_eq!(harness.said.iter().filter(|s| *s == "record").count(), 4);
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     }
 
     /// Without a harness that can cut, the run ends unsupported, saying why.
