@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{fsbench, root_or_skip, stderr, stdout};
+use common::{between_mounts_below, fsbench, root_or_skip, stderr, stdout};
 use fsbench_workload::task::tree;
 use serde_json::Value;
 use std::path::Path;
@@ -28,27 +28,15 @@ fn largest_file() -> (String, u64) {
     (file.path.clone(), file.size)
 }
 
-/// The shell command run between the umount and the mount of a remount: finds the chain's
-/// directory in the unmounted ext4 image (debugfs), then the image offset of block `block` of
-/// `file` (below the extracted tree), writes both to `said`, and — with `damage` — overwrites
-/// that 4 KiB block of the image with zeroes, with direct I/O (the loop device reads its image
-/// with direct I/O).
+/// The hook that finds block `block` of `file` below the chain's extracted tree in the
+/// unmounted image (and with `damage` zeroes it): [`between_mounts_below`].
 fn between_mounts(said: &Path, file: &str, block: u64, damage: bool) -> String {
-    let write = if damage {
-        r#"dd if=/dev/zero of="$FSBENCH_IMAGE" bs=4096 count=1 seek=$((at / 4096)) conv=notrunc oflag=direct status=none"#
-    } else {
-        "true"
-    };
-    format!(
-        r#"set -e
-scratch=$(debugfs -R "ls /" "$FSBENCH_IMAGE" 2>/dev/null | grep -o 'fsbench-task-[0-9-]*' | head -n 1)
-size=$(dumpe2fs -h "$FSBENCH_IMAGE" 2>/dev/null | awk -F: '/^Block size/ {{ print $2 + 0 }}')
-physical=$(debugfs -R "bmap /$scratch/tree-1/{file} {block}" "$FSBENCH_IMAGE" 2>/dev/null)
-test -n "$scratch" && test "$size" = 4096 && test "$physical" -gt 0
-at=$((physical * size))
-{write}
-echo "$scratch $at" >> {said}"#,
-        said = said.display()
+    between_mounts_below(
+        "fsbench-task-[0-9-]*",
+        &format!("/tree-1/{file}"),
+        said,
+        block,
+        damage,
     )
 }
 

@@ -541,6 +541,18 @@ impl Drop for MountedDisk {
 /// loop device reads its image with direct I/O: what reaches the image file is what the
 /// filesystem reads after the mount).
 pub fn between_mounts(name: &str, said: &Path, block: u64, damage: bool) -> String {
+    between_mounts_below(name, "", said, block, damage)
+}
+
+/// As [`between_mounts`], for the file at `below` (`/tree-1/x.c`) under the entry of the root
+/// directory `name` matches.
+pub fn between_mounts_below(
+    name: &str,
+    below: &str,
+    said: &Path,
+    block: u64,
+    damage: bool,
+) -> String {
     let write = if damage {
         r#"dd if=/dev/zero of="$FSBENCH_IMAGE" bs=4096 count=1 seek=$((at / 4096)) conv=notrunc oflag=direct status=none"#
     } else {
@@ -550,7 +562,7 @@ pub fn between_mounts(name: &str, said: &Path, block: u64, damage: bool) -> Stri
         r#"set -e
 name=$(debugfs -R "ls /" "$FSBENCH_IMAGE" 2>/dev/null | grep -o '{name}' | head -n 1)
 size=$(dumpe2fs -h "$FSBENCH_IMAGE" 2>/dev/null | awk -F: '/^Block size/ {{ print $2 + 0 }}')
-physical=$(debugfs -R "bmap /$name {fs_block}" "$FSBENCH_IMAGE" 2>/dev/null)
+physical=$(debugfs -R "bmap /$name{below} {fs_block}" "$FSBENCH_IMAGE" 2>/dev/null)
 test -n "$name" && test "$size" = 4096 && test "$physical" -gt 0
 at=$((physical * size))
 {write}
