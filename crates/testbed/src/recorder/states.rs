@@ -146,7 +146,7 @@ impl Builder {
     /// Starts from a copy of `start` (the image when `log` began) at `working`.
     pub fn new(log: Log, start: &Path, working: &Path) -> io::Result<Builder> {
         crate::copy::copy_image(start, working)?;
-        let image = std::fs::OpenOptions::new().write(true).open(working)?;
+        let image = open_made(working)?;
         Ok(Builder {
             log,
             working: working.to_path_buf(),
@@ -170,12 +170,22 @@ impl Builder {
         }
         self.applied = state.upto;
         crate::copy::copy_image(&self.working, out)?;
-        let image = std::fs::OpenOptions::new().write(true).open(out)?;
+        let image = open_made(out)?;
         for &i in &state.extra {
             self.log.apply(i, &image)?;
         }
         image.sync_all()
     }
+}
+
+/// The image just made at `path` (by `copy_image`, which refuses what is there), opened to
+/// write, never through a symlink put in its place.
+fn open_made(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 impl Drop for Builder {
