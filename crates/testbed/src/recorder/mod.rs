@@ -116,20 +116,46 @@ impl Recorder {
         self.shared.log().take()
     }
 
-    /// Unmounts the FUSE mount (the loop device over it detached first).
+    /// Unmounts the FUSE mount (the loop device over it detached first) and ends its thread.
     pub fn stop(mut self) -> io::Result<()> {
-        match self.session.take() {
-            Some(session) => session.umount_and_join(),
-            None => Ok(()),
+        self.unmount()
+    }
+
+    /// A loop device detached a moment ago may still hold the image (EBUSY): the unmount is
+    /// tried again for a while before it fails. Then the session's thread ends (ENODEV).
+    fn unmount(&mut self) -> io::Result<()> {
+        let Some(session) = self.session.take() else {
+            return Ok(());
+        };
+        let path = std::ffi::CString::new(self.mountpoint.as_os_str().as_encoded_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let patience = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            // SAFETY: umount2 of a NUL-terminated path this function owns.
+            if unsafe { libc::umount2(path.as_ptr(), 0) } == 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            // Not mounted any more (a target's teardown unmounted it by its record).
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                break;
+            }
+            if e.raw_os_error() != Some(libc::EBUSY) || std::time::Instant::now() >= patience {
+                self.session = Some(session);
+                return Err(e);
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
+        // Unmounted already: the session's own unmount finds nothing to do, and its thread
+        // has ended.
+        let _ = session.umount_and_join();
+        Ok(())
     }
 }
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        if let Some(session) = self.session.take() {
-            let _ = session.umount_and_join();
-        }
+        let _ = self.unmount();
     }
 }
 
