@@ -2065,10 +2065,10 @@ fn durability_is_reported_per_configuration_in_every_output() {
     let md = render(&crate::Markdown::default(), &model);
     assert!(md.contains("## Durability\n"), "{md}");
     assert!(
-        md.contains("| ext4 mount=writeback | 2 samples: 5, 7 | 200 | **12** | stale data exposed 12 | 5.00 ms to 10.0 ms | 50.0 ms | clean after every cut |"),
+        md.contains("| ext4 mount=writeback | 2 samples: 5, 7 | shutdown | 200 | - | **12** | stale data exposed 12 | 5.00 ms to 10.0 ms | 50.0 ms | clean after every cut |"),
         "{md}"
     );
-    assert!(md.contains("| xfs mount=default | 2 samples: 0, 0 | 200 | 0 | none | 25.0 ms | 50.0 ms | clean after every cut |"), "{md}");
+    assert!(md.contains("| xfs mount=default | 2 samples: 0, 0 | shutdown | 200 | - | 0 | none | 25.0 ms | 50.0 ms | clean after every cut |"), "{md}");
     assert!(
         md.contains("- btrfs mount=default: failed ×2: btrfs has no shutdown ioctl"),
         "{md}"
@@ -2129,9 +2129,10 @@ fn durability_is_reported_per_configuration_in_every_output() {
         sheet.get((2, 0)),
         Some(&Data::String("ext4 mount=writeback".into()))
     );
-    assert_eq!(sheet.get((2, 5)), Some(&Data::Float(12.0)));
+    assert_eq!(sheet.get((2, 4)), Some(&Data::String("shutdown".into())));
+    assert_eq!(sheet.get((2, 7)), Some(&Data::Float(12.0)));
     assert_eq!(
-        sheet.get((2, 11)),
+        sheet.get((2, 13)),
         Some(&Data::Float(12.0)),
         "stale data exposed"
     );
@@ -2139,6 +2140,106 @@ fn durability_is_reported_per_configuration_in_every_output() {
         sheet.get((4, 0)),
         Some(&Data::String("btrfs mount=default".into()))
     );
+}
+
+/// A power cut's configuration: its crash states counted beside its cuts in every output, the
+/// fsck verdict per crash state, the state a violation was found in, and a replay command that
+/// cuts by power again (and ignores flushes when the run did).
+#[test]
+fn power_cuts_are_reported_with_their_crash_states() {
+    use calamine::{Data, Reader, Xlsx as XlsxReader};
+    use fsbench_workload::durability::CRASH_STATES;
+    let (_dir, mut store, run) = new_run("power", 2);
+    let config = typed(
+        r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"nobarrier","mount_options":"barrier=0","scheduler":null,"cache":"warm"}"#,
+    );
+    let case = store
+        .add_case(
+            run,
+            "ext4.default.nobarrier.default.warm.power",
+            0,
+            &config,
+            r#"{"kind":"durability","name":"power"}"#,
+        )
+        .unwrap();
+    for rep in 1..=2u32 {
+        let mut result = durability_result(10, [rep as u64, 0, 0, 0, 0, 0, 1], 4e6, 9e6);
+        result
+            .measurements
+            .push(CRASH_STATES.at(200.0 + rep as f64));
+        result.attributes.insert(
+            "cut".into(),
+            "power cut of the recording device ignoring flushes: the state at the sequence's \
+             start and up to 8 seeded subsets of every write since, mounted and checked"
+                .into(),
+        );
+        let list = result.attributes["violation_list"].as_array_mut().unwrap();
+        list[0]["crash_state"] = "at the log's start and 2 of its 9 next writes".into();
+        store
+            .record_sample(
+                case,
+                &NewSample {
+                    results: &[result],
+                    ..sample(rep, Outcome::Ok)
+                },
+            )
+            .unwrap();
+    }
+    let model = ReportModel::load(&store, &[run]).unwrap();
+    let text = render(
+        &Terminal {
+            db: None,
+            all_metrics: false,
+            ranking: true,
+        },
+        &model,
+    );
+    let said: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        said.contains(
+            "5 violations in 20 power cuts (flushes ignored) (403 crash states) (2 samples: 2, 3)"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("fsck errors in 2 of 403 crash states"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "sample 1, cut 3, crash state at the log's start and 2 of its 9 next writes (seq-2)"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("--mount-options barrier=0 --device image:1G --age 30 --cut power --flushes ignored --cut-at end"),
+        "{said}"
+    );
+    let md = render(&crate::Markdown::default(), &model);
+    assert!(
+        md.contains("| 2 samples: 2, 3 | power, flushes ignored | 20 | 403 | **5** |"),
+        "{md}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&render(&Json, &model)).unwrap();
+    let checked = &doc["durability"]["checked"][0];
+    assert_eq!(checked["crash_states"], 403);
+    assert_eq!(checked["cut"], "power, flushes ignored");
+    let html = render(&crate::Html::default(), &model);
+    assert!(
+        html.contains(
+            "<td>power, flushes ignored</td><td class=\"num\">20</td><td class=\"num\">403</td>"
+        ),
+        "{html}"
+    );
+    let mut bytes = Vec::new();
+    crate::Xlsx.write(&model, &mut bytes).unwrap();
+    let mut book: XlsxReader<_> = XlsxReader::new(std::io::Cursor::new(bytes)).unwrap();
+    let sheet = book.worksheet_range("durability").unwrap();
+    assert_eq!(
+        sheet.get((0, 6)),
+        Some(&Data::String("crash states".into()))
+    );
+    assert_eq!(sheet.get((1, 6)), Some(&Data::Float(403.0)));
 }
 
 /// The fastest configuration broke promises and the second fastest was not checked: the

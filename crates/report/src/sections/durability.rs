@@ -9,7 +9,7 @@ use crate::model::{CaseView, ReportModel};
 use crate::section::{colour, render_html, JsonMember, Section};
 use crate::text::{escape_markdown as escape, heading, printable, say, sheet_name, write_rows};
 use fsbench_model::{Outcome, Unit};
-use fsbench_workload::durability::{oracle::Kind, BY_KIND};
+use fsbench_workload::durability::{oracle::Kind, BY_KIND, CRASH_STATES};
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -43,6 +43,11 @@ pub struct Checked {
     pub samples: usize,
     pub all_samples: usize,
     pub cuts: u64,
+    /// How the filesystem was cut: "shutdown" (the shutdown ioctl) or "power" (the recording
+    /// device's crash states; "power, flushes ignored" when the device ignored them).
+    pub cut: String,
+    /// Crash states made and checked (power cuts; 0 for the shutdown cut).
+    pub crash_states: u64,
     pub violations: u64,
     /// Each sample's violations, in repetition order: the spread between samples.
     pub per_sample: Vec<u64>,
@@ -78,6 +83,10 @@ pub struct Example {
     pub path: String,
     pub detail: String,
     pub family: String,
+    /// The crash state the violation was found in (power cuts): "after flush 2 and 1 of its 3
+    /// next writes".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crash_state: Option<String>,
     /// The operations that break the promise, joined with "; " (as `--sequence` reads them):
     /// the minimal sequence the workload reduced it to, else all those before the cut.
     pub sequence: String,
@@ -208,6 +217,8 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
         samples: 0,
         all_samples: case.samples.len(),
         cuts: 0,
+        cut: String::new(),
+        crash_states: 0,
         violations: 0,
         per_sample: Vec::new(),
         by_kind: Vec::new(),
@@ -229,6 +240,10 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
         let count = |metric: &str| figure(result, metric).unwrap_or(0.0).max(0.0).round() as u64;
         c.samples += 1;
         c.cuts += count(CUTS);
+        c.crash_states += count(CRASH_STATES.name);
+        if c.cut.is_empty() {
+            c.cut = cut_of(result).to_string();
+        }
         let violations = count(VIOLATIONS);
         c.violations += violations;
         c.per_sample.push(violations);
@@ -281,7 +296,8 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
                 path: text("path"),
                 detail: text("detail"),
                 family: text("family"),
-                replay: replay(case, &sequence, &text("kind")),
+                crash_state: v["crash_state"].as_str().map(str::to_string),
+                replay: replay(case, cut_of(result), &sequence, &text("kind")),
                 sequence,
                 reduction: v["reduction"].as_str().map(str::to_string),
             });
@@ -302,6 +318,23 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
     Some(c)
 }
 
+/// How a result's filesystem was cut, from its `cut` attribute: "shutdown" (also for results
+/// from before the power cut, which have none), "power", or "power, flushes ignored".
+fn cut_of(result: &fsbench_model::ResultRecord) -> &'static str {
+    let said = result
+        .attributes
+        .get("cut")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    match said {
+        s if s.starts_with("power cut") && s.contains("ignoring flushes") => {
+            "power, flushes ignored"
+        }
+        s if s.starts_with("power cut") => "power",
+        _ => "shutdown",
+    }
+}
+
 /// `text` as one shell word: as it is when it is plain, else in single quotes.
 fn shell_word(text: &str) -> String {
     let plain = !text.is_empty()
@@ -320,7 +353,7 @@ fn shell_word(text: &str) -> String {
 /// the blocks a file is given held other data before: on a fresh filesystem the blocks are
 /// zeros until the run's own churn has freed some, so a stale-data violation is replayed on a
 /// small aged filesystem, where it shows at once.
-fn replay(case: &CaseView, sequence: &str, kind: &str) -> String {
+fn replay(case: &CaseView, cut: &str, sequence: &str, kind: &str) -> String {
     let config = &case.config;
     let mut command = format!("fsbench durability --fs {}", shell_word(&config.filesystem));
     if !config.mkfs_options.is_empty() {
@@ -337,6 +370,12 @@ fn replay(case: &CaseView, sequence: &str, kind: &str) -> String {
     }
     if kind == Kind::StaleData.name() {
         command.push_str(" --device image:1G --age 30");
+    }
+    if cut.starts_with("power") {
+        command.push_str(" --cut power");
+    }
+    if cut.ends_with("ignored") {
+        command.push_str(" --flushes ignored");
     }
     format!("{command} --cut-at end --sequence {}", shell_word(sequence))
 }
@@ -408,23 +447,62 @@ impl Checked {
         self.recovery_max.map_or("-".into(), duration)
     }
 
-    /// "clean after every cut", "errors after 2 of 200 cuts", "not run: ...".
+    /// Whether the filesystem was cut by power (the recording device's crash states).
+    pub fn power(&self) -> bool {
+        self.cut.starts_with("power")
+    }
+
+    /// What a check was made after: "cuts", or "crash states" for a power cut.
+    fn checked_after(&self) -> (u64, &'static str) {
+        match self.power() {
+            true => (self.crash_states, "crash states"),
+            false => (self.cuts, "cuts"),
+        }
+    }
+
+    /// "clean after every cut", "errors after 2 of 200 cuts", "errors in 3 of 410 crash
+    /// states" (an unmountable state counts), "not run: ...".
     pub fn fsck_text(&self) -> String {
+        let (of, what) = self.checked_after();
         match (&self.fsck_unchecked, self.fsck_errors) {
-            (_, n) if n > 0 => format!("errors after {n} of {} cuts", self.cuts),
+            (_, n) if n > 0 && self.power() => format!("errors in {n} of {of} {what}"),
+            (_, n) if n > 0 => format!("errors after {n} of {of} {what}"),
             (Some(why), _) => format!("not run: {why}"),
+            (None, _) if self.power() => "clean in every crash state".into(),
             (None, _) => "clean after every cut".into(),
         }
     }
 
-    /// "0 violations in 200 cuts" or "12 violations in 200 cuts".
+    /// "0 violations in 200 cuts", or "12 violations in 20 power cuts (410 crash states)".
     pub fn violations_text(&self) -> String {
+        let states = match self.power() {
+            true => format!(" ({} crash states)", self.crash_states),
+            false => String::new(),
+        };
         format!(
-            "{} violation{} in {} cuts",
+            "{} violation{} in {} {}{states}",
             self.violations,
             if self.violations == 1 { "" } else { "s" },
-            self.cuts
+            self.cuts,
+            self.cut_text(),
         )
+    }
+
+    /// "cuts", "power cuts" or "power cuts, flushes ignored," as counted.
+    fn cut_text(&self) -> &'static str {
+        match self.cut.as_str() {
+            "power" => "power cuts",
+            "power, flushes ignored" => "power cuts (flushes ignored)",
+            _ => "cuts",
+        }
+    }
+
+    /// The crash states checked, or "-" for the shutdown cut (it makes none).
+    pub fn crash_states_text(&self) -> String {
+        match self.power() {
+            true => self.crash_states.to_string(),
+            false => "-".into(),
+        }
     }
 }
 
@@ -439,8 +517,13 @@ impl Example {
     /// "sample 1, cut 6 (mixed): stale data exposed: B: the block at byte ... (reduced: 2 of 9
     /// operations still break it …)".
     pub fn text(&self) -> String {
+        let state = self
+            .crash_state
+            .as_ref()
+            .map(|s| format!(", crash state {s}"))
+            .unwrap_or_default();
         let mut text = format!(
-            "sample {}, cut {} ({}): {}: {}: {}",
+            "sample {}, cut {}{state} ({}): {}: {}: {}",
             self.repetition, self.cut, self.family, self.kind, self.path, self.detail
         );
         if let Some(reduction) = &self.reduction {
@@ -451,13 +534,15 @@ impl Example {
 }
 
 /// What the figures are, for every report.
-pub const EXPLAINED: &str = "each configuration's filesystem cut as a crash of the system \
-    would (the shutdown ioctl, the log not written back) after seeded sequences of file \
-    operations, then mounted again and checked against what POSIX and Linux promise \
+pub const EXPLAINED: &str = "each configuration's filesystem cut after seeded sequences of \
+    file operations — as a crash of the system would (the shutdown ioctl, the log not written \
+    back), or as a power failure would (cut = power: every crash state the recording device's \
+    write log can leave, at each flush and of the writes since it, each mounted) — then \
+    checked with its fsck and against what POSIX and Linux promise \
     (docs/workloads/durability.md); summed over its samples, with each sample's count (the \
     spread). 0 violations is the only good value: a count of broken promises is not a speed, \
-    and one is a fault, not noise. Recovery: the mount after a cut (the median of each sample, \
-    and the longest)";
+    and one is a fault, not noise. Recovery: the mount after a cut or of a crash state (the \
+    median of each sample, and the longest)";
 
 /// A configuration's name, with its workload's when the report has several durability workloads.
 fn label(c: &Checked, several_workloads: bool) -> String {
@@ -554,15 +639,17 @@ pub fn markdown(out: &mut dyn Write, d: &Durability) -> io::Result<()> {
     if !d.checked.is_empty() {
         writeln!(
             out,
-            "| configuration | samples (violations each) | cuts | violations | by kind | recovery median | recovery longest | fsck |\n|---|---|---:|---:|---|---:|---:|---|"
+            "| configuration | samples (violations each) | cut | cuts | crash states | violations | by kind | recovery median | recovery longest | fsck |\n|---|---|---|---:|---:|---:|---|---:|---:|---|"
         )?;
         for c in &d.checked {
             writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 escape(&label(c, several)),
                 escape(&c.samples_text()),
+                c.cut,
                 c.cuts,
+                c.crash_states_text(),
                 if c.violations > 0 {
                     format!("**{}**", c.violations)
                 } else {
@@ -626,7 +713,9 @@ pub fn html(findings: &Findings) -> Result<String, minijinja::Error> {
                 label => label(c, several),
                 colour => colour(model, &c.configuration),
                 samples => c.samples_text(),
+                cut => c.cut.clone(),
                 cuts => c.cuts,
+                crash_states => c.crash_states_text(),
                 violations => c.violations,
                 kinds => c.kinds_text(),
                 p50 => c.p50_text(),
@@ -670,7 +759,9 @@ pub fn workbook(
         "workload",
         "samples",
         "samples in all",
+        "cut",
         "cuts",
+        "crash states",
         "violations",
     ]
     .map(String::from)
@@ -695,17 +786,21 @@ pub fn workbook(
         ws.write_string(r, 1, &c.workload)?;
         ws.write_number(r, 2, c.samples as f64)?;
         ws.write_number(r, 3, c.all_samples as f64)?;
-        ws.write_number(r, 4, c.cuts as f64)?;
-        ws.write_number(r, 5, c.violations as f64)?;
+        ws.write_string(r, 4, &c.cut)?;
+        ws.write_number(r, 5, c.cuts as f64)?;
+        if c.power() {
+            ws.write_number(r, 6, c.crash_states as f64)?;
+        }
+        ws.write_number(r, 7, c.violations as f64)?;
         for (k, kind) in Kind::ALL.iter().enumerate() {
             let n = c
                 .by_kind
                 .iter()
                 .find(|x| x.kind == kind.name())
                 .map_or(0, |x| x.count);
-            ws.write_number(r, 6 + k as u16, n as f64)?;
+            ws.write_number(r, 8 + k as u16, n as f64)?;
         }
-        let next = 6 + Kind::ALL.len() as u16;
+        let next = 8 + Kind::ALL.len() as u16;
         if !c.recovery_p50.is_empty() {
             let lo = c.recovery_p50.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = c.recovery_p50.iter().copied().fold(0.0, f64::max);
@@ -722,7 +817,7 @@ pub fn workbook(
         ws.write_string(r, 0, &n.configuration)?;
         ws.write_string(r, 1, &n.workload)?;
         ws.write_number(r, 3, n.samples as f64)?;
-        ws.write_string(r, 6 + Kind::ALL.len() as u16 + 4, n.text())?;
+        ws.write_string(r, 8 + Kind::ALL.len() as u16 + 4, n.text())?;
         r += 1;
     }
     Ok(())

@@ -59,6 +59,13 @@ pub struct DurabilitySettings {
     #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().crash_states)]
     pub crash_states: u64,
 
+    /// With `cut = power`: what the device did with the filesystem's flushes — kept (every
+    /// write before a flush durable once it returned) or ignored (a device that acknowledges
+    /// flushes without making anything durable: any subset of every write since the sequence
+    /// began may be lost).
+    #[arg(long, value_name = "HOW", default_value_t = DurabilitySettings::default().flushes)]
+    pub flushes: Flushes,
+
     /// Most 4 KiB blocks one write or append writes.
     #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().max_blocks)]
     pub max_blocks: u64,
@@ -91,6 +98,7 @@ impl Default for DurabilitySettings {
             cut_at: CutAt::Random,
             cut: CutKind::Shutdown,
             crash_states: 8,
+            flushes: Flushes::Kept,
             max_blocks: 4,
             sequence: None,
             reduce: 3,
@@ -188,7 +196,39 @@ impl fmt::Display for CutKind {
     }
 }
 
-fsbench_model::text_serde!(Families, CutAt, CutKind);
+/// What the recording device did with the filesystem's flushes, in a power cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flushes {
+    /// Every write before a flush is durable once the flush returned.
+    Kept,
+    /// Flushes acknowledged and ignored: nothing is durable until the cut.
+    Ignored,
+}
+
+impl std::str::FromStr for Flushes {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Flushes, String> {
+        match text {
+            "kept" => Ok(Flushes::Kept),
+            "ignored" => Ok(Flushes::Ignored),
+            other => Err(format!(
+                "'{other}' is not what the device did with flushes: use kept or ignored (a \
+                 device that acknowledges flushes without making writes durable)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Flushes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Flushes::Kept => "kept",
+            Flushes::Ignored => "ignored",
+        })
+    }
+}
+
+fsbench_model::text_serde!(Families, CutAt, CutKind, Flushes);
 
 /// Promises broken, over every cut: the main figure (0 is the only good value).
 pub const VIOLATIONS: MetricDef = MetricDef::new("violations", Unit::Count, Direction::Lower)
@@ -270,6 +310,12 @@ shutdown ioctl (ext4, xfs here); others end unsupported. Reported: cuts, violati
             return Err(WorkloadError::invalid(
                 "crash_states",
                 "must be from 1 to 10000",
+            ));
+        }
+        if self.flushes == Flushes::Ignored && self.cut != CutKind::Power {
+            return Err(WorkloadError::invalid(
+                "flushes",
+                "ignored flushes are a model of the recording device: use it with cut = power",
             ));
         }
         if self.max_blocks == 0 || self.max_blocks > 256 {
@@ -375,16 +421,14 @@ impl DurabilitySettings {
         let record = (self.max_blocks as usize) * crate::verify::BLOCK;
         let mut data = DataSource::new(DataKind::Random, seed, record);
         let mut rng = Rng::new(seed ^ 0x6475_7261_6269_6c65);
-        let mut recoveries = Histogram::new();
+        let mut tally = Tally::default();
         let mut by_kind = [0u64; 7];
         let mut kept: Vec<serde_json::Value> = Vec::new();
         let mut operations = 0u64;
-        let mut fsck_unchecked = false;
-        let mut crash_states = 0u64;
         let started = now_ns();
         let mut next_id = 1;
         // The violations to reduce: where each is kept, the sequence that made it, its kind.
-        let mut to_reduce: Vec<(usize, Vec<Step>, Kind)> = Vec::new();
+        let mut to_reduce: Vec<(usize, u64, Vec<Step>, Kind)> = Vec::new();
         let fallocate = ops::fallocate_works(top)?;
         if !fallocate {
             if let Some(given) = &self.sequence {
@@ -415,27 +459,10 @@ impl DurabilitySettings {
             std::fs::create_dir(&root)
                 .map_err(|e| WorkloadError::io("create the directory", &root, e))?;
             let power = self.cut == CutKind::Power;
-            if power {
-                match harness.record() {
-                    Ok(()) => {}
-                    Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
-                    Err(CutError::Failed(why)) => {
-                        return Err(WorkloadError::Harness(format!(
-                            "the recording before sequence {} failed: {why}",
-                            round + 1
-                        ))
-                        .into())
-                    }
-                }
-            }
             let mut oracle = Oracle::new(seed, next_id);
-            ops::setup(&root, &mut oracle, &mut data)?;
-            // What was promised at each mark (0: the setup), and the calls told by then.
-            let mut views: Vec<(Oracle, usize)> = Vec::new();
-            if power {
-                harness.mark(0);
-                views.push((oracle.clone(), oracle.events().len()));
-            }
+            let mut views = self.begin(harness, &root, &mut oracle, &mut data, || {
+                format!("the recording before sequence {}", round + 1)
+            })?;
             let steps = match &self.sequence {
                 Some(given) => given.0.clone(),
                 None => ops::generate(
@@ -454,10 +481,7 @@ impl DurabilitySettings {
             let done: &[Step] = &steps[..cut_after];
             for (k, step) in done.iter().enumerate() {
                 ops::run(&root, step, &mut oracle, &mut data)?;
-                if power {
-                    harness.mark(k as u64 + 1);
-                    views.push((oracle.clone(), oracle.events().len()));
-                }
+                mark(harness, &mut views, &oracle, k + 1);
             }
             operations += done.len() as u64;
             next_id = oracle.next_id();
@@ -470,57 +494,23 @@ impl DurabilitySettings {
                 .into()
             };
             // Each check of the round: the crash state it was of (power cuts), what it found.
-            let mut checks: Vec<(Option<String>, Vec<Violation>)> = Vec::new();
+            let mut checks = Checks::new();
             if power {
-                let budget = PowerBudget {
-                    per_flush: self.crash_states as usize,
-                    seed: seed ^ round,
-                    ignore_flushes: false,
-                };
-                let states = match harness.power_cut(budget) {
-                    Ok(states) => states,
-                    Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
-                    Err(CutError::Failed(why)) => return Err(failed(why)),
-                };
-                for (i, state) in states.iter().enumerate() {
-                    if stop.is_requested() {
-                        let _ = harness.resume();
-                        return Ok(false);
-                    }
-                    let check = harness.crash_state(i).map_err(|e| failed(e.to_string()))?;
-                    crash_states += 1;
-                    let mut found = Vec::new();
-                    match &check.unmountable {
-                        Some(why) => found.push(Violation {
-                            kind: Kind::FsckErrors,
-                            path: String::new(),
-                            detail: format!("the crash state did not mount: {why}"),
-                        }),
-                        None => {
-                            recoveries.record(check.recovery_ns);
-                            // The view of the state's promises, knowing every later call.
-                            let view = state.promised.and_then(|m| views.get(m as usize));
-                            if let Some((at_mark, told)) = view {
-                                let mut view = at_mark.clone();
-                                view.replay_operations(&oracle.events()[*told..]);
-                                found = view.check(&root);
-                            }
-                        }
-                    }
-                    found.extend(fsck_violation(check.fsck_clean, &check.fsck_said));
-                    fsck_unchecked |= check.fsck_clean.is_none() && check.unmountable.is_none();
-                    checks.push((Some(state.what.clone()), found));
+                let budget = self.budget(seed, round);
+                let states = (&views, &oracle, root.as_path());
+                match check_states(harness, budget, states, stop, &mut tally, &failed)? {
+                    Some(found) => checks = found,
+                    None => return Ok(false),
                 }
-                harness.resume().map_err(|e| failed(e.to_string()))?;
             } else {
                 let (cut, found) = match cut_and_check(harness, &oracle, &root) {
                     Ok(done) => done,
                     Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
                     Err(CutError::Failed(why)) => return Err(failed(why)),
                 };
-                recoveries.record(cut.recovery_ns);
+                tally.recoveries.record(cut.recovery_ns);
                 if cut.fsck_clean.is_none() {
-                    fsck_unchecked = true;
+                    tally.fsck_unchecked = true;
                 }
                 checks.push((None, found));
             }
@@ -544,10 +534,11 @@ impl DurabilitySettings {
                     }
                 }
                 if let Some(v) = found.first() {
-                    // A power cut's violations are not reduced (yet): a replay is a whole
-                    // power cut.
-                    if !power && first_kept < kept.len() && (to_reduce.len() as u64) < self.reduce {
-                        to_reduce.push((first_kept, done.to_vec(), v.kind));
+                    // One violation a cut (of a power cut: its first state's first).
+                    let reduced = to_reduce.iter().any(|r| r.1 == round);
+                    if !reduced && first_kept < kept.len() && (to_reduce.len() as u64) < self.reduce
+                    {
+                        to_reduce.push((first_kept, round, done.to_vec(), v.kind));
                     }
                     let at = state
                         .map(|s| format!(", crash state {s}"))
@@ -570,7 +561,11 @@ impl DurabilitySettings {
         }
         let elapsed = now_ns() - started;
         let mut replays = 0;
-        for (n, (at, steps, kind)) in to_reduce.into_iter().enumerate() {
+        let cut_after_last = match self.cut {
+            CutKind::Shutdown => "cut after the last",
+            CutKind::Power => "power cut after the last, in some crash state",
+        };
+        for (n, (at, round, steps, kind)) in to_reduce.into_iter().enumerate() {
             if stop.is_requested() {
                 return Ok(false);
             }
@@ -578,7 +573,16 @@ impl DurabilitySettings {
             let root = top.join(format!("reduce-{n}"));
             let mut replay = |steps: &[Step]| -> Result<bool, Stopped> {
                 replays += 1;
-                let found = self.replayed(&root, steps, seed, &mut next_id, &mut data, harness)?;
+                let found = self.replayed(
+                    &root,
+                    steps,
+                    seed,
+                    round,
+                    &mut next_id,
+                    &mut data,
+                    harness,
+                    stop,
+                )?;
                 Ok(found.iter().any(|v| v.kind == kind))
             };
             let reduced = reduce(&steps, &mut replay, stop)?;
@@ -598,7 +602,7 @@ impl DurabilitySettings {
                     entry.insert(
                         "reduction".into(),
                         format!(
-                            "{} of {} operations still break it (cut after the last), found in \
+                            "{} of {} operations still break it ({cut_after_last}), found in \
                              {tries} replays",
                             minimal.len(),
                             steps.len()
@@ -609,9 +613,11 @@ impl DurabilitySettings {
                 None => {
                     entry.insert(
                         "reduction".into(),
-                        "not reproduced by a replay of the whole sequence (cut after its last \
-                         operation): the cut's timing decided it"
-                            .into(),
+                        format!(
+                            "not reproduced by a replay of the whole sequence ({cut_after_last} \
+                             operation): the cut's timing decided it"
+                        )
+                        .into(),
                     );
                 }
             }
@@ -625,9 +631,9 @@ impl DurabilitySettings {
         ];
         measurements.extend(BY_KIND.iter().zip(by_kind).map(|(m, n)| m.at(n as f64)));
         if self.cut == CutKind::Power {
-            measurements.push(CRASH_STATES.at(crash_states as f64));
+            measurements.push(CRASH_STATES.at(tally.crash_states as f64));
         }
-        let summary = recoveries.summary();
+        let summary = tally.recoveries.summary();
         measurements.extend([
             RECOVERY[0].at(summary.p50_ns as f64),
             RECOVERY[1].at(summary.mean_ns),
@@ -664,6 +670,12 @@ impl DurabilitySettings {
             "cut".into(),
             match self.cut {
                 CutKind::Shutdown => "shutdown ioctl (FS_IOC_SHUTDOWN), log not flushed".into(),
+                CutKind::Power if self.flushes == Flushes::Ignored => format!(
+                    "power cut of the recording device ignoring flushes: the state at the \
+                     sequence's start and up to {} seeded subsets of every write since, mounted \
+                     and checked",
+                    self.crash_states
+                ),
                 CutKind::Power => format!(
                     "power cut of the recording device: every crash state of the write log — at \
                      each flush, and up to {} of the writes since it (seeded) — mounted and checked",
@@ -672,7 +684,7 @@ impl DurabilitySettings {
             }
             .into(),
         );
-        if fsck_unchecked {
+        if tally.fsck_unchecked {
             attributes.insert(
                 "fsck".into(),
                 "none: the filesystem has no check tool".into(),
@@ -720,35 +732,122 @@ fn fsck_violation(clean: Option<bool>, said: &str) -> Option<Violation> {
     })
 }
 
+/// What the cuts of a run found besides violations.
+#[derive(Default)]
+struct Tally {
+    /// The mounts after each cut (each crash state of a power cut).
+    recoveries: Histogram,
+    /// Crash states made and checked.
+    crash_states: u64,
+    /// Some check had no filesystem check to run.
+    fsck_unchecked: bool,
+}
+
+/// What was promised at each mark of a sequence on the recording device (0: the setup): the
+/// oracle then, and how many of its calls it had told. Empty for the shutdown cut.
+type Views = Vec<(Oracle, usize)>;
+
+/// Each check of a cut: the crash state it was of (power cuts), what it found.
+type Checks = Vec<(Option<String>, Vec<Violation>)>;
+
+/// Mark `n` set on the recording device ("operation n returned") and the oracle kept as of it;
+/// nothing without a recording (`views` is then empty and stays so).
+fn mark(harness: &mut dyn Harness, views: &mut Views, oracle: &Oracle, n: usize) {
+    if !views.is_empty() {
+        harness.mark(n as u64);
+        views.push((oracle.clone(), oracle.events().len()));
+    }
+}
+
 impl DurabilitySettings {
-    /// `steps` run again from the setup in `root` (made and removed here), cut after the
-    /// last: the violations found.
+    /// A sequence's start in `root` (made already): with a power cut the recording begins (what
+    /// the device holds now is where every crash state starts), then the setup's files are
+    /// made; the views of the marks, begun with mark 0 (the setup) on the recording device.
+    fn begin(
+        &self,
+        harness: &mut dyn Harness,
+        root: &Path,
+        oracle: &mut Oracle,
+        data: &mut DataSource,
+        what: impl Fn() -> String,
+    ) -> Result<Views, Stopped> {
+        let power = self.cut == CutKind::Power;
+        if power {
+            match harness.record() {
+                Ok(()) => {}
+                Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+                Err(CutError::Failed(why)) => {
+                    return Err(WorkloadError::Harness(format!("{} failed: {why}", what())).into())
+                }
+            }
+        }
+        ops::setup(root, oracle, data)?;
+        let mut views = Views::new();
+        if power {
+            harness.mark(0);
+            views.push((oracle.clone(), oracle.events().len()));
+        }
+        Ok(views)
+    }
+
+    /// The crash states a power cut after the sequence of `round` lists: seeded by the run's
+    /// seed and the round, so a replay of the round's sequence lists the same subsets of a
+    /// log like its.
+    fn budget(&self, seed: u64, round: u64) -> PowerBudget {
+        PowerBudget {
+            per_flush: self.crash_states as usize,
+            seed: seed ^ round,
+            ignore_flushes: self.flushes == Flushes::Ignored,
+        }
+    }
+
+    /// `steps` run again from the setup in `root` (made and removed here), cut after the last
+    /// as the run cuts (a power cut: every crash state its budget lists for `round`, checked):
+    /// the violations found.
+    #[allow(clippy::too_many_arguments)]
     fn replayed(
         &self,
         root: &Path,
         steps: &[Step],
         seed: u64,
+        round: u64,
         next_id: &mut oracle::FileId,
         data: &mut DataSource,
         harness: &mut dyn Harness,
+        stop: &StopFlag,
     ) -> Result<Vec<Violation>, Stopped> {
         std::fs::create_dir(root)
             .map_err(|e| WorkloadError::io("create the directory", root, e))?;
+        let what = || format!("a replay of {}", said(steps));
         let mut oracle = Oracle::new(seed, *next_id);
-        ops::setup(root, &mut oracle, data)?;
-        for step in steps {
+        let mut views = self.begin(harness, root, &mut oracle, data, what)?;
+        for (k, step) in steps.iter().enumerate() {
             ops::run(root, step, &mut oracle, data)?;
+            mark(harness, &mut views, &oracle, k + 1);
         }
         *next_id = oracle.next_id();
-        let found = match cut_and_check(harness, &oracle, root) {
-            Ok((_, found)) => found,
-            Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
-            Err(CutError::Failed(why)) => {
-                return Err(WorkloadError::Harness(format!(
-                    "the cut after a replay of {} failed: {why}",
-                    said(steps)
-                ))
-                .into())
+        let failed = |why: String| -> Stopped {
+            WorkloadError::Harness(format!("the cut after {} failed: {why}", what())).into()
+        };
+        let found = if self.cut == CutKind::Power {
+            let budget = self.budget(seed, round);
+            let mut tally = Tally::default();
+            match check_states(
+                harness,
+                budget,
+                (&views, &oracle, root),
+                stop,
+                &mut tally,
+                &failed,
+            )? {
+                Some(checks) => checks.into_iter().flat_map(|(_, found)| found).collect(),
+                None => Vec::new(),
+            }
+        } else {
+            match cut_and_check(harness, &oracle, root) {
+                Ok((_, found)) => found,
+                Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+                Err(CutError::Failed(why)) => return Err(failed(why)),
             }
         };
         fsbench_measure::walk::remove_tree(root).map_err(|e| {
@@ -756,6 +855,58 @@ impl DurabilitySettings {
         })?;
         Ok(found)
     }
+}
+
+/// The power cut after a sequence: every crash state `budget` lists made, mounted and checked
+/// — fsck's verdict, and the files of `root` against what was promised at the state's mark,
+/// knowing every later call — then the filesystem resumed. `sequence` is the views of its
+/// marks, the oracle after its last operation, and its directory. None: stopped (resumed).
+fn check_states(
+    harness: &mut dyn Harness,
+    budget: PowerBudget,
+    sequence: (&Views, &Oracle, &Path),
+    stop: &StopFlag,
+    tally: &mut Tally,
+    failed: &dyn Fn(String) -> Stopped,
+) -> Result<Option<Checks>, Stopped> {
+    let (views, oracle, root) = sequence;
+    let states = match harness.power_cut(budget) {
+        Ok(states) => states,
+        Err(CutError::Unsupported(why)) => return Err(Stopped::Unsupported(why)),
+        Err(CutError::Failed(why)) => return Err(failed(why)),
+    };
+    let mut checks = Checks::new();
+    for (i, state) in states.iter().enumerate() {
+        if stop.is_requested() {
+            let _ = harness.resume();
+            return Ok(None);
+        }
+        let check = harness.crash_state(i).map_err(|e| failed(e.to_string()))?;
+        tally.crash_states += 1;
+        let mut found = Vec::new();
+        match &check.unmountable {
+            Some(why) => found.push(Violation {
+                kind: Kind::FsckErrors,
+                path: String::new(),
+                detail: format!("the crash state did not mount: {why}"),
+            }),
+            None => {
+                tally.recoveries.record(check.recovery_ns);
+                // The view of the state's promises, knowing every later call.
+                let view = state.promised.and_then(|m| views.get(m as usize));
+                if let Some((at_mark, told)) = view {
+                    let mut view = at_mark.clone();
+                    view.replay_operations(&oracle.events()[*told..]);
+                    found = view.check(root);
+                }
+            }
+        }
+        found.extend(fsck_violation(check.fsck_clean, &check.fsck_said));
+        tally.fsck_unchecked |= check.fsck_clean.is_none() && check.unmountable.is_none();
+        checks.push((Some(state.what.clone()), found));
+    }
+    harness.resume().map_err(|e| failed(e.to_string()))?;
+    Ok(Some(checks))
 }
 
 /// Most replays one reduction makes, per operation of the sequence.
@@ -1104,6 +1255,8 @@ mod tests {
             cut: CutKind::Power,
             crash_states: 5,
             cut_at: CutAt::End,
+            // The reduction's replays are another test's.
+            reduce: 0,
             ..DurabilitySettings::default()
         };
         assert!(settings.records_writes());
@@ -1147,6 +1300,130 @@ mod tests {
         );
         assert_eq!(harness.said.iter().filter(|s| *s == "record").count(), 4);
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    /// A power cut's violation is reduced by replaying power cuts: here every crash state of a
+    /// sequence of two operations or more fails its check, so the sequence is cut down to its
+    /// first operation (removals from the end), each replay a whole power cut (record, marks,
+    /// cut, states, resume) with the device's flushes as the run had them.
+    #[test]
+    fn a_power_cut_violation_is_reduced_by_replayed_power_cuts() {
+        #[derive(Default)]
+        struct Lossy {
+            marks: u64,
+            records: u64,
+            resumes: u64,
+            ignored: Vec<bool>,
+        }
+        impl Harness for Lossy {
+            fn cold(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn drop_caches(&mut self) -> Result<String, String> {
+                Err("no".into())
+            }
+            fn evict(&mut self, _: &Path, _: u64, _: u64) -> Result<Option<f64>, String> {
+                Err("no".into())
+            }
+            fn resident(&mut self, _: &Path, _: u64, _: u64) -> Result<f64, String> {
+                Err("no".into())
+            }
+            fn record(&mut self) -> Result<(), CutError> {
+                self.records += 1;
+                self.marks = 0;
+                Ok(())
+            }
+            fn mark(&mut self, _: u64) {
+                self.marks += 1;
+            }
+            fn power_cut(
+                &mut self,
+                budget: PowerBudget,
+            ) -> Result<Vec<crate::harness::CrashState>, CutError> {
+                self.ignored.push(budget.ignore_flushes);
+                Ok(vec![crate::harness::CrashState {
+                    what: "after flush 1".into(),
+                    promised: Some(0),
+                }])
+            }
+            fn crash_state(&mut self, _: usize) -> Result<crate::harness::StateCheck, CutError> {
+                // The setup's mark and two operations' or more: the check finds errors.
+                Ok(crate::harness::StateCheck {
+                    recovery_ns: 1_000_000,
+                    fsck_clean: Some(self.marks < 3),
+                    fsck_said: "e2fsck: errors (a test)".into(),
+                    unmountable: None,
+                })
+            }
+            fn resume(&mut self) -> Result<(), CutError> {
+                self.resumes += 1;
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let settings = DurabilitySettings {
+            cuts: 1,
+            seed: Some(9),
+            cut: CutKind::Power,
+            flushes: Flushes::Ignored,
+            sequences: "mixed".parse().unwrap(),
+            ops: 6,
+            cut_at: CutAt::End,
+            ..DurabilitySettings::default()
+        };
+        let mut sink = Collect::default();
+        let mut harness = Lossy::default();
+        let end = settings.run(
+            &Context::default(),
+            dir.path(),
+            &StopFlag::new(),
+            &mut sink,
+            &mut harness,
+        );
+        assert_eq!(end.outcome, fsbench_model::Outcome::Ok, "{:?}", end.error);
+        assert_eq!(figure(&sink, "cuts"), 1.0);
+        assert_eq!(
+            figure(&sink, "crash_states"),
+            1.0,
+            "replays are not counted"
+        );
+        let kept = &sink.records[0].attributes["violation_list"][0];
+        let minimal = kept["minimal"].as_array().expect("reduced");
+        assert_eq!(minimal.len(), 2, "{kept}");
+        assert_eq!(minimal[..], kept["sequence"].as_array().unwrap()[..2]);
+        assert!(kept["reduction"]
+            .as_str()
+            .unwrap()
+            .contains("2 of 6 operations still break it (power cut after the last"));
+        // The run's power cut, then each replay of the reduction a power cut of its own: the
+        // whole sequence, 4 removals that still break it, and the 2 tries of each of the
+        // last two passes that do not.
+        assert!(kept["reduction"]
+            .as_str()
+            .unwrap()
+            .ends_with("found in 9 replays"));
+        assert_eq!(harness.records, 1 + 9, "{kept}");
+        assert_eq!(harness.resumes, harness.records);
+        assert!(
+            harness.ignored.iter().all(|i| *i),
+            "flushes ignored in every cut"
+        );
+        assert!(sink.records[0].attributes["cut"]
+            .as_str()
+            .unwrap()
+            .contains("ignoring flushes"));
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+
+    /// Ignored flushes are a model of the recording device: refused with the shutdown cut.
+    #[test]
+    fn ignored_flushes_need_the_power_cut() {
+        let settings = DurabilitySettings {
+            flushes: Flushes::Ignored,
+            ..DurabilitySettings::default()
+        };
+        let e = settings.check(&Context::default()).unwrap_err().to_string();
+        assert!(e.contains("flushes") && e.contains("cut = power"), "{e}");
     }
 
     /// Without a harness that can cut, the run ends unsupported, saying why.
