@@ -93,8 +93,8 @@ mod tests {
         // 5 filesystems x 4 schedulers x 2 CPU platforms x {5, 20 clients} replayed, the
         // same under the study's 3 elevators by dbench itself, and 5 sweeps.
         assert_eq!(count("gus3-dbench-2012"), 80 + 60 + 5);
-        // ext4 x 6 mount sets, xfs, btrfs x 2, zfs x 2 x {fsync, stream, durability}.
-        assert_eq!(count("durability"), 33);
+        // ext4 x 6 mount sets, xfs, btrfs x 2, zfs x 2 x {fsync, stream, durability, power}.
+        assert_eq!(count("durability"), 44);
     }
 
     /// Every study profile carries its write-up's published figures, each from a line of its
