@@ -265,7 +265,7 @@ impl Bundle {
 
         let records = read(LOG, part(LOG)?)?;
         let log = Log::decode(&dir.join(LOG), &records, part(DATA)?)
-            .map_err(|e| invalid(format!("{e} (truncated, or not this bundle's {DATA}?)")))?;
+            .map_err(|e| invalid(e.to_string()))?;
         let n = log.records.len();
         if n as u64 != manifest.records {
             return Err(invalid(format!(
