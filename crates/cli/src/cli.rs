@@ -70,6 +70,15 @@ pub enum Command {
     /// still what fsbench made. Runs still alive are left alone.
     Cleanup(CleanupArgs),
 
+    /// Replay a power cut kept as a crash bundle: list its crash states, or write one to an
+    /// image to mount and check (docs/recording-device.md).
+    ///
+    /// Without --state, the bundle's filesystem, options, log and states (index, what it is,
+    /// the mark it promises). With --state N --to IMAGE, state N written to the new file IMAGE
+    /// (sparse) as the power cut made it, and how to mount and check it. Root is not needed
+    /// to write the image, only to mount it.
+    CrashState(CrashStateArgs),
+
     /// Internal: runs one case's workload in a directory (the campaign's child process).
     #[command(hide = true)]
     CaseWorker(CaseWorkerArgs),
@@ -294,6 +303,22 @@ pub struct CleanupArgs {
     /// otherwise kept for the runs that use them again.
     #[arg(long)]
     pub aged_images: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CrashStateArgs {
+    /// The crash bundle: the directory a kept power cut was written to.
+    #[arg(value_name = "BUNDLE_DIR")]
+    pub bundle: PathBuf,
+
+    /// The crash state to write (its index in the list); needs --to.
+    #[arg(long, value_name = "N", requires = "to")]
+    pub state: Option<usize>,
+
+    /// Where to write the state: a new image file (sparse; an existing file is refused);
+    /// needs --state.
+    #[arg(long, value_name = "IMAGE", requires = "state")]
+    pub to: Option<PathBuf>,
 }
 
 /// Where images, mount points and state files go.

@@ -73,6 +73,7 @@ fn main() {
         cli::Command::Guard(_) => unreachable!("the guard is dispatched above"),
         cli::Command::Targets(args) => cmd::targets::run(args),
         cli::Command::Cleanup(args) => cmd::cleanup::run(args),
+        cli::Command::CrashState(args) => cmd::crash_state::run(args),
     };
     std::process::exit(exit::report(outcome));
 }

@@ -938,6 +938,11 @@ impl Harness for SampleHarness<'_, '_, '_, '_> {
     fn resume(&mut self) -> Result<(), CutError> {
         self.target_for_power()?.resume().map_err(cut_error)
     }
+    fn keep_power_cut(&mut self, dir: &Path) -> Result<PathBuf, CutError> {
+        self.target_for_power()?
+            .keep_power_cut(dir)
+            .map_err(cut_error)
+    }
     fn evict(&mut self, path: &Path, offset: u64, len: u64) -> Result<Option<f64>, String> {
         cache::evict(self.system, path, offset, len)
     }

@@ -69,6 +69,15 @@ pub trait Harness {
         Err(CutError::Unsupported(NOT_RECORDED.into()))
     }
 
+    /// Between `power_cut` and `resume`: the cut kept as a crash bundle (the start image, the
+    /// log and its bytes, a manifest with every state; docs/recording-device.md) in a new
+    /// directory under `dir` (made when missing), whose path comes back; `fsbench crash-state`
+    /// replays any of its states to an image. The cut goes on as before; the bundle outlives
+    /// it, and the caller may add its own files to the directory (the operations to replay).
+    fn keep_power_cut(&mut self, _dir: &Path) -> Result<PathBuf, CutError> {
+        Err(CutError::Unsupported(NOT_RECORDED.into()))
+    }
+
     /// Before each timed phase. Under scale-out the ranks of a job start the phase together
     /// here; false when the job is ending (another rank stopped), and the workload then stops
     /// as if interrupted. Alone, true at once.
@@ -300,6 +309,9 @@ pub enum Ask {
         i: usize,
     },
     Resume,
+    KeepPowerCut {
+        dir: PathBuf,
+    },
     PhaseStart,
     BeforeSetup,
     AfterSetup {
@@ -331,6 +343,8 @@ pub enum Answer {
     States(Result<Vec<CrashState>, CutError>),
     /// A crash state made and mounted, or why not.
     State(Result<StateCheck, CutError>),
+    /// Where a power cut was kept, or why not.
+    Kept(Result<PathBuf, CutError>),
 }
 
 impl Ask {
@@ -352,6 +366,7 @@ impl Ask {
             Ask::PowerCut { budget } => Answer::States(harness.power_cut(budget)),
             Ask::CrashState { i } => Answer::State(harness.crash_state(i)),
             Ask::Resume => Answer::Recorded(harness.resume()),
+            Ask::KeepPowerCut { dir } => Answer::Kept(harness.keep_power_cut(&dir)),
             Ask::PhaseStart => Answer::Go(harness.phase_start()),
             Ask::BeforeSetup => Answer::Go(harness.before_setup()),
             Ask::AfterSetup { ok } => Answer::Go(harness.after_setup(ok)),
@@ -443,6 +458,13 @@ impl<F: FnMut(Ask) -> Option<Answer>> Harness for Relay<F> {
             other => Err(CutError::Failed(unanswered(other))),
         }
     }
+    fn keep_power_cut(&mut self, dir: &Path) -> Result<PathBuf, CutError> {
+        let dir = dir.to_path_buf();
+        match (self.relay)(Ask::KeepPowerCut { dir }) {
+            Some(Answer::Kept(kept)) => kept,
+            other => Err(CutError::Failed(unanswered(other))),
+        }
+    }
     fn phase_start(&mut self) -> bool {
         self.go(Ask::PhaseStart)
     }
@@ -519,6 +541,10 @@ mod tests {
             self.0.push("resume".into());
             Err(CutError::Unsupported("not recorded".into()))
         }
+        fn keep_power_cut(&mut self, dir: &Path) -> Result<PathBuf, CutError> {
+            self.0.push(format!("keep {}", dir.display()));
+            Ok(dir.join("ext4-1-0-cut-0123abcd"))
+        }
         fn phase_start(&mut self) -> bool {
             self.0.push("start".into());
             true
@@ -570,6 +596,10 @@ mod tests {
             Err(CutError::Failed("no loop device".into()))
         );
         assert_eq!(
+            relay.keep_power_cut(Path::new("/kept")),
+            Ok(PathBuf::from("/kept/ext4-1-0-cut-0123abcd"))
+        );
+        assert_eq!(
             relay.resume(),
             Err(CutError::Unsupported("not recorded".into()))
         );
@@ -598,6 +628,7 @@ mod tests {
                 "mark 4",
                 "power 5",
                 "state 2",
+                "keep /kept",
                 "resume",
                 "start",
                 "before",

@@ -2,6 +2,7 @@
 
 pub mod case_worker;
 pub mod cleanup;
+pub mod crash_state;
 pub mod export;
 pub mod profiles;
 pub mod report;

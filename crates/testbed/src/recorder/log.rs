@@ -164,11 +164,46 @@ impl Log {
         Ok(len)
     }
 
+    /// How many bytes of the data file the writes' bytes take (from its start).
+    pub fn kept(&self) -> u64 {
+        self.kept
+    }
+
+    /// Another handle on the same log: its records, and its data file opened once more.
+    pub fn try_clone(&self) -> io::Result<Log> {
+        Ok(Log {
+            records: self.records.clone(),
+            data: self.data.try_clone()?,
+            kept: self.kept,
+        })
+    }
+
+    /// Copies the data file's bytes the records point at (`[0, kept)`) to the start of `to`:
+    /// how many.
+    pub fn copy_data(&self, to: &File) -> io::Result<u64> {
+        const CHUNK: u64 = 1 << 20;
+        let mut buf = Vec::new();
+        let mut done = 0;
+        while done < self.kept {
+            let n = (self.kept - done).min(CHUNK) as usize;
+            buf.resize(n, 0);
+            self.data.read_exact_at(&mut buf, done)?;
+            to.write_all_at(&buf, done)?;
+            done += n as u64;
+        }
+        Ok(done)
+    }
+
     /// The records to `path` (the bytes stay in the data file): [`MAGIC`], the count, then 32
     /// bytes a record — kind (1 write, 2 flush, 3 discard, 4 mark), 7 zero bytes, and three
     /// little-endian u64: offset, length and data offset for a write; offset and length for a
     /// discard; the mark's number for a mark.
     pub fn save(&self, path: &Path) -> io::Result<()> {
+        File::create(path)?.write_all(&self.encode())
+    }
+
+    /// The records as [`Log::save`] writes them.
+    pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + 32 * self.records.len());
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&(self.records.len() as u64).to_le_bytes());
@@ -185,27 +220,32 @@ impl Log {
                 out.extend_from_slice(&v.to_le_bytes());
             }
         }
-        File::create(path)?.write_all(&out)
+        out
     }
 
     /// A log saved by [`Log::save`] at `path`, its bytes in the data file at `data`.
     pub fn load(path: &Path, data: &Path) -> io::Result<Log> {
+        let mut bytes = Vec::new();
+        File::open(path)?.read_to_end(&mut bytes)?;
+        Log::decode(path, &bytes, File::open(data)?)
+    }
+
+    /// The log whose records [`Log::encode`] made `bytes` (read from `path`, which errors
+    /// name), its bytes in `data`.
+    pub fn decode(path: &Path, bytes: &[u8], data: File) -> io::Result<Log> {
         let bad = |why: &str| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("{}: not a write log of this fsbench: {why}", path.display()),
             )
         };
-        let mut bytes = Vec::new();
-        File::open(path)?.read_to_end(&mut bytes)?;
         if bytes.len() < 16 || bytes[..8] != MAGIC {
             return Err(bad("its first bytes are not fsbLOG version 1"));
         }
         let n = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
-        if bytes.len() as u64 != 16 + 32 * n {
+        if n.checked_mul(32).and_then(|b| b.checked_add(16)) != Some(bytes.len() as u64) {
             return Err(bad("its length is not that of its records"));
         }
-        let data = File::open(data)?;
         let kept = data.metadata()?.len();
         let u = |c: &[u8], i: usize| {
             u64::from_le_bytes(c[8 + 8 * i..16 + 8 * i].try_into().expect("8"))

@@ -6,9 +6,11 @@
 //! crash states a power cut can leave. Why our own FUSE daemon (the `fuser` crate) and not
 //! nbdkit's log filter behind nbdfuse: the log is ours to read (no text to parse, the bytes
 //! kept once), the marks go into the same ordered stream in-process, and no package is needed.
+//! A power cut can be kept as a [`bundle`], for a developer to replay one state to an image.
 //!
 //! Only for durability: a speed phase never runs on it (every I/O crosses into user space).
 
+pub mod bundle;
 pub mod log;
 pub mod states;
 

@@ -26,7 +26,7 @@ pub struct State {
 }
 
 /// How many states, and which.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Budget {
     /// States made of the writes since one flush (besides the flush's own state): all subsets
     /// when they are at most this many, else this many seeded ones (the whole set among them).

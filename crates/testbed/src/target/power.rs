@@ -2,16 +2,18 @@
 //! [`Target::record`] ends; the filesystem goes (unmounted: what it writes then is not logged);
 //! each crash state the log can leave is made, mounted where the filesystem was (the
 //! recovery, timed), checked read-only and mounted again for the workload to check
-//! ([`Target::crash_state`]); [`Target::resume`] brings the filesystem back as it was.
+//! ([`Target::crash_state`]); [`Target::resume`] brings the filesystem back as it was. Before
+//! that, [`Target::keep_power_cut`] can keep the cut as a crash bundle for a developer.
 
 use super::{unguessable, Target};
 use crate::error::{missing_tool, TargetError};
 use crate::fs::run_check;
 use crate::ledger::Resource;
+use crate::recorder::bundle::{Bundle, Manifest};
 use crate::recorder::states::{self, Budget, Builder, State};
 use crate::system::LoopDevice;
 use fsbench_model::target::FsckInfo;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A crash state as the workload sees it before it is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +39,9 @@ pub struct StateMounted {
 pub(super) struct Power {
     builder: Builder,
     states: Vec<State>,
+    budget: Budget,
+    /// The image as it was when the log started (one of `files`).
+    start: PathBuf,
     /// The files of the cut (the start image, the log's bytes, the working image): removed by
     /// [`Target::resume`], or by teardown.
     files: Vec<Resource>,
@@ -128,11 +133,48 @@ impl Target<'_> {
         self.power = Some(Power {
             builder,
             states,
+            budget,
+            start: recording.start,
             files,
             current: Vec::new(),
             current_loop: None,
         });
         Ok(listed)
+    }
+
+    /// While a power cut is under way (after [`Target::power_cut`], before [`Target::resume`]):
+    /// the cut kept as a crash bundle ([`Bundle`]) in a new directory under `dir` (made when
+    /// missing), named `TAG-cut-XXXXXXXX`: the image the log started from (sparse), the log's
+    /// records and bytes, and the manifest with the filesystem, its options, the budget and
+    /// every state. The bundle is the caller's (not on the target's record: teardown leaves it;
+    /// other files may be added to its directory); the cut goes on as before.
+    pub fn keep_power_cut(&self, dir: &Path) -> Result<PathBuf, TargetError> {
+        let power = self
+            .power
+            .as_ref()
+            .ok_or_else(|| TargetError::Invalid("no power cut under way: cut first".into()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| TargetError::io("create the directory for crash bundles", dir, e))?;
+        let bundle = dir.join(format!("{}-cut-{}", self.tag, unguessable()));
+        let image_bytes = std::fs::metadata(&power.start)
+            .map_err(|e| TargetError::io("read", &power.start, e))?
+            .len();
+        let mut mkfs_options = self.info.default_mkfs_options.clone();
+        mkfs_options.extend(self.spec.mkfs_options.iter().cloned());
+        let log = power.builder.log();
+        let manifest = Manifest::new(
+            self.spec.fs.name(),
+            mkfs_options,
+            self.info.mkfs.as_ref().map(|m| m.command.clone()),
+            self.spec.mount_options.clone(),
+            image_bytes,
+            power.budget,
+            log.records.len(),
+            &power.states,
+        );
+        Bundle::save(&bundle, &manifest, &power.start, log)
+            .map_err(|e| TargetError::io("keep the power cut in", &bundle, e))?;
+        Ok(bundle)
     }
 
     /// Crash state `i` (of [`Target::power_cut`]'s list, in its order) made, attached, mounted
