@@ -239,8 +239,15 @@ fn power_cuts_of_the_recording_device_give_the_known_answers() {
         );
         assert!(figure(&result, "recovery_p50") > 0.0, "{fs}");
     }
-    // The first violation of barrier=0 reduced by replayed power cuts.
-    let unordered = run_with("ext4", Some("barrier=0"), &["--reduce", "1"]);
+    // The first violation of barrier=0 reduced by replayed power cuts, and the cuts that broke
+    // a promise kept as crash bundles.
+    let bundles = tempfile::tempdir_in("/var/tmp").unwrap();
+    let keep = bundles.path().to_str().unwrap();
+    let unordered = run_with(
+        "ext4",
+        Some("barrier=0"),
+        &["--reduce", "1", "--keep-states", keep],
+    );
     assert!(
         figure(&unordered, "violations") > 0.0,
         "barrier=0 broke no promise: {unordered}"
@@ -261,6 +268,40 @@ fn power_cuts_of_the_recording_device_give_the_known_answers() {
         "{unordered}"
     );
     assert!(unordered["reduction_replays"].is_string(), "{unordered}");
+    // Each kept violation names its bundle and state; the bundle lists it, holds the cut's
+    // sequence, and writes the state to an image.
+    let first = &kept[0];
+    let bundle = first["bundle"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{unordered}"));
+    assert!(bundle.starts_with(keep), "{bundle}");
+    let sequence = std::fs::read_to_string(format!("{bundle}/sequence.txt")).unwrap();
+    let steps: Vec<&str> = sequence.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        steps,
+        first["sequence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect::<Vec<_>>()
+    );
+    let index = first["crash_state_index"].as_u64().unwrap().to_string();
+    let listed = fsbench().args(["crash-state", bundle]).output().unwrap();
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains(first["crash_state"].as_str().unwrap()),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
+    let image = bundles.path().join("state.img");
+    let written = fsbench()
+        .args(["crash-state", bundle, "--state", &index, "--to"])
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(written.status.success(), "{}", stderr(&written));
+    assert!(image.metadata().unwrap().len() > 0);
     // A device that ignores flushes: ext4 with its defaults loses a write it fsync'd (the
     // state at the sequence's start is one of those a power cut leaves); with flushes kept
     // (the defaults' run above) nothing was lost.

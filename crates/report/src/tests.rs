@@ -2175,6 +2175,8 @@ fn power_cuts_are_reported_with_their_crash_states() {
         );
         let list = result.attributes["violation_list"].as_array_mut().unwrap();
         list[0]["crash_state"] = "at the log's start and 2 of its 9 next writes".into();
+        list[0]["crash_state_index"] = 3.into();
+        list[0]["bundle"] = "/var/tmp/kept/ext4-1-cut-0a1b2c3d".into();
         store
             .record_sample(
                 case,
@@ -2215,15 +2217,22 @@ fn power_cuts_are_reported_with_their_crash_states() {
         said.contains("--mount-options barrier=0 --device image:1G --age 30 --cut power --flushes ignored --cut-at end"),
         "{said}"
     );
+    let image = "fsbench crash-state /var/tmp/kept/ext4-1-cut-0a1b2c3d --state 3 --to state.img";
+    assert!(said.contains(image), "{said}");
     let md = render(&crate::Markdown::default(), &model);
     assert!(
         md.contains("| 2 samples: 2, 3 | power, flushes ignored | 20 | 403 | **5** |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("  ```console\n  {image}\n  ```\n")),
         "{md}"
     );
     let doc: serde_json::Value = serde_json::from_str(&render(&Json, &model)).unwrap();
     let checked = &doc["durability"]["checked"][0];
     assert_eq!(checked["crash_states"], 403);
     assert_eq!(checked["cut"], "power, flushes ignored");
+    assert_eq!(checked["examples"][0]["state_image"], image);
     let html = render(&crate::Html::default(), &model);
     assert!(
         html.contains(

@@ -95,6 +95,10 @@ pub struct Example {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reduction: Option<String>,
     pub replay: String,
+    /// The command that writes the crash state the violation was found in to an image, from
+    /// the crash bundle the run kept (`keep_states`); none when it kept none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_image: Option<String>,
 }
 
 /// A configuration the durability workload did not cut: its outcome and why.
@@ -297,6 +301,13 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
                 detail: text("detail"),
                 family: text("family"),
                 crash_state: v["crash_state"].as_str().map(str::to_string),
+                state_image: v["bundle"].as_str().map(|bundle| {
+                    format!(
+                        "fsbench crash-state {} --state {} --to state.img",
+                        shell_word(bundle),
+                        v["crash_state_index"].as_u64().unwrap_or(0)
+                    )
+                }),
                 replay: replay(case, cut_of(result), &sequence, &text("kind")),
                 sequence,
                 reduction: v["reduction"].as_str().map(str::to_string),
@@ -619,6 +630,9 @@ pub fn terminal(out: &mut dyn Write, d: &Durability) -> io::Result<()> {
                 4,
             )?;
             say(out, "    ", &printable(&e.replay), 6)?;
+            if let Some(image) = &e.state_image {
+                say(out, "    ", &printable(image), 6)?;
+            }
         }
     }
     Ok(())
@@ -693,6 +707,13 @@ pub fn markdown(out: &mut dyn Write, d: &Durability) -> io::Result<()> {
                 "  ```console\n  {}\n  ```\n",
                 e.replay.replace('\n', " ")
             )?;
+            if let Some(image) = &e.state_image {
+                writeln!(
+                    out,
+                    "  The crash state, to mount:\n\n  ```console\n  {}\n  ```\n",
+                    image.replace('\n', " ")
+                )?;
+            }
         }
     }
     Ok(())
@@ -722,7 +743,7 @@ pub fn html(findings: &Findings) -> Result<String, minijinja::Error> {
                 max => c.max_text(),
                 fsck => c.fsck_text(),
                 fsck_bad => c.fsck_errors > 0,
-                examples => c.examples.iter().map(|e| minijinja::context! { text => e.text(), replay => e.replay.clone() }).collect::<Vec<_>>(),
+                examples => c.examples.iter().map(|e| minijinja::context! { text => e.text(), replay => e.replay.clone(), state_image => e.state_image.clone() }).collect::<Vec<_>>(),
             }
         })
         .collect();

@@ -66,6 +66,14 @@ pub struct DurabilitySettings {
     #[arg(long, value_name = "HOW", default_value_t = DurabilitySettings::default().flushes)]
     pub flushes: Flushes,
 
+    /// With `cut = power`: where the power cuts that broke a promise are kept as crash bundles
+    /// (the image the log started from, the log, every state, and the sequence in
+    /// `sequence.txt`), the first few of a run; `fsbench crash-state DIR/BUNDLE --state N --to
+    /// IMAGE` writes one state to an image to mount. None: kept nowhere.
+    #[arg(long, value_name = "DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_states: Option<std::path::PathBuf>,
+
     /// Most 4 KiB blocks one write or append writes.
     #[arg(long, value_name = "N", default_value_t = DurabilitySettings::default().max_blocks)]
     pub max_blocks: u64,
@@ -99,6 +107,7 @@ impl Default for DurabilitySettings {
             cut: CutKind::Shutdown,
             crash_states: 8,
             flushes: Flushes::Kept,
+            keep_states: None,
             max_blocks: 4,
             sequence: None,
             reduce: 3,
@@ -318,6 +327,12 @@ shutdown ioctl (ext4, xfs here); others end unsupported. Reported: cuts, violati
                 "ignored flushes are a model of the recording device: use it with cut = power",
             ));
         }
+        if self.keep_states.is_some() && self.cut != CutKind::Power {
+            return Err(WorkloadError::invalid(
+                "keep_states",
+                "crash bundles are kept of power cuts: use it with cut = power",
+            ));
+        }
         if self.max_blocks == 0 || self.max_blocks > 256 {
             return Err(WorkloadError::invalid(
                 "max_blocks",
@@ -429,6 +444,17 @@ impl DurabilitySettings {
         let mut next_id = 1;
         // The violations to reduce: where each is kept, the sequence that made it, its kind.
         let mut to_reduce: Vec<(usize, u64, Vec<Step>, Kind)> = Vec::new();
+        // Where power cuts that broke a promise are kept (absolute: a campaign's child keeps
+        // them through its parent), and how many were.
+        let keep_in = match &self.keep_states {
+            Some(dir) if dir.is_relative() => Some(
+                std::env::current_dir()
+                    .map_err(|e| WorkloadError::io("find the current directory for", dir, e))?
+                    .join(dir),
+            ),
+            other => other.clone(),
+        };
+        let mut bundles = 0;
         let fallocate = ops::fallocate_works(top)?;
         if !fallocate {
             if let Some(given) = &self.sequence {
@@ -495,11 +521,27 @@ impl DurabilitySettings {
             };
             // Each check of the round: the crash state it was of (power cuts), what it found.
             let mut checks = Checks::new();
+            let mut bundle: Option<std::path::PathBuf> = None;
             if power {
                 let budget = self.budget(seed, round);
                 let states = (&views, &oracle, root.as_path());
-                match check_states(harness, budget, states, stop, &mut tally, &failed)? {
-                    Some(found) => checks = found,
+                let keep = keep_in.as_deref().filter(|_| bundles < BUNDLES);
+                match check_states(harness, budget, states, keep, stop, &mut tally, &failed)? {
+                    Some((found, kept_as)) => {
+                        checks = found;
+                        match kept_as {
+                            Some(Ok(dir)) => {
+                                bundles += 1;
+                                write_sequence(&dir, done, &checks)?;
+                                bundle = Some(dir);
+                            }
+                            Some(Err(why)) => sink.warning(&format!(
+                                "cut {}: the power cut could not be kept as a crash bundle: {why}",
+                                round + 1
+                            )),
+                            None => {}
+                        }
+                    }
                     None => return Ok(false),
                 }
             } else {
@@ -527,8 +569,12 @@ impl DurabilitySettings {
                             "family": if self.sequence.is_some() { "given" } else { family.name() },
                             "sequence": done.iter().map(ToString::to_string).collect::<Vec<_>>(),
                         });
-                        if let Some(state) = &state {
-                            entry["crash_state"] = state.clone().into();
+                        if let Some((index, what)) = &state {
+                            entry["crash_state"] = what.clone().into();
+                            entry["crash_state_index"] = (*index).into();
+                        }
+                        if let Some(dir) = &bundle {
+                            entry["bundle"] = dir.display().to_string().into();
                         }
                         kept.push(entry);
                     }
@@ -541,7 +587,7 @@ impl DurabilitySettings {
                         to_reduce.push((first_kept, round, done.to_vec(), v.kind));
                     }
                     let at = state
-                        .map(|s| format!(", crash state {s}"))
+                        .map(|(_, s)| format!(", crash state {s}"))
                         .unwrap_or_default();
                     sink.warning(&format!(
                         "cut {}{at}: {v} (after: {})",
@@ -747,8 +793,15 @@ struct Tally {
 /// oracle then, and how many of its calls it had told. Empty for the shutdown cut.
 type Views = Vec<(Oracle, usize)>;
 
-/// Each check of a cut: the crash state it was of (power cuts), what it found.
-type Checks = Vec<(Option<String>, Vec<Violation>)>;
+/// Each check of a cut: the crash state it was of (power cuts: its index in the cut's list and
+/// what it is), what it found.
+type Checks = Vec<(Option<(usize, String)>, Vec<Violation>)>;
+
+/// A power cut's checks, and where it was kept as a crash bundle (or why it could not be).
+type PowerChecks = (Checks, Option<Result<std::path::PathBuf, String>>);
+
+/// Power cuts kept as crash bundles in a run, at most (`keep_states`).
+const BUNDLES: usize = 5;
 
 /// Mark `n` set on the recording device ("operation n returned") and the oracle kept as of it;
 /// nothing without a recording (`views` is then empty and stays so).
@@ -832,15 +885,9 @@ impl DurabilitySettings {
         let found = if self.cut == CutKind::Power {
             let budget = self.budget(seed, round);
             let mut tally = Tally::default();
-            match check_states(
-                harness,
-                budget,
-                (&views, &oracle, root),
-                stop,
-                &mut tally,
-                &failed,
-            )? {
-                Some(checks) => checks.into_iter().flat_map(|(_, found)| found).collect(),
+            let sequence = (&views, &oracle, root);
+            match check_states(harness, budget, sequence, None, stop, &mut tally, &failed)? {
+                Some((checks, _)) => checks.into_iter().flat_map(|(_, found)| found).collect(),
                 None => Vec::new(),
             }
         } else {
@@ -857,18 +904,49 @@ impl DurabilitySettings {
     }
 }
 
+/// The sequence of a power cut kept as a crash bundle, beside it in `sequence.txt`: the
+/// operations as `--sequence` reads them, and each state that broke a promise with what broke.
+fn write_sequence(dir: &Path, done: &[Step], checks: &Checks) -> Result<(), WorkloadError> {
+    use std::io::Write;
+    let path = dir.join("sequence.txt");
+    let mut text = format!(
+        "# The operations of this power cut (as --sequence reads them), one a line; then the\n\
+         # crash states that broke a promise: fsbench crash-state {} --state N --to IMAGE\n",
+        dir.display()
+    );
+    for step in done {
+        text.push_str(&format!("{step}\n"));
+    }
+    for (state, found) in checks {
+        if let (Some((index, what)), Some(first)) = (state, found.first()) {
+            text.push_str(&format!("# state {index} ({what}): {first}\n"));
+        }
+    }
+    let write = || -> std::io::Result<()> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?
+            .write_all(text.as_bytes())
+    };
+    write().map_err(|e| WorkloadError::io("write the sequence of", &path, e))
+}
+
 /// The power cut after a sequence: every crash state `budget` lists made, mounted and checked
 /// — fsck's verdict, and the files of `root` against what was promised at the state's mark,
-/// knowing every later call — then the filesystem resumed. `sequence` is the views of its
-/// marks, the oracle after its last operation, and its directory. None: stopped (resumed).
+/// knowing every later call — then, when one broke a promise and `keep` names a directory,
+/// the cut kept there as a crash bundle (its path, or why not), and the filesystem resumed.
+/// `sequence` is the views of its marks, the oracle after its last operation, and its
+/// directory. None: stopped (resumed).
 fn check_states(
     harness: &mut dyn Harness,
     budget: PowerBudget,
     sequence: (&Views, &Oracle, &Path),
+    keep: Option<&Path>,
     stop: &StopFlag,
     tally: &mut Tally,
     failed: &dyn Fn(String) -> Stopped,
-) -> Result<Option<Checks>, Stopped> {
+) -> Result<Option<PowerChecks>, Stopped> {
     let (views, oracle, root) = sequence;
     let states = match harness.power_cut(budget) {
         Ok(states) => states,
@@ -903,10 +981,15 @@ fn check_states(
         }
         found.extend(fsck_violation(check.fsck_clean, &check.fsck_said));
         tally.fsck_unchecked |= check.fsck_clean.is_none() && check.unmountable.is_none();
-        checks.push((Some(state.what.clone()), found));
+        checks.push((Some((i, state.what.clone())), found));
     }
+    let broken = checks.iter().any(|(_, found)| !found.is_empty());
+    let kept = match keep {
+        Some(dir) if broken => Some(harness.keep_power_cut(dir).map_err(|e| e.to_string())),
+        _ => None,
+    };
     harness.resume().map_err(|e| failed(e.to_string()))?;
-    Ok(Some(checks))
+    Ok(Some((checks, kept)))
 }
 
 /// Most replays one reduction makes, per operation of the sequence.
@@ -1359,11 +1442,18 @@ mod tests {
                 self.resumes += 1;
                 Ok(())
             }
+            fn keep_power_cut(&mut self, dir: &Path) -> Result<std::path::PathBuf, CutError> {
+                let bundle = dir.join(format!("bundle-{}", self.records));
+                std::fs::create_dir_all(&bundle).unwrap();
+                Ok(bundle)
+            }
         }
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let bundles = tempfile::tempdir_in("/var/tmp").unwrap();
         let settings = DurabilitySettings {
             cuts: 1,
             seed: Some(9),
+            keep_states: Some(bundles.path().to_path_buf()),
             cut: CutKind::Power,
             flushes: Flushes::Ignored,
             sequences: "mixed".parse().unwrap(),
@@ -1413,6 +1503,26 @@ mod tests {
             .unwrap()
             .contains("ignoring flushes"));
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+        // The run's power cut kept as a bundle (the replays' not), with its sequence beside.
+        let bundle = bundles.path().join("bundle-1");
+        assert_eq!(kept["bundle"], bundle.display().to_string());
+        assert_eq!(kept["crash_state_index"], 0);
+        assert_eq!(std::fs::read_dir(bundles.path()).unwrap().count(), 1);
+        let sequence = std::fs::read_to_string(bundle.join("sequence.txt")).unwrap();
+        let steps: Vec<&str> = sequence.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            steps,
+            kept["sequence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap())
+                .collect::<Vec<_>>()
+        );
+        assert!(
+            sequence.contains("# state 0 (after flush 1): "),
+            "{sequence}"
+        );
     }
 
     /// Ignored flushes are a model of the recording device: refused with the shutdown cut.
