@@ -848,8 +848,8 @@ impl<'t, 's> SampleHarness<'_, 't, 's, '_> {
         match &mut self.ground {
             Ground::Target(target) => Ok(target),
             Ground::Dir { .. } => Err(CutError::Unsupported(
-                "a power cut needs a filesystem fsbench makes on the recording device \
-                 (--fs with --recording-device), not a directory"
+                "a power cut needs a filesystem fsbench makes (--fs), which the durability \
+                 workload's cut = power puts on the recording device: not a directory"
                     .into(),
             )),
         }

@@ -39,7 +39,7 @@ pub trait Harness {
         Err(CutError::Unsupported(NO_CUT.into()))
     }
 
-    /// The power cut of a recording device (`--recording-device`, issue 40), in four calls:
+    /// The power cut of a recording device (the durability workload's `cut = power`, issue 40), in four calls:
     /// `record` starts the log of every write from the device as it is now; the workload sets
     /// `mark`s as its operations return; `power_cut` ends the log, takes the filesystem away
     /// and lists the crash states the log can leave (at most `budget.per_flush` of the writes
@@ -170,8 +170,9 @@ pub struct StateCheck {
     pub unmountable: Option<String>,
 }
 
-const NOT_RECORDED: &str = "the filesystem is not on the recording device: a power cut needs \
-                            --recording-device (a filesystem fsbench makes)";
+const NOT_RECORDED: &str = "the filesystem is not on the recording device: a power cut needs a \
+                            filesystem fsbench makes (--fs) for the durability workload with \
+                            cut = power, which puts it there";
 
 /// Why a cut was not made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]

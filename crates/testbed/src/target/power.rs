@@ -75,7 +75,7 @@ impl Target<'_> {
     pub fn record(&mut self) -> Result<(), TargetError> {
         if self.recorder.is_none() {
             return Err(TargetError::Unsupported(
-                "the filesystem is not on the recording device (--recording-device)".into(),
+                "the filesystem is not on the recording device (TargetSpec::recording)".into(),
             ));
         }
         if self.power.is_some() || self.recording.is_some() {
