@@ -239,6 +239,31 @@ fn power_cuts_of_the_recording_device_give_the_known_answers() {
         );
         assert!(figure(&result, "recovery_p50") > 0.0, "{fs}");
     }
+    // The recording device's image sized by the workload (the plan's image is not its).
+    let json = s.path().join("sized.json");
+    let sized = fsbench()
+        .args([
+            "durability",
+            "--fs",
+            "ext4",
+            "--cut",
+            "power",
+            "--cuts",
+            "1",
+            "--recorded-size",
+            "600m",
+        ])
+        .arg("--work-dir")
+        .arg(s.work())
+        .args(["--no-store", "--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(sized.status.success(), "{}", stderr(&sized));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let device = &doc["runs"][0]["cases"][0]["samples"][0]["target"]["device"];
+    assert_eq!(device["kind"], "recorded image", "{device}");
+    assert_eq!(device["size_bytes"], 600u64 << 20, "{device}");
     // The first violation of barrier=0 reduced by replayed power cuts, and the cuts that broke
     // a promise kept as crash bundles.
     let bundles = tempfile::tempdir_in("/var/tmp").unwrap();

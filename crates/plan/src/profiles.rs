@@ -84,8 +84,8 @@ mod tests {
         // ext3, ext4, xfs, xfs with bigger logs, jfs, reiserfs x {matrix, task chain}.
         assert_eq!(count("lourdas-2009"), 12);
         // The 17 rows of the two tables: ext3 x 2, xfs, ext4 x 8 + 6, x {the chain, the
-        // durability cuts}.
-        assert_eq!(count("ext4-kernel-build-2008"), 34);
+        // durability cuts, the power cuts}.
+        assert_eq!(count("ext4-kernel-build-2008"), 51);
         // The 13 rows of the FFSB table, the xfs that hung included.
         assert_eq!(count("ffsb-smallfile-2008"), 13);
         // 7 filesystems x 2 platforms (disk, RAM) x {matrix, metadata loops}.

@@ -28,7 +28,7 @@ use fsbench_testbed::scratch::SampleDir;
 use fsbench_testbed::{cache, DeviceSpec, System, Target, TargetError, TargetInfo, TargetSpec};
 use fsbench_workload::harness::{CrashState, Cut, CutError, PowerBudget, StateCheck};
 use fsbench_workload::workload::{
-    KeepsFiles, Preflight, RecordsWrites, Room, RunsPrograms, SharesDir,
+    KeepsFiles, Preflight, RecordedBytes, RecordsWrites, Room, RunsPrograms, SharesDir,
 };
 use fsbench_workload::{Context, Harness, Sink, StopFlag};
 use std::cell::RefCell;
@@ -611,6 +611,18 @@ fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
         }
         _ => plan.device.clone(),
     };
+    // The recording device's own image, when the workload sizes it.
+    let recording = case.workload.settings.apply(RecordsWrites);
+    let device = match (
+        recording,
+        case.workload.settings.apply(RecordedBytes),
+        device,
+    ) {
+        (true, Some(bytes), DeviceSpec::Image { .. }) => DeviceSpec::Image {
+            size_bytes: Some(bytes),
+        },
+        (_, _, device) => device,
+    };
     let builder = TargetSpec::builder(&case.config.filesystem, &plan.work_dir)
         .mkfs_options(&case.config.mkfs_options)
         .mount_options(Some(&case.config.mount_options))
@@ -627,7 +639,7 @@ fn target_spec(plan: &Plan, case: &Case) -> Result<TargetSpec, TargetError> {
                 .map_err(TargetError::Invalid)?,
         )
         .loop_direct_io(plan.loop_direct_io)
-        .recording(case.workload.settings.apply(RecordsWrites))
+        .recording(recording)
         .fsck(plan.fsck)
         .size_setting(plan.size_setting);
     if case.config.image_in_ram {

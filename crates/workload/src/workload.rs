@@ -253,6 +253,12 @@ pub trait Workload:
         false
     }
 
+    /// With [`Workload::records_writes`]: the recording device's image size, when the
+    /// workload sets it (None: the plan's).
+    fn recorded_bytes(&self) -> Option<u64> {
+        None
+    }
+
     /// Checks the directory before anything is measured (exists, writable, what the workload
     /// itself needs of it). Leaves nothing behind. Room is not its to check: see
     /// [`Workload::footprint`].
@@ -756,6 +762,15 @@ impl Apply for RecordsWrites {
     type Out = bool;
     fn apply<W: Workload>(self, settings: &W) -> bool {
         settings.records_writes()
+    }
+}
+
+/// The recording device's image size a workload sets ([`Workload::recorded_bytes`]).
+pub struct RecordedBytes;
+impl Apply for RecordedBytes {
+    type Out = Option<u64>;
+    fn apply<W: Workload>(self, settings: &W) -> Option<u64> {
+        settings.recorded_bytes()
     }
 }
 

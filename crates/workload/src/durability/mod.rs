@@ -66,6 +66,14 @@ pub struct DurabilitySettings {
     #[arg(long, value_name = "HOW", default_value_t = DurabilitySettings::default().flushes)]
     pub flushes: Flushes,
 
+    /// With `cut = power`: the recording device's image (`1g`): its own filesystem, made for
+    /// the power cuts (default: the plan's image size, else 512 MiB). Every crash state is
+    /// checked with fsck, whose time grows with the filesystem: a study's 68 GB image makes a
+    /// state take minutes.
+    #[arg(long, value_name = "SIZE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_size: Option<fsbench_model::units::Size>,
+
     /// With `cut = power`: where the power cuts that broke a promise are kept as crash bundles
     /// (the image the log started from, the log, every state, and the sequence in
     /// `sequence.txt`), the first few of a run; `fsbench crash-state DIR/BUNDLE --state N --to
@@ -108,6 +116,7 @@ impl Default for DurabilitySettings {
             crash_states: 8,
             flushes: Flushes::Kept,
             keep_states: None,
+            recorded_size: None,
             max_blocks: 4,
             sequence: None,
             reduce: 3,
@@ -327,6 +336,12 @@ shutdown ioctl (ext4, xfs here); others end unsupported. Reported: cuts, violati
                 "ignored flushes are a model of the recording device: use it with cut = power",
             ));
         }
+        if self.recorded_size.is_some() && self.cut != CutKind::Power {
+            return Err(WorkloadError::invalid(
+                "recorded_size",
+                "the recording device is for power cuts: use it with cut = power",
+            ));
+        }
         if self.keep_states.is_some() && self.cut != CutKind::Power {
             return Err(WorkloadError::invalid(
                 "keep_states",
@@ -365,6 +380,10 @@ shutdown ioctl (ext4, xfs here); others end unsupported. Reported: cuts, violati
 
     fn records_writes(&self) -> bool {
         self.cut == CutKind::Power
+    }
+
+    fn recorded_bytes(&self) -> Option<u64> {
+        self.recorded_size.map(|s| s.0)
     }
 
     fn run(
