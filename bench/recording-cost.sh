@@ -20,6 +20,7 @@ BIN=$PWD/target/release/examples/recording_cost
 OUT=$PWD/bench/out
 mkdir -p "$OUT"
 WORK=$(mktemp -d /var/tmp/fsbench-recording-cost.XXXXXX)
+chmod 700 "$WORK"
 trap 'rm -rf "$WORK"' EXIT INT TERM
 RESULTS="$OUT/recording-cost-$(date -u +%Y%m%dT%H%M%SZ).tsv"
 printf 'fs\tpair\tdevice\tsmall_files_per_s\tstream_mib_s\n' > "$RESULTS"
