@@ -478,6 +478,60 @@ fn a_campaign_killed_during_a_power_cut_leaves_nothing_after_cleanup() {
     killed_during_a_cut_leaves_nothing("cut = \"power\"");
 }
 
+/// A plan that keeps one target per configuration runs its power cuts on a recorded target of
+/// their own, beside the configuration's plain one: the speed workload on the plain loop device,
+/// the power cut on the recording device, both ok in every round (the power cut was
+/// unsupported before: it found the configuration's plain target kept for it).
+#[test]
+fn a_configurations_power_cuts_get_their_own_recorded_target() {
+    if !root_or_skip("a_configurations_power_cuts_get_their_own_recorded_target") {
+        return;
+    }
+    let s = Scratch::new();
+    let plan = s.plan(
+        r#"
+name = "speed and power"
+repetitions = 2
+remake_target = "configuration"
+[[filesystems]]
+name = "ext4"
+[[workloads]]
+kind = "metadata"
+name = "speed"
+count = 50
+ops = ["create"]
+[[workloads]]
+kind = "durability"
+name = "power"
+cuts = 2
+cut = "power"
+seed = 3
+"#,
+    );
+    let output = s.run(&["--plan", plan.to_str().unwrap(), "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = s.export(1);
+    let cases = doc["runs"][0]["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    for case in cases {
+        let name = case["workload"]["name"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{case}"));
+        let samples = case["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2, "{case}");
+        for sample in samples {
+            assert_eq!(sample["status"], "ok", "{name}: {sample}");
+            let kind = &sample["target"]["device"]["kind"];
+            match name {
+                "power" => assert_eq!(kind, "recorded image", "{sample}"),
+                _ => assert_eq!(kind, "image", "{sample}"),
+            }
+        }
+    }
+    s.assert_nothing_mounted();
+    s.assert_clean();
+}
+
 /// A campaign of endless cuts (the durability workload with `extra`) killed while a cut is
 /// under way, its guards too: `fsbench cleanup` leaves nothing.
 fn killed_during_a_cut_leaves_nothing(extra: &str) {

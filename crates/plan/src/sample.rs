@@ -103,6 +103,9 @@ pub enum Sampled {
     Interrupted,
 }
 
+/// What a recorded target's key adds to its configuration's ([`Sampler::target_key`]).
+const RECORDED: &str = "#recorded";
+
 /// Runs samples, one at a time, keeping the targets that serve several (`remake_target`).
 pub struct Sampler<'s> {
     pub system: &'s dyn System,
@@ -134,21 +137,28 @@ impl<'s> Sampler<'s> {
     }
 
     /// The key of the target a case runs on when targets are kept: its configuration's (made
-    /// per configuration) or its own.
+    /// per configuration) or its own. A workload on the recording device (power cuts) has a
+    /// target of its own beside its configuration's: the two are never one filesystem.
     pub fn target_key(&self, case: &Case) -> String {
         match self.plan.remake {
+            Remake::Configuration if case.workload.settings.apply(RecordsWrites) => {
+                format!("{}{RECORDED}", case.config_key())
+            }
             Remake::Configuration => case.config_key(),
             Remake::Sample | Remake::Never => case.key.clone(),
         }
     }
 
-    /// Finishes (fsck included) the kept targets whose key is not `except`, returning each
-    /// key with its read-back (the verdict belongs to the last sample on it).
+    /// Finishes (fsck included) the kept targets not of the configuration `except` (its key,
+    /// whose targets are its plain and its recorded one), returning each key with its
+    /// read-back (the verdict belongs to the last sample on it).
     pub fn finish_kept(&mut self, except: Option<&str>) -> Vec<(String, TargetInfo)> {
+        let of_except =
+            |k: &str| except.is_some_and(|e| k == e || k.strip_suffix(RECORDED) == Some(e));
         let done: Vec<String> = self
             .kept
             .keys()
-            .filter(|k| Some(k.as_str()) != except)
+            .filter(|k| !of_except(k))
             .cloned()
             .collect();
         done.into_iter()
