@@ -518,6 +518,17 @@ impl Checked {
 }
 
 impl NotChecked {
+    /// Its configuration's name, with its workload's when the report has several durability
+    /// workloads (a configuration cut by power and not by the shutdown ioctl is both checked
+    /// and not).
+    pub fn label(&self, several_workloads: bool) -> String {
+        if several_workloads {
+            format!("{} ({})", self.configuration, self.workload)
+        } else {
+            self.configuration.clone()
+        }
+    }
+
     /// "failed ×2: the workload exited with 1: btrfs has no shutdown ioctl ...".
     pub fn text(&self) -> String {
         format!("{} ×{}: {}", self.status, self.samples, self.reason)
@@ -565,7 +576,12 @@ fn label(c: &Checked, several_workloads: bool) -> String {
 }
 
 fn several_workloads(d: &Durability) -> bool {
-    let mut names: Vec<&str> = d.checked.iter().map(|c| c.workload.as_str()).collect();
+    let mut names: Vec<&str> = d
+        .checked
+        .iter()
+        .map(|c| c.workload.as_str())
+        .chain(d.not_checked.iter().map(|n| n.workload.as_str()))
+        .collect();
     names.sort_unstable();
     names.dedup();
     names.len() > 1
@@ -607,7 +623,7 @@ pub fn terminal(out: &mut dyn Write, d: &Durability) -> io::Result<()> {
         .collect();
     rows.extend(d.not_checked.iter().map(|n| {
         (
-            printable(&n.configuration).into_owned(),
+            printable(&n.label(several)).into_owned(),
             printable(&format!("not checked: {}", n.text())).into_owned(),
         )
     }));
@@ -680,7 +696,12 @@ pub fn markdown(out: &mut dyn Write, d: &Durability) -> io::Result<()> {
     if !d.not_checked.is_empty() {
         writeln!(out, "Not checked (never assumed safe):\n")?;
         for n in &d.not_checked {
-            writeln!(out, "- {}: {}", escape(&n.configuration), escape(&n.text()))?;
+            writeln!(
+                out,
+                "- {}: {}",
+                escape(&n.label(several)),
+                escape(&n.text())
+            )?;
         }
         writeln!(out)?;
     }
@@ -750,7 +771,7 @@ pub fn html(findings: &Findings) -> Result<String, minijinja::Error> {
     let not_checked: Vec<_> = d
         .not_checked
         .iter()
-        .map(|n| minijinja::context! { label => n.configuration.clone(), colour => colour(model, &n.configuration), text => n.text() })
+        .map(|n| minijinja::context! { label => n.label(several), colour => colour(model, &n.configuration), text => n.text() })
         .collect();
     render_html(
         "durability.html.j2",
