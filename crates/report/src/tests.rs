@@ -2390,6 +2390,67 @@ fn without_durability_the_reports_say_nothing_of_it() {
     assert!(used.is_empty() && book.worksheets().is_empty());
 }
 
+/// Run against run with power cuts: each count says the crash states it was found in.
+#[test]
+fn compare_says_the_crash_states_of_power_cuts() {
+    use fsbench_workload::durability::CRASH_STATES;
+    let (_dir, mut store, first) = new_run("power", 2);
+    let config = typed(
+        r#"{"filesystem":"ext4","mkfs_set":"default","mount_set":"default","mount_options":"","scheduler":null,"cache":"warm"}"#,
+    );
+    let run_of = |store: &mut Store, run: i64, violations: u64, states: f64| {
+        let case = store
+            .add_case(
+                run,
+                "ext4.default.default.default.warm.power",
+                0,
+                &config,
+                r#"{"kind":"durability","name":"power"}"#,
+            )
+            .unwrap();
+        let mut result = durability_result(10, [violations, 0, 0, 0, 0, 0, 0], 4e6, 9e6);
+        result.measurements.push(CRASH_STATES.at(states));
+        result
+            .attributes
+            .insert("cut".into(), "power cut of the recording device: …".into());
+        store
+            .record_sample(
+                case,
+                &NewSample {
+                    results: &[result],
+                    ..sample(1, Outcome::Ok)
+                },
+            )
+            .unwrap();
+    };
+    run_of(&mut store, first, 0, 300.0);
+    let second = store
+        .begin_run(&fsbench_store::NewRun {
+            started_at: "t1",
+            plan_name: "power",
+            plan_text: "",
+            fsbench_version: "0",
+            host_json: "{}",
+            planned_samples: 2,
+            overrides_json: None,
+            scale: 1.0,
+        })
+        .unwrap();
+    run_of(&mut store, second, 4, 310.0);
+    let model = ReportModel::load(&store, &[first, second]).unwrap();
+    let changes = crate::versus::changes(&model);
+    let c = changes
+        .iter()
+        .find(|c| c.metric == "violations")
+        .unwrap_or_else(|| panic!("{changes:?}"));
+    assert!(
+        c.row.starts_with("violations: none in 10 cuts (300 crash states) before, 4 in 10 cuts (310 crash states) now"),
+        "{}",
+        c.row
+    );
+    assert!(c.is_worse());
+}
+
 /// Run against run: violations are counts — none before and some now is a change for the
 /// worse (a regression at any threshold), the reverse a change for the better, whatever the
 /// spread; two counts above none compare their rates per cut.

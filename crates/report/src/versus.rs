@@ -43,16 +43,18 @@ pub struct Counted {
     pub before_cuts: u64,
     pub after: u64,
     pub after_cuts: u64,
+    /// Crash states checked in each run (power cuts; none for the shutdown cut).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_states: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_states: Option<u64>,
 }
 
 impl Counted {
     /// The two counts and their comparison (later / first, as rates per cut).
-    fn of(
-        base: &Cell,
-        cell: &Cell,
-        base_cuts: Option<&Cell>,
-        cuts: Option<&Cell>,
-    ) -> (Counted, Comparison) {
+    fn of(base: &Cell, cell: &Cell, base_of: Of<'_>, of: Of<'_>) -> (Counted, Comparison) {
+        let (base_cuts, base_states) = base_of;
+        let (cuts, states) = of;
         let sum = |c: &Cell| {
             c.values
                 .iter()
@@ -65,6 +67,8 @@ impl Counted {
             before_cuts: base_cuts.map_or(base.values.len() as u64, sum).max(1),
             after: sum(cell),
             after_cuts: cuts.map_or(cell.values.len() as u64, sum).max(1),
+            before_states: base_states.map(sum),
+            after_states: states.map(sum),
         };
         let (a, b) = (counted.before as f64, counted.after as f64);
         let ratio = (b / counted.after_cuts as f64) / (a / counted.before_cuts as f64);
@@ -101,9 +105,12 @@ impl Counted {
     /// broken now (a count, not a speed: a change, not noise)": what `fsbench compare` prints
     /// as the figure's row, so that its line says it whole.
     pub fn text(&self) -> String {
-        let count = |n: u64, cuts: u64| match n {
-            0 => format!("none in {cuts} cuts"),
-            n => format!("{n} in {cuts} cuts"),
+        let count = |n: u64, cuts: u64, states: Option<u64>| {
+            let states = states.map_or(String::new(), |s| format!(" ({s} crash states)"));
+            match n {
+                0 => format!("none in {cuts} cuts{states}"),
+                n => format!("{n} in {cuts} cuts{states}"),
+            }
         };
         let what = match (self.before, self.after) {
             (0, 0) => String::new(),
@@ -118,26 +125,28 @@ impl Counted {
         };
         format!(
             "violations: {} before, {} now{what}",
-            count(self.before, self.before_cuts),
-            count(self.after, self.after_cuts)
+            count(self.before, self.before_cuts, self.before_states),
+            count(self.after, self.after_cuts, self.after_states)
         )
     }
 }
 
-/// The cuts of a durability table's cell: the same column and row of the `cuts` table.
-fn cuts_of<'a>(
-    model: &'a ReportModel,
-    table: &Table,
-    row: usize,
-    column: usize,
-) -> Option<&'a Cell> {
+/// A durability cell's cuts and crash states (power cuts), when their tables have them.
+type Of<'a> = (Option<&'a Cell>, Option<&'a Cell>);
+
+/// The cuts and the crash states of a durability table's cell: the same column and row of the
+/// `cuts` and `crash_states` tables.
+fn counts_of<'a>(model: &'a ReportModel, table: &Table, row: usize, column: usize) -> Of<'a> {
     let dims = &table.rows[row].dims;
-    let cuts = model
-        .tables
-        .iter()
-        .find(|t| t.workload == durability::KIND && t.metric == durability::CUTS)?;
-    let row = cuts.rows.iter().find(|r| &r.dims == dims)?;
-    row.cells.get(column)?.as_ref()
+    let of = |metric: &str| {
+        let other = model
+            .tables
+            .iter()
+            .find(|t| t.workload == durability::KIND && t.metric == metric)?;
+        let row = other.rows.iter().find(|r| &r.dims == dims)?;
+        row.cells.get(column)?.as_ref()
+    };
+    (of(durability::CUTS), of(durability::CRASH_STATES))
 }
 
 impl Change {
@@ -198,8 +207,8 @@ pub fn changes(model: &ReportModel) -> Vec<Change> {
                         let (counted, comparison) = Counted::of(
                             base,
                             cell,
-                            cuts_of(model, table, r, i),
-                            cuts_of(model, table, r, j),
+                            counts_of(model, table, r, i),
+                            counts_of(model, table, r, j),
                         );
                         (comparison, Some(counted))
                     } else {

@@ -9,7 +9,7 @@ use crate::model::{CaseView, ReportModel};
 use crate::section::{colour, render_html, JsonMember, Section};
 use crate::text::{escape_markdown as escape, heading, printable, say, sheet_name, write_rows};
 use fsbench_model::{Outcome, Unit};
-use fsbench_workload::durability::{oracle::Kind, BY_KIND, CRASH_STATES};
+use fsbench_workload::durability::{oracle::Kind, BY_KIND};
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -20,6 +20,8 @@ pub const KIND: &str = "durability";
 pub const VIOLATIONS: &str = "violations";
 /// Cuts made and checked.
 pub const CUTS: &str = "cuts";
+/// Crash states made and checked (power cuts).
+pub const CRASH_STATES: &str = fsbench_workload::durability::CRASH_STATES.name;
 /// Violations shown with their sequence, per configuration.
 const EXAMPLES: usize = 3;
 
@@ -244,7 +246,7 @@ fn checked(case: &CaseView, configuration: &str) -> Option<Checked> {
         let count = |metric: &str| figure(result, metric).unwrap_or(0.0).max(0.0).round() as u64;
         c.samples += 1;
         c.cuts += count(CUTS);
-        c.crash_states += count(CRASH_STATES.name);
+        c.crash_states += count(CRASH_STATES);
         if c.cut.is_empty() {
             c.cut = cut_of(result).to_string();
         }
