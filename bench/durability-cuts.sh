@@ -6,13 +6,16 @@
 # With CUT=power (issue 40) every cut is a power cut of the recording device: its crash states
 # counted too, and states per minute. Violations of the default cut are reduced after the cuts
 # (untimed in the figures, but in the wall time here).
-# Usage: [CUT=shutdown|power] [FILESYSTEMS="ext4 xfs"] bench/durability-cuts.sh [CUTS] [RUNS].
+# SEQUENCES=seq-1 runs one family only (CrashMonkey's seq-1 suite: one operation and its
+# persistence call per cut).
+# Usage: [CUT=shutdown|power] [SEQUENCES=seq-1,seq-2,mixed] [FILESYSTEMS="ext4 xfs"] bench/durability-cuts.sh [CUTS] [RUNS].
 # Needs root (loop devices, mount).
 set -euo pipefail
 CUTS=${1:-200}
 RUNS=${2:-3}
 FILESYSTEMS=${FILESYSTEMS:-"ext4 xfs"}
 CUT=${CUT:-shutdown}
+SEQUENCES=${SEQUENCES:-seq-1,seq-2,mixed}
 cd "$(dirname "$0")/.."
 lscpu | grep -E '^Model name' || true
 cargo build --release --quiet
@@ -21,12 +24,12 @@ OUT=$PWD/bench/out
 mkdir -p "$OUT"
 WORK=$(mktemp -d /var/tmp/fsbench-cuts.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT INT TERM
-RESULTS="$OUT/durability-cuts-$CUT-$(date -u +%Y%m%dT%H%M%SZ).tsv"
+RESULTS="$OUT/durability-cuts-$CUT-${SEQUENCES//,/+}-$(date -u +%Y%m%dT%H%M%SZ).tsv"
 printf 'fs\trun\tcuts\twall_s\tcuts_per_min\trecovery_p50_ms\trecovery_max_ms\tviolations\tstates\tstates_per_min\n' > "$RESULTS"
 for run in $(seq 1 "$RUNS"); do
   for fs in $FILESYSTEMS; do
     start=$(date +%s.%N)
-    "$FSBENCH" durability --fs "$fs" --cut "$CUT" --cuts "$CUTS" --seed "$run" --work-dir "$WORK/work" \
+    "$FSBENCH" durability --fs "$fs" --cut "$CUT" --sequences "$SEQUENCES" --cuts "$CUTS" --seed "$run" --work-dir "$WORK/work" \
       --no-store --quiet --json "$WORK/d.json" >/dev/null
     end=$(date +%s.%N)
     python3 - "$WORK/d.json" "$fs" "$run" "$start" "$end" >> "$RESULTS" <<'PY'
