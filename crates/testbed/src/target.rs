@@ -797,7 +797,9 @@ impl<'s> Target<'s> {
     /// Serves `image` through the recording device, in a new directory in `dir`: the file a
     /// loop device is attached to (buffered: the device serves it with direct I/O).
     fn serve_recorded(&mut self, image: &Path, dir: &Path) -> Result<PathBuf, TargetError> {
-        if self.spec.fs.mount_type() == "zfs" || self.spec.fs.mount_type() == "tmpfs" {
+        // tmpfs lives in memory; a zfs pool (zfs-fuse) is made on the loop device as any
+        // filesystem is.
+        if self.spec.fs.capabilities().storage != Storage::BlockDevice {
             return Err(TargetError::Unsupported(format!(
                 "{} is not on a block device fsbench attaches, so the recording device cannot \
                  serve it",

@@ -470,3 +470,134 @@ fn a_kept_power_cut_replays_each_state_as_the_target_made_it() {
     assert!(Bundle::open(&dir).is_ok(), "the bundle outlives its target");
     std::fs::remove_dir_all(&kept_in).unwrap();
 }
+
+/// Whether zfs-fuse is installed; says why a zfs test is skipped when it is not.
+fn zfs_fuse_or_skip(test: &str) -> bool {
+    let found = ["/usr/sbin/zfs-fuse", "/usr/bin/zfs-fuse", "/sbin/zfs-fuse"]
+        .iter()
+        .any(|p| Path::new(p).exists());
+    if !found {
+        eprintln!("skipping {test}: zfs-fuse is not installed (apt-get install zfs-fuse)");
+    }
+    found
+}
+
+/// The pools zfs-fuse has imported now.
+fn pools() -> Vec<String> {
+    let out = run("zpool", &["list", "-H", "-o", "name"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A zfs pool (zfs-fuse) on the recording device, power-cut: the cut exports the pool; each
+/// crash state's pool is imported from its own loop device alone (its recovery timed), scrubs
+/// clean, and holds the fsync'd file wherever its mark is promised; zfs-fuse's syncs reach the
+/// log as flushes; after `resume` the pool is back with both files, and teardown leaves no pool,
+/// mount, loop device or file behind.
+#[test]
+fn a_recorded_zfs_pool_is_power_cut_state_by_state_and_resumes() {
+    use fsbench_testbed::recorder::bundle::Bundle;
+    use fsbench_testbed::{RealSystem, Target, TargetSpec};
+    let test = "a_recorded_zfs_pool_is_power_cut_state_by_state_and_resumes";
+    if !root_or_skip(test) || !zfs_fuse_or_skip(test) {
+        return;
+    }
+    let work = tempfile::Builder::new()
+        .prefix("fsbench-recorder-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let spec = TargetSpec::builder("zfs", work.path())
+        .recording(true)
+        .build()
+        .unwrap();
+    let mut target = Target::prepare(&RealSystem, spec, &|| false).unwrap();
+    assert!(target.records());
+    assert_eq!(target.info().device.kind, "recorded image");
+    let ours = format!("fsbench-{}-", std::process::id());
+    assert!(
+        pools().iter().any(|p| p.starts_with(&ours)),
+        "{:?}",
+        pools()
+    );
+    let point = target.info().mountpoint.clone();
+    target.record().unwrap();
+    let f1 = std::fs::File::create(point.join("f1")).unwrap();
+    f1.write_all_at(&content(1), 0).unwrap();
+    f1.sync_all().unwrap();
+    std::fs::File::open(&point).unwrap().sync_all().unwrap();
+    drop(f1);
+    target.mark(1);
+    std::fs::write(point.join("f2"), content(2)).unwrap();
+    target.mark(2);
+    let states = target
+        .power_cut(Budget {
+            per_flush: 2,
+            ..Budget::default()
+        })
+        .unwrap();
+    assert!(
+        !pools().iter().any(|p| p.starts_with(&ours)),
+        "the cut exports the pool: {:?}",
+        pools()
+    );
+    let kept = target.keep_power_cut(&work.path().join("bundles")).unwrap();
+    let counts = Bundle::open(&kept).unwrap().log().counts();
+    eprintln!("zfs-fuse's log: {counts:?}; {} states", states.len());
+    assert!(counts.writes > 0, "{counts:?}");
+    assert!(
+        counts.flushes > 0,
+        "zfs-fuse's fsync never flushed: {counts:?}"
+    );
+    assert!(states.len() >= 3, "{states:?}");
+    let mut lost = 0;
+    for (i, state) in states.iter().enumerate() {
+        let mounted = target.crash_state(i).unwrap();
+        assert_eq!(mounted.unmountable, None, "{}", state.what);
+        assert!(mounted.recovery_ns > 0);
+        let fsck = mounted.fsck.unwrap();
+        eprintln!(
+            "state {i} ({}): import {:.0} ms, scrub {:.0} ms, clean {}",
+            state.what,
+            mounted.recovery_ns as f64 / 1e6,
+            fsck.elapsed_ns as f64 / 1e6,
+            fsck.clean
+        );
+        assert!(fsck.clean, "{}: {}", state.what, fsck.output_tail);
+        let have = std::fs::read(point.join("f1")).ok() == Some(content(1));
+        if state.promised >= Some(1) {
+            assert!(have, "{}: f1 was promised", state.what);
+        }
+        lost += usize::from(!have);
+    }
+    assert!(lost > 0, "some state is from before f1's fsync");
+    target.resume().unwrap();
+    assert_eq!(std::fs::read(point.join("f1")).unwrap(), content(1));
+    assert_eq!(std::fs::read(point.join("f2")).unwrap(), content(2));
+    let info = target.finish();
+    assert!(info.fsck.unwrap().clean);
+    assert!(
+        info.teardown.iter().all(|n| !n.starts_with("error")),
+        "{:?}",
+        info.teardown
+    );
+    assert!(
+        !pools().iter().any(|p| p.starts_with(&ours)),
+        "{:?}",
+        pools()
+    );
+    let here = work.path().display().to_string();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&here), "{mounts}");
+    let loops = String::from_utf8_lossy(&run("losetup", &["-a"]).stdout).into_owned();
+    assert!(!loops.contains(&here), "{loops}");
+    std::fs::remove_dir_all(work.path().join("bundles")).unwrap();
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "state" && n != "run")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

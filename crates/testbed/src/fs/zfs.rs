@@ -291,7 +291,7 @@ fn start_our_daemon(t: &mut dyn Build<'_>) -> Result<(), TargetError> {
 }
 
 /// Scrubs a pool, waits for the scrub, and asks whether the pool is healthy.
-fn scrub_check(sys: &dyn System, pool: &str) -> FsckInfo {
+pub(crate) fn scrub_check(sys: &dyn System, pool: &str) -> FsckInfo {
     let started = fsbench_measure::clock::now_ns();
     let mut last = CmdOutput::default();
     if sys.run(&scrub(pool)).is_ok_and(|o| o.success()) {
@@ -348,6 +348,41 @@ pub fn import(pool: &str, device_dir: &Path) -> Cmd {
         .args(["import", "-d"])
         .arg(device_dir.display().to_string())
         .arg(pool)
+}
+
+/// `zpool import -d DIR -f POOL`: a pool that was not exported (a crash state of its device),
+/// found among `device_dir`'s devices only.
+pub fn import_forced(pool: &str, device_dir: &Path) -> Cmd {
+    zpool()
+        .args(["import", "-d"])
+        .arg(device_dir.display().to_string())
+        .args(["-f", pool])
+}
+
+/// `zpool export POOL`, again while zfs-fuse says the pool is busy (right after I/O, or while a
+/// process leaves its mount point); nothing to do when no such pool is imported.
+pub fn export_pool(sys: &dyn System, pool: &str) -> Result<(), TargetError> {
+    if !sys.run(&listed(pool)).is_ok_and(|o| o.success()) {
+        return Ok(());
+    }
+    let cmd = export(pool);
+    let mut tries = 0;
+    loop {
+        let out = sys.run(&cmd).map_err(|e| missing_tool(&cmd, e))?;
+        if out.success() {
+            return Ok(());
+        }
+        tries += 1;
+        if !out.stderr.contains("busy") || tries >= 20 {
+            return Err(TargetError::command(
+                "zpool export",
+                &cmd,
+                &out,
+                "a process may still use the pool's mount point",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }
 
 pub fn scrub(pool: &str) -> Cmd {

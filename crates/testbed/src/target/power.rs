@@ -4,14 +4,20 @@
 //! recovery, timed), checked read-only and mounted again for the workload to check
 //! ([`Target::crash_state`]); [`Target::resume`] brings the filesystem back as it was. Before
 //! that, [`Target::keep_power_cut`] can keep the cut as a crash bundle for a developer.
+//!
+//! A zfs pool (zfs-fuse) is exported where another filesystem is unmounted, and imported where
+//! it is mounted: each crash state's pool — the same pool, name and GUID, as the recording
+//! device's — is imported (`-f`: it was never exported) from a private directory holding only a
+//! link to the state's loop device, never by scanning /dev; the check is a scrub.
 
 use super::{unguessable, Target};
 use crate::error::{missing_tool, TargetError};
 use crate::fs::run_check;
+use crate::fs::zfs;
 use crate::ledger::Resource;
 use crate::recorder::bundle::{Bundle, Manifest};
 use crate::recorder::states::{self, Budget, Builder, State};
-use crate::system::LoopDevice;
+use crate::system::{Cmd, CmdOutput, LoopDevice};
 use fsbench_model::target::FsckInfo;
 use std::path::{Path, PathBuf};
 
@@ -107,8 +113,8 @@ impl Target<'_> {
         }
     }
 
-    /// The power cut: the log ends, the filesystem is unmounted (nothing it writes now is in
-    /// the log), and the crash states `budget` allows are listed, in the order they are made.
+    /// The power cut: the log ends, the filesystem is unmounted (a zfs pool exported; nothing
+    /// it writes now is in the log), and the crash states `budget` allows are listed, in the order they are made.
     pub fn power_cut(&mut self, budget: Budget) -> Result<Vec<CrashState>, TargetError> {
         let (Some(recorder), Some(recording)) = (&self.recorder, self.recording.take()) else {
             return Err(TargetError::Invalid(
@@ -117,7 +123,10 @@ impl Target<'_> {
         };
         let log = recorder.end().expect("recording");
         let mut files = recording.files;
-        self.unmount_here("power cut")?;
+        match self.pool() {
+            Some(pool) => zfs::export_pool(self.sys, &pool)?,
+            None => self.unmount_here("power cut")?,
+        }
         let (working, working_record) = self.cut_file("working", ".img");
         files.push(working_record);
         let states = states::states(&log.records, budget);
@@ -179,7 +188,8 @@ impl Target<'_> {
 
     /// Crash state `i` (of [`Target::power_cut`]'s list, in its order) made, attached, mounted
     /// where the filesystem was (timed: the recovery), unmounted, checked read-only, and mounted
-    /// again for the workload to check what survived.
+    /// again for the workload to check what survived. A zfs pool is imported from the state's
+    /// device instead (timed), scrubbed, and left imported for the workload.
     pub fn crash_state(&mut self, i: usize) -> Result<StateMounted, TargetError> {
         self.release_state()?;
         let (image, image_record) = self.cut_file("state", ".img");
@@ -209,7 +219,11 @@ impl Target<'_> {
         let source = device.path.display().to_string();
         let power = self.power.as_mut().expect("checked");
         power.current.push(loop_record);
+        let device_path = device.path.clone();
         power.current_loop = Some(device);
+        if let Some(pool) = self.pool() {
+            return self.import_state(&pool, &device_path);
+        }
         let options = self.spec.mount_options.clone();
         self.mount_source = Some(source.clone());
         let mount = self.mount_command(&[], options.as_deref());
@@ -257,6 +271,90 @@ impl Target<'_> {
         })
     }
 
+    /// The zfs pool the filesystem is, if it is one.
+    fn pool(&self) -> Option<String> {
+        match &self.filesystem {
+            Some(Resource::ZfsPool { pool }) => Some(pool.clone()),
+            _ => None,
+        }
+    }
+
+    /// A crash state's pool imported from its loop device `device` (timed: the recovery, the
+    /// intent log's replay included; the import mounts it where the filesystem was), then
+    /// scrubbed. On record while imported, so that teardown and `fsbench cleanup` find it.
+    fn import_state(&mut self, pool: &str, device: &Path) -> Result<StateMounted, TargetError> {
+        let record = Resource::ZfsPool {
+            pool: pool.to_string(),
+        };
+        self.ledger.push(self.sys, record.clone());
+        self.power
+            .as_mut()
+            .expect("a power cut")
+            .current
+            .push(record);
+        let (cmd, out) = self.import_pool(pool, device, true)?;
+        if !out.success() {
+            return Ok(StateMounted {
+                recovery_ns: 0,
+                fsck: None,
+                unmountable: Some(format!("{cmd}: {}", out.last_line())),
+            });
+        }
+        if !crate::undo::mounted(self.sys, &self.info.mountpoint, pool) {
+            return Ok(StateMounted {
+                recovery_ns: out.elapsed_ns,
+                fsck: None,
+                unmountable: Some(format!(
+                    "{cmd} imported the pool but did not mount it at {}",
+                    self.info.mountpoint.display()
+                )),
+            });
+        }
+        let fsck = Some(zfs::scrub_check(self.sys, pool));
+        Ok(StateMounted {
+            recovery_ns: out.elapsed_ns,
+            fsck,
+            unmountable: None,
+        })
+    }
+
+    /// `zpool import` of `pool` from `device` alone (`force`: one that was not exported): a new
+    /// directory in the work directory holds a link to the device, and only it is scanned — a
+    /// copy of the pool's device (the recording device, another state) holds the same pool.
+    /// The link and the directory are gone again when this returns.
+    fn import_pool(
+        &mut self,
+        pool: &str,
+        device: &Path,
+        force: bool,
+    ) -> Result<(Cmd, CmdOutput), TargetError> {
+        let work_dir = self.spec.work_dir.clone();
+        let stem = format!("mnt-{}-pool", self.tag);
+        let dir = self.make_fresh(
+            &work_dir,
+            &stem,
+            "",
+            "make the directory to import the pool from",
+            |path| Resource::Dir { path },
+            |path| std::fs::create_dir(path),
+        )?;
+        let name = device.file_name().unwrap_or(std::ffi::OsStr::new("device"));
+        let link = dir.join(name);
+        let cmd = match force {
+            true => zfs::import_forced(pool, &dir),
+            false => zfs::import(pool, &dir),
+        };
+        let out = std::os::unix::fs::symlink(device, &link)
+            .map_err(|e| TargetError::io("link the pool's device into", &link, e))
+            .and_then(|()| self.sys.run(&cmd).map_err(|e| missing_tool(&cmd, e)));
+        let _ = std::fs::remove_file(&link);
+        let dir_record = Resource::Dir { path: dir };
+        if crate::undo::undo(self.sys, &dir_record).is_ok() {
+            self.ledger.forget(self.sys, &dir_record);
+        }
+        Ok((cmd, out?))
+    }
+
     /// The state made last undone: unmounted, detached, its image removed.
     fn release_state(&mut self) -> Result<(), TargetError> {
         let Some(power) = self.power.as_mut() else {
@@ -283,6 +381,14 @@ impl Target<'_> {
                         false => Ok(String::new()),
                     }
                 }
+                // A state's pool: exported (undoing it would destroy it, as `fsbench cleanup`
+                // may).
+                (Resource::ZfsPool { pool }, device) => {
+                    held = device;
+                    zfs::export_pool(self.sys, pool)
+                        .map(|()| String::new())
+                        .map_err(|e| e.to_string())
+                }
                 (_, device) => {
                     held = device;
                     crate::undo::undo(self.sys, &resource)
@@ -301,7 +407,8 @@ impl Target<'_> {
     }
 
     /// The power cut over: the last state undone, the cut's files removed, and the filesystem
-    /// mounted again as it was before the cut (the device still recording).
+    /// mounted again as it was before the cut (the device still recording; a zfs pool imported
+    /// from the recording device's loop device alone).
     pub fn resume(&mut self) -> Result<(), TargetError> {
         self.release_state()?;
         if let Some(power) = self.power.take() {
@@ -319,6 +426,19 @@ impl Target<'_> {
                     self.ledger.forget(self.sys, &resource);
                 }
             }
+        }
+        if let Some(pool) = self.pool() {
+            let device = self.device_path();
+            let (cmd, out) = self.import_pool(&pool, &device, false)?;
+            return match out.success() {
+                true => Ok(()),
+                false => Err(TargetError::command(
+                    "import the pool after the power cut",
+                    &cmd,
+                    &out,
+                    "see `zpool import -d` of the recording device's loop device",
+                )),
+            };
         }
         let mount = self
             .mount_cmd
