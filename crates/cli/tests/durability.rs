@@ -245,8 +245,35 @@ fn power_cuts_of_the_recording_device_give_the_known_answers() {
     // they return; a file's fsync does, with flushes), so the states before the first flush
     // lack names the setup's syncfs promised: missing names only, every state imported and
     // scrubbed clean.
-    let zfs = run("zfs", None);
+    let zfs_kept = tempfile::tempdir_in("/var/tmp").unwrap();
+    let zfs = run_with(
+        "zfs",
+        None,
+        &[
+            "--reduce",
+            "0",
+            "--keep-states",
+            zfs_kept.path().to_str().unwrap(),
+        ],
+    );
     assert!(figure(&zfs, "violations") > 0.0, "zfs: {zfs}");
+    // A zfs state written from its bundle is imported as a pool, not mounted.
+    let first = &zfs["violation_list"][0];
+    let image = zfs_kept.path().join("state.img");
+    let written = fsbench()
+        .args(["crash-state", first["bundle"].as_str().unwrap(), "--state"])
+        .arg(first["crash_state_index"].as_u64().unwrap().to_string())
+        .arg("--to")
+        .arg(&image)
+        .output()
+        .unwrap();
+    assert!(written.status.success(), "{}", stderr(&written));
+    let said = String::from_utf8_lossy(&written.stdout);
+    assert!(
+        said.contains("zpool import -d /tmp/state-dev -f -R /mnt fsbench-")
+            && !said.contains("mount -o loop"),
+        "{said}"
+    );
     let broken = zfs["violation_list"].as_array().unwrap();
     assert!(
         broken.iter().all(|v| v["kind"] == "missing name"),

@@ -1,5 +1,6 @@
 //! `fsbench crash-state`: a power cut kept as a crash bundle, replayed for a developer — its
-//! states listed, or one written to a new image with how to mount and check it.
+//! states listed, or one written to a new image with how to mount (or, for zfs, import) and
+//! check it.
 
 use crate::cli::CrashStateArgs;
 use crate::exit::{self, Failure};
@@ -110,11 +111,35 @@ fn write(bundle: &Bundle, index: usize, to: &Path) -> Result<i32, Failure> {
         human_bytes(m.image_bytes),
         human_bytes(on_disk)
     )?;
+    let image = to.display().to_string();
+    if m.filesystem == "zfs" {
+        // A pool, not a mount: imported from a directory holding only the state's device (the
+        // bundle's other images hold the same pool), then scrubbed as fsbench checked it.
+        let pool = m
+            .mkfs_command
+            .as_deref()
+            .and_then(|c| c.split_whitespace().find(|w| w.starts_with("fsbench-")))
+            .unwrap_or("POOL")
+            .to_string();
+        say!("import its pool as root (zfs-fuse running; the pool's recovery runs then), as fsbench did:")?;
+        say!(
+            "  mkdir /tmp/state-dev && ln -s \"$(losetup -f --show {})\" /tmp/state-dev/",
+            printable(&shell_word(&image))
+        )?;
+        say!(
+            "  zpool import -d /tmp/state-dev -f -R /mnt {}",
+            printable(&pool)
+        )?;
+        say!(
+            "then check it as fsbench did: zpool scrub {0}; zpool status -x {0}",
+            printable(&pool)
+        )?;
+        return Ok(exit::OK);
+    }
     let options = match &m.mount_options {
         Some(o) => format!("loop,{o}"),
         None => "loop".to_string(),
     };
-    let image = to.display().to_string();
     let mount = Cmd::new("mount")
         .args(["-o", &options, &image, "/mnt"])
         .to_string();
@@ -132,4 +157,17 @@ fn write(bundle: &Bundle, index: usize, to: &Path) -> Result<i32, Failure> {
         )?,
     }
     Ok(exit::OK)
+}
+
+/// `text` as one shell word: as it is when plain, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ",.=_/:@%+-".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
