@@ -1337,11 +1337,11 @@ fn durability_is_reported_beside_the_fastest_and_renders_in_chromium() {
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("## Durability\n"), "{text}");
     assert!(
-        text.contains("| configuration | samples (violations each) | cuts | violations | by kind | recovery median | recovery longest | fsck |"),
+        text.contains("| configuration | samples (violations each) | cut | cuts | crash states | violations | by kind | recovery median | recovery longest | fsck |"),
         "{text}"
     );
     assert!(
-        text.contains("| ext4 mount=default | 2 samples: 0, 0 | 200 | 0 | none | "),
+        text.contains("| ext4 mount=default | 2 samples: 0, 0 | shutdown | 200 | - | 0 | none | "),
         "{text}"
     );
     assert!(
