@@ -487,6 +487,19 @@ pub fn sheet_name(text: &str, used: &mut Vec<String>) -> String {
     name
 }
 
+/// `text` as one shell word: as it is when it is plain, else in single quotes.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ",.=_/:@%+-".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

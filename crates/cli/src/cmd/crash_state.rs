@@ -9,6 +9,7 @@ use fsbench_measure::units::human_bytes;
 // What a bundle's manifest says (its states, options) is shown as text: a control character
 // in it is escaped, never sent to the terminal.
 use fsbench_report::terminal::{printable, printable_path};
+use fsbench_report::text::shell_word;
 use fsbench_testbed::recorder::bundle::{Bundle, BundleError};
 use fsbench_testbed::system::Cmd;
 use std::os::unix::fs::MetadataExt;
@@ -157,17 +158,4 @@ fn write(bundle: &Bundle, index: usize, to: &Path) -> Result<i32, Failure> {
         )?,
     }
     Ok(exit::OK)
-}
-
-/// `text` as one shell word: as it is when plain, else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || ",.=_/:@%+-".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }

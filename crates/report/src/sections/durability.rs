@@ -7,7 +7,9 @@
 use crate::findings::{Find, Findings};
 use crate::model::{CaseView, ReportModel};
 use crate::section::{colour, render_html, JsonMember, Section};
-use crate::text::{escape_markdown as escape, heading, printable, say, sheet_name, write_rows};
+use crate::text::{
+    escape_markdown as escape, heading, printable, say, sheet_name, shell_word, write_rows,
+};
 use fsbench_model::{Outcome, Unit};
 use fsbench_workload::durability::{oracle::Kind, BY_KIND};
 use rust_xlsxwriter::{Format, Workbook, XlsxError};
@@ -345,19 +347,6 @@ fn cut_of(result: &fsbench_model::ResultRecord) -> &'static str {
         }
         s if s.starts_with("power cut") => "power",
         _ => "shutdown",
-    }
-}
-
-/// `text` as one shell word: as it is when it is plain, else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || ",.=_/:@%+-".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 
