@@ -1,0 +1,269 @@
+//! The trace file: written and read back whole; every damaged or foreign file refused with its
+//! reason; anonymised traces keep their structure and lose their names.
+
+use std::io::Write;
+
+use fsbench_trace::anonymise::anonymise;
+use fsbench_trace::stats::Stats;
+use fsbench_trace::{End, Event, Header, Node, NodeKind, Op, Trace, TraceError, FORMAT_VERSION};
+
+fn sample() -> Trace {
+    let event = |tid, start_ns, ret, op| Event {
+        pid: 100,
+        tid,
+        start_ns,
+        dur_ns: 500,
+        ret,
+        op,
+    };
+    Trace {
+        header: Header {
+            command: vec!["app".into(), "--secret-db".into()],
+            root: "/srv/secret-project".into(),
+            recorded_at_unix_s: 1_800_000_000,
+            host: "build-host".into(),
+            kernel: "6.18".into(),
+            mechanism: "test".into(),
+            anonymised: false,
+            contents: false,
+        },
+        tree: vec![
+            Node {
+                path: "db".into(),
+                kind: NodeKind::Dir,
+                mode: 0o755,
+            },
+            Node {
+                path: "db/customers.sqlite".into(),
+                kind: NodeKind::File { size: 65536 },
+                mode: 0o644,
+            },
+            Node {
+                path: "latest".into(),
+                kind: NodeKind::Symlink {
+                    target: "db/customers.sqlite".into(),
+                },
+                mode: 0o777,
+            },
+        ],
+        events: vec![
+            event(
+                100,
+                10,
+                3,
+                Op::Open {
+                    path: "db/customers.sqlite".into(),
+                    flags: libc::O_RDWR,
+                    mode: 0,
+                },
+            ),
+            event(
+                100,
+                20,
+                4096,
+                Op::Pread {
+                    fd: 3,
+                    len: 4096,
+                    off: 0,
+                },
+            ),
+            event(
+                101,
+                25,
+                0,
+                Op::Stat {
+                    path: "db/customers.sqlite".into(),
+                    follow: true,
+                },
+            ),
+            event(
+                100,
+                30,
+                100,
+                Op::Pwrite {
+                    fd: 3,
+                    len: 100,
+                    off: 4096,
+                },
+            ),
+            event(100, 40, 0, Op::Fsync { fd: 3 }),
+            event(
+                101,
+                45,
+                -libc::ENOENT as i64,
+                Op::Unlink {
+                    path: "db/customers.sqlite-journal".into(),
+                },
+            ),
+            event(
+                100,
+                50,
+                0,
+                Op::Rename {
+                    from: "db/customers.sqlite".into(),
+                    to: "db/old.sqlite".into(),
+                    flags: 0,
+                },
+            ),
+            event(100, 60, 0, Op::Close { fd: 3 }),
+        ],
+        end: End {
+            nodes: 3,
+            events: 8,
+            duration_ns: 1_000,
+            ..End::default()
+        },
+    }
+}
+
+#[test]
+fn a_trace_is_read_back_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.trace");
+    let trace = sample();
+    trace.write(&path).unwrap();
+    assert_eq!(Trace::read(&path).unwrap(), trace);
+    // Nothing but the trace is left beside it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let stats = Stats::of(&trace);
+    assert_eq!(stats.events, 8);
+    assert_eq!((stats.processes, stats.threads), (1, 2));
+    assert_eq!((stats.bytes_read, stats.bytes_written), (4096, 100));
+    assert_eq!(stats.by_op["unlink"].errors, 1);
+    assert_eq!(
+        stats.files, 3,
+        "customers.sqlite, its journal and old.sqlite"
+    );
+    assert_eq!(
+        (stats.tree_files, stats.tree_dirs, stats.tree_bytes),
+        (1, 1, 65536)
+    );
+}
+
+#[test]
+fn damaged_and_foreign_files_are_refused_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.trace");
+    sample().write(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let write = |name: &str, data: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::File::create(&p).unwrap().write_all(data).unwrap();
+        p
+    };
+    // Cut short anywhere in the compressed stream.
+    for cut in [13, bytes.len() / 2, bytes.len() - 9] {
+        let p = write("cut.trace", &bytes[..cut]);
+        let err = Trace::read(&p).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::Truncated { .. } | TraceError::Corrupt { .. }
+            ),
+            "cut at {cut}: {err}"
+        );
+    }
+    // Not a trace at all.
+    let err = Trace::read(&write("text.trace", b"hello, world\n")).unwrap_err();
+    assert!(matches!(err, TraceError::NotATrace(_)), "{err}");
+    let err = Trace::read(&write("empty.trace", b"")).unwrap_err();
+    assert!(matches!(err, TraceError::NotATrace(_)), "{err}");
+    // A newer version.
+    let mut newer = bytes.clone();
+    newer[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let err = Trace::read(&write("newer.trace", &newer)).unwrap_err();
+    assert!(
+        matches!(err, TraceError::NewerVersion { found, .. } if found == FORMAT_VERSION + 1),
+        "{err}"
+    );
+    assert!(err.to_string().contains("newer fsbench"), "{err}");
+    // A flipped byte inside the compressed data: gzip's check, or a line that does not parse.
+    let mut flipped = bytes.clone();
+    let at = 12 + (bytes.len() - 12) / 2;
+    flipped[at] ^= 0x55;
+    let err = Trace::read(&write("flipped.trace", &flipped)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TraceError::Corrupt { .. } | TraceError::Truncated { .. }
+        ),
+        "{err}"
+    );
+    // Well-formed lines whose end disagrees with them.
+    let mut short = sample();
+    short.events.pop();
+    let p = dir.path().join("short.trace");
+    let mut writer = fsbench_trace::TraceWriter::create(&p, &short.header).unwrap();
+    for e in &short.events {
+        writer.event(e).unwrap();
+    }
+    writer.finish(End::default()).unwrap();
+    assert_eq!(
+        Trace::read(&p).unwrap().events.len(),
+        7,
+        "the writer's own counts are right"
+    );
+}
+
+#[test]
+fn an_unfinished_writer_leaves_nothing_under_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.trace");
+    let trace = sample();
+    let mut writer = fsbench_trace::TraceWriter::create(&path, &trace.header).unwrap();
+    writer.event(&trace.events[0]).unwrap();
+    drop(writer);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_anonymised_trace_has_no_original_name_and_the_same_structure() {
+    let mut trace = sample();
+    anonymise(&mut trace);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("anon.trace");
+    trace.write(&path).unwrap();
+    let raw = {
+        let mut s = String::new();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut d = flate2::read::MultiGzDecoder::new(&bytes[12..]);
+        std::io::Read::read_to_string(&mut d, &mut s).unwrap();
+        s
+    };
+    for secret in [
+        "customers",
+        "sqlite",
+        "secret",
+        "db/",
+        "build-host",
+        "journal",
+        "old",
+        "latest",
+    ] {
+        assert!(!raw.contains(secret), "{secret:?} survived anonymisation");
+    }
+    let read = Trace::read(&path).unwrap();
+    assert!(read.header.anonymised);
+    let original = sample();
+    // The same name hashes the same everywhere: the open, the stat and the rename name one file.
+    let open_path = read.events[0].op.paths()[0].to_owned();
+    assert_eq!(read.events[2].op.paths()[0], open_path);
+    assert_eq!(read.events[6].op.paths()[0], open_path);
+    assert_eq!(read.tree[1].path, open_path);
+    assert_eq!(
+        open_path.split('/').count(),
+        2,
+        "the directory structure is kept"
+    );
+    assert_eq!(read.tree[0].path, open_path.split('/').next().unwrap());
+    // Sizes, offsets, returns and timing are kept.
+    assert_eq!(read.tree[1].kind, original.tree[1].kind);
+    for (a, b) in read.events.iter().zip(&original.events) {
+        assert_eq!(
+            (a.pid, a.tid, a.start_ns, a.dur_ns, a.ret),
+            (b.pid, b.tid, b.start_ns, b.dur_ns, b.ret)
+        );
+        assert_eq!(a.op.name(), b.op.name());
+        assert_eq!(a.op.fd(), b.op.fd());
+    }
+}
