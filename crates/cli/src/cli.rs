@@ -79,6 +79,12 @@ pub enum Command {
     /// to write the image, only to mount it.
     CrashState(CrashStateArgs),
 
+    /// What a recorded trace (`fsbench record`) holds: its calls one by one (`show`), or
+    /// counted by operation with bytes, threads and files (`stats`); docs/trace-format.md.
+    ///
+    /// A truncated, corrupt or newer trace is refused with the reason.
+    Trace(TraceArgs),
+
     /// Internal: runs one case's workload in a directory (the campaign's child process).
     #[command(hide = true)]
     CaseWorker(CaseWorkerArgs),
@@ -319,6 +325,45 @@ pub struct CrashStateArgs {
     /// needs --state.
     #[arg(long, value_name = "IMAGE", requires = "state")]
     pub to: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    pub command: TraceCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// The trace's header, the tree the application found and every call in order: when it
+    /// began, process/thread, how long it took, what it returned, the call with its arguments.
+    Show(TraceShowArgs),
+    /// Calls, errors and time by operation; bytes read and written; threads, processes and
+    /// files; the initial tree; calls left out (outside the root, lost, not replayable).
+    Stats(TraceStatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceShowArgs {
+    /// The trace file.
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Show only the first N calls.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// The trace's lines as JSON (uncompressed; one object per line, as in the file).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceStatsArgs {
+    /// The trace file.
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// The figures as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where images, mount points and state files go.

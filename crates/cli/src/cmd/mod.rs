@@ -9,4 +9,5 @@ pub mod report;
 pub mod run;
 pub mod runs;
 pub mod targets;
+pub mod trace;
 pub mod workload;
