@@ -18,11 +18,22 @@ fn main() {
         None => println!("cargo::rerun-if-changed=/usr/bin/clang"),
         Some(path) => println!("cargo::rerun-if-changed={}", path.display()),
     }
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("record.bpf.o");
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("record.bpf.o");
     let result = match found {
         None => Err(format!("{clang} was not found")),
         Some(path) => Command::new(path)
-            .args(["-O2", "-g", "-target", "bpf", "-Wall", "-Werror", "-c", "bpf/record.bpf.c", "-o"])
+            .args([
+                "-O2",
+                "-g",
+                "-target",
+                "bpf",
+                "-Wall",
+                "-Werror",
+                "-c",
+                "bpf/record.bpf.c",
+                "-o",
+            ])
             .arg(&out)
             .output()
             .map_err(|e| format!("{clang} could not run: {e}"))

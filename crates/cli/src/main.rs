@@ -74,6 +74,7 @@ fn main() {
         cli::Command::Targets(args) => cmd::targets::run(args),
         cli::Command::Cleanup(args) => cmd::cleanup::run(args),
         cli::Command::CrashState(args) => cmd::crash_state::run(args),
+        cli::Command::Record(args) => cmd::record::run(args),
     };
     std::process::exit(exit::report(outcome));
 }

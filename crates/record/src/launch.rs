@@ -15,13 +15,18 @@ pub struct Child {
 impl Child {
     pub fn fork(argv: &[OsString]) -> io::Result<Child> {
         if argv.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "no command given"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no command given",
+            ));
         }
         let args: Vec<CString> = argv
             .iter()
             .map(|a| CString::new(a.as_bytes()))
             .collect::<Result<_, _>>()
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "an argument holds a NUL byte"))?;
+            .map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "an argument holds a NUL byte")
+            })?;
         let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
         let message = format!(

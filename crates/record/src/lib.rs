@@ -11,7 +11,6 @@ pub mod raw;
 pub mod resolve;
 pub mod syscalls;
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -22,6 +21,11 @@ use fsbench_trace::TraceError;
 
 /// Whether this build has its recorder (clang compiled the BPF program when it was built).
 pub const AVAILABLE: bool = cfg!(fsbench_recorder);
+
+/// [`AVAILABLE`], asked at run time.
+pub fn available() -> bool {
+    AVAILABLE
+}
 
 /// The ring buffer's size unless `--buffer` says otherwise.
 pub const DEFAULT_BUFFER: u64 = 64 << 20;
@@ -128,12 +132,21 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let n: u64 = digits
         .parse()
         .map_err(|_| format!("--buffer {text:?}: a size is a number with K, M or G (e.g. 256M)"))?;
-    let scale: u64 = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+    let scale: u64 = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
         "" => 1,
         "K" => 1 << 10,
         "M" => 1 << 20,
         "G" => 1 << 30,
-        _ => return Err(format!("--buffer {text:?}: the unit is K, M or G (e.g. 256M)")),
+        _ => {
+            return Err(format!(
+                "--buffer {text:?}: the unit is K, M or G (e.g. 256M)"
+            ))
+        }
     };
     let bytes = n
         .checked_mul(scale)
@@ -147,6 +160,7 @@ pub fn ring_size(buffer: u64) -> u32 {
     buffer.clamp(4096, 1 << 31).next_power_of_two().min(1 << 31) as u32
 }
 
+#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
 fn host() -> (String, String) {
     // SAFETY: uname fills the zeroed struct.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
@@ -154,12 +168,17 @@ fn host() -> (String, String) {
         return (String::new(), String::new());
     }
     let text = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
     (text(&u.nodename), text(&u.release))
 }
 
+#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
 fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -202,11 +221,7 @@ pub fn record(options: &Options) -> Result<Recorded, RecordError> {
 }
 
 #[cfg(not(fsbench_recorder))]
-fn run(
-    _: &Options,
-    _: &Path,
-    _: fsbench_trace::tree::Walked,
-) -> Result<Recorded, RecordError> {
+fn run(_: &Options, _: &Path, _: fsbench_trace::tree::Walked) -> Result<Recorded, RecordError> {
     Err(RecordError::NotBuilt)
 }
 
@@ -226,12 +241,16 @@ fn run(
     let recorded_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let mut processes: HashMap<u32, resolve::Process> = HashMap::new();
+    let mut processes: std::collections::HashMap<u32, resolve::Process> =
+        std::collections::HashMap::new();
     let command: Vec<String>;
     let mut exit_code = None;
     match &options.target {
         Target::Command(argv) => {
-            command = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            command = argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
             let child = launch::Child::fork(argv).map_err(|source| RecordError::Start {
                 command: command.join(" "),
                 source,

@@ -95,7 +95,8 @@ impl Drop for Tracefs {
 /// The offset of `field` in a tracepoint's record, from its format file.
 fn field_offset(event: &str, field: &str) -> Result<u32, RecordError> {
     let path = Path::new(TRACEFS).join("events").join(event).join("format");
-    let text = std::fs::read_to_string(&path).map_err(|e| kernel(&path.display().to_string(), e))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| kernel(&path.display().to_string(), e))?;
     for line in text.lines() {
         let Some(decl) = line.trim().strip_prefix("field:") else {
             continue;
@@ -146,8 +147,8 @@ impl Probe {
                 }
             })?;
         {
-            let mut conf: Array<_, u32> =
-                Array::try_from(ebpf.map_mut("conf").expect("conf map")).map_err(|e| kernel("conf", e))?;
+            let mut conf: Array<_, u32> = Array::try_from(ebpf.map_mut("conf").expect("conf map"))
+                .map_err(|e| kernel("conf", e))?;
             for s in SYSCALLS {
                 let value = u32::from_le_bytes([1, s.path_a, s.path_b, s.special]);
                 conf.set(s.nr, value, 0).map_err(|e| kernel("conf", e))?;
@@ -165,10 +166,18 @@ impl Probe {
                 .expect("the object has its programs")
                 .try_into()
                 .map_err(|e| kernel(name, e))?;
-            program.load().map_err(|e| kernel(&format!("the kernel refused the program {name}"), error_chain(&e)))?;
-            program
-                .attach(category, event)
-                .map_err(|e| kernel(&format!("cannot attach to {category}/{event}"), error_chain(&e)))?;
+            program.load().map_err(|e| {
+                kernel(
+                    &format!("the kernel refused the program {name}"),
+                    error_chain(&e),
+                )
+            })?;
+            program.attach(category, event).map_err(|e| {
+                kernel(
+                    &format!("cannot attach to {category}/{event}"),
+                    error_chain(&e),
+                )
+            })?;
         }
         drop(tracefs);
         let ring = RingBuf::try_from(ebpf.take_map("events").expect("events map"))
@@ -212,8 +221,8 @@ impl Probe {
     }
 
     pub fn counts(&self) -> Result<Counts, RecordError> {
-        let counts: Array<_, u64> =
-            Array::try_from(self.ebpf.map("counts").expect("counts map")).map_err(|e| kernel("counts", e))?;
+        let counts: Array<_, u64> = Array::try_from(self.ebpf.map("counts").expect("counts map"))
+            .map_err(|e| kernel("counts", e))?;
         let get = |i| counts.get(&i, 0).map_err(|e| kernel("counts", e));
         Ok(Counts {
             lost: get(0)?,

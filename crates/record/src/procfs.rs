@@ -12,14 +12,17 @@ pub fn process(root: &Path, pid: u32) -> Option<Process> {
     let cwd = std::fs::read_link(base.join("cwd")).ok();
     let mut fds = Vec::new();
     for entry in std::fs::read_dir(base.join("fd")).ok()?.flatten() {
-        let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         let target = std::fs::read_link(entry.path()).ok();
         // pipe:[…], socket:[…], anon_inode:… and deleted files name no path in the root.
-        let path = target.filter(|t| {
-            t.is_absolute() && !t.to_string_lossy().ends_with(" (deleted)")
-        });
+        let path =
+            target.filter(|t| t.is_absolute() && !t.to_string_lossy().ends_with(" (deleted)"));
         let cloexec = std::fs::read_to_string(base.join("fdinfo").join(fd.to_string()))
             .ok()
             .and_then(|info| {
@@ -49,7 +52,11 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {
-            let Some(p) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            let Some(p) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
                 continue;
             };
             let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {

@@ -137,7 +137,10 @@ mod tests {
         let mut calls = Calls::default();
         calls.push_record(&b).unwrap();
         let c = calls.calls[0];
-        assert_eq!((c.nr, c.pid, c.tid, c.enter_ns, c.exit_ns, c.ret), (257, 10, 11, 5, 9, -2));
+        assert_eq!(
+            (c.nr, c.pid, c.tid, c.enter_ns, c.exit_ns, c.ret),
+            (257, 10, 11, 5, 9, -2)
+        );
         assert_eq!(c.args[1], 77);
         assert_eq!(calls.path(c.path1), Some(&b"a/b"[..]));
         assert_eq!(calls.path(c.path2), None);

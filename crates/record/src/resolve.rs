@@ -38,7 +38,11 @@ pub struct Process {
 impl Process {
     /// A process with this working directory and these descriptors (absolute path or none,
     /// close-on-exec), as found in /proc.
-    pub fn new(root: &Path, cwd: Option<PathBuf>, fds: Vec<(i32, Option<PathBuf>, bool)>) -> Process {
+    pub fn new(
+        root: &Path,
+        cwd: Option<PathBuf>,
+        fds: Vec<(i32, Option<PathBuf>, bool)>,
+    ) -> Process {
         let fds = fds
             .into_iter()
             .map(|(fd, path, cloexec)| (fd, descriptor(root, path, cloexec)))
@@ -218,10 +222,32 @@ impl Resolver<'_> {
         match c.nr as i64 {
             libc::SYS_read => self.on_fd(c, p, fd, Op::Read { fd, len: a[2] }),
             libc::SYS_write => self.on_fd(c, p, fd, Op::Write { fd, len: a[2] }),
-            libc::SYS_pread64 => self.on_fd(c, p, fd, Op::Pread { fd, len: a[2], off: a[3] }),
-            libc::SYS_pwrite64 => self.on_fd(c, p, fd, Op::Pwrite { fd, len: a[2], off: a[3] }),
-            libc::SYS_readv | libc::SYS_writev | libc::SYS_preadv | libc::SYS_pwritev
-            | libc::SYS_preadv2 | libc::SYS_pwritev2 => {
+            libc::SYS_pread64 => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Pread {
+                    fd,
+                    len: a[2],
+                    off: a[3],
+                },
+            ),
+            libc::SYS_pwrite64 => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Pwrite {
+                    fd,
+                    len: a[2],
+                    off: a[3],
+                },
+            ),
+            libc::SYS_readv
+            | libc::SYS_writev
+            | libc::SYS_preadv
+            | libc::SYS_pwritev
+            | libc::SYS_preadv2
+            | libc::SYS_pwritev2 => {
                 let len = extra.unwrap_or(c.ret.max(0) as u64);
                 let off = a[3];
                 let op = match c.nr as i64 {
@@ -243,7 +269,10 @@ impl Resolver<'_> {
                         }
                         (c.extra, c.extra2)
                     }
-                    _ => ((libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64, a[1]),
+                    _ => (
+                        (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
+                        a[1],
+                    ),
                 };
                 let path = self.arg_path(sys, c, p, 0);
                 if ok {
@@ -265,27 +294,25 @@ impl Resolver<'_> {
                     self.out.outside += 1
                 }
             }
-            libc::SYS_close_range => {
-                if ok {
-                    let (first, last) = (a[0] as u32 as i64, a[1] as u32 as i64);
-                    let mut inside: Vec<i32> = Vec::new();
-                    p.fds.retain(|&n, f| {
-                        if (n as i64) < first || (n as i64) > last {
-                            return true;
-                        }
-                        if a[2] & CLOSE_RANGE_CLOEXEC != 0 {
-                            f.cloexec = true;
-                            return true;
-                        }
-                        if f.rel.is_some() {
-                            inside.push(n);
-                        }
-                        false
-                    });
-                    inside.sort_unstable();
-                    for fd in inside {
-                        self.push(c, Op::Close { fd });
+            libc::SYS_close_range if ok => {
+                let (first, last) = (a[0] as u32 as i64, a[1] as u32 as i64);
+                let mut inside: Vec<i32> = Vec::new();
+                p.fds.retain(|&n, f| {
+                    if (n as i64) < first || (n as i64) > last {
+                        return true;
                     }
+                    if a[2] & CLOSE_RANGE_CLOEXEC != 0 {
+                        f.cloexec = true;
+                        return true;
+                    }
+                    if f.rel.is_some() {
+                        inside.push(n);
+                    }
+                    false
+                });
+                inside.sort_unstable();
+                for fd in inside {
+                    self.push(c, Op::Close { fd });
                 }
             }
             libc::SYS_dup | libc::SYS_dup2 | libc::SYS_dup3 => {
@@ -350,7 +377,11 @@ impl Resolver<'_> {
             }
             libc::SYS_fstat => self.on_fd(c, p, fd, Op::Fstat { fd }),
             libc::SYS_newfstatat | libc::SYS_statx => {
-                let flags = if c.nr as i64 == libc::SYS_statx { a[2] } else { a[3] };
+                let flags = if c.nr as i64 == libc::SYS_statx {
+                    a[2]
+                } else {
+                    a[3]
+                };
                 let empty = self.path_bytes(c.path1).is_none_or(|b| b.is_empty());
                 if empty && flags & AT_EMPTY_PATH != 0 {
                     if fd == AT_FDCWD {
@@ -366,7 +397,11 @@ impl Resolver<'_> {
                 }
             }
             libc::SYS_access | libc::SYS_faccessat | libc::SYS_faccessat2 => {
-                let mode = if c.nr as i64 == libc::SYS_access { a[1] } else { a[2] };
+                let mode = if c.nr as i64 == libc::SYS_access {
+                    a[1]
+                } else {
+                    a[2]
+                };
                 let path = self.arg_path(sys, c, p, 0);
                 self.on_path(c, path, |path| Op::Access {
                     path,
@@ -377,7 +412,11 @@ impl Resolver<'_> {
                 self.on_fd(c, p, fd, Op::Getdents { fd, len: a[2] })
             }
             libc::SYS_mkdir | libc::SYS_mkdirat => {
-                let mode = if c.nr as i64 == libc::SYS_mkdir { a[1] } else { a[2] };
+                let mode = if c.nr as i64 == libc::SYS_mkdir {
+                    a[1]
+                } else {
+                    a[2]
+                };
                 let path = self.arg_path(sys, c, p, 0);
                 self.on_path(c, path, |path| Op::Mkdir {
                     path,
@@ -400,7 +439,10 @@ impl Resolver<'_> {
                     self.on_path(c, path, |path| Op::Unlink { path })
                 }
             }
-            libc::SYS_rename | libc::SYS_renameat | libc::SYS_renameat2 | libc::SYS_link
+            libc::SYS_rename
+            | libc::SYS_renameat
+            | libc::SYS_renameat2
+            | libc::SYS_link
             | libc::SYS_linkat => {
                 let from = self.rel(self.arg_path(sys, c, p, 0));
                 let to = self.rel(self.arg_path(sys, c, p, 1));
@@ -434,7 +476,11 @@ impl Resolver<'_> {
                 self.on_path(c, path, |path| Op::Readlink { path })
             }
             libc::SYS_chmod | libc::SYS_fchmodat | libc::SYS_fchmodat2 => {
-                let mode = if c.nr as i64 == libc::SYS_chmod { a[1] } else { a[2] };
+                let mode = if c.nr as i64 == libc::SYS_chmod {
+                    a[1]
+                } else {
+                    a[2]
+                };
                 let path = self.arg_path(sys, c, p, 0);
                 self.on_path(c, path, |path| Op::Chmod {
                     path,
@@ -484,11 +530,9 @@ impl Resolver<'_> {
                     },
                 )
             }
-            libc::SYS_munmap => {
-                if ok {
-                    let (start, end) = (a[0], a[0].saturating_add(a[1]));
-                    p.maps.retain(|&(at, _, _, _)| at < start || at >= end);
-                }
+            libc::SYS_munmap if ok => {
+                let (start, end) = (a[0], a[0].saturating_add(a[1]));
+                p.maps.retain(|&(at, _, _, _)| at < start || at >= end);
             }
             libc::SYS_msync => {
                 let addr = a[0];
@@ -509,15 +553,11 @@ impl Resolver<'_> {
                     _ => self.out.outside += 1,
                 }
             }
-            libc::SYS_chdir => {
-                if ok {
-                    p.cwd = self.arg_path(sys, c, p, 0);
-                }
+            libc::SYS_chdir if ok => {
+                p.cwd = self.arg_path(sys, c, p, 0);
             }
-            libc::SYS_fchdir => {
-                if ok {
-                    p.cwd = p.fds.get(&fd).and_then(|f| f.path.clone());
-                }
+            libc::SYS_fchdir if ok => {
+                p.cwd = p.fds.get(&fd).and_then(|f| f.path.clone());
             }
             libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
                 let flags = match c.nr as i64 {

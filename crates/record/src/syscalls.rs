@@ -217,8 +217,17 @@ mod tests {
         assert_eq!(by_nr(libc::SYS_renameat2 as u32).unwrap().name, "renameat2");
         assert_eq!(by_nr(libc::SYS_statx as u32).unwrap().name, "statx");
         assert_eq!(by_nr(libc::SYS_clone3 as u32).unwrap().name, "clone3");
-        assert_eq!(by_nr(libc::SYS_fchmodat2 as u32).map(|s| s.name), Some("fchmodat2"));
-        assert_eq!(by_nr(libc::SYS_io_uring_enter as u32).unwrap().name, "io_uring_enter");
-        assert_eq!(by_nr(libc::SYS_copy_file_range as u32).unwrap().name, "copy_file_range");
+        assert_eq!(
+            by_nr(libc::SYS_fchmodat2 as u32).map(|s| s.name),
+            Some("fchmodat2")
+        );
+        assert_eq!(
+            by_nr(libc::SYS_io_uring_enter as u32).unwrap().name,
+            "io_uring_enter"
+        );
+        assert_eq!(
+            by_nr(libc::SYS_copy_file_range as u32).unwrap().name,
+            "copy_file_range"
+        );
     }
 }

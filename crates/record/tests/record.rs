@@ -192,7 +192,13 @@ fn two_threads_calls_are_recorded_exactly() {
         assert!(fd >= 3, "{:?}", events[1]);
         let file = format!("{dir}/f");
         let expected = vec![
-            (Op::Mkdir { path: dir.into(), mode: 0o755 }, 0),
+            (
+                Op::Mkdir {
+                    path: dir.into(),
+                    mode: 0o755,
+                },
+                0,
+            ),
             (
                 Op::Open {
                     path: file.clone(),
@@ -202,13 +208,40 @@ fn two_threads_calls_are_recorded_exactly() {
                 fd as i64,
             ),
             (Op::Write { fd, len: 100 }, 100),
-            (Op::Pwrite { fd, len: 50, off: 1000 }, 50),
+            (
+                Op::Pwrite {
+                    fd,
+                    len: 50,
+                    off: 1000,
+                },
+                50,
+            ),
             (Op::Fsync { fd }, 0),
-            (Op::Pread { fd, len: 10, off: 0 }, 10),
-            (Op::Lseek { fd, off: 0, whence: 0 }, 0),
+            (
+                Op::Pread {
+                    fd,
+                    len: 10,
+                    off: 0,
+                },
+                10,
+            ),
+            (
+                Op::Lseek {
+                    fd,
+                    off: 0,
+                    whence: 0,
+                },
+                0,
+            ),
             (Op::Read { fd, len: 20 }, 20),
             (Op::Close { fd }, 0),
-            (Op::Stat { path: file.clone(), follow: true }, 0),
+            (
+                Op::Stat {
+                    path: file.clone(),
+                    follow: true,
+                },
+                0,
+            ),
             (
                 Op::Rename {
                     from: file.clone(),
@@ -217,7 +250,12 @@ fn two_threads_calls_are_recorded_exactly() {
                 },
                 0,
             ),
-            (Op::Unlink { path: format!("{dir}/g") }, 0),
+            (
+                Op::Unlink {
+                    path: format!("{dir}/g"),
+                },
+                0,
+            ),
             (Op::Rmdir { path: dir.into() }, 0),
         ];
         let got: Vec<(Op, i64)> = events.iter().map(|e| (e.op.clone(), e.ret)).collect();
@@ -226,12 +264,17 @@ fn two_threads_calls_are_recorded_exactly() {
             assert_eq!(e.pid, pid);
             assert_ne!(e.tid, pid, "a spawned thread's calls carry its own tid");
         }
-        assert!(events.windows(2).all(|w| w[0].start_ns + w[0].dur_ns <= w[1].start_ns));
+        assert!(events
+            .windows(2)
+            .all(|w| w[0].start_ns + w[0].dur_ns <= w[1].start_ns));
         tids.insert(events[0].tid);
     }
     assert_eq!(tids.len(), 2, "two threads");
     // Nothing else of the helper's touched the root (the test harness works outside it).
-    let known: usize = ["d_a", "d_b"].iter().map(|d| thread_of(&trace, d).len()).sum();
+    let known: usize = ["d_a", "d_b"]
+        .iter()
+        .map(|d| thread_of(&trace, d).len())
+        .sum();
     let exec = trace.events.iter().filter(|e| e.op == Op::Exec).count();
     assert_eq!(trace.events.len(), known + exec, "{:#?}", trace.events);
     assert!(trace.end.outside_events >= 1, "the stat of /proc/self");
@@ -261,7 +304,9 @@ fn a_forked_child_is_recorded_with_its_inherited_descriptors() {
         .iter()
         .find(|e| matches!(e.op, Op::Fork { .. }) && e.pid == parent)
         .expect("the fork");
-    let Op::Fork { child } = fork.op else { unreachable!() };
+    let Op::Fork { child } = fork.op else {
+        unreachable!()
+    };
     assert_eq!(fork.ret, child as i64);
     assert_ne!(child, parent);
     let write = trace
@@ -297,7 +342,10 @@ fn an_anonymised_recording_has_no_original_names() {
     assert!(!text.contains(&dir.path().display().to_string()));
     // The structure is kept: the parent's open and the child's write on it.
     assert!(trace.events.iter().any(|e| matches!(e.op, Op::Open { .. })));
-    assert!(trace.events.iter().any(|e| matches!(e.op, Op::Write { len: 7, .. })));
+    assert!(trace
+        .events
+        .iter()
+        .any(|e| matches!(e.op, Op::Write { len: 7, .. })));
 }
 
 #[test]
@@ -335,13 +383,19 @@ fn without_root_the_error_says_so() {
     if !is_root() {
         let dir = tempfile::tempdir().unwrap();
         let e = record(&options(dir.path(), "threads", &dir.path().join("t"))).unwrap_err();
-        assert!(matches!(e, RecordError::NeedsRoot | RecordError::NotBuilt), "{e}");
+        assert!(
+            matches!(e, RecordError::NeedsRoot | RecordError::NotBuilt),
+            "{e}"
+        );
         return;
     }
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
-        .unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["helper", "--exact", "--nocapture", "--test-threads=1"])
         .env(HELPER, "not-root")
@@ -361,6 +415,9 @@ fn without_root_the_error_says_so() {
 #[test]
 fn the_recorder_is_built_under_ci() {
     if std::env::var_os("CI").is_some() {
-        assert!(fsbench_record::AVAILABLE, "CI builds the recorder (clang is installed)");
+        assert!(
+            fsbench_record::available(),
+            "CI builds the recorder (clang is installed)"
+        );
     }
 }
