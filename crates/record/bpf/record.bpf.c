@@ -35,6 +35,12 @@ static long (*bpf_probe_read_user)(void *dst, u32 size, const void *unsafe_ptr) 
 static long (*bpf_probe_read_user_str)(void *dst, u32 size,
                                        const void *unsafe_ptr) = (void *)114;
 static long (*bpf_ringbuf_output)(void *ringbuf, void *data, u64 size, u64 flags) = (void *)130;
+static u64 (*bpf_ringbuf_query)(void *ringbuf, u64 flags) = (void *)134;
+
+#define BPF_RB_NO_WAKEUP 1
+#define BPF_RB_FORCE_WAKEUP 2
+#define BPF_RB_AVAIL_DATA 0
+#define BPF_RB_RING_SIZE 1
 
 // Tracepoint layouts: /sys/kernel/tracing/events/raw_syscalls/sys_{enter,exit}/format, stable.
 struct sys_enter_ctx {
@@ -94,8 +100,9 @@ struct call {
 
 struct path_call {
     struct call call;
-    char path1[PATH_MAX_BYTES];
-    char path2[PATH_MAX_BYTES];
+    // The first path's bytes (with its NUL), then the second's right after: only the bytes
+    // used are sent up (a record is `struct call` and len1 + len2 bytes).
+    char paths[2 * PATH_MAX_BYTES];
 };
 
 struct conf {
@@ -158,6 +165,16 @@ struct {
     __type(key, u32);
     __type(value, struct path_call);
 } pending_path SEC(".maps");
+
+// Waking the reader for every record would cost the traced application a wakeup per call: the
+// reader is woken only once the buffer is an eighth full, and otherwise reads on its own
+// timer.
+static __attribute__((always_inline)) long emit(void *data, u64 size) {
+    u64 flags = BPF_RB_NO_WAKEUP;
+    if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 8)
+        flags = BPF_RB_FORCE_WAKEUP;
+    return bpf_ringbuf_output(&events, data, size, flags);
+}
 
 static __attribute__((always_inline)) void count(u32 which) {
     u64 *n = bpf_map_lookup_elem(&counts, &which);
@@ -258,9 +275,14 @@ int sys_enter(struct sys_enter_ctx *ctx) {
         }
     }
     if (path_a != NO_ARG && path_a < 6) {
-        h->len1 = read_path(r->path1, h->args[path_a], &h->flags, FLAG_PATH1_FAULT);
-        if (path_b != NO_ARG && path_b < 6)
-            h->len2 = read_path(r->path2, h->args[path_b], &h->flags, FLAG_PATH2_FAULT);
+        s32 len1 = read_path(r->paths, h->args[path_a], &h->flags, FLAG_PATH1_FAULT);
+        h->len1 = len1;
+        if (path_b != NO_ARG && path_b < 6) {
+            u32 at = len1 > 0 ? (u32)len1 : 0;
+            if (at > PATH_MAX_BYTES)
+                at = PATH_MAX_BYTES;
+            h->len2 = read_path(r->paths + at, h->args[path_b], &h->flags, FLAG_PATH2_FAULT);
+        }
     }
     h->enter_ns = bpf_ktime_get_ns();
     long err;
@@ -290,7 +312,7 @@ int sys_exit(struct sys_exit_ctx *ctx) {
             return 0;
         h->exit_ns = now;
         h->ret = ctx->ret;
-        if (bpf_ringbuf_output(&events, h, sizeof(*h), 0))
+        if (emit(h, sizeof(*h)))
             count(COUNT_LOST);
         bpf_map_delete_elem(&pending, &tid);
     } else {
@@ -299,7 +321,14 @@ int sys_exit(struct sys_exit_ctx *ctx) {
             return 0;
         r->call.exit_ns = now;
         r->call.ret = ctx->ret;
-        if (bpf_ringbuf_output(&events, r, sizeof(*r), 0))
+        u64 size = sizeof(struct call);
+        if (r->call.len1 > 0)
+            size += (u32)r->call.len1 & (PATH_MAX_BYTES * 2 - 1);
+        if (r->call.len2 > 0)
+            size += (u32)r->call.len2 & (PATH_MAX_BYTES * 2 - 1);
+        if (size > sizeof(*r))
+            size = sizeof(*r);
+        if (emit(r, size))
             count(COUNT_LOST);
         bpf_map_delete_elem(&pending_path, &tid);
     }
@@ -361,7 +390,7 @@ int process_exec(void *ctx) {
     h->tid = (u32)pid_tgid;
     h->enter_ns = bpf_ktime_get_ns();
     h->exit_ns = h->enter_ns;
-    if (bpf_ringbuf_output(&events, h, sizeof(*h), 0))
+    if (emit(h, sizeof(*h)))
         count(COUNT_LOST);
     return 0;
 }

@@ -17,7 +17,8 @@ pub const FLAG_PATH2_FAULT: u32 = 8;
 pub const PATH_MAX_BYTES: usize = 1024;
 /// Bytes of a call record without paths (`struct call`).
 pub const CALL_BYTES: usize = 4 * 4 + 8 * 3 + 8 * 6 + 8 * 2 + 4 * 4;
-/// Bytes of a call record with paths (`struct path_call`).
+/// Bytes of a call record with paths at most (`struct path_call`): a record is
+/// [`CALL_BYTES`] followed by its paths' bytes, each with its NUL.
 pub const PATH_CALL_BYTES: usize = CALL_BYTES + 2 * PATH_MAX_BYTES;
 
 /// One call as the kernel reported it; its paths are ranges of [`Calls::arena`].
@@ -60,9 +61,9 @@ impl Calls {
     /// Parses one record from the ring buffer and keeps it; a record of an unexpected size is
     /// refused (a program and a parser out of step).
     pub fn push_record(&mut self, b: &[u8]) -> Result<(), String> {
-        if b.len() != CALL_BYTES && b.len() != PATH_CALL_BYTES {
+        if b.len() < CALL_BYTES || b.len() > PATH_CALL_BYTES {
             return Err(format!(
-                "a record of {} bytes (expected {CALL_BYTES} or {PATH_CALL_BYTES})",
+                "a record of {} bytes (expected {CALL_BYTES} to {PATH_CALL_BYTES})",
                 b.len()
             ));
         }
@@ -85,11 +86,19 @@ impl Calls {
             path1: NO_PATH,
             path2: NO_PATH,
         };
-        if call.kind == KIND_PATH_CALL && b.len() == PATH_CALL_BYTES {
+        if call.kind == KIND_PATH_CALL {
             let len1 = u32_at(b, 108) as i32;
             let len2 = u32_at(b, 112) as i32;
-            call.path1 = self.keep(&b[CALL_BYTES..CALL_BYTES + PATH_MAX_BYTES], len1);
-            call.path2 = self.keep(&b[CALL_BYTES + PATH_MAX_BYTES..], len2);
+            let paths = &b[CALL_BYTES..];
+            let first = (len1.max(0) as usize).min(paths.len());
+            if first + len2.max(0) as usize != paths.len() {
+                return Err(format!(
+                    "a record of {} bytes with paths of {len1} and {len2}",
+                    b.len()
+                ));
+            }
+            call.path1 = self.keep(&paths[..first], len1);
+            call.path2 = self.keep(&paths[first..], len2);
         }
         self.calls.push(call);
         Ok(())
@@ -121,7 +130,7 @@ mod tests {
 
     #[test]
     fn records_parse_at_the_c_layout() {
-        let mut b = vec![0u8; PATH_CALL_BYTES];
+        let mut b = vec![0u8; CALL_BYTES + 4 + 3];
         b[0..4].copy_from_slice(&KIND_PATH_CALL.to_ne_bytes());
         b[4..8].copy_from_slice(&257u32.to_ne_bytes());
         b[8..12].copy_from_slice(&10u32.to_ne_bytes());
@@ -132,8 +141,8 @@ mod tests {
         b[40 + 8..40 + 16].copy_from_slice(&77u64.to_ne_bytes());
         b[104..108].copy_from_slice(&FLAG_EXTRA.to_ne_bytes());
         b[108..112].copy_from_slice(&4i32.to_ne_bytes());
-        b[112..116].copy_from_slice(&(-1i32).to_ne_bytes());
-        b[CALL_BYTES..CALL_BYTES + 4].copy_from_slice(b"a/b\0");
+        b[112..116].copy_from_slice(&3i32.to_ne_bytes());
+        b[CALL_BYTES..].copy_from_slice(b"a/b\0xy\0");
         let mut calls = Calls::default();
         calls.push_record(&b).unwrap();
         let c = calls.calls[0];
@@ -143,7 +152,11 @@ mod tests {
         );
         assert_eq!(c.args[1], 77);
         assert_eq!(calls.path(c.path1), Some(&b"a/b"[..]));
-        assert_eq!(calls.path(c.path2), None);
+        assert_eq!(calls.path(c.path2), Some(&b"xy"[..]));
         assert!(calls.push_record(&b[..100]).is_err());
+        assert!(
+            calls.push_record(&b[..CALL_BYTES + 5]).is_err(),
+            "paths cut short"
+        );
     }
 }
