@@ -596,3 +596,196 @@ impl Resolver<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::{Calls, KIND_CALL, KIND_PATH_CALL};
+
+    /// Builds calls as the kernel would send them.
+    struct Script {
+        calls: Calls,
+        t: u64,
+    }
+
+    impl Script {
+        fn new() -> Script {
+            Script {
+                calls: Calls::default(),
+                t: 1_000,
+            }
+        }
+
+        fn call(&mut self, pid: u32, nr: i64, args: &[u64], ret: i64, paths: &[&str]) {
+            let mut a = [0u64; 6];
+            a[..args.len()].copy_from_slice(args);
+            let mut keep = |p: Option<&&str>| match p {
+                Some(p) => {
+                    let start = self.calls.arena.len() as u32;
+                    self.calls.arena.extend_from_slice(p.as_bytes());
+                    (start, p.len() as u32)
+                }
+                None => (0, u32::MAX),
+            };
+            let path1 = keep(paths.first());
+            let path2 = keep(paths.get(1));
+            self.t += 10;
+            self.calls.calls.push(Call {
+                kind: if paths.is_empty() {
+                    KIND_CALL
+                } else {
+                    KIND_PATH_CALL
+                },
+                nr: nr as u32,
+                pid,
+                tid: pid,
+                enter_ns: self.t,
+                exit_ns: self.t + 5,
+                ret,
+                args: a,
+                path1,
+                path2,
+                ..Call::default()
+            });
+        }
+
+        fn exec(&mut self, pid: u32) {
+            self.t += 10;
+            self.calls.calls.push(Call {
+                kind: KIND_EXEC,
+                nr: 59,
+                pid,
+                tid: pid,
+                enter_ns: self.t,
+                exit_ns: self.t,
+                ..Call::default()
+            });
+        }
+    }
+
+    const AT: u64 = AT_FDCWD as u64;
+
+    #[test]
+    fn descriptors_follow_dup_fork_exec_and_directories() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let initial = Process::new(
+            root,
+            Some("/srv/app/work".into()),
+            vec![(0, None, false), (5, Some("/srv/app/log".into()), false)],
+        );
+        // openat relative to the working directory, then dup2 and a cloexec open.
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, libc::O_RDWR as u64, 0],
+            3,
+            &["data"],
+        );
+        s.call(10, libc::SYS_dup2, &[3, 7], 7, &[]);
+        let cloexec = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_DIRECTORY) as u64;
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, cloexec, 0],
+            4,
+            &["/srv/app/dir"],
+        );
+        // *at relative to a directory descriptor; a read on stdin (outside).
+        s.call(10, libc::SYS_unlinkat, &[4, 0, 0], 0, &["old"]);
+        s.call(10, libc::SYS_read, &[0, 0, 10], 10, &[]);
+        // fork: the child inherits 3, 4, 5 and 7.
+        s.call(10, libc::SYS_clone, &[libc::SIGCHLD as u64], 11, &[]);
+        s.call(11, libc::SYS_write, &[7, 0, 4], 4, &[]);
+        s.exec(11);
+        // After exec the cloexec directory descriptor 4 is gone: an unknown descriptor.
+        s.call(11, libc::SYS_getdents64, &[4, 0, 100], 0, &[]);
+        s.call(11, libc::SYS_fchdir, &[7], -libc::ENOTDIR as i64, &[]);
+        s.call(11, libc::SYS_chdir, &[0], 0, &["../other"]);
+        s.call(11, libc::SYS_mkdir, &[0, 0o700], 0, &["sub"]);
+        // A thread is not a process: no fork event.
+        s.call(10, libc::SYS_clone, &[CLONE_THREAD | 0x100], 12, &[]);
+        s.call(10, libc::SYS_close_range, &[3, u32::MAX as u64, 0], 0, &[]);
+        s.call(10, libc::SYS_rename, &[0, 0], 0, &["/srv/app/a", "/tmp/b"]);
+        let processes = HashMap::from([(10, initial)]);
+        let r = resolve(root, s.calls, 1_000, processes);
+        let ops: Vec<(u32, Op)> = r.events.iter().map(|e| (e.pid, e.op.clone())).collect();
+        assert_eq!(
+            ops,
+            vec![
+                (
+                    10,
+                    Op::Open {
+                        path: "work/data".into(),
+                        flags: libc::O_RDWR,
+                        mode: 0
+                    }
+                ),
+                (10, Op::Dup { fd: 3, new_fd: 7 }),
+                (
+                    10,
+                    Op::Open {
+                        path: "dir".into(),
+                        flags: cloexec as i32,
+                        mode: 0
+                    }
+                ),
+                (
+                    10,
+                    Op::Unlink {
+                        path: "dir/old".into()
+                    }
+                ),
+                (10, Op::Fork { child: 11 }),
+                (11, Op::Write { fd: 7, len: 4 }),
+                (11, Op::Exec),
+                (
+                    11,
+                    Op::Mkdir {
+                        path: "other/sub".into(),
+                        mode: 0o700
+                    }
+                ),
+                (10, Op::Close { fd: 3 }),
+                (10, Op::Close { fd: 4 }),
+                (10, Op::Close { fd: 5 }),
+                (10, Op::Close { fd: 7 }),
+            ]
+        );
+        // The read on stdin, the getdents on a closed descriptor, the failed fchdir on a file
+        // and the rename out of the root.
+        assert_eq!(r.outside, 3, "{:?}", r.events);
+        assert_eq!(r.events[0].start_ns, 10);
+        assert_eq!(r.events[0].dur_ns, 5);
+    }
+
+    #[test]
+    fn unsupported_calls_are_counted_by_name_when_they_touch_the_root() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(
+            root,
+            Some("/srv/app".into()),
+            vec![
+                (3, Some("/srv/app/f".into()), false),
+                (4, Some("/etc/x".into()), false),
+            ],
+        );
+        s.call(1, libc::SYS_copy_file_range, &[3, 0, 9, 0, 10, 0], 10, &[]);
+        s.call(1, libc::SYS_fadvise64, &[4, 0, 0, 0], 0, &[]);
+        s.call(1, libc::SYS_io_uring_enter, &[9, 1, 0, 0], 1, &[]);
+        s.call(1, libc::SYS_chown, &[0, 0, 0], 0, &["f"]);
+        let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
+        assert!(r.events.is_empty());
+        let names: Vec<(&str, u64)> = r
+            .unsupported
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        assert_eq!(
+            names,
+            [("chown", 1), ("copy_file_range", 1), ("io_uring_enter", 1)]
+        );
+        assert_eq!(r.outside, 1, "fadvise64 on a file outside the root");
+    }
+}
