@@ -113,6 +113,24 @@ fn helper() {
                 unsafe { libc::stat(path.as_ptr(), &mut st) };
             }
         }
+        "pid" => unsafe {
+            // Opened before the recording begins: known from /proc/PID/fd.
+            let fd = libc::open(
+                c(&format!("{root}/pre.txt")).as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY,
+                0o600,
+            );
+            assert!(fd >= 0);
+            println!("\nFD={fd}");
+            let stop = format!("{root}/stop");
+            let tick = c(&format!("{root}/tick"));
+            let mut st: libc::stat = std::mem::zeroed();
+            while !Path::new(&stop).exists() {
+                libc::pwrite(fd, b"t".as_ptr().cast(), 1, 0);
+                libc::stat(tick.as_ptr(), &mut st);
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        },
         "not-root" => {
             let out = Path::new(&root).join("t.trace");
             let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
@@ -352,6 +370,66 @@ fn an_anonymised_recording_has_no_original_names() {
         .events
         .iter()
         .any(|e| matches!(e.op, Op::Write { len: 7, .. })));
+}
+
+#[test]
+fn a_running_process_is_recorded_with_the_descriptors_it_had() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["helper", "--exact", "--nocapture", "--test-threads=1"])
+        .env(HELPER, "pid")
+        .env(ROOT, dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = tempfile::tempdir().unwrap();
+    let trace_path = out.path().join("pid.trace");
+    let mut opts = options(dir.path(), "pid", &trace_path);
+    opts.target = Target::Pid(pid);
+    // The helper calls until `stop` appears: well after the recorder has attached.
+    let stop = dir.path().join("stop");
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        std::fs::write(stop, b"").unwrap();
+    });
+    let done = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts).unwrap()
+    };
+    stopper.join().unwrap();
+    assert_eq!(done.exit_code, None);
+    let output = child.wait_with_output().unwrap();
+    let fd: i32 = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("FD=")?.parse().ok())
+        .expect("the helper prints its descriptor");
+    let trace = Trace::read(&trace_path).unwrap();
+    assert_eq!(
+        trace.header.command.first().map(String::as_str),
+        Some(std::env::current_exe().unwrap().to_str().unwrap())
+    );
+    let writes = trace
+        .events
+        .iter()
+        .filter(|e| e.pid == pid && e.op == Op::Pwrite { fd, len: 1, off: 0 })
+        .count();
+    let ticks = trace
+        .events
+        .iter()
+        .filter(|e| e.pid == pid && matches!(&e.op, Op::Stat { path, .. } if path == "tick"))
+        .count();
+    assert!(
+        writes >= 10,
+        "{writes} writes on the descriptor opened before: {:#?}",
+        trace.events
+    );
+    assert!(ticks >= 10, "{ticks} stats of tick");
+    assert!(trace.events.iter().all(|e| e.pid == pid));
 }
 
 #[test]
