@@ -379,7 +379,7 @@ fn a_running_process_is_recorded_with_the_descriptors_it_had() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["helper", "--exact", "--nocapture", "--test-threads=1"])
         .env(HELPER, "pid")
         .env(ROOT, dir.path())
