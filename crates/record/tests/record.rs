@@ -131,6 +131,21 @@ fn helper() {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
         },
+        "long-path" | "too-long-path" => {
+            // The longest path the recorder keeps whole (1023 bytes), or one byte more.
+            let len = if mode == "long-path" { 1023 } else { 1024 };
+            let mut path = format!("{root}/");
+            while path.len() < len {
+                let room = (len - path.len()).min(200);
+                path.push_str(&"n".repeat(room));
+                if path.len() < len {
+                    path.push('/');
+                }
+            }
+            assert_eq!(path.len(), len);
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            unsafe { libc::stat(c(&path).as_ptr(), &mut st) };
+        }
         "not-root" => {
             let out = Path::new(&root).join("t.trace");
             let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
@@ -430,6 +445,38 @@ fn a_running_process_is_recorded_with_the_descriptors_it_had() {
     );
     assert!(ticks >= 10, "{ticks} stats of tick");
     assert!(trace.events.iter().all(|e| e.pid == pid));
+}
+
+#[test]
+fn a_path_longer_than_the_recorder_keeps_is_refused_never_cut() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let (dir, trace) = recorded("long-path", false);
+    let root = dir.path().join("root").canonicalize().unwrap();
+    let stat = trace
+        .events
+        .iter()
+        .find_map(|e| match &e.op {
+            Op::Stat { path, .. } if path.starts_with("nnn") => Some(path.clone()),
+            _ => None,
+        })
+        .expect("the stat of the 1023-byte path");
+    assert_eq!(root.to_str().unwrap().len() + 1 + stat.len(), 1023);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("long.trace");
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&options(dir.path(), "too-long-path", &out))
+    };
+    match result {
+        Err(e @ RecordError::Truncated { count: 1, .. }) => {
+            assert!(e.to_string().contains("longer than"), "{e}")
+        }
+        other => panic!("a 1024-byte path: {other:?}"),
+    }
+    assert!(!out.exists());
 }
 
 #[test]
