@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what fsbench needs on a fresh Debian machine, and nothing that is already there:
-# a C toolchain (and make: the task workload's build), tar, gzip, bzip2, xz-utils (the task
+# a C toolchain (and make: the task workload's build), clang (compiles the BPF program of
+# `fsbench record`), tar, gzip, bzip2, xz-utils (the task
 # workload's tools), time (its test against /usr/bin/time), chromium (the HTML report is
 # rendered headless in the tests), the filesystem tools (zfs through zfs-fuse), fio and fsmark
 # (benchmarks), dbench (its client.txt loadfile, for the tests and benchmarks of `fsbench
@@ -15,7 +16,7 @@
 # MPI's headers, libraries and mpirun, and libclang (rsmpi generates its bindings with bindgen).
 set -euo pipefail
 
-packages=(build-essential make tar gzip bzip2 xz-utils time chromium util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio dbench fsmark)
+packages=(build-essential make clang tar gzip bzip2 xz-utils time chromium util-linux e2fsprogs xfsprogs btrfs-progs zfs-fuse fio dbench fsmark)
 for arg in "$@"; do
   case "$arg" in
     --mpi) packages+=(libopenmpi-dev openmpi-bin libclang-dev) ;;

@@ -85,6 +85,16 @@ pub enum Command {
     /// A truncated, corrupt or newer trace is refused with the reason.
     Trace(TraceArgs),
 
+    /// Record every file-system call of a command's process tree (or of a running process's,
+    /// with --pid) into a trace, to replay on every configuration (docs/recording.md).
+    ///
+    /// Captured in the kernel with eBPF (needs root): opens, reads, writes, syncs, metadata
+    /// calls, forks and execs, with thread, time, duration, arguments and return value; paths
+    /// relative to --root, calls outside it counted and left out; the tree found under the
+    /// root (names, types, sizes; never contents). A recording that lost a call is refused.
+    /// The command's exit status is fsbench's.
+    Record(RecordArgs),
+
     /// Internal: runs one case's workload in a directory (the campaign's child process).
     #[command(hide = true)]
     CaseWorker(CaseWorkerArgs),
@@ -364,6 +374,37 @@ pub struct TraceStatsArgs {
     /// The figures as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The tree the application works in: paths are recorded relative to it, calls outside it
+    /// are counted and left out. Default: the current directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+
+    /// Record this running process and its descendants (from now until it exits, or Ctrl-C)
+    /// instead of starting a command.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+
+    /// Hash every name in the trace (sizes, types and structure kept; the command line, root
+    /// and host name dropped).
+    #[arg(long)]
+    pub anonymise: bool,
+
+    /// The kernel's buffer for calls not yet read (K, M or G; rounded up to a power of two).
+    /// A recording that fills it is refused: record again with a larger one.
+    #[arg(long, value_name = "SIZE", default_value = "64M")]
+    pub buffer: String,
+
+    /// The trace to write (it appears only when the recording is complete).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// The command to record, after `--`.
+    #[arg(last = true, value_name = "COMMAND", required_unless_present = "pid")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Where images, mount points and state files go.

@@ -75,6 +75,7 @@ fn main() {
         cli::Command::Cleanup(args) => cmd::cleanup::run(args),
         cli::Command::CrashState(args) => cmd::crash_state::run(args),
         cli::Command::Trace(args) => cmd::trace::run(args),
+        cli::Command::Record(args) => cmd::record::run(args),
     };
     std::process::exit(exit::report(outcome));
 }

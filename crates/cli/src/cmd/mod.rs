@@ -5,6 +5,7 @@ pub mod cleanup;
 pub mod crash_state;
 pub mod export;
 pub mod profiles;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod runs;

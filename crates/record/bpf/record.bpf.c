@@ -1,0 +1,419 @@
+// The kernel half of `fsbench record`: on the raw_syscalls tracepoints, the file-system calls
+// of the traced thread groups are captured (arguments and path strings at entry, the return
+// value at exit) and sent to user space through one ring buffer; the sched tracepoints keep the
+// set of traced processes (a traced process's children are traced from their fork on) and
+// report execs. Nothing is dropped silently: a full ring buffer or table is counted in `counts`.
+//
+// Built by build.rs with `clang -O2 -g -target bpf`; no libbpf headers: the few helpers, map
+// macros and tracepoint layouts it needs are declared here. The record layouts are mirrored in
+// src/raw.rs: change both together.
+
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef int s32;
+typedef unsigned long long u64;
+typedef long long s64;
+
+#define SEC(name) __attribute__((section(name), used))
+#define __uint(name, val) int(*name)[val]
+#define __type(name, val) typeof(val) *name
+
+#define BPF_MAP_TYPE_HASH 1
+#define BPF_MAP_TYPE_ARRAY 2
+#define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_RINGBUF 27
+#define BPF_F_NO_PREALLOC 1
+#define BPF_ANY 0
+
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
+                                   u64 flags) = (void *)2;
+static long (*bpf_map_delete_elem)(void *map, const void *key) = (void *)3;
+static u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+static long (*bpf_probe_read_user)(void *dst, u32 size, const void *unsafe_ptr) = (void *)112;
+static long (*bpf_probe_read_user_str)(void *dst, u32 size,
+                                       const void *unsafe_ptr) = (void *)114;
+static long (*bpf_ringbuf_output)(void *ringbuf, void *data, u64 size, u64 flags) = (void *)130;
+static u64 (*bpf_ringbuf_query)(void *ringbuf, u64 flags) = (void *)134;
+
+#define BPF_RB_NO_WAKEUP 1
+#define BPF_RB_FORCE_WAKEUP 2
+#define BPF_RB_AVAIL_DATA 0
+#define BPF_RB_RING_SIZE 1
+
+// Tracepoint layouts: /sys/kernel/tracing/events/raw_syscalls/sys_{enter,exit}/format, stable.
+struct sys_enter_ctx {
+    u64 common;
+    s64 id;
+    u64 args[6];
+};
+struct sys_exit_ctx {
+    u64 common;
+    s64 id;
+    s64 ret;
+};
+
+#define PATH_MAX_BYTES 1024
+#define NR_SYSCALLS 512
+#define NO_ARG 255
+
+// Record kinds.
+#define KIND_CALL 1
+#define KIND_PATH_CALL 2
+#define KIND_EXEC 3
+
+// Record flags.
+#define FLAG_EXTRA 1      // `extra` holds a value read at entry (clone3 flags, the iovec sum)
+#define FLAG_TRUNCATED 2  // a path was longer than the buffer
+#define FLAG_PATH1_FAULT 4
+#define FLAG_PATH2_FAULT 8
+
+// Special argument handling, per system call.
+#define SPECIAL_CLONE3 1   // extra = clone_args.flags
+#define SPECIAL_IOVEC 2    // extra = the sum of the iovec's lengths (args[1], args[2] <= 8)
+#define SPECIAL_OPENAT2 3  // extra = open_how.flags, extra2 = open_how.mode
+
+#define CLONE_THREAD 0x00010000ULL
+
+// Counters (the `counts` array).
+#define COUNT_LOST 0          // a full ring buffer
+#define COUNT_TABLE_FULL 1    // a full table of calls in progress or of traced processes
+#define COUNT_TRUNCATED 2     // paths longer than the buffer
+
+struct call {
+    u32 kind;
+    u32 nr;
+    u32 pid;
+    u32 tid;
+    u64 enter_ns;
+    u64 exit_ns;
+    s64 ret;
+    u64 args[6];
+    u64 extra;
+    u64 extra2;
+    u32 flags;
+    s32 len1;
+    s32 len2;
+    u32 pad;
+};
+
+struct path_call {
+    struct call call;
+    // The first path's bytes (with its NUL), then the second's right after: only the bytes
+    // used are sent up (a record is `struct call` and len1 + len2 bytes).
+    char paths[2 * PATH_MAX_BYTES];
+};
+
+struct conf {
+    u8 want;
+    u8 path_a;
+    u8 path_b;
+    u8 special;
+};
+
+// Where the sched tracepoints keep their fields on this kernel (read by user space from the
+// events' format files, set before loading): constants the verifier sees, so only the branch
+// for this kernel's layout is checked (reading past a record's end is refused at attach).
+volatile const u32 FORK_CHILD_PID_OFFSET = 20;
+volatile const u32 EXIT_GROUP_DEAD_OFFSET = 32;
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 64 << 20);
+} events SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, u32);
+    __type(value, u8);
+} traced SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, NR_SYSCALLS);
+    __type(key, u32);
+    __type(value, struct conf);
+} conf SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 4);
+    __type(key, u32);
+    __type(value, u64);
+} counts SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, u32);
+    __type(value, struct path_call);
+} scratch SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 16384);
+    __type(key, u32);
+    __type(value, struct call);
+} pending SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 16384);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, u32);
+    __type(value, struct path_call);
+} pending_path SEC(".maps");
+
+// Waking the reader for every record would cost the traced application a wakeup per call: the
+// reader is woken only once the buffer is an eighth full, and otherwise reads on its own
+// timer.
+static __attribute__((always_inline)) long emit(void *data, u64 size) {
+    u64 flags = BPF_RB_NO_WAKEUP;
+    if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 8)
+        flags = BPF_RB_FORCE_WAKEUP;
+    return bpf_ringbuf_output(&events, data, size, flags);
+}
+
+static __attribute__((always_inline)) void count(u32 which) {
+    u64 *n = bpf_map_lookup_elem(&counts, &which);
+    if (n)
+        __sync_fetch_and_add(n, 1);
+}
+
+// Copies a user string; returns its length with the NUL, or -1 when it cannot be read. A
+// string that fills the buffer is checked one byte further: truncation is flagged, never a
+// silently shorter path.
+static __attribute__((always_inline)) s32 read_path(char *dst, u64 ptr, u32 *flags, u32 fault) {
+    long n = bpf_probe_read_user_str(dst, PATH_MAX_BYTES, (const void *)ptr);
+    if (n < 0) {
+        *flags |= fault;
+        return -1;
+    }
+    if (n == PATH_MAX_BYTES) {
+        char next = 0;
+        if (bpf_probe_read_user(&next, 1, (const void *)(ptr + PATH_MAX_BYTES - 1)) == 0 &&
+            next != 0) {
+            *flags |= FLAG_TRUNCATED;
+            count(COUNT_TRUNCATED);
+        }
+    }
+    return (s32)n;
+}
+
+SEC("tracepoint/raw_syscalls/sys_enter")
+int sys_enter(struct sys_enter_ctx *ctx) {
+    s64 id = ctx->id;
+    if (id < 0 || id >= NR_SYSCALLS)
+        return 0;
+    u32 nr = (u32)id;
+    struct conf *c = bpf_map_lookup_elem(&conf, &nr);
+    if (!c || !c->want)
+        return 0;
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tgid = pid_tgid >> 32;
+    u32 tid = (u32)pid_tgid;
+    if (!bpf_map_lookup_elem(&traced, &tgid))
+        return 0;
+    u8 path_a = c->path_a, path_b = c->path_b, special = c->special;
+    u32 zero = 0;
+    struct path_call *r = bpf_map_lookup_elem(&scratch, &zero);
+    if (!r)
+        return 0;
+    struct call *h = &r->call;
+    h->kind = path_a == NO_ARG ? KIND_CALL : KIND_PATH_CALL;
+    h->nr = nr;
+    h->pid = tgid;
+    h->tid = tid;
+    h->exit_ns = 0;
+    h->ret = 0;
+    h->args[0] = ctx->args[0];
+    h->args[1] = ctx->args[1];
+    h->args[2] = ctx->args[2];
+    h->args[3] = ctx->args[3];
+    h->args[4] = ctx->args[4];
+    h->args[5] = ctx->args[5];
+    h->extra = 0;
+    h->extra2 = 0;
+    h->flags = 0;
+    h->len1 = 0;
+    h->len2 = 0;
+    h->pad = 0;
+    if (special == SPECIAL_CLONE3) {
+        u64 flags = 0;
+        if (bpf_probe_read_user(&flags, 8, (const void *)h->args[0]) == 0) {
+            h->extra = flags;
+            h->flags |= FLAG_EXTRA;
+        }
+    } else if (special == SPECIAL_OPENAT2) {
+        u64 how[2] = {0, 0};
+        if (bpf_probe_read_user(how, 16, (const void *)h->args[2]) == 0) {
+            h->extra = how[0];
+            h->extra2 = how[1];
+            h->flags |= FLAG_EXTRA;
+        }
+    } else if (special == SPECIAL_IOVEC) {
+        u64 cnt = h->args[2];
+        u64 iov = h->args[1];
+        if (cnt <= 8) {
+            u64 sum = 0;
+            int ok = 1;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                if (i < cnt) {
+                    u64 len = 0;
+                    if (bpf_probe_read_user(&len, 8, (const void *)(iov + i * 16 + 8)) != 0)
+                        ok = 0;
+                    sum += len;
+                }
+            }
+            if (ok) {
+                h->extra = sum;
+                h->flags |= FLAG_EXTRA;
+            }
+        }
+    }
+    if (path_a != NO_ARG && path_a < 6) {
+        s32 len1 = read_path(r->paths, h->args[path_a], &h->flags, FLAG_PATH1_FAULT);
+        h->len1 = len1;
+        if (path_b != NO_ARG && path_b < 6) {
+            u32 at = len1 > 0 ? (u32)len1 : 0;
+            if (at > PATH_MAX_BYTES)
+                at = PATH_MAX_BYTES;
+            h->len2 = read_path(r->paths + at, h->args[path_b], &h->flags, FLAG_PATH2_FAULT);
+        }
+    }
+    h->enter_ns = bpf_ktime_get_ns();
+    long err;
+    if (h->kind == KIND_CALL)
+        err = bpf_map_update_elem(&pending, &tid, h, BPF_ANY);
+    else
+        err = bpf_map_update_elem(&pending_path, &tid, r, BPF_ANY);
+    if (err)
+        count(COUNT_TABLE_FULL);
+    return 0;
+}
+
+SEC("tracepoint/raw_syscalls/sys_exit")
+int sys_exit(struct sys_exit_ctx *ctx) {
+    s64 id = ctx->id;
+    if (id < 0 || id >= NR_SYSCALLS)
+        return 0;
+    u32 nr = (u32)id;
+    struct conf *c = bpf_map_lookup_elem(&conf, &nr);
+    if (!c || !c->want)
+        return 0;
+    u64 now = bpf_ktime_get_ns();
+    u32 tid = (u32)bpf_get_current_pid_tgid();
+    if (c->path_a == NO_ARG) {
+        struct call *h = bpf_map_lookup_elem(&pending, &tid);
+        if (!h)
+            return 0;
+        h->exit_ns = now;
+        h->ret = ctx->ret;
+        if (emit(h, sizeof(*h)))
+            count(COUNT_LOST);
+        bpf_map_delete_elem(&pending, &tid);
+    } else {
+        struct path_call *r = bpf_map_lookup_elem(&pending_path, &tid);
+        if (!r)
+            return 0;
+        r->call.exit_ns = now;
+        r->call.ret = ctx->ret;
+        u64 size = sizeof(struct call);
+        if (r->call.len1 > 0)
+            size += (u32)r->call.len1 & (PATH_MAX_BYTES * 2 - 1);
+        if (r->call.len2 > 0)
+            size += (u32)r->call.len2 & (PATH_MAX_BYTES * 2 - 1);
+        if (size > sizeof(*r))
+            size = sizeof(*r);
+        if (emit(r, size))
+            count(COUNT_LOST);
+        bpf_map_delete_elem(&pending_path, &tid);
+    }
+    return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int process_fork(void *ctx) {
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tgid = pid_tgid >> 32;
+    u32 tid = (u32)pid_tgid;
+    if (!bpf_map_lookup_elem(&traced, &tgid))
+        return 0;
+    // A new thread of a traced process is traced already (by its thread group).
+    struct call *clone = bpf_map_lookup_elem(&pending, &tid);
+    if (clone) {
+        u64 flags = 0;
+        if (clone->nr == 56)
+            flags = clone->args[0];
+        else if (clone->nr == 435 && (clone->flags & FLAG_EXTRA))
+            flags = clone->extra;
+        if (flags & CLONE_THREAD)
+            return 0;
+    }
+    s32 child;
+    // Two layouts: 6.x with __data_loc comms (child_pid at 20), before (child_pid at 44, read as
+    // the upper half of a 64-bit load so that the compiler cannot merge the two loads into one
+    // at a computed offset, which the verifier refuses for the context).
+    if (FORK_CHILD_PID_OFFSET == 20)
+        child = *(s32 *)((char *)ctx + 20);
+    else if (FORK_CHILD_PID_OFFSET == 44)
+        child = (s32)(*(u64 *)((char *)ctx + 40) >> 32);
+    else
+        return 0;
+    if (child <= 0)
+        return 0;
+    u32 key = (u32)child;
+    u8 one = 1;
+    if (bpf_map_update_elem(&traced, &key, &one, BPF_ANY))
+        count(COUNT_TABLE_FULL);
+    return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int process_exec(void *ctx) {
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tgid = pid_tgid >> 32;
+    if (!bpf_map_lookup_elem(&traced, &tgid))
+        return 0;
+    u32 zero = 0;
+    struct path_call *r = bpf_map_lookup_elem(&scratch, &zero);
+    if (!r)
+        return 0;
+    struct call *h = &r->call;
+    __builtin_memset(h, 0, sizeof(*h));
+    h->kind = KIND_EXEC;
+    h->nr = 59;
+    h->pid = tgid;
+    h->tid = (u32)pid_tgid;
+    h->enter_ns = bpf_ktime_get_ns();
+    h->exit_ns = h->enter_ns;
+    if (emit(h, sizeof(*h)))
+        count(COUNT_LOST);
+    return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int process_exit(void *ctx) {
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tgid = pid_tgid >> 32;
+    u32 tid = (u32)pid_tgid;
+    if (!bpf_map_lookup_elem(&traced, &tgid))
+        return 0;
+    bpf_map_delete_elem(&pending, &tid);
+    bpf_map_delete_elem(&pending_path, &tid);
+    // The whole process ends: with group_dead where the kernel has it, else when its leader
+    // does.
+    int group_dead;
+    if (EXIT_GROUP_DEAD_OFFSET == 32)
+        group_dead = *((u8 *)ctx + 32);
+    else
+        group_dead = tid == tgid;
+    if (group_dead)
+        bpf_map_delete_elem(&traced, &tgid);
+    return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

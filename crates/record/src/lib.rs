@@ -1,0 +1,361 @@
+//! `fsbench record`: every file-system call of an application's process tree, captured in the
+//! kernel by an eBPF program on the raw_syscalls and sched tracepoints (bpf/record.bpf.c,
+//! loaded with aya), resolved against each process's working directory and descriptors, and
+//! written as an fsbench trace (crate fsbench-trace). Nothing is lost silently: a recording
+//! that lost a call is refused. docs/recording.md tells what is captured and what it costs.
+
+#[cfg(fsbench_recorder)]
+mod probe;
+pub mod procfs;
+pub mod raw;
+pub mod resolve;
+pub mod syscalls;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use fsbench_trace::stats::Stats;
+use fsbench_trace::TraceError;
+
+/// Whether this build has its recorder (clang compiled the BPF program when it was built).
+pub const AVAILABLE: bool = cfg!(fsbench_recorder);
+
+/// [`AVAILABLE`], asked at run time.
+pub fn available() -> bool {
+    AVAILABLE
+}
+
+/// How often the reader takes what the kernel has recorded when it is not woken (the kernel
+/// wakes it only when its buffer is an eighth full: a wakeup per call would slow the
+/// application).
+#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
+const POLL_MS: i32 = 10;
+
+/// The ring buffer's size unless `--buffer` says otherwise.
+pub const DEFAULT_BUFFER: u64 = 64 << 20;
+
+/// What to record.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// Run this command (`argv[0]` looked up on PATH) and record it and its descendants.
+    Command(Vec<OsString>),
+    /// Record this running process and its descendants until it exits (or `stop` is set).
+    Pid(u32),
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The tree the application works in; calls outside it are counted, not kept.
+    pub root: PathBuf,
+    pub target: Target,
+    pub anonymise: bool,
+    /// The ring buffer's size in bytes (rounded up to a power of two, at least a page).
+    pub buffer: u64,
+    pub output: PathBuf,
+    /// Set (by Ctrl-C) to end a `--pid` recording; a command's recording ends with it.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// A finished recording.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    /// The recorded command's exit code (128 + the signal that ended it); `None` for `--pid`.
+    pub exit_code: Option<i32>,
+    pub stats: Stats,
+    /// Directories under the root on other filesystems: not walked into, not recorded.
+    pub mount_points: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("this fsbench was built without its recorder: install clang (scripts/install-deps.sh) and rebuild")]
+    NotBuilt,
+    #[error("recording needs root (CAP_BPF and CAP_PERFMON, to load the eBPF recorder): run fsbench record as root, e.g. with sudo")]
+    NeedsRoot,
+    #[error("the root {path}: {source}; give an existing directory with --root")]
+    Root {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the initial tree under {path}: {source}")]
+    Tree {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the eBPF recorder failed: {0}")]
+    Kernel(String),
+    #[error("cannot start the command {command:?}: {source}")]
+    Start {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("process {0} does not exist (or has ended): give the pid of a running process")]
+    NoProcess(u32),
+    #[error("the recording lost {lost} calls (the ring buffer of {buffer} bytes was full {lost_buffer} times, the tables of calls in progress or of processes {lost_table} times); the trace was refused and {output} not written: record again with a larger --buffer (e.g. --buffer {suggest})", output = output.display())]
+    Lost {
+        lost: u64,
+        lost_buffer: u64,
+        lost_table: u64,
+        buffer: u64,
+        suggest: String,
+        output: PathBuf,
+        exit_code: Option<i32>,
+    },
+    #[error("{count} paths were longer than the recorder's {max} bytes; the trace was refused and {output} not written (a truncated path would name another file)", max = raw::PATH_MAX_BYTES - 1, output = output.display())]
+    Truncated {
+        count: u64,
+        output: PathBuf,
+        exit_code: Option<i32>,
+    },
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+impl RecordError {
+    /// The recorded command's exit code, when it ran before the recording failed.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            RecordError::Lost { exit_code, .. } | RecordError::Truncated { exit_code, .. } => {
+                *exit_code
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `--buffer`: bytes, with an optional K, M or G (powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("--buffer {text:?}: a size is a number with K, M or G (e.g. 256M)"))?;
+    let scale: u64 = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "--buffer {text:?}: the unit is K, M or G (e.g. 256M)"
+            ))
+        }
+    };
+    let bytes = n
+        .checked_mul(scale)
+        .filter(|&b| b > 0 && b <= 1 << 31)
+        .ok_or_else(|| format!("--buffer {text:?}: between 4K and 2G"))?;
+    Ok(bytes)
+}
+
+/// The ring buffer's real size: a power of two of at least a page.
+pub fn ring_size(buffer: u64) -> u32 {
+    buffer.clamp(4096, 1 << 31).next_power_of_two().min(1 << 31) as u32
+}
+
+#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
+fn host() -> (String, String) {
+    // SAFETY: uname fills the zeroed struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return (String::new(), String::new());
+    }
+    let text = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    (text(&u.nodename), text(&u.release))
+}
+
+#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Records `options.target` into `options.output`.
+pub fn record(options: &Options) -> Result<Recorded, RecordError> {
+    if !AVAILABLE {
+        return Err(RecordError::NotBuilt);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(RecordError::NeedsRoot);
+    }
+    let root = std::fs::canonicalize(&options.root).map_err(|source| RecordError::Root {
+        path: options.root.clone(),
+        source,
+    })?;
+    if !root.is_dir() {
+        return Err(RecordError::Root {
+            path: options.root.clone(),
+            source: std::io::Error::from_raw_os_error(libc::ENOTDIR),
+        });
+    }
+    if let Target::Pid(pid) = options.target {
+        if !procfs::alive(pid) {
+            return Err(RecordError::NoProcess(pid));
+        }
+    }
+    let walked = fsbench_trace::tree::walk(&root).map_err(|source| RecordError::Tree {
+        path: root.clone(),
+        source,
+    })?;
+    run(options, &root, walked)
+}
+
+#[cfg(not(fsbench_recorder))]
+fn run(_: &Options, _: &Path, _: fsbench_trace::tree::Walked) -> Result<Recorded, RecordError> {
+    Err(RecordError::NotBuilt)
+}
+
+#[cfg(fsbench_recorder)]
+fn run(
+    options: &Options,
+    root: &Path,
+    walked: fsbench_trace::tree::Walked,
+) -> Result<Recorded, RecordError> {
+    use std::sync::atomic::Ordering;
+
+    let buffer = ring_size(options.buffer);
+    let mut probe = probe::Probe::load(buffer)?;
+    let mut calls = raw::Calls::default();
+    calls.calls.reserve(1 << 16);
+    let start_ns = monotonic_ns();
+    let recorded_at_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut processes: std::collections::HashMap<u32, resolve::Process> =
+        std::collections::HashMap::new();
+    let command: Vec<String>;
+    let mut exit_code = None;
+    match &options.target {
+        Target::Command(argv) => {
+            command = argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let child = launch::Child::fork(argv).map_err(|source| RecordError::Start {
+                command: command.join(" "),
+                source,
+            })?;
+            probe.trace(child.pid)?;
+            if let Some(p) = procfs::process(root, child.pid) {
+                processes.insert(child.pid, p);
+            }
+            child.release();
+            loop {
+                probe.poll(&mut calls, POLL_MS);
+                if let Some(code) = child.try_wait() {
+                    exit_code = Some(code);
+                    break;
+                }
+            }
+        }
+        Target::Pid(pid) => {
+            let pid = *pid;
+            command = procfs::cmdline(pid);
+            probe.trace(pid)?;
+            let mut tree = vec![pid];
+            for child in procfs::descendants(pid) {
+                probe.trace(child)?;
+                tree.push(child);
+            }
+            for p in tree {
+                if let Some(state) = procfs::process(root, p) {
+                    processes.insert(p, state);
+                }
+            }
+            while procfs::alive(pid) && !options.stop.load(Ordering::Relaxed) {
+                probe.poll(&mut calls, POLL_MS);
+            }
+        }
+    }
+    probe.drain(&mut calls);
+    let end_ns = monotonic_ns();
+    let counts = probe.counts()?;
+    if let Some(bad) = probe.bad_record.take() {
+        return Err(RecordError::Kernel(format!(
+            "the BPF program and fsbench disagree on a record's layout ({bad}); rebuild fsbench"
+        )));
+    }
+    drop(probe);
+    let lost = counts.lost + counts.table_full;
+    if lost > 0 {
+        return Err(RecordError::Lost {
+            lost,
+            lost_buffer: counts.lost,
+            lost_table: counts.table_full,
+            buffer: u64::from(buffer),
+            suggest: format!("{}M", (u64::from(buffer) * 4).max(1 << 20) >> 20),
+            output: options.output.clone(),
+            exit_code,
+        });
+    }
+    if counts.truncated > 0 {
+        return Err(RecordError::Truncated {
+            count: counts.truncated,
+            output: options.output.clone(),
+            exit_code,
+        });
+    }
+    let resolved = resolve::resolve(root, calls, start_ns, processes);
+    let (hostname, kernel) = host();
+    let mut trace = fsbench_trace::Trace {
+        header: fsbench_trace::Header {
+            command,
+            root: root.to_string_lossy().into_owned(),
+            recorded_at_unix_s,
+            host: hostname,
+            kernel,
+            mechanism: "ebpf raw_syscalls (fsbench record)".into(),
+            anonymised: false,
+            contents: false,
+        },
+        tree: walked.nodes,
+        end: fsbench_trace::End {
+            nodes: 0,
+            events: resolved.events.len() as u64,
+            duration_ns: end_ns.saturating_sub(start_ns),
+            lost_events: 0,
+            outside_events: resolved.outside,
+            unsupported: resolved.unsupported,
+        },
+        events: resolved.events,
+    };
+    trace.end.nodes = trace.tree.len() as u64;
+    if options.anonymise {
+        fsbench_trace::anonymise::anonymise(&mut trace);
+    }
+    trace.write(&options.output)?;
+    Ok(Recorded {
+        exit_code,
+        stats: Stats::of(&trace),
+        mount_points: walked.mount_points,
+    })
+}
+
+#[cfg(fsbench_recorder)]
+mod launch;

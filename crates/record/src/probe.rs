@@ -1,0 +1,257 @@
+//! The kernel half, loaded and attached: the BPF object built by build.rs, configured (which
+//! calls to capture, where the sched tracepoints keep their fields on this kernel, the ring
+//! buffer's size), attached to its five tracepoints, then read until the recording ends.
+//! Detached when dropped.
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
+use aya::programs::TracePoint;
+use aya::{Ebpf, EbpfLoader};
+
+use crate::raw::Calls;
+use crate::syscalls::SYSCALLS;
+use crate::RecordError;
+
+/// The object, aligned as the ELF parser needs (a bare `include_bytes!` is aligned to 1).
+#[repr(C, align(32))]
+struct Aligned<B: ?Sized> {
+    bytes: B,
+}
+
+static OBJECT: &Aligned<[u8]> = &Aligned {
+    bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/record.bpf.o")),
+};
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// The loaded program with its maps.
+pub struct Probe {
+    ebpf: Ebpf,
+    ring: RingBuf<MapData>,
+    traced: BpfHashMap<MapData, u32, u8>,
+    /// The first record that could not be parsed (a program and parser out of step).
+    pub bad_record: Option<String>,
+}
+
+/// Counters kept by the program (`COUNT_*` in bpf/record.bpf.c).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub lost: u64,
+    pub table_full: u64,
+    pub truncated: u64,
+}
+
+fn kernel(what: &str, e: impl std::fmt::Display) -> RecordError {
+    RecordError::Kernel(format!("{what}: {e}"))
+}
+
+/// tracefs, mounted for as long as the tracepoints are being attached when it was not mounted
+/// (attaching reads the events' ids there); unmounted again after.
+struct Tracefs {
+    mounted_here: bool,
+}
+
+impl Tracefs {
+    fn ensure() -> Result<Tracefs, RecordError> {
+        if Path::new(TRACEFS).join("events").is_dir() {
+            return Ok(Tracefs {
+                mounted_here: false,
+            });
+        }
+        let target = std::ffi::CString::new(TRACEFS).expect("no NUL");
+        let fstype = c"tracefs";
+        // SAFETY: valid NUL-terminated strings; no data argument.
+        let rc = unsafe {
+            libc::mount(
+                fstype.as_ptr(),
+                target.as_ptr(),
+                fstype.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if rc != 0 {
+            return Err(kernel(
+                &format!("cannot mount tracefs on {TRACEFS} (the tracepoints' ids are read there)"),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(Tracefs { mounted_here: true })
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.mounted_here {
+            let target = std::ffi::CString::new(TRACEFS).expect("no NUL");
+            // SAFETY: a valid path; failure leaves a harmless tracefs mount.
+            unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+        }
+    }
+}
+
+/// The offset of `field` in a tracepoint's record, from its format file.
+fn field_offset(event: &str, field: &str) -> Result<u32, RecordError> {
+    let path = Path::new(TRACEFS).join("events").join(event).join("format");
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| kernel(&path.display().to_string(), e))?;
+    for line in text.lines() {
+        let Some(decl) = line.trim().strip_prefix("field:") else {
+            continue;
+        };
+        let Some((decl, rest)) = decl.split_once(';') else {
+            continue;
+        };
+        if decl.split_whitespace().last() != Some(field) {
+            continue;
+        }
+        let offset = rest
+            .split(';')
+            .find_map(|part| part.trim().strip_prefix("offset:"))
+            .and_then(|n| n.parse().ok());
+        if let Some(offset) = offset {
+            return Ok(offset);
+        }
+    }
+    Err(RecordError::Kernel(format!(
+        "{}: no field {field} (this kernel's {event} tracepoint is not one the recorder knows)",
+        path.display()
+    )))
+}
+
+impl Probe {
+    /// Loads, configures and attaches the program; `buffer` is the ring buffer's size in bytes
+    /// (a power of two, a multiple of the page size).
+    pub fn load(buffer: u32) -> Result<Probe, RecordError> {
+        let tracefs = Tracefs::ensure()?;
+        let fork_child = field_offset("sched/sched_process_fork", "child_pid")?;
+        // Older kernels have no group_dead (the process ends with its leader): 0.
+        let group_dead = field_offset("sched/sched_process_exit", "group_dead").unwrap_or(0);
+        if ![20, 44].contains(&fork_child) || ![0, 32].contains(&group_dead) {
+            return Err(RecordError::Kernel(format!(
+                "this kernel's sched tracepoints keep their fields where the recorder does not know them (sched_process_fork's child_pid at {fork_child}, sched_process_exit's group_dead at {group_dead}): report it with the kernel's version"
+            )));
+        }
+        let mut ebpf = EbpfLoader::new()
+            .set_global("FORK_CHILD_PID_OFFSET", &fork_child, true)
+            .set_global("EXIT_GROUP_DEAD_OFFSET", &group_dead, true)
+            .set_max_entries("events", buffer)
+            .load(&OBJECT.bytes)
+            .map_err(|e| {
+                if is_permission(&e) {
+                    RecordError::NeedsRoot
+                } else {
+                    kernel("cannot load the recorder's BPF program", error_chain(&e))
+                }
+            })?;
+        {
+            let mut conf: Array<_, u32> = Array::try_from(ebpf.map_mut("conf").expect("conf map"))
+                .map_err(|e| kernel("conf", e))?;
+            for s in SYSCALLS {
+                let value = u32::from_le_bytes([1, s.path_a, s.path_b, s.special]);
+                conf.set(s.nr, value, 0).map_err(|e| kernel("conf", e))?;
+            }
+        }
+        for (name, category, event) in [
+            ("sys_enter", "raw_syscalls", "sys_enter"),
+            ("sys_exit", "raw_syscalls", "sys_exit"),
+            ("process_fork", "sched", "sched_process_fork"),
+            ("process_exec", "sched", "sched_process_exec"),
+            ("process_exit", "sched", "sched_process_exit"),
+        ] {
+            let program: &mut TracePoint = ebpf
+                .program_mut(name)
+                .expect("the object has its programs")
+                .try_into()
+                .map_err(|e| kernel(name, e))?;
+            program.load().map_err(|e| {
+                kernel(
+                    &format!("the kernel refused the program {name}"),
+                    error_chain(&e),
+                )
+            })?;
+            program.attach(category, event).map_err(|e| {
+                kernel(
+                    &format!("cannot attach to {category}/{event}"),
+                    error_chain(&e),
+                )
+            })?;
+        }
+        drop(tracefs);
+        let ring = RingBuf::try_from(ebpf.take_map("events").expect("events map"))
+            .map_err(|e| kernel("events", e))?;
+        let traced = BpfHashMap::try_from(ebpf.take_map("traced").expect("traced map"))
+            .map_err(|e| kernel("traced", e))?;
+        Ok(Probe {
+            ebpf,
+            ring,
+            traced,
+            bad_record: None,
+        })
+    }
+
+    /// Traces this process (thread group) from now on.
+    pub fn trace(&mut self, pid: u32) -> Result<(), RecordError> {
+        self.traced
+            .insert(pid, 1, 0)
+            .map_err(|e| kernel(&format!("cannot trace process {pid}"), e))
+    }
+
+    /// Waits up to `timeout_ms` for records, then takes every record there is.
+    pub fn poll(&mut self, calls: &mut Calls, timeout_ms: i32) {
+        let mut pfd = libc::pollfd {
+            fd: self.ring.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+        self.drain(calls);
+    }
+
+    /// Takes every record there is, without waiting.
+    pub fn drain(&mut self, calls: &mut Calls) {
+        while let Some(item) = self.ring.next() {
+            if let Err(e) = calls.push_record(&item) {
+                self.bad_record.get_or_insert(e);
+            }
+        }
+    }
+
+    pub fn counts(&self) -> Result<Counts, RecordError> {
+        let counts: Array<_, u64> = Array::try_from(self.ebpf.map("counts").expect("counts map"))
+            .map_err(|e| kernel("counts", e))?;
+        let get = |i| counts.get(&i, 0).map_err(|e| kernel("counts", e));
+        Ok(Counts {
+            lost: get(0)?,
+            table_full: get(1)?,
+            truncated: get(2)?,
+        })
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn is_permission(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if matches!(io.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
+                return true;
+            }
+        }
+        source = s.source();
+    }
+    false
+}

@@ -1,0 +1,95 @@
+//! What /proc says of a process when its recording begins: its working directory, its open
+//! descriptors (path and close-on-exec), its children, whether it still lives.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::resolve::Process;
+
+/// The process as /proc shows it now; `None` when it is gone.
+pub fn process(root: &Path, pid: u32) -> Option<Process> {
+    let base = PathBuf::from(format!("/proc/{pid}"));
+    let cwd = std::fs::read_link(base.join("cwd")).ok();
+    let mut fds = Vec::new();
+    for entry in std::fs::read_dir(base.join("fd")).ok()?.flatten() {
+        let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let target = std::fs::read_link(entry.path()).ok();
+        // pipe:[…], socket:[…], anon_inode:… and deleted files name no path in the root.
+        let path =
+            target.filter(|t| t.is_absolute() && !t.to_string_lossy().ends_with(" (deleted)"));
+        let cloexec = std::fs::read_to_string(base.join("fdinfo").join(fd.to_string()))
+            .ok()
+            .and_then(|info| {
+                info.lines()
+                    .find_map(|l| l.strip_prefix("flags:"))
+                    .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            })
+            .is_some_and(|flags| flags & libc::O_CLOEXEC as u32 != 0);
+        fds.push((fd, path, cloexec));
+    }
+    Some(Process::new(root, cwd, fds))
+}
+
+/// Whether the process still runs (a zombie counts as ended).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// The process's descendants now (children before grandchildren).
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(p) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<u32>().ok());
+            if let Some(ppid) = ppid {
+                children.entry(ppid).or_default().push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut queue = std::collections::VecDeque::from([pid]);
+    while let Some(p) = queue.pop_front() {
+        for &c in children.get(&p).into_iter().flatten() {
+            out.push(c);
+            queue.push_back(c);
+        }
+    }
+    out
+}
+
+/// The process's command line.
+pub fn cmdline(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,162 @@
+//! The records the BPF program sends up (mirrors `struct call` and `struct path_call` in
+//! bpf/record.bpf.c), and their compact form kept in memory until the recording ends: the
+//! fixed fields as they came, path strings moved into one shared arena.
+
+/// Record kinds (bpf/record.bpf.c `KIND_*`).
+pub const KIND_CALL: u32 = 1;
+pub const KIND_PATH_CALL: u32 = 2;
+pub const KIND_EXEC: u32 = 3;
+
+/// Record flags (`FLAG_*`).
+pub const FLAG_EXTRA: u32 = 1;
+pub const FLAG_TRUNCATED: u32 = 2;
+pub const FLAG_PATH1_FAULT: u32 = 4;
+pub const FLAG_PATH2_FAULT: u32 = 8;
+
+/// The longest path the BPF program copies, with its NUL.
+pub const PATH_MAX_BYTES: usize = 1024;
+/// Bytes of a call record without paths (`struct call`).
+pub const CALL_BYTES: usize = 4 * 4 + 8 * 3 + 8 * 6 + 8 * 2 + 4 * 4;
+/// Bytes of a call record with paths at most (`struct path_call`): a record is
+/// [`CALL_BYTES`] followed by its paths' bytes, each with its NUL.
+pub const PATH_CALL_BYTES: usize = CALL_BYTES + 2 * PATH_MAX_BYTES;
+
+/// One call as the kernel reported it; its paths are ranges of [`Calls::arena`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Call {
+    pub kind: u32,
+    pub nr: u32,
+    pub pid: u32,
+    pub tid: u32,
+    pub enter_ns: u64,
+    pub exit_ns: u64,
+    pub ret: i64,
+    pub args: [u64; 6],
+    pub extra: u64,
+    pub extra2: u64,
+    pub flags: u32,
+    /// Ranges of the arena: (start, length without the NUL); `u32::MAX` length for none.
+    pub path1: (u32, u32),
+    pub path2: (u32, u32),
+}
+
+const NO_PATH: (u32, u32) = (0, u32::MAX);
+
+/// Every call of a recording, in arrival order, with their path strings.
+#[derive(Debug, Default)]
+pub struct Calls {
+    pub calls: Vec<Call>,
+    pub arena: Vec<u8>,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl Calls {
+    /// Parses one record from the ring buffer and keeps it; a record of an unexpected size is
+    /// refused (a program and a parser out of step).
+    pub fn push_record(&mut self, b: &[u8]) -> Result<(), String> {
+        if b.len() < CALL_BYTES || b.len() > PATH_CALL_BYTES {
+            return Err(format!(
+                "a record of {} bytes (expected {CALL_BYTES} to {PATH_CALL_BYTES})",
+                b.len()
+            ));
+        }
+        let mut args = [0u64; 6];
+        for (i, arg) in args.iter_mut().enumerate() {
+            *arg = u64_at(b, 40 + 8 * i);
+        }
+        let mut call = Call {
+            kind: u32_at(b, 0),
+            nr: u32_at(b, 4),
+            pid: u32_at(b, 8),
+            tid: u32_at(b, 12),
+            enter_ns: u64_at(b, 16),
+            exit_ns: u64_at(b, 24),
+            ret: u64_at(b, 32) as i64,
+            args,
+            extra: u64_at(b, 88),
+            extra2: u64_at(b, 96),
+            flags: u32_at(b, 104),
+            path1: NO_PATH,
+            path2: NO_PATH,
+        };
+        if call.kind == KIND_PATH_CALL {
+            let len1 = u32_at(b, 108) as i32;
+            let len2 = u32_at(b, 112) as i32;
+            let paths = &b[CALL_BYTES..];
+            let first = (len1.max(0) as usize).min(paths.len());
+            if first + len2.max(0) as usize != paths.len() {
+                return Err(format!(
+                    "a record of {} bytes with paths of {len1} and {len2}",
+                    b.len()
+                ));
+            }
+            call.path1 = self.keep(&paths[..first], len1);
+            call.path2 = self.keep(&paths[first..], len2);
+        }
+        self.calls.push(call);
+        Ok(())
+    }
+
+    fn keep(&mut self, buf: &[u8], len_with_nul: i32) -> (u32, u32) {
+        if len_with_nul <= 0 {
+            return NO_PATH;
+        }
+        let len = (len_with_nul as usize - 1).min(buf.len());
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(&buf[..len]);
+        (start, len as u32)
+    }
+
+    /// The bytes of a path range, `None` for none.
+    pub fn path(&self, range: (u32, u32)) -> Option<&[u8]> {
+        if range.1 == u32::MAX {
+            return None;
+        }
+        let start = range.0 as usize;
+        Some(&self.arena[start..start + range.1 as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_parse_at_the_c_layout() {
+        let mut b = vec![0u8; CALL_BYTES + 4 + 3];
+        b[0..4].copy_from_slice(&KIND_PATH_CALL.to_ne_bytes());
+        b[4..8].copy_from_slice(&257u32.to_ne_bytes());
+        b[8..12].copy_from_slice(&10u32.to_ne_bytes());
+        b[12..16].copy_from_slice(&11u32.to_ne_bytes());
+        b[16..24].copy_from_slice(&5u64.to_ne_bytes());
+        b[24..32].copy_from_slice(&9u64.to_ne_bytes());
+        b[32..40].copy_from_slice(&(-2i64).to_ne_bytes());
+        b[40 + 8..40 + 16].copy_from_slice(&77u64.to_ne_bytes());
+        b[104..108].copy_from_slice(&FLAG_EXTRA.to_ne_bytes());
+        b[108..112].copy_from_slice(&4i32.to_ne_bytes());
+        b[112..116].copy_from_slice(&3i32.to_ne_bytes());
+        b[CALL_BYTES..].copy_from_slice(b"a/b\0xy\0");
+        let mut calls = Calls::default();
+        calls.push_record(&b).unwrap();
+        let c = calls.calls[0];
+        assert_eq!(
+            (c.nr, c.pid, c.tid, c.enter_ns, c.exit_ns, c.ret),
+            (257, 10, 11, 5, 9, -2)
+        );
+        assert_eq!(c.args[1], 77);
+        assert_eq!(calls.path(c.path1), Some(&b"a/b"[..]));
+        assert_eq!(calls.path(c.path2), Some(&b"xy"[..]));
+        assert!(calls.push_record(&b[..100]).is_err());
+        assert!(
+            calls.push_record(&b[..CALL_BYTES + 5]).is_err(),
+            "paths cut short"
+        );
+    }
+}

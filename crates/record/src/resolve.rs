@@ -1,0 +1,791 @@
+//! From the kernel's calls to the trace's events, once the recording has ended: the calls are
+//! sorted by the time they began, then replayed against a model of each process — its working
+//! directory, its descriptor table (opens, dups, closes, close-on-exec, inherited across fork),
+//! its file mappings — so that every path is made absolute, then relative to the root, and every
+//! descriptor is known to name a file inside the root or not. Calls outside the root are
+//! counted, not kept; calls the trace cannot express are counted by name.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use fsbench_trace::path::relative;
+use fsbench_trace::{Event, Op};
+
+use crate::raw::{Call, Calls, FLAG_EXTRA, KIND_EXEC};
+use crate::syscalls::{self, Syscall, NO_ARG};
+
+/// One open descriptor of a recorded process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fd {
+    /// The absolute path it was opened as (`None`: a pipe, socket, or unknown).
+    pub path: Option<PathBuf>,
+    /// Its root-relative form, when inside the root.
+    pub rel: Option<String>,
+    pub cloexec: bool,
+}
+
+/// What the recorder knows of one process.
+#[derive(Clone, Debug, Default)]
+pub struct Process {
+    pub cwd: Option<PathBuf>,
+    pub fds: HashMap<i32, Fd>,
+    /// File mappings: (address, length, descriptor at mmap time, inside the root).
+    maps: Vec<(u64, u64, i32, bool)>,
+}
+
+impl Process {
+    /// A process with this working directory and these descriptors (absolute path or none,
+    /// close-on-exec), as found in /proc.
+    pub fn new(
+        root: &Path,
+        cwd: Option<PathBuf>,
+        fds: Vec<(i32, Option<PathBuf>, bool)>,
+    ) -> Process {
+        let fds = fds
+            .into_iter()
+            .map(|(fd, path, cloexec)| (fd, descriptor(root, path, cloexec)))
+            .collect();
+        Process {
+            cwd,
+            fds,
+            maps: Vec::new(),
+        }
+    }
+}
+
+fn descriptor(root: &Path, path: Option<PathBuf>, cloexec: bool) -> Fd {
+    let rel = path.as_deref().and_then(|p| relative(root, p));
+    Fd { path, rel, cloexec }
+}
+
+/// The events and the counts of a recording.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    pub events: Vec<Event>,
+    pub outside: u64,
+    pub unsupported: BTreeMap<String, u64>,
+}
+
+const AT_FDCWD: i32 = -100;
+const AT_EMPTY_PATH: u64 = 0x1000;
+const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+const AT_REMOVEDIR: u64 = 0x200;
+const CLONE_THREAD: u64 = 0x0001_0000;
+const CLOSE_RANGE_CLOEXEC: u64 = 4;
+const MAP_ANONYMOUS: u64 = 0x20;
+
+/// Turns the calls into events: `start_ns` is the recording's start (the kernel's monotonic
+/// clock), `processes` what was known of the traced processes when the recording began.
+pub fn resolve(
+    root: &Path,
+    mut calls: Calls,
+    start_ns: u64,
+    mut processes: HashMap<u32, Process>,
+) -> Resolved {
+    calls.calls.sort_by_key(|c| c.enter_ns);
+    let table = syscalls::table();
+    let mut r = Resolver {
+        root,
+        arena: &calls.arena,
+        out: Resolved::default(),
+        start_ns,
+    };
+    for call in &calls.calls {
+        // Interrupted and restarted by the kernel: the call is issued again.
+        if call.kind != KIND_EXEC && (-516..=-512).contains(&call.ret) {
+            continue;
+        }
+        let process = processes.entry(call.pid).or_default();
+        if call.kind == KIND_EXEC {
+            process.fds.retain(|_, fd| !fd.cloexec);
+            process.maps.clear();
+            r.push(call, Op::Exec);
+            continue;
+        }
+        let Some(sys) = table.get(call.nr as usize).copied().flatten() else {
+            continue;
+        };
+        if let Some(child) = r.call(sys, call, process) {
+            let copy = processes.get(&call.pid).cloned().unwrap_or_default();
+            processes.insert(child, copy);
+        }
+    }
+    r.out
+}
+
+struct Resolver<'a> {
+    root: &'a Path,
+    arena: &'a [u8],
+    out: Resolved,
+    start_ns: u64,
+}
+
+impl Resolver<'_> {
+    fn push(&mut self, c: &Call, op: Op) {
+        self.out.events.push(Event {
+            pid: c.pid,
+            tid: c.tid,
+            start_ns: c.enter_ns.saturating_sub(self.start_ns),
+            dur_ns: c.exit_ns.saturating_sub(c.enter_ns),
+            ret: c.ret,
+            op,
+        });
+    }
+
+    fn path_bytes(&self, range: (u32, u32)) -> Option<&[u8]> {
+        if range.1 == u32::MAX {
+            return None;
+        }
+        let start = range.0 as usize;
+        Some(&self.arena[start..start + range.1 as usize])
+    }
+
+    /// The absolute form of a path argument, against the working directory or `dirfd`.
+    fn absolute(&self, p: &Process, path: &[u8], dirfd: Option<i32>) -> Option<PathBuf> {
+        if path.is_empty() {
+            return None;
+        }
+        let path = Path::new(OsStr::from_bytes(path));
+        if path.is_absolute() {
+            return Some(path.to_path_buf());
+        }
+        let base = match dirfd {
+            None | Some(AT_FDCWD) => p.cwd.as_ref()?,
+            Some(fd) => p.fds.get(&fd)?.path.as_ref()?,
+        };
+        Some(base.join(path))
+    }
+
+    /// Path argument `which` (0: the first, 1: the second) made absolute.
+    fn arg_path(&self, sys: &Syscall, c: &Call, p: &Process, which: usize) -> Option<PathBuf> {
+        let (range, dir) = if which == 0 {
+            (c.path1, sys.dirfd_a)
+        } else {
+            (c.path2, sys.dirfd_b)
+        };
+        let bytes = self.path_bytes(range)?;
+        let dirfd = (dir != NO_ARG).then(|| c.args[dir as usize] as i32);
+        self.absolute(p, bytes, dirfd)
+    }
+
+    fn rel(&self, path: Option<PathBuf>) -> Option<String> {
+        relative(self.root, &path?)
+    }
+
+    /// An operation on a path: kept when the path is inside the root.
+    fn on_path(&mut self, c: &Call, path: Option<PathBuf>, op: impl FnOnce(String) -> Op) {
+        match self.rel(path) {
+            Some(rel) => {
+                let op = op(rel);
+                self.push(c, op)
+            }
+            None => self.out.outside += 1,
+        }
+    }
+
+    /// An operation on a descriptor: kept when it names a file inside the root.
+    fn on_fd(&mut self, c: &Call, p: &Process, fd: i32, op: Op) {
+        if p.fds.get(&fd).is_some_and(|f| f.rel.is_some()) {
+            self.push(c, op)
+        } else {
+            self.out.outside += 1
+        }
+    }
+
+    /// One call; returns the child's pid when the call made a new process.
+    fn call(&mut self, sys: &Syscall, c: &Call, p: &mut Process) -> Option<u32> {
+        let a = c.args;
+        let fd = a[0] as i32;
+        let ok = c.ret >= 0;
+        let extra = (c.flags & FLAG_EXTRA != 0).then_some(c.extra);
+        if sys.unsupported {
+            let touches = if sys.path_a != NO_ARG {
+                self.rel(self.arg_path(sys, c, p, 0)).is_some()
+            } else if sys.fds.is_empty() {
+                true
+            } else {
+                sys.fds.iter().any(|&i| {
+                    p.fds
+                        .get(&(a[i as usize] as i32))
+                        .is_some_and(|f| f.rel.is_some())
+                })
+            };
+            if touches {
+                *self.out.unsupported.entry(sys.name.to_owned()).or_default() += 1;
+            } else {
+                self.out.outside += 1;
+            }
+            return None;
+        }
+        match c.nr as i64 {
+            libc::SYS_read => self.on_fd(c, p, fd, Op::Read { fd, len: a[2] }),
+            libc::SYS_write => self.on_fd(c, p, fd, Op::Write { fd, len: a[2] }),
+            libc::SYS_pread64 => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Pread {
+                    fd,
+                    len: a[2],
+                    off: a[3],
+                },
+            ),
+            libc::SYS_pwrite64 => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Pwrite {
+                    fd,
+                    len: a[2],
+                    off: a[3],
+                },
+            ),
+            libc::SYS_readv
+            | libc::SYS_writev
+            | libc::SYS_preadv
+            | libc::SYS_pwritev
+            | libc::SYS_preadv2
+            | libc::SYS_pwritev2 => {
+                let len = extra.unwrap_or(c.ret.max(0) as u64);
+                let off = a[3];
+                let op = match c.nr as i64 {
+                    libc::SYS_readv => Op::Readv { fd, len },
+                    libc::SYS_writev => Op::Writev { fd, len },
+                    libc::SYS_preadv | libc::SYS_preadv2 => Op::Preadv { fd, len, off },
+                    _ => Op::Pwritev { fd, len, off },
+                };
+                self.on_fd(c, p, fd, op)
+            }
+            libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 | libc::SYS_creat => {
+                let (flags, mode) = match c.nr as i64 {
+                    libc::SYS_open => (a[1], a[2]),
+                    libc::SYS_openat => (a[2], a[3]),
+                    libc::SYS_openat2 => {
+                        if extra.is_none() {
+                            self.out.outside += 1;
+                            return None;
+                        }
+                        (c.extra, c.extra2)
+                    }
+                    _ => (
+                        (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
+                        a[1],
+                    ),
+                };
+                let path = self.arg_path(sys, c, p, 0);
+                if ok {
+                    let cloexec = flags & libc::O_CLOEXEC as u64 != 0;
+                    p.fds
+                        .insert(c.ret as i32, descriptor(self.root, path.clone(), cloexec));
+                }
+                self.on_path(c, path, |path| Op::Open {
+                    path,
+                    flags: flags as i32,
+                    mode: mode as u32,
+                });
+            }
+            libc::SYS_close => {
+                let was = p.fds.remove(&fd);
+                if was.is_some_and(|f| f.rel.is_some()) {
+                    self.push(c, Op::Close { fd })
+                } else {
+                    self.out.outside += 1
+                }
+            }
+            libc::SYS_close_range if ok => {
+                let (first, last) = (a[0] as u32 as i64, a[1] as u32 as i64);
+                let mut inside: Vec<i32> = Vec::new();
+                p.fds.retain(|&n, f| {
+                    if (n as i64) < first || (n as i64) > last {
+                        return true;
+                    }
+                    if a[2] & CLOSE_RANGE_CLOEXEC != 0 {
+                        f.cloexec = true;
+                        return true;
+                    }
+                    if f.rel.is_some() {
+                        inside.push(n);
+                    }
+                    false
+                });
+                inside.sort_unstable();
+                for fd in inside {
+                    self.push(c, Op::Close { fd });
+                }
+            }
+            libc::SYS_dup | libc::SYS_dup2 | libc::SYS_dup3 => {
+                let cloexec = c.nr as i64 == libc::SYS_dup3 && a[2] & libc::O_CLOEXEC as u64 != 0;
+                self.dup(c, p, fd, cloexec)
+            }
+            libc::SYS_fcntl => match a[1] as i32 {
+                libc::F_DUPFD => self.dup(c, p, fd, false),
+                libc::F_DUPFD_CLOEXEC => self.dup(c, p, fd, true),
+                libc::F_SETFD if ok => {
+                    if let Some(f) = p.fds.get_mut(&fd) {
+                        f.cloexec = a[2] & libc::FD_CLOEXEC as u64 != 0;
+                    }
+                }
+                _ => {}
+            },
+            libc::SYS_lseek => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Lseek {
+                    fd,
+                    off: a[1] as i64,
+                    whence: a[2] as i32,
+                },
+            ),
+            libc::SYS_fsync => self.on_fd(c, p, fd, Op::Fsync { fd }),
+            libc::SYS_fdatasync => self.on_fd(c, p, fd, Op::Fdatasync { fd }),
+            libc::SYS_syncfs => self.on_fd(c, p, fd, Op::Syncfs { fd }),
+            libc::SYS_sync => self.push(c, Op::Sync),
+            libc::SYS_sync_file_range => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::SyncFileRange {
+                    fd,
+                    off: a[1],
+                    len: a[2],
+                    flags: a[3] as u32,
+                },
+            ),
+            libc::SYS_ftruncate => self.on_fd(c, p, fd, Op::Ftruncate { fd, len: a[1] }),
+            libc::SYS_truncate => {
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Truncate { path, len: a[1] })
+            }
+            libc::SYS_fallocate => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Fallocate {
+                    fd,
+                    mode: a[1] as i32,
+                    off: a[2],
+                    len: a[3],
+                },
+            ),
+            libc::SYS_stat | libc::SYS_lstat => {
+                let follow = c.nr as i64 == libc::SYS_stat;
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Stat { path, follow })
+            }
+            libc::SYS_fstat => self.on_fd(c, p, fd, Op::Fstat { fd }),
+            libc::SYS_newfstatat | libc::SYS_statx => {
+                let flags = if c.nr as i64 == libc::SYS_statx {
+                    a[2]
+                } else {
+                    a[3]
+                };
+                let empty = self.path_bytes(c.path1).is_none_or(|b| b.is_empty());
+                if empty && flags & AT_EMPTY_PATH != 0 {
+                    if fd == AT_FDCWD {
+                        let cwd = p.cwd.clone();
+                        self.on_path(c, cwd, |path| Op::Stat { path, follow: true })
+                    } else {
+                        self.on_fd(c, p, fd, Op::Fstat { fd })
+                    }
+                } else {
+                    let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
+                    let path = self.arg_path(sys, c, p, 0);
+                    self.on_path(c, path, |path| Op::Stat { path, follow })
+                }
+            }
+            libc::SYS_access | libc::SYS_faccessat | libc::SYS_faccessat2 => {
+                let mode = if c.nr as i64 == libc::SYS_access {
+                    a[1]
+                } else {
+                    a[2]
+                };
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Access {
+                    path,
+                    mode: mode as i32,
+                })
+            }
+            libc::SYS_getdents | libc::SYS_getdents64 => {
+                self.on_fd(c, p, fd, Op::Getdents { fd, len: a[2] })
+            }
+            libc::SYS_mkdir | libc::SYS_mkdirat => {
+                let mode = if c.nr as i64 == libc::SYS_mkdir {
+                    a[1]
+                } else {
+                    a[2]
+                };
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Mkdir {
+                    path,
+                    mode: mode as u32,
+                })
+            }
+            libc::SYS_rmdir => {
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Rmdir { path })
+            }
+            libc::SYS_unlink => {
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Unlink { path })
+            }
+            libc::SYS_unlinkat => {
+                let path = self.arg_path(sys, c, p, 0);
+                if a[2] & AT_REMOVEDIR != 0 {
+                    self.on_path(c, path, |path| Op::Rmdir { path })
+                } else {
+                    self.on_path(c, path, |path| Op::Unlink { path })
+                }
+            }
+            libc::SYS_rename
+            | libc::SYS_renameat
+            | libc::SYS_renameat2
+            | libc::SYS_link
+            | libc::SYS_linkat => {
+                let from = self.rel(self.arg_path(sys, c, p, 0));
+                let to = self.rel(self.arg_path(sys, c, p, 1));
+                let (Some(from), Some(to)) = (from, to) else {
+                    self.out.outside += 1;
+                    return None;
+                };
+                let op = match c.nr as i64 {
+                    libc::SYS_rename | libc::SYS_renameat => Op::Rename { from, to, flags: 0 },
+                    libc::SYS_renameat2 => Op::Rename {
+                        from,
+                        to,
+                        flags: a[4] as u32,
+                    },
+                    _ => Op::Link { from, to },
+                };
+                self.push(c, op)
+            }
+            libc::SYS_symlink | libc::SYS_symlinkat => {
+                let target = self
+                    .path_bytes(c.path1)
+                    .map(|b| String::from_utf8_lossy(b).into_owned());
+                let path = self.arg_path(sys, c, p, 1);
+                match (target, self.rel(path)) {
+                    (Some(target), Some(path)) => self.push(c, Op::Symlink { target, path }),
+                    _ => self.out.outside += 1,
+                }
+            }
+            libc::SYS_readlink | libc::SYS_readlinkat => {
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Readlink { path })
+            }
+            libc::SYS_chmod | libc::SYS_fchmodat | libc::SYS_fchmodat2 => {
+                let mode = if c.nr as i64 == libc::SYS_chmod {
+                    a[1]
+                } else {
+                    a[2]
+                };
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Chmod {
+                    path,
+                    mode: mode as u32,
+                })
+            }
+            libc::SYS_fchmod => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Fchmod {
+                    fd,
+                    mode: a[1] as u32,
+                },
+            ),
+            libc::SYS_utime | libc::SYS_utimes => {
+                let path = self.arg_path(sys, c, p, 0);
+                self.on_path(c, path, |path| Op::Utimes { path })
+            }
+            libc::SYS_futimesat | libc::SYS_utimensat => {
+                if self.path_bytes(c.path1).is_none() && fd != AT_FDCWD {
+                    self.on_fd(c, p, fd, Op::Futimes { fd })
+                } else {
+                    let path = self.arg_path(sys, c, p, 0);
+                    self.on_path(c, path, |path| Op::Utimes { path })
+                }
+            }
+            libc::SYS_mmap => {
+                let mfd = a[4] as i32;
+                if a[3] & MAP_ANONYMOUS != 0 || mfd < 0 {
+                    return None;
+                }
+                let inside = p.fds.get(&mfd).is_some_and(|f| f.rel.is_some());
+                if ok {
+                    p.maps.push((c.ret as u64, a[1], mfd, inside));
+                }
+                self.on_fd(
+                    c,
+                    p,
+                    mfd,
+                    Op::Mmap {
+                        fd: mfd,
+                        len: a[1],
+                        off: a[5],
+                        prot: a[2] as i32,
+                        flags: a[3] as i32,
+                    },
+                )
+            }
+            libc::SYS_munmap if ok => {
+                let (start, end) = (a[0], a[0].saturating_add(a[1]));
+                p.maps.retain(|&(at, _, _, _)| at < start || at >= end);
+            }
+            libc::SYS_msync => {
+                let addr = a[0];
+                let map = p
+                    .maps
+                    .iter()
+                    .rev()
+                    .find(|&&(at, len, _, _)| addr >= at && addr < at.saturating_add(len));
+                match map {
+                    Some(&(_, _, mfd, true)) => self.push(
+                        c,
+                        Op::Msync {
+                            fd: mfd,
+                            len: a[1],
+                            flags: a[2] as i32,
+                        },
+                    ),
+                    _ => self.out.outside += 1,
+                }
+            }
+            libc::SYS_chdir if ok => {
+                p.cwd = self.arg_path(sys, c, p, 0);
+            }
+            libc::SYS_fchdir if ok => {
+                p.cwd = p.fds.get(&fd).and_then(|f| f.path.clone());
+            }
+            libc::SYS_clone | libc::SYS_clone3 | libc::SYS_fork | libc::SYS_vfork => {
+                let flags = match c.nr as i64 {
+                    libc::SYS_clone => a[0],
+                    libc::SYS_clone3 => extra.unwrap_or(0),
+                    _ => 0,
+                };
+                if c.ret > 0 && flags & CLONE_THREAD == 0 {
+                    let child = c.ret as u32;
+                    self.push(c, Op::Fork { child });
+                    return Some(child);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn dup(&mut self, c: &Call, p: &mut Process, fd: i32, cloexec: bool) {
+        let old = p.fds.get(&fd).cloned();
+        if c.ret >= 0 {
+            let mut new = old.clone().unwrap_or_default();
+            new.cloexec = cloexec;
+            p.fds.insert(c.ret as i32, new);
+        }
+        if old.is_some_and(|f| f.rel.is_some()) {
+            self.push(
+                c,
+                Op::Dup {
+                    fd,
+                    new_fd: c.ret as i32,
+                },
+            )
+        } else {
+            self.out.outside += 1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::{Calls, KIND_CALL, KIND_PATH_CALL};
+
+    /// Builds calls as the kernel would send them.
+    struct Script {
+        calls: Calls,
+        t: u64,
+    }
+
+    impl Script {
+        fn new() -> Script {
+            Script {
+                calls: Calls::default(),
+                t: 1_000,
+            }
+        }
+
+        fn call(&mut self, pid: u32, nr: i64, args: &[u64], ret: i64, paths: &[&str]) {
+            let mut a = [0u64; 6];
+            a[..args.len()].copy_from_slice(args);
+            let mut keep = |p: Option<&&str>| match p {
+                Some(p) => {
+                    let start = self.calls.arena.len() as u32;
+                    self.calls.arena.extend_from_slice(p.as_bytes());
+                    (start, p.len() as u32)
+                }
+                None => (0, u32::MAX),
+            };
+            let path1 = keep(paths.first());
+            let path2 = keep(paths.get(1));
+            self.t += 10;
+            self.calls.calls.push(Call {
+                kind: if paths.is_empty() {
+                    KIND_CALL
+                } else {
+                    KIND_PATH_CALL
+                },
+                nr: nr as u32,
+                pid,
+                tid: pid,
+                enter_ns: self.t,
+                exit_ns: self.t + 5,
+                ret,
+                args: a,
+                path1,
+                path2,
+                ..Call::default()
+            });
+        }
+
+        fn exec(&mut self, pid: u32) {
+            self.t += 10;
+            self.calls.calls.push(Call {
+                kind: KIND_EXEC,
+                nr: 59,
+                pid,
+                tid: pid,
+                enter_ns: self.t,
+                exit_ns: self.t,
+                ..Call::default()
+            });
+        }
+    }
+
+    const AT: u64 = AT_FDCWD as u64;
+
+    #[test]
+    fn descriptors_follow_dup_fork_exec_and_directories() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let initial = Process::new(
+            root,
+            Some("/srv/app/work".into()),
+            vec![(0, None, false), (5, Some("/srv/app/log".into()), false)],
+        );
+        // openat relative to the working directory, then dup2 and a cloexec open.
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, libc::O_RDWR as u64, 0],
+            3,
+            &["data"],
+        );
+        s.call(10, libc::SYS_dup2, &[3, 7], 7, &[]);
+        let cloexec = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_DIRECTORY) as u64;
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, cloexec, 0],
+            4,
+            &["/srv/app/dir"],
+        );
+        // *at relative to a directory descriptor; a read on stdin (outside).
+        s.call(10, libc::SYS_unlinkat, &[4, 0, 0], 0, &["old"]);
+        s.call(10, libc::SYS_read, &[0, 0, 10], 10, &[]);
+        // fork: the child inherits 3, 4, 5 and 7.
+        s.call(10, libc::SYS_clone, &[libc::SIGCHLD as u64], 11, &[]);
+        s.call(11, libc::SYS_write, &[7, 0, 4], 4, &[]);
+        s.exec(11);
+        // After exec the cloexec directory descriptor 4 is gone: an unknown descriptor.
+        s.call(11, libc::SYS_getdents64, &[4, 0, 100], 0, &[]);
+        s.call(11, libc::SYS_fchdir, &[7], -libc::ENOTDIR as i64, &[]);
+        s.call(11, libc::SYS_chdir, &[0], 0, &["../other"]);
+        s.call(11, libc::SYS_mkdir, &[0, 0o700], 0, &["sub"]);
+        // A thread is not a process: no fork event.
+        s.call(10, libc::SYS_clone, &[CLONE_THREAD | 0x100], 12, &[]);
+        s.call(10, libc::SYS_close_range, &[3, u32::MAX as u64, 0], 0, &[]);
+        s.call(10, libc::SYS_rename, &[0, 0], 0, &["/srv/app/a", "/tmp/b"]);
+        let processes = HashMap::from([(10, initial)]);
+        let r = resolve(root, s.calls, 1_000, processes);
+        let ops: Vec<(u32, Op)> = r.events.iter().map(|e| (e.pid, e.op.clone())).collect();
+        assert_eq!(
+            ops,
+            vec![
+                (
+                    10,
+                    Op::Open {
+                        path: "work/data".into(),
+                        flags: libc::O_RDWR,
+                        mode: 0
+                    }
+                ),
+                (10, Op::Dup { fd: 3, new_fd: 7 }),
+                (
+                    10,
+                    Op::Open {
+                        path: "dir".into(),
+                        flags: cloexec as i32,
+                        mode: 0
+                    }
+                ),
+                (
+                    10,
+                    Op::Unlink {
+                        path: "dir/old".into()
+                    }
+                ),
+                (10, Op::Fork { child: 11 }),
+                (11, Op::Write { fd: 7, len: 4 }),
+                (11, Op::Exec),
+                (
+                    11,
+                    Op::Mkdir {
+                        path: "other/sub".into(),
+                        mode: 0o700
+                    }
+                ),
+                (10, Op::Close { fd: 3 }),
+                (10, Op::Close { fd: 4 }),
+                (10, Op::Close { fd: 5 }),
+                (10, Op::Close { fd: 7 }),
+            ]
+        );
+        // The read on stdin, the getdents on a closed descriptor, the failed fchdir on a file
+        // and the rename out of the root.
+        assert_eq!(r.outside, 3, "{:?}", r.events);
+        assert_eq!(r.events[0].start_ns, 10);
+        assert_eq!(r.events[0].dur_ns, 5);
+    }
+
+    #[test]
+    fn unsupported_calls_are_counted_by_name_when_they_touch_the_root() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(
+            root,
+            Some("/srv/app".into()),
+            vec![
+                (3, Some("/srv/app/f".into()), false),
+                (4, Some("/etc/x".into()), false),
+            ],
+        );
+        s.call(1, libc::SYS_copy_file_range, &[3, 0, 9, 0, 10, 0], 10, &[]);
+        s.call(1, libc::SYS_fadvise64, &[4, 0, 0, 0], 0, &[]);
+        s.call(1, libc::SYS_io_uring_enter, &[9, 1, 0, 0], 1, &[]);
+        s.call(1, libc::SYS_chown, &[0, 0, 0], 0, &["f"]);
+        let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
+        assert!(r.events.is_empty());
+        let names: Vec<(&str, u64)> = r
+            .unsupported
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        assert_eq!(
+            names,
+            [("chown", 1), ("copy_file_range", 1), ("io_uring_enter", 1)]
+        );
+        assert_eq!(r.outside, 1, "fadvise64 on a file outside the root");
+    }
+}

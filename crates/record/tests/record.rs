@@ -1,0 +1,554 @@
+//! The recorder on the real kernel (as root): a program of this test's own (this binary,
+//! re-executed with FSBENCH_RECORD_HELPER set) makes known calls from two threads and from a
+//! forked child; the trace must hold exactly those calls, with their arguments, returns, pids,
+//! tids and root-relative paths, and nothing from outside the root. A recording that loses calls
+//! is refused; without root the error says so.
+
+use std::collections::BTreeSet;
+use std::ffi::{CString, OsString};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use fsbench_record::{record, Options, RecordError, Target};
+use fsbench_trace::{Event, Op, Trace};
+
+const HELPER: &str = "FSBENCH_RECORD_HELPER";
+const ROOT: &str = "FSBENCH_RECORD_ROOT";
+
+/// One recording at a time: each mounts tracefs for its attach when it is not mounted.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn is_root() -> bool {
+    // SAFETY: no preconditions.
+    let root = unsafe { libc::geteuid() == 0 };
+    // CI is root: there a missing privilege is a failure, never a silent skip.
+    assert!(
+        root || std::env::var_os("CI").is_none(),
+        "the recorder's tests need root, and CI must run them as root"
+    );
+    root
+}
+
+fn c(path: &str) -> CString {
+    CString::new(path).unwrap()
+}
+
+/// The helper's calls, per thread: `dir` absolute (thread a) or relative to the working
+/// directory (thread b).
+fn thread_calls(dir: &str) {
+    let file = format!("{dir}/f");
+    let renamed = format!("{dir}/g");
+    unsafe {
+        assert_eq!(libc::mkdir(c(dir).as_ptr(), 0o755), 0);
+        let fd = libc::open(
+            c(&file).as_ptr(),
+            libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+            0o644,
+        );
+        assert!(fd >= 0);
+        let buf = [7u8; 100];
+        assert_eq!(libc::write(fd, buf.as_ptr().cast(), 100), 100);
+        assert_eq!(libc::pwrite(fd, buf.as_ptr().cast(), 50, 1000), 50);
+        assert_eq!(libc::fsync(fd), 0);
+        let mut back = [0u8; 20];
+        assert_eq!(libc::pread(fd, back.as_mut_ptr().cast(), 10, 0), 10);
+        assert_eq!(libc::lseek(fd, 0, libc::SEEK_SET), 0);
+        assert_eq!(libc::read(fd, back.as_mut_ptr().cast(), 20), 20);
+        assert_eq!(libc::close(fd), 0);
+        let mut st: libc::stat = std::mem::zeroed();
+        assert_eq!(libc::stat(c(&file).as_ptr(), &mut st), 0);
+        assert_eq!(libc::rename(c(&file).as_ptr(), c(&renamed).as_ptr()), 0);
+        assert_eq!(libc::unlink(c(&renamed).as_ptr()), 0);
+        assert_eq!(libc::rmdir(c(dir).as_ptr()), 0);
+    }
+}
+
+/// Runs as the recorded program when FSBENCH_RECORD_HELPER is set; a no-op test otherwise.
+#[test]
+fn helper() {
+    let Some(mode) = std::env::var_os(HELPER) else {
+        return;
+    };
+    let root = std::env::var(ROOT).unwrap();
+    match mode.to_str().unwrap() {
+        "threads" => {
+            std::env::set_current_dir(&root).unwrap();
+            let abs = format!("{root}/d_a");
+            let a = std::thread::spawn(move || thread_calls(&abs));
+            a.join().unwrap();
+            let b = std::thread::spawn(|| thread_calls("d_b"));
+            b.join().unwrap();
+            // One call outside the root: counted, not recorded.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            unsafe { libc::stat(c("/proc/self").as_ptr(), &mut st) };
+        }
+        "fork" => unsafe {
+            let fd = libc::open(
+                c(&format!("{root}/parent.txt")).as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY,
+                0o600,
+            );
+            assert!(fd >= 0);
+            let pid = libc::fork();
+            if pid == 0 {
+                let ok = libc::write(fd, b"inherit".as_ptr().cast(), 7) == 7;
+                let child = libc::open(
+                    c(&format!("{root}/child.txt")).as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY,
+                    0o600,
+                );
+                libc::close(child);
+                libc::_exit(if ok && child >= 0 { 0 } else { 1 });
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            assert_eq!(status, 0);
+            libc::close(fd);
+        },
+        "burst" => {
+            let path = c(&format!("{root}/missing"));
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            for _ in 0..20_000 {
+                unsafe { libc::stat(path.as_ptr(), &mut st) };
+            }
+        }
+        "pid" => unsafe {
+            // Opened before the recording begins: known from /proc/PID/fd.
+            let fd = libc::open(
+                c(&format!("{root}/pre.txt")).as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY,
+                0o600,
+            );
+            assert!(fd >= 0);
+            println!("\nFD={fd}");
+            let stop = format!("{root}/stop");
+            let tick = c(&format!("{root}/tick"));
+            let mut st: libc::stat = std::mem::zeroed();
+            while !Path::new(&stop).exists() {
+                libc::pwrite(fd, b"t".as_ptr().cast(), 1, 0);
+                libc::stat(tick.as_ptr(), &mut st);
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        },
+        "long-path" | "too-long-path" => {
+            // The longest path the recorder keeps whole (1023 bytes), or one byte more.
+            let len = if mode == "long-path" { 1023 } else { 1024 };
+            let mut path = format!("{root}/");
+            while path.len() < len {
+                let room = (len - path.len()).min(200);
+                path.push_str(&"n".repeat(room));
+                if path.len() < len {
+                    path.push('/');
+                }
+            }
+            assert_eq!(path.len(), len);
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            unsafe { libc::stat(c(&path).as_ptr(), &mut st) };
+        }
+        "not-root" => {
+            let out = Path::new(&root).join("t.trace");
+            let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
+            println!("ERROR: {e}");
+        }
+        other => panic!("unknown helper mode {other}"),
+    }
+    std::process::exit(0);
+}
+
+fn helper_command(mode: &str, root: &Path) -> Vec<OsString> {
+    // The helper learns its mode and root from the environment it inherits: set in the
+    // command through env(1).
+    vec![
+        "env".into(),
+        format!("{HELPER}={mode}").into(),
+        format!("{ROOT}={}", root.display()).into(),
+        std::env::current_exe().unwrap().into(),
+        "helper".into(),
+        "--exact".into(),
+        "--nocapture".into(),
+        "--test-threads=1".into(),
+    ]
+}
+
+fn options(root: &Path, mode: &str, output: &Path) -> Options {
+    Options {
+        root: root.to_path_buf(),
+        target: Target::Command(helper_command(mode, root)),
+        anonymise: false,
+        buffer: fsbench_record::DEFAULT_BUFFER,
+        output: output.to_path_buf(),
+        stop: Arc::new(AtomicBool::new(false)),
+    }
+}
+
+fn recorded(mode: &str, anonymise: bool) -> (tempfile::TempDir, Trace) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("existing"), b"12345").unwrap();
+    let out = dir.path().join("app.trace");
+    let mut opts = options(&root, mode, &out);
+    opts.anonymise = anonymise;
+    let done = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts).unwrap()
+    };
+    assert_eq!(done.exit_code, Some(0), "the helper failed");
+    let trace = Trace::read(&out).unwrap();
+    (dir, trace)
+}
+
+/// The events of one thread, from its first call naming `dir` on.
+fn thread_of<'t>(trace: &'t Trace, dir: &str) -> Vec<&'t Event> {
+    let tid = trace
+        .events
+        .iter()
+        .find(|e| e.op.paths().first() == Some(&dir))
+        .unwrap_or_else(|| panic!("no call on {dir}: {:#?}", trace.events))
+        .tid;
+    trace.events.iter().filter(|e| e.tid == tid).collect()
+}
+
+#[test]
+fn two_threads_calls_are_recorded_exactly() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let (_dir, trace) = recorded("threads", false);
+    assert!(trace.tree.iter().any(|n| n.path == "existing"));
+    let pid = trace
+        .events
+        .iter()
+        .find(|e| e.op == Op::Exec)
+        .expect("the command's exec")
+        .pid;
+    let mut tids = BTreeSet::new();
+    for dir in ["d_a", "d_b"] {
+        let events = thread_of(&trace, dir);
+        let fd = events[1].ret as i32;
+        assert!(fd >= 3, "{:?}", events[1]);
+        let file = format!("{dir}/f");
+        let expected = vec![
+            (
+                Op::Mkdir {
+                    path: dir.into(),
+                    mode: 0o755,
+                },
+                0,
+            ),
+            (
+                Op::Open {
+                    path: file.clone(),
+                    flags: libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+                    mode: 0o644,
+                },
+                fd as i64,
+            ),
+            (Op::Write { fd, len: 100 }, 100),
+            (
+                Op::Pwrite {
+                    fd,
+                    len: 50,
+                    off: 1000,
+                },
+                50,
+            ),
+            (Op::Fsync { fd }, 0),
+            (
+                Op::Pread {
+                    fd,
+                    len: 10,
+                    off: 0,
+                },
+                10,
+            ),
+            (
+                Op::Lseek {
+                    fd,
+                    off: 0,
+                    whence: 0,
+                },
+                0,
+            ),
+            (Op::Read { fd, len: 20 }, 20),
+            (Op::Close { fd }, 0),
+            (
+                Op::Stat {
+                    path: file.clone(),
+                    follow: true,
+                },
+                0,
+            ),
+            (
+                Op::Rename {
+                    from: file.clone(),
+                    to: format!("{dir}/g"),
+                    flags: 0,
+                },
+                0,
+            ),
+            (
+                Op::Unlink {
+                    path: format!("{dir}/g"),
+                },
+                0,
+            ),
+            (Op::Rmdir { path: dir.into() }, 0),
+        ];
+        let got: Vec<(Op, i64)> = events.iter().map(|e| (e.op.clone(), e.ret)).collect();
+        assert_eq!(got, expected, "thread on {dir}");
+        for e in &events {
+            assert_eq!(e.pid, pid);
+            assert_ne!(e.tid, pid, "a spawned thread's calls carry its own tid");
+        }
+        assert!(events
+            .windows(2)
+            .all(|w| w[0].start_ns + w[0].dur_ns <= w[1].start_ns));
+        tids.insert(events[0].tid);
+    }
+    assert_eq!(tids.len(), 2, "two threads");
+    // Nothing else of the helper's touched the root (the test harness works outside it).
+    let known: usize = ["d_a", "d_b"]
+        .iter()
+        .map(|d| thread_of(&trace, d).len())
+        .sum();
+    let exec = trace.events.iter().filter(|e| e.op == Op::Exec).count();
+    assert_eq!(trace.events.len(), known + exec, "{:#?}", trace.events);
+    assert!(trace.end.outside_events >= 1, "the stat of /proc/self");
+    for e in &trace.events {
+        for p in e.op.paths() {
+            fsbench_trace::path::check(p).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_forked_child_is_recorded_with_its_inherited_descriptors() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let (_dir, trace) = recorded("fork", false);
+    let open = trace
+        .events
+        .iter()
+        .find(|e| matches!(&e.op, Op::Open { path, .. } if path == "parent.txt"))
+        .expect("the parent's open");
+    let fd = open.ret as i32;
+    let parent = open.pid;
+    let fork = trace
+        .events
+        .iter()
+        .find(|e| matches!(e.op, Op::Fork { .. }) && e.pid == parent)
+        .expect("the fork");
+    let Op::Fork { child } = fork.op else {
+        unreachable!()
+    };
+    assert_eq!(fork.ret, child as i64);
+    assert_ne!(child, parent);
+    let write = trace
+        .events
+        .iter()
+        .find(|e| e.pid == child && matches!(e.op, Op::Write { .. }))
+        .expect("the child's write on the inherited descriptor");
+    assert_eq!((write.op.clone(), write.ret), (Op::Write { fd, len: 7 }, 7));
+    assert_eq!(write.tid, child);
+    assert!(write.start_ns > fork.start_ns);
+    assert!(trace
+        .events
+        .iter()
+        .any(|e| e.pid == child && matches!(&e.op, Op::Open { path, .. } if path == "child.txt")));
+    assert!(trace
+        .events
+        .iter()
+        .any(|e| e.pid == parent && e.op == Op::Close { fd }));
+}
+
+#[test]
+fn an_anonymised_recording_has_no_original_names() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let (dir, trace) = recorded("fork", true);
+    assert!(trace.header.anonymised);
+    let text = format!("{trace:?}");
+    for name in ["parent.txt", "child.txt", "existing", HELPER, "root/"] {
+        assert!(!text.contains(name), "{name} in the anonymised trace");
+    }
+    assert!(!text.contains(&dir.path().display().to_string()));
+    // The structure is kept: the parent's open and the child's write on it.
+    assert!(trace.events.iter().any(|e| matches!(e.op, Op::Open { .. })));
+    assert!(trace
+        .events
+        .iter()
+        .any(|e| matches!(e.op, Op::Write { len: 7, .. })));
+}
+
+#[test]
+fn a_running_process_is_recorded_with_the_descriptors_it_had() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["helper", "--exact", "--nocapture", "--test-threads=1"])
+        .env(HELPER, "pid")
+        .env(ROOT, dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = tempfile::tempdir().unwrap();
+    let trace_path = out.path().join("pid.trace");
+    let mut opts = options(dir.path(), "pid", &trace_path);
+    opts.target = Target::Pid(pid);
+    // The helper calls until `stop` appears: well after the recorder has attached.
+    let stop = dir.path().join("stop");
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        std::fs::write(stop, b"").unwrap();
+    });
+    let done = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts).unwrap()
+    };
+    stopper.join().unwrap();
+    assert_eq!(done.exit_code, None);
+    let output = child.wait_with_output().unwrap();
+    let fd: i32 = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("FD=")?.parse().ok())
+        .expect("the helper prints its descriptor");
+    let trace = Trace::read(&trace_path).unwrap();
+    assert_eq!(
+        trace.header.command.first().map(String::as_str),
+        Some(std::env::current_exe().unwrap().to_str().unwrap())
+    );
+    let writes = trace
+        .events
+        .iter()
+        .filter(|e| e.pid == pid && e.op == Op::Pwrite { fd, len: 1, off: 0 })
+        .count();
+    let ticks = trace
+        .events
+        .iter()
+        .filter(|e| e.pid == pid && matches!(&e.op, Op::Stat { path, .. } if path == "tick"))
+        .count();
+    assert!(
+        writes >= 10,
+        "{writes} writes on the descriptor opened before: {:#?}",
+        trace.events
+    );
+    assert!(ticks >= 10, "{ticks} stats of tick");
+    assert!(trace.events.iter().all(|e| e.pid == pid));
+}
+
+#[test]
+fn a_path_longer_than_the_recorder_keeps_is_refused_never_cut() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let (dir, trace) = recorded("long-path", false);
+    let root = dir.path().join("root").canonicalize().unwrap();
+    let stat = trace
+        .events
+        .iter()
+        .find_map(|e| match &e.op {
+            Op::Stat { path, .. } if path.starts_with("nnn") => Some(path.clone()),
+            _ => None,
+        })
+        .expect("the stat of the 1023-byte path");
+    assert_eq!(root.to_str().unwrap().len() + 1 + stat.len(), 1023);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("long.trace");
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&options(dir.path(), "too-long-path", &out))
+    };
+    match result {
+        Err(e @ RecordError::Truncated { count: 1, .. }) => {
+            assert!(e.to_string().contains("longer than"), "{e}")
+        }
+        other => panic!("a 1024-byte path: {other:?}"),
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_recording_that_lost_calls_is_refused() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("burst.trace");
+    let mut opts = options(dir.path(), "burst", &out);
+    opts.buffer = 4096;
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts)
+    };
+    match result {
+        Err(e @ RecordError::Lost { .. }) => {
+            assert_eq!(e.exit_code(), Some(0));
+            let text = e.to_string();
+            assert!(text.contains("--buffer"), "{text}");
+        }
+        other => panic!("a 4 KiB buffer and 20,000 calls: {other:?}"),
+    }
+    assert!(!out.exists(), "a refused trace is not written");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nor its temporary"
+    );
+}
+
+#[test]
+fn without_root_the_error_says_so() {
+    if !is_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = record(&options(dir.path(), "threads", &dir.path().join("t"))).unwrap_err();
+        assert!(
+            matches!(e, RecordError::NeedsRoot | RecordError::NotBuilt),
+            "{e}"
+        );
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["helper", "--exact", "--nocapture", "--test-threads=1"])
+        .env(HELPER, "not-root")
+        .env(ROOT, dir.path())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("ERROR: recording needs root"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_recorder_is_built_under_ci() {
+    if std::env::var_os("CI").is_some() {
+        assert!(
+            fsbench_record::available(),
+            "CI builds the recorder (clang is installed)"
+        );
+    }
+}
