@@ -348,6 +348,10 @@ struct Compiler {
     forked_by: HashMap<u32, u32>,
     /// The latest call of each process.
     last_of_pid: HashMap<u32, u32>,
+    /// The index and end (ns) of each process's last call in the whole trace.
+    final_of_pid: HashMap<u32, (u32, u64)>,
+    /// Each process's children not yet known to have ended.
+    children: HashMap<u32, Vec<u32>>,
     /// (thread, seq) of each call.
     place: Vec<Dep>,
 }
@@ -369,6 +373,10 @@ pub fn compile(trace: &Trace, dependencies: bool) -> Result<Plan, PlanError> {
     c.plan.slots = 1;
     c.plan.dependencies = dependencies;
     let mut resources = Resources::default();
+    for (index, event) in trace.events.iter().enumerate() {
+        let end = event.start_ns + event.dur_ns;
+        c.final_of_pid.insert(event.pid, (index as u32, end));
+    }
     for (index, event) in trace.events.iter().enumerate() {
         c.call(index, event, &mut resources)?;
     }
@@ -791,6 +799,7 @@ impl Compiler {
                         self.maps.insert((*child, fd), map);
                     }
                     self.forked_by.insert(*child, call_index);
+                    self.children.entry(pid).or_default().push(*child);
                 }
                 Act::Fork {
                     copies: (begin, self.plan.copies.len() as u32),
@@ -815,10 +824,17 @@ impl Compiler {
                 }
             }
         };
-        // The rule's waits: the latest earlier call of another thread on each resource.
+        // The rule's waits: the latest earlier call of another thread on each resource; for a
+        // fork, the last calls of the process's children that had ended before it began (the
+        // process waited for them: a `make -j2` forks its third compiler when one of the
+        // first two is done).
         let begin = self.plan.deps.len() as u32;
         if self.plan.dependencies {
-            for last in touched.finish(call_index) {
+            let mut before = touched.finish(call_index);
+            if let Op::Fork { .. } = event.op {
+                before.extend(self.ended_children(pid, event.start_ns));
+            }
+            for last in before {
                 let dep = self.place[last as usize];
                 if dep.thread != thread {
                     // One wait per thread, for its latest call.
@@ -858,6 +874,25 @@ impl Compiler {
             deps: (begin, self.plan.deps.len() as u32),
         });
         Ok(())
+    }
+
+    /// The last calls of `pid`'s children that ended (in the whole trace) before `start_ns`,
+    /// each given once.
+    fn ended_children(&mut self, pid: u32, start_ns: u64) -> Vec<u32> {
+        let Some(children) = self.children.get_mut(&pid) else {
+            return Vec::new();
+        };
+        let mut ended = Vec::new();
+        children.retain(|child| match self.final_of_pid.get(child) {
+            Some(&(last, end)) if end <= start_ns && (last as usize) < self.place.len() => {
+                ended.push(last);
+                false
+            }
+            // A child that never made a call ends nothing.
+            None => false,
+            _ => true,
+        });
+        ended
     }
 
     fn new_thread(&mut self, tid: u32, pid: u32) -> u32 {

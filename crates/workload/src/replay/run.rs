@@ -6,7 +6,7 @@
 //! it did in its lane: per-kind histograms and counters made before it started, reused by the
 //! threads that come after it.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -97,6 +97,8 @@ struct Shared<'a> {
     start_ns: u64,
     options: Options,
     stop: &'a StopFlag,
+    /// The replay ends early for a reason of its own (a thread that cannot be started).
+    abort: AtomicBool,
     clock: Clock,
     pool: Mutex<Vec<Lane>>,
 }
@@ -123,6 +125,7 @@ pub fn replay(
         start_ns: now_ns(),
         options,
         stop,
+        abort: AtomicBool::new(false),
         clock: Clock::get(),
         pool: Mutex::new(Vec::new()),
     };
@@ -131,14 +134,14 @@ pub fn replay(
     std::thread::scope(|scope| {
         let mut running = Vec::new();
         for &t in &plan.launch {
-            if stop.is_requested() {
+            if shared.stopped() {
                 break;
             }
             let thread = &plan.threads[t as usize];
             let first = &plan.calls[thread.calls[0] as usize];
             if let Some(speed) = options.speed {
                 let due = shared.due(first.start_ns, speed).saturating_sub(LEAD_NS);
-                if !sleep_until(due, stop) {
+                if !shared.sleep_until(due) {
                     break;
                 }
             }
@@ -199,20 +202,6 @@ pub fn replay(
     })
 }
 
-/// Sleeps until `deadline` (monotonic ns); false when a stop is requested first.
-fn sleep_until(deadline: u64, stop: &StopFlag) -> bool {
-    loop {
-        let now = now_ns();
-        if now >= deadline {
-            return true;
-        }
-        if stop.is_requested() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_nanos((deadline - now).min(50_000_000)));
-    }
-}
-
 fn futex(word: &AtomicU32, op: i32, value: u32, timeout: Option<&libc::timespec>) {
     // SAFETY: the word is a live, aligned u32 for the call's duration; the timeout, when
     // given, a valid timespec.
@@ -230,6 +219,25 @@ fn futex(word: &AtomicU32, op: i32, value: u32, timeout: Option<&libc::timespec>
 }
 
 impl Shared<'_> {
+    /// Whether the replay is to end now: a stop requested, or its own abort.
+    fn stopped(&self) -> bool {
+        self.stop.is_requested() || self.abort.load(Ordering::Relaxed)
+    }
+
+    /// Sleeps until `deadline` (monotonic ns); false when the replay is stopped first.
+    fn sleep_until(&self, deadline: u64) -> bool {
+        loop {
+            let now = now_ns();
+            if now >= deadline {
+                return true;
+            }
+            if self.stopped() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_nanos((deadline - now).min(50_000_000)));
+        }
+    }
+
     /// When a call recorded at `start_ns` is due, at `speed` times the recorded pace.
     fn due(&self, start_ns: u64, speed: f64) -> u64 {
         self.start_ns + (start_ns as f64 / speed) as u64
@@ -253,7 +261,7 @@ impl Shared<'_> {
             tv_nsec: PARK_NS,
         };
         loop {
-            if self.stop.is_requested() {
+            if self.stopped() {
                 return false;
             }
             p.waiters.fetch_add(1, Ordering::SeqCst);
@@ -279,7 +287,7 @@ impl Shared<'_> {
     }
 
     fn stop_all(&self) {
-        self.stop.request();
+        self.abort.store(true, Ordering::Relaxed);
     }
 
     /// Recorded thread `t`'s calls, in order, counted in `lane`.
@@ -289,11 +297,11 @@ impl Shared<'_> {
         let clock = self.clock;
         'calls: for &ci in &thread.calls {
             let call = &plan.calls[ci as usize];
-            if self.stop.is_requested() {
+            if self.stopped() {
                 break;
             }
             if let Some(speed) = self.options.speed {
-                if !sleep_until(self.due(call.start_ns, speed), self.stop) {
+                if !self.sleep_until(self.due(call.start_ns, speed)) {
                     break;
                 }
             }

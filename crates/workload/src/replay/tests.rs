@@ -446,6 +446,53 @@ fn a_fork_shares_descriptors_and_an_exec_closes_the_close_on_exec_ones() {
     assert_eq!(value(op_record(&sink, "msync"), "diverged"), 0.0);
 }
 
+/// A fork waits for the children of its process that had ended before it began in the
+/// recording (their parent waited for them: make -j's limit), not for one still running; and
+/// without the rule, for none.
+#[test]
+fn a_fork_waits_for_the_children_that_had_ended_before_it() {
+    let stat = |pid, start| {
+        ev(
+            pid,
+            pid,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    let calls = vec![
+        ev(1, 1, 0, 2, Op::Fork { child: 2 }),
+        stat(2, 10),
+        stat(2, 20),
+        ev(1, 1, 5000, 3, Op::Fork { child: 3 }),
+        stat(3, 5010),
+        ev(1, 1, 5020, 4, Op::Fork { child: 4 }),
+        stat(4, 5030),
+    ];
+    let trace = trace(vec![], calls);
+    let plan = plan::compile(&trace, true).unwrap();
+    let deps = |call: usize| {
+        let (x, y) = plan.calls[call].deps;
+        plan.deps[x as usize..y as usize].to_vec()
+    };
+    assert_eq!(
+        deps(3),
+        vec![deps::Dep { thread: 1, seq: 1 }],
+        "child 2 had ended"
+    );
+    assert!(deps(5).is_empty(), "child 3 was still running");
+    let free = plan::compile(&trace, false).unwrap();
+    assert!(free.deps.is_empty());
+    assert_eq!(free.threads[2].after, Some(deps::Dep { thread: 0, seq: 1 }));
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (end, sink, _) = replay_in(dir.path(), &trace, ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "ops"), 7.0);
+}
+
 /// A trace whose descriptor was never opened is refused, as is one that lost calls.
 #[test]
 fn a_descriptor_the_trace_never_opened_is_refused() {
