@@ -169,6 +169,14 @@ whose result differed from the recording's.";
         }
     }
 
+    /// The trace read and checked, and its tree against the directory's room, before the
+    /// sample: a bad trace is the user's to fix (the run checks it again, for a filesystem
+    /// fsbench makes, where no preflight runs).
+    fn preflight(&self, _ctx: &Context, dir: &Path) -> Result<(), WorkloadError> {
+        crate::workload::check_directory(dir)?;
+        self.prepare(dir).map(drop)
+    }
+
     fn describe(&self, _ctx: &Context) -> Option<serde_json::Value> {
         Some(serde_json::json!({
             "trace": self.trace.as_ref().map(|p| p.display().to_string()),

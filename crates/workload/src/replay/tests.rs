@@ -528,6 +528,11 @@ fn refused(path: &Path, run: &Path) -> String {
         trace: Some(path.to_path_buf()),
         ..ReplaySettings::default()
     };
+    // Said before the sample, by the preflight, as by the run.
+    let before = settings
+        .preflight(&Context::default(), run)
+        .expect_err("refused before the sample");
+    assert!(before.is_usage(), "{before}");
     let end = settings.run(
         &Context::default(),
         run,
@@ -542,6 +547,7 @@ fn refused(path: &Path, run: &Path) -> String {
         "{error}: a bad trace is the user's to fix"
     );
     assert!(empty(run), "nothing is made before a trace is refused");
+    assert_eq!(before.to_string(), error.to_string());
     error.to_string()
 }
 
