@@ -451,7 +451,8 @@ fn open_root(top: &Path) -> Result<OwnedFd, WorkloadError> {
         &std::ffi::CString::new(top.as_os_str().as_encoded_bytes()).map_err(|_| {
             WorkloadError::Directory(format!("{}: a NUL in the path", top.display()))
         })?,
-        libc::O_PATH | libc::O_DIRECTORY,
+        // Readable, not O_PATH: `sync` is a syncfs of it.
+        libc::O_RDONLY | libc::O_DIRECTORY,
         0,
     )
     .map_err(|e| WorkloadError::io("open", top, e))?;

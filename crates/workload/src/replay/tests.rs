@@ -241,6 +241,163 @@ fn a_faithful_trace_replays_every_call_without_divergence() {
     assert!(empty(&run), "the replay's tree goes with it");
 }
 
+/// Every other kind of call, issued as recorded: descriptors duplicated (sharing an offset),
+/// space allocated, ranges synced, modes and times changed by name and by descriptor, files
+/// truncated, linked, read and written through vectors: none diverges.
+#[test]
+fn every_kind_of_call_replays_as_recorded() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut t = 0;
+    let mut calls = Vec::new();
+    let mut at = |ret: i64, op: Op| {
+        t += 10;
+        calls.push(ev(1, 1, t, ret, op));
+    };
+    at(3, open("f", libc::O_CREAT | libc::O_RDWR));
+    at(
+        0,
+        Op::Fallocate {
+            fd: 3,
+            mode: 0,
+            off: 0,
+            len: 65536,
+        },
+    );
+    at(
+        0,
+        Op::SyncFileRange {
+            fd: 3,
+            off: 0,
+            len: 0,
+            flags: libc::SYNC_FILE_RANGE_WRITE,
+        },
+    );
+    at(
+        100,
+        Op::Lseek {
+            fd: 3,
+            off: 100,
+            whence: libc::SEEK_SET,
+        },
+    );
+    at(4, Op::Dup { fd: 3, new_fd: 4 });
+    at(10, Op::Write { fd: 4, len: 10 });
+    at(0, Op::Fdatasync { fd: 4 });
+    at(0, Op::Syncfs { fd: 4 });
+    at(0, Op::Sync);
+    at(0, Op::Fchmod { fd: 3, mode: 0o600 });
+    at(0, Op::Futimes { fd: 3 });
+    at(
+        0,
+        Op::Access {
+            path: "f".into(),
+            mode: libc::R_OK,
+        },
+    );
+    at(0, Op::Utimes { path: "f".into() });
+    at(
+        0,
+        Op::Chmod {
+            path: "f".into(),
+            mode: 0o644,
+        },
+    );
+    at(
+        0,
+        Op::Truncate {
+            path: "f".into(),
+            len: 1000,
+        },
+    );
+    at(0, Op::Ftruncate { fd: 3, len: 2000 });
+    at(
+        100,
+        Op::Preadv {
+            fd: 3,
+            len: 100,
+            off: 0,
+        },
+    );
+    // The offset the dup's write moved: 110, and 50 bytes there.
+    at(50, Op::Readv { fd: 3, len: 50 });
+    at(
+        10,
+        Op::Pwrite {
+            fd: 3,
+            len: 10,
+            off: 5,
+        },
+    );
+    at(20, Op::Writev { fd: 3, len: 20 });
+    at(
+        0,
+        Op::Link {
+            from: "f".into(),
+            to: "g".into(),
+        },
+    );
+    at(
+        0,
+        Op::Symlink {
+            target: "g".into(),
+            path: "s".into(),
+        },
+    );
+    at(
+        0,
+        Op::Stat {
+            path: "s".into(),
+            follow: false,
+        },
+    );
+    at(1, Op::Readlink { path: "s".into() });
+    at(0, Op::Unlink { path: "g".into() });
+    at(0, Op::Unlink { path: "s".into() });
+    at(0, Op::Close { fd: 4 });
+    at(0, Op::Close { fd: 3 });
+    let n = calls.len();
+    let (end, sink, _) = replay_in(dir.path(), &trace(vec![], calls), ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(whole(&sink), "ops"), n as f64);
+    assert_eq!(
+        value(whole(&sink), "bytes"),
+        (10 + 100 + 50 + 10 + 20) as f64
+    );
+}
+
+/// A build's many short-lived processes (here 200, forked one after another, each ended before
+/// the next fork) are never many threads at once: each is started when its first call is due.
+#[test]
+fn short_lived_processes_are_started_when_due_not_all_at_once() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut calls = Vec::new();
+    for k in 0..200u32 {
+        let t = u64::from(k) * 10_000;
+        calls.push(ev(1, 1, t, i64::from(k + 2), Op::Fork { child: k + 2 }));
+        calls.push(ev(
+            k + 2,
+            k + 2,
+            t + 10,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        ));
+    }
+    let (end, sink, _) = replay_in(dir.path(), &trace(vec![], calls), ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let all = whole(&sink);
+    assert_eq!(value(all, "ops"), 400.0);
+    let at_once = all.attributes["replay_threads_at_once"].as_u64().unwrap();
+    assert!(
+        at_once <= 3,
+        "{at_once} threads at once for 201 recorded threads"
+    );
+    assert_eq!(all.attributes["recorded_processes"], 201);
+}
+
 /// A trace whose calls find other than the application found diverges, and says so: a
 /// missing file, a read past the end where the recording read in full.
 #[test]
