@@ -177,6 +177,19 @@ whose result differed from the recording's.";
         self.prepare(dir).map(drop)
     }
 
+    fn table_columns() -> &'static [&'static str] {
+        &[
+            "replay_time",
+            "ops_rate",
+            "throughput",
+            "latency_mean",
+            "latency_p50",
+            "latency_p99",
+            "diverged",
+            "refused",
+        ]
+    }
+
     fn describe(&self, _ctx: &Context) -> Option<serde_json::Value> {
         Some(serde_json::json!({
             "trace": self.trace.as_ref().map(|p| p.display().to_string()),

@@ -332,7 +332,9 @@ struct Open {
 struct Compiler {
     plan: Plan,
     names: HashMap<String, u32>,
-    thread_of: HashMap<u32, u32>,
+    /// (pid, tid) -> thread: a thread number the host reused in another process is another
+    /// thread.
+    thread_of: HashMap<(u32, u32), u32>,
     proc_of: HashMap<u32, u32>,
     /// (pid, fd) -> the descriptor open under that number now.
     fds: HashMap<(u32, i32), Open>,
@@ -443,7 +445,7 @@ impl Compiler {
             })?;
         }
         // Its thread and process.
-        let thread = match self.thread_of.get(&tid) {
+        let thread = match self.thread_of.get(&(pid, tid)) {
             Some(&t) => t,
             None => self.new_thread(tid, pid),
         };
@@ -773,6 +775,14 @@ impl Compiler {
             Op::Fork { child } => {
                 let begin = self.plan.copies.len() as u32;
                 if ok {
+                    // A process number the host reused: the new process is another one, with
+                    // no descriptors of the old.
+                    let reused = *child;
+                    self.thread_of.retain(|(p, _), _| *p != reused);
+                    self.proc_of.remove(&reused);
+                    self.fds.retain(|(p, _), _| *p != reused);
+                    self.maps.retain(|(p, _), _| *p != reused);
+                    self.last_of_pid.remove(&reused);
                     let child_proc = self.proc(*child);
                     let mut inherited: Vec<(i32, Open)> = self
                         .fds
@@ -906,7 +916,7 @@ impl Compiler {
             calls: Vec::new(),
             after: None,
         });
-        self.thread_of.insert(tid, t);
+        self.thread_of.insert((pid, tid), t);
         t
     }
 

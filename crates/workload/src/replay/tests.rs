@@ -368,28 +368,28 @@ fn every_kind_of_call_replays_as_recorded() {
 
 /// A build's many short-lived processes (here 200, forked one after another, each ended before
 /// the next fork) are never many threads at once: each is started when its first call is due.
+/// Their process numbers are reused, as a host does: each is a new process, writing through
+/// the descriptor its own fork gave it.
 #[test]
 fn short_lived_processes_are_started_when_due_not_all_at_once() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mut calls = Vec::new();
+    let mut calls = vec![ev(1, 1, 0, 3, open("log", CREATE | libc::O_APPEND))];
     for k in 0..200u32 {
-        let t = u64::from(k) * 10_000;
-        calls.push(ev(1, 1, t, i64::from(k + 2), Op::Fork { child: k + 2 }));
-        calls.push(ev(
-            k + 2,
-            k + 2,
-            t + 10,
-            0,
-            Op::Stat {
-                path: ".".into(),
-                follow: true,
-            },
-        ));
+        let t = 10 + u64::from(k) * 10_000;
+        let child = 2 + k % 7;
+        calls.push(ev(1, 1, t, i64::from(child), Op::Fork { child }));
+        calls.push(ev(child, child, t + 10, 10, Op::Write { fd: 3, len: 10 }));
+        if k % 2 == 0 {
+            // Half of them exec, which keeps the descriptor (no O_CLOEXEC).
+            calls.push(ev(child, child, t + 20, 0, Op::Exec));
+        }
     }
     let (end, sink, _) = replay_in(dir.path(), &trace(vec![], calls), ReplaySettings::default());
     assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
     let all = whole(&sink);
-    assert_eq!(value(all, "ops"), 400.0);
+    assert_eq!(value(all, "ops"), 501.0);
+    assert_eq!(value(all, "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(all, "bytes"), 2000.0);
     let at_once = all.attributes["replay_threads_at_once"].as_u64().unwrap();
     assert!(
         at_once <= 3,
