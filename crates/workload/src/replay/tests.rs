@@ -1013,3 +1013,53 @@ pub(crate) fn brief_trace() -> PathBuf {
     std::mem::forget(file);
     kept
 }
+
+/// A stop ends the replay between calls, also while its threads wait for their recorded time
+/// or for one another: interrupted, at once.
+#[test]
+fn a_stop_ends_a_waiting_replay_at_once() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let stat = |tid, start| {
+        ev(
+            1,
+            tid,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    // Thread 2's second call waits for thread 1's, due in 30 s.
+    let late = trace(
+        vec![],
+        vec![stat(2, 0), stat(1, 30_000_000_000), stat(2, 30_000_000_001)],
+    );
+    let path = dir.path().join("late.trace");
+    late.write(&path).unwrap();
+    let stop = StopFlag::new();
+    let stopper = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            stop.request();
+        })
+    };
+    let started = std::time::Instant::now();
+    let end = ReplaySettings {
+        trace: Some(path),
+        timing: Timing::Speed(1.0),
+        ..ReplaySettings::default()
+    }
+    .run(
+        &Context::default(),
+        dir.path(),
+        &stop,
+        &mut Collect::default(),
+        &mut Detached,
+    );
+    stopper.join().unwrap();
+    assert_eq!(end.outcome, Outcome::Interrupted, "{:?}", end.error);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
