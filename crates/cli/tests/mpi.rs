@@ -227,6 +227,107 @@ fn the_metadata_workload_on_2_ranks_adds_up_every_ranks_operations() {
     assert_eq!(number(&create["ranks"]), 2.0);
 }
 
+/// The replay workload on 2 ranks: each rank replays the whole trace in a directory of its own
+/// (the trace creates its file with O_EXCL, which a second replay in the same directory would
+/// find taken), and rank 0 stores one result whose calls add up over the ranks, none diverged.
+#[cfg(feature = "mpi")]
+#[test]
+fn the_replay_workload_on_2_ranks_replays_the_trace_once_in_each_ranks_directory() {
+    use fsbench_trace::{End, Event, Header, Node, NodeKind, Op, Trace};
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    let event = |start_ns, ret, op| Event {
+        pid: 1,
+        tid: 1,
+        start_ns,
+        dur_ns: 1000,
+        ret,
+        op,
+    };
+    let trace = Trace {
+        header: Header {
+            command: vec!["app".into()],
+            root: "/app".into(),
+            recorded_at_unix_s: 0,
+            host: String::new(),
+            kernel: String::new(),
+            mechanism: "by hand".into(),
+            anonymised: false,
+            contents: false,
+        },
+        tree: vec![Node {
+            path: "in".into(),
+            kind: NodeKind::File { size: 8192 },
+            mode: 0o644,
+        }],
+        events: vec![
+            event(
+                0,
+                3,
+                Op::Open {
+                    path: "in".into(),
+                    flags: libc::O_RDONLY,
+                    mode: 0,
+                },
+            ),
+            event(10, 8192, Op::Read { fd: 3, len: 8192 }),
+            event(
+                20,
+                4,
+                Op::Open {
+                    path: "out".into(),
+                    flags: libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
+                    mode: 0o644,
+                },
+            ),
+            event(30, 4096, Op::Write { fd: 4, len: 4096 }),
+            event(40, 0, Op::Fsync { fd: 4 }),
+            event(50, 0, Op::Close { fd: 4 }),
+            event(60, 0, Op::Close { fd: 3 }),
+        ],
+        end: End {
+            duration_ns: 1000,
+            ..End::default()
+        },
+    };
+    let path = scratch.path().join("app.trace");
+    trace.write(&path).unwrap();
+    let json = scratch.path().join("run.json");
+    let out = mpirun(
+        2,
+        &[
+            "replay",
+            "--trace",
+            path.to_str().unwrap(),
+            "--quiet",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--db",
+            scratch.db().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = flat_results(&common::read_json(&json));
+    let whole = results
+        .iter()
+        .find(|r| r.get("replay_time").is_some())
+        .expect("the replay's whole");
+    assert_eq!(whole["ops"], 14, "{whole}");
+    assert_eq!(whole["bytes"], 2 * (8192 + 4096), "{whole}");
+    assert_eq!(whole["diverged"], 0, "{whole}");
+    assert_eq!(whole["refused"], 0, "{whole}");
+    assert_eq!(number(&whole["ranks"]), 2.0);
+    let open = results
+        .iter()
+        .find(|r| r["operation"] == "open")
+        .expect("open");
+    assert_eq!(open["ops"], 4, "{open}");
+    assert_eq!(open["diverged"], 0, "{open}");
+}
+
 /// The io workload on 2 ranks of 2 threads: the ranks start their one timed phase together,
 /// and rank 0 stores one result per direction merged from both: operations and bytes add up
 /// (every block of every file once), the time is the slowest rank's, and both latency

@@ -307,6 +307,16 @@ mod tests {
     fn every_workload_command_is_a_plan_of_one_case() {
         let dir = tempfile::tempdir().unwrap();
         for settings in WorkloadSettings::defaults() {
+            // The replay has no default trace: a command names one.
+            let settings = match settings {
+                WorkloadSettings::Replay(replay) => {
+                    WorkloadSettings::Replay(fsbench_workload::replay::ReplaySettings {
+                        trace: Some("app.trace".into()),
+                        ..replay
+                    })
+                }
+                other => other,
+            };
             let plan = Plan::one_case(&OneCase {
                 settings: &settings,
                 sweep: None,

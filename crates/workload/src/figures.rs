@@ -122,6 +122,9 @@ pub const DEFINED: &[MetricDef] = &[
     crate::durability::RECOVERY[1],
     crate::durability::RECOVERY[2],
     crate::durability::RECOVERY[3],
+    crate::replay::REPLAY_TIME,
+    crate::replay::DIVERGED,
+    crate::replay::REFUSED,
 ];
 
 /// The definition of the figure named `name` in [`DEFINED`]; None for a name no workload

@@ -13,6 +13,8 @@
 //! - [`sleep`]: waits, touching nothing (the harness testing itself).
 //! - [`io`]: fio-style jobs: reads and writes at a queue depth (sync or io_uring), optionally
 //!   paced to a rate.
+//! - [`replay`]: an application's recorded file-system calls (`fsbench record`) replayed on
+//!   a recreated tree, thread by thread, with the order between threads that keeps it faithful.
 //! - [`sweep`]: any workload at each value of one of its numeric settings, and the curve's
 //!   peak and knee.
 //! - Shared by every workload: [`data`] (what is written: incompressible by default),
@@ -44,6 +46,7 @@ pub mod mix;
 pub mod names;
 pub mod placement;
 pub mod program;
+pub mod replay;
 pub mod rng;
 pub mod sleep;
 pub mod stdio;
@@ -70,6 +73,7 @@ workload::workloads! {
     Io(io::IoSettings),
     Writeback(writeback::WritebackSettings),
     Durability(durability::DurabilitySettings),
+    Replay(replay::ReplaySettings),
 }
 
 #[cfg(test)]

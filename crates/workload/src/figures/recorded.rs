@@ -92,6 +92,16 @@ fn briefly(settings: WorkloadSettings) -> Vec<WorkloadSettings> {
             seed: Some(1),
             ..s
         })],
+        W::Replay(s) => [true, false]
+            .into_iter()
+            .map(|dependencies| {
+                W::Replay(crate::replay::ReplaySettings {
+                    trace: Some(crate::replay::tests::brief_trace()),
+                    dependencies,
+                    ..s.clone()
+                })
+            })
+            .collect(),
     }
 }
 

@@ -1,0 +1,350 @@
+//! The timed replay: one OS thread per recorded thread, started when its first call is due
+//! (its process made, its first call's waits over and, with recorded timing, its time come),
+//! so that a build's thousands of short-lived processes are never thousands of idle threads.
+//! Each thread issues its calls in recorded order, waiting where the plan says for other
+//! threads' calls (briefly spinning, then parked on a futex), times each call and counts what
+//! it did in its lane: per-kind histograms and counters made before it started, reused by the
+//! threads that come after it.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fsbench_measure::clock::{now_ns, Clock};
+use fsbench_measure::histogram::Histogram;
+use fsbench_measure::series::{PhaseSampler, Probe};
+
+use super::deps::Dep;
+use super::plan::{Plan, KINDS};
+use super::sys::{self, Buffers, Table};
+use crate::StopFlag;
+
+/// How the replay is paced and ordered.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Recorded times divided by this (None: as fast as possible).
+    pub speed: Option<f64>,
+    pub seed: u64,
+}
+
+/// Spins before a wait parks its thread.
+const SPINS: u32 = 200;
+/// A parked wait looks at the stop flag at least this often.
+const PARK_NS: i64 = 10_000_000;
+/// A thread with recorded timing is started this long before its first call is due.
+const LEAD_NS: u64 = 1_000_000;
+/// Stack of a replay thread (its buffers are on the heap, in its lane).
+const STACK: usize = 256 << 10;
+
+/// A recorded thread's progress: how many of its calls have completed in the replay, and
+/// whether anyone is parked waiting for it. One cache line each.
+#[repr(align(64))]
+#[derive(Default)]
+struct Progress {
+    done: AtomicU32,
+    waiters: AtomicU32,
+}
+
+/// What the threads that used one lane did.
+pub struct Lane {
+    pub histograms: Vec<Option<Histogram>>,
+    pub calls: [u64; KINDS.len()],
+    pub diverged: [u64; KINDS.len()],
+    pub bytes: [u64; KINDS.len()],
+    /// Lookups refused because they would have left the root.
+    pub refused: u64,
+    /// The first call (by its index in the plan) that diverged, and what it returned here.
+    pub first_diverged: Option<(u32, i64)>,
+    buffers: Buffers,
+    probe: Option<Arc<Probe>>,
+}
+
+impl Lane {
+    fn new(plan: &Plan, seed: u64, probe: Option<Arc<Probe>>) -> Lane {
+        Lane {
+            histograms: plan
+                .kinds_used
+                .iter()
+                .map(|&used| used.then(Histogram::new))
+                .collect(),
+            calls: [0; KINDS.len()],
+            diverged: [0; KINDS.len()],
+            bytes: [0; KINDS.len()],
+            refused: 0,
+            first_diverged: None,
+            buffers: Buffers::new(seed),
+            probe,
+        }
+    }
+}
+
+/// What the replay did.
+pub struct Replayed {
+    pub lanes: Vec<Lane>,
+    /// From the first thread's start to the last one's end.
+    pub wall_ns: u64,
+    pub stopped: bool,
+    /// The most replay threads that ran at once.
+    pub lanes_used: usize,
+}
+
+struct Shared<'a> {
+    plan: &'a Plan,
+    table: Table,
+    progress: Vec<Progress>,
+    /// Threads of each process still running.
+    live: Vec<AtomicU32>,
+    start_ns: u64,
+    options: Options,
+    stop: &'a StopFlag,
+    /// The replay ends early for a reason of its own (a thread that cannot be started).
+    abort: AtomicBool,
+    clock: Clock,
+    pool: Mutex<Vec<Lane>>,
+}
+
+/// Replays `plan` in the directory whose descriptor is `root`; each thread's operations are
+/// published on a probe of `series` (for as many lanes as it has probes).
+pub fn replay(
+    plan: &Plan,
+    root: i32,
+    options: Options,
+    stop: &StopFlag,
+    series: Option<&PhaseSampler>,
+    probes: usize,
+) -> Result<Replayed, String> {
+    let shared = Shared {
+        plan,
+        table: Table::new(root, plan),
+        progress: plan.threads.iter().map(|_| Progress::default()).collect(),
+        live: plan
+            .procs
+            .iter()
+            .map(|p| AtomicU32::new(p.threads))
+            .collect(),
+        start_ns: now_ns(),
+        options,
+        stop,
+        abort: AtomicBool::new(false),
+        clock: Clock::get(),
+        pool: Mutex::new(Vec::new()),
+    };
+    let mut made = 0usize;
+    let mut failed = None;
+    std::thread::scope(|scope| {
+        let mut running = Vec::new();
+        for &t in &plan.launch {
+            if shared.stopped() {
+                break;
+            }
+            let thread = &plan.threads[t as usize];
+            let first = &plan.calls[thread.calls[0] as usize];
+            if let Some(speed) = options.speed {
+                let due = shared.due(first.start_ns, speed).saturating_sub(LEAD_NS);
+                if !shared.sleep_until(due) {
+                    break;
+                }
+            }
+            // Started only when its first call can go: no idle threads.
+            let mut ready = thread.after.is_none_or(|d| shared.wait(d));
+            if plan.dependencies {
+                let (a, b) = first.deps;
+                for &d in &plan.deps[a as usize..b as usize] {
+                    ready = ready && shared.wait(d);
+                }
+            }
+            if !ready {
+                break;
+            }
+            running.retain(|h: &std::thread::ScopedJoinHandle<'_, ()>| !h.is_finished());
+            let lane = shared.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let lane = lane.unwrap_or_else(|| {
+                let probe = series.filter(|_| made < probes).map(|s| s.probe(made));
+                made += 1;
+                Lane::new(plan, options.seed ^ made as u64, probe)
+            });
+            let shared = &shared;
+            let spawned = std::thread::Builder::new()
+                .name(format!("replay-{}", thread.tid))
+                .stack_size(STACK)
+                .spawn_scoped(scope, move || shared.worker(t, lane));
+            match spawned {
+                Ok(handle) => running.push(handle),
+                Err(e) => {
+                    failed = Some(format!(
+                        "cannot start a thread for recorded thread {} ({e}): the host's thread \
+                         limit is too low for this trace",
+                        thread.tid
+                    ));
+                    break;
+                }
+            }
+        }
+        if failed.is_some() {
+            // The threads already running end at their next call.
+            shared.stop_all();
+        }
+    });
+    let wall_ns = now_ns().saturating_sub(shared.start_ns);
+    for slot in 0..plan.slots {
+        shared.table.close_slot(slot);
+    }
+    shared.table.unmap_all();
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let lanes = shared.pool.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(Replayed {
+        lanes_used: lanes.len(),
+        lanes,
+        wall_ns,
+        stopped: stop.is_requested(),
+    })
+}
+
+fn futex(word: &AtomicU32, op: i32, value: u32, timeout: Option<&libc::timespec>) {
+    // SAFETY: the word is a live, aligned u32 for the call's duration; the timeout, when
+    // given, a valid timespec.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op | libc::FUTEX_PRIVATE_FLAG,
+            value,
+            timeout.map_or(std::ptr::null(), |t| t as *const libc::timespec),
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+impl Shared<'_> {
+    /// Whether the replay is to end now: a stop requested, or its own abort.
+    fn stopped(&self) -> bool {
+        self.stop.is_requested() || self.abort.load(Ordering::Relaxed)
+    }
+
+    /// Sleeps until `deadline` (monotonic ns); false when the replay is stopped first.
+    fn sleep_until(&self, deadline: u64) -> bool {
+        loop {
+            let now = now_ns();
+            if now >= deadline {
+                return true;
+            }
+            if self.stopped() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_nanos((deadline - now).min(50_000_000)));
+        }
+    }
+
+    /// When a call recorded at `start_ns` is due, at `speed` times the recorded pace.
+    fn due(&self, start_ns: u64, speed: f64) -> u64 {
+        self.start_ns + (start_ns as f64 / speed) as u64
+    }
+
+    /// Waits until `dep` has completed; false when a stop is requested first.
+    fn wait(&self, dep: Dep) -> bool {
+        let p = &self.progress[dep.thread as usize];
+        let want = dep.seq + 1;
+        if p.done.load(Ordering::Acquire) >= want {
+            return true;
+        }
+        for _ in 0..SPINS {
+            std::hint::spin_loop();
+            if p.done.load(Ordering::Acquire) >= want {
+                return true;
+            }
+        }
+        let timeout = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: PARK_NS,
+        };
+        loop {
+            if self.stopped() {
+                return false;
+            }
+            p.waiters.fetch_add(1, Ordering::SeqCst);
+            let seen = p.done.load(Ordering::SeqCst);
+            if seen < want {
+                // Parks only while `done` is still `seen`: a completion in between wakes it.
+                futex(&p.done, libc::FUTEX_WAIT, seen, Some(&timeout));
+            }
+            p.waiters.fetch_sub(1, Ordering::SeqCst);
+            if p.done.load(Ordering::Acquire) >= want {
+                return true;
+            }
+        }
+    }
+
+    /// Thread `t` has completed one more call.
+    fn complete(&self, t: u32) {
+        let p = &self.progress[t as usize];
+        p.done.fetch_add(1, Ordering::SeqCst);
+        if p.waiters.load(Ordering::SeqCst) > 0 {
+            futex(&p.done, libc::FUTEX_WAKE, i32::MAX as u32, None);
+        }
+    }
+
+    fn stop_all(&self) {
+        self.abort.store(true, Ordering::Relaxed);
+    }
+
+    /// Recorded thread `t`'s calls, in order, counted in `lane`.
+    fn worker(&self, t: u32, mut lane: Lane) {
+        let plan = self.plan;
+        let thread = &plan.threads[t as usize];
+        let clock = self.clock;
+        'calls: for &ci in &thread.calls {
+            let call = &plan.calls[ci as usize];
+            if self.stopped() {
+                break;
+            }
+            if let Some(speed) = self.options.speed {
+                if !self.sleep_until(self.due(call.start_ns, speed)) {
+                    break;
+                }
+            }
+            if plan.dependencies {
+                let (a, b) = call.deps;
+                for &d in &plan.deps[a as usize..b as usize] {
+                    if !self.wait(d) {
+                        break 'calls;
+                    }
+                }
+            }
+            let before = clock.ticks();
+            let done = sys::issue(call, plan, &self.table, &mut lane.buffers);
+            let ns = clock.ns(clock.ticks().saturating_sub(before));
+            let k = call.kind as usize;
+            lane.calls[k] += 1;
+            lane.bytes[k] += done.bytes;
+            if let Some(h) = lane.histograms[k].as_mut() {
+                h.record(ns);
+            }
+            if sys::diverged(call, done.ret) {
+                lane.diverged[k] += 1;
+                if lane.first_diverged.is_none_or(|(first, _)| ci < first) {
+                    lane.first_diverged = Some((ci, done.ret));
+                }
+                if done.ret == -(libc::EXDEV as i64) {
+                    lane.refused += 1;
+                }
+            }
+            if let Some(probe) = &lane.probe {
+                probe.op(done.bytes, ns);
+            }
+            self.complete(t);
+        }
+        // The process's last thread closes what it left open (as its exit would).
+        if self.live[thread.proc as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+            for &slot in &plan.procs[thread.proc as usize].slots {
+                self.table.close_slot(slot);
+            }
+        }
+        self.pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(lane);
+    }
+}

@@ -1,0 +1,1066 @@
+//! The replay workload's tests: traces built by hand, replayed in temporary directories. What
+//! users rely on: a faithful trace replays without divergence; the order between threads is
+//! kept by the dependency rule (and visibly not without it); a bad trace is refused before
+//! anything is touched; nothing outside the root is ever reached.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use fsbench_model::{Outcome, ResultRecord};
+use fsbench_trace::{End as TraceEnd, Event, Header, Node, NodeKind, Op, Trace};
+
+use super::*;
+use crate::harness::Detached;
+use crate::workload::Collect;
+
+const O_RDONLY: i32 = libc::O_RDONLY;
+const CREATE: i32 = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC;
+
+fn header() -> Header {
+    Header {
+        command: vec!["test".into()],
+        root: "/recorded".into(),
+        recorded_at_unix_s: 1_800_000_000,
+        host: "host".into(),
+        kernel: "6.18".into(),
+        mechanism: "by hand".into(),
+        anonymised: false,
+        contents: false,
+    }
+}
+
+/// A call of process `pid`, thread `tid`, at `start_ns`, lasting 1 µs.
+fn ev(pid: u32, tid: u32, start_ns: u64, ret: i64, op: Op) -> Event {
+    Event {
+        pid,
+        tid,
+        start_ns,
+        dur_ns: 1_000,
+        ret,
+        op,
+    }
+}
+
+fn node(path: &str, kind: NodeKind) -> Node {
+    Node {
+        path: path.into(),
+        kind,
+        mode: 0o755,
+    }
+}
+
+fn trace(tree: Vec<Node>, mut events: Vec<Event>) -> Trace {
+    events.sort_by_key(|e| e.start_ns);
+    let duration_ns = events.last().map_or(0, |e| e.start_ns + e.dur_ns);
+    Trace {
+        header: header(),
+        tree,
+        events,
+        end: TraceEnd {
+            duration_ns,
+            ..TraceEnd::default()
+        },
+    }
+}
+
+fn open(path: &str, flags: i32) -> Op {
+    Op::Open {
+        path: path.into(),
+        flags,
+        mode: 0o644,
+    }
+}
+
+/// Writes `trace` into `dir` and replays it with `settings` in `dir/run`.
+fn replay_in(dir: &Path, trace: &Trace, settings: ReplaySettings) -> (End, Collect, PathBuf) {
+    let path = dir.join("app.trace");
+    trace.write(&path).unwrap();
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let settings = ReplaySettings {
+        trace: Some(path),
+        ..settings
+    };
+    let mut sink = Collect::default();
+    let end = settings.run(
+        &Context::default(),
+        &run,
+        &StopFlag::new(),
+        &mut sink,
+        &mut Detached,
+    );
+    (end, sink, run)
+}
+
+fn whole(sink: &Collect) -> &ResultRecord {
+    sink.records
+        .iter()
+        .find(|r| r.dims.operation.is_none())
+        .expect("the replay's whole")
+}
+
+fn value(r: &ResultRecord, metric: &str) -> f64 {
+    r.measurement(metric)
+        .unwrap_or_else(|| panic!("{metric} in {r:?}"))
+        .value
+}
+
+fn op_record<'a>(sink: &'a Collect, op: &str) -> &'a ResultRecord {
+    sink.records
+        .iter()
+        .find(|r| r.dims.operation.as_deref() == Some(op))
+        .unwrap_or_else(|| panic!("no {op} result"))
+}
+
+fn empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
+
+/// One thread's calls on a recreated tree: reads of the recorded sizes (a short read where
+/// the recording's was short too), a write, an fsync, names made, listed, renamed, removed,
+/// a symbolic link of the tree followed and read: every call replays as recorded, nothing
+/// diverges, every call is counted once, and the tree goes with the run.
+#[test]
+fn a_faithful_trace_replays_every_call_without_divergence() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let tree = vec![
+        node("d", NodeKind::Dir),
+        node("d/f", NodeKind::File { size: 10_000 }),
+        node(
+            "l",
+            NodeKind::Symlink {
+                target: "d/f".into(),
+            },
+        ),
+    ];
+    let calls = vec![
+        ev(7, 7, 0, 3, open("d/f", O_RDONLY)),
+        ev(7, 7, 10, 4096, Op::Read { fd: 3, len: 4096 }),
+        ev(
+            7,
+            7,
+            20,
+            1808,
+            Op::Pread {
+                fd: 3,
+                len: 4096,
+                off: 8192,
+            },
+        ),
+        ev(7, 7, 30, 0, Op::Fstat { fd: 3 }),
+        ev(7, 7, 40, 0, Op::Close { fd: 3 }),
+        ev(7, 7, 50, 3, open("new", CREATE)),
+        ev(7, 7, 60, 5000, Op::Write { fd: 3, len: 5000 }),
+        ev(
+            7,
+            7,
+            70,
+            3_000_000,
+            Op::Pwritev {
+                fd: 3,
+                len: 3_000_000,
+                off: 5000,
+            },
+        ),
+        ev(7, 7, 80, 0, Op::Fsync { fd: 3 }),
+        ev(7, 7, 90, 0, Op::Close { fd: 3 }),
+        ev(
+            7,
+            7,
+            100,
+            0,
+            Op::Stat {
+                path: "l".into(),
+                follow: true,
+            },
+        ),
+        ev(7, 7, 110, 3, Op::Readlink { path: "l".into() }),
+        ev(
+            7,
+            7,
+            120,
+            0,
+            Op::Mkdir {
+                path: "e".into(),
+                mode: 0o755,
+            },
+        ),
+        ev(
+            7,
+            7,
+            130,
+            0,
+            Op::Rename {
+                from: "new".into(),
+                to: "e/new".into(),
+                flags: 0,
+            },
+        ),
+        ev(7, 7, 140, 3, open("e", O_RDONLY | libc::O_DIRECTORY)),
+        ev(7, 7, 150, 72, Op::Getdents { fd: 3, len: 32768 }),
+        ev(7, 7, 160, 0, Op::Close { fd: 3 }),
+        ev(
+            7,
+            7,
+            170,
+            -(libc::ENOENT as i64),
+            Op::Stat {
+                path: "new".into(),
+                follow: false,
+            },
+        ),
+        ev(
+            7,
+            7,
+            180,
+            0,
+            Op::Unlink {
+                path: "e/new".into(),
+            },
+        ),
+        ev(7, 7, 190, 0, Op::Rmdir { path: "e".into() }),
+    ];
+    let n = calls.len();
+    let (end, sink, run) = replay_in(dir.path(), &trace(tree, calls), ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let all = whole(&sink);
+    assert_eq!(value(all, "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(all, "refused"), 0.0);
+    assert_eq!(value(all, "ops"), n as f64);
+    assert_eq!(
+        value(all, "bytes"),
+        (4096 + 1808 + 5000 + 3_000_000) as f64,
+        "every byte read and written, as recorded"
+    );
+    assert!(value(all, "replay_time") > 0.0);
+    assert!(all.main().is_some_and(|m| m.metric == "replay_time"));
+    assert_eq!(value(op_record(&sink, "open"), "ops"), 3.0);
+    assert_eq!(value(op_record(&sink, "pread"), "bytes"), 1808.0);
+    assert_eq!(op_record(&sink, "read").latency_bins.len(), 1);
+    assert!(sink.warnings.is_empty(), "{:?}", sink.warnings);
+    assert!(empty(&run), "the replay's tree goes with it");
+}
+
+/// Every other kind of call, issued as recorded: descriptors duplicated (sharing an offset),
+/// space allocated, ranges synced, modes and times changed by name and by descriptor, files
+/// truncated, linked, read and written through vectors: none diverges.
+#[test]
+fn every_kind_of_call_replays_as_recorded() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut t = 0;
+    let mut calls = Vec::new();
+    let mut at = |ret: i64, op: Op| {
+        t += 10;
+        calls.push(ev(1, 1, t, ret, op));
+    };
+    at(3, open("f", libc::O_CREAT | libc::O_RDWR));
+    at(
+        0,
+        Op::Fallocate {
+            fd: 3,
+            mode: 0,
+            off: 0,
+            len: 65536,
+        },
+    );
+    at(
+        0,
+        Op::SyncFileRange {
+            fd: 3,
+            off: 0,
+            len: 0,
+            flags: libc::SYNC_FILE_RANGE_WRITE,
+        },
+    );
+    at(
+        100,
+        Op::Lseek {
+            fd: 3,
+            off: 100,
+            whence: libc::SEEK_SET,
+        },
+    );
+    at(4, Op::Dup { fd: 3, new_fd: 4 });
+    at(10, Op::Write { fd: 4, len: 10 });
+    at(0, Op::Fdatasync { fd: 4 });
+    at(0, Op::Syncfs { fd: 4 });
+    at(0, Op::Sync);
+    at(0, Op::Fchmod { fd: 3, mode: 0o600 });
+    at(0, Op::Futimes { fd: 3 });
+    at(
+        0,
+        Op::Access {
+            path: "f".into(),
+            mode: libc::R_OK,
+        },
+    );
+    at(0, Op::Utimes { path: "f".into() });
+    at(
+        0,
+        Op::Chmod {
+            path: "f".into(),
+            mode: 0o644,
+        },
+    );
+    at(
+        0,
+        Op::Truncate {
+            path: "f".into(),
+            len: 1000,
+        },
+    );
+    at(0, Op::Ftruncate { fd: 3, len: 2000 });
+    at(
+        100,
+        Op::Preadv {
+            fd: 3,
+            len: 100,
+            off: 0,
+        },
+    );
+    // The offset the dup's write moved: 110, and 50 bytes there.
+    at(50, Op::Readv { fd: 3, len: 50 });
+    at(
+        10,
+        Op::Pwrite {
+            fd: 3,
+            len: 10,
+            off: 5,
+        },
+    );
+    at(20, Op::Writev { fd: 3, len: 20 });
+    at(
+        0,
+        Op::Link {
+            from: "f".into(),
+            to: "g".into(),
+        },
+    );
+    at(
+        0,
+        Op::Symlink {
+            target: "g".into(),
+            path: "s".into(),
+        },
+    );
+    at(
+        0,
+        Op::Stat {
+            path: "s".into(),
+            follow: false,
+        },
+    );
+    at(1, Op::Readlink { path: "s".into() });
+    at(0, Op::Unlink { path: "g".into() });
+    at(0, Op::Unlink { path: "s".into() });
+    at(0, Op::Close { fd: 4 });
+    at(0, Op::Close { fd: 3 });
+    let n = calls.len();
+    let (end, sink, _) = replay_in(dir.path(), &trace(vec![], calls), ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(whole(&sink), "ops"), n as f64);
+    assert_eq!(
+        value(whole(&sink), "bytes"),
+        (10 + 100 + 50 + 10 + 20) as f64
+    );
+}
+
+/// A build's many short-lived processes (here 200, forked one after another, each ended before
+/// the next fork) are never many threads at once: each is started when its first call is due.
+/// Their process numbers are reused, as a host does: each is a new process, writing through
+/// the descriptor its own fork gave it.
+#[test]
+fn short_lived_processes_are_started_when_due_not_all_at_once() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut calls = vec![ev(1, 1, 0, 3, open("log", CREATE | libc::O_APPEND))];
+    for k in 0..200u32 {
+        let t = 10 + u64::from(k) * 10_000;
+        let child = 2 + k % 7;
+        calls.push(ev(1, 1, t, i64::from(child), Op::Fork { child }));
+        calls.push(ev(child, child, t + 10, 10, Op::Write { fd: 3, len: 10 }));
+        if k % 2 == 0 {
+            // Half of them exec, which keeps the descriptor (no O_CLOEXEC).
+            calls.push(ev(child, child, t + 20, 0, Op::Exec));
+        }
+    }
+    let (end, sink, _) = replay_in(dir.path(), &trace(vec![], calls), ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let all = whole(&sink);
+    assert_eq!(value(all, "ops"), 501.0);
+    assert_eq!(value(all, "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(all, "bytes"), 2000.0);
+    let at_once = all.attributes["replay_threads_at_once"].as_u64().unwrap();
+    // The parent, the child running, and children ending while the next starts.
+    assert!(
+        at_once <= 8,
+        "{at_once} threads at once for 201 recorded threads"
+    );
+    assert_eq!(all.attributes["recorded_processes"], 201);
+}
+
+/// A trace whose calls find other than the application found diverges, and says so: a
+/// missing file, a read past the end where the recording read in full.
+#[test]
+fn a_replay_that_diverges_counts_it_per_operation_and_says_so() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let tree = vec![node("f", NodeKind::File { size: 100 })];
+    let calls = vec![
+        ev(1, 1, 0, 3, open("f", O_RDONLY)),
+        // Recorded in full, short here (the file is 100 bytes).
+        ev(1, 1, 10, 4096, Op::Read { fd: 3, len: 4096 }),
+        ev(1, 1, 20, 4, open("missing", O_RDONLY)),
+        ev(1, 1, 30, 0, Op::Close { fd: 3 }),
+    ];
+    let (end, sink, _) = replay_in(dir.path(), &trace(tree, calls), ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "diverged"), 2.0);
+    assert_eq!(value(op_record(&sink, "read"), "diverged"), 1.0);
+    assert_eq!(value(op_record(&sink, "open"), "diverged"), 1.0);
+    assert_eq!(value(op_record(&sink, "close"), "diverged"), 0.0);
+    assert!(
+        sink.warnings
+            .iter()
+            .any(|w| w.contains("diverged") && w.contains("2 of 4") && w.contains("read 1")),
+        "{:?}",
+        sink.warnings
+    );
+}
+
+/// The two-thread trace of the ordering tests: thread B (tid 2) opens a file thread A (tid 1)
+/// creates after a long write, then renames it into a directory A lists. B's calls come first
+/// in its own order, so only the dependency rule holds B back.
+fn dependent_trace() -> Trace {
+    let (a, b) = (1, 2);
+    let mut calls = vec![
+        ev(
+            1,
+            b,
+            0,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        ),
+        ev(1, a, 10, 3, open("dir", O_RDONLY | libc::O_DIRECTORY)),
+        ev(1, a, 20, 4, open("pad", CREATE)),
+    ];
+    // The long call before the file B needs: 16 MiB written and synced.
+    for i in 0..16 {
+        calls.push(ev(
+            1,
+            a,
+            30 + i,
+            1 << 20,
+            Op::Write {
+                fd: 4,
+                len: 1 << 20,
+            },
+        ));
+    }
+    calls.extend([
+        ev(1, a, 100, 0, Op::Fsync { fd: 4 }),
+        ev(1, a, 110, 0, Op::Close { fd: 4 }),
+        ev(1, a, 120, 5, open("made", CREATE)),
+        ev(1, a, 130, 0, Op::Close { fd: 5 }),
+        ev(1, a, 140, 48, Op::Getdents { fd: 3, len: 32768 }),
+        ev(1, b, 150, 6, open("made", O_RDONLY)),
+        ev(
+            1,
+            b,
+            160,
+            0,
+            Op::Rename {
+                from: "made".into(),
+                to: "dir/made".into(),
+                flags: 0,
+            },
+        ),
+        ev(1, b, 170, 0, Op::Close { fd: 6 }),
+        ev(1, a, 180, 0, Op::Close { fd: 3 }),
+    ]);
+    trace(vec![node("dir", NodeKind::Dir)], calls)
+}
+
+/// The dependency rule: B's open waits for A's create, B's rename into A's directory for A's
+/// listing — every time, though A is held up by 16 MiB of writes and an fsync.
+#[test]
+fn a_thread_waits_for_the_calls_of_another_on_the_same_file_and_directory() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let trace = dependent_trace();
+    let plan = plan::compile(&trace, true).unwrap();
+    // B's open (call 24) waits for A's close of the file it created (A's 22nd call, seq 21);
+    // B's rename (25) for A's listing of the directory it renames into (seq 22).
+    let b = plan.threads.iter().position(|t| t.tid == 2).unwrap() as u32;
+    let a = 1 - b;
+    let deps = |call: usize| {
+        let (x, y) = plan.calls[call].deps;
+        plan.deps[x as usize..y as usize].to_vec()
+    };
+    assert_eq!(deps(24), vec![deps::Dep { thread: a, seq: 21 }]);
+    assert_eq!(deps(25), vec![deps::Dep { thread: a, seq: 22 }]);
+    assert!(deps(26).is_empty(), "B's own descriptor: program order");
+    for round in 0..10 {
+        let (end, sink, _) = replay_in(dir.path(), &trace, ReplaySettings::default());
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        assert_eq!(
+            value(whole(&sink), "diverged"),
+            0.0,
+            "round {round}: {:?}",
+            sink.warnings
+        );
+        assert_eq!(value(op_record(&sink, "rename"), "diverged"), 0.0);
+    }
+}
+
+/// Without the rule (`dependencies = false`) B runs ahead of A: its open finds no file and its
+/// rename has nothing to move — the divergence the rule prevents.
+#[test]
+fn without_the_rule_the_order_between_threads_is_lost() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let settings = ReplaySettings {
+        dependencies: false,
+        ..ReplaySettings::default()
+    };
+    let (end, sink, _) = replay_in(dir.path(), &dependent_trace(), settings);
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert!(value(op_record(&sink, "open"), "diverged") >= 1.0);
+    assert!(value(op_record(&sink, "rename"), "diverged") >= 1.0);
+    assert!(sink.warnings.iter().any(|w| w.contains("diverged")));
+}
+
+/// A fork gives the child the parent's descriptors (the child writes through one), an exec
+/// closes the close-on-exec ones (a read then fails with EBADF, as recorded); a mapping is
+/// synced; the calls of a process forked later wait for its fork.
+#[test]
+fn a_fork_shares_descriptors_and_an_exec_closes_the_close_on_exec_ones() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let calls = vec![
+        ev(1, 1, 0, 3, open("f", libc::O_CREAT | libc::O_RDWR)),
+        ev(1, 1, 10, 4, open("g", CREATE | libc::O_CLOEXEC)),
+        ev(1, 1, 20, 0, Op::Ftruncate { fd: 3, len: 8192 }),
+        ev(
+            1,
+            1,
+            30,
+            0x7f00_0000_0000,
+            Op::Mmap {
+                fd: 3,
+                len: 8192,
+                off: 0,
+                prot: libc::PROT_READ | libc::PROT_WRITE,
+                flags: libc::MAP_SHARED,
+            },
+        ),
+        ev(
+            1,
+            1,
+            40,
+            0,
+            Op::Msync {
+                fd: 3,
+                len: 8192,
+                flags: libc::MS_SYNC,
+            },
+        ),
+        ev(1, 1, 50, 2, Op::Fork { child: 2 }),
+        ev(
+            2,
+            2,
+            60,
+            100,
+            Op::Pwrite {
+                fd: 3,
+                len: 100,
+                off: 0,
+            },
+        ),
+        ev(2, 2, 70, 0, Op::Exec),
+        ev(2, 2, 80, 10, Op::Write { fd: 3, len: 10 }),
+        ev(
+            2,
+            2,
+            90,
+            -(libc::EBADF as i64),
+            Op::Write { fd: 4, len: 10 },
+        ),
+        ev(1, 1, 100, 0, Op::Close { fd: 4 }),
+        ev(1, 1, 110, 0, Op::Close { fd: 3 }),
+    ];
+    let trace = trace(vec![], calls);
+    let plan = plan::compile(&trace, true).unwrap();
+    let child = &plan.threads[1];
+    assert_eq!(child.pid, 2);
+    assert_eq!(
+        child.after,
+        Some(deps::Dep { thread: 0, seq: 5 }),
+        "after the fork"
+    );
+    let (end, sink, _) = replay_in(dir.path(), &trace, ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(op_record(&sink, "write"), "ops"), 2.0);
+    assert_eq!(value(op_record(&sink, "msync"), "diverged"), 0.0);
+}
+
+/// A fork waits for the children of its process that had ended before it began in the
+/// recording (their parent waited for them: make -j's limit), not for one still running; and
+/// without the rule, for none.
+#[test]
+fn a_fork_waits_for_the_children_that_had_ended_before_it() {
+    let stat = |pid, start| {
+        ev(
+            pid,
+            pid,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    let calls = vec![
+        ev(1, 1, 0, 2, Op::Fork { child: 2 }),
+        stat(2, 10),
+        stat(2, 20),
+        ev(1, 1, 5000, 3, Op::Fork { child: 3 }),
+        stat(3, 5010),
+        ev(1, 1, 5020, 4, Op::Fork { child: 4 }),
+        stat(4, 5030),
+    ];
+    let trace = trace(vec![], calls);
+    let plan = plan::compile(&trace, true).unwrap();
+    let deps = |call: usize| {
+        let (x, y) = plan.calls[call].deps;
+        plan.deps[x as usize..y as usize].to_vec()
+    };
+    assert_eq!(
+        deps(3),
+        vec![deps::Dep { thread: 1, seq: 1 }],
+        "child 2 had ended"
+    );
+    assert!(deps(5).is_empty(), "child 3 was still running");
+    let free = plan::compile(&trace, false).unwrap();
+    assert!(free.deps.is_empty());
+    assert_eq!(free.threads[2].after, Some(deps::Dep { thread: 0, seq: 1 }));
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (end, sink, _) = replay_in(dir.path(), &trace, ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "ops"), 7.0);
+}
+
+/// A trace whose descriptor was never opened is refused, as is one that lost calls.
+#[test]
+fn a_descriptor_the_trace_never_opened_is_refused() {
+    let bad = trace(vec![], vec![ev(1, 1, 0, 10, Op::Read { fd: 9, len: 10 })]);
+    let e = plan::compile(&bad, true).unwrap_err().to_string();
+    assert!(
+        e.contains("descriptor 9") && e.contains("never opened"),
+        "{e}"
+    );
+    // Unless the recording's call failed on it too.
+    let failed = trace(
+        vec![],
+        vec![ev(
+            1,
+            1,
+            0,
+            -(libc::EBADF as i64),
+            Op::Read { fd: 9, len: 10 },
+        )],
+    );
+    plan::compile(&failed, true).unwrap();
+    let mut lost = failed.clone();
+    lost.end.lost_events = 3;
+    let e = plan::compile(&lost, true).unwrap_err().to_string();
+    assert!(e.contains("lost 3 calls"), "{e}");
+}
+
+/// Runs the replay of the trace file `path` in an empty `run` directory: the error, which
+/// must come before anything is made there.
+fn refused(path: &Path, run: &Path) -> String {
+    std::fs::create_dir_all(run).unwrap();
+    let settings = ReplaySettings {
+        trace: Some(path.to_path_buf()),
+        ..ReplaySettings::default()
+    };
+    // Said before the sample, by the preflight, as by the run.
+    let before = settings
+        .preflight(&Context::default(), run)
+        .expect_err("refused before the sample");
+    assert!(before.is_usage(), "{before}");
+    let end = settings.run(
+        &Context::default(),
+        run,
+        &StopFlag::new(),
+        &mut Collect::default(),
+        &mut Detached,
+    );
+    assert_eq!(end.outcome, Outcome::Failed);
+    let error = end.error.expect("an error");
+    assert!(
+        error.is_usage(),
+        "{error}: a bad trace is the user's to fix"
+    );
+    assert!(empty(run), "nothing is made before a trace is refused");
+    assert_eq!(before.to_string(), error.to_string());
+    error.to_string()
+}
+
+/// Truncated, corrupt, newer, escaping traces: each refused with its reason, before anything
+/// is made or timed.
+#[test]
+fn bad_traces_are_refused_before_anything_is_touched() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let run = dir.path().join("run");
+    let good = trace(
+        vec![node("f", NodeKind::File { size: 10 })],
+        vec![ev(1, 1, 0, 3, open("f", O_RDONLY))],
+    );
+    let path = dir.path().join("good.trace");
+    good.write(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+
+    let cut = dir.path().join("cut.trace");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let e = refused(&cut, &run);
+    assert!(e.starts_with("trace: ") && e.contains("truncated"), "{e}");
+
+    let newer = dir.path().join("newer.trace");
+    let mut b = bytes.clone();
+    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(&newer, &b).unwrap();
+    let e = refused(&newer, &run);
+    assert!(
+        e.contains("version 2 is newer") && e.contains("newer fsbench"),
+        "{e}"
+    );
+
+    let corrupt = dir.path().join("corrupt.trace");
+    let mut out = Vec::from(&b"FSBTRACE"[..]);
+    out.extend(1u32.to_le_bytes());
+    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    let head = serde_json::json!({ "header": header() });
+    std::io::Write::write_all(&mut gz, format!("{head}\nnot a line\n").as_bytes()).unwrap();
+    std::fs::write(&corrupt, gz.finish().unwrap()).unwrap();
+    let e = refused(&corrupt, &run);
+    assert!(e.contains("corrupt at line 2"), "{e}");
+
+    let text = dir.path().join("text.trace");
+    std::fs::write(&text, "open f\n").unwrap();
+    assert!(refused(&text, &run).contains("not an fsbench trace"));
+
+    for (path, why) in [("../outside", "climbs out"), ("/etc/passwd", "absolute")] {
+        let escaping = trace(
+            vec![node("f", NodeKind::File { size: 10 })],
+            vec![ev(1, 1, 0, 3, open(path, O_RDONLY))],
+        );
+        let p = dir.path().join("escaping.trace");
+        escaping.write(&p).unwrap();
+        let e = refused(&p, &run);
+        assert!(e.contains(why) && e.contains("call 0 (open"), "{e}");
+    }
+    let escaping_tree = trace(
+        vec![node("../f", NodeKind::File { size: 10 })],
+        vec![ev(1, 1, 0, 3, open("f", O_RDONLY))],
+    );
+    let p = dir.path().join("tree.trace");
+    escaping_tree.write(&p).unwrap();
+    assert!(refused(&p, &run).contains("initial tree"));
+
+    let missing = refused(&dir.path().join("none.trace"), &run);
+    assert!(missing.contains("none.trace"), "{missing}");
+}
+
+/// Symbolic links out of the root — made by the trace's calls or listed in its tree, absolute
+/// or climbing with `..` — are never followed: every call through them is refused (counted,
+/// and a divergence where the recording succeeded), and the file outside stays as it was.
+#[test]
+fn symbolic_links_out_of_the_root_are_never_followed() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let victim = outside.path().join("x");
+    std::fs::write(&victim, b"keep").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let absolute = outside.path().to_str().unwrap().to_owned();
+    let climbing = format!("{}{}", "../".repeat(32), absolute.trim_start_matches('/'));
+    let tree = vec![node(
+        "tree-link",
+        NodeKind::Symlink {
+            target: absolute.clone(),
+        },
+    )];
+    let mut calls = vec![
+        ev(
+            1,
+            1,
+            0,
+            0,
+            Op::Symlink {
+                target: absolute.clone(),
+                path: "link".into(),
+            },
+        ),
+        ev(
+            1,
+            1,
+            1,
+            0,
+            Op::Symlink {
+                target: climbing,
+                path: "up".into(),
+            },
+        ),
+    ];
+    let mut t = 10;
+    for link in ["link", "up", "tree-link"] {
+        let x = format!("{link}/x");
+        let mut at = |ret: i64, op: Op| {
+            t += 10;
+            calls.push(ev(1, 1, t, ret, op));
+        };
+        at(3, open(&x, libc::O_WRONLY | libc::O_TRUNC));
+        at(4, Op::Write { fd: 3, len: 4 });
+        at(0, Op::Close { fd: 3 });
+        at(3, open(&format!("{link}/new"), CREATE));
+        at(0, Op::Close { fd: 3 });
+        at(
+            0,
+            Op::Chmod {
+                path: x.clone(),
+                mode: 0o777,
+            },
+        );
+        at(
+            0,
+            Op::Truncate {
+                path: x.clone(),
+                len: 0,
+            },
+        );
+        at(0, Op::Utimes { path: x.clone() });
+        at(
+            0,
+            Op::Stat {
+                path: x.clone(),
+                follow: true,
+            },
+        );
+        at(
+            0,
+            Op::Rename {
+                from: x.clone(),
+                to: "stolen".into(),
+                flags: 0,
+            },
+        );
+        at(0, Op::Unlink { path: x.clone() });
+        at(
+            0,
+            Op::Mkdir {
+                path: format!("{link}/d"),
+                mode: 0o755,
+            },
+        );
+        // The link itself is the trace's to read, stat and remove.
+        at(absolute.len() as i64, Op::Readlink { path: link.into() });
+    }
+    let (end, sink, _) = replay_in(dir.path(), &trace(tree, calls), ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    // Per link: open, open(new), chmod, truncate, utimes, stat, rename, unlink, mkdir are
+    // refused (the write and closes then fail on no descriptor).
+    assert_eq!(value(whole(&sink), "refused"), 27.0, "{:?}", sink.records);
+    assert!(value(whole(&sink), "diverged") >= 27.0);
+    assert_eq!(value(op_record(&sink, "readlink"), "diverged"), 0.0);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    let meta = std::fs::metadata(&victim).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let mut names: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["x"], "nothing made or removed outside the root");
+}
+
+/// A tree that does not fit the target is refused with what it needs and what there is, and
+/// nothing is made (a 4 MiB tmpfs, mounted for the test; root only).
+#[test]
+fn a_tree_that_does_not_fit_is_refused_with_what_it_needs() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    struct Mounted(PathBuf);
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let status = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "fsbench-replay-test"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mount a tmpfs");
+    let _mounted = Mounted(small.clone());
+    let big = trace(
+        vec![
+            node("a", NodeKind::Dir),
+            node("a/big", NodeKind::File { size: 16 << 20 }),
+        ],
+        vec![ev(1, 1, 0, 3, open("a/big", O_RDONLY))],
+    );
+    let path = dir.path().join("big.trace");
+    big.write(&path).unwrap();
+    let e = refused(&path, &small);
+    assert!(
+        e.contains("initial tree (16 MiB in 1 files")
+            && e.contains("would take about")
+            && e.contains("free: replay it on a larger filesystem"),
+        "{e}"
+    );
+}
+
+/// The recorded pace: no call before its recorded time (divided by the factor); as fast as
+/// possible, no waiting.
+#[test]
+fn recorded_timing_keeps_the_think_time() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let stat = |start| {
+        ev(
+            1,
+            1,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    let slow = trace(vec![], vec![stat(0), stat(200_000_000)]);
+    let time = |timing: &str| {
+        let settings = ReplaySettings {
+            timing: timing.parse().unwrap(),
+            ..ReplaySettings::default()
+        };
+        let (end, sink, _) = replay_in(dir.path(), &slow, settings);
+        assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+        value(whole(&sink), "replay_time")
+    };
+    assert!(time("recorded") >= 200e6);
+    let double = time("2x");
+    assert!((100e6..200e6).contains(&double), "{double}");
+    assert!(time("afap") < 100e6);
+}
+
+#[test]
+fn settings_say_what_is_wrong() {
+    for (text, shown) in [
+        ("afap", "afap"),
+        ("recorded", "recorded"),
+        ("2x", "2x"),
+        ("0.5x", "0.5x"),
+        ("1x", "recorded"),
+    ] {
+        assert_eq!(text.parse::<Timing>().unwrap().to_string(), shown);
+    }
+    for bad in ["fast", "0x", "-2x", "x"] {
+        let e = bad.parse::<Timing>().unwrap_err();
+        assert!(e.contains("afap, recorded, or a speed factor"), "{e}");
+    }
+    let e = ReplaySettings::default()
+        .check(&Context::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("trace: required"), "{e}");
+}
+
+/// A small trace for the registry's tests (`figures::recorded`): written to a file that is
+/// removed at once and read through the descriptor kept open, so nothing stays behind.
+pub(crate) fn brief_trace() -> PathBuf {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("brief.trace");
+    trace(
+        vec![node("f", NodeKind::File { size: 8192 })],
+        vec![
+            ev(1, 1, 0, 3, open("f", O_RDONLY)),
+            ev(1, 1, 10, 4096, Op::Read { fd: 3, len: 4096 }),
+            ev(
+                1,
+                2,
+                20,
+                0,
+                Op::Stat {
+                    path: "f".into(),
+                    follow: true,
+                },
+            ),
+            ev(1, 1, 30, 0, Op::Close { fd: 3 }),
+        ],
+    )
+    .write(&path)
+    .unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let kept = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    std::mem::forget(file);
+    kept
+}
+
+/// A stop ends the replay between calls, also while its threads wait for their recorded time
+/// or for one another: interrupted, at once.
+#[test]
+fn a_stop_ends_a_waiting_replay_at_once() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let stat = |tid, start| {
+        ev(
+            1,
+            tid,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    // Thread 2's second call waits for thread 1's, due in 30 s.
+    let late = trace(
+        vec![],
+        vec![stat(2, 0), stat(1, 30_000_000_000), stat(2, 30_000_000_001)],
+    );
+    let path = dir.path().join("late.trace");
+    late.write(&path).unwrap();
+    let stop = StopFlag::new();
+    let stopper = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            stop.request();
+        })
+    };
+    let started = std::time::Instant::now();
+    let end = ReplaySettings {
+        trace: Some(path),
+        timing: Timing::Speed(1.0),
+        ..ReplaySettings::default()
+    }
+    .run(
+        &Context::default(),
+        dir.path(),
+        &stop,
+        &mut Collect::default(),
+        &mut Detached,
+    );
+    stopper.join().unwrap();
+    assert_eq!(end.outcome, Outcome::Interrupted, "{:?}", end.error);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
