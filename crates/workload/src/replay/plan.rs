@@ -223,6 +223,8 @@ pub struct Call {
     /// Index into [`KINDS`].
     pub kind: u8,
     pub start_ns: u64,
+    /// How long the recorded call took.
+    pub dur_ns: u64,
     /// What the recorded call returned (`-errno` on failure).
     pub ret: i64,
     /// The calls of other threads it waits for: a range of [`Plan::deps`].
@@ -880,6 +882,7 @@ impl Compiler {
             act,
             kind: kind_of(&event.op),
             start_ns: event.start_ns,
+            dur_ns: event.dur_ns,
             ret: event.ret,
             deps: (begin, self.plan.deps.len() as u32),
         });

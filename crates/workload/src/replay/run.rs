@@ -6,7 +6,7 @@
 //! it did in its lane: per-kind histograms and counters made before it started, reused by the
 //! threads that come after it.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ use fsbench_measure::histogram::Histogram;
 use fsbench_measure::series::{PhaseSampler, Probe};
 
 use super::deps::Dep;
-use super::plan::{Plan, KINDS};
+use super::plan::{Call, Plan, Thread, KINDS};
 use super::sys::{self, Buffers, Table};
 use crate::StopFlag;
 
@@ -101,6 +101,10 @@ struct Shared<'a> {
     abort: AtomicBool,
     clock: Clock,
     pool: Mutex<Vec<Lane>>,
+    /// With recorded timing: when each call (by its index in the plan) completed in the
+    /// replay, so that a thread's first call can keep its think time after the fork that made
+    /// its process. Empty as fast as possible.
+    ends: Vec<AtomicU64>,
 }
 
 /// Replays `plan` in the directory whose descriptor is `root`; each thread's operations are
@@ -128,6 +132,11 @@ pub fn replay(
         abort: AtomicBool::new(false),
         clock: Clock::get(),
         pool: Mutex::new(Vec::new()),
+        ends: if options.speed.is_some() {
+            plan.calls.iter().map(|_| AtomicU64::new(0)).collect()
+        } else {
+            Vec::new()
+        },
     };
     let mut made = 0usize;
     let mut failed = None;
@@ -139,14 +148,14 @@ pub fn replay(
             }
             let thread = &plan.threads[t as usize];
             let first = &plan.calls[thread.calls[0] as usize];
-            if let Some(speed) = options.speed {
-                let due = shared.due(first.start_ns, speed).saturating_sub(LEAD_NS);
+            // Started only when its first call can go: no idle threads.
+            let mut ready = thread.after.is_none_or(|d| shared.wait(d));
+            if let Some(speed) = options.speed.filter(|_| ready) {
+                let due = shared.first_due(thread, speed).saturating_sub(LEAD_NS);
                 if !shared.sleep_until(due) {
                     break;
                 }
             }
-            // Started only when its first call can go: no idle threads.
-            let mut ready = thread.after.is_none_or(|d| shared.wait(d));
             if plan.dependencies {
                 let (a, b) = first.deps;
                 for &d in &plan.deps[a as usize..b as usize] {
@@ -238,9 +247,35 @@ impl Shared<'_> {
         }
     }
 
-    /// When a call recorded at `start_ns` is due, at `speed` times the recorded pace.
+    /// When a call recorded at `start_ns` is due, counted from the replay's start, at `speed`
+    /// times the recorded pace: for the threads there from the start.
     fn due(&self, start_ns: u64, speed: f64) -> u64 {
         self.start_ns + (start_ns as f64 / speed) as u64
+    }
+
+    /// When `call` is due after `previous` (the call before it in program order) completed
+    /// here at `previous_end`: the recorded think time between them, at `speed` times the
+    /// recorded pace. A slower filesystem delays what follows, as it would the application.
+    fn think_due(previous_end: u64, previous: &Call, call: &Call, speed: f64) -> u64 {
+        let think = call
+            .start_ns
+            .saturating_sub(previous.start_ns + previous.dur_ns);
+        previous_end + (think as f64 / speed) as u64
+    }
+
+    /// When a thread's first call is due: after the call it follows (its process's fork, or
+    /// the call of its process before it was made) by the recorded think time, or, for a
+    /// thread there from the start, at its recorded start.
+    fn first_due(&self, thread: &Thread, speed: f64) -> u64 {
+        let first = &self.plan.calls[thread.calls[0] as usize];
+        match thread.after {
+            Some(d) => {
+                let ci = self.plan.threads[d.thread as usize].calls[d.seq as usize] as usize;
+                let end = self.ends[ci].load(Ordering::Acquire);
+                Self::think_due(end, &self.plan.calls[ci], first, speed)
+            }
+            None => self.due(first.start_ns, speed),
+        }
     }
 
     /// Waits until `dep` has completed; false when a stop is requested first.
@@ -295,13 +330,20 @@ impl Shared<'_> {
         let plan = self.plan;
         let thread = &plan.threads[t as usize];
         let clock = self.clock;
+        // With recorded timing, the call before this one in program order and when it
+        // completed here.
+        let mut previous: Option<(&Call, u64)> = None;
         'calls: for &ci in &thread.calls {
             let call = &plan.calls[ci as usize];
             if self.stopped() {
                 break;
             }
             if let Some(speed) = self.options.speed {
-                if !self.sleep_until(self.due(call.start_ns, speed)) {
+                let due = match previous {
+                    Some((p, end)) => Self::think_due(end, p, call, speed),
+                    None => self.first_due(thread, speed),
+                };
+                if !self.sleep_until(due) {
                     break;
                 }
             }
@@ -333,6 +375,11 @@ impl Shared<'_> {
             }
             if let Some(probe) = &lane.probe {
                 probe.op(done.bytes, ns);
+            }
+            if self.options.speed.is_some() {
+                let end = now_ns();
+                self.ends[ci as usize].store(end, Ordering::Release);
+                previous = Some((call, end));
             }
             self.complete(t);
         }

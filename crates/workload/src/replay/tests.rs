@@ -961,6 +961,48 @@ fn recorded_timing_keeps_the_think_time() {
     assert!(time("afap") < 100e6);
 }
 
+/// Recorded timing keeps the think time between a thread's calls, not their recorded start
+/// times: a call that took 150 ms when recorded and takes microseconds here is followed at
+/// once by the next (recorded right after it ended), so the replay on a faster filesystem ends
+/// sooner than the recording did — as the application would have.
+#[test]
+fn recorded_timing_keeps_think_time_not_the_recorded_clock() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let stat = |start, dur_ns| Event {
+        dur_ns,
+        ..ev(
+            1,
+            1,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    // A slow call (150 ms recorded), the next right after it, then 20 ms of think time.
+    let t = trace(
+        vec![],
+        vec![
+            stat(0, 150_000_000),
+            stat(150_000_000, 0),
+            stat(170_000_000, 0),
+        ],
+    );
+    let settings = ReplaySettings {
+        timing: "recorded".parse().unwrap(),
+        ..ReplaySettings::default()
+    };
+    let (end, sink, _) = replay_in(dir.path(), &t, settings);
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let took = value(whole(&sink), "replay_time");
+    assert!(
+        (20e6..120e6).contains(&took),
+        "the 20 ms of think time kept, the recorded 150 ms call not waited for: {took} ns"
+    );
+}
+
 #[test]
 fn settings_say_what_is_wrong() {
     for (text, shown) in [
