@@ -112,6 +112,12 @@ pub enum RecordError {
         output: PathBuf,
         exit_code: Option<i32>,
     },
+    #[error("{count} calls succeeded on a path the recorder could not place (a path it could not copy from the process's memory, or relative to a directory descriptor or working directory it does not know); the trace was refused and {output} not written (they would have been counted as outside the root)", output = output.display())]
+    Unresolved {
+        count: u64,
+        output: PathBuf,
+        exit_code: Option<i32>,
+    },
     #[error(transparent)]
     Trace(#[from] TraceError),
 }
@@ -120,9 +126,9 @@ impl RecordError {
     /// The recorded command's exit code, when it ran before the recording failed.
     pub fn exit_code(&self) -> Option<i32> {
         match self {
-            RecordError::Lost { exit_code, .. } | RecordError::Truncated { exit_code, .. } => {
-                *exit_code
-            }
+            RecordError::Lost { exit_code, .. }
+            | RecordError::Truncated { exit_code, .. }
+            | RecordError::Unresolved { exit_code, .. } => *exit_code,
             _ => None,
         }
     }
@@ -322,6 +328,13 @@ fn run(
         });
     }
     let resolved = resolve::resolve(root, calls, start_ns, processes);
+    if resolved.unresolved > 0 {
+        return Err(RecordError::Unresolved {
+            count: resolved.unresolved,
+            output: options.output.clone(),
+            exit_code,
+        });
+    }
     let (hostname, kernel) = host();
     let mut trace = fsbench_trace::Trace {
         header: fsbench_trace::Header {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use fsbench_trace::path::relative;
 use fsbench_trace::{Event, Op};
 
-use crate::raw::{Call, Calls, FLAG_EXTRA, KIND_EXEC};
+use crate::raw::{Call, Calls, FLAG_EXTRA, FLAG_PATH1_FAULT, FLAG_PATH2_FAULT, KIND_EXEC};
 use crate::syscalls::{self, Syscall, NO_ARG};
 
 /// One open descriptor of a recorded process.
@@ -66,6 +66,11 @@ pub struct Resolved {
     pub events: Vec<Event>,
     pub outside: u64,
     pub unsupported: BTreeMap<String, u64>,
+    /// Calls that succeeded but could not be placed inside or outside the root: a path the
+    /// kernel could not copy, a relative path against a directory or working directory the
+    /// model does not know, an `openat2` whose `open_how` could not be read. A recording with
+    /// any is refused (it would otherwise count them as outside, silently).
+    pub unresolved: u64,
 }
 
 const AT_FDCWD: i32 = -100;
@@ -91,6 +96,7 @@ pub fn resolve(
         arena: &calls.arena,
         out: Resolved::default(),
         start_ns,
+        unknown_base: std::cell::Cell::new(false),
     };
     for call in &calls.calls {
         // Interrupted and restarted by the kernel: the call is issued again.
@@ -107,7 +113,12 @@ pub fn resolve(
         let Some(sys) = table.get(call.nr as usize).copied().flatten() else {
             continue;
         };
-        if let Some(child) = r.call(sys, call, process) {
+        r.unknown_base.set(false);
+        let child = r.call(sys, call, process);
+        if r.unknown_base.get() && call.ret >= 0 {
+            r.out.unresolved += 1;
+        }
+        if let Some(child) = child {
             let copy = processes.get(&call.pid).cloned().unwrap_or_default();
             processes.insert(child, copy);
         }
@@ -120,6 +131,8 @@ struct Resolver<'a> {
     arena: &'a [u8],
     out: Resolved,
     start_ns: u64,
+    /// Set when a relative path of the current call had no known base.
+    unknown_base: std::cell::Cell<bool>,
 }
 
 impl Resolver<'_> {
@@ -152,10 +165,13 @@ impl Resolver<'_> {
             return Some(path.to_path_buf());
         }
         let base = match dirfd {
-            None | Some(AT_FDCWD) => p.cwd.as_ref()?,
-            Some(fd) => p.fds.get(&fd)?.path.as_ref()?,
+            None | Some(AT_FDCWD) => p.cwd.as_ref(),
+            Some(fd) => p.fds.get(&fd).and_then(|f| f.path.as_ref()),
         };
-        Some(base.join(path))
+        if base.is_none() {
+            self.unknown_base.set(true);
+        }
+        Some(base?.join(path))
     }
 
     /// Path argument `which` (0: the first, 1: the second) made absolute.
@@ -200,6 +216,15 @@ impl Resolver<'_> {
         let fd = a[0] as i32;
         let ok = c.ret >= 0;
         let extra = (c.flags & FLAG_EXTRA != 0).then_some(c.extra);
+        // A path the kernel could not copy (a null pointer is no path: utimensat, statx).
+        let unreadable =
+            |flag: u32, arg: u8| c.flags & flag != 0 && arg != NO_ARG && a[arg as usize] != 0;
+        if (unreadable(FLAG_PATH1_FAULT, sys.path_a) || unreadable(FLAG_PATH2_FAULT, sys.path_b))
+            && c.ret != -(libc::EFAULT as i64)
+        {
+            self.out.unresolved += 1;
+            return None;
+        }
         if sys.unsupported {
             let touches = if sys.path_a != NO_ARG {
                 self.rel(self.arg_path(sys, c, p, 0)).is_some()
@@ -264,7 +289,11 @@ impl Resolver<'_> {
                     libc::SYS_openat => (a[2], a[3]),
                     libc::SYS_openat2 => {
                         if extra.is_none() {
-                            self.out.outside += 1;
+                            if ok {
+                                self.out.unresolved += 1;
+                            } else {
+                                self.out.outside += 1;
+                            }
                             return None;
                         }
                         (c.extra, c.extra2)
@@ -787,5 +816,46 @@ mod tests {
             [("chown", 1), ("copy_file_range", 1), ("io_uring_enter", 1)]
         );
         assert_eq!(r.outside, 1, "fadvise64 on a file outside the root");
+    }
+
+    #[test]
+    fn calls_that_cannot_be_placed_are_unresolved_never_outside() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(root, Some("/srv/app".into()), vec![]);
+        // An open whose path the kernel could not copy at entry (it succeeded: fd 3).
+        s.call(1, libc::SYS_openat, &[AT, 0x7000, 0, 0], 3, &[]);
+        s.calls.calls.last_mut().unwrap().flags = FLAG_PATH1_FAULT;
+        // The same with a bad pointer: it failed with EFAULT, nothing to place.
+        s.call(
+            1,
+            libc::SYS_openat,
+            &[AT, 0x8000, 0, 0],
+            -(libc::EFAULT as i64),
+            &[],
+        );
+        s.calls.calls.last_mut().unwrap().flags = FLAG_PATH1_FAULT;
+        // utimensat(fd, NULL): no path at all.
+        s.call(
+            1,
+            libc::SYS_utimensat,
+            &[9, 0, 0, 0],
+            -(libc::EBADF as i64),
+            &[],
+        );
+        s.calls.calls.last_mut().unwrap().flags = FLAG_PATH1_FAULT;
+        // A relative path against descriptor 9, which the model does not know, succeeded.
+        s.call(1, libc::SYS_mkdirat, &[9, 0, 0o755], 0, &["d"]);
+        // The same call failing (EBADF): outside.
+        s.call(
+            1,
+            libc::SYS_mkdirat,
+            &[9, 0, 0o755],
+            -(libc::EBADF as i64),
+            &["d"],
+        );
+        let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
+        assert_eq!(r.unresolved, 2, "{r:?}");
+        assert!(r.events.is_empty(), "{:?}", r.events);
     }
 }

@@ -146,6 +146,37 @@ fn helper() {
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             unsafe { libc::stat(c(&path).as_ptr(), &mut st) };
         }
+        "mapped-path" => unsafe {
+            // The path handed to open() lives in a file mapping this process has never touched:
+            // its page is not in the page tables when the call enters (the kernel faults it in
+            // during the call, the recorder at entry cannot).
+            let name = format!("{root}/mapped.txt");
+            let holder = format!("{root}/holder");
+            let mut bytes = name.clone().into_bytes();
+            bytes.resize(4096, 0);
+            std::fs::write(&holder, &bytes).unwrap();
+            let hfd = libc::open(c(&holder).as_ptr(), libc::O_RDONLY);
+            assert!(hfd >= 0);
+            let map = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                hfd,
+                0,
+            );
+            assert_ne!(map, libc::MAP_FAILED);
+            // Dropped from the page cache too, so that no fault-around maps it early.
+            libc::posix_fadvise(hfd, 0, 4096, libc::POSIX_FADV_DONTNEED);
+            let fd = libc::open(
+                map.cast(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o644,
+            );
+            assert!(fd >= 0);
+            assert_eq!(libc::write(fd, b"mapped".as_ptr().cast(), 6), 6);
+            libc::close(fd);
+        },
         "not-root" => {
             let out = Path::new(&root).join("t.trace");
             let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
@@ -550,5 +581,41 @@ fn the_recorder_is_built_under_ci() {
             fsbench_record::available(),
             "CI builds the recorder (clang is installed)"
         );
+    }
+}
+
+#[test]
+fn a_path_the_recorder_could_not_read_is_never_left_out_silently() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let out = dir.path().join("mapped.trace");
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&options(&root, "mapped-path", &out))
+    };
+    match result {
+        // The path is read again when the call returns: the call is in the trace, with its
+        // write (before, it was counted as outside the root).
+        Ok(done) => {
+            assert_eq!(done.exit_code, Some(0), "the helper failed");
+            let trace = Trace::read(&out).unwrap();
+            let ops: Vec<&Op> = trace.events.iter().map(|e| &e.op).collect();
+            assert!(
+                ops.iter()
+                    .any(|op| matches!(op, Op::Open { path, .. } if path == "mapped.txt")),
+                "the open of mapped.txt is missing (outside: {}): {ops:#?}",
+                trace.end.outside_events
+            );
+            assert!(
+                ops.iter().any(|op| matches!(op, Op::Write { len: 6, .. })),
+                "the write to mapped.txt is missing: {ops:#?}"
+            );
+        }
+        Err(other) => panic!("{other}"),
     }
 }
