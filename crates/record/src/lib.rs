@@ -86,6 +86,12 @@ pub enum RecordError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the output {path}: {source}; give a file in an existing directory with -o", path = path.display())]
+    Output {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the eBPF recorder failed: {0}")]
     Kernel(String),
     #[error("cannot start the command {command:?}: {source}")]
@@ -201,6 +207,40 @@ fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Whether the trace can be written where it is asked for, checked before the command runs (a
+/// recording is not repeatable: it must not be lost at the end to a missing directory): the
+/// output is not a directory, and its directory takes a new file.
+fn check_output(output: &Path) -> Result<(), RecordError> {
+    use std::os::unix::ffi::OsStrExt;
+    let refuse = |source| RecordError::Output {
+        path: output.to_path_buf(),
+        source,
+    };
+    if output.as_os_str().as_bytes().ends_with(b"/")
+        || output.is_dir()
+        || output.file_name().is_none()
+    {
+        return Err(refuse(std::io::Error::from_raw_os_error(libc::EISDIR)));
+    }
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let probe = dir.join(format!(".fsbench-record-probe-{}", std::process::id()));
+    std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| {
+            refuse(std::io::Error::new(
+                e.kind(),
+                format!("its directory {}: {e}", dir.display()),
+            ))
+        })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Records `options.target` into `options.output`.
 pub fn record(options: &Options) -> Result<Recorded, RecordError> {
     if !AVAILABLE {
@@ -225,6 +265,7 @@ pub fn record(options: &Options) -> Result<Recorded, RecordError> {
             return Err(RecordError::NoProcess(pid));
         }
     }
+    check_output(&options.output)?;
     let walked = fsbench_trace::tree::walk(&root).map_err(|source| RecordError::Tree {
         path: root.clone(),
         source,

@@ -619,3 +619,31 @@ fn a_path_the_recorder_could_not_read_is_never_left_out_silently() {
         Err(other) => panic!("{other}"),
     }
 }
+
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_the_command_runs() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let is_dir = dir.path().join("is-a-dir");
+    std::fs::create_dir(&is_dir).unwrap();
+    for out in [dir.path().join("missing/app.trace"), is_dir.clone()] {
+        let result = {
+            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+            record(&options(&root, "fork", &out))
+        };
+        match result {
+            Err(e @ RecordError::Output { .. }) => {
+                assert!(e.to_string().contains("-o"), "{e}")
+            }
+            other => panic!("{}: {other:?}", out.display()),
+        }
+        // The command never ran: it would have left parent.txt and child.txt.
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    }
+    assert_eq!(std::fs::read_dir(&is_dir).unwrap().count(), 0);
+}

@@ -48,7 +48,9 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
                 RecordError::NotBuilt | RecordError::NeedsRoot | RecordError::Kernel(_) => {
                     exit::UNSUPPORTED
                 }
-                RecordError::Root { .. } | RecordError::NoProcess(_) => exit::USAGE,
+                RecordError::Root { .. }
+                | RecordError::NoProcess(_)
+                | RecordError::Output { .. } => exit::USAGE,
                 _ => exit::FAILED,
             };
             return Err(Failure {
