@@ -33,6 +33,11 @@ pub fn available() -> bool {
 #[cfg_attr(not(fsbench_recorder), allow(dead_code))]
 const POLL_MS: i32 = 10;
 
+/// How long a command may take to end by itself once fsbench is asked to stop, before it is
+/// sent SIGTERM.
+#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The ring buffer's size unless `--buffer` says otherwise.
 pub const DEFAULT_BUFFER: u64 = 64 << 20;
 
@@ -54,7 +59,8 @@ pub struct Options {
     /// The ring buffer's size in bytes (rounded up to a power of two, at least a page).
     pub buffer: u64,
     pub output: PathBuf,
-    /// Set (by Ctrl-C) to end a `--pid` recording; a command's recording ends with it.
+    /// Set (by SIGINT or SIGTERM) to end a `--pid` recording; a recorded command is sent
+    /// SIGTERM if it has not ended by itself 2 s later, and the recording ends with it.
     pub stop: Arc<AtomicBool>,
 }
 
@@ -312,12 +318,28 @@ fn run(
             if let Some(p) = procfs::process(root, child.pid) {
                 processes.insert(child.pid, p);
             }
-            child.release();
+            child.release().map_err(|source| RecordError::Start {
+                command: command.join(" "),
+                source,
+            })?;
+            // Asked to stop (SIGINT or SIGTERM to fsbench): the command had the signal from the
+            // terminal if it was Ctrl-C; if it still runs STOP_GRACE later (fsbench alone was
+            // signalled: `kill`, `timeout`, a service manager), it is sent SIGTERM. Its end
+            // ends the recording, and the trace is written.
+            let mut stop_asked: Option<std::time::Instant> = None;
+            let mut terminated = false;
             loop {
                 probe.poll(&mut calls, POLL_MS);
                 if let Some(code) = child.try_wait() {
                     exit_code = Some(code);
                     break;
+                }
+                if !terminated && options.stop.load(Ordering::Relaxed) {
+                    let asked = *stop_asked.get_or_insert_with(std::time::Instant::now);
+                    if asked.elapsed() >= STOP_GRACE {
+                        child.terminate();
+                        terminated = true;
+                    }
                 }
             }
         }

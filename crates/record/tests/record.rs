@@ -177,6 +177,7 @@ fn helper() {
             assert_eq!(libc::write(fd, b"mapped".as_ptr().cast(), 6), 6);
             libc::close(fd);
         },
+        "sleep" => std::thread::sleep(std::time::Duration::from_secs(30)),
         "not-root" => {
             let out = Path::new(&root).join("t.trace");
             let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
@@ -646,4 +647,58 @@ fn an_output_that_cannot_be_written_is_refused_before_the_command_runs() {
         assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     }
     assert_eq!(std::fs::read_dir(&is_dir).unwrap().count(), 0);
+}
+
+#[test]
+fn a_stop_request_ends_a_command_that_does_not_end_by_itself() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stopped.trace");
+    let opts = options(dir.path(), "sleep", &out);
+    // What SIGTERM (or SIGINT) to fsbench alone does: the CLI's handler sets `stop`.
+    let stop = opts.stop.clone();
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let began = std::time::Instant::now();
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts)
+    };
+    setter.join().unwrap();
+    let done = result.unwrap();
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(15),
+        "the command ran to its end: {:?}",
+        began.elapsed()
+    );
+    assert_eq!(done.exit_code, Some(128 + libc::SIGTERM));
+    Trace::read(&out).unwrap();
+}
+
+#[test]
+fn a_command_that_cannot_be_executed_is_an_error_not_an_empty_trace() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("none.trace");
+    let mut opts = options(dir.path(), "threads", &out);
+    opts.target = Target::Command(vec!["/nonexistent/fsbench-no-such-command".into()]);
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts)
+    };
+    match result {
+        Err(e @ RecordError::Start { .. }) => {
+            assert!(e.to_string().contains("No such file"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
 }
