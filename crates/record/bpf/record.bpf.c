@@ -73,6 +73,10 @@ struct sys_exit_ctx {
 #define SPECIAL_CLONE3 1   // extra = clone_args.flags
 #define SPECIAL_IOVEC 2    // extra = the sum of the iovec's lengths (args[1], args[2] <= 8)
 #define SPECIAL_OPENAT2 3  // extra = open_how.flags, extra2 = open_how.mode
+#define SPECIAL_FIOCLEX 4  // ioctl: only FIONCLEX and FIOCLEX (close-on-exec) are kept
+
+#define FIONCLEX 0x5450
+#define FIOCLEX 0x5451
 
 #define CLONE_THREAD 0x00010000ULL
 
@@ -225,6 +229,9 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     u32 nr = (u32)id;
     struct conf *c = bpf_map_lookup_elem(&conf, &nr);
     if (!c || !c->want)
+        return 0;
+    if (c->special == SPECIAL_FIOCLEX && (u32)ctx->args[1] != FIONCLEX &&
+        (u32)ctx->args[1] != FIOCLEX)
         return 0;
     u64 pid_tgid = bpf_get_current_pid_tgid();
     u32 tgid = pid_tgid >> 32;

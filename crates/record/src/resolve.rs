@@ -80,6 +80,8 @@ const AT_REMOVEDIR: u64 = 0x200;
 const CLONE_THREAD: u64 = 0x0001_0000;
 const CLOSE_RANGE_CLOEXEC: u64 = 4;
 const MAP_ANONYMOUS: u64 = 0x20;
+const FIONCLEX: u64 = 0x5450;
+const FIOCLEX: u64 = 0x5451;
 
 /// Turns the calls into events: `start_ns` is the recording's start (the kernel's monotonic
 /// clock), `processes` what was known of the traced processes when the recording began.
@@ -358,6 +360,16 @@ impl Resolver<'_> {
                 }
                 _ => {}
             },
+            libc::SYS_ioctl if ok => {
+                let cloexec = match a[1] as u32 as u64 {
+                    FIOCLEX => true,
+                    FIONCLEX => false,
+                    _ => return None,
+                };
+                if let Some(f) = p.fds.get_mut(&fd) {
+                    f.cloexec = cloexec;
+                }
+            }
             libc::SYS_lseek => self.on_fd(
                 c,
                 p,

@@ -178,6 +178,29 @@ fn helper() {
             libc::close(fd);
         },
         "sleep" => std::thread::sleep(std::time::Duration::from_secs(30)),
+        "fionclex" => unsafe {
+            // Opened close-on-exec (as Python opens everything), made inheritable with
+            // ioctl(FIONCLEX) (as Python's os.set_inheritable and subprocess's pass_fds do),
+            // then written to by the program exec'd.
+            let fd = libc::open(
+                c(&format!("{root}/kept.txt")).as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o644,
+            );
+            assert!(fd >= 0);
+            assert_eq!(libc::dup3(fd, 7, libc::O_CLOEXEC), 7);
+            libc::close(fd);
+            assert_eq!(libc::ioctl(7, libc::FIONCLEX), 0);
+            let argv = [c("sh"), c("-c"), c("echo hi >&7")];
+            let ptrs = [
+                argv[0].as_ptr(),
+                argv[1].as_ptr(),
+                argv[2].as_ptr(),
+                std::ptr::null(),
+            ];
+            libc::execvp(ptrs[0], ptrs.as_ptr());
+            panic!("exec sh");
+        },
         "not-root" => {
             let out = Path::new(&root).join("t.trace");
             let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
@@ -701,4 +724,68 @@ fn a_command_that_cannot_be_executed_is_an_error_not_an_empty_trace() {
         other => panic!("{other:?}"),
     }
     assert!(!out.exists());
+}
+
+#[test]
+fn a_descriptor_made_inheritable_by_ioctl_is_followed_across_exec() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let (_dir, trace) = recorded("fionclex", false);
+    let after_exec: Vec<&Op> = trace
+        .events
+        .iter()
+        .skip_while(|e| !matches!(e.op, Op::Dup { new_fd: 7, .. }))
+        .skip_while(|e| e.op != Op::Exec)
+        .map(|e| &e.op)
+        .collect();
+    assert!(
+        after_exec
+            .iter()
+            .any(|op| matches!(op, Op::Write { len: 3, .. })),
+        "sh's write to kept.txt, through descriptor 7 kept by FIONCLEX, is missing (outside: {}): {:#?}",
+        trace.end.outside_events,
+        trace.events
+    );
+}
+
+#[test]
+fn two_recordings_at_once_do_not_pull_tracefs_from_under_each_other() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    // Only where tracefs is not mounted: each recording mounts it for its attach, and
+    // unmounts it after. Held against the other tests of this binary, not against each other.
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if Path::new("/sys/kernel/tracing/events").is_dir() {
+        eprintln!("skipped: tracefs is mounted here, the recordings share it");
+        return;
+    }
+    for round in 0..4 {
+        let results: Vec<_> = (0..2)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    let dir = tempfile::tempdir().unwrap();
+                    let out = dir.path().join(format!("{i}.trace"));
+                    record(&options(dir.path(), "burst", &out)).map(|r| r.exit_code)
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        for r in results {
+            assert!(
+                matches!(r, Ok(Some(0))),
+                "round {round}: {:?}",
+                r.map_err(|e| e.to_string())
+            );
+        }
+    }
+    assert!(
+        !Path::new("/sys/kernel/tracing/events").is_dir(),
+        "tracefs left mounted"
+    );
 }
