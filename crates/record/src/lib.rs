@@ -72,6 +72,9 @@ pub struct Recorded {
     pub stats: Stats,
     /// Directories under the root on other filesystems: not walked into, not recorded.
     pub mount_points: Vec<String>,
+    /// Processes of the recorded tree still running when the recording ended (descendants the
+    /// command left behind): their calls from then on are not in the trace.
+    pub still_running: Vec<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -304,6 +307,7 @@ fn run(
         std::collections::HashMap::new();
     let command: Vec<String>;
     let mut exit_code = None;
+    let mut main_pid = None;
     match &options.target {
         Target::Command(argv) => {
             command = argv
@@ -315,6 +319,7 @@ fn run(
                 source,
             })?;
             probe.trace(child.pid)?;
+            main_pid = Some(child.pid);
             if let Some(p) = procfs::process(root, child.pid) {
                 processes.insert(child.pid, p);
             }
@@ -364,6 +369,7 @@ fn run(
     }
     probe.drain(&mut calls);
     let end_ns = monotonic_ns();
+    let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
     if let Some(bad) = probe.bad_record.take() {
         return Err(RecordError::Kernel(format!(
@@ -430,6 +436,7 @@ fn run(
         exit_code,
         stats: Stats::of(&trace),
         mount_points: walked.mount_points,
+        still_running,
     })
 }
 

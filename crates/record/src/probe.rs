@@ -255,6 +255,20 @@ impl Probe {
         }
     }
 
+    /// The traced processes still running (thread-group leaders only), but `except`.
+    pub fn still_running(&self, except: Option<u32>) -> Vec<u32> {
+        let mut pids: Vec<u32> = self
+            .traced
+            .keys()
+            .filter_map(Result::ok)
+            .filter(|&p| {
+                Some(p) != except && crate::procfs::alive(p) && crate::procfs::is_process(p)
+            })
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
     pub fn counts(&self) -> Result<Counts, RecordError> {
         let counts: Array<_, u64> = Array::try_from(self.ebpf.map("counts").expect("counts map"))
             .map_err(|e| kernel("counts", e))?;

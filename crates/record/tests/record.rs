@@ -201,6 +201,15 @@ fn helper() {
             libc::execvp(ptrs[0], ptrs.as_ptr());
             panic!("exec sh");
         },
+        "daemon" => unsafe {
+            // A child left running after the command ends, making a call later.
+            if libc::fork() == 0 {
+                std::thread::sleep(std::time::Duration::from_secs(2));
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::stat(c(&format!("{root}/late")).as_ptr(), &mut st);
+                libc::_exit(0);
+            }
+        },
         "not-root" => {
             let out = Path::new(&root).join("t.trace");
             let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
@@ -788,4 +797,30 @@ fn two_recordings_at_once_do_not_pull_tracefs_from_under_each_other() {
         !Path::new("/sys/kernel/tracing/events").is_dir(),
         "tracefs left mounted"
     );
+}
+
+#[test]
+fn descendants_left_running_are_named_never_silently_dropped() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("daemon.trace");
+    let done = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&options(dir.path(), "daemon", &out)).unwrap()
+    };
+    assert_eq!(done.exit_code, Some(0));
+    assert_eq!(done.still_running.len(), 1, "{:?}", done.still_running);
+    let trace = Trace::read(&out).unwrap();
+    let fork = trace
+        .events
+        .iter()
+        .find_map(|e| match e.op {
+            Op::Fork { child } => Some(child),
+            _ => None,
+        })
+        .expect("the fork");
+    assert_eq!(done.still_running, [fork]);
 }

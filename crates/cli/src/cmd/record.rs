@@ -86,6 +86,14 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
             printable(mount)
         );
     }
+    if !recorded.still_running.is_empty() {
+        let pids: Vec<String> = recorded.still_running.iter().map(u32::to_string).collect();
+        note!(
+            "not recorded: {} processes of the recorded tree were still running when the recording ended (pids {}): their calls from then on are not in the trace",
+            pids.len(),
+            pids.join(", ")
+        );
+    }
     match recorded.exit_code {
         Some(code) => {
             note!("the recorded command exited with status {code}");
