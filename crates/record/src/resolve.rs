@@ -99,6 +99,7 @@ pub fn resolve(
         out: Resolved::default(),
         start_ns,
         unknown_base: std::cell::Cell::new(false),
+        unnameable: std::cell::Cell::new(false),
     };
     for call in &calls.calls {
         // Interrupted and restarted by the kernel: the call is issued again.
@@ -116,8 +117,9 @@ pub fn resolve(
             continue;
         };
         r.unknown_base.set(false);
+        r.unnameable.set(false);
         let child = r.call(sys, call, process);
-        if r.unknown_base.get() && call.ret >= 0 {
+        if (r.unknown_base.get() && call.ret >= 0) || r.unnameable.get() {
             r.out.unresolved += 1;
         }
         if let Some(child) = child {
@@ -135,6 +137,8 @@ struct Resolver<'a> {
     start_ns: u64,
     /// Set when a relative path of the current call had no known base.
     unknown_base: std::cell::Cell<bool>,
+    /// Set when a path of the current call lies inside the root but is not UTF-8.
+    unnameable: std::cell::Cell<bool>,
 }
 
 impl Resolver<'_> {
@@ -189,7 +193,16 @@ impl Resolver<'_> {
     }
 
     fn rel(&self, path: Option<PathBuf>) -> Option<String> {
-        relative(self.root, &path?)
+        let path = path?;
+        let rel = relative(self.root, &path);
+        // Inside the root but not UTF-8: a trace cannot name it, and it is not outside.
+        if rel.is_none() {
+            let lossy = path.to_string_lossy();
+            if lossy.contains('\u{fffd}') && relative(self.root, Path::new(&*lossy)).is_some() {
+                self.unnameable.set(true);
+            }
+        }
+        rel
     }
 
     /// An operation on a path: kept when the path is inside the root.
@@ -869,5 +882,25 @@ mod tests {
         let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
         assert_eq!(r.unresolved, 2, "{r:?}");
         assert!(r.events.is_empty(), "{:?}", r.events);
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_inside_the_root_is_unresolved_never_outside() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(root, Some("/srv/app".into()), vec![]);
+        s.call(1, libc::SYS_mkdir, &[0, 0o755], 0, &["placeholder"]);
+        // The path's bytes: "caf\xe9" (Latin-1), not UTF-8.
+        let start = s.calls.arena.len() as u32;
+        s.calls.arena.extend_from_slice(b"caf\xe9");
+        s.calls.calls.last_mut().unwrap().path1 = (start, 4);
+        // Outside the root, the same name is only outside.
+        s.call(1, libc::SYS_mkdir, &[0, 0o755], 0, &["placeholder"]);
+        let start = s.calls.arena.len() as u32;
+        s.calls.arena.extend_from_slice(b"/tmp/caf\xe9");
+        s.calls.calls.last_mut().unwrap().path1 = (start, 9);
+        let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
+        assert_eq!((r.unresolved, r.outside), (1, 2), "{r:?}");
+        assert!(r.events.is_empty());
     }
 }
