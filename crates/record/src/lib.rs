@@ -396,7 +396,13 @@ fn run(
             exit_code,
         });
     }
-    let resolved = resolve::resolve(root, calls, start_ns, processes);
+    let symlinks = walked
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, fsbench_trace::NodeKind::Symlink { .. }))
+        .map(|n| n.path.clone())
+        .collect();
+    let resolved = resolve::resolve_with_links(root, calls, start_ns, processes, symlinks);
     if resolved.unresolved > 0 {
         return Err(RecordError::Unresolved {
             count: resolved.unresolved,

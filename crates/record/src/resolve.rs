@@ -5,7 +5,7 @@
 //! descriptor is known to name a file inside the root or not. Calls outside the root are
 //! counted, not kept; calls the trace cannot express are counted by name.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -87,9 +87,23 @@ const FIOCLEX: u64 = 0x5451;
 /// clock), `processes` what was known of the traced processes when the recording began.
 pub fn resolve(
     root: &Path,
+    calls: Calls,
+    start_ns: u64,
+    processes: HashMap<u32, Process>,
+) -> Resolved {
+    resolve_with_links(root, calls, start_ns, processes, HashSet::new())
+}
+
+/// [`resolve`], knowing the symbolic links under the root (root-relative paths: the initial
+/// tree's; those the calls create are added): a path that climbs out of one with `..` names
+/// what the kernel finds beyond the link's target, which lexical resolution cannot know (it
+/// may lie outside the root), so such a call is unresolved, never recorded under a wrong name.
+pub fn resolve_with_links(
+    root: &Path,
     mut calls: Calls,
     start_ns: u64,
     mut processes: HashMap<u32, Process>,
+    symlinks: HashSet<String>,
 ) -> Resolved {
     calls.calls.sort_by_key(|c| c.enter_ns);
     let table = syscalls::table();
@@ -100,6 +114,7 @@ pub fn resolve(
         start_ns,
         unknown_base: std::cell::Cell::new(false),
         unnameable: std::cell::Cell::new(false),
+        symlinks,
     };
     for call in &calls.calls {
         // Interrupted and restarted by the kernel: the call is issued again.
@@ -137,8 +152,11 @@ struct Resolver<'a> {
     start_ns: u64,
     /// Set when a relative path of the current call had no known base.
     unknown_base: std::cell::Cell<bool>,
-    /// Set when a path of the current call lies inside the root but is not UTF-8.
+    /// Set when a path of the current call lies inside the root but is not UTF-8, or climbs
+    /// out of a symbolic link with `..`.
     unnameable: std::cell::Cell<bool>,
+    /// Symbolic links under the root, root-relative.
+    symlinks: HashSet<String>,
 }
 
 impl Resolver<'_> {
@@ -194,6 +212,20 @@ impl Resolver<'_> {
 
     fn rel(&self, path: Option<PathBuf>) -> Option<String> {
         let path = path?;
+        if !self.symlinks.is_empty() {
+            let mut at = PathBuf::new();
+            for component in path.components() {
+                if component == std::path::Component::ParentDir {
+                    if relative(self.root, &at).is_some_and(|r| self.symlinks.contains(&r)) {
+                        self.unnameable.set(true);
+                        return None;
+                    }
+                    at.pop();
+                } else {
+                    at.push(component);
+                }
+            }
+        }
         let rel = relative(self.root, &path);
         // Inside the root but not UTF-8: a trace cannot name it, and it is not outside.
         if rel.is_none() {
@@ -521,7 +553,12 @@ impl Resolver<'_> {
                     .map(|b| String::from_utf8_lossy(b).into_owned());
                 let path = self.arg_path(sys, c, p, 1);
                 match (target, self.rel(path)) {
-                    (Some(target), Some(path)) => self.push(c, Op::Symlink { target, path }),
+                    (Some(target), Some(path)) => {
+                        if ok {
+                            self.symlinks.insert(path.clone());
+                        }
+                        self.push(c, Op::Symlink { target, path })
+                    }
                     _ => self.out.outside += 1,
                 }
             }
@@ -902,5 +939,24 @@ mod tests {
         let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
         assert_eq!((r.unresolved, r.outside), (1, 2), "{r:?}");
         assert!(r.events.is_empty());
+    }
+
+    #[test]
+    fn climbing_out_of_a_symbolic_link_is_unresolved_never_a_lexical_guess() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(root, Some("/srv/app".into()), vec![]);
+        // l is a link in the initial tree; m is made by the application.
+        s.call(1, libc::SYS_stat, &[0, 0], 0, &["l/../x"]);
+        s.call(1, libc::SYS_symlink, &[0, 0], 0, &["/elsewhere", "m"]);
+        s.call(1, libc::SYS_open, &[0, 0x241, 0o644], 3, &["m/../leak"]);
+        // Through a link without `..`, and `..` through a directory: resolved as before.
+        s.call(1, libc::SYS_stat, &[0, 0], 0, &["l/y"]);
+        s.call(1, libc::SYS_stat, &[0, 0], 0, &["d/../z"]);
+        let links = HashSet::from(["l".to_string()]);
+        let r = resolve_with_links(root, s.calls, 0, HashMap::from([(1, p)]), links);
+        assert_eq!(r.unresolved, 2, "{r:?}");
+        let paths: Vec<Vec<&str>> = r.events.iter().map(|e| e.op.paths()).collect();
+        assert_eq!(paths, [vec!["m"], vec!["l/y"], vec!["z"]]);
     }
 }
