@@ -127,7 +127,7 @@ pub enum RecordError {
         output: PathBuf,
         exit_code: Option<i32>,
     },
-    #[error("{count} calls succeeded on a path the recorder could not place (a path it could not copy from the process's memory, or relative to a directory descriptor or working directory it does not know); the trace was refused and {output} not written (they would have been counted as outside the root)", output = output.display())]
+    #[error("{count} calls could not be placed inside or outside the root (a path the recorder could not copy from the process's memory, one relative to a directory descriptor or working directory it does not know, one climbing out of a symbolic link with `..`, or a name that is not UTF-8); the trace was refused and {output} not written (they would have been counted as outside the root, or under a wrong name)", output = output.display())]
     Unresolved {
         count: u64,
         output: PathBuf,
