@@ -178,3 +178,31 @@ fn a_damaged_trace_or_another_file_is_refused_with_the_reason() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.trace"));
 }
+
+#[test]
+fn absurd_values_in_a_well_formed_trace_are_shown_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.trace");
+    let mut trace = sample();
+    for e in &mut trace.events {
+        e.ret = i64::MIN;
+        e.dur_ns = u64::MAX;
+    }
+    trace.tree[0].kind = NodeKind::File { size: u64::MAX };
+    trace.tree.push(Node {
+        path: "b".into(),
+        kind: NodeKind::File { size: u64::MAX },
+        mode: 0o644,
+    });
+    trace.write(&path).unwrap();
+    let p = path.to_str().unwrap();
+    for args in [["show", p], ["stats", p]] {
+        let out = trace_cmd(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

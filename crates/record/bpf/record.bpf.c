@@ -73,6 +73,10 @@ struct sys_exit_ctx {
 #define SPECIAL_CLONE3 1   // extra = clone_args.flags
 #define SPECIAL_IOVEC 2    // extra = the sum of the iovec's lengths (args[1], args[2] <= 8)
 #define SPECIAL_OPENAT2 3  // extra = open_how.flags, extra2 = open_how.mode
+#define SPECIAL_FIOCLEX 4  // ioctl: only FIONCLEX and FIOCLEX (close-on-exec) are kept
+
+#define FIONCLEX 0x5450
+#define FIOCLEX 0x5451
 
 #define CLONE_THREAD 0x00010000ULL
 
@@ -202,6 +206,21 @@ static __attribute__((always_inline)) s32 read_path(char *dst, u64 ptr, u32 *fla
     return (s32)n;
 }
 
+// Copies the call's path arguments into `r->paths` (the first, then the second right after it).
+static __attribute__((always_inline)) void read_paths(struct path_call *r, u8 path_a, u8 path_b) {
+    struct call *h = &r->call;
+    if (path_a != NO_ARG && path_a < 6) {
+        s32 len1 = read_path(r->paths, h->args[path_a], &h->flags, FLAG_PATH1_FAULT);
+        h->len1 = len1;
+        if (path_b != NO_ARG && path_b < 6) {
+            u32 at = len1 > 0 ? (u32)len1 : 0;
+            if (at > PATH_MAX_BYTES)
+                at = PATH_MAX_BYTES;
+            h->len2 = read_path(r->paths + at, h->args[path_b], &h->flags, FLAG_PATH2_FAULT);
+        }
+    }
+}
+
 SEC("tracepoint/raw_syscalls/sys_enter")
 int sys_enter(struct sys_enter_ctx *ctx) {
     s64 id = ctx->id;
@@ -210,6 +229,9 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     u32 nr = (u32)id;
     struct conf *c = bpf_map_lookup_elem(&conf, &nr);
     if (!c || !c->want)
+        return 0;
+    if (c->special == SPECIAL_FIOCLEX && (u32)ctx->args[1] != FIONCLEX &&
+        (u32)ctx->args[1] != FIOCLEX)
         return 0;
     u64 pid_tgid = bpf_get_current_pid_tgid();
     u32 tgid = pid_tgid >> 32;
@@ -274,16 +296,7 @@ int sys_enter(struct sys_enter_ctx *ctx) {
             }
         }
     }
-    if (path_a != NO_ARG && path_a < 6) {
-        s32 len1 = read_path(r->paths, h->args[path_a], &h->flags, FLAG_PATH1_FAULT);
-        h->len1 = len1;
-        if (path_b != NO_ARG && path_b < 6) {
-            u32 at = len1 > 0 ? (u32)len1 : 0;
-            if (at > PATH_MAX_BYTES)
-                at = PATH_MAX_BYTES;
-            h->len2 = read_path(r->paths + at, h->args[path_b], &h->flags, FLAG_PATH2_FAULT);
-        }
-    }
+    read_paths(r, path_a, path_b);
     h->enter_ns = bpf_ktime_get_ns();
     long err;
     if (h->kind == KIND_CALL)
@@ -321,6 +334,16 @@ int sys_exit(struct sys_exit_ctx *ctx) {
             return 0;
         r->call.exit_ns = now;
         r->call.ret = ctx->ret;
+        // A path in a page the process had not touched yet (a fresh file mapping, a page
+        // swapped out) cannot be read at entry, where nothing may fault; the call itself has
+        // faulted it in by now: read the paths again (user space refuses a call whose path
+        // stays unreadable, unless the call failed with EFAULT).
+        if ((r->call.flags & (FLAG_PATH1_FAULT | FLAG_PATH2_FAULT)) && ctx->ret != -14) {
+            r->call.flags &= ~(u32)(FLAG_PATH1_FAULT | FLAG_PATH2_FAULT | FLAG_TRUNCATED);
+            r->call.len1 = 0;
+            r->call.len2 = 0;
+            read_paths(r, c->path_a, c->path_b);
+        }
         u64 size = sizeof(struct call);
         if (r->call.len1 > 0)
             size += (u32)r->call.len1 & (PATH_MAX_BYTES * 2 - 1);

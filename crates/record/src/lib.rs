@@ -33,6 +33,11 @@ pub fn available() -> bool {
 #[cfg_attr(not(fsbench_recorder), allow(dead_code))]
 const POLL_MS: i32 = 10;
 
+/// How long a command may take to end by itself once fsbench is asked to stop, before it is
+/// sent SIGTERM.
+#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The ring buffer's size unless `--buffer` says otherwise.
 pub const DEFAULT_BUFFER: u64 = 64 << 20;
 
@@ -54,7 +59,8 @@ pub struct Options {
     /// The ring buffer's size in bytes (rounded up to a power of two, at least a page).
     pub buffer: u64,
     pub output: PathBuf,
-    /// Set (by Ctrl-C) to end a `--pid` recording; a command's recording ends with it.
+    /// Set (by SIGINT or SIGTERM) to end a `--pid` recording; a recorded command is sent
+    /// SIGTERM if it has not ended by itself 2 s later, and the recording ends with it.
     pub stop: Arc<AtomicBool>,
 }
 
@@ -66,6 +72,9 @@ pub struct Recorded {
     pub stats: Stats,
     /// Directories under the root on other filesystems: not walked into, not recorded.
     pub mount_points: Vec<String>,
+    /// Processes of the recorded tree still running when the recording ended (descendants the
+    /// command left behind): their calls from then on are not in the trace.
+    pub still_running: Vec<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +91,12 @@ pub enum RecordError {
     },
     #[error("cannot read the initial tree under {path}: {source}")]
     Tree {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the output {path}: {source}; give a file in an existing directory with -o", path = path.display())]
+    Output {
         path: PathBuf,
         #[source]
         source: std::io::Error,
@@ -112,6 +127,12 @@ pub enum RecordError {
         output: PathBuf,
         exit_code: Option<i32>,
     },
+    #[error("{count} calls could not be placed inside or outside the root (a path the recorder could not copy from the process's memory, one relative to a directory descriptor or working directory it does not know, one climbing out of a symbolic link with `..`, or a name that is not UTF-8); the trace was refused and {output} not written (they would have been counted as outside the root, or under a wrong name)", output = output.display())]
+    Unresolved {
+        count: u64,
+        output: PathBuf,
+        exit_code: Option<i32>,
+    },
     #[error(transparent)]
     Trace(#[from] TraceError),
 }
@@ -120,9 +141,9 @@ impl RecordError {
     /// The recorded command's exit code, when it ran before the recording failed.
     pub fn exit_code(&self) -> Option<i32> {
         match self {
-            RecordError::Lost { exit_code, .. } | RecordError::Truncated { exit_code, .. } => {
-                *exit_code
-            }
+            RecordError::Lost { exit_code, .. }
+            | RecordError::Truncated { exit_code, .. }
+            | RecordError::Unresolved { exit_code, .. } => *exit_code,
             _ => None,
         }
     }
@@ -195,6 +216,40 @@ fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Whether the trace can be written where it is asked for, checked before the command runs (a
+/// recording is not repeatable: it must not be lost at the end to a missing directory): the
+/// output is not a directory, and its directory takes a new file.
+fn check_output(output: &Path) -> Result<(), RecordError> {
+    use std::os::unix::ffi::OsStrExt;
+    let refuse = |source| RecordError::Output {
+        path: output.to_path_buf(),
+        source,
+    };
+    if output.as_os_str().as_bytes().ends_with(b"/")
+        || output.is_dir()
+        || output.file_name().is_none()
+    {
+        return Err(refuse(std::io::Error::from_raw_os_error(libc::EISDIR)));
+    }
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let probe = dir.join(format!(".fsbench-record-probe-{}", std::process::id()));
+    std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| {
+            refuse(std::io::Error::new(
+                e.kind(),
+                format!("its directory {}: {e}", dir.display()),
+            ))
+        })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Records `options.target` into `options.output`.
 pub fn record(options: &Options) -> Result<Recorded, RecordError> {
     if !AVAILABLE {
@@ -219,6 +274,7 @@ pub fn record(options: &Options) -> Result<Recorded, RecordError> {
             return Err(RecordError::NoProcess(pid));
         }
     }
+    check_output(&options.output)?;
     let walked = fsbench_trace::tree::walk(&root).map_err(|source| RecordError::Tree {
         path: root.clone(),
         source,
@@ -251,6 +307,7 @@ fn run(
         std::collections::HashMap::new();
     let command: Vec<String>;
     let mut exit_code = None;
+    let mut main_pid = None;
     match &options.target {
         Target::Command(argv) => {
             command = argv
@@ -262,15 +319,32 @@ fn run(
                 source,
             })?;
             probe.trace(child.pid)?;
+            main_pid = Some(child.pid);
             if let Some(p) = procfs::process(root, child.pid) {
                 processes.insert(child.pid, p);
             }
-            child.release();
+            child.release().map_err(|source| RecordError::Start {
+                command: command.join(" "),
+                source,
+            })?;
+            // Asked to stop (SIGINT or SIGTERM to fsbench): the command had the signal from the
+            // terminal if it was Ctrl-C; if it still runs STOP_GRACE later (fsbench alone was
+            // signalled: `kill`, `timeout`, a service manager), it is sent SIGTERM. Its end
+            // ends the recording, and the trace is written.
+            let mut stop_asked: Option<std::time::Instant> = None;
+            let mut terminated = false;
             loop {
                 probe.poll(&mut calls, POLL_MS);
                 if let Some(code) = child.try_wait() {
                     exit_code = Some(code);
                     break;
+                }
+                if !terminated && options.stop.load(Ordering::Relaxed) {
+                    let asked = *stop_asked.get_or_insert_with(std::time::Instant::now);
+                    if asked.elapsed() >= STOP_GRACE {
+                        child.terminate();
+                        terminated = true;
+                    }
                 }
             }
         }
@@ -295,6 +369,7 @@ fn run(
     }
     probe.drain(&mut calls);
     let end_ns = monotonic_ns();
+    let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
     if let Some(bad) = probe.bad_record.take() {
         return Err(RecordError::Kernel(format!(
@@ -321,7 +396,20 @@ fn run(
             exit_code,
         });
     }
-    let resolved = resolve::resolve(root, calls, start_ns, processes);
+    let symlinks = walked
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, fsbench_trace::NodeKind::Symlink { .. }))
+        .map(|n| n.path.clone())
+        .collect();
+    let resolved = resolve::resolve_with_links(root, calls, start_ns, processes, symlinks);
+    if resolved.unresolved > 0 {
+        return Err(RecordError::Unresolved {
+            count: resolved.unresolved,
+            output: options.output.clone(),
+            exit_code,
+        });
+    }
     let (hostname, kernel) = host();
     let mut trace = fsbench_trace::Trace {
         header: fsbench_trace::Header {
@@ -354,6 +442,7 @@ fn run(
         exit_code,
         stats: Stats::of(&trace),
         mount_points: walked.mount_points,
+        still_running,
     })
 }
 

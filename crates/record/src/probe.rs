@@ -47,17 +47,49 @@ fn kernel(what: &str, e: impl std::fmt::Display) -> RecordError {
     RecordError::Kernel(format!("{what}: {e}"))
 }
 
+/// Held by every fsbench recorder while it mounts, uses and unmounts tracefs: without it, a
+/// recorder that found tracefs mounted by another could see it unmounted in the middle of its
+/// attach, and two could mount it at once (EBUSY).
+const TRACEFS_LOCK: &str = "/run/fsbench-record.tracefs.lock";
+
 /// tracefs, mounted for as long as the tracepoints are being attached when it was not mounted
 /// (attaching reads the events' ids there); unmounted again after.
 struct Tracefs {
     mounted_here: bool,
+    /// The lock (an flock on [`TRACEFS_LOCK`]), released when closed, after the unmount.
+    _lock: Option<std::fs::File>,
+}
+
+/// Takes the recorders' lock on tracefs (waits for another recorder's attach to end); `None`
+/// where /run cannot hold it (then nothing is shared with another recorder but the race).
+fn lock_tracefs() -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(TRACEFS_LOCK)
+        .ok()?;
+    loop {
+        // SAFETY: our descriptor.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Some(file);
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
 }
 
 impl Tracefs {
     fn ensure() -> Result<Tracefs, RecordError> {
+        let lock = lock_tracefs();
         if Path::new(TRACEFS).join("events").is_dir() {
             return Ok(Tracefs {
                 mounted_here: false,
+                _lock: lock,
             });
         }
         let target = std::ffi::CString::new(TRACEFS).expect("no NUL");
@@ -78,7 +110,10 @@ impl Tracefs {
                 std::io::Error::last_os_error(),
             ));
         }
-        Ok(Tracefs { mounted_here: true })
+        Ok(Tracefs {
+            mounted_here: true,
+            _lock: lock,
+        })
     }
 }
 
@@ -218,6 +253,20 @@ impl Probe {
                 self.bad_record.get_or_insert(e);
             }
         }
+    }
+
+    /// The traced processes still running (thread-group leaders only), but `except`.
+    pub fn still_running(&self, except: Option<u32>) -> Vec<u32> {
+        let mut pids: Vec<u32> = self
+            .traced
+            .keys()
+            .filter_map(Result::ok)
+            .filter(|&p| {
+                Some(p) != except && crate::procfs::alive(p) && crate::procfs::is_process(p)
+            })
+            .collect();
+        pids.sort_unstable();
+        pids
     }
 
     pub fn counts(&self) -> Result<Counts, RecordError> {

@@ -47,6 +47,17 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
+/// Whether this id is a process (a thread group's leader), not another thread of one.
+pub fn is_process(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            == Some(pid)
+    })
+}
+
 /// The process's descendants now (children before grandchildren).
 pub fn descendants(pid: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();

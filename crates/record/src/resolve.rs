@@ -5,7 +5,7 @@
 //! descriptor is known to name a file inside the root or not. Calls outside the root are
 //! counted, not kept; calls the trace cannot express are counted by name.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use fsbench_trace::path::relative;
 use fsbench_trace::{Event, Op};
 
-use crate::raw::{Call, Calls, FLAG_EXTRA, KIND_EXEC};
+use crate::raw::{Call, Calls, FLAG_EXTRA, FLAG_PATH1_FAULT, FLAG_PATH2_FAULT, KIND_EXEC};
 use crate::syscalls::{self, Syscall, NO_ARG};
 
 /// One open descriptor of a recorded process.
@@ -66,6 +66,11 @@ pub struct Resolved {
     pub events: Vec<Event>,
     pub outside: u64,
     pub unsupported: BTreeMap<String, u64>,
+    /// Calls that succeeded but could not be placed inside or outside the root: a path the
+    /// kernel could not copy, a relative path against a directory or working directory the
+    /// model does not know, an `openat2` whose `open_how` could not be read. A recording with
+    /// any is refused (it would otherwise count them as outside, silently).
+    pub unresolved: u64,
 }
 
 const AT_FDCWD: i32 = -100;
@@ -75,14 +80,30 @@ const AT_REMOVEDIR: u64 = 0x200;
 const CLONE_THREAD: u64 = 0x0001_0000;
 const CLOSE_RANGE_CLOEXEC: u64 = 4;
 const MAP_ANONYMOUS: u64 = 0x20;
+const FIONCLEX: u64 = 0x5450;
+const FIOCLEX: u64 = 0x5451;
 
 /// Turns the calls into events: `start_ns` is the recording's start (the kernel's monotonic
 /// clock), `processes` what was known of the traced processes when the recording began.
 pub fn resolve(
     root: &Path,
+    calls: Calls,
+    start_ns: u64,
+    processes: HashMap<u32, Process>,
+) -> Resolved {
+    resolve_with_links(root, calls, start_ns, processes, HashSet::new())
+}
+
+/// [`resolve`], knowing the symbolic links under the root (root-relative paths: the initial
+/// tree's; those the calls create are added): a path that climbs out of one with `..` names
+/// what the kernel finds beyond the link's target, which lexical resolution cannot know (it
+/// may lie outside the root), so such a call is unresolved, never recorded under a wrong name.
+pub fn resolve_with_links(
+    root: &Path,
     mut calls: Calls,
     start_ns: u64,
     mut processes: HashMap<u32, Process>,
+    symlinks: HashSet<String>,
 ) -> Resolved {
     calls.calls.sort_by_key(|c| c.enter_ns);
     let table = syscalls::table();
@@ -91,6 +112,9 @@ pub fn resolve(
         arena: &calls.arena,
         out: Resolved::default(),
         start_ns,
+        unknown_base: std::cell::Cell::new(false),
+        unnameable: std::cell::Cell::new(false),
+        symlinks,
     };
     for call in &calls.calls {
         // Interrupted and restarted by the kernel: the call is issued again.
@@ -107,7 +131,13 @@ pub fn resolve(
         let Some(sys) = table.get(call.nr as usize).copied().flatten() else {
             continue;
         };
-        if let Some(child) = r.call(sys, call, process) {
+        r.unknown_base.set(false);
+        r.unnameable.set(false);
+        let child = r.call(sys, call, process);
+        if (r.unknown_base.get() && call.ret >= 0) || r.unnameable.get() {
+            r.out.unresolved += 1;
+        }
+        if let Some(child) = child {
             let copy = processes.get(&call.pid).cloned().unwrap_or_default();
             processes.insert(child, copy);
         }
@@ -120,6 +150,13 @@ struct Resolver<'a> {
     arena: &'a [u8],
     out: Resolved,
     start_ns: u64,
+    /// Set when a relative path of the current call had no known base.
+    unknown_base: std::cell::Cell<bool>,
+    /// Set when a path of the current call lies inside the root but is not UTF-8, or climbs
+    /// out of a symbolic link with `..`.
+    unnameable: std::cell::Cell<bool>,
+    /// Symbolic links under the root, root-relative.
+    symlinks: HashSet<String>,
 }
 
 impl Resolver<'_> {
@@ -152,10 +189,13 @@ impl Resolver<'_> {
             return Some(path.to_path_buf());
         }
         let base = match dirfd {
-            None | Some(AT_FDCWD) => p.cwd.as_ref()?,
-            Some(fd) => p.fds.get(&fd)?.path.as_ref()?,
+            None | Some(AT_FDCWD) => p.cwd.as_ref(),
+            Some(fd) => p.fds.get(&fd).and_then(|f| f.path.as_ref()),
         };
-        Some(base.join(path))
+        if base.is_none() {
+            self.unknown_base.set(true);
+        }
+        Some(base?.join(path))
     }
 
     /// Path argument `which` (0: the first, 1: the second) made absolute.
@@ -171,7 +211,30 @@ impl Resolver<'_> {
     }
 
     fn rel(&self, path: Option<PathBuf>) -> Option<String> {
-        relative(self.root, &path?)
+        let path = path?;
+        if !self.symlinks.is_empty() {
+            let mut at = PathBuf::new();
+            for component in path.components() {
+                if component == std::path::Component::ParentDir {
+                    if relative(self.root, &at).is_some_and(|r| self.symlinks.contains(&r)) {
+                        self.unnameable.set(true);
+                        return None;
+                    }
+                    at.pop();
+                } else {
+                    at.push(component);
+                }
+            }
+        }
+        let rel = relative(self.root, &path);
+        // Inside the root but not UTF-8: a trace cannot name it, and it is not outside.
+        if rel.is_none() {
+            let lossy = path.to_string_lossy();
+            if lossy.contains('\u{fffd}') && relative(self.root, Path::new(&*lossy)).is_some() {
+                self.unnameable.set(true);
+            }
+        }
+        rel
     }
 
     /// An operation on a path: kept when the path is inside the root.
@@ -200,6 +263,15 @@ impl Resolver<'_> {
         let fd = a[0] as i32;
         let ok = c.ret >= 0;
         let extra = (c.flags & FLAG_EXTRA != 0).then_some(c.extra);
+        // A path the kernel could not copy (a null pointer is no path: utimensat, statx).
+        let unreadable =
+            |flag: u32, arg: u8| c.flags & flag != 0 && arg != NO_ARG && a[arg as usize] != 0;
+        if (unreadable(FLAG_PATH1_FAULT, sys.path_a) || unreadable(FLAG_PATH2_FAULT, sys.path_b))
+            && c.ret != -(libc::EFAULT as i64)
+        {
+            self.out.unresolved += 1;
+            return None;
+        }
         if sys.unsupported {
             let touches = if sys.path_a != NO_ARG {
                 self.rel(self.arg_path(sys, c, p, 0)).is_some()
@@ -264,7 +336,11 @@ impl Resolver<'_> {
                     libc::SYS_openat => (a[2], a[3]),
                     libc::SYS_openat2 => {
                         if extra.is_none() {
-                            self.out.outside += 1;
+                            if ok {
+                                self.out.unresolved += 1;
+                            } else {
+                                self.out.outside += 1;
+                            }
                             return None;
                         }
                         (c.extra, c.extra2)
@@ -329,6 +405,16 @@ impl Resolver<'_> {
                 }
                 _ => {}
             },
+            libc::SYS_ioctl if ok => {
+                let cloexec = match a[1] as u32 as u64 {
+                    FIOCLEX => true,
+                    FIONCLEX => false,
+                    _ => return None,
+                };
+                if let Some(f) = p.fds.get_mut(&fd) {
+                    f.cloexec = cloexec;
+                }
+            }
             libc::SYS_lseek => self.on_fd(
                 c,
                 p,
@@ -467,7 +553,12 @@ impl Resolver<'_> {
                     .map(|b| String::from_utf8_lossy(b).into_owned());
                 let path = self.arg_path(sys, c, p, 1);
                 match (target, self.rel(path)) {
-                    (Some(target), Some(path)) => self.push(c, Op::Symlink { target, path }),
+                    (Some(target), Some(path)) => {
+                        if ok {
+                            self.symlinks.insert(path.clone());
+                        }
+                        self.push(c, Op::Symlink { target, path })
+                    }
                     _ => self.out.outside += 1,
                 }
             }
@@ -787,5 +878,85 @@ mod tests {
             [("chown", 1), ("copy_file_range", 1), ("io_uring_enter", 1)]
         );
         assert_eq!(r.outside, 1, "fadvise64 on a file outside the root");
+    }
+
+    #[test]
+    fn calls_that_cannot_be_placed_are_unresolved_never_outside() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(root, Some("/srv/app".into()), vec![]);
+        // An open whose path the kernel could not copy at entry (it succeeded: fd 3).
+        s.call(1, libc::SYS_openat, &[AT, 0x7000, 0, 0], 3, &[]);
+        s.calls.calls.last_mut().unwrap().flags = FLAG_PATH1_FAULT;
+        // The same with a bad pointer: it failed with EFAULT, nothing to place.
+        s.call(
+            1,
+            libc::SYS_openat,
+            &[AT, 0x8000, 0, 0],
+            -(libc::EFAULT as i64),
+            &[],
+        );
+        s.calls.calls.last_mut().unwrap().flags = FLAG_PATH1_FAULT;
+        // utimensat(fd, NULL): no path at all.
+        s.call(
+            1,
+            libc::SYS_utimensat,
+            &[9, 0, 0, 0],
+            -(libc::EBADF as i64),
+            &[],
+        );
+        s.calls.calls.last_mut().unwrap().flags = FLAG_PATH1_FAULT;
+        // A relative path against descriptor 9, which the model does not know, succeeded.
+        s.call(1, libc::SYS_mkdirat, &[9, 0, 0o755], 0, &["d"]);
+        // The same call failing (EBADF): outside.
+        s.call(
+            1,
+            libc::SYS_mkdirat,
+            &[9, 0, 0o755],
+            -(libc::EBADF as i64),
+            &["d"],
+        );
+        let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
+        assert_eq!(r.unresolved, 2, "{r:?}");
+        assert!(r.events.is_empty(), "{:?}", r.events);
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_inside_the_root_is_unresolved_never_outside() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(root, Some("/srv/app".into()), vec![]);
+        s.call(1, libc::SYS_mkdir, &[0, 0o755], 0, &["placeholder"]);
+        // The path's bytes: "caf\xe9" (Latin-1), not UTF-8.
+        let start = s.calls.arena.len() as u32;
+        s.calls.arena.extend_from_slice(b"caf\xe9");
+        s.calls.calls.last_mut().unwrap().path1 = (start, 4);
+        // Outside the root, the same name is only outside.
+        s.call(1, libc::SYS_mkdir, &[0, 0o755], 0, &["placeholder"]);
+        let start = s.calls.arena.len() as u32;
+        s.calls.arena.extend_from_slice(b"/tmp/caf\xe9");
+        s.calls.calls.last_mut().unwrap().path1 = (start, 9);
+        let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
+        assert_eq!((r.unresolved, r.outside), (1, 2), "{r:?}");
+        assert!(r.events.is_empty());
+    }
+
+    #[test]
+    fn climbing_out_of_a_symbolic_link_is_unresolved_never_a_lexical_guess() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(root, Some("/srv/app".into()), vec![]);
+        // l is a link in the initial tree; m is made by the application.
+        s.call(1, libc::SYS_stat, &[0, 0], 0, &["l/../x"]);
+        s.call(1, libc::SYS_symlink, &[0, 0], 0, &["/elsewhere", "m"]);
+        s.call(1, libc::SYS_open, &[0, 0x241, 0o644], 3, &["m/../leak"]);
+        // Through a link without `..`, and `..` through a directory: resolved as before.
+        s.call(1, libc::SYS_stat, &[0, 0], 0, &["l/y"]);
+        s.call(1, libc::SYS_stat, &[0, 0], 0, &["d/../z"]);
+        let links = HashSet::from(["l".to_string()]);
+        let r = resolve_with_links(root, s.calls, 0, HashMap::from([(1, p)]), links);
+        assert_eq!(r.unresolved, 2, "{r:?}");
+        let paths: Vec<Vec<&str>> = r.events.iter().map(|e| e.op.paths()).collect();
+        assert_eq!(paths, [vec!["m"], vec!["l/y"], vec!["z"]]);
     }
 }

@@ -10,6 +10,8 @@ pub const NO_ARG: u8 = 255;
 pub const SPECIAL_CLONE3: u8 = 1;
 pub const SPECIAL_IOVEC: u8 = 2;
 pub const SPECIAL_OPENAT2: u8 = 3;
+/// ioctl, kept only for FIONCLEX and FIOCLEX (a descriptor's close-on-exec flag).
+pub const SPECIAL_FIOCLEX: u8 = 4;
 
 /// One captured system call.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +93,9 @@ pub const SYSCALLS: &[Syscall] = &[
     call(8, "lseek"),
     call(9, "mmap"),
     call(11, "munmap"),
+    // Only FIONCLEX and FIOCLEX (filtered in the kernel): the close-on-exec flag that decides
+    // which descriptors an exec keeps (Python sets it so: os.set_inheritable, pass_fds).
+    special(call(16, "ioctl"), SPECIAL_FIOCLEX),
     call(17, "pread64"),
     call(18, "pwrite64"),
     special(call(19, "readv"), SPECIAL_IOVEC),

@@ -146,6 +146,70 @@ fn helper() {
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             unsafe { libc::stat(c(&path).as_ptr(), &mut st) };
         }
+        "mapped-path" => unsafe {
+            // The path handed to open() lives in a file mapping this process has never touched:
+            // its page is not in the page tables when the call enters (the kernel faults it in
+            // during the call, the recorder at entry cannot).
+            let name = format!("{root}/mapped.txt");
+            let holder = format!("{root}/holder");
+            let mut bytes = name.clone().into_bytes();
+            bytes.resize(4096, 0);
+            std::fs::write(&holder, &bytes).unwrap();
+            let hfd = libc::open(c(&holder).as_ptr(), libc::O_RDONLY);
+            assert!(hfd >= 0);
+            let map = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                hfd,
+                0,
+            );
+            assert_ne!(map, libc::MAP_FAILED);
+            // Dropped from the page cache too, so that no fault-around maps it early.
+            libc::posix_fadvise(hfd, 0, 4096, libc::POSIX_FADV_DONTNEED);
+            let fd = libc::open(
+                map.cast(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o644,
+            );
+            assert!(fd >= 0);
+            assert_eq!(libc::write(fd, b"mapped".as_ptr().cast(), 6), 6);
+            libc::close(fd);
+        },
+        "sleep" => std::thread::sleep(std::time::Duration::from_secs(30)),
+        "fionclex" => unsafe {
+            // Opened close-on-exec (as Python opens everything), made inheritable with
+            // ioctl(FIONCLEX) (as Python's os.set_inheritable and subprocess's pass_fds do),
+            // then written to by the program exec'd.
+            let fd = libc::open(
+                c(&format!("{root}/kept.txt")).as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o644,
+            );
+            assert!(fd >= 0);
+            assert_eq!(libc::dup3(fd, 7, libc::O_CLOEXEC), 7);
+            libc::close(fd);
+            assert_eq!(libc::ioctl(7, libc::FIONCLEX), 0);
+            let argv = [c("sh"), c("-c"), c("echo hi >&7")];
+            let ptrs = [
+                argv[0].as_ptr(),
+                argv[1].as_ptr(),
+                argv[2].as_ptr(),
+                std::ptr::null(),
+            ];
+            libc::execvp(ptrs[0], ptrs.as_ptr());
+            panic!("exec sh");
+        },
+        "daemon" => unsafe {
+            // A child left running after the command ends, making a call later.
+            if libc::fork() == 0 {
+                std::thread::sleep(std::time::Duration::from_secs(2));
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::stat(c(&format!("{root}/late")).as_ptr(), &mut st);
+                libc::_exit(0);
+            }
+        },
         "not-root" => {
             let out = Path::new(&root).join("t.trace");
             let e = record(&options(Path::new(&root), "threads", &out)).unwrap_err();
@@ -551,4 +615,212 @@ fn the_recorder_is_built_under_ci() {
             "CI builds the recorder (clang is installed)"
         );
     }
+}
+
+#[test]
+fn a_path_the_recorder_could_not_read_is_never_left_out_silently() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let out = dir.path().join("mapped.trace");
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&options(&root, "mapped-path", &out))
+    };
+    match result {
+        // The path is read again when the call returns: the call is in the trace, with its
+        // write (before, it was counted as outside the root).
+        Ok(done) => {
+            assert_eq!(done.exit_code, Some(0), "the helper failed");
+            let trace = Trace::read(&out).unwrap();
+            let ops: Vec<&Op> = trace.events.iter().map(|e| &e.op).collect();
+            assert!(
+                ops.iter()
+                    .any(|op| matches!(op, Op::Open { path, .. } if path == "mapped.txt")),
+                "the open of mapped.txt is missing (outside: {}): {ops:#?}",
+                trace.end.outside_events
+            );
+            assert!(
+                ops.iter().any(|op| matches!(op, Op::Write { len: 6, .. })),
+                "the write to mapped.txt is missing: {ops:#?}"
+            );
+        }
+        Err(other) => panic!("{other}"),
+    }
+}
+
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_the_command_runs() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let is_dir = dir.path().join("is-a-dir");
+    std::fs::create_dir(&is_dir).unwrap();
+    for out in [dir.path().join("missing/app.trace"), is_dir.clone()] {
+        let result = {
+            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+            record(&options(&root, "fork", &out))
+        };
+        match result {
+            Err(e @ RecordError::Output { .. }) => {
+                assert!(e.to_string().contains("-o"), "{e}")
+            }
+            other => panic!("{}: {other:?}", out.display()),
+        }
+        // The command never ran: it would have left parent.txt and child.txt.
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    }
+    assert_eq!(std::fs::read_dir(&is_dir).unwrap().count(), 0);
+}
+
+#[test]
+fn a_stop_request_ends_a_command_that_does_not_end_by_itself() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stopped.trace");
+    let opts = options(dir.path(), "sleep", &out);
+    // What SIGTERM (or SIGINT) to fsbench alone does: the CLI's handler sets `stop`.
+    let stop = opts.stop.clone();
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let began = std::time::Instant::now();
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts)
+    };
+    setter.join().unwrap();
+    let done = result.unwrap();
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(15),
+        "the command ran to its end: {:?}",
+        began.elapsed()
+    );
+    assert_eq!(done.exit_code, Some(128 + libc::SIGTERM));
+    Trace::read(&out).unwrap();
+}
+
+#[test]
+fn a_command_that_cannot_be_executed_is_an_error_not_an_empty_trace() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("none.trace");
+    let mut opts = options(dir.path(), "threads", &out);
+    opts.target = Target::Command(vec!["/nonexistent/fsbench-no-such-command".into()]);
+    let result = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&opts)
+    };
+    match result {
+        Err(e @ RecordError::Start { .. }) => {
+            assert!(e.to_string().contains("No such file"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_descriptor_made_inheritable_by_ioctl_is_followed_across_exec() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let (_dir, trace) = recorded("fionclex", false);
+    let after_exec: Vec<&Op> = trace
+        .events
+        .iter()
+        .skip_while(|e| !matches!(e.op, Op::Dup { new_fd: 7, .. }))
+        .skip_while(|e| e.op != Op::Exec)
+        .map(|e| &e.op)
+        .collect();
+    assert!(
+        after_exec
+            .iter()
+            .any(|op| matches!(op, Op::Write { len: 3, .. })),
+        "sh's write to kept.txt, through descriptor 7 kept by FIONCLEX, is missing (outside: {}): {:#?}",
+        trace.end.outside_events,
+        trace.events
+    );
+}
+
+#[test]
+fn two_recordings_at_once_do_not_pull_tracefs_from_under_each_other() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    // Only where tracefs is not mounted: each recording mounts it for its attach, and
+    // unmounts it after. Held against the other tests of this binary, not against each other.
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if Path::new("/sys/kernel/tracing/events").is_dir() {
+        eprintln!("skipped: tracefs is mounted here, the recordings share it");
+        return;
+    }
+    for round in 0..4 {
+        let results: Vec<_> = (0..2)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    let dir = tempfile::tempdir().unwrap();
+                    let out = dir.path().join(format!("{i}.trace"));
+                    record(&options(dir.path(), "burst", &out)).map(|r| r.exit_code)
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        for r in results {
+            assert!(
+                matches!(r, Ok(Some(0))),
+                "round {round}: {:?}",
+                r.map_err(|e| e.to_string())
+            );
+        }
+    }
+    assert!(
+        !Path::new("/sys/kernel/tracing/events").is_dir(),
+        "tracefs left mounted"
+    );
+}
+
+#[test]
+fn descendants_left_running_are_named_never_silently_dropped() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("daemon.trace");
+    let done = {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        record(&options(dir.path(), "daemon", &out)).unwrap()
+    };
+    assert_eq!(done.exit_code, Some(0));
+    assert_eq!(done.still_running.len(), 1, "{:?}", done.still_running);
+    let trace = Trace::read(&out).unwrap();
+    let fork = trace
+        .events
+        .iter()
+        .find_map(|e| match e.op {
+            Op::Fork { child } => Some(child),
+            _ => None,
+        })
+        .expect("the fork");
+    assert_eq!(done.still_running, [fork]);
 }

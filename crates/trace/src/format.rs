@@ -20,6 +20,10 @@ use crate::tree::Node;
 pub const MAGIC: &[u8; 8] = b"FSBTRACE";
 /// The version this build writes, and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;
+/// The longest line a trace may hold (a header with a very long command line fits): a longer
+/// one is refused as corrupt by the reader, before it is held in memory whole (a gzip stream
+/// can expand a few KiB into gigabytes), and never written.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// What was recorded, where and how; written first.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,17 +146,23 @@ impl Trace {
         let mut number = 0u64;
         loop {
             buf.clear();
-            let n = lines.read_line(&mut buf).map_err(|e| match e.kind() {
-                io::ErrorKind::UnexpectedEof => {
-                    truncated(format!("the compressed stream ends early: {e}"))
-                }
-                io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => TraceError::Corrupt {
-                    path: path.to_path_buf(),
-                    line: number + 1,
-                    reason: e.to_string(),
-                },
-                _ => io_err(e),
-            })?;
+            let limit = MAX_LINE_BYTES as u64 + 1;
+            let n = (&mut lines)
+                .take(limit)
+                .read_line(&mut buf)
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::UnexpectedEof => {
+                        truncated(format!("the compressed stream ends early: {e}"))
+                    }
+                    io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+                        TraceError::Corrupt {
+                            path: path.to_path_buf(),
+                            line: number + 1,
+                            reason: e.to_string(),
+                        }
+                    }
+                    _ => io_err(e),
+                })?;
             if n == 0 {
                 return Err(truncated(format!("no end line after {number} lines")));
             }
@@ -162,6 +172,11 @@ impl Trace {
                 line: number,
                 reason,
             };
+            if n > MAX_LINE_BYTES {
+                return Err(corrupt(format!(
+                    "a line longer than {MAX_LINE_BYTES} bytes"
+                )));
+            }
             let line: Line =
                 serde_json::from_str(buf.trim_end()).map_err(|e| corrupt(e.to_string()))?;
             match (line, header.is_some()) {
@@ -194,12 +209,17 @@ impl Trace {
                             events.len()
                         )));
                     }
-                    let mut rest = Vec::new();
-                    lines
-                        .read_to_end(&mut rest)
-                        .map_err(|e| corrupt(e.to_string()))?;
-                    if !rest.iter().all(u8::is_ascii_whitespace) {
-                        return Err(corrupt("data after the end line".into()));
+                    // What follows is read in pieces, never held whole.
+                    loop {
+                        let rest = lines.fill_buf().map_err(|e| corrupt(e.to_string()))?;
+                        if rest.is_empty() {
+                            break;
+                        }
+                        if !rest.iter().all(u8::is_ascii_whitespace) {
+                            return Err(corrupt("data after the end line".into()));
+                        }
+                        let used = rest.len();
+                        lines.consume(used);
                     }
                     return Ok(Trace {
                         header: header.expect("checked"),
@@ -235,6 +255,8 @@ pub struct TraceWriter {
     path: PathBuf,
     temporary: PathBuf,
     out: Option<GzEncoder<BufWriter<File>>>,
+    /// The temporary has been renamed into place (else it is removed when dropped).
+    finished: bool,
     nodes: u64,
     events: u64,
     last_start_ns: u64,
@@ -243,20 +265,46 @@ pub struct TraceWriter {
 
 impl TraceWriter {
     pub fn create(path: &Path, header: &Header) -> Result<TraceWriter, TraceError> {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let temporary = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-        let file = File::create(&temporary).map_err(|source| TraceError::Io {
-            path: temporary.clone(),
+        let refuse = |source: io::Error| TraceError::Io {
+            path: path.to_path_buf(),
             source,
-        })?;
+        };
+        // A directory (or a name ending in `/`) cannot take the trace: refused before anything
+        // is written, never a temporary left beside it.
+        use std::os::unix::ffi::OsStrExt;
+        let name = match path.file_name() {
+            Some(name) if !path.as_os_str().as_bytes().ends_with(b"/") && !path.is_dir() => {
+                name.to_string_lossy().into_owned()
+            }
+            _ => return Err(refuse(io::Error::from_raw_os_error(libc::EISDIR))),
+        };
+        // Created new (O_EXCL): never opened through a link or a file someone planted under
+        // the predictable name (fsbench record runs as root).
+        let mut attempt = 0u32;
+        let (temporary, file) = loop {
+            let temporary =
+                path.with_file_name(format!(".{name}.partial-{}-{attempt}", std::process::id()));
+            match File::options()
+                .write(true)
+                .create_new(true)
+                .open(&temporary)
+            {
+                Ok(file) => break (temporary, file),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+                Err(source) => {
+                    return Err(TraceError::Io {
+                        path: temporary,
+                        source,
+                    })
+                }
+            }
+        };
         let mut file = BufWriter::with_capacity(1 << 20, file);
         let mut writer = TraceWriter {
             path: path.to_path_buf(),
             temporary,
             out: None,
+            finished: false,
             nodes: 0,
             events: 0,
             last_start_ns: 0,
@@ -299,13 +347,25 @@ impl TraceWriter {
             .and_then(|file| file.sync_all());
         self.io(done)?;
         let renamed = std::fs::rename(&self.temporary, &self.path);
-        self.io(renamed)
+        self.io(renamed)?;
+        self.finished = true;
+        Ok(())
     }
 
     fn line(&mut self, line: &Line) -> Result<(), TraceError> {
         self.line.clear();
         serde_json::to_writer(&mut self.line, line).expect("a trace line serialises");
         self.line.push(b'\n');
+        if self.line.len() > MAX_LINE_BYTES {
+            let too_long = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a trace line of {} bytes, longer than the {MAX_LINE_BYTES} a reader takes",
+                    self.line.len()
+                ),
+            );
+            return self.io(Err(too_long));
+        }
         let out = self.out.as_mut().expect("open until finished");
         let written = out.write_all(&self.line);
         self.io(written)
@@ -321,7 +381,9 @@ impl TraceWriter {
 
 impl Drop for TraceWriter {
     fn drop(&mut self) {
-        if self.out.is_some() {
+        // Unfinished, or failed while finishing (a full disk, a rename refused): no partial
+        // file is left behind.
+        if !self.finished {
             let _ = std::fs::remove_file(&self.temporary);
         }
     }

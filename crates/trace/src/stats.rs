@@ -56,12 +56,12 @@ impl Stats {
                 files.insert(path);
             }
             let (read, written) = event.op.bytes(event.ret);
-            stats.bytes_read += read;
-            stats.bytes_written += written;
+            stats.bytes_read = stats.bytes_read.saturating_add(read);
+            stats.bytes_written = stats.bytes_written.saturating_add(written);
             let op = stats.by_op.entry(event.op.name().to_owned()).or_default();
             op.calls += 1;
             op.errors += u64::from(event.ret < 0);
-            op.time_ns += event.dur_ns;
+            op.time_ns = op.time_ns.saturating_add(event.dur_ns);
         }
         stats.processes = processes.len() as u64;
         stats.threads = threads.len() as u64;
@@ -71,7 +71,7 @@ impl Stats {
                 NodeKind::Dir => stats.tree_dirs += 1,
                 NodeKind::File { size } => {
                     stats.tree_files += 1;
-                    stats.tree_bytes += size;
+                    stats.tree_bytes = stats.tree_bytes.saturating_add(size);
                 }
                 _ => {}
             }

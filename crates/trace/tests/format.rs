@@ -267,3 +267,151 @@ fn an_anonymised_trace_has_no_original_name_and_the_same_structure() {
         assert_eq!(a.op.fd(), b.op.fd());
     }
 }
+
+/// The entries of a directory, by name.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn an_output_that_cannot_take_the_trace_leaves_no_temporary_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    // The output path is a directory: refused, and no partial file beside it.
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let err = sample().write(&out).unwrap_err();
+    assert!(matches!(err, TraceError::Io { .. }), "{err}");
+    assert_eq!(names(dir.path()), ["out"]);
+    assert_eq!(names(&out), Vec::<String>::new());
+    // A path ending in a slash names a directory too (never a file written beside it).
+    let slash = dir.path().join("sub/");
+    let err = sample().write(&slash).unwrap_err();
+    assert!(matches!(err, TraceError::Io { .. }), "{err}");
+    assert_eq!(names(dir.path()), ["out"]);
+}
+
+#[test]
+fn the_temporary_is_never_opened_through_a_planted_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let out = dir.path().join("app.trace");
+    // The temporary's name is predictable (the pid): someone who can write in the output's
+    // directory plants a link there; root must not write through it.
+    let pid = std::process::id();
+    let planted: Vec<_> = [format!("{pid}"), format!("{pid}-0"), format!("{pid}-1")]
+        .iter()
+        .map(|suffix| dir.path().join(format!(".app.trace.partial-{suffix}")))
+        .collect();
+    for link in &planted {
+        std::os::unix::fs::symlink(&victim, link).unwrap();
+    }
+    sample().write(&out).unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert_eq!(Trace::read(&out).unwrap(), sample());
+    for link in &planted {
+        let kind = std::fs::symlink_metadata(link).unwrap().file_type();
+        assert!(kind.is_symlink(), "{}", link.display());
+    }
+}
+
+/// A tmpfs of a few KiB, unmounted when dropped.
+struct TinyFs(tempfile::TempDir);
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        let target = std::ffi::CString::new(self.0.path().as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid path.
+        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+#[test]
+fn a_full_disk_leaves_no_temporary_behind() {
+    // SAFETY: no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = std::ffi::CString::new(dir.path().as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: valid NUL-terminated strings.
+    let rc = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            c"size=16k".as_ptr().cast(),
+        )
+    };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+    let fs = TinyFs(dir);
+    let mut big = sample();
+    let template = big.events[0].clone();
+    for i in 0..20_000u64 {
+        let mut e = template.clone();
+        e.start_ns = 1_000_000 + i;
+        e.op = Op::Stat {
+            path: format!("d/{:016x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            follow: true,
+        };
+        big.events.push(e);
+    }
+    let out = fs.0.path().join("app.trace");
+    let err = big.write(&out).unwrap_err();
+    assert!(err.to_string().contains("No space left"), "{err}");
+    assert_eq!(names(fs.0.path()), Vec::<String>::new());
+}
+
+#[test]
+fn a_huge_line_is_refused_before_it_is_held_in_memory() {
+    use flate2::write::GzEncoder;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("huge.trace");
+    let mut header = sample().header;
+    // A well-formed header line of 65 MiB (a gzip bomb: it compresses to a few KiB).
+    header.command = vec!["a".repeat(65 << 20)];
+    let mut file = std::fs::File::create(&p).unwrap();
+    file.write_all(b"FSBTRACE").unwrap();
+    file.write_all(&FORMAT_VERSION.to_le_bytes()).unwrap();
+    let mut gz = GzEncoder::new(file, flate2::Compression::fast());
+    serde_json::to_writer(&mut gz, &serde_json::json!({ "header": header })).unwrap();
+    gz.write_all(b"\n{\"end\":{\"nodes\":0,\"events\":0,\"duration_ns\":0,\"lost_events\":0,\"outside_events\":0,\"unsupported\":{}}}\n")
+        .unwrap();
+    gz.finish().unwrap();
+    let err = match Trace::read(&p) {
+        Ok(_) => panic!("a 65 MiB line was read whole"),
+        Err(e) => e,
+    };
+    assert!(matches!(err, TraceError::Corrupt { line: 1, .. }), "{err}");
+    assert!(err.to_string().contains("longer than"), "{err}");
+    // Nor is such a line ever written.
+    let mut trace = sample();
+    trace.header = header;
+    assert!(trace.write(&dir.path().join("w.trace")).is_err());
+    assert_eq!(names(dir.path()), ["huge.trace"]);
+}
+
+#[test]
+fn stats_of_absurd_values_do_not_overflow() {
+    let mut trace = sample();
+    for e in &mut trace.events {
+        e.ret = i64::MAX;
+        e.dur_ns = u64::MAX;
+    }
+    trace.tree.push(Node {
+        path: "big".into(),
+        kind: NodeKind::File { size: u64::MAX },
+        mode: 0o644,
+    });
+    let stats = Stats::of(&trace);
+    assert_eq!(stats.tree_bytes, u64::MAX);
+    assert!(stats.bytes_read >= i64::MAX as u64 && stats.bytes_written >= i64::MAX as u64);
+    assert_eq!(stats.by_op["pread"].time_ns, u64::MAX);
+}

@@ -48,7 +48,9 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
                 RecordError::NotBuilt | RecordError::NeedsRoot | RecordError::Kernel(_) => {
                     exit::UNSUPPORTED
                 }
-                RecordError::Root { .. } | RecordError::NoProcess(_) => exit::USAGE,
+                RecordError::Root { .. }
+                | RecordError::NoProcess(_)
+                | RecordError::Output { .. } => exit::USAGE,
                 _ => exit::FAILED,
             };
             return Err(Failure {
@@ -82,6 +84,14 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         note!(
             "not recorded: {} is another filesystem under the root (its initial tree is not in the trace)",
             printable(mount)
+        );
+    }
+    if !recorded.still_running.is_empty() {
+        let pids: Vec<String> = recorded.still_running.iter().map(u32::to_string).collect();
+        note!(
+            "not recorded: {} processes of the recorded tree were still running when the recording ended (pids {}): their calls from then on are not in the trace",
+            pids.len(),
+            pids.join(", ")
         );
     }
     match recorded.exit_code {

@@ -104,12 +104,13 @@ fn text(trace: &Trace, limit: Option<usize>) -> Result<(), Failure> {
 
 /// "4096", or "ENOENT" for a failed call.
 fn returned(event: &Event) -> String {
-    if event.ret < 0 {
-        let errno = (-event.ret) as i32;
-        let name = std::io::Error::from_raw_os_error(errno).kind();
-        format!("-{errno} ({name:?})")
-    } else {
-        event.ret.to_string()
+    // A return no errno fits (a damaged or hand-made trace) is shown as the number it is.
+    match i32::try_from(event.ret.unsigned_abs()) {
+        Ok(errno) if event.ret < 0 => {
+            let name = std::io::Error::from_raw_os_error(errno).kind();
+            format!("-{errno} ({name:?})")
+        }
+        _ => event.ret.to_string(),
     }
 }
 
