@@ -107,7 +107,10 @@ fn helper() {
             libc::close(fd);
         },
         "burst" => {
-            let path = c(&format!("{root}/missing"));
+            // Long paths (about 1 KiB a record): four records fill the 4 KiB buffer, so no
+            // reader keeps up with 20,000 of them however promptly it is woken.
+            let long = vec!["x".repeat(200); 4].join("/");
+            let path = c(&format!("{root}/{long}"));
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             for _ in 0..20_000 {
                 unsafe { libc::stat(path.as_ptr(), &mut st) };
