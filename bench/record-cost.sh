@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# What recording costs the recorded application: its wall time under `fsbench record` against
+# its wall time alone, in PAIRS alternating pairs (the order swapped every pair), and, for the
+# system-call-dense loop, under `strace -f` too (the issue's reference: 15.8x here).
+#
+#   loop:   a Python loop of 20,000 x (open, write 100 bytes, close) = 60,000 calls, on tmpfs.
+#   sqlite, git, make: the applications of bench/replay-fidelity.sh, on ext4 (a fresh 4 GiB
+#           loop image, direct I/O on the backing file, made once; the application's output
+#           removed between runs, caches dropped before each).
+#
+# Printed: per application the median wall times and the ratio recorded / alone (goal <= 1.10),
+# with min..max over the pairs, and the events each recording kept.
+#
+# Usage (root): sudo bench/record-cost.sh [PAIRS=5]     APPS="loop sqlite git make"
+set -euo pipefail
+lscpu 2>/dev/null | grep -E "^Model name" || true
+PAIRS=${1:-5}
+APPS=${APPS:-loop sqlite git make}
+TXNS=${TXNS:-300}
+cd "$(dirname "$0")/.."
+REPO=$PWD
+scripts/install-deps.sh --studies
+command -v strace >/dev/null || { apt-get update -qq && apt-get install -y -qq strace >/dev/null; }
+. scripts/rust-env.sh
+cargo build --release --locked -q
+FSBENCH=${FSBENCH:-$PWD/target/release/fsbench}
+OUT=$PWD/bench/out
+mkdir -p "$OUT"
+RESULTS="$OUT/record-cost-$(date -u +%Y%m%dT%H%M%SZ).tsv"
+printf 'app\tpair\thow\tseconds\tevents\trecorded_s\n' > "$RESULTS"
+
+WORK=$(mktemp -d /var/tmp/fsbench-bench.XXXXXX)
+M=$WORK/mnt
+T=$WORK/tmpfs
+LOOP=
+cleanup() {
+  set +e
+  for m in "$M" "$T"; do mountpoint -q "$m" && umount "$m"; done
+  [ -n "$LOOP" ] && losetup -d "$LOOP"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+mkdir -p "$M" "$T"
+mount -t tmpfs -o size=1g fsbench-bench "$T"
+truncate -s 4g "$WORK/fs.img"
+LOOP=$(losetup --find --show --direct-io=on "$WORK/fs.img")
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOP"
+mount "$LOOP" "$M"
+
+INPUTS=$WORK/inputs
+mkdir -p "$INPUTS/loop" "$INPUTS/sqlite" "$INPUTS/make"
+cat > "$INPUTS/loop/loop.py" <<'PY'
+import os
+for i in range(20000):
+    fd = os.open(f"f{i % 100}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, b"x" * 100)
+    os.close(fd)
+PY
+python3 - "$INPUTS/sqlite/load.sql" "$TXNS" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("PRAGMA journal_mode=DELETE;\nPRAGMA synchronous=FULL;\n")
+    f.write("CREATE TABLE t(id INTEGER PRIMARY KEY, k TEXT, v BLOB);\nCREATE INDEX tk ON t(k);\n")
+    for i in range(int(sys.argv[2])):
+        f.write(f"BEGIN; INSERT INTO t(k, v) VALUES('key{i * 7919 % 100003}', randomblob(2000)); COMMIT;\n")
+PY
+git clone -q --bare "$REPO" "$INPUTS/git-src.git"
+mkdir -p "$INPUTS/git" && mv "$INPUTS/git-src.git" "$INPUTS/git/src.git"
+tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$INPUTS/make" --wildcards \
+  'linux-source-6.1/Makefile' 'linux-source-6.1/scripts/*' 'linux-source-6.1/arch/x86/*' \
+  '*Kconfig*' 'linux-source-6.1/include/*' 'linux-source-6.1/tools/include/*' \
+  'linux-source-6.1/security/selinux/include/*'
+# (a second pass: in one list with the patterns above, GNU tar 1.34 reports these not found)
+tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$INPUTS/make" --wildcards 'linux-source-6.1/tools/arch/x86/*' \
+  'linux-source-6.1/tools/lib/*' 'linux-source-6.1/tools/build/*' 'linux-source-6.1/tools/scripts/*'
+
+root_of() { [ "$1" = loop ] && echo "$T/root" || echo "$M/root"; }
+command_of() {
+  case $1 in
+    loop) echo 'python3 loop.py' ;;
+    sqlite) echo 'sqlite3 app.db ".read load.sql" >/dev/null' ;;
+    git) echo "git clone -q --no-local src.git work && git -C work checkout -q \$(git -C work rev-list --max-count=1 --skip=200 HEAD)" ;;
+    make) echo 'cd linux-source-6.1 && make -s -j2 defconfig >/dev/null && make -s -j2 scripts >/dev/null' ;;
+  esac
+}
+once() { # app how: the application from its input tree; prints "seconds events recorded_s"
+  # (recorded_s: the recording's own span, from the command's fork to its exit as the
+  # recorder saw it — the application's wall time under the recorder, without loading the
+  # BPF program before it or resolving and writing the trace after it)
+  local root s e events=0 span=0
+  root=$(root_of "$1")
+  rm -rf "$root" && mkdir "$root" && cp -a "$INPUTS/$1/." "$root/"
+  sync; echo 3 > /proc/sys/vm/drop_caches
+  s=$(date +%s.%N)
+  case $2 in
+    alone) (cd "$root" && sh -c "$(command_of "$1")") ;;
+    record) (cd "$root" && "$FSBENCH" record --root "$root" -o "$WORK/t.trace" -- sh -c "$(command_of "$1")") 2>/dev/null ;;
+    strace) (cd "$root" && strace -f -qq -o /dev/null sh -c "$(command_of "$1")") ;;
+  esac
+  e=$(date +%s.%N)
+  if [ "$2" = record ]; then
+    read -r events span <<< "$("$FSBENCH" trace stats --json "$WORK/t.trace" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["events"], d["duration_ns"] / 1e9)')"
+  fi
+  echo "$(echo "$e - $s" | bc) $events $span"
+}
+
+for app in $APPS; do
+  for pair in $(seq 1 "$PAIRS"); do
+    hows="alone record"
+    [ "$app" = loop ] && hows="alone record strace"
+    ((pair % 2)) || hows=$(echo "$hows" | tr ' ' '\n' | tac | tr '\n' ' ')
+    for how in $hows; do
+      read -r seconds events span <<< "$(once "$app" "$how")"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$app" "$pair" "$how" "$seconds" "$events" "$span" >> "$RESULTS"
+    done
+    echo "$app: pair $pair of $PAIRS done" >&2
+  done
+done
+
+python3 - "$RESULTS" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+by = {}
+for r in rows:
+    by.setdefault((r["app"], r["pair"]), {})[r["how"]] = r
+med = statistics.median
+print("| application | alone s | under the recorder s (its span) | span / alone | min..max | whole `fsbench record` s | whole / alone | strace -f / alone | events | pairs |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+for app in dict.fromkeys(r["app"] for r in rows):
+    pairs = [v for (a, _), v in by.items() if a == app]
+    alone = [float(p["alone"]["seconds"]) for p in pairs]
+    span = [float(p["record"]["recorded_s"]) for p in pairs]
+    whole = [float(p["record"]["seconds"]) for p in pairs]
+    ratios = [s / a for s, a in zip(span, alone)]
+    wratios = [w / a for w, a in zip(whole, alone)]
+    st = [float(p["strace"]["seconds"]) / float(p["alone"]["seconds"]) for p in pairs if "strace" in p]
+    strace = f"{med(st):.1f}x" if st else "—"
+    events = med(int(p["record"]["events"]) for p in pairs)
+    print(f"| {app} | {med(alone):.3f} | {med(span):.3f} | **{med(ratios):.3f}** | {min(ratios):.3f}..{max(ratios):.3f} | {med(whole):.3f} | {med(wratios):.3f} | {strace} | {events:,.0f} | {len(pairs)} |")
+print(f"\nraw: {sys.argv[1]}")
+PY
