@@ -31,6 +31,9 @@ pub struct Options {
 const SPINS: u32 = 200;
 /// A parked wait looks at the stop flag at least this often.
 const PARK_NS: i64 = 10_000_000;
+/// A wait for a call's time shorter than this is spun, not slept: a sleep overshoots by tens of
+/// microseconds, and a thread's think times are often a few.
+const SPIN_NS: u64 = 50_000;
 /// A thread with recorded timing is started this long before its first call is due.
 const LEAD_NS: u64 = 1_000_000;
 /// Stack of a replay thread (its buffers are on the heap, in its lane).
@@ -243,7 +246,15 @@ impl Shared<'_> {
             if self.stopped() {
                 return false;
             }
-            std::thread::sleep(Duration::from_nanos((deadline - now).min(50_000_000)));
+            let left = deadline - now;
+            if left <= SPIN_NS {
+                // A sleep this short would overshoot by more than it waits: spin it out.
+                while now_ns() < deadline {
+                    std::hint::spin_loop();
+                }
+                return true;
+            }
+            std::thread::sleep(Duration::from_nanos((left - SPIN_NS).min(50_000_000)));
         }
     }
 
@@ -333,18 +344,35 @@ impl Shared<'_> {
         // With recorded timing, the call before this one in program order and when it
         // completed here.
         let mut previous: Option<(&Call, u64)> = None;
+        // With recorded timing, how far this thread's waits have overshot their time and not
+        // yet been taken back from a later think time: thousands of short waits would
+        // otherwise add their overshoots up (ARTC keeps the think times, not their errors).
+        let mut overshot = 0u64;
+        if self.options.speed.is_some() {
+            // Sleeps end as close to their deadline as the kernel can (50 µs of slack by
+            // default); this thread's only.
+            // SAFETY: prctl with an integer argument has no memory effects.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong) };
+        }
         'calls: for &ci in &thread.calls {
             let call = &plan.calls[ci as usize];
             if self.stopped() {
                 break;
             }
             if let Some(speed) = self.options.speed {
-                let due = match previous {
-                    Some((p, end)) => Self::think_due(end, p, call, speed),
-                    None => self.first_due(thread, speed),
+                let (due, earliest) = match previous {
+                    Some((p, end)) => (Self::think_due(end, p, call, speed), end),
+                    None => (self.first_due(thread, speed), 0),
                 };
-                if !self.sleep_until(due) {
-                    break;
+                // Earlier overshoot taken back from this think time, never before the call
+                // this one follows.
+                let target = due.saturating_sub(overshot).max(earliest);
+                overshot -= due - target;
+                if target > now_ns() {
+                    if !self.sleep_until(target) {
+                        break;
+                    }
+                    overshot += now_ns().saturating_sub(target);
                 }
             }
             if plan.dependencies {
