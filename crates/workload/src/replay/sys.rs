@@ -558,6 +558,9 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
             if addr == libc::MAP_FAILED {
                 plain(ret(-1))
             } else {
+                if prot & libc::PROT_READ != 0 {
+                    touch(addr.cast(), len, off, table.fd(slot));
+                }
                 let (a, l) = &table.maps[map as usize];
                 l.store(len as usize, Ordering::Release);
                 a.store(addr as usize, Ordering::Release);
@@ -628,5 +631,25 @@ mod tests {
             let text = unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_owned();
             assert_eq!(text, format!("/proc/self/fd/{fd}"));
         }
+    }
+}
+
+/// Reads one byte of every page of a new readable mapping that lies within its file: the page
+/// faults by which the application read what it mapped (the recording sees the mmap, never
+/// the faults; git reads every loose object it maps, a cold cache makes each fault a read).
+/// Pages past the file's end are left alone (touching them would be SIGBUS).
+fn touch(addr: *const u8, len: u64, off: u64, fd: i32) {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat writes into a stat the size of one.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return;
+    }
+    let within = (st.st_size.max(0) as u64).saturating_sub(off).min(len) as usize;
+    let mut at = 0;
+    while at < within {
+        // SAFETY: `at` is inside the mapping and inside the file, so the page is mapped and
+        // backed; a volatile read is one the compiler keeps.
+        unsafe { std::ptr::read_volatile(addr.add(at)) };
+        at += 4096;
     }
 }

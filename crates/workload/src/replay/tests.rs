@@ -604,6 +604,36 @@ fn a_fork_shares_descriptors_and_an_exec_closes_the_close_on_exec_ones() {
     assert_eq!(value(op_record(&sink, "msync"), "diverged"), 0.0);
 }
 
+/// A readable mapping's pages within its file are read when it is made (the application's page
+/// faults); a mapping longer than its file is read only as far as the file goes (a page past
+/// the end would be SIGBUS and end the replay's process).
+#[test]
+fn a_mapping_is_read_within_its_file_only() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let calls = vec![
+        ev(1, 1, 0, 3, open("small", libc::O_RDONLY)),
+        ev(
+            1,
+            1,
+            10,
+            0x7f00_0000_0000,
+            Op::Mmap {
+                fd: 3,
+                len: 1 << 20,
+                off: 0,
+                prot: libc::PROT_READ,
+                flags: libc::MAP_PRIVATE,
+            },
+        ),
+        ev(1, 1, 20, 0, Op::Close { fd: 3 }),
+    ];
+    let trace = trace(vec![node("small", NodeKind::File { size: 10_240 })], calls);
+    let (end, sink, _) = replay_in(dir.path(), &trace, ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(op_record(&sink, "mmap"), "ops"), 1.0);
+}
+
 /// A fork waits for the children of its process that had ended before it began in the
 /// recording (their parent waited for them: make -j's limit), not for one still running; and
 /// without the rule, for none.
