@@ -618,22 +618,6 @@ pub fn diverged(call: &Call, got: i64) -> bool {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn proc_paths_name_the_descriptor() {
-        let mut buf = [0u8; 32];
-        for fd in [0, 7, 42, 1_000_000] {
-            let p = proc_path(fd, &mut buf);
-            // SAFETY: proc_path wrote a NUL-terminated string into buf.
-            let text = unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_owned();
-            assert_eq!(text, format!("/proc/self/fd/{fd}"));
-        }
-    }
-}
-
 /// Reads one byte of every page of a new readable mapping that lies within its file: the page
 /// faults by which the application read what it mapped (the recording sees the mmap, never
 /// the faults; git reads every loose object it maps, a cold cache makes each fault a read).
@@ -653,3 +637,20 @@ fn touch(addr: *const u8, len: u64, off: u64, fd: i32) {
         at += 4096;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_paths_name_the_descriptor() {
+        let mut buf = [0u8; 32];
+        for fd in [0, 7, 42, 1_000_000] {
+            let p = proc_path(fd, &mut buf);
+            // SAFETY: proc_path wrote a NUL-terminated string into buf.
+            let text = unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_owned();
+            assert_eq!(text, format!("/proc/self/fd/{fd}"));
+        }
+    }
+}
+
