@@ -448,9 +448,10 @@ pub struct TargetArgs {
     #[arg(long, value_name = "NAME", requires = "fs")]
     pub scheduler: Option<String>,
 
-    /// Cache state before the workload: warm (as left), drop (sync + drop_caches, and the
-    /// matrix's first reads evict the test file), remount (umount + mount), direct (O_DIRECT).
-    #[arg(long, value_name = "POLICY", default_value = "warm", requires = "fs")]
+    /// Cache state before the workload: warm (as left), drop or cold (sync + drop_caches, and
+    /// the matrix's first reads evict the test file), remount (umount + mount), direct
+    /// (O_DIRECT). In a directory (without --fs): warm or drop (as root).
+    #[arg(long, value_name = "POLICY", default_value = "warm")]
     pub cache: String,
 
     /// The device: image[:SIZE] (a sparse image on a loop device; default size: a quarter of the

@@ -9,6 +9,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
+use std::path::Path;
 
 /// The run id a one-case command names on stderr ("stored as run 7 in ...").
 fn stored_run(output: &std::process::Output) -> i64 {
@@ -1045,4 +1046,82 @@ echo "$name" > {said}"#,
         "{reason}"
     );
     assert!(reason.contains("found no stamp"), "{reason}");
+}
+
+/// The flags only a filesystem fsbench prepares can honour are refused in a directory (exit 2,
+/// nothing stored): they used to be taken and silently not applied, so `--cache cold --dir`
+/// measured a warm cache as if it were cold.
+#[test]
+fn a_directory_refuses_the_flags_of_a_prepared_filesystem_and_drops_the_cache_when_asked() {
+    let s = Scratch::new();
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = |extra: &[&str], json: Option<&Path>| {
+        let mut command = fsbench();
+        command
+            .args([
+                "matrix",
+                "-i",
+                "0,1",
+                "--file-sizes",
+                "1m",
+                "--record-sizes",
+                "64k",
+            ])
+            .args(["--min-time", "0", "--quiet", "--db"])
+            .arg(s.db())
+            .arg("--dir")
+            .arg(dir.path())
+            .args(extra);
+        if let Some(json) = json {
+            command.arg("--json").arg(json);
+        }
+        command.output().unwrap()
+    };
+    for flags in [
+        &["--scheduler", "bfq"][..],
+        &["--mount-options", "noatime"],
+        &["--mkfs-options", "-b 4096"],
+        &["--device", "image:1g"],
+        &["--no-fsck"],
+        &["--age", "50"],
+        &["--cache", "remount"],
+        &["--cache", "direct"],
+    ] {
+        let output = matrix(flags, None);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{flags:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(&format!("{} ", flags[0]))
+                && stderr(&output).contains("add --fs FS"),
+            "{flags:?}: {}",
+            stderr(&output)
+        );
+        assert!(!s.db().exists(), "{flags:?}: nothing stored");
+    }
+    let unknown = matrix(&["--cache", "tepid"], None);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(stderr(&unknown).contains("unknown cache policy 'tepid'"));
+    if !root_or_skip("the page cache dropped in a directory") {
+        return;
+    }
+    // Root: drop (or cold) is honoured in a directory; the case says so, and the read phase
+    // begins with the file out of the cache, where a warm run reads it from the cache.
+    for (cache, read_state) in [("cold", "cold"), ("warm", "warm")] {
+        let json = s.path().join(format!("{cache}.json"));
+        let output = matrix(&["--cache", cache], Some(&json));
+        assert!(output.status.success(), "{cache}: {}", stderr(&output));
+        let doc = read_json(&json);
+        let case = &run_cases(&doc)[0];
+        let policy = if cache == "cold" { "drop" } else { "warm" };
+        assert_eq!(case["axes"]["cache"], policy, "{cache}");
+        let read = flat_results(&doc)
+            .into_iter()
+            .find(|r| r["phase"] == "read")
+            .unwrap();
+        assert_eq!(read["cache_state"], read_state, "{cache}");
+    }
 }

@@ -33,6 +33,9 @@ pub struct OneCase<'a> {
     pub work_dir: &'a Path,
     /// The filesystem to prepare (`--fs`), instead of a directory.
     pub target: Option<OneTarget<'a>>,
+    /// The cache policy in a directory (`--cache` without `--fs`: warm, or drop, which drops
+    /// the host's page cache); a target carries its own.
+    pub dir_cache: CachePolicy,
 }
 
 /// A command's `--fs` and the flags that go with it.
@@ -217,6 +220,9 @@ impl Plan {
                 plan.insert("ages".into(), vec!["given"].into());
             }
         }
+        if one.target.is_none() && one.dir_cache != CachePolicy::Warm {
+            plan.insert("cache".into(), vec![one.dir_cache.name()].into());
+        }
         plan.insert("workloads".into(), vec![workload].into());
         let text = format!(
             "{ONE_CASE_MARK} fsbench {kind}\n{}",
@@ -325,6 +331,7 @@ mod tests {
                 dir: Some(dir.path()),
                 work_dir: Path::new("/var/lib/fsbench/work"),
                 target: None,
+                dir_cache: CachePolicy::Warm,
             })
             .unwrap_or_else(|e| panic!("{}: {e}", settings.kind()));
             assert_eq!(plan.cases.len(), 1);
@@ -366,6 +373,7 @@ mod tests {
                 dir: Some(dir.path()),
                 work_dir: Path::new("/var/lib/fsbench/work"),
                 target: None,
+                dir_cache: CachePolicy::Warm,
             })
             .map(drop)
             .map_err(|e| e.to_string())
@@ -422,6 +430,7 @@ mod tests {
                 fsck: false,
                 age: None,
             }),
+            dir_cache: CachePolicy::Warm,
         };
         let plan = Plan::one_case(&one(None)).unwrap();
         assert_eq!(

@@ -584,6 +584,7 @@ mod tests {
                 fsck: true,
                 age: None,
             }),
+            dir_cache: CachePolicy::Warm,
         })
         .unwrap()
     }

@@ -81,6 +81,7 @@ fn one_target<'a>(
 ) -> Result<Option<OneTarget<'a>>, Failure> {
     let target = &args.target;
     let Some(fs) = &target.fs else {
+        only_with_a_target(args)?;
         return Ok(None);
     };
     // SAFETY: geteuid has no preconditions.
@@ -104,6 +105,62 @@ fn one_target<'a>(
     })
     .map(Some)
     .map_err(|e| Failure::usage(anyhow!(e)))
+}
+
+/// Without `--fs`, the flags that only a filesystem fsbench prepares can honour are refused,
+/// naming the first given: a directory's device, mkfs and mount options are not fsbench's to
+/// choose, and a flag that does nothing must not look as if it did.
+fn only_with_a_target(args: &RunOptions) -> Result<(), Failure> {
+    let target = &args.target;
+    let given = [
+        ("--mkfs-options", target.mkfs_options.is_some()),
+        ("--mount-options", target.mount_options.is_some()),
+        ("--scheduler", target.scheduler.is_some()),
+        ("--device", target.device != "image"),
+        ("--destroy-data-on", target.destroy_data_on.is_some()),
+        ("--array", target.array.is_some()),
+        ("--loop-buffered", target.loop_buffered),
+        ("--no-fsck", target.no_fsck),
+        ("--age", target.age.is_some()),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+        return Err(Failure::usage(anyhow!(
+            "{flag} applies to a filesystem fsbench prepares: add --fs FS, or remove {flag} to \
+             run in {}",
+            args.dir
+                .as_deref()
+                .map_or("a temporary directory".into(), |d| d.display().to_string())
+        )));
+    }
+    Ok(())
+}
+
+/// The cache policy in a directory (`--cache` without `--fs`): warm, or drop (the host's page
+/// cache dropped before the workload, as root); remount and direct need a filesystem fsbench
+/// prepares.
+fn dir_cache(args: &RunOptions) -> Result<CachePolicy, Failure> {
+    let policy: CachePolicy = args
+        .target
+        .cache
+        .parse()
+        .map_err(|e: String| Failure::usage(anyhow!("--cache: {e}")))?;
+    match policy {
+        CachePolicy::Warm => Ok(policy),
+        CachePolicy::Drop => {
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } != 0 {
+                return Err(Failure::usage(anyhow!(
+                    "--cache {}: dropping the page cache needs root; run as root, or use --cache warm",
+                    args.target.cache
+                )));
+            }
+            Ok(policy)
+        }
+        CachePolicy::Remount | CachePolicy::Direct => Err(Failure::usage(anyhow!(
+            "--cache {policy} applies to a filesystem fsbench prepares: add --fs FS, or use \
+             --cache drop (the host's page cache dropped) in a directory"
+        ))),
+    }
 }
 
 /// The run, as one process or as one rank of `job`; `met` is set once the ranks have met for
@@ -140,7 +197,10 @@ fn run_on(
     // The settings, checked as the user typed them (flags), before anything is made.
     let ctx = WorkloadContext {
         scale: args.scale,
-        cache: target.as_ref().map_or(CachePolicy::Warm, |t| t.cache),
+        cache: match &target {
+            Some(t) => t.cache,
+            None => dir_cache(&args)?,
+        },
         disposable: target.is_some(),
         job: job.map(|job| fsbench_workload::workload::Place {
             rank: job.rank(),
@@ -200,6 +260,7 @@ fn run_on(
         dir: dir.as_deref(),
         work_dir: &args.target.work.work_dir,
         target,
+        dir_cache: ctx.cache,
     })
     .map_err(|e| Failure::usage(anyhow!(e)))?;
     let host = Host {
