@@ -242,6 +242,7 @@ fn the_replay_workload_on_2_ranks_replays_the_trace_once_in_each_ranks_directory
         tid: 1,
         start_ns,
         dur_ns: 1000,
+        blocked_ns: 0,
         ret,
         op,
     };

@@ -20,6 +20,7 @@ fn dependent_trace() -> Trace {
         tid,
         start_ns,
         dur_ns: 1,
+        blocked_ns: 0,
         ret,
         op,
     };

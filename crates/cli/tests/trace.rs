@@ -18,6 +18,7 @@ fn sample() -> Trace {
         tid,
         start_ns,
         dur_ns: 2_000,
+        blocked_ns: 0,
         ret,
         op,
     };

@@ -99,7 +99,9 @@ struct call {
     u32 flags;
     s32 len1;
     s32 len2;
-    u32 pad;
+    // Microseconds the thread spent blocked on I/O outside the recorded calls since the one
+    // before (page faults of mapped files and programs: see `sched_switch`).
+    u32 blocked_us;
 };
 
 struct path_call {
@@ -121,6 +123,13 @@ struct conf {
 // for this kernel's layout is checked (reading past a record's end is refused at attach).
 volatile const u32 FORK_CHILD_PID_OFFSET = 20;
 volatile const u32 EXIT_GROUP_DEAD_OFFSET = 32;
+volatile const u32 SWITCH_PREV_PID_OFFSET = 24;
+volatile const u32 SWITCH_PREV_STATE_OFFSET = 32;
+volatile const u32 SWITCH_NEXT_PID_OFFSET = 56;
+
+// TASK_UNINTERRUPTIBLE: how a thread waits for a page being read (io_schedule), in
+// sched_switch's prev_state.
+#define TASK_UNINTERRUPTIBLE 2
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -169,6 +178,20 @@ struct {
     __type(key, u32);
     __type(value, struct path_call);
 } pending_path SEC(".maps");
+
+// Per traced thread: when it last went off the CPU blocked on I/O outside a recorded call (0:
+// it did not), and the nanoseconds so blocked since its last recorded call began.
+struct offcpu {
+    u64 since;
+    u64 blocked;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, u32);
+    __type(value, struct offcpu);
+} offcpu SEC(".maps");
 
 // Waking the reader for every record would cost the traced application a wakeup per call: the
 // reader is woken only once the buffer is an eighth full, and otherwise reads on its own
@@ -261,7 +284,13 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     h->flags = 0;
     h->len1 = 0;
     h->len2 = 0;
-    h->pad = 0;
+    h->blocked_us = 0;
+    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
+    if (o) {
+        u64 us = o->blocked / 1000;
+        h->blocked_us = us > 0xffffffffULL ? 0xffffffffU : (u32)us;
+        o->blocked = 0;
+    }
     if (special == SPECIAL_CLONE3) {
         u64 flags = 0;
         if (bpf_probe_read_user(&flags, 8, (const void *)h->args[0]) == 0) {
@@ -427,6 +456,7 @@ int process_exit(void *ctx) {
         return 0;
     bpf_map_delete_elem(&pending, &tid);
     bpf_map_delete_elem(&pending_path, &tid);
+    bpf_map_delete_elem(&offcpu, &tid);
     // The whole process ends: with group_dead where the kernel has it, else when its leader
     // does.
     int group_dead;
@@ -436,6 +466,45 @@ int process_exit(void *ctx) {
         group_dead = tid == tgid;
     if (group_dead)
         bpf_map_delete_elem(&traced, &tgid);
+    return 0;
+}
+
+// The time a traced thread waits for I/O between its recorded calls: the page faults of the
+// files it maps (and of its programs and libraries), which the recorded calls do not show but
+// which the think time between them holds. The replay subtracts it from the think time and
+// takes its own faults on the mapped files (docs/workloads/replay.md). Counted from a switch
+// away in TASK_UNINTERRUPTIBLE, outside a recorded call, to the thread's next switch in; runs
+// in the context of the thread switched away from.
+SEC("tracepoint/sched/sched_switch")
+int sched_switch(void *ctx) {
+    u64 now = bpf_ktime_get_ns();
+    if (SWITCH_PREV_PID_OFFSET != 24 || SWITCH_PREV_STATE_OFFSET != 32 || SWITCH_NEXT_PID_OFFSET != 56)
+        return 0;
+    u32 next = (u32)*(s32 *)((char *)ctx + 56);
+    struct offcpu *n = bpf_map_lookup_elem(&offcpu, &next);
+    if (n && n->since) {
+        n->blocked += now - n->since;
+        n->since = 0;
+    }
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tgid = pid_tgid >> 32;
+    u32 tid = (u32)pid_tgid;
+    if (tid == 0 || !bpf_map_lookup_elem(&traced, &tgid))
+        return 0;
+    long state = *(long *)((char *)ctx + 32);
+    if (!(state & TASK_UNINTERRUPTIBLE))
+        return 0;
+    // Inside a recorded call the wait is the call's own time.
+    if (bpf_map_lookup_elem(&pending, &tid) || bpf_map_lookup_elem(&pending_path, &tid))
+        return 0;
+    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
+    if (o) {
+        o->since = now;
+    } else {
+        struct offcpu fresh = {now, 0};
+        if (bpf_map_update_elem(&offcpu, &tid, &fresh, BPF_ANY))
+            count(COUNT_TABLE_FULL);
+    }
     return 0;
 }
 

@@ -371,6 +371,7 @@ fn run(
     let end_ns = monotonic_ns();
     let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
+    let blocked_time = probe.blocked_time;
     if let Some(bad) = probe.bad_record.take() {
         return Err(RecordError::Kernel(format!(
             "the BPF program and fsbench disagree on a record's layout ({bad}); rebuild fsbench"
@@ -418,7 +419,13 @@ fn run(
             recorded_at_unix_s,
             host: hostname,
             kernel,
-            mechanism: "ebpf raw_syscalls (fsbench record)".into(),
+            mechanism: if blocked_time {
+                "ebpf raw_syscalls + sched_switch (fsbench record)".into()
+            } else {
+                "ebpf raw_syscalls (fsbench record; time blocked outside the calls not recorded: \
+                 an unknown sched_switch layout)"
+                    .into()
+            },
             anonymised: false,
             contents: false,
         },

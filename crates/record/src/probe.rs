@@ -33,6 +33,9 @@ pub struct Probe {
     traced: BpfHashMap<MapData, u32, u8>,
     /// The first record that could not be parsed (a program and parser out of step).
     pub bad_record: Option<String>,
+    /// The time each thread spent blocked on I/O outside its calls is recorded: this kernel's
+    /// sched_switch keeps its fields where the program reads them.
+    pub blocked_time: bool,
 }
 
 /// Counters kept by the program (`COUNT_*` in bpf/record.bpf.c).
@@ -169,9 +172,20 @@ impl Probe {
                 "this kernel's sched tracepoints keep their fields where the recorder does not know them (sched_process_fork's child_pid at {fork_child}, sched_process_exit's group_dead at {group_dead}): report it with the kernel's version"
             )));
         }
+        // sched_switch's fields where the program reads them; another layout leaves the time
+        // blocked outside the calls unrecorded (`Probe::blocked_time`), nothing else.
+        let switch = [
+            field_offset("sched/sched_switch", "prev_pid").unwrap_or(0),
+            field_offset("sched/sched_switch", "prev_state").unwrap_or(0),
+            field_offset("sched/sched_switch", "next_pid").unwrap_or(0),
+        ];
+        let blocked_time = switch == [24, 32, 56];
         let mut ebpf = EbpfLoader::new()
             .set_global("FORK_CHILD_PID_OFFSET", &fork_child, true)
             .set_global("EXIT_GROUP_DEAD_OFFSET", &group_dead, true)
+            .set_global("SWITCH_PREV_PID_OFFSET", &switch[0], true)
+            .set_global("SWITCH_PREV_STATE_OFFSET", &switch[1], true)
+            .set_global("SWITCH_NEXT_PID_OFFSET", &switch[2], true)
             .set_max_entries("events", buffer)
             .load(&OBJECT.bytes)
             .map_err(|e| {
@@ -195,6 +209,7 @@ impl Probe {
             ("process_fork", "sched", "sched_process_fork"),
             ("process_exec", "sched", "sched_process_exec"),
             ("process_exit", "sched", "sched_process_exit"),
+            ("sched_switch", "sched", "sched_switch"),
         ] {
             let program: &mut TracePoint = ebpf
                 .program_mut(name)
@@ -224,6 +239,7 @@ impl Probe {
             ring,
             traced,
             bad_record: None,
+            blocked_time,
         })
     }
 

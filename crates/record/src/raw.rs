@@ -35,6 +35,9 @@ pub struct Call {
     pub extra: u64,
     pub extra2: u64,
     pub flags: u32,
+    /// Microseconds the thread spent blocked on I/O outside the recorded calls since its
+    /// previous one (page faults of mapped files and programs).
+    pub blocked_us: u32,
     /// Ranges of the arena: (start, length without the NUL); `u32::MAX` length for none.
     pub path1: (u32, u32),
     pub path2: (u32, u32),
@@ -83,6 +86,7 @@ impl Calls {
             extra: u64_at(b, 88),
             extra2: u64_at(b, 96),
             flags: u32_at(b, 104),
+            blocked_us: u32_at(b, 116),
             path1: NO_PATH,
             path2: NO_PATH,
         };

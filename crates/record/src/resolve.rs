@@ -115,8 +115,12 @@ pub fn resolve_with_links(
         unknown_base: std::cell::Cell::new(false),
         unnameable: std::cell::Cell::new(false),
         symlinks,
+        blocked_ns: HashMap::new(),
     };
     for call in &calls.calls {
+        if call.blocked_us > 0 {
+            *r.blocked_ns.entry(call.tid).or_default() += u64::from(call.blocked_us) * 1000;
+        }
         // Interrupted and restarted by the kernel: the call is issued again.
         if call.kind != KIND_EXEC && (-516..=-512).contains(&call.ret) {
             continue;
@@ -157,6 +161,9 @@ struct Resolver<'a> {
     unnameable: std::cell::Cell<bool>,
     /// Symbolic links under the root, root-relative.
     symlinks: HashSet<String>,
+    /// Per thread: the time blocked outside the calls since its last event, carried past the
+    /// calls that are left out (outside the root, interrupted) to the next it has.
+    blocked_ns: HashMap<u32, u64>,
 }
 
 impl Resolver<'_> {
@@ -166,6 +173,7 @@ impl Resolver<'_> {
             tid: c.tid,
             start_ns: c.enter_ns.saturating_sub(self.start_ns),
             dur_ns: c.exit_ns.saturating_sub(c.enter_ns),
+            blocked_ns: self.blocked_ns.remove(&c.tid).unwrap_or(0),
             ret: c.ret,
             op,
         });

@@ -180,6 +180,36 @@ fn helper() {
             assert_eq!(libc::write(fd, b"mapped".as_ptr().cast(), 6), 6);
             libc::close(fd);
         },
+        "faults" => unsafe {
+            // A file read through a mapping, out of the page cache first: the reads happen in
+            // page faults, between calls; then a sleep, which is not waiting for I/O.
+            let path = format!("{root}/mapped.dat");
+            std::fs::write(&path, vec![7u8; 16 << 20]).unwrap();
+            let fd = libc::open(c(&path).as_ptr(), libc::O_RDONLY);
+            assert!(fd >= 0);
+            assert_eq!(libc::fdatasync(fd), 0);
+            libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+            let len = 16 << 20;
+            let map = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            );
+            assert_ne!(map, libc::MAP_FAILED);
+            // Against readahead: the pages backwards, every 64th.
+            let mut sum = 0u64;
+            for page in (0..len / 4096).rev().step_by(64) {
+                sum += u64::from(std::ptr::read_volatile(map.cast::<u8>().add(page * 4096)));
+            }
+            assert!(sum > 0);
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::stat(c(&format!("{root}/after-faults")).as_ptr(), &mut st);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            libc::stat(c(&format!("{root}/after-sleep")).as_ptr(), &mut st);
+        },
         "sleep" => std::thread::sleep(std::time::Duration::from_secs(30)),
         "fionclex" => unsafe {
             // Opened close-on-exec (as Python opens everything), made inheritable with
@@ -826,4 +856,49 @@ fn descendants_left_running_are_named_never_silently_dropped() {
         })
         .expect("the fork");
     assert_eq!(done.still_running, [fork]);
+}
+
+/// The time a thread waits for I/O between its calls (here: the page faults of a file read
+/// through a mapping, out of the cache) is recorded on the call that follows, and a sleep is
+/// not: the replay takes that time out of the think time and reads the pages itself.
+#[test]
+fn the_time_blocked_in_page_faults_between_calls_is_recorded_and_a_sleep_is_not() {
+    if !is_root() {
+        return;
+    }
+    let (_dir, trace) = recorded("faults", false);
+    assert!(
+        trace.header.mechanism.contains("sched_switch"),
+        "{}",
+        trace.header.mechanism
+    );
+    let stat_of = |name: &str| {
+        trace
+            .events
+            .iter()
+            .find(|e| matches!(&e.op, Op::Stat { path, .. } if path == name))
+            .unwrap_or_else(|| panic!("no stat of {name}: {:?}", trace.events))
+    };
+    let faults = stat_of("after-faults");
+    let sleep = stat_of("after-sleep");
+    assert!(
+        faults.blocked_ns > 0,
+        "64 pages read in faults from the disk: {faults:?}"
+    );
+    assert!(
+        sleep.blocked_ns < 50_000_000,
+        "the 100 ms sleep is not I/O: {sleep:?}"
+    );
+    // It is part of the gap before the call, never more than it.
+    let i = trace
+        .events
+        .iter()
+        .position(|e| std::ptr::eq(e, faults))
+        .unwrap();
+    let before = trace.events[..i]
+        .iter()
+        .rev()
+        .find(|e| e.tid == faults.tid)
+        .unwrap();
+    assert!(faults.blocked_ns <= faults.start_ns - (before.start_ns + before.dur_ns) + 1_000);
 }

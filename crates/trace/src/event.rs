@@ -15,6 +15,12 @@ pub struct Event {
     pub start_ns: u64,
     /// How long the call took, in nanoseconds.
     pub dur_ns: u64,
+    /// Nanoseconds the thread spent blocked on I/O outside the recorded calls since its
+    /// previous event (the page faults of the files and programs it maps): part of the gap
+    /// before this call that is the filesystem's, not the application's thinking. 0, and not
+    /// written, when none (or in traces of recorders that do not measure it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocked_ns: u64,
     /// What the call returned: a count, a descriptor or 0; a failed call `-errno`.
     pub ret: i64,
     /// The operation and its arguments.
@@ -236,4 +242,8 @@ impl Op {
             _ => (0, 0),
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -13,6 +13,7 @@ fn sample() -> Trace {
         tid,
         start_ns,
         dur_ns: 500,
+        blocked_ns: 0,
         ret,
         op,
     };

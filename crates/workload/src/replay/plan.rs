@@ -225,6 +225,9 @@ pub struct Call {
     pub start_ns: u64,
     /// How long the recorded call took.
     pub dur_ns: u64,
+    /// The time the recorded thread spent blocked on I/O outside its calls before this one
+    /// (page faults): not think time (the replay takes its own faults, on the mapped files).
+    pub blocked_ns: u64,
     /// What the recorded call returned (`-errno` on failure).
     pub ret: i64,
     /// The calls of other threads it waits for: a range of [`Plan::deps`].
@@ -883,6 +886,7 @@ impl Compiler {
             kind: kind_of(&event.op),
             start_ns: event.start_ns,
             dur_ns: event.dur_ns,
+            blocked_ns: event.blocked_ns,
             ret: event.ret,
             deps: (begin, self.plan.deps.len() as u32),
         });

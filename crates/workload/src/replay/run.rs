@@ -267,10 +267,13 @@ impl Shared<'_> {
     /// When `call` is due after `previous` (the call before it in program order) completed
     /// here at `previous_end`: the recorded think time between them, at `speed` times the
     /// recorded pace. A slower filesystem delays what follows, as it would the application.
+    /// The time the recorded thread was blocked on I/O in between (its page faults) is not
+    /// think time: the replay reads the mapped pages itself, on this filesystem.
     fn think_due(previous_end: u64, previous: &Call, call: &Call, speed: f64) -> u64 {
         let think = call
             .start_ns
-            .saturating_sub(previous.start_ns + previous.dur_ns);
+            .saturating_sub(previous.start_ns + previous.dur_ns)
+            .saturating_sub(call.blocked_ns);
         previous_end + (think as f64 / speed) as u64
     }
 

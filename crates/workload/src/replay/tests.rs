@@ -36,6 +36,7 @@ fn ev(pid: u32, tid: u32, start_ns: u64, ret: i64, op: Op) -> Event {
         tid,
         start_ns,
         dur_ns: 1_000,
+        blocked_ns: 0,
         ret,
         op,
     }
@@ -1000,6 +1001,7 @@ fn recorded_timing_keeps_think_time_not_the_recorded_clock() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let stat = |start, dur_ns| Event {
         dur_ns,
+        blocked_ns: 0,
         ..ev(
             1,
             1,
@@ -1030,6 +1032,45 @@ fn recorded_timing_keeps_think_time_not_the_recorded_clock() {
     assert!(
         (20e6..120e6).contains(&took),
         "the 20 ms of think time kept, the recorded 150 ms call not waited for: {took} ns"
+    );
+}
+
+/// The time the recorded thread was blocked on I/O between two calls (its page faults) is
+/// the filesystem's, not think time: it is taken out of the wait, where the replay reads the
+/// mapped pages itself.
+#[test]
+fn recorded_timing_leaves_out_the_time_blocked_in_faults() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let stat = |start, blocked_ns| Event {
+        blocked_ns,
+        ..ev(
+            1,
+            1,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    let settings = || ReplaySettings {
+        timing: "recorded".parse().unwrap(),
+        ..ReplaySettings::default()
+    };
+    // 300 ms between the calls: all of it think time, or 280 ms of it blocked in faults.
+    let thinking = trace(vec![], vec![stat(0, 0), stat(300_000_000, 0)]);
+    let (end, sink, _) = replay_in(dir.path(), &thinking, settings());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let thought = value(whole(&sink), "replay_time");
+    assert!(thought >= 290e6, "300 ms of think time kept: {thought} ns");
+    let faulting = trace(vec![], vec![stat(0, 0), stat(300_000_000, 280_000_000)]);
+    let (end, sink, _) = replay_in(dir.path(), &faulting, settings());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let took = value(whole(&sink), "replay_time");
+    assert!(
+        (15e6..150e6).contains(&took),
+        "20 ms of think time, the 280 ms blocked in faults left out: {took} ns"
     );
 }
 
