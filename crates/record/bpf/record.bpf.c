@@ -21,6 +21,7 @@ typedef long long s64;
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_MAP_TYPE_ARRAY 2
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
+#define BPF_MAP_TYPE_LRU_HASH 9
 #define BPF_MAP_TYPE_RINGBUF 27
 #define BPF_F_NO_PREALLOC 1
 #define BPF_ANY 0
@@ -102,6 +103,10 @@ struct call {
     // Microseconds the thread spent blocked on I/O outside the recorded calls since the one
     // before (page faults of mapped files and programs: see `sched_switch`).
     u32 blocked_us;
+    // The last traced thread that woke this one (0: none), and when (see `sched_waking`).
+    u32 waker_tid;
+    u32 pad;
+    u64 woken_ns;
 };
 
 struct path_call {
@@ -126,9 +131,11 @@ volatile const u32 EXIT_GROUP_DEAD_OFFSET = 32;
 volatile const u32 SWITCH_PREV_PID_OFFSET = 24;
 volatile const u32 SWITCH_PREV_STATE_OFFSET = 32;
 volatile const u32 SWITCH_NEXT_PID_OFFSET = 56;
+volatile const u32 WAKING_PID_OFFSET = 24;
 
 // TASK_UNINTERRUPTIBLE: how a thread waits for a page being read (io_schedule), in
 // sched_switch's prev_state.
+#define TASK_INTERRUPTIBLE 1
 #define TASK_UNINTERRUPTIBLE 2
 
 struct {
@@ -180,11 +187,22 @@ struct {
 } pending_path SEC(".maps");
 
 // Per traced thread: when it last went off the CPU blocked on I/O outside a recorded call (0:
-// it did not), and the nanoseconds so blocked since its last recorded call began.
+// it did not), the nanoseconds so blocked since its last recorded call began, and whether it
+// is asleep (interruptibly) outside a call now.
 struct offcpu {
     u64 since;
     u64 blocked;
+    // Switched out asleep (TASK_INTERRUPTIBLE), not yet run again: waiting for another thread
+    // (a pipe, a child, a lock) or a timer.
+    u64 asleep;
+    // When its latest page fault began: a wait for I/O soon after is that fault's, and counts
+    // from there (the fault's work before the wait — the page cache looked up, the read
+    // submitted — is the filesystem's too).
+    u64 fault_at;
 };
+
+// How long before a wait for I/O a fault may have begun and still be taken for its cause.
+#define FAULT_WAIT_WINDOW_NS 2000000ULL
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -192,6 +210,22 @@ struct {
     __type(key, u32);
     __type(value, struct offcpu);
 } offcpu SEC(".maps");
+
+// Per thread: the last thread of a traced process that woke it from an interruptible sleep,
+// and when. Any thread may be woken, traced or
+// not: least recently used entries make room.
+struct wake {
+    u32 waker_tid;
+    u32 pad;
+    u64 at;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 65536);
+    __type(key, u32);
+    __type(value, struct wake);
+} wakes SEC(".maps");
 
 // Waking the reader for every record would cost the traced application a wakeup per call: the
 // reader is woken only once the buffer is an eighth full, and otherwise reads on its own
@@ -290,6 +324,16 @@ int sys_enter(struct sys_enter_ctx *ctx) {
         u64 us = o->blocked / 1000;
         h->blocked_us = us > 0xffffffffULL ? 0xffffffffU : (u32)us;
         o->blocked = 0;
+    }
+    h->waker_tid = 0;
+    h->pad = 0;
+    h->woken_ns = 0;
+    // The thread's latest wakeup, kept (user space tells a new one from one it has seen, and
+    // follows a waker that only passed data on back to what woke it).
+    struct wake *w = bpf_map_lookup_elem(&wakes, &tid);
+    if (w) {
+        h->waker_tid = w->waker_tid;
+        h->woken_ns = w->at;
     }
     if (special == SPECIAL_CLONE3) {
         u64 flags = 0;
@@ -482,9 +526,12 @@ int sched_switch(void *ctx) {
         return 0;
     u32 next = (u32)*(s32 *)((char *)ctx + 56);
     struct offcpu *n = bpf_map_lookup_elem(&offcpu, &next);
-    if (n && n->since) {
-        n->blocked += now - n->since;
-        n->since = 0;
+    if (n) {
+        if (n->since) {
+            n->blocked += now - n->since;
+            n->since = 0;
+        }
+        n->asleep = 0;
     }
     u64 pid_tgid = bpf_get_current_pid_tgid();
     u32 tgid = pid_tgid >> 32;
@@ -492,19 +539,78 @@ int sched_switch(void *ctx) {
     if (tid == 0 || !bpf_map_lookup_elem(&traced, &tgid))
         return 0;
     long state = *(long *)((char *)ctx + 32);
-    if (!(state & TASK_UNINTERRUPTIBLE))
+    int blocked = (state & TASK_UNINTERRUPTIBLE) != 0;
+    int asleep = (state & TASK_INTERRUPTIBLE) != 0;
+    if (!blocked && !asleep)
         return 0;
-    // Inside a recorded call the wait is the call's own time.
+    // Inside a recorded call an I/O wait is the call's own time. A sleep there is still one a
+    // wakeup ends: the call may be a read of a pipe, which the trace leaves out (outside the
+    // root), and what woke it goes with the thread's next call in the trace.
     if (bpf_map_lookup_elem(&pending, &tid) || bpf_map_lookup_elem(&pending_path, &tid))
+        blocked = 0;
+    if (!blocked && !asleep)
         return 0;
     struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
     if (o) {
-        o->since = now;
+        if (blocked) {
+            o->since = now;
+            if (o->fault_at && now - o->fault_at < FAULT_WAIT_WINDOW_NS)
+                o->since = o->fault_at;
+            o->fault_at = 0;
+        }
+        o->asleep = asleep;
     } else {
-        struct offcpu fresh = {now, 0};
+        struct offcpu fresh = {blocked ? now : 0, 0, asleep, 0};
         if (bpf_map_update_elem(&offcpu, &tid, &fresh, BPF_ANY))
             count(COUNT_TABLE_FULL);
     }
+    return 0;
+}
+
+// A page fault of a traced thread's: when it began, for the wait for I/O that may follow
+// (`sched_switch`).
+SEC("tracepoint/exceptions/page_fault_user")
+int page_fault_user(void *ctx) {
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tgid = pid_tgid >> 32;
+    if (!bpf_map_lookup_elem(&traced, &tgid))
+        return 0;
+    u32 tid = (u32)pid_tgid;
+    u64 now = bpf_ktime_get_ns();
+    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
+    if (o) {
+        o->fault_at = now;
+    } else {
+        struct offcpu fresh = {0, 0, 0, now};
+        if (bpf_map_update_elem(&offcpu, &tid, &fresh, BPF_ANY))
+            count(COUNT_TABLE_FULL);
+    }
+    return 0;
+}
+
+// A traced thread waking another that sleeps (interruptibly) outside a recorded call — a pipe
+// written, a child's exit, a futex released: the woken thread's next recorded call waited for
+// what the waker did, which the replay keeps in recorded timing. Only interruptible sleepers:
+// an I/O completion, which an interrupt delivers in whatever thread runs, wakes threads
+// waiting uninterruptibly (a timer's expiry can still be taken for the running thread's doing;
+// docs/recording.md).
+SEC("tracepoint/sched/sched_waking")
+int sched_waking(void *ctx) {
+    if (WAKING_PID_OFFSET != 24)
+        return 0;
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tgid = pid_tgid >> 32;
+    u32 tid = (u32)pid_tgid;
+    if (tid == 0 || !bpf_map_lookup_elem(&traced, &tgid))
+        return 0;
+    u32 wakee = (u32)*(s32 *)((char *)ctx + 24);
+    if (wakee == tid)
+        return 0;
+    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &wakee);
+    if (!o || !o->asleep)
+        return 0;
+    struct wake w = {tid, 0, bpf_ktime_get_ns()};
+    bpf_map_update_elem(&wakes, &wakee, &w, BPF_ANY);
     return 0;
 }
 

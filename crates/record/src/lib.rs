@@ -371,7 +371,7 @@ fn run(
     let end_ns = monotonic_ns();
     let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
-    let blocked_time = probe.blocked_time;
+    let (blocked_time, wakeups) = (probe.blocked_time, probe.wakeups);
     if let Some(bad) = probe.bad_record.take() {
         return Err(RecordError::Kernel(format!(
             "the BPF program and fsbench disagree on a record's layout ({bad}); rebuild fsbench"
@@ -419,13 +419,7 @@ fn run(
             recorded_at_unix_s,
             host: hostname,
             kernel,
-            mechanism: if blocked_time {
-                "ebpf raw_syscalls + sched_switch (fsbench record)".into()
-            } else {
-                "ebpf raw_syscalls (fsbench record; time blocked outside the calls not recorded: \
-                 an unknown sched_switch layout)"
-                    .into()
-            },
+            mechanism: mechanism(blocked_time, wakeups),
             anonymised: false,
             contents: false,
         },
@@ -455,3 +449,24 @@ fn run(
 
 #[cfg(fsbench_recorder)]
 mod launch;
+
+/// How the trace was captured, for its header: the tracepoints, and what this kernel's
+/// sched tracepoints did not let the recorder measure.
+fn mechanism(blocked_time: bool, wakeups: bool) -> String {
+    let mut missing = Vec::new();
+    if !blocked_time {
+        missing.push("the time blocked outside the calls");
+    }
+    if !wakeups {
+        missing.push("which thread woke which");
+    }
+    if missing.is_empty() {
+        "ebpf raw_syscalls + sched_switch + sched_waking (fsbench record)".into()
+    } else {
+        format!(
+            "ebpf raw_syscalls (fsbench record; not recorded, this kernel's sched tracepoints \
+             keep their fields elsewhere: {})",
+            missing.join(", ")
+        )
+    }
+}

@@ -36,6 +36,9 @@ pub struct Probe {
     /// The time each thread spent blocked on I/O outside its calls is recorded: this kernel's
     /// sched_switch keeps its fields where the program reads them.
     pub blocked_time: bool,
+    /// Which traced thread woke another is recorded: this kernel's sched_waking keeps the
+    /// woken thread where the program reads it.
+    pub wakeups: bool,
 }
 
 /// Counters kept by the program (`COUNT_*` in bpf/record.bpf.c).
@@ -180,12 +183,15 @@ impl Probe {
             field_offset("sched/sched_switch", "next_pid").unwrap_or(0),
         ];
         let blocked_time = switch == [24, 32, 56];
+        let waking = field_offset("sched/sched_waking", "pid").unwrap_or(0);
+        let wakeups = waking == 24;
         let mut ebpf = EbpfLoader::new()
             .set_global("FORK_CHILD_PID_OFFSET", &fork_child, true)
             .set_global("EXIT_GROUP_DEAD_OFFSET", &group_dead, true)
             .set_global("SWITCH_PREV_PID_OFFSET", &switch[0], true)
             .set_global("SWITCH_PREV_STATE_OFFSET", &switch[1], true)
             .set_global("SWITCH_NEXT_PID_OFFSET", &switch[2], true)
+            .set_global("WAKING_PID_OFFSET", &waking, true)
             .set_max_entries("events", buffer)
             .load(&OBJECT.bytes)
             .map_err(|e| {
@@ -210,6 +216,8 @@ impl Probe {
             ("process_exec", "sched", "sched_process_exec"),
             ("process_exit", "sched", "sched_process_exit"),
             ("sched_switch", "sched", "sched_switch"),
+            ("sched_waking", "sched", "sched_waking"),
+            ("page_fault_user", "exceptions", "page_fault_user"),
         ] {
             let program: &mut TracePoint = ebpf
                 .program_mut(name)
@@ -240,6 +248,7 @@ impl Probe {
             traced,
             bad_record: None,
             blocked_time,
+            wakeups,
         })
     }
 

@@ -16,7 +16,7 @@ pub const FLAG_PATH2_FAULT: u32 = 8;
 /// The longest path the BPF program copies, with its NUL.
 pub const PATH_MAX_BYTES: usize = 1024;
 /// Bytes of a call record without paths (`struct call`).
-pub const CALL_BYTES: usize = 4 * 4 + 8 * 3 + 8 * 6 + 8 * 2 + 4 * 4;
+pub const CALL_BYTES: usize = 4 * 4 + 8 * 3 + 8 * 6 + 8 * 2 + 4 * 4 + 4 * 2 + 8;
 /// Bytes of a call record with paths at most (`struct path_call`): a record is
 /// [`CALL_BYTES`] followed by its paths' bytes, each with its NUL.
 pub const PATH_CALL_BYTES: usize = CALL_BYTES + 2 * PATH_MAX_BYTES;
@@ -38,6 +38,10 @@ pub struct Call {
     /// Microseconds the thread spent blocked on I/O outside the recorded calls since its
     /// previous one (page faults of mapped files and programs).
     pub blocked_us: u32,
+    /// The last traced thread that woke this one before the call (0: none), and when (the
+    /// kernel's monotonic clock): the same wakeup on every call until the next.
+    pub waker_tid: u32,
+    pub woken_ns: u64,
     /// Ranges of the arena: (start, length without the NUL); `u32::MAX` length for none.
     pub path1: (u32, u32),
     pub path2: (u32, u32),
@@ -87,6 +91,8 @@ impl Calls {
             extra2: u64_at(b, 96),
             flags: u32_at(b, 104),
             blocked_us: u32_at(b, 116),
+            waker_tid: u32_at(b, 120),
+            woken_ns: u64_at(b, 128),
             path1: NO_PATH,
             path2: NO_PATH,
         };

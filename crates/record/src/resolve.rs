@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use fsbench_trace::path::relative;
-use fsbench_trace::{Event, Op};
+use fsbench_trace::{Event, Op, Woken};
 
 use crate::raw::{Call, Calls, FLAG_EXTRA, FLAG_PATH1_FAULT, FLAG_PATH2_FAULT, KIND_EXEC};
 use crate::syscalls::{self, Syscall, NO_ARG};
@@ -116,10 +116,18 @@ pub fn resolve_with_links(
         unnameable: std::cell::Cell::new(false),
         symlinks,
         blocked_ns: HashMap::new(),
+        wakes: HashMap::new(),
+        starts: HashMap::new(),
     };
     for call in &calls.calls {
         if call.blocked_us > 0 {
             *r.blocked_ns.entry(call.tid).or_default() += u64::from(call.blocked_us) * 1000;
+        }
+        if call.waker_tid != 0 {
+            let seen = r.wakes.entry(call.tid).or_default();
+            if seen.last() != Some(&(call.woken_ns, call.waker_tid)) {
+                seen.push((call.woken_ns, call.waker_tid));
+            }
         }
         // Interrupted and restarted by the kernel: the call is issued again.
         if call.kind != KIND_EXEC && (-516..=-512).contains(&call.ret) {
@@ -164,19 +172,62 @@ struct Resolver<'a> {
     /// Per thread: the time blocked outside the calls since its last event, carried past the
     /// calls that are left out (outside the root, interrupted) to the next it has.
     blocked_ns: HashMap<u32, u64>,
+    /// Per thread: the wakeups by traced threads its calls reported, in order (kernel time,
+    /// waker): the calls left out included.
+    wakes: HashMap<u32, Vec<(u64, u32)>>,
+    /// Per thread with events: when each of its events began (kernel time), in order.
+    starts: HashMap<u32, Vec<u64>>,
 }
 
 impl Resolver<'_> {
     fn push(&mut self, c: &Call, op: Op) {
+        let woken = self.woken(c);
         self.out.events.push(Event {
             pid: c.pid,
             tid: c.tid,
             start_ns: c.enter_ns.saturating_sub(self.start_ns),
             dur_ns: c.exit_ns.saturating_sub(c.enter_ns),
             blocked_ns: self.blocked_ns.remove(&c.tid).unwrap_or(0),
+            woken,
             ret: c.ret,
             op,
         });
+    }
+
+    /// The wakeup that ended the thread's wait before call `c`: its latest, when it came after
+    /// the thread's previous event began. A waker that made no call of the trace between its
+    /// own wakeup and this one only passed data on (a process or thread relaying a pipe): it is
+    /// followed back to what woke it, so the call waits for the thread whose calls the trace
+    /// has.
+    fn woken(&mut self, c: &Call) -> Option<Woken> {
+        let starts = self.starts.entry(c.tid).or_default();
+        let previous = starts.last().copied();
+        starts.push(c.enter_ns);
+        let &(mut at, mut waker) = self.wakes.get(&c.tid)?.last()?;
+        if at > c.enter_ns || previous.is_some_and(|start| at < start) {
+            return None;
+        }
+        for _ in 0..8 {
+            let Some(seen) = self.wakes.get(&waker) else {
+                break;
+            };
+            let i = seen.partition_point(|&(when, _)| when <= at);
+            let Some(&(when, by)) = i.checked_sub(1).map(|i| &seen[i]) else {
+                break;
+            };
+            let called_since = self.starts.get(&waker).is_some_and(|starts| {
+                let k = starts.partition_point(|&start| start <= at);
+                k > 0 && starts[k - 1] > when
+            });
+            if called_since || by == waker {
+                break;
+            }
+            (at, waker) = (when, by);
+        }
+        Some(Woken {
+            tid: waker,
+            at_ns: at.saturating_sub(self.start_ns),
+        })
     }
 
     fn path_bytes(&self, range: (u32, u32)) -> Option<&[u8]> {
@@ -966,5 +1017,75 @@ mod tests {
         assert_eq!(r.unresolved, 2, "{r:?}");
         let paths: Vec<Vec<&str>> = r.events.iter().map(|e| e.op.paths()).collect();
         assert_eq!(paths, [vec!["m"], vec!["l/y"], vec!["z"]]);
+    }
+
+    /// A wakeup goes with the woken thread's next event, once; a waker that made no call of the
+    /// trace between its own wakeup and this one (it only passed data on) is followed back to
+    /// the thread that woke it; one that did is not.
+    #[test]
+    fn a_wakeup_names_the_thread_the_call_waited_for_past_relays() {
+        let root = Path::new("/srv/app");
+        let stat = |s: &mut Script, pid: u32, path: &str| {
+            s.call(pid, libc::SYS_newfstatat, &[AT, 0, 0, 0], 0, &[path]);
+        };
+        let woken = |s: &mut Script, waker: u32, at: u64| {
+            let c = s.calls.calls.last_mut().unwrap();
+            (c.waker_tid, c.woken_ns) = (waker, at);
+        };
+        let mut s = Script::new();
+        // 10 calls in the root; 20 (a relay) calls only outside it, before it is woken.
+        stat(&mut s, 10, "/srv/app/a");
+        stat(&mut s, 20, "/etc/relay");
+        // 30 is woken by 20 at 5,000, which was woken by 10 at 4,000; 40 by 10 directly.
+        s.t = 6_000;
+        stat(&mut s, 20, "/etc/relay");
+        woken(&mut s, 10, 4_000);
+        stat(&mut s, 30, "/srv/app/b");
+        woken(&mut s, 20, 5_000);
+        stat(&mut s, 40, "/srv/app/c");
+        woken(&mut s, 10, 4_500);
+        // 30's next call reports the same wakeup again: not a new one.
+        stat(&mut s, 30, "/srv/app/d");
+        woken(&mut s, 20, 5_000);
+        // 50 is woken by 10 after 10 made a call in the root since 10's own wakeup: 10 is not a
+        // relay.
+        s.t = 8_000;
+        stat(&mut s, 10, "/srv/app/e");
+        woken(&mut s, 60, 7_000);
+        stat(&mut s, 50, "/srv/app/f");
+        woken(&mut s, 10, 8_015);
+        let r = resolve(root, s.calls, 0, HashMap::new());
+        let of = |path: &str| {
+            r.events
+                .iter()
+                .find(|e| matches!(&e.op, Op::Stat { path: p, .. } if p == path))
+                .unwrap()
+                .woken
+        };
+        assert_eq!(of("a"), None);
+        assert_eq!(
+            of("b"),
+            Some(Woken {
+                tid: 10,
+                at_ns: 4_000
+            }),
+            "past the relay"
+        );
+        assert_eq!(
+            of("c"),
+            Some(Woken {
+                tid: 10,
+                at_ns: 4_500
+            })
+        );
+        assert_eq!(of("d"), None, "the same wakeup goes with one event");
+        assert_eq!(
+            of("f"),
+            Some(Woken {
+                tid: 10,
+                at_ns: 8_015
+            }),
+            "10 called since"
+        );
     }
 }

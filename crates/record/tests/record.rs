@@ -210,6 +210,33 @@ fn helper() {
             std::thread::sleep(std::time::Duration::from_millis(100));
             libc::stat(c(&format!("{root}/after-sleep")).as_ptr(), &mut st);
         },
+        "wake" => unsafe {
+            // Thread b waits on a pipe that a relay thread fills from another pipe, which the
+            // main thread writes after a call in the root; the relay makes no call in the root.
+            let (mut one, mut two) = ([0i32; 2], [0i32; 2]);
+            assert_eq!(libc::pipe(one.as_mut_ptr()), 0);
+            assert_eq!(libc::pipe(two.as_mut_ptr()), 0);
+            let (one_r, two_r, two_w) = (one[0], two[0], two[1]);
+            let relay = std::thread::spawn(move || {
+                let mut b = [0u8; 1];
+                assert_eq!(libc::read(one_r, b.as_mut_ptr().cast(), 1), 1);
+                assert_eq!(libc::write(two_w, b.as_ptr().cast(), 1), 1);
+            });
+            let after = format!("{root}/b-after");
+            let b = std::thread::spawn(move || {
+                let mut byte = [0u8; 1];
+                assert_eq!(libc::read(two_r, byte.as_mut_ptr().cast(), 1), 1);
+                let mut st: libc::stat = std::mem::zeroed();
+                libc::stat(c(&after).as_ptr(), &mut st);
+            });
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::stat(c(&format!("{root}/a-before")).as_ptr(), &mut st);
+            // Both others are asleep on their pipes by now.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            assert_eq!(libc::write(one[1], b"x".as_ptr().cast(), 1), 1);
+            relay.join().unwrap();
+            b.join().unwrap();
+        },
         "sleep" => std::thread::sleep(std::time::Duration::from_secs(30)),
         "fionclex" => unsafe {
             // Opened close-on-exec (as Python opens everything), made inheritable with
@@ -901,4 +928,37 @@ fn the_time_blocked_in_page_faults_between_calls_is_recorded_and_a_sleep_is_not(
         .find(|e| e.tid == faults.tid)
         .unwrap();
     assert!(faults.blocked_ns <= faults.start_ns - (before.start_ns + before.dur_ns) + 1_000);
+}
+
+/// Which thread ended another's wait is recorded with the woken thread's next call, followed
+/// past a thread that only passed the data on: the replay's recorded timing waits for the
+/// thread whose calls the trace has.
+#[test]
+fn the_thread_that_ended_a_wait_is_recorded_past_a_relay() {
+    if !is_root() {
+        return;
+    }
+    let (_dir, trace) = recorded("wake", false);
+    assert!(
+        trace.header.mechanism.contains("sched_waking"),
+        "{}",
+        trace.header.mechanism
+    );
+    let stat_of = |name: &str| {
+        trace
+            .events
+            .iter()
+            .find(|e| matches!(&e.op, Op::Stat { path, .. } if path == name))
+            .unwrap_or_else(|| panic!("no stat of {name}: {:?}", trace.events))
+    };
+    let a = stat_of("a-before");
+    let b = stat_of("b-after");
+    assert_ne!(a.tid, b.tid);
+    let woken = b.woken.expect("thread b was woken");
+    assert_eq!(woken.tid, a.tid, "the main thread, past the relay: {b:?}");
+    assert!(
+        woken.at_ns > a.start_ns + 50_000_000 && woken.at_ns <= b.start_ns,
+        "after the main thread's 100 ms sleep, before b's call: {a:?} {b:?}"
+    );
+    assert_eq!(a.woken, None);
 }

@@ -21,11 +21,23 @@ pub struct Event {
     /// written, when none (or in traces of recorders that do not measure it).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub blocked_ns: u64,
+    /// The thread of a recorded process that last woke this one (a pipe it wrote, a child
+    /// that exited, a lock it released) since this thread's previous event, and when: what
+    /// the gap before this call waited for. Absent when none was seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub woken: Option<Woken>,
     /// What the call returned: a count, a descriptor or 0; a failed call `-errno`.
     pub ret: i64,
     /// The operation and its arguments.
     #[serde(flatten)]
     pub op: Op,
+}
+
+/// Which thread woke another, and when (ns since the recording began).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Woken {
+    pub tid: u32,
+    pub at_ns: u64,
 }
 
 /// A recorded operation. `fd` is the descriptor number in the recorded process; `path`, `from`

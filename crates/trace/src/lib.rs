@@ -13,6 +13,6 @@ pub mod path;
 pub mod stats;
 pub mod tree;
 
-pub use event::{Event, Op};
+pub use event::{Event, Op, Woken};
 pub use format::{End, Header, Trace, TraceError, TraceWriter, FORMAT_VERSION, MAGIC};
 pub use tree::{Node, NodeKind};

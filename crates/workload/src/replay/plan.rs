@@ -228,10 +228,26 @@ pub struct Call {
     /// The time the recorded thread spent blocked on I/O outside its calls before this one
     /// (page faults): not think time (the replay takes its own faults, on the mapped files).
     pub blocked_ns: u64,
+    /// The wakeup that ended the recorded thread's wait before this call, if one was seen.
+    pub wake: Option<Wake>,
     /// What the recorded call returned (`-errno` on failure).
     pub ret: i64,
     /// The calls of other threads it waits for: a range of [`Plan::deps`].
     pub deps: (u32, u32),
+}
+
+/// The shortest wait for another thread, from the thread's previous call to its wakeup, that
+/// recorded timing follows as a wait for the waker (see [`Wake`]).
+pub const MIN_WAKE_WAIT_NS: u64 = 1_000_000;
+
+/// A wakeup the recording saw before a call: another thread (`dep`, its last call before the
+/// wakeup) woke the calling thread at `at_ns` — a pipe written, a child ended, a lock
+/// released. With recorded timing the call waits for the waker to get that far here, then for
+/// the time that followed the wakeup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    pub dep: Dep,
+    pub at_ns: u64,
 }
 
 /// One recorded thread: its calls in order.
@@ -340,6 +356,8 @@ struct Compiler {
     /// (pid, tid) -> thread: a thread number the host reused in another process is another
     /// thread.
     thread_of: HashMap<(u32, u32), u32>,
+    /// tid -> the latest thread with that number (a wakeup names its waker by tid).
+    thread_by_tid: HashMap<u32, u32>,
     proc_of: HashMap<u32, u32>,
     /// (pid, fd) -> the descriptor open under that number now.
     fds: HashMap<(u32, i32), Open>,
@@ -887,10 +905,38 @@ impl Compiler {
             start_ns: event.start_ns,
             dur_ns: event.dur_ns,
             blocked_ns: event.blocked_ns,
+            wake: self.wake(event, thread),
             ret: event.ret,
             deps: (begin, self.plan.deps.len() as u32),
         });
         Ok(())
+    }
+
+    /// The recorded wakeup before `event` (of `thread`) as a call to wait for: the waker's last
+    /// call that began before it woke this thread. None without one, or when the waker made
+    /// no call before it.
+    fn wake(&self, event: &Event, thread: u32) -> Option<Wake> {
+        let woken = event.woken?;
+        let waker = *self.thread_by_tid.get(&woken.tid)?;
+        if waker == thread || woken.at_ns > event.start_ns {
+            return None;
+        }
+        // A short wait (a lock handed over, a pipe's next few kilobytes) is left to the think
+        // time: following every one would add a wakeup's latency here to each.
+        let mine = &self.plan.threads[thread as usize].calls;
+        if let Some(&p) = mine.len().checked_sub(2).map(|i| &mine[i]) {
+            let p = &self.plan.calls[p as usize];
+            if woken.at_ns < p.start_ns + p.dur_ns + MIN_WAKE_WAIT_NS {
+                return None;
+            }
+        }
+        let calls = &self.plan.threads[waker as usize].calls;
+        let seq = calls.partition_point(|&ci| self.plan.calls[ci as usize].start_ns < woken.at_ns);
+        let seq = seq.checked_sub(1)? as u32;
+        Some(Wake {
+            dep: Dep { thread: waker, seq },
+            at_ns: woken.at_ns,
+        })
     }
 
     /// The last calls of `pid`'s children that ended (in the whole trace) before `start_ns`,
@@ -924,6 +970,7 @@ impl Compiler {
             after: None,
         });
         self.thread_of.insert((pid, tid), t);
+        self.thread_by_tid.insert(tid, t);
         t
     }
 

@@ -15,7 +15,7 @@ use fsbench_measure::histogram::Histogram;
 use fsbench_measure::series::{PhaseSampler, Probe};
 
 use super::deps::Dep;
-use super::plan::{Call, Plan, Thread, KINDS};
+use super::plan::{Call, Plan, Thread, Wake, KINDS};
 use super::sys::{self, Buffers, Table};
 use crate::StopFlag;
 
@@ -277,6 +277,24 @@ impl Shared<'_> {
         previous_end + (think as f64 / speed) as u64
     }
 
+    /// When `call` is due after the recorded wakeup `wake` ended its thread's wait, the
+    /// waker's call before it having completed here: the waker's think time from that call to
+    /// the wakeup, then the time from the wakeup to `call` (less the time then blocked in
+    /// faults), at `speed` times the recorded pace; never before `previous_end`, when the
+    /// thread's own previous call completed.
+    fn woken_due(&self, previous_end: u64, wake: &Wake, call: &Call, speed: f64) -> u64 {
+        let ci = self.plan.threads[wake.dep.thread as usize].calls[wake.dep.seq as usize] as usize;
+        let waker = &self.plan.calls[ci];
+        let waker_end = self.ends[ci].load(Ordering::Acquire);
+        let waker_think = wake.at_ns.saturating_sub(waker.start_ns + waker.dur_ns);
+        let woken = waker_end + (waker_think as f64 / speed) as u64;
+        let after = call
+            .start_ns
+            .saturating_sub(wake.at_ns)
+            .saturating_sub(call.blocked_ns);
+        woken.max(previous_end) + (after as f64 / speed) as u64
+    }
+
     /// When a thread's first call is due: after the call it follows (its process's fork, or
     /// the call of its process before it was made) by the recorded think time, or, for a
     /// thread there from the start, at its recorded start.
@@ -364,7 +382,17 @@ impl Shared<'_> {
             }
             if let Some(speed) = self.options.speed {
                 let (due, earliest) = match previous {
-                    Some((p, end)) => (Self::think_due(end, p, call, speed), end),
+                    Some((p, end)) => match call.wake {
+                        // Woken by another thread after the previous call: the gap waited for
+                        // it, so the call follows the waker here, not the recorded gap.
+                        Some(wake) if wake.at_ns >= p.start_ns + p.dur_ns => {
+                            if !self.wait(wake.dep) {
+                                break;
+                            }
+                            (self.woken_due(end, &wake, call, speed), end)
+                        }
+                        _ => (Self::think_due(end, p, call, speed), end),
+                    },
                     None => (self.first_due(thread, speed), 0),
                 };
                 // Earlier overshoot taken back from this think time, never before the call

@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use fsbench_model::{Outcome, ResultRecord};
-use fsbench_trace::{End as TraceEnd, Event, Header, Node, NodeKind, Op, Trace};
+use fsbench_trace::{End as TraceEnd, Event, Header, Node, NodeKind, Op, Trace, Woken};
 
 use super::*;
 use crate::harness::Detached;
@@ -37,6 +37,7 @@ fn ev(pid: u32, tid: u32, start_ns: u64, ret: i64, op: Op) -> Event {
         start_ns,
         dur_ns: 1_000,
         blocked_ns: 0,
+        woken: None,
         ret,
         op,
     }
@@ -1002,6 +1003,7 @@ fn recorded_timing_keeps_think_time_not_the_recorded_clock() {
     let stat = |start, dur_ns| Event {
         dur_ns,
         blocked_ns: 0,
+        woken: None,
         ..ev(
             1,
             1,
@@ -1071,6 +1073,64 @@ fn recorded_timing_leaves_out_the_time_blocked_in_faults() {
     assert!(
         (15e6..150e6).contains(&took),
         "20 ms of think time, the 280 ms blocked in faults left out: {took} ns"
+    );
+}
+
+/// A thread whose recorded wait ended when another thread woke it follows that thread here:
+/// with recorded timing, its call comes after the waker's call before the wakeup completed
+/// plus the recorded time since, not after its own recorded gap. The waker is faster here
+/// (its 280 ms were page faults), so the woken thread is too.
+#[test]
+fn recorded_timing_follows_the_thread_that_ended_a_wait() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let stat = |tid, start, blocked_ns, woken| Event {
+        blocked_ns,
+        woken,
+        ..ev(
+            1,
+            tid,
+            start,
+            0,
+            Op::Stat {
+                path: ".".into(),
+                follow: true,
+            },
+        )
+    };
+    let settings = || ReplaySettings {
+        timing: "recorded".parse().unwrap(),
+        ..ReplaySettings::default()
+    };
+    const MS: u64 = 1_000_000;
+    let events = |woken| {
+        vec![
+            stat(1, 0, 0, None),
+            stat(2, MS, 0, None),
+            stat(1, 300 * MS, 280 * MS, None),
+            stat(2, 310 * MS, 0, woken),
+        ]
+    };
+    let followed = trace(
+        vec![],
+        events(Some(Woken {
+            tid: 1,
+            at_ns: 301 * MS,
+        })),
+    );
+    let (end, sink, _) = replay_in(dir.path(), &followed, settings());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let took = value(whole(&sink), "replay_time");
+    assert!(
+        (25e6..150e6).contains(&took),
+        "thread 2 follows thread 1 (20 ms, then 10 ms): {took} ns"
+    );
+    let own = trace(vec![], events(None));
+    let (end, sink, _) = replay_in(dir.path(), &own, settings());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    let took = value(whole(&sink), "replay_time");
+    assert!(
+        took >= 300e6,
+        "without the wakeup, its own 309 ms gap: {took} ns"
     );
 }
 
