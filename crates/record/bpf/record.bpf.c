@@ -598,10 +598,11 @@ SEC("tracepoint/sched/sched_waking")
 int sched_waking(void *ctx) {
     if (WAKING_PID_OFFSET != 24)
         return 0;
-    u64 pid_tgid = bpf_get_current_pid_tgid();
-    u32 tgid = pid_tgid >> 32;
-    u32 tid = (u32)pid_tgid;
-    if (tid == 0 || !bpf_map_lookup_elem(&traced, &tgid))
+    // Any waker: a child ending wakes its parent after it has left the traced table
+    // (sched_process_exit comes first). The woken thread must be a traced one asleep; a waker
+    // the trace does not have is ignored by the replay.
+    u32 tid = (u32)bpf_get_current_pid_tgid();
+    if (tid == 0)
         return 0;
     u32 wakee = (u32)*(s32 *)((char *)ctx + 24);
     if (wakee == tid)

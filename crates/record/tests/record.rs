@@ -99,6 +99,8 @@ fn helper() {
                     0o600,
                 );
                 libc::close(child);
+                // The parent is asleep in waitpid when this child ends: its exit wakes it.
+                std::thread::sleep(std::time::Duration::from_millis(50));
                 libc::_exit(if ok && child >= 0 { 0 } else { 1 });
             }
             let mut status = 0;
@@ -484,10 +486,17 @@ fn a_forked_child_is_recorded_with_its_inherited_descriptors() {
         .events
         .iter()
         .any(|e| e.pid == child && matches!(&e.op, Op::Open { path, .. } if path == "child.txt")));
-    assert!(trace
+    let close = trace
         .events
         .iter()
-        .any(|e| e.pid == parent && e.op == Op::Close { fd }));
+        .find(|e| e.pid == parent && e.op == Op::Close { fd })
+        .expect("the parent's close");
+    // The parent waited for the child: the child's exit woke it (after the child had left
+    // the traced processes), and the call after the wait says so.
+    let woken = close
+        .woken
+        .expect("the parent was woken by its child's exit");
+    assert_eq!(woken.tid, child, "{close:?}");
 }
 
 #[test]
