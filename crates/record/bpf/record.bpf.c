@@ -588,9 +588,9 @@ int page_fault_user(void *ctx) {
     return 0;
 }
 
-// A traced thread waking another that sleeps (interruptibly) outside a recorded call — a pipe
-// written, a child's exit, a futex released: the woken thread's next recorded call waited for
-// what the waker did, which the replay keeps in recorded timing. Only interruptible sleepers:
+// A thread waking a traced one that sleeps (interruptibly) — a pipe written, a child's exit, a
+// futex released: the woken thread's next recorded call waited for what the waker did, which
+// the replay keeps in recorded timing. Only interruptible sleepers:
 // an I/O completion, which an interrupt delivers in whatever thread runs, wakes threads
 // waiting uninterruptibly (a timer's expiry can still be taken for the running thread's doing;
 // docs/recording.md).
