@@ -25,6 +25,7 @@ typedef long long s64;
 #define BPF_MAP_TYPE_RINGBUF 27
 #define BPF_F_NO_PREALLOC 1
 #define BPF_ANY 0
+#define BPF_NOEXIST 1
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value,
@@ -211,9 +212,9 @@ struct {
     __type(value, struct offcpu);
 } offcpu SEC(".maps");
 
-// Per thread: the last thread of a traced process that woke it from an interruptible sleep,
-// and when. Any thread may be woken, traced or
-// not: least recently used entries make room.
+// Per traced thread: the last thread that woke it from an interruptible sleep (any thread: the
+// replay ignores a waker the trace does not have), and when. Least recently used entries make
+// room.
 struct wake {
     u32 waker_tid;
     u32 pad;
@@ -241,6 +242,20 @@ static __attribute__((always_inline)) void count(u32 which) {
     u64 *n = bpf_map_lookup_elem(&counts, &which);
     if (n)
         __sync_fetch_and_add(n, 1);
+}
+
+// A traced thread's entry in `offcpu`, made (zeroed) on first use; null when the table is full
+// (counted).
+static __attribute__((always_inline)) struct offcpu *offcpu_entry(u32 tid) {
+    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
+    if (o)
+        return o;
+    struct offcpu zero = {0, 0, 0, 0};
+    bpf_map_update_elem(&offcpu, &tid, &zero, BPF_NOEXIST);
+    o = bpf_map_lookup_elem(&offcpu, &tid);
+    if (!o)
+        count(COUNT_TABLE_FULL);
+    return o;
 }
 
 // Copies a user string; returns its length with the NUL, or -1 when it cannot be read. A
@@ -541,29 +556,22 @@ int sched_switch(void *ctx) {
     long state = *(long *)((char *)ctx + 32);
     int blocked = (state & TASK_UNINTERRUPTIBLE) != 0;
     int asleep = (state & TASK_INTERRUPTIBLE) != 0;
-    if (!blocked && !asleep)
-        return 0;
     // Inside a recorded call an I/O wait is the call's own time. A sleep there is still one a
     // wakeup ends: the call may be a read of a pipe, which the trace leaves out (outside the
     // root), and what woke it goes with the thread's next call in the trace.
-    if (bpf_map_lookup_elem(&pending, &tid) || bpf_map_lookup_elem(&pending_path, &tid))
+    if (blocked && (bpf_map_lookup_elem(&pending, &tid) || bpf_map_lookup_elem(&pending_path, &tid)))
         blocked = 0;
     if (!blocked && !asleep)
         return 0;
-    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
-    if (o) {
-        if (blocked) {
-            o->since = now;
-            if (o->fault_at && now - o->fault_at < FAULT_WAIT_WINDOW_NS)
-                o->since = o->fault_at;
-            o->fault_at = 0;
-        }
-        o->asleep = asleep;
-    } else {
-        struct offcpu fresh = {blocked ? now : 0, 0, asleep, 0};
-        if (bpf_map_update_elem(&offcpu, &tid, &fresh, BPF_ANY))
-            count(COUNT_TABLE_FULL);
+    struct offcpu *o = offcpu_entry(tid);
+    if (!o)
+        return 0;
+    if (blocked) {
+        int faulting = o->fault_at && now - o->fault_at < FAULT_WAIT_WINDOW_NS;
+        o->since = faulting ? o->fault_at : now;
+        o->fault_at = 0;
     }
+    o->asleep = asleep;
     return 0;
 }
 
@@ -576,15 +584,9 @@ int page_fault_user(void *ctx) {
     if (!bpf_map_lookup_elem(&traced, &tgid))
         return 0;
     u32 tid = (u32)pid_tgid;
-    u64 now = bpf_ktime_get_ns();
-    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
-    if (o) {
-        o->fault_at = now;
-    } else {
-        struct offcpu fresh = {0, 0, 0, now};
-        if (bpf_map_update_elem(&offcpu, &tid, &fresh, BPF_ANY))
-            count(COUNT_TABLE_FULL);
-    }
+    struct offcpu *o = offcpu_entry(tid);
+    if (o)
+        o->fault_at = bpf_ktime_get_ns();
     return 0;
 }
 

@@ -187,35 +187,6 @@ pub fn ring_size(buffer: u64) -> u32 {
     buffer.clamp(4096, 1 << 31).next_power_of_two().min(1 << 31) as u32
 }
 
-#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
-fn host() -> (String, String) {
-    // SAFETY: uname fills the zeroed struct.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return (String::new(), String::new());
-    }
-    let text = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    (text(&u.nodename), text(&u.release))
-}
-
-#[cfg_attr(not(fsbench_recorder), allow(dead_code))]
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// Whether the trace can be written where it is asked for, checked before the command runs (a
 /// recording is not repeatable: it must not be lost at the end to a missing directory): the
 /// output is not a directory, and its directory takes a new file.
@@ -299,7 +270,7 @@ fn run(
     let mut probe = probe::Probe::load(buffer)?;
     let mut calls = raw::Calls::default();
     calls.calls.reserve(1 << 16);
-    let start_ns = monotonic_ns();
+    let start_ns = fsbench_measure::clock::now_ns();
     let recorded_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -368,7 +339,7 @@ fn run(
         }
     }
     probe.drain(&mut calls);
-    let end_ns = monotonic_ns();
+    let end_ns = fsbench_measure::clock::now_ns();
     let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
     let (blocked_time, wakeups) = (probe.blocked_time, probe.wakeups);
@@ -411,7 +382,8 @@ fn run(
             exit_code,
         });
     }
-    let (hostname, kernel) = host();
+    let host = <fsbench_measure::host::HostInfo as fsbench_measure::host::ProbeHost>::probe();
+    let (hostname, kernel) = (host.hostname, host.kernel_release);
     let mut trace = fsbench_trace::Trace {
         header: fsbench_trace::Header {
             command,

@@ -894,6 +894,15 @@ fn descendants_left_running_are_named_never_silently_dropped() {
     assert_eq!(done.still_running, [fork]);
 }
 
+/// The trace's stat of `name` (root-relative).
+fn stat_of<'t>(trace: &'t Trace, name: &str) -> &'t Event {
+    trace
+        .events
+        .iter()
+        .find(|e| matches!(&e.op, Op::Stat { path, .. } if path == name))
+        .unwrap_or_else(|| panic!("no stat of {name}: {:?}", trace.events))
+}
+
 /// The time a thread waits for I/O between its calls (here: the page faults of a file read
 /// through a mapping, out of the cache) is recorded on the call that follows, and a sleep is
 /// not: the replay takes that time out of the think time and reads the pages itself.
@@ -908,15 +917,8 @@ fn the_time_blocked_in_page_faults_between_calls_is_recorded_and_a_sleep_is_not(
         "{}",
         trace.header.mechanism
     );
-    let stat_of = |name: &str| {
-        trace
-            .events
-            .iter()
-            .find(|e| matches!(&e.op, Op::Stat { path, .. } if path == name))
-            .unwrap_or_else(|| panic!("no stat of {name}: {:?}", trace.events))
-    };
-    let faults = stat_of("after-faults");
-    let sleep = stat_of("after-sleep");
+    let faults = stat_of(&trace, "after-faults");
+    let sleep = stat_of(&trace, "after-sleep");
     assert!(
         faults.blocked_ns > 0,
         "64 pages read in faults from the disk: {faults:?}"
@@ -953,15 +955,8 @@ fn the_thread_that_ended_a_wait_is_recorded_past_a_relay() {
         "{}",
         trace.header.mechanism
     );
-    let stat_of = |name: &str| {
-        trace
-            .events
-            .iter()
-            .find(|e| matches!(&e.op, Op::Stat { path, .. } if path == name))
-            .unwrap_or_else(|| panic!("no stat of {name}: {:?}", trace.events))
-    };
-    let a = stat_of("a-before");
-    let b = stat_of("b-after");
+    let a = stat_of(&trace, "a-before");
+    let b = stat_of(&trace, "b-after");
     assert_ne!(a.tid, b.tid);
     let woken = b.woken.expect("thread b was woken");
     assert_eq!(woken.tid, a.tid, "the main thread, past the relay: {b:?}");
