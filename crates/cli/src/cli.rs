@@ -421,6 +421,8 @@ pub struct WorkDirArgs {
 }
 
 /// Where a workload runs: a directory, or a filesystem fsbench prepares, uses and takes down.
+/// The flags after `--fs` apply to the filesystem it prepares: without `--fs` they are refused
+/// (`cmd::workload`; `--cache` takes warm and drop in a directory).
 #[derive(Debug, Args)]
 pub struct TargetArgs {
     /// Prepare this filesystem and run in it (ext2, ext3, ext4, xfs, btrfs, f2fs, jfs, reiserfs,
@@ -430,22 +432,17 @@ pub struct TargetArgs {
 
     /// mkfs options after fsbench's defaults, as one string ("-I 256 -O ^has_journal"); for
     /// zfs, `zpool create` options ("-o ashift=12").
-    #[arg(
-        long,
-        value_name = "OPTIONS",
-        requires = "fs",
-        allow_hyphen_values = true
-    )]
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
     pub mkfs_options: Option<String>,
 
     /// Mount options ("noatime,data=writeback"); for zfs, dataset properties
     /// ("atime=off,compression=lz4"). A rejected option ends as "unsupported" (exit 3).
-    #[arg(long, value_name = "OPTIONS", requires = "fs")]
+    #[arg(long, value_name = "OPTIONS")]
     pub mount_options: Option<String>,
 
     /// I/O scheduler of the device (none, mq-deadline, kyber, bfq; legacy noop, deadline, cfq
     /// are mapped); the previous one is restored afterwards.
-    #[arg(long, value_name = "NAME", requires = "fs")]
+    #[arg(long, value_name = "NAME")]
     pub scheduler: Option<String>,
 
     /// Cache state before the workload: warm (as left), drop or cold (sync + drop_caches, and
@@ -457,28 +454,28 @@ pub struct TargetArgs {
     /// The device: image[:SIZE] (a sparse image on a loop device; default size: a quarter of the
     /// work directory's free space, 1-8 GiB; each member's with --array) or a block device
     /// (/dev/X, with --destroy-data-on; an array's members: /dev/X,/dev/Y).
-    #[arg(long, value_name = "DEVICE", default_value = "image", requires = "fs")]
+    #[arg(long, value_name = "DEVICE", default_value = "image")]
     pub device: String,
 
     /// Allow destroying everything on the block device given to --device: name it again, with
     /// :TYPE to acknowledge an existing signature (/dev/sdb:ext4); several, comma-separated.
-    #[arg(long, value_name = "DEVICE[:TYPE]", requires = "fs")]
+    #[arg(long, value_name = "DEVICE[:TYPE]")]
     pub destroy_data_on: Option<String>,
 
     /// Several devices as one: raid0:N, raid1:N, raid10:N laid out by the filesystem itself
     /// (btrfs -d, [,metadata=PROFILE] for -m; a striped or mirrored zfs pool), or md-LEVEL:N
     /// with [,chunk=SIZE] for md RAID under any filesystem. Each member is an image of
     /// --device's size, or one of the devices --device lists (/dev/X,/dev/Y).
-    #[arg(long, value_name = "LAYOUT", requires = "fs")]
+    #[arg(long, value_name = "LAYOUT")]
     pub array: Option<String>,
 
     /// Attach images with buffered I/O on the backing file (default: direct I/O, so the page
     /// cache does not hold the data twice).
-    #[arg(long, requires = "fs")]
+    #[arg(long)]
     pub loop_buffered: bool,
 
     /// Skip the read-only filesystem check after the run.
-    #[arg(long, requires = "fs")]
+    #[arg(long)]
     pub no_fsck: bool,
 
     /// Age the filesystem first: KEY=VALUE,... of fill (percent of the filesystem, default
@@ -486,7 +483,7 @@ pub struct TargetArgs {
     /// (extents per file to churn to), seed; a bare number is the fill (--age 70). The aged
     /// image is made once per filesystem, mkfs options, image size and spec, kept in the work
     /// directory, and copied for each run; needs --device image:SIZE (docs/targets.md).
-    #[arg(long, value_name = "SPEC", requires = "fs")]
+    #[arg(long, value_name = "SPEC")]
     pub age: Option<String>,
 
     #[command(flatten)]

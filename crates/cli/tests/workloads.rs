@@ -1102,6 +1102,25 @@ fn a_directory_refuses_the_flags_of_a_prepared_filesystem_and_drops_the_cache_wh
         );
         assert!(!s.db().exists(), "{flags:?}: nothing stored");
     }
+    // Without --dir (a temporary directory) alike.
+    let temporary = fsbench()
+        .args([
+            "matrix",
+            "--file-sizes",
+            "1m",
+            "--record-sizes",
+            "64k",
+            "--no-store",
+        ])
+        .args(["--scheduler", "bfq"])
+        .output()
+        .unwrap();
+    assert_eq!(temporary.status.code(), Some(2), "{}", stderr(&temporary));
+    assert!(
+        stderr(&temporary).contains("--scheduler applies to a filesystem fsbench prepares"),
+        "{}",
+        stderr(&temporary)
+    );
     let unknown = matrix(&["--cache", "tepid"], None);
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
     assert!(stderr(&unknown).contains("unknown cache policy 'tepid'"));
