@@ -993,6 +993,33 @@ fn recorded_timing_keeps_the_think_time() {
     assert!(time("afap") < 100e6);
 }
 
+/// A stat of the root by thread `tid` of process 1, begun `start` ns into the recording.
+fn stat_at(tid: u32, start: u64) -> Event {
+    ev(
+        1,
+        tid,
+        start,
+        0,
+        Op::Stat {
+            path: ".".into(),
+            follow: true,
+        },
+    )
+}
+
+/// The `replay_time` (ns) of `t` replayed in `dir` with recorded timing.
+fn recorded_replay_time(dir: &Path, t: &Trace) -> f64 {
+    let settings = ReplaySettings {
+        timing: "recorded".parse().unwrap(),
+        ..ReplaySettings::default()
+    };
+    let (end, sink, _) = replay_in(dir, t, settings);
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    value(whole(&sink), "replay_time")
+}
+
+const MS: u64 = 1_000_000;
+
 /// Recorded timing keeps the think time between a thread's calls, not their recorded start
 /// times: a call that took 150 ms when recorded and takes microseconds here is followed at
 /// once by the next (recorded right after it ended), so the replay on a faster filesystem ends
@@ -1000,37 +1027,16 @@ fn recorded_timing_keeps_the_think_time() {
 #[test]
 fn recorded_timing_keeps_think_time_not_the_recorded_clock() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let stat = |start, dur_ns| Event {
-        dur_ns,
-        blocked_ns: 0,
-        woken: None,
-        ..ev(
-            1,
-            1,
-            start,
-            0,
-            Op::Stat {
-                path: ".".into(),
-                follow: true,
-            },
-        )
-    };
     // A slow call (150 ms recorded), the next right after it, then 20 ms of think time.
+    let slow = Event {
+        dur_ns: 150 * MS,
+        ..stat_at(1, 0)
+    };
     let t = trace(
         vec![],
-        vec![
-            stat(0, 150_000_000),
-            stat(150_000_000, 0),
-            stat(170_000_000, 0),
-        ],
+        vec![slow, stat_at(1, 150 * MS), stat_at(1, 170 * MS)],
     );
-    let settings = ReplaySettings {
-        timing: "recorded".parse().unwrap(),
-        ..ReplaySettings::default()
-    };
-    let (end, sink, _) = replay_in(dir.path(), &t, settings);
-    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
-    let took = value(whole(&sink), "replay_time");
+    let took = recorded_replay_time(dir.path(), &t);
     assert!(
         (20e6..120e6).contains(&took),
         "the 20 ms of think time kept, the recorded 150 ms call not waited for: {took} ns"
@@ -1043,33 +1049,16 @@ fn recorded_timing_keeps_think_time_not_the_recorded_clock() {
 #[test]
 fn recorded_timing_leaves_out_the_time_blocked_in_faults() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let stat = |start, blocked_ns| Event {
-        blocked_ns,
-        ..ev(
-            1,
-            1,
-            start,
-            0,
-            Op::Stat {
-                path: ".".into(),
-                follow: true,
-            },
-        )
-    };
-    let settings = || ReplaySettings {
-        timing: "recorded".parse().unwrap(),
-        ..ReplaySettings::default()
-    };
     // 300 ms between the calls: all of it think time, or 280 ms of it blocked in faults.
-    let thinking = trace(vec![], vec![stat(0, 0), stat(300_000_000, 0)]);
-    let (end, sink, _) = replay_in(dir.path(), &thinking, settings());
-    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
-    let thought = value(whole(&sink), "replay_time");
+    let thinking = trace(vec![], vec![stat_at(1, 0), stat_at(1, 300 * MS)]);
+    let thought = recorded_replay_time(dir.path(), &thinking);
     assert!(thought >= 290e6, "300 ms of think time kept: {thought} ns");
-    let faulting = trace(vec![], vec![stat(0, 0), stat(300_000_000, 280_000_000)]);
-    let (end, sink, _) = replay_in(dir.path(), &faulting, settings());
-    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
-    let took = value(whole(&sink), "replay_time");
+    let faulted = Event {
+        blocked_ns: 280 * MS,
+        ..stat_at(1, 300 * MS)
+    };
+    let faulting = trace(vec![], vec![stat_at(1, 0), faulted]);
+    let took = recorded_replay_time(dir.path(), &faulting);
     assert!(
         (15e6..150e6).contains(&took),
         "20 ms of think time, the 280 ms blocked in faults left out: {took} ns"
@@ -1083,51 +1072,30 @@ fn recorded_timing_leaves_out_the_time_blocked_in_faults() {
 #[test]
 fn recorded_timing_follows_the_thread_that_ended_a_wait() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let stat = |tid, start, blocked_ns, woken| Event {
-        blocked_ns,
-        woken,
-        ..ev(
-            1,
-            tid,
-            start,
-            0,
-            Op::Stat {
-                path: ".".into(),
-                follow: true,
-            },
-        )
-    };
-    let settings = || ReplaySettings {
-        timing: "recorded".parse().unwrap(),
-        ..ReplaySettings::default()
-    };
-    const MS: u64 = 1_000_000;
     let events = |woken| {
         vec![
-            stat(1, 0, 0, None),
-            stat(2, MS, 0, None),
-            stat(1, 300 * MS, 280 * MS, None),
-            stat(2, 310 * MS, 0, woken),
+            stat_at(1, 0),
+            stat_at(2, MS),
+            Event {
+                blocked_ns: 280 * MS,
+                ..stat_at(1, 300 * MS)
+            },
+            Event {
+                woken,
+                ..stat_at(2, 310 * MS)
+            },
         ]
     };
-    let followed = trace(
-        vec![],
-        events(Some(Woken {
-            tid: 1,
-            at_ns: 301 * MS,
-        })),
-    );
-    let (end, sink, _) = replay_in(dir.path(), &followed, settings());
-    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
-    let took = value(whole(&sink), "replay_time");
+    let woken = Woken {
+        tid: 1,
+        at_ns: 301 * MS,
+    };
+    let took = recorded_replay_time(dir.path(), &trace(vec![], events(Some(woken))));
     assert!(
         (25e6..150e6).contains(&took),
         "thread 2 follows thread 1 (20 ms, then 10 ms): {took} ns"
     );
-    let own = trace(vec![], events(None));
-    let (end, sink, _) = replay_in(dir.path(), &own, settings());
-    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
-    let took = value(whole(&sink), "replay_time");
+    let took = recorded_replay_time(dir.path(), &trace(vec![], events(None)));
     assert!(
         took >= 300e6,
         "without the wakeup, its own 309 ms gap: {took} ns"
