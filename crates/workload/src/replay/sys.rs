@@ -2,8 +2,8 @@
 //! every path is resolved from the root's descriptor by openat2(2) with RESOLVE_BENEATH (and no
 //! magic links), so neither `..` nor a symbolic link — one the trace made included — leads
 //! out. Calls that take no RESOLVE flags act on a name in a directory opened that way (mkdir,
-//! unlink, rename, link, symlink: the last component, which they do not follow), or on the
-//! file itself opened that way as O_PATH (stat, access, readlink, chmod, utimes, truncate:
+//! unlink, rename, link, symlink, readlink: the last component, which they do not follow), or
+//! on the file itself opened that way as O_PATH (stat, access, chmod, utimes, truncate:
 //! through its descriptor). A lookup that would leave the root fails with EXDEV, and is
 //! counted as refused. Nothing here allocates: buffers and names were made before.
 
@@ -415,15 +415,17 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
                 ret(unsafe { libc::syscall(libc::SYS_faccessat, libc::AT_FDCWD, path, mode) })
             }
         }),
-        Act::Readlink { name: n } => plain(match target(root, name(n), false) {
+        // The name in its directory, not the file opened as O_PATH: readlinkat of an empty
+        // path says ENOENT for a file that is not a symbolic link, where the call said EINVAL.
+        Act::Readlink { name: n } => plain(match parent(root, name(n)) {
             Err(e) => e,
-            Ok(file) => {
+            Ok(dir) => {
                 let base = buf.read.as_mut_slice().as_mut_ptr();
                 ret(unsafe {
                     libc::syscall(
                         libc::SYS_readlinkat,
-                        file.fd,
-                        c"".as_ptr(),
+                        dir.fd,
+                        name(n).base.as_ptr(),
                         base,
                         libc::PATH_MAX as usize,
                     )
