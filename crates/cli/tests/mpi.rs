@@ -243,6 +243,7 @@ fn the_replay_workload_on_2_ranks_replays_the_trace_once_in_each_ranks_directory
         start_ns,
         dur_ns: 1000,
         blocked_ns: 0,
+        recorder_ns: 0,
         woken: None,
         ret,
         op,

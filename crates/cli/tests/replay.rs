@@ -21,6 +21,7 @@ fn dependent_trace() -> Trace {
         start_ns,
         dur_ns: 1,
         blocked_ns: 0,
+        recorder_ns: 0,
         woken: None,
         ret,
         op,

@@ -19,6 +19,7 @@ fn sample() -> Trace {
         start_ns,
         dur_ns: 2_000,
         blocked_ns: 0,
+        recorder_ns: 0,
         woken: None,
         ret,
         op,

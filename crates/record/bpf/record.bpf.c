@@ -106,7 +106,11 @@ struct call {
     u32 blocked_us;
     // The last traced thread that woke this one (0: none), and when (see `sched_waking`).
     u32 waker_tid;
-    u32 pad;
+    // Nanoseconds this recorder's own probes took on the thread since its previous recorded
+    // call ended: that call's exit probe after its timestamp, and this call's entry probe
+    // before its own. Time the application did not spend; the replay leaves it out of the
+    // think time.
+    u32 probe_ns;
     u64 woken_ns;
 };
 
@@ -200,6 +204,9 @@ struct offcpu {
     // from there (the fault's work before the wait — the page cache looked up, the read
     // submitted — is the filesystem's too).
     u64 fault_at;
+    // The time the probes of its recorded calls took after the last call's timestamp (its exit
+    // probe's work: the record sent up), for the next call's `probe_ns`.
+    u64 probe;
 };
 
 // How long before a wait for I/O a fault may have begun and still be taken for its cause.
@@ -250,7 +257,7 @@ static __attribute__((always_inline)) struct offcpu *offcpu_entry(u32 tid) {
     struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
     if (o)
         return o;
-    struct offcpu zero = {0, 0, 0, 0};
+    struct offcpu zero = {0, 0, 0, 0, 0};
     bpf_map_update_elem(&offcpu, &tid, &zero, BPF_NOEXIST);
     o = bpf_map_lookup_elem(&offcpu, &tid);
     if (!o)
@@ -310,6 +317,7 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     u32 tid = (u32)pid_tgid;
     if (!bpf_map_lookup_elem(&traced, &tgid))
         return 0;
+    u64 began = bpf_ktime_get_ns();
     u8 path_a = c->path_a, path_b = c->path_b, special = c->special;
     u32 zero = 0;
     struct path_call *r = bpf_map_lookup_elem(&scratch, &zero);
@@ -334,14 +342,16 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     h->len1 = 0;
     h->len2 = 0;
     h->blocked_us = 0;
+    u64 probe = 0;
     struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
     if (o) {
         u64 us = o->blocked / 1000;
         h->blocked_us = us > 0xffffffffULL ? 0xffffffffU : (u32)us;
         o->blocked = 0;
+        probe = o->probe;
+        o->probe = 0;
     }
     h->waker_tid = 0;
-    h->pad = 0;
     h->woken_ns = 0;
     // The thread's latest wakeup, kept (user space tells a new one from one it has seen, and
     // follows a waker that only passed data on back to what woke it).
@@ -386,6 +396,8 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     }
     read_paths(r, path_a, path_b);
     h->enter_ns = bpf_ktime_get_ns();
+    probe += h->enter_ns - began;
+    h->probe_ns = probe > 0xffffffffULL ? 0xffffffffU : (u32)probe;
     long err;
     if (h->kind == KIND_CALL)
         err = bpf_map_update_elem(&pending, &tid, h, BPF_ANY);
@@ -443,6 +455,10 @@ int sys_exit(struct sys_exit_ctx *ctx) {
             count(COUNT_LOST);
         bpf_map_delete_elem(&pending_path, &tid);
     }
+    // This probe's work after the call's timestamp, for the thread's next call.
+    struct offcpu *o = offcpu_entry(tid);
+    if (o)
+        o->probe += bpf_ktime_get_ns() - now;
     return 0;
 }
 

@@ -42,6 +42,9 @@ pub struct Call {
     /// kernel's monotonic clock): the same wakeup on every call until the next.
     pub waker_tid: u32,
     pub woken_ns: u64,
+    /// Nanoseconds the recorder's own probes took on the thread since its previous call's
+    /// exit timestamp (that call's exit probe, this call's entry probe before its timestamp).
+    pub probe_ns: u32,
     /// Ranges of the arena: (start, length without the NUL); `u32::MAX` length for none.
     pub path1: (u32, u32),
     pub path2: (u32, u32),
@@ -92,6 +95,7 @@ impl Calls {
             flags: u32_at(b, 104),
             blocked_us: u32_at(b, 116),
             waker_tid: u32_at(b, 120),
+            probe_ns: u32_at(b, 124),
             woken_ns: u64_at(b, 128),
             path1: NO_PATH,
             path2: NO_PATH,

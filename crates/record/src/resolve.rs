@@ -116,12 +116,16 @@ pub fn resolve_with_links(
         unnameable: std::cell::Cell::new(false),
         symlinks,
         blocked_ns: HashMap::new(),
+        recorder_ns: HashMap::new(),
         wakes: HashMap::new(),
         starts: HashMap::new(),
     };
     for call in &calls.calls {
         if call.blocked_us > 0 {
             *r.blocked_ns.entry(call.tid).or_default() += u64::from(call.blocked_us) * 1000;
+        }
+        if call.probe_ns > 0 {
+            *r.recorder_ns.entry(call.tid).or_default() += u64::from(call.probe_ns);
         }
         if call.waker_tid != 0 {
             let seen = r.wakes.entry(call.tid).or_default();
@@ -172,6 +176,9 @@ struct Resolver<'a> {
     /// Per thread: the time blocked outside the calls since its last event, carried past the
     /// calls that are left out (outside the root, interrupted) to the next it has.
     blocked_ns: HashMap<u32, u64>,
+    /// Per thread: the time the recorder's probes took since its last event, carried as
+    /// `blocked_ns` is.
+    recorder_ns: HashMap<u32, u64>,
     /// Per thread: the wakeups by traced threads its calls reported, in order (kernel time,
     /// waker): the calls left out included.
     wakes: HashMap<u32, Vec<(u64, u32)>>,
@@ -188,6 +195,7 @@ impl Resolver<'_> {
             start_ns: c.enter_ns.saturating_sub(self.start_ns),
             dur_ns: c.exit_ns.saturating_sub(c.enter_ns),
             blocked_ns: self.blocked_ns.remove(&c.tid).unwrap_or(0),
+            recorder_ns: self.recorder_ns.remove(&c.tid).unwrap_or(0),
             woken,
             ret: c.ret,
             op,

@@ -432,6 +432,18 @@ fn two_threads_calls_are_recorded_exactly() {
         assert!(events
             .windows(2)
             .all(|w| w[0].start_ns + w[0].dur_ns <= w[1].start_ns));
+        // The recorder's own time between two calls (the first's exit probe after its
+        // timestamp, the second's entry probe before its own) is measured, as part of the gap
+        // and never more: the replay leaves it out of the think time.
+        for w in events.windows(2) {
+            let gap = w[1].start_ns - (w[0].start_ns + w[0].dur_ns);
+            assert!(
+                w[1].recorder_ns > 0 && w[1].recorder_ns <= gap,
+                "{:?} then {:?}",
+                w[0],
+                w[1]
+            );
+        }
         tids.insert(events[0].tid);
     }
     assert_eq!(tids.len(), 2, "two threads");

@@ -21,6 +21,12 @@ pub struct Event {
     /// written, when none (or in traces of recorders that do not measure it).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub blocked_ns: u64,
+    /// Nanoseconds the recorder's own probes took on the thread since its previous event
+    /// (sending that call up, reading this call's arguments before its timestamp): part of
+    /// the gap before this call that the application did not spend, as the recorder measured
+    /// it. 0, and not written, when none (or in traces of recorders that do not measure it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recorder_ns: u64,
     /// The thread of a recorded process that last woke this one (a pipe it wrote, a child
     /// that exited, a lock it released) since this thread's previous event, and when: what
     /// the gap before this call waited for. Absent when none was seen.

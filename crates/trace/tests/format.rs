@@ -14,6 +14,7 @@ fn sample() -> Trace {
         start_ns,
         dur_ns: 500,
         blocked_ns: 0,
+        recorder_ns: 0,
         woken: None,
         ret,
         op,

@@ -225,8 +225,9 @@ pub struct Call {
     pub start_ns: u64,
     /// How long the recorded call took.
     pub dur_ns: u64,
-    /// The time the recorded thread spent blocked on I/O outside its calls before this one
-    /// (page faults): not think time (the replay takes its own faults, on the mapped files).
+    /// The time in the recorded gap before this call that was not the application's
+    /// thinking: the thread blocked on I/O outside its calls (page faults: the replay takes
+    /// its own, on the mapped files) and the recorder's own probes (`recorder_ns`).
     pub blocked_ns: u64,
     /// The wakeup that ended the recorded thread's wait before this call, if one was seen.
     pub wake: Option<Wake>,
@@ -904,7 +905,7 @@ impl Compiler {
             kind: kind_of(&event.op),
             start_ns: event.start_ns,
             dur_ns: event.dur_ns,
-            blocked_ns: event.blocked_ns,
+            blocked_ns: event.blocked_ns + event.recorder_ns,
             wake: self.wake(event, thread),
             ret: event.ret,
             deps: (begin, self.plan.deps.len() as u32),

@@ -37,6 +37,7 @@ fn ev(pid: u32, tid: u32, start_ns: u64, ret: i64, op: Op) -> Event {
         start_ns,
         dur_ns: 1_000,
         blocked_ns: 0,
+        recorder_ns: 0,
         woken: None,
         ret,
         op,
@@ -1047,7 +1048,7 @@ fn recorded_timing_keeps_think_time_not_the_recorded_clock() {
 
 /// The time the recorded thread was blocked on I/O between two calls (its page faults) is
 /// the filesystem's, not think time: it is taken out of the wait, where the replay reads the
-/// mapped pages itself.
+/// mapped pages itself. So is the time the recorder's probes took.
 #[test]
 fn recorded_timing_leaves_out_the_time_blocked_in_faults() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -1064,6 +1065,16 @@ fn recorded_timing_leaves_out_the_time_blocked_in_faults() {
     assert!(
         (15e6..150e6).contains(&took),
         "20 ms of think time, the 280 ms blocked in faults left out: {took} ns"
+    );
+    // The recorder's own time in the gap is not the application's either.
+    let probed = Event {
+        recorder_ns: 280 * MS,
+        ..stat_at(1, 300 * MS)
+    };
+    let took = recorded_replay_time(dir.path(), &trace(vec![], vec![stat_at(1, 0), probed]));
+    assert!(
+        (15e6..150e6).contains(&took),
+        "20 ms of think time, the recorder's 280 ms left out: {took} ns"
     );
 }
 
