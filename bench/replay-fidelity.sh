@@ -10,10 +10,18 @@
 #   sqlite: sqlite3 running TXNS transactions (an insert each; rollback journal, synchronous
 #           = FULL: fsyncs at every commit) on a new database.
 #   git:    `git clone --no-local` of this project's own history (a bare copy inside the
-#           root), then a checkout of an older commit.
+#           root, its objects in one pack however the checkout keeps them), then a checkout
+#           of an older commit.
+#   git-loose: the same with every object of the copy a loose file (`git unpack-objects`),
+#           as a repository of many fresh commits has them: the clone reads each through mmap.
 #   make:   `make -j2 defconfig && make -j2 scripts` of the Linux 6.1 tree's Makefile,
 #           scripts/, arch/x86/, include/ and Kconfig files (from Debian's linux-source-6.1):
 #           real C compiled by gcc, flex and bison.
+#
+# Each application is recorded anew in every round (on a fresh ext4) and that round's trace
+# replayed: the host's pace drifted by 10-30 % over minutes, and one recording made first
+# carried its moment's pace into every round. The recorded-time replay is compared with the
+# application in the same round (the median of the rounds' ratios).
 #
 # Printed per application and filesystem: the medians (s) of the application and of each
 # replay, the replay / application ratios, whether the application's differences between
@@ -23,11 +31,12 @@
 # divergences (calls whose result differed from the recording) with and without the rule.
 #
 # Usage (root; scripts/install-deps.sh --studies for linux-source-6.1, flex, bison, bc):
-#   sudo bench/replay-fidelity.sh [ROUNDS=5]     APPS="sqlite git make" FILESYSTEMS="ext4 xfs btrfs"
+#   sudo bench/replay-fidelity.sh [ROUNDS=5]     APPS="sqlite git git-loose make"
+#                                                FILESYSTEMS="ext4 xfs btrfs"
 set -euo pipefail
 lscpu 2>/dev/null | grep -E "^Model name" || true
 ROUNDS=${1:-5}
-APPS=${APPS:-sqlite git make}
+APPS=${APPS:-sqlite git git-loose make}
 FILESYSTEMS=${FILESYSTEMS:-ext4 xfs btrfs}
 TXNS=${TXNS:-300}
 cd "$(dirname "$0")/.."
@@ -86,7 +95,15 @@ with open(sys.argv[1], "w") as f:
         f.write(f"BEGIN; INSERT INTO t(k, v) VALUES('key{i * 7919 % 100003}', randomblob(2000)); COMMIT;\n")
 PY
       ;;
-    git) git clone -q --bare "$REPO" "$dir/src.git" ;;
+    git) git clone -q --bare --no-local "$REPO" "$dir/src.git" ;;
+    git-loose)
+      git clone -q --bare --no-local "$REPO" "$dir/src.git"
+      local pack
+      for pack in "$dir"/src.git/objects/pack/*.pack; do
+        mv "$pack" "$dir/unpack.pack" && rm -f "${pack%.pack}".*
+        git -C "$dir/src.git" unpack-objects -q < "$dir/unpack.pack" && rm "$dir/unpack.pack"
+      done
+      ;;
     make)
       tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$dir" --wildcards \
         'linux-source-6.1/Makefile' 'linux-source-6.1/scripts/*' 'linux-source-6.1/arch/x86/*' \
@@ -101,7 +118,7 @@ PY
 command_of() {
   case $1 in
     sqlite) echo 'sqlite3 app.db ".read load.sql" >/dev/null' ;;
-    git) echo "git clone -q --no-local src.git work && git -C work checkout -q \$(git -C work rev-list --max-count=1 --skip=200 HEAD)" ;;
+    git|git-loose) echo "git clone -q --no-local src.git work && git -C work checkout -q \$(git -C work rev-list --max-count=1 --skip=200 HEAD)" ;;
     make) echo 'cd linux-source-6.1 && make -s -j2 defconfig >/dev/null && make -s -j2 scripts >/dev/null' ;;
   esac
 }
@@ -134,17 +151,23 @@ PY
 
 for app in $APPS; do
   make_input "$app"
-  # Recorded once, on a fresh ext4 — after one run of the application, discarded: the first
-  # run after the inputs were written ran 7-14 % slower than the rest (make: 3.62 and 3.72 s
-  # recorded against medians of 3.38 and 3.27 s), and the recorded think times keep that.
+  # One run of the application first, discarded: the first run after the inputs were written
+  # ran 7-14 % slower than the rest, and recorded think times keep such a pace.
   run_app "$app" ext4 >/dev/null
-  fresh ext4
-  mkdir "$M/root" && cp -a "$INPUTS/$app/." "$M/root/"
-  cold
-  (cd "$M/root" && "$FSBENCH" record --root "$M/root" -o "$WORK/$app.trace" -- sh -c "$(command_of "$app")")
-  "$FSBENCH" trace stats "$WORK/$app.trace" | sed "s/^/  $app: /" >&2
-  cp "$WORK/$app.trace" "$OUT/replay-fidelity-$STAMP-$app.trace"
   for round in $(seq 1 "$ROUNDS"); do
+    # Recorded anew in every round, on a fresh ext4, and that trace replayed in the round: the
+    # host's pace drifts by 10-30 % over minutes here, and a recording made at the start would
+    # carry the pace of then into every later round.
+    fresh ext4
+    mkdir "$M/root" && cp -a "$INPUTS/$app/." "$M/root/"
+    cold
+    (cd "$M/root" && "$FSBENCH" record --root "$M/root" -o "$WORK/$app.trace" -- sh -c "$(command_of "$app")")
+    recorded_s=$("$FSBENCH" trace stats --json "$WORK/$app.trace" | python3 -c 'import json, sys; print(json.load(sys.stdin)["duration_ns"] / 1e9)')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$app" ext4 "$round" recording "$recorded_s" 0 >> "$RESULTS"
+    if [ "$round" = 1 ]; then
+      "$FSBENCH" trace stats "$WORK/$app.trace" | sed "s/^/  $app: /" >&2
+      cp "$WORK/$app.trace" "$OUT/replay-fidelity-$STAMP-$app.trace"
+    fi
     for fs in $FILESYSTEMS; do
       runs="app afap recorded nodeps"
       ((round % 2)) || runs="nodeps recorded afap app"
@@ -167,7 +190,11 @@ python3 - "$RESULTS" <<'PY'
 import csv, itertools, math, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 data = {}
+by_round = {}
 for r in rows:
+    by_round[(r["app"], r["run"], r["fs"], r["round"])] = float(r["seconds"])
+    if r["run"] == "recording":
+        continue
     data.setdefault((r["app"], r["run"], r["fs"]), []).append((float(r["seconds"]), int(r["diverged"])))
 
 def mann_whitney_p(a, b):
@@ -220,7 +247,20 @@ for app in apps:
     app_order = [med[fs]["app"] for fs in names]
     for run in ("afap", "recorded", "nodeps"):
         print(f"- Kendall tau, application vs replay {run}: {kendall_tau(app_order, [med[fs][run] for fs in names]):+.2f}")
-    worst = max(abs(med[fs]["recorded"] / med[fs]["app"] - 1) for fs in names)
-    print(f"- the recorded-time replay's wall time within {worst * 100:.1f} % of the application's on every filesystem")
+    rounds = sorted({k[3] for k in by_round if k[0] == app and k[1] == "recording"}, key=int)
+    def paired(run, fs, against="app"):
+        return [by_round[(app, run, fs, r)] / by_round[(app, against, fs, r)] for r in rounds
+                if (app, run, fs, r) in by_round and (app, against, fs, r) in by_round]
+    if "ext4" in med:
+        ratios = paired("recording", "ext4")
+        print(f"- the recording (trace duration) against the application on ext4 in its round: median {statistics.median(ratios):.3f} "
+              f"({min(ratios):.3f}..{max(ratios):.3f})")
+    worst = 0.0
+    for fs in names:
+        ratios = paired("recorded", fs)
+        worst = max(worst, abs(statistics.median(ratios) - 1))
+        print(f"- recorded-time replay / application, same round, {fs}: median {statistics.median(ratios):.3f} "
+              f"({min(ratios):.3f}..{max(ratios):.3f}, {len(ratios)} rounds)")
+    print(f"- the recorded-time replay's wall time within {worst * 100:.1f} % of the application's on every filesystem (median of the rounds' ratios)")
 print(f"\nraw: {sys.argv[1]}")
 PY
