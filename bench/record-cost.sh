@@ -64,7 +64,7 @@ with open(sys.argv[1], "w") as f:
     for i in range(int(sys.argv[2])):
         f.write(f"BEGIN; INSERT INTO t(k, v) VALUES('key{i * 7919 % 100003}', randomblob(2000)); COMMIT;\n")
 PY
-git clone -q --bare "$REPO" "$INPUTS/git-src.git"
+git clone -q --bare --no-local "$REPO" "$INPUTS/git-src.git"  # one pack, however the checkout keeps its objects
 mkdir -p "$INPUTS/git" && mv "$INPUTS/git-src.git" "$INPUTS/git/src.git"
 tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$INPUTS/make" --wildcards \
   'linux-source-6.1/Makefile' 'linux-source-6.1/scripts/*' 'linux-source-6.1/arch/x86/*' \
