@@ -992,17 +992,21 @@ fn the_mix_verifies_what_it_wrote_after_a_remount_on_ext4() {
     }
     let dir = tempfile::tempdir().unwrap();
     let said = dir.path().join("said");
-    // The first file of the run's first directory that has one (every file has two blocks or
-    // more), its second block zeroed in the image, with direct I/O as the loop device reads it.
+    // The first file (of the run's directories, in order) with a second block on the disk
+    // (every file has two blocks or more; one the mix was still changing may not have one
+    // mapped), that block zeroed in the image, with direct I/O as the loop device reads it.
     let hook = format!(
         r#"set -e
 img="$FSBENCH_IMAGE"
 top=$(debugfs -R "ls -p /" "$img" 2>/dev/null | awk -F/ '$6 ~ /^fsbench-mix-/ {{ print $6; exit }}')
+physical=0
 for d in 0 1 2; do
-  name=$(debugfs -R "ls -p /$top/d$d" "$img" 2>/dev/null | awk -F/ '$6 != "." && $6 != ".." && $6 != "" {{ print $6; exit }}')
-  test -n "$name" && break
+  for name in $(debugfs -R "ls -p /$top/d$d" "$img" 2>/dev/null | awk -F/ '$6 != "." && $6 != ".." && $6 != "" {{ print $6 }}'); do
+    physical=$(debugfs -R "bmap /$top/d$d/$name 1" "$img" 2>/dev/null || echo 0)
+    test "${{physical:-0}}" -gt 0 2>/dev/null && break 2
+    physical=0
+  done
 done
-physical=$(debugfs -R "bmap /$top/d$d/$name 1" "$img" 2>/dev/null)
 test "$physical" -gt 0
 dd if=/dev/zero of="$img" bs=4096 count=1 seek="$physical" conv=notrunc oflag=direct status=none
 echo "$name" > {said}"#,
