@@ -1174,22 +1174,14 @@ pub(crate) fn brief_trace() -> PathBuf {
 #[test]
 fn a_stop_ends_a_waiting_replay_at_once() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let stat = |tid, start| {
-        ev(
-            1,
-            tid,
-            start,
-            0,
-            Op::Stat {
-                path: ".".into(),
-                follow: true,
-            },
-        )
-    };
     // Thread 2's second call waits for thread 1's, due in 30 s.
     let late = trace(
         vec![],
-        vec![stat(2, 0), stat(1, 30_000_000_000), stat(2, 30_000_000_001)],
+        vec![
+            stat_at(2, 0),
+            stat_at(1, 30_000 * MS),
+            stat_at(2, 30_000 * MS + 1),
+        ],
     );
     let path = dir.path().join("late.trace");
     late.write(&path).unwrap();
