@@ -64,6 +64,7 @@ struct sys_exit_ctx {
 #define KIND_CALL 1
 #define KIND_PATH_CALL 2
 #define KIND_EXEC 3
+#define KIND_FAULT_WAIT 4  // a wait for I/O in a page fault between calls (see `sched_switch`)
 
 // Record flags.
 #define FLAG_EXTRA 1      // `extra` holds a value read at entry (clone3 flags, the iovec sum)
@@ -101,9 +102,7 @@ struct call {
     u32 flags;
     s32 len1;
     s32 len2;
-    // Microseconds the thread spent blocked on I/O outside the recorded calls since the one
-    // before (page faults of mapped files and programs: see `sched_switch`).
-    u32 blocked_us;
+    u32 pad;
     // The last traced thread that woke this one (0: none), and when (see `sched_waking`).
     u32 waker_tid;
     // Nanoseconds this recorder's own probes took on the thread since its previous recorded
@@ -137,6 +136,7 @@ volatile const u32 SWITCH_PREV_PID_OFFSET = 24;
 volatile const u32 SWITCH_PREV_STATE_OFFSET = 32;
 volatile const u32 SWITCH_NEXT_PID_OFFSET = 56;
 volatile const u32 WAKING_PID_OFFSET = 24;
+volatile const u32 FAULT_ADDRESS_OFFSET = 8;
 
 // TASK_UNINTERRUPTIBLE: how a thread waits for a page being read (io_schedule), in
 // sched_switch's prev_state.
@@ -191,19 +191,24 @@ struct {
     __type(value, struct path_call);
 } pending_path SEC(".maps");
 
-// Per traced thread: when it last went off the CPU blocked on I/O outside a recorded call (0:
-// it did not), the nanoseconds so blocked since its last recorded call began, and whether it
-// is asleep (interruptibly) outside a call now.
+// Per traced thread: when it last went off the CPU waiting for I/O in a page fault outside a
+// recorded call (0: it did not), and the fault's address; whether it is asleep (interruptibly)
+// outside a call now.
 struct offcpu {
     u64 since;
-    u64 blocked;
+    u64 since_addr;
     // Switched out asleep (TASK_INTERRUPTIBLE), not yet run again: waiting for another thread
     // (a pipe, a child, a lock) or a timer.
     u64 asleep;
-    // When its latest page fault began: a wait for I/O soon after is that fault's, and counts
-    // from there (the fault's work before the wait — the page cache looked up, the read
-    // submitted — is the filesystem's too).
+    // When its latest page fault began, and where: a wait for I/O soon after is that fault's,
+    // and counts from there (the fault's work before the wait — the page cache looked up, the
+    // read submitted — is the filesystem's too); a later wait in the same window counts from
+    // its own start (`fault_waited`).
     u64 fault_at;
+    u64 fault_addr;
+    u64 fault_waited;
+    // The thread's process (for the records of its waits, sent from another thread's context).
+    u64 tgid;
     // The time the probes of its recorded calls took after the last call's timestamp (its exit
     // probe's work: the record sent up), for the next call's `probe_ns`.
     u64 probe;
@@ -257,7 +262,8 @@ static __attribute__((always_inline)) struct offcpu *offcpu_entry(u32 tid) {
     struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
     if (o)
         return o;
-    struct offcpu zero = {0, 0, 0, 0, 0};
+    struct offcpu zero;
+    __builtin_memset(&zero, 0, sizeof(zero));
     bpf_map_update_elem(&offcpu, &tid, &zero, BPF_NOEXIST);
     o = bpf_map_lookup_elem(&offcpu, &tid);
     if (!o)
@@ -341,13 +347,10 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     h->flags = 0;
     h->len1 = 0;
     h->len2 = 0;
-    h->blocked_us = 0;
+    h->pad = 0;
     u64 probe = 0;
     struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
     if (o) {
-        u64 us = o->blocked / 1000;
-        h->blocked_us = us > 0xffffffffULL ? 0xffffffffU : (u32)us;
-        o->blocked = 0;
         probe = o->probe;
         o->probe = 0;
     }
@@ -544,12 +547,15 @@ int process_exit(void *ctx) {
     return 0;
 }
 
-// The time a traced thread waits for I/O between its recorded calls: the page faults of the
-// files it maps (and of its programs and libraries), which the recorded calls do not show but
-// which the think time between them holds. The replay subtracts it from the think time and
-// takes its own faults on the mapped files (docs/workloads/replay.md). Counted from a switch
-// away in TASK_UNINTERRUPTIBLE, outside a recorded call, to the thread's next switch in; runs
-// in the context of the thread switched away from.
+// The time a traced thread waits for I/O in page faults between its recorded calls, which the
+// recorded calls do not show but which the think time between them holds: one record per wait
+// (KIND_FAULT_WAIT: when the fault began, when the thread ran again, the fault's address).
+// User space keeps the waits in mappings of files inside the root (the replay reads those
+// pages itself, on the filesystem under test, and leaves the recorded wait out of the think
+// time: docs/workloads/replay.md); a wait for a program's or library's page outside it stays
+// think time, as the replay cannot take it. Counted from a switch away in
+// TASK_UNINTERRUPTIBLE, outside a recorded call, up to 2 ms after a fault, to the thread's
+// next switch in; runs in the context of the thread switched away from.
 SEC("tracepoint/sched/sched_switch")
 int sched_switch(void *ctx) {
     u64 now = bpf_ktime_get_ns();
@@ -559,7 +565,16 @@ int sched_switch(void *ctx) {
     struct offcpu *n = bpf_map_lookup_elem(&offcpu, &next);
     if (n) {
         if (n->since) {
-            n->blocked += now - n->since;
+            struct call w;
+            __builtin_memset(&w, 0, sizeof(w));
+            w.kind = KIND_FAULT_WAIT;
+            w.pid = (u32)n->tgid;
+            w.tid = next;
+            w.enter_ns = n->since;
+            w.exit_ns = now;
+            w.args[0] = n->since_addr;
+            if (emit(&w, sizeof(w)))
+                count(COUNT_LOST);
             n->since = 0;
         }
         n->asleep = 0;
@@ -582,27 +597,34 @@ int sched_switch(void *ctx) {
     struct offcpu *o = offcpu_entry(tid);
     if (!o)
         return 0;
-    if (blocked) {
-        int faulting = o->fault_at && now - o->fault_at < FAULT_WAIT_WINDOW_NS;
-        o->since = faulting ? o->fault_at : now;
-        o->fault_at = 0;
+    // A wait with no fault before it (an exec reading its program, a lock) stays think time.
+    if (blocked && o->fault_at && now - o->fault_at < FAULT_WAIT_WINDOW_NS) {
+        o->since = o->fault_waited ? now : o->fault_at;
+        o->since_addr = o->fault_addr;
+        o->fault_waited = 1;
+        o->tgid = tgid;
     }
     o->asleep = asleep;
     return 0;
 }
 
-// A page fault of a traced thread's: when it began, for the wait for I/O that may follow
-// (`sched_switch`).
+// A page fault of a traced thread's: when it began and where, for the wait for I/O that may
+// follow (`sched_switch`).
 SEC("tracepoint/exceptions/page_fault_user")
 int page_fault_user(void *ctx) {
     u64 pid_tgid = bpf_get_current_pid_tgid();
     u32 tgid = pid_tgid >> 32;
     if (!bpf_map_lookup_elem(&traced, &tgid))
         return 0;
+    if (FAULT_ADDRESS_OFFSET != 8)
+        return 0;
     u32 tid = (u32)pid_tgid;
     struct offcpu *o = offcpu_entry(tid);
-    if (o)
+    if (o) {
         o->fault_at = bpf_ktime_get_ns();
+        o->fault_addr = *(u64 *)((char *)ctx + 8);
+        o->fault_waited = 0;
+    }
     return 0;
 }
 

@@ -427,7 +427,7 @@ mod launch;
 fn mechanism(blocked_time: bool, wakeups: bool) -> String {
     let mut missing = Vec::new();
     if !blocked_time {
-        missing.push("the time blocked outside the calls");
+        missing.push("the time blocked in page faults outside the calls");
     }
     if !wakeups {
         missing.push("which thread woke which");
@@ -436,8 +436,8 @@ fn mechanism(blocked_time: bool, wakeups: bool) -> String {
         "ebpf raw_syscalls + sched_switch + sched_waking (fsbench record)".into()
     } else {
         format!(
-            "ebpf raw_syscalls (fsbench record; not recorded, this kernel's sched tracepoints \
-             keep their fields elsewhere: {})",
+            "ebpf raw_syscalls (fsbench record; not recorded, this kernel's sched or exceptions \
+             tracepoints keep their fields elsewhere: {})",
             missing.join(", ")
         )
     }

@@ -33,8 +33,9 @@ pub struct Probe {
     traced: BpfHashMap<MapData, u32, u8>,
     /// The first record that could not be parsed (a program and parser out of step).
     pub bad_record: Option<String>,
-    /// The time each thread spent blocked on I/O outside its calls is recorded: this kernel's
-    /// sched_switch keeps its fields where the program reads them.
+    /// The time each thread spent waiting for I/O in page faults outside its calls is
+    /// recorded: this kernel's sched_switch and page_fault_user keep their fields where the
+    /// program reads them.
     pub blocked_time: bool,
     /// Which traced thread woke another is recorded: this kernel's sched_waking keeps the
     /// woken thread where the program reads it.
@@ -175,14 +176,16 @@ impl Probe {
                 "this kernel's sched tracepoints keep their fields where the recorder does not know them (sched_process_fork's child_pid at {fork_child}, sched_process_exit's group_dead at {group_dead}): report it with the kernel's version"
             )));
         }
-        // sched_switch's fields where the program reads them; another layout leaves the time
-        // blocked outside the calls unrecorded (`Probe::blocked_time`), nothing else.
+        // sched_switch's and page_fault_user's fields where the program reads them; another
+        // layout leaves the time blocked in faults unrecorded (`Probe::blocked_time`), nothing
+        // else.
         let switch = [
             field_offset("sched/sched_switch", "prev_pid").unwrap_or(0),
             field_offset("sched/sched_switch", "prev_state").unwrap_or(0),
             field_offset("sched/sched_switch", "next_pid").unwrap_or(0),
         ];
-        let blocked_time = switch == [24, 32, 56];
+        let fault_address = field_offset("exceptions/page_fault_user", "address").unwrap_or(0);
+        let blocked_time = switch == [24, 32, 56] && fault_address == 8;
         let waking = field_offset("sched/sched_waking", "pid").unwrap_or(0);
         let wakeups = waking == 24;
         let mut ebpf = EbpfLoader::new()
@@ -192,6 +195,7 @@ impl Probe {
             .set_global("SWITCH_PREV_STATE_OFFSET", &switch[1], true)
             .set_global("SWITCH_NEXT_PID_OFFSET", &switch[2], true)
             .set_global("WAKING_PID_OFFSET", &waking, true)
+            .set_global("FAULT_ADDRESS_OFFSET", &fault_address, true)
             .set_max_entries("events", buffer)
             .load(&OBJECT.bytes)
             .map_err(|e| {

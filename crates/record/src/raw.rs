@@ -6,6 +6,9 @@
 pub const KIND_CALL: u32 = 1;
 pub const KIND_PATH_CALL: u32 = 2;
 pub const KIND_EXEC: u32 = 3;
+/// A wait for I/O in a page fault between a thread's calls: `enter_ns` when the fault began,
+/// `exit_ns` when the thread ran again, `args[0]` the faulting address.
+pub const KIND_FAULT_WAIT: u32 = 4;
 
 /// Record flags (`FLAG_*`).
 pub const FLAG_EXTRA: u32 = 1;
@@ -35,9 +38,6 @@ pub struct Call {
     pub extra: u64,
     pub extra2: u64,
     pub flags: u32,
-    /// Microseconds the thread spent blocked on I/O outside the recorded calls since its
-    /// previous one (page faults of mapped files and programs).
-    pub blocked_us: u32,
     /// The last traced thread that woke this one before the call (0: none), and when (the
     /// kernel's monotonic clock): the same wakeup on every call until the next.
     pub waker_tid: u32,
@@ -93,7 +93,6 @@ impl Calls {
             extra: u64_at(b, 88),
             extra2: u64_at(b, 96),
             flags: u32_at(b, 104),
-            blocked_us: u32_at(b, 116),
             waker_tid: u32_at(b, 120),
             probe_ns: u32_at(b, 124),
             woken_ns: u64_at(b, 128),

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use fsbench_trace::path::relative;
 use fsbench_trace::{Event, Op, Woken};
 
-use crate::raw::{Call, Calls, FLAG_EXTRA, FLAG_PATH1_FAULT, FLAG_PATH2_FAULT, KIND_EXEC};
+use crate::raw::{
+    Call, Calls, FLAG_EXTRA, FLAG_PATH1_FAULT, FLAG_PATH2_FAULT, KIND_EXEC, KIND_FAULT_WAIT,
+};
 use crate::syscalls::{self, Syscall, NO_ARG};
 
 /// One open descriptor of a recorded process.
@@ -52,6 +54,15 @@ impl Process {
             fds,
             maps: Vec::new(),
         }
+    }
+
+    /// The latest file mapping holding `addr`: (descriptor at mmap time, inside the root).
+    fn map_at(&self, addr: u64) -> Option<(i32, bool)> {
+        self.maps
+            .iter()
+            .rev()
+            .find(|&&(at, len, _, _)| addr >= at && addr < at.saturating_add(len))
+            .map(|&(_, _, fd, inside)| (fd, inside))
     }
 }
 
@@ -121,8 +132,21 @@ pub fn resolve_with_links(
         starts: HashMap::new(),
     };
     for call in &calls.calls {
-        if call.blocked_us > 0 {
-            *r.blocked_ns.entry(call.tid).or_default() += u64::from(call.blocked_us) * 1000;
+        if call.kind == KIND_FAULT_WAIT {
+            // A wait in a fault of a file the process mapped from inside the root is the
+            // recording filesystem's: the replay reads those pages itself, and leaves this
+            // time out of the think time. A wait for a page of a program, a library or any
+            // file outside the root stays think time: the replay cannot take it.
+            let addr = call.args[0];
+            let inside = processes
+                .get(&call.pid)
+                .and_then(|p| p.map_at(addr))
+                .is_some_and(|(_, inside)| inside);
+            if inside {
+                *r.blocked_ns.entry(call.tid).or_default() +=
+                    call.exit_ns.saturating_sub(call.enter_ns);
+            }
+            continue;
         }
         if call.probe_ns > 0 {
             *r.recorder_ns.entry(call.tid).or_default() += u64::from(call.probe_ns);
@@ -173,8 +197,9 @@ struct Resolver<'a> {
     unnameable: std::cell::Cell<bool>,
     /// Symbolic links under the root, root-relative.
     symlinks: HashSet<String>,
-    /// Per thread: the time blocked outside the calls since its last event, carried past the
-    /// calls that are left out (outside the root, interrupted) to the next it has.
+    /// Per thread: the time blocked in faults of mappings inside the root since its last
+    /// event, carried past the calls that are left out (outside the root, interrupted) to the
+    /// next it has.
     blocked_ns: HashMap<u32, u64>,
     /// Per thread: the time the recorder's probes took since its last event, carried as
     /// `blocked_ns` is.
@@ -692,25 +717,17 @@ impl Resolver<'_> {
                 let (start, end) = (a[0], a[0].saturating_add(a[1]));
                 p.maps.retain(|&(at, _, _, _)| at < start || at >= end);
             }
-            libc::SYS_msync => {
-                let addr = a[0];
-                let map = p
-                    .maps
-                    .iter()
-                    .rev()
-                    .find(|&&(at, len, _, _)| addr >= at && addr < at.saturating_add(len));
-                match map {
-                    Some(&(_, _, mfd, true)) => self.push(
-                        c,
-                        Op::Msync {
-                            fd: mfd,
-                            len: a[1],
-                            flags: a[2] as i32,
-                        },
-                    ),
-                    _ => self.out.outside += 1,
-                }
-            }
+            libc::SYS_msync => match p.map_at(a[0]) {
+                Some((mfd, true)) => self.push(
+                    c,
+                    Op::Msync {
+                        fd: mfd,
+                        len: a[1],
+                        flags: a[2] as i32,
+                    },
+                ),
+                _ => self.out.outside += 1,
+            },
             libc::SYS_chdir if ok => {
                 p.cwd = self.arg_path(sys, c, p, 0);
             }
@@ -819,9 +836,113 @@ mod tests {
                 ..Call::default()
             });
         }
+
+        /// A wait of `ns` for I/O in a fault at `addr`.
+        fn fault_wait(&mut self, pid: u32, addr: u64, ns: u64) {
+            self.t += 10;
+            self.calls.calls.push(Call {
+                kind: KIND_FAULT_WAIT,
+                pid,
+                tid: pid,
+                enter_ns: self.t,
+                exit_ns: self.t + ns,
+                args: [addr, 0, 0, 0, 0, 0],
+                ..Call::default()
+            });
+            self.t += ns;
+        }
     }
 
     const AT: u64 = AT_FDCWD as u64;
+
+    /// The replay reads the pages of the files mapped from inside the root itself: only a wait
+    /// in a fault of such a mapping is the recording filesystem's time. A wait for a page of a
+    /// file outside the root, or of no recorded mapping (a program's, loaded by exec), stays
+    /// think time — and a mapping ends with its munmap and with exec.
+    #[test]
+    fn only_waits_in_faults_of_mappings_inside_the_root_are_blocked_time() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let read = libc::O_RDONLY as u64;
+        let (prot, private) = (libc::PROT_READ as u64, libc::MAP_PRIVATE as u64);
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, read, 0],
+            3,
+            &["/srv/app/obj"],
+        );
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, read, 0],
+            4,
+            &["/usr/lib/x.so"],
+        );
+        s.call(
+            10,
+            libc::SYS_mmap,
+            &[0, 8192, prot, private, 3, 0],
+            0x10000,
+            &[],
+        );
+        s.call(
+            10,
+            libc::SYS_mmap,
+            &[0, 8192, prot, private, 4, 0],
+            0x20000,
+            &[],
+        );
+        s.fault_wait(10, 0x11000, 700);
+        s.fault_wait(10, 0x20000, 5_000);
+        s.fault_wait(10, 0x90000, 3_000);
+        s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
+        // Unmapped: the same address is no longer the root's.
+        s.call(10, libc::SYS_munmap, &[0x10000, 8192], 0, &[]);
+        s.fault_wait(10, 0x10000, 900);
+        s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
+        // Mapped again, carried past a call outside the root to the next in it; gone at exec.
+        s.call(
+            10,
+            libc::SYS_mmap,
+            &[0, 4096, prot, private, 3, 0],
+            0x10000,
+            &[],
+        );
+        s.fault_wait(10, 0x10000, 400);
+        s.call(10, libc::SYS_fstat, &[4, 0], 0, &[]);
+        s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
+        s.exec(10);
+        s.fault_wait(10, 0x10000, 800);
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, read, 0],
+            3,
+            &["/srv/app/obj"],
+        );
+        let processes = HashMap::from([(10, Process::new(root, Some(root.into()), vec![]))]);
+        let r = resolve(root, s.calls, 1_000, processes);
+        let blocked: Vec<(String, u64)> = r
+            .events
+            .iter()
+            .map(|e| (e.op.name().to_string(), e.blocked_ns))
+            .collect();
+        assert_eq!(
+            blocked,
+            [
+                ("open", 0),
+                ("mmap", 0),
+                ("fstat", 700),
+                ("fstat", 0),
+                ("mmap", 0),
+                ("fstat", 400),
+                ("exec", 0),
+                ("open", 0)
+            ]
+            .map(|(n, b)| (n.to_string(), b))
+        );
+    }
 
     #[test]
     fn descriptors_follow_dup_fork_exec_and_directories() {

@@ -183,34 +183,16 @@ fn helper() {
             libc::close(fd);
         },
         "faults" => unsafe {
-            // A file read through a mapping, out of the page cache first: the reads happen in
-            // page faults, between calls; then a sleep, which is not waiting for I/O.
-            let path = format!("{root}/mapped.dat");
-            std::fs::write(&path, vec![7u8; 16 << 20]).unwrap();
-            let fd = libc::open(c(&path).as_ptr(), libc::O_RDONLY);
-            assert!(fd >= 0);
-            assert_eq!(libc::fdatasync(fd), 0);
-            libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
-            let len = 16 << 20;
-            let map = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            );
-            assert_ne!(map, libc::MAP_FAILED);
-            // Against readahead: the pages backwards, every 64th.
-            let mut sum = 0u64;
-            for page in (0..len / 4096).rev().step_by(64) {
-                sum += u64::from(std::ptr::read_volatile(map.cast::<u8>().add(page * 4096)));
-            }
-            assert!(sum > 0);
+            // A file inside the root read through a mapping, out of the page cache first: the
+            // reads happen in page faults, between calls; then a sleep, which is not waiting
+            // for I/O; then the same with a file outside the root (as a program's pages are).
+            read_mapped_cold(&format!("{root}/mapped.dat"));
             let mut st: libc::stat = std::mem::zeroed();
             libc::stat(c(&format!("{root}/after-faults")).as_ptr(), &mut st);
             std::thread::sleep(std::time::Duration::from_millis(100));
             libc::stat(c(&format!("{root}/after-sleep")).as_ptr(), &mut st);
+            read_mapped_cold(&format!("{root}/../outside.dat"));
+            libc::stat(c(&format!("{root}/after-outside-faults")).as_ptr(), &mut st);
         },
         "wake" => unsafe {
             // Thread b waits on a pipe that a relay thread fills from another pipe, which the
@@ -906,6 +888,35 @@ fn descendants_left_running_are_named_never_silently_dropped() {
     assert_eq!(done.still_running, [fork]);
 }
 
+/// Writes a 16 MiB file at `path`, drops it from the page cache, and reads it through a
+/// mapping: every 64th page, backwards (against readahead), each in a fault that waits for the
+/// disk. The file stays open and mapped: the caller's next call is the first after the faults.
+///
+/// # Safety
+/// Maps and reads a file this process has just written.
+unsafe fn read_mapped_cold(path: &str) {
+    std::fs::write(path, vec![7u8; 16 << 20]).unwrap();
+    let fd = libc::open(c(path).as_ptr(), libc::O_RDONLY);
+    assert!(fd >= 0);
+    assert_eq!(libc::fdatasync(fd), 0);
+    libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+    let len = 16 << 20;
+    let map = libc::mmap(
+        std::ptr::null_mut(),
+        len,
+        libc::PROT_READ,
+        libc::MAP_SHARED,
+        fd,
+        0,
+    );
+    assert_ne!(map, libc::MAP_FAILED);
+    let mut sum = 0u64;
+    for page in (0..len / 4096).rev().step_by(64) {
+        sum += u64::from(std::ptr::read_volatile(map.cast::<u8>().add(page * 4096)));
+    }
+    assert!(sum > 0);
+}
+
 /// The trace's stat of `name` (root-relative).
 fn stat_of<'t>(trace: &'t Trace, name: &str) -> &'t Event {
     trace
@@ -915,11 +926,12 @@ fn stat_of<'t>(trace: &'t Trace, name: &str) -> &'t Event {
         .unwrap_or_else(|| panic!("no stat of {name}: {:?}", trace.events))
 }
 
-/// The time a thread waits for I/O between its calls (here: the page faults of a file read
-/// through a mapping, out of the cache) is recorded on the call that follows, and a sleep is
-/// not: the replay takes that time out of the think time and reads the pages itself.
+/// The time a thread waits for I/O between its calls in the page faults of a file it mapped
+/// from inside the root (read out of the cache) is recorded on the call that follows; a sleep
+/// is not, nor are the faults of a file outside the root: the replay takes the first out of
+/// the think time and reads those pages itself, and cannot take the others.
 #[test]
-fn the_time_blocked_in_page_faults_between_calls_is_recorded_and_a_sleep_is_not() {
+fn the_time_blocked_in_page_faults_inside_the_root_is_recorded_and_a_sleep_or_outside_is_not() {
     if !is_root() {
         return;
     }
@@ -938,6 +950,11 @@ fn the_time_blocked_in_page_faults_between_calls_is_recorded_and_a_sleep_is_not(
     assert!(
         sleep.blocked_ns < 50_000_000,
         "the 100 ms sleep is not I/O: {sleep:?}"
+    );
+    let outside = stat_of(&trace, "after-outside-faults");
+    assert_eq!(
+        outside.blocked_ns, 0,
+        "64 pages of a file outside the root: {outside:?}"
     );
     // It is part of the gap before the call, never more than it.
     let i = trace

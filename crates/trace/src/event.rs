@@ -15,10 +15,13 @@ pub struct Event {
     pub start_ns: u64,
     /// How long the call took, in nanoseconds.
     pub dur_ns: u64,
-    /// Nanoseconds the thread spent blocked on I/O outside the recorded calls since its
-    /// previous event (the page faults of the files and programs it maps): part of the gap
-    /// before this call that is the filesystem's, not the application's thinking. 0, and not
-    /// written, when none (or in traces of recorders that do not measure it).
+    /// Nanoseconds the thread spent waiting for I/O outside the recorded calls since its
+    /// previous event, in page faults of the files it mapped from inside the root: part of the
+    /// gap before this call that is the recording filesystem's, not the application's
+    /// thinking (the replay takes those faults itself). Waits for pages of files outside the
+    /// root (programs, libraries) are not counted: the replay cannot take them, so they stay
+    /// think time. 0, and not written, when none (or in traces of recorders that do not
+    /// measure it; traces of fsbench before 2026-11-28 counted every fault's wait).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub blocked_ns: u64,
     /// Nanoseconds the recorder's own probes took on the thread since its previous event

@@ -226,8 +226,9 @@ pub struct Call {
     /// How long the recorded call took.
     pub dur_ns: u64,
     /// The time in the recorded gap before this call that was not the application's
-    /// thinking: the thread blocked on I/O outside its calls (page faults: the replay takes
-    /// its own, on the mapped files) and the recorder's own probes (`recorder_ns`).
+    /// thinking: the thread blocked on I/O outside its calls in faults of the files it mapped
+    /// from inside the root (the replay takes its own, on the mapped files) and the
+    /// recorder's own probes (`recorder_ns`).
     pub blocked_ns: u64,
     /// The wakeup that ended the recorded thread's wait before this call, if one was seen.
     pub wake: Option<Wake>,

@@ -267,8 +267,9 @@ impl Shared<'_> {
     /// When `call` is due after `previous` (the call before it in program order) completed
     /// here at `previous_end`: the recorded think time between them, at `speed` times the
     /// recorded pace. A slower filesystem delays what follows, as it would the application.
-    /// The time the recorded thread was blocked on I/O in between (its page faults) is not
-    /// think time: the replay reads the mapped pages itself, on this filesystem; nor is the
+    /// The time the recorded thread was blocked on I/O in between (its page faults of files
+    /// mapped from inside the root) is not think time: the replay reads the mapped pages
+    /// itself, on this filesystem; nor is the
     /// time the recorder's probes took (`Call::blocked_ns` holds both).
     fn think_due(previous_end: u64, previous: &Call, call: &Call, speed: f64) -> u64 {
         let think = call
