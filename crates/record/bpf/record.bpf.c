@@ -353,6 +353,9 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     if (o) {
         probe = o->probe;
         o->probe = 0;
+        // Whatever fault came before has ended: a later wait is not its.
+        o->fault_at = 0;
+        o->fault_waited = 0;
     }
     h->waker_tid = 0;
     h->woken_ns = 0;
@@ -554,8 +557,9 @@ int process_exit(void *ctx) {
 // pages itself, on the filesystem under test, and leaves the recorded wait out of the think
 // time: docs/workloads/replay.md); a wait for a program's or library's page outside it stays
 // think time, as the replay cannot take it. Counted from a switch away in
-// TASK_UNINTERRUPTIBLE, outside a recorded call, up to 2 ms after a fault, to the thread's
-// next switch in; runs in the context of the thread switched away from.
+// TASK_UNINTERRUPTIBLE, outside a recorded call, up to 2 ms after a fault began (or after its
+// previous wait ended) and with no recorded call since, to the thread's next switch in; runs in
+// the context of the thread switched away from.
 SEC("tracepoint/sched/sched_switch")
 int sched_switch(void *ctx) {
     u64 now = bpf_ktime_get_ns();
@@ -576,6 +580,10 @@ int sched_switch(void *ctx) {
             if (emit(&w, sizeof(w)))
                 count(COUNT_LOST);
             n->since = 0;
+            // A fault may wait more than once: its next wait may come up to the window after
+            // this one ended, however long this one was.
+            if (n->fault_at)
+                n->fault_at = now;
         }
         n->asleep = 0;
     }

@@ -56,6 +56,34 @@ impl Process {
         }
     }
 
+    /// Forgets what was mapped in `[start, start + len)` (the length rounded up to whole
+    /// pages, as the kernel does): the parts of file mappings around the range stay.
+    fn unmap(&mut self, start: u64, len: u64) {
+        let end = start.saturating_add(len.next_multiple_of(PAGE));
+        if !self
+            .maps
+            .iter()
+            .any(|&(at, l, _, _)| at < end && at.saturating_add(l) > start)
+        {
+            return;
+        }
+        let mut kept = Vec::with_capacity(self.maps.len() + 1);
+        for (at, l, fd, inside) in self.maps.drain(..) {
+            let e = at.saturating_add(l);
+            if e <= start || at >= end {
+                kept.push((at, l, fd, inside));
+                continue;
+            }
+            if at < start {
+                kept.push((at, start - at, fd, inside));
+            }
+            if e > end {
+                kept.push((end, e - end, fd, inside));
+            }
+        }
+        self.maps = kept;
+    }
+
     /// The latest file mapping holding `addr`: (descriptor at mmap time, inside the root).
     fn map_at(&self, addr: u64) -> Option<(i32, bool)> {
         self.maps
@@ -91,6 +119,8 @@ const AT_REMOVEDIR: u64 = 0x200;
 const CLONE_THREAD: u64 = 0x0001_0000;
 const CLOSE_RANGE_CLOEXEC: u64 = 4;
 const MAP_ANONYMOUS: u64 = 0x20;
+/// The page size of x86_64, whose system call numbering the recorder knows.
+const PAGE: u64 = 4096;
 const FIONCLEX: u64 = 0x5450;
 const FIOCLEX: u64 = 0x5451;
 
@@ -365,7 +395,20 @@ impl Resolver<'_> {
             return None;
         }
         if sys.unsupported {
-            let touches = if sys.path_a != NO_ARG {
+            // mremap moves a mapping (or grows it in place): the model follows it, and counts
+            // it unsupported only when the mapping is of a file inside the root.
+            let touches = if c.nr as i64 == libc::SYS_mremap {
+                let moved = p.map_at(a[0]);
+                if ok {
+                    p.unmap(a[0], a[1]);
+                    p.unmap(c.ret as u64, a[2]);
+                    if let Some((mfd, inside)) = moved {
+                        p.maps
+                            .push((c.ret as u64, a[2].next_multiple_of(PAGE), mfd, inside));
+                    }
+                }
+                moved.is_some_and(|(_, inside)| inside)
+            } else if sys.path_a != NO_ARG {
                 self.rel(self.arg_path(sys, c, p, 0)).is_some()
             } else if sys.fds.is_empty() {
                 true
@@ -693,12 +736,18 @@ impl Resolver<'_> {
             }
             libc::SYS_mmap => {
                 let mfd = a[4] as i32;
+                // Whatever was mapped there before is gone (a MAP_FIXED mapping replaces it;
+                // any other lands where nothing is mapped).
+                if ok {
+                    p.unmap(c.ret as u64, a[1]);
+                }
                 if a[3] & MAP_ANONYMOUS != 0 || mfd < 0 {
                     return None;
                 }
                 let inside = p.fds.get(&mfd).is_some_and(|f| f.rel.is_some());
                 if ok {
-                    p.maps.push((c.ret as u64, a[1], mfd, inside));
+                    p.maps
+                        .push((c.ret as u64, a[1].next_multiple_of(PAGE), mfd, inside));
                 }
                 self.on_fd(
                     c,
@@ -713,10 +762,7 @@ impl Resolver<'_> {
                     },
                 )
             }
-            libc::SYS_munmap if ok => {
-                let (start, end) = (a[0], a[0].saturating_add(a[1]));
-                p.maps.retain(|&(at, _, _, _)| at < start || at >= end);
-            }
+            libc::SYS_munmap if ok => p.unmap(a[0], a[1]),
             libc::SYS_msync => match p.map_at(a[0]) {
                 Some((mfd, true)) => self.push(
                     c,
@@ -942,6 +988,90 @@ mod tests {
             ]
             .map(|(n, b)| (n.to_string(), b))
         );
+    }
+
+    /// The model of a process's mappings follows what the kernel does to them: a partial
+    /// munmap keeps the rest, a mapping over one (anonymous included) replaces that part, mremap
+    /// moves a mapping, and a child starts with its parent's.
+    #[test]
+    fn the_mappings_follow_munmap_mmap_over_them_mremap_and_fork() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let read = libc::O_RDONLY as u64;
+        let (prot, shared) = (libc::PROT_READ as u64, libc::MAP_SHARED as u64);
+        let anon_fixed = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED) as u64;
+        s.call(
+            10,
+            libc::SYS_openat,
+            &[AT, 0, read, 0],
+            3,
+            &["/srv/app/obj"],
+        );
+        // Four pages at 0x10000; the second unmapped, the fourth covered by an anonymous page.
+        s.call(
+            10,
+            libc::SYS_mmap,
+            &[0, 0x4000, prot, shared, 3, 0],
+            0x10000,
+            &[],
+        );
+        s.call(10, libc::SYS_munmap, &[0x11000, 0x1000], 0, &[]);
+        s.call(
+            10,
+            libc::SYS_mmap,
+            &[0x13000, 100, prot, anon_fixed, u64::MAX, 0],
+            0x13000,
+            &[],
+        );
+        s.fault_wait(10, 0x10000, 1);
+        s.fault_wait(10, 0x11000, 10);
+        s.fault_wait(10, 0x12fff, 100);
+        s.fault_wait(10, 0x13000, 1_000);
+        s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
+        // The third page moved (and grown) to 0x50000: waited for there, not where it was.
+        s.call(
+            10,
+            libc::SYS_mremap,
+            &[0x12000, 0x1000, 0x2000, 1],
+            0x50000,
+            &[],
+        );
+        s.fault_wait(10, 0x12000, 10_000);
+        s.fault_wait(10, 0x51000, 100_000);
+        s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
+        // A child has its parent's mappings.
+        s.call(10, libc::SYS_clone, &[libc::SIGCHLD as u64], 11, &[]);
+        s.fault_wait(11, 0x10000, 1_000_000);
+        s.call(11, libc::SYS_fstat, &[3, 0], 0, &[]);
+        // Memory of no file moved (a growing heap): outside the root, not unsupported.
+        s.call(
+            10,
+            libc::SYS_mremap,
+            &[0x90000, 0x1000, 0x2000, 1],
+            0xa0000,
+            &[],
+        );
+        let processes = HashMap::from([(10, Process::new(root, Some(root.into()), vec![]))]);
+        let r = resolve(root, s.calls, 1_000, processes);
+        let blocked: Vec<(u32, &str, u64)> = r
+            .events
+            .iter()
+            .map(|e| (e.pid, e.op.name(), e.blocked_ns))
+            .collect();
+        assert_eq!(
+            blocked,
+            [
+                (10, "open", 0),
+                (10, "mmap", 0),
+                (10, "fstat", 101),
+                (10, "fstat", 100_000),
+                (10, "fork", 0),
+                (11, "fstat", 1_000_000)
+            ]
+        );
+        // An mremap of a root file's mapping is unsupported (its pages move, the replay's do
+        // not); the heap's is not counted so.
+        assert_eq!(r.unsupported.get("mremap"), Some(&1));
     }
 
     #[test]

@@ -193,6 +193,26 @@ fn helper() {
             libc::stat(c(&format!("{root}/after-sleep")).as_ptr(), &mut st);
             read_mapped_cold(&format!("{root}/../outside.dat"));
             libc::stat(c(&format!("{root}/after-outside-faults")).as_ptr(), &mut st);
+            // A fault that does not wait (a cached page of a root file), a call, then a wait
+            // for I/O that no fault began: mlock reading a cold mapping in, inside a call the
+            // recorder does not capture. The wait is not the fault's.
+            let cached = format!("{root}/cached.dat");
+            std::fs::write(&cached, vec![9u8; 4096]).unwrap();
+            let fd = libc::open(c(&cached).as_ptr(), libc::O_RDONLY);
+            let page = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            );
+            assert_ne!(page, libc::MAP_FAILED);
+            let (cold, len) = map_cold(&format!("{root}/locked.dat"));
+            assert_eq!(std::ptr::read_volatile(page.cast::<u8>()), 9);
+            libc::stat(c(&format!("{root}/after-quick-fault")).as_ptr(), &mut st);
+            assert_eq!(libc::mlock(cold, len), 0);
+            libc::stat(c(&format!("{root}/after-mlock")).as_ptr(), &mut st);
         },
         "wake" => unsafe {
             // Thread b waits on a pipe that a relay thread fills from another pipe, which the
@@ -895,6 +915,19 @@ fn descendants_left_running_are_named_never_silently_dropped() {
 /// # Safety
 /// Maps and reads a file this process has just written.
 unsafe fn read_mapped_cold(path: &str) {
+    let (map, len) = map_cold(path);
+    let mut sum = 0u64;
+    for page in (0..len / 4096).rev().step_by(64) {
+        sum += u64::from(std::ptr::read_volatile(map.cast::<u8>().add(page * 4096)));
+    }
+    assert!(sum > 0);
+}
+
+/// Writes a 16 MiB file at `path`, drops it from the page cache and maps it (left open).
+///
+/// # Safety
+/// Maps a file this process has just written.
+unsafe fn map_cold(path: &str) -> (*mut libc::c_void, usize) {
     std::fs::write(path, vec![7u8; 16 << 20]).unwrap();
     let fd = libc::open(c(path).as_ptr(), libc::O_RDONLY);
     assert!(fd >= 0);
@@ -910,11 +943,7 @@ unsafe fn read_mapped_cold(path: &str) {
         0,
     );
     assert_ne!(map, libc::MAP_FAILED);
-    let mut sum = 0u64;
-    for page in (0..len / 4096).rev().step_by(64) {
-        sum += u64::from(std::ptr::read_volatile(map.cast::<u8>().add(page * 4096)));
-    }
-    assert!(sum > 0);
+    (map, len)
 }
 
 /// The trace's stat of `name` (root-relative).
@@ -955,6 +984,11 @@ fn the_time_blocked_in_page_faults_inside_the_root_is_recorded_and_a_sleep_or_ou
     assert_eq!(
         outside.blocked_ns, 0,
         "64 pages of a file outside the root: {outside:?}"
+    );
+    let mlock = stat_of(&trace, "after-mlock");
+    assert_eq!(
+        mlock.blocked_ns, 0,
+        "mlock's reads after a fault and a call are not the fault's: {mlock:?}"
     );
     // It is part of the gap before the call, never more than it.
     let i = trace

@@ -21,7 +21,8 @@ pub struct Event {
     /// thinking (the replay takes those faults itself). Waits for pages of files outside the
     /// root (programs, libraries) are not counted: the replay cannot take them, so they stay
     /// think time. 0, and not written, when none (or in traces of recorders that do not
-    /// measure it; traces of fsbench before 2026-11-28 counted every fault's wait).
+    /// measure it; traces of fsbench before 2026-11-28 counted every wait for I/O outside
+    /// the calls, programs' page faults and waits with no fault before them too).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub blocked_ns: u64,
     /// Nanoseconds the recorder's own probes took on the thread since its previous event
