@@ -883,6 +883,22 @@ mod tests {
             });
         }
 
+        /// A successful read-only open of `path` as descriptor `fd`.
+        fn open(&mut self, pid: u32, path: &str, fd: i64) {
+            self.call(
+                pid,
+                libc::SYS_openat,
+                &[AT, 0, libc::O_RDONLY as u64, 0],
+                fd,
+                &[path],
+            );
+        }
+
+        /// A successful mmap or mremap (`nr`) with these arguments, at address `at`.
+        fn map(&mut self, pid: u32, nr: i64, args: &[u64], at: u64) {
+            self.call(pid, nr, args, at as i64, &[]);
+        }
+
         /// A wait of `ns` for I/O in a fault at `addr`.
         fn fault_wait(&mut self, pid: u32, addr: u64, ns: u64) {
             self.t += 10;
@@ -909,36 +925,11 @@ mod tests {
     fn only_waits_in_faults_of_mappings_inside_the_root_are_blocked_time() {
         let root = Path::new("/srv/app");
         let mut s = Script::new();
-        let read = libc::O_RDONLY as u64;
         let (prot, private) = (libc::PROT_READ as u64, libc::MAP_PRIVATE as u64);
-        s.call(
-            10,
-            libc::SYS_openat,
-            &[AT, 0, read, 0],
-            3,
-            &["/srv/app/obj"],
-        );
-        s.call(
-            10,
-            libc::SYS_openat,
-            &[AT, 0, read, 0],
-            4,
-            &["/usr/lib/x.so"],
-        );
-        s.call(
-            10,
-            libc::SYS_mmap,
-            &[0, 8192, prot, private, 3, 0],
-            0x10000,
-            &[],
-        );
-        s.call(
-            10,
-            libc::SYS_mmap,
-            &[0, 8192, prot, private, 4, 0],
-            0x20000,
-            &[],
-        );
+        s.open(10, "/srv/app/obj", 3);
+        s.open(10, "/usr/lib/x.so", 4);
+        s.map(10, libc::SYS_mmap, &[0, 8192, prot, private, 3, 0], 0x10000);
+        s.map(10, libc::SYS_mmap, &[0, 8192, prot, private, 4, 0], 0x20000);
         s.fault_wait(10, 0x11000, 700);
         s.fault_wait(10, 0x20000, 5_000);
         s.fault_wait(10, 0x90000, 3_000);
@@ -948,25 +939,13 @@ mod tests {
         s.fault_wait(10, 0x10000, 900);
         s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
         // Mapped again, carried past a call outside the root to the next in it; gone at exec.
-        s.call(
-            10,
-            libc::SYS_mmap,
-            &[0, 4096, prot, private, 3, 0],
-            0x10000,
-            &[],
-        );
+        s.map(10, libc::SYS_mmap, &[0, 4096, prot, private, 3, 0], 0x10000);
         s.fault_wait(10, 0x10000, 400);
         s.call(10, libc::SYS_fstat, &[4, 0], 0, &[]);
         s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
         s.exec(10);
         s.fault_wait(10, 0x10000, 800);
-        s.call(
-            10,
-            libc::SYS_openat,
-            &[AT, 0, read, 0],
-            3,
-            &["/srv/app/obj"],
-        );
+        s.open(10, "/srv/app/obj", 3);
         let processes = HashMap::from([(10, Process::new(root, Some(root.into()), vec![]))]);
         let r = resolve(root, s.calls, 1_000, processes);
         let blocked: Vec<(String, u64)> = r
@@ -997,31 +976,22 @@ mod tests {
     fn the_mappings_follow_munmap_mmap_over_them_mremap_and_fork() {
         let root = Path::new("/srv/app");
         let mut s = Script::new();
-        let read = libc::O_RDONLY as u64;
         let (prot, shared) = (libc::PROT_READ as u64, libc::MAP_SHARED as u64);
         let anon_fixed = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED) as u64;
-        s.call(
-            10,
-            libc::SYS_openat,
-            &[AT, 0, read, 0],
-            3,
-            &["/srv/app/obj"],
-        );
+        s.open(10, "/srv/app/obj", 3);
         // Four pages at 0x10000; the second unmapped, the fourth covered by an anonymous page.
-        s.call(
+        s.map(
             10,
             libc::SYS_mmap,
             &[0, 0x4000, prot, shared, 3, 0],
             0x10000,
-            &[],
         );
         s.call(10, libc::SYS_munmap, &[0x11000, 0x1000], 0, &[]);
-        s.call(
+        s.map(
             10,
             libc::SYS_mmap,
             &[0x13000, 100, prot, anon_fixed, u64::MAX, 0],
             0x13000,
-            &[],
         );
         s.fault_wait(10, 0x10000, 1);
         s.fault_wait(10, 0x11000, 10);
@@ -1029,13 +999,7 @@ mod tests {
         s.fault_wait(10, 0x13000, 1_000);
         s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
         // The third page moved (and grown) to 0x50000: waited for there, not where it was.
-        s.call(
-            10,
-            libc::SYS_mremap,
-            &[0x12000, 0x1000, 0x2000, 1],
-            0x50000,
-            &[],
-        );
+        s.map(10, libc::SYS_mremap, &[0x12000, 0x1000, 0x2000, 1], 0x50000);
         s.fault_wait(10, 0x12000, 10_000);
         s.fault_wait(10, 0x51000, 100_000);
         s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
@@ -1044,13 +1008,7 @@ mod tests {
         s.fault_wait(11, 0x10000, 1_000_000);
         s.call(11, libc::SYS_fstat, &[3, 0], 0, &[]);
         // Memory of no file moved (a growing heap): outside the root, not unsupported.
-        s.call(
-            10,
-            libc::SYS_mremap,
-            &[0x90000, 0x1000, 0x2000, 1],
-            0xa0000,
-            &[],
-        );
+        s.map(10, libc::SYS_mremap, &[0x90000, 0x1000, 0x2000, 1], 0xa0000);
         let processes = HashMap::from([(10, Process::new(root, Some(root.into()), vec![]))]);
         let r = resolve(root, s.calls, 1_000, processes);
         let blocked: Vec<(u32, &str, u64)> = r

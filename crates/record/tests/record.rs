@@ -199,6 +199,7 @@ fn helper() {
             let cached = format!("{root}/cached.dat");
             std::fs::write(&cached, vec![9u8; 4096]).unwrap();
             let fd = libc::open(c(&cached).as_ptr(), libc::O_RDONLY);
+            assert!(fd >= 0);
             let page = libc::mmap(
                 std::ptr::null_mut(),
                 4096,
