@@ -964,6 +964,16 @@ fn replay(
             }),
         })
         .collect();
+    // Each client's own directory, made before its first line: a loadfile that begins with a
+    // file in it (no Deltree or NTCreateX of the directory first) finds it there, as the
+    // clients of a share do, and nothing of a client ever lands beside the others'.
+    for c in &mut clients {
+        std::fs::create_dir(&c.dir_path)
+            .map_err(|e| WorkloadError::io("create the directory", &c.dir_path, e))?;
+        let dir =
+            at::open_dir(&c.dir_path).map_err(|e| WorkloadError::io("open", &c.dir_path, e))?;
+        c.dir = Some(dir);
+    }
     let total_ns = warmup_ns + duration_ns;
     let clock = Clock::get();
     if !harness.phase_start() {
