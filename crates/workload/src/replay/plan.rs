@@ -291,6 +291,9 @@ pub struct Plan {
     /// Descriptor slots (slot 0 is never open).
     pub slots: u32,
     pub maps: u32,
+    /// Per mapping, whether an msync of the trace uses it (the others may be let go early:
+    /// `sys::Table::sweep`).
+    pub synced: Vec<bool>,
     /// The longest read, write or getdents buffer a call asks for.
     pub max_len: u64,
     /// Which kinds the trace has.
@@ -760,6 +763,7 @@ impl Compiler {
                 let slot = self.fd_call(pid, *fd, event.ret, &mut touched, unknown_fd)?;
                 let map = self.plan.maps;
                 self.plan.maps += 1;
+                self.plan.synced.push(false);
                 self.map_slot.push(slot);
                 if ok {
                     self.maps.insert((pid, *fd), map);
@@ -778,6 +782,7 @@ impl Compiler {
                     Some(&map) => {
                         let slot = self.map_slot[map as usize];
                         self.touch_slot(&mut touched, slot);
+                        self.plan.synced[map as usize] = true;
                         map
                     }
                     None if !ok => NO_MAP,

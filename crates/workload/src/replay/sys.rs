@@ -8,7 +8,7 @@
 //! counted as refused. Nothing here allocates: buffers and names were made before.
 
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 use super::plan::{Act, Call, Name, Plan, NO_MAP};
 
@@ -47,17 +47,65 @@ pub struct Table {
     pub slots: Vec<AtomicI32>,
     /// Each mapping's address and length (0: none).
     pub maps: Vec<(AtomicUsize, AtomicUsize)>,
+    /// Mappings made and not yet unmapped, and how many there may be before the next
+    /// [`Table::sweep`].
+    live: AtomicUsize,
+    sweep_at: AtomicUsize,
+    /// Half of what a process may map at once (vm.max_map_count): the rest is fsbench's own,
+    /// its threads' stacks and its libraries.
+    cap: usize,
+    sweeping: AtomicBool,
 }
+
+/// What a process may map at once where /proc does not say (the kernel's default).
+const MAX_MAP_COUNT: usize = 65_530;
 
 impl Table {
     pub fn new(root: i32, plan: &Plan) -> Table {
+        let limit = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(MAX_MAP_COUNT);
+        let cap = (limit / 2).max(1);
         Table {
             root,
             slots: (0..plan.slots).map(|_| AtomicI32::new(-1)).collect(),
             maps: (0..plan.maps)
                 .map(|_| (AtomicUsize::new(0), AtomicUsize::new(0)))
                 .collect(),
+            live: AtomicUsize::new(0),
+            sweep_at: AtomicUsize::new(cap),
+            cap,
+            sweeping: AtomicBool::new(false),
         }
+    }
+
+    /// Unmaps every mapping that no msync of the trace uses. Mappings are otherwise kept to the
+    /// end, as the application's munmap is not replayed (its time is in the think time); a
+    /// trace that maps more files over its life than a process may hold at once (git reading
+    /// loose objects, a long build) would then fail its later mmaps with ENOMEM. One thread
+    /// sweeps at a time (the others go on); nothing is allocated.
+    fn sweep(&self, plan: &Plan) {
+        if self.sweeping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for (i, (addr, len)) in self.maps.iter().enumerate() {
+            if plan.synced[i] {
+                continue;
+            }
+            let a = addr.swap(0, Ordering::AcqRel);
+            if a != 0 {
+                // SAFETY: a mapping this table made, of this length, taken out of the table
+                // above so that it is unmapped once.
+                unsafe { libc::munmap(a as *mut c_void, len.load(Ordering::Acquire)) };
+                self.live.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        // The mappings kept (those an msync uses) do not make every later mmap sweep again.
+        let kept = self.live.load(Ordering::Acquire);
+        self.sweep_at
+            .store(kept.max(self.cap / 2) + self.cap / 2, Ordering::Release);
+        self.sweeping.store(false, Ordering::Release);
     }
 
     #[inline]
@@ -566,6 +614,10 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
                 let (a, l) = &table.maps[map as usize];
                 l.store(len as usize, Ordering::Release);
                 a.store(addr as usize, Ordering::Release);
+                let live = table.live.fetch_add(1, Ordering::AcqRel) + 1;
+                if live >= table.sweep_at.load(Ordering::Acquire) {
+                    table.sweep(plan);
+                }
                 plain(0)
             }
         }

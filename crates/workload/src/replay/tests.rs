@@ -639,6 +639,75 @@ fn a_mapping_is_read_within_its_file_only() {
     assert_eq!(value(op_record(&sink, "mmap"), "ops"), 1.0);
 }
 
+/// A trace that maps more files over its life than a process may hold mappings at once
+/// (vm.max_map_count, 65,530 by default; git reading a repository's loose objects, a long build)
+/// replays without a divergence: the mappings no msync of the trace uses are let go before the
+/// replay's process runs out of them.
+#[test]
+fn more_mappings_than_a_process_may_hold_replay_without_divergence() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let limit: u64 = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let files = limit + 5_000;
+    let mut calls = Vec::with_capacity(3 * files as usize + 4);
+    let mut t = 0;
+    for _ in 0..files {
+        calls.push(ev(1, 1, t, 3, open("object", libc::O_RDONLY)));
+        let map = Op::Mmap {
+            fd: 3,
+            len: 4096,
+            off: 0,
+            prot: libc::PROT_READ,
+            flags: libc::MAP_PRIVATE,
+        };
+        calls.push(ev(1, 1, t + 10, 0x7f00_0000_0000, map));
+        calls.push(ev(1, 1, t + 20, 0, Op::Close { fd: 3 }));
+        t += 30;
+    }
+    // One mapping the trace syncs at its end, made first: kept through every sweep.
+    calls.insert(0, ev(1, 1, 0, 4, open("synced", libc::O_RDWR)));
+    calls.insert(
+        1,
+        ev(
+            1,
+            1,
+            1,
+            0x7e00_0000_0000,
+            Op::Mmap {
+                fd: 4,
+                len: 4096,
+                off: 0,
+                prot: libc::PROT_READ | libc::PROT_WRITE,
+                flags: libc::MAP_SHARED,
+            },
+        ),
+    );
+    calls.push(ev(
+        1,
+        1,
+        t,
+        0,
+        Op::Msync {
+            fd: 4,
+            len: 4096,
+            flags: libc::MS_SYNC,
+        },
+    ));
+    let tree = vec![
+        node("object", NodeKind::File { size: 4096 }),
+        node("synced", NodeKind::File { size: 4096 }),
+    ];
+    let trace = trace(tree, calls);
+    let (end, sink, _) = replay_in(dir.path(), &trace, ReplaySettings::default());
+    assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
+    assert_eq!(value(whole(&sink), "diverged"), 0.0, "{:?}", sink.warnings);
+    assert_eq!(value(op_record(&sink, "mmap"), "ops"), (files + 1) as f64);
+    assert_eq!(value(op_record(&sink, "msync"), "diverged"), 0.0);
+}
+
 /// A fork waits for the children of its process that had ended before it began in the
 /// recording (their parent waited for them: make -j's limit), not for one still running; and
 /// without the rule, for none.
