@@ -279,7 +279,9 @@ impl TraceWriter {
             _ => return Err(refuse(io::Error::from_raw_os_error(libc::EISDIR))),
         };
         // Created new (O_EXCL): never opened through a link or a file someone planted under
-        // the predictable name (fsbench record runs as root).
+        // the predictable name (fsbench record runs as root). Readable by its owner only, as
+        // perf.data is: a trace names every file the application used and the tree it found.
+        use std::os::unix::fs::OpenOptionsExt;
         let mut attempt = 0u32;
         let (temporary, file) = loop {
             let temporary =
@@ -287,6 +289,7 @@ impl TraceWriter {
             match File::options()
                 .write(true)
                 .create_new(true)
+                .mode(0o600)
                 .open(&temporary)
             {
                 Ok(file) => break (temporary, file),

@@ -128,6 +128,10 @@ fn a_trace_is_read_back_as_written() {
     assert_eq!(Trace::read(&path).unwrap(), trace);
     // Nothing but the trace is left beside it.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // Readable by its owner only (as perf.data): it names every file the application used.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let stats = Stats::of(&trace);
     assert_eq!(stats.events, 8);
     assert_eq!((stats.processes, stats.threads), (1, 2));
