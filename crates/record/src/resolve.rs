@@ -156,7 +156,7 @@ pub fn resolve_with_links(
         unknown_base: std::cell::Cell::new(false),
         unnameable: std::cell::Cell::new(false),
         symlinks,
-        blocked_ns: HashMap::new(),
+        blocked: HashMap::new(),
         recorder_ns: HashMap::new(),
         wakes: HashMap::new(),
         starts: HashMap::new(),
@@ -173,8 +173,10 @@ pub fn resolve_with_links(
                 .and_then(|p| p.map_at(addr))
                 .is_some_and(|(_, inside)| inside);
             if inside {
-                *r.blocked_ns.entry(call.tid).or_default() +=
-                    call.exit_ns.saturating_sub(call.enter_ns);
+                r.blocked
+                    .entry(call.tid)
+                    .or_default()
+                    .push((call.enter_ns, call.exit_ns.saturating_sub(call.enter_ns)));
             }
             continue;
         }
@@ -227,10 +229,10 @@ struct Resolver<'a> {
     unnameable: std::cell::Cell<bool>,
     /// Symbolic links under the root, root-relative.
     symlinks: HashSet<String>,
-    /// Per thread: the time blocked in faults of mappings inside the root since its last
-    /// event, carried past the calls that are left out (outside the root, interrupted) to the
-    /// next it has.
-    blocked_ns: HashMap<u32, u64>,
+    /// Per thread: its waits in faults of mappings inside the root since its last event (when
+    /// each began, how long it took), carried past the calls that are left out (outside the
+    /// root, interrupted) to the next it has.
+    blocked: HashMap<u32, Vec<(u64, u64)>>,
     /// Per thread: the time the recorder's probes took since its last event, carried as
     /// `blocked_ns` is.
     recorder_ns: HashMap<u32, u64>,
@@ -244,12 +246,23 @@ struct Resolver<'a> {
 impl Resolver<'_> {
     fn push(&mut self, c: &Call, op: Op) {
         let woken = self.woken(c);
+        // Woken: the replay times the call from the wakeup (or from its previous call, when
+        // the wakeup came before that ended), so only the waits after it are taken out; those
+        // before it were in the time the thread waited to be woken.
+        let since = woken.map_or(0, |w| w.at_ns + self.start_ns);
+        let blocked_ns = self.blocked.remove(&c.tid).map_or(0, |waits| {
+            waits
+                .iter()
+                .filter(|&&(at, _)| at >= since)
+                .map(|&(_, ns)| ns)
+                .sum()
+        });
         self.out.events.push(Event {
             pid: c.pid,
             tid: c.tid,
             start_ns: c.enter_ns.saturating_sub(self.start_ns),
             dur_ns: c.exit_ns.saturating_sub(c.enter_ns),
-            blocked_ns: self.blocked_ns.remove(&c.tid).unwrap_or(0),
+            blocked_ns,
             recorder_ns: self.recorder_ns.remove(&c.tid).unwrap_or(0),
             woken,
             ret: c.ret,
@@ -966,6 +979,45 @@ mod tests {
                 ("open", 0)
             ]
             .map(|(n, b)| (n.to_string(), b))
+        );
+    }
+
+    /// A call its thread was woken for is timed in the replay from the wakeup: only the waits
+    /// in faults after the wakeup are its blocked time, not those before the thread slept.
+    #[test]
+    fn after_a_wakeup_only_the_waits_since_it_are_blocked_time() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let (prot, private) = (libc::PROT_READ as u64, libc::MAP_PRIVATE as u64);
+        s.open(10, "/srv/app/obj", 3);
+        s.map(10, libc::SYS_mmap, &[0, 8192, prot, private, 3, 0], 0x10000);
+        s.fault_wait(10, 0x10000, 700);
+        // Asleep until thread 20 wakes it; a fault after that.
+        let woke = s.t + 5_000;
+        s.t = woke + 100;
+        s.fault_wait(10, 0x11000, 400);
+        s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
+        let c = s.calls.calls.last_mut().unwrap();
+        (c.waker_tid, c.woken_ns) = (20, woke);
+        // Not woken: every wait since the previous call.
+        s.fault_wait(10, 0x10000, 300);
+        s.fault_wait(10, 0x11000, 20);
+        s.call(10, libc::SYS_fstat, &[3, 0], 0, &[]);
+        let processes = HashMap::from([(10, Process::new(root, Some(root.into()), vec![]))]);
+        let r = resolve(root, s.calls, 0, processes);
+        let blocked: Vec<(&str, u64, bool)> = r
+            .events
+            .iter()
+            .map(|e| (e.op.name(), e.blocked_ns, e.woken.is_some()))
+            .collect();
+        assert_eq!(
+            blocked,
+            [
+                ("open", 0, false),
+                ("mmap", 0, false),
+                ("fstat", 400, true),
+                ("fstat", 320, false)
+            ]
         );
     }
 
