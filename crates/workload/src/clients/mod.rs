@@ -623,6 +623,12 @@ impl Client {
     ) -> bool {
         let clock = Clock::get();
         self.counting = warmup_ns == 0;
+        // Its directory, opened here rather than before the clients start: one that runs out
+        // of descriptors fails as a line that could not go on would, the others' figures kept.
+        if let Err(e) = self.reopen() {
+            self.failure = Some(e.into());
+            return true;
+        }
         let mut n = 0u64;
         loop {
             for (index, line) in lines.iter().enumerate() {
@@ -964,15 +970,13 @@ fn replay(
             }),
         })
         .collect();
-    // Each client's own directory, made before its first line: a loadfile that begins with a
-    // file in it (no Deltree or NTCreateX of the directory first) finds it there, as the
-    // clients of a share do, and nothing of a client ever lands beside the others'.
-    for c in &mut clients {
+    // Each client's own directory, made before its first line (and opened by the client as
+    // it starts): a loadfile that begins with a file in it (no Deltree or NTCreateX of the
+    // directory first) finds it there, as the clients of a share do, and nothing of a client
+    // ever lands beside the others'.
+    for c in &clients {
         std::fs::create_dir(&c.dir_path)
             .map_err(|e| WorkloadError::io("create the directory", &c.dir_path, e))?;
-        let dir =
-            at::open_dir(&c.dir_path).map_err(|e| WorkloadError::io("open", &c.dir_path, e))?;
-        c.dir = Some(dir);
     }
     let total_ns = warmup_ns + duration_ns;
     let clock = Clock::get();
