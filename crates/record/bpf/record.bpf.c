@@ -1,8 +1,8 @@
-// The kernel half of `fsbench record`: on the raw_syscalls tracepoints, the file-system calls
-// of the traced thread groups are captured (arguments and path strings at entry, the return
-// value at exit) and sent to user space through one ring buffer; the sched tracepoints keep the
-// set of traced processes (a traced process's children are traced from their fork on) and
-// report execs. Nothing is dropped silently: a full ring buffer or table is counted in `counts`.
+// The kernel half of `fsbench record`: on the sys_enter and sys_exit raw tracepoints, the
+// file-system calls of the traced thread groups are captured (arguments and path strings at
+// entry, sent up at once; the return value at exit, sent up after it) through one ring
+// buffer; the sched tracepoints keep the set of traced processes (a traced process's children
+// are traced from their fork on) and report execs. Nothing is dropped silently: a full ring buffer or table is counted in `counts`.
 //
 // Built by build.rs with `clang -O2 -g -target bpf`; no libbpf headers: the few helpers, map
 // macros and tracepoint layouts it needs are declared here. The record layouts are mirrored in
@@ -34,6 +34,7 @@ static long (*bpf_map_delete_elem)(void *map, const void *key) = (void *)3;
 static u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static long (*bpf_probe_read_user)(void *dst, u32 size, const void *unsafe_ptr) = (void *)112;
+static long (*bpf_probe_read_kernel)(void *dst, u32 size, const void *unsafe_ptr) = (void *)113;
 static long (*bpf_probe_read_user_str)(void *dst, u32 size,
                                        const void *unsafe_ptr) = (void *)114;
 static long (*bpf_ringbuf_output)(void *ringbuf, void *data, u64 size, u64 flags) = (void *)130;
@@ -44,17 +45,17 @@ static u64 (*bpf_ringbuf_query)(void *ringbuf, u64 flags) = (void *)134;
 #define BPF_RB_AVAIL_DATA 0
 #define BPF_RB_RING_SIZE 1
 
-// Tracepoint layouts: /sys/kernel/tracing/events/raw_syscalls/sys_{enter,exit}/format, stable.
-struct sys_enter_ctx {
-    u64 common;
-    s64 id;
-    u64 args[6];
+// The system-call hooks are raw tracepoints (`raw_tp/sys_enter`, `raw_tp/sys_exit`): the kernel
+// calls the program with its own arguments — the task's saved registers and the call's number
+// (at exit: its return value) — without first building a perf record of them, as a classic
+// tracepoint does for every call of every process while it is attached. The registers are read
+// where x86_64's `struct pt_regs` keeps them (arch/x86/include/asm/ptrace.h; the recorder is
+// x86_64 only): from r10 (byte 56) to orig_ax (byte 120), one read.
+#define REGS_FROM 56
+struct regs_tail {
+    u64 r10, r9, r8, ax, cx, dx, si, di, orig_ax;
 };
-struct sys_exit_ctx {
-    u64 common;
-    s64 id;
-    s64 ret;
-};
+#define REGS_ORIG_AX 120
 
 #define PATH_MAX_BYTES 1024
 #define NR_SYSCALLS 512
@@ -65,6 +66,8 @@ struct sys_exit_ctx {
 #define KIND_PATH_CALL 2
 #define KIND_EXEC 3
 #define KIND_FAULT_WAIT 4  // a wait for I/O in a page fault between calls (see `sched_switch`)
+#define KIND_EXIT 5        // a call's end (`struct call_exit`), after its KIND_CALL or KIND_PATH_CALL
+#define KIND_EXIT_PATHS 6  // the same, with the paths the entry could not read
 
 // Record flags.
 #define FLAG_EXTRA 1      // `extra` holds a value read at entry (clone3 flags, the iovec sum)
@@ -85,7 +88,7 @@ struct sys_exit_ctx {
 
 // Counters (the `counts` array).
 #define COUNT_LOST 0          // a full ring buffer
-#define COUNT_TABLE_FULL 1    // a full table of calls in progress or of traced processes
+#define COUNT_TABLE_FULL 1    // a full table of traced threads or of traced processes
 #define COUNT_TRUNCATED 2     // paths longer than the buffer
 
 struct call {
@@ -120,6 +123,27 @@ struct path_call {
     char paths[2 * PATH_MAX_BYTES];
 };
 
+// A call's end, sent at exit after the call record sent at entry (the thread's next record of
+// a call: user space pairs them by thread).
+struct call_exit {
+    u32 kind;
+    u32 nr;
+    u32 pid;
+    u32 tid;
+    u64 exit_ns;
+    s64 ret;
+    u32 flags;
+    s32 len1;
+    s32 len2;
+    u32 pad;
+};
+
+// A call's end with the paths read again (KIND_EXIT_PATHS): len1 + len2 bytes follow.
+struct path_exit {
+    struct call_exit exit;
+    char paths[2 * PATH_MAX_BYTES];
+};
+
 struct conf {
     u8 want;
     u8 path_a;
@@ -137,6 +161,8 @@ volatile const u32 SWITCH_PREV_STATE_OFFSET = 32;
 volatile const u32 SWITCH_NEXT_PID_OFFSET = 56;
 volatile const u32 WAKING_PID_OFFSET = 24;
 volatile const u32 FAULT_ADDRESS_OFFSET = 8;
+// The ring buffer's size in bytes (set with its max_entries).
+volatile const u64 RING_BYTES = 64 << 20;
 
 // TASK_UNINTERRUPTIBLE: how a thread waits for a page being read (io_schedule), in
 // sched_switch's prev_state.
@@ -177,19 +203,11 @@ struct {
 } scratch SEC(".maps");
 
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 16384);
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
     __type(key, u32);
-    __type(value, struct call);
-} pending SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 16384);
-    __uint(map_flags, BPF_F_NO_PREALLOC);
-    __type(key, u32);
-    __type(value, struct path_call);
-} pending_path SEC(".maps");
+    __type(value, struct path_exit);
+} exit_scratch SEC(".maps");
 
 // Per traced thread: when it last went off the CPU waiting for I/O in a page fault outside a
 // recorded call (0: it did not), and the fault's address; whether it is asleep (interruptibly)
@@ -212,6 +230,14 @@ struct offcpu {
     // The time the probes of its recorded calls took after the last call's timestamp (its exit
     // probe's work: the record sent up), for the next call's `probe_ns`.
     u64 probe;
+    // In a recorded call (its entry sent up, its exit not yet): what the exit probe sends and
+    // sched_switch counts as the call's own time.
+    u8 in_call;
+    // The call's entry could not read a path: the exit reads it again.
+    u8 path_fault;
+    u8 pad[6];
+    // The flags of the clone or clone3 call in progress (0 for other calls), for process_fork.
+    u64 clone_flags;
 };
 
 // How long before a wait for I/O a fault may have begun and still be taken for its cause.
@@ -245,7 +271,7 @@ struct {
 // timer.
 static __attribute__((always_inline)) long emit(void *data, u64 size) {
     u64 flags = BPF_RB_NO_WAKEUP;
-    if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 8)
+    if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > RING_BYTES / 8)
         flags = BPF_RB_FORCE_WAKEUP;
     return bpf_ringbuf_output(&events, data, size, flags);
 }
@@ -306,17 +332,49 @@ static __attribute__((always_inline)) void read_paths(struct path_call *r, u8 pa
     }
 }
 
-SEC("tracepoint/raw_syscalls/sys_enter")
-int sys_enter(struct sys_enter_ctx *ctx) {
-    s64 id = ctx->id;
+// Argument `i` of the call from its saved registers.
+static __attribute__((always_inline)) u64 reg_arg(const struct regs_tail *r, u8 i) {
+    switch (i) {
+    case 0:
+        return r->di;
+    case 1:
+        return r->si;
+    case 2:
+        return r->dx;
+    case 3:
+        return r->r10;
+    case 4:
+        return r->r8;
+    default:
+        return r->r9;
+    }
+}
+
+// Copies the call's path arguments into `e->paths` at exit, as `read_paths` at entry.
+static __attribute__((always_inline)) void read_exit_paths(struct path_exit *e,
+                                                           const struct regs_tail *regs,
+                                                           u8 path_a, u8 path_b) {
+    if (path_a != NO_ARG && path_a < 6) {
+        s32 len1 = read_path(e->paths, reg_arg(regs, path_a), &e->exit.flags, FLAG_PATH1_FAULT);
+        e->exit.len1 = len1;
+        if (path_b != NO_ARG && path_b < 6) {
+            u32 at = len1 > 0 ? (u32)len1 : 0;
+            if (at > PATH_MAX_BYTES)
+                at = PATH_MAX_BYTES;
+            e->exit.len2 =
+                read_path(e->paths + at, reg_arg(regs, path_b), &e->exit.flags, FLAG_PATH2_FAULT);
+        }
+    }
+}
+
+SEC("raw_tp/sys_enter")
+int sys_enter(u64 *ctx) {
+    s64 id = (s64)ctx[1];
     if (id < 0 || id >= NR_SYSCALLS)
         return 0;
     u32 nr = (u32)id;
     struct conf *c = bpf_map_lookup_elem(&conf, &nr);
     if (!c || !c->want)
-        return 0;
-    if (c->special == SPECIAL_FIOCLEX && (u32)ctx->args[1] != FIONCLEX &&
-        (u32)ctx->args[1] != FIOCLEX)
         return 0;
     u64 pid_tgid = bpf_get_current_pid_tgid();
     u32 tgid = pid_tgid >> 32;
@@ -324,6 +382,14 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     if (!bpf_map_lookup_elem(&traced, &tgid))
         return 0;
     u64 began = bpf_ktime_get_ns();
+    struct regs_tail regs;
+    if (bpf_probe_read_kernel(&regs, sizeof(regs), (const void *)(ctx[0] + REGS_FROM)) != 0)
+        return 0;
+    if (c->special == SPECIAL_FIOCLEX && (u32)regs.si != FIONCLEX && (u32)regs.si != FIOCLEX)
+        return 0;
+    struct offcpu *o = offcpu_entry(tid);
+    if (!o)
+        return 0;
     u8 path_a = c->path_a, path_b = c->path_b, special = c->special;
     u32 zero = 0;
     struct path_call *r = bpf_map_lookup_elem(&scratch, &zero);
@@ -336,27 +402,23 @@ int sys_enter(struct sys_enter_ctx *ctx) {
     h->tid = tid;
     h->exit_ns = 0;
     h->ret = 0;
-    h->args[0] = ctx->args[0];
-    h->args[1] = ctx->args[1];
-    h->args[2] = ctx->args[2];
-    h->args[3] = ctx->args[3];
-    h->args[4] = ctx->args[4];
-    h->args[5] = ctx->args[5];
+    h->args[0] = regs.di;
+    h->args[1] = regs.si;
+    h->args[2] = regs.dx;
+    h->args[3] = regs.r10;
+    h->args[4] = regs.r8;
+    h->args[5] = regs.r9;
     h->extra = 0;
     h->extra2 = 0;
     h->flags = 0;
     h->len1 = 0;
     h->len2 = 0;
     h->pad = 0;
-    u64 probe = 0;
-    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
-    if (o) {
-        probe = o->probe;
-        o->probe = 0;
-        // Whatever fault came before has ended: a later wait is not its.
-        o->fault_at = 0;
-        o->fault_waited = 0;
-    }
+    u64 probe = o->probe;
+    o->probe = 0;
+    // Whatever fault came before has ended: a later wait is not its.
+    o->fault_at = 0;
+    o->fault_waited = 0;
     h->waker_tid = 0;
     h->woken_ns = 0;
     // The thread's latest wakeup, kept (user space tells a new one from one it has seen, and
@@ -400,23 +462,44 @@ int sys_enter(struct sys_enter_ctx *ctx) {
             }
         }
     }
+    // A new thread's flags, for process_fork (which runs inside this call).
+    o->clone_flags = 0;
+    if (nr == 56)
+        o->clone_flags = h->args[0];
+    else if (special == SPECIAL_CLONE3 && (h->flags & FLAG_EXTRA))
+        o->clone_flags = h->extra;
     read_paths(r, path_a, path_b);
     h->enter_ns = bpf_ktime_get_ns();
     probe += h->enter_ns - began;
     h->probe_ns = probe > 0xffffffffULL ? 0xffffffffU : (u32)probe;
-    long err;
-    if (h->kind == KIND_CALL)
-        err = bpf_map_update_elem(&pending, &tid, h, BPF_ANY);
-    else
-        err = bpf_map_update_elem(&pending_path, &tid, r, BPF_ANY);
-    if (err)
-        count(COUNT_TABLE_FULL);
+    // The call goes up now, its end at exit (`struct call_exit`): no table of calls in
+    // progress to fill, look up and empty on every call.
+    u64 size = sizeof(struct call);
+    if (h->kind == KIND_PATH_CALL) {
+        if (h->len1 > 0)
+            size += (u32)h->len1 & (PATH_MAX_BYTES * 2 - 1);
+        if (h->len2 > 0)
+            size += (u32)h->len2 & (PATH_MAX_BYTES * 2 - 1);
+        if (size > sizeof(*r))
+            size = sizeof(*r);
+    }
+    if (emit(r, size)) {
+        count(COUNT_LOST);
+        return 0;
+    }
+    o->in_call = 1;
+    // A path in a page the process had not touched yet (a fresh file mapping, a page swapped
+    // out) cannot be read at entry, where nothing may fault: read again at exit.
+    o->path_fault = (h->flags & (FLAG_PATH1_FAULT | FLAG_PATH2_FAULT)) != 0;
     return 0;
 }
 
-SEC("tracepoint/raw_syscalls/sys_exit")
-int sys_exit(struct sys_exit_ctx *ctx) {
-    s64 id = ctx->id;
+SEC("raw_tp/sys_exit")
+int sys_exit(u64 *ctx) {
+    s64 id = -1;
+    if (bpf_probe_read_kernel(&id, sizeof(id), (const void *)(ctx[0] + REGS_ORIG_AX)) != 0)
+        return 0;
+    s64 ret = (s64)ctx[1];
     if (id < 0 || id >= NR_SYSCALLS)
         return 0;
     u32 nr = (u32)id;
@@ -424,47 +507,47 @@ int sys_exit(struct sys_exit_ctx *ctx) {
     if (!c || !c->want)
         return 0;
     u64 now = bpf_ktime_get_ns();
-    u32 tid = (u32)bpf_get_current_pid_tgid();
-    if (c->path_a == NO_ARG) {
-        struct call *h = bpf_map_lookup_elem(&pending, &tid);
-        if (!h)
-            return 0;
-        h->exit_ns = now;
-        h->ret = ctx->ret;
-        if (emit(h, sizeof(*h)))
-            count(COUNT_LOST);
-        bpf_map_delete_elem(&pending, &tid);
-    } else {
-        struct path_call *r = bpf_map_lookup_elem(&pending_path, &tid);
-        if (!r)
-            return 0;
-        r->call.exit_ns = now;
-        r->call.ret = ctx->ret;
-        // A path in a page the process had not touched yet (a fresh file mapping, a page
-        // swapped out) cannot be read at entry, where nothing may fault; the call itself has
-        // faulted it in by now: read the paths again (user space refuses a call whose path
-        // stays unreadable, unless the call failed with EFAULT).
-        if ((r->call.flags & (FLAG_PATH1_FAULT | FLAG_PATH2_FAULT)) && ctx->ret != -14) {
-            r->call.flags &= ~(u32)(FLAG_PATH1_FAULT | FLAG_PATH2_FAULT | FLAG_TRUNCATED);
-            r->call.len1 = 0;
-            r->call.len2 = 0;
-            read_paths(r, c->path_a, c->path_b);
+    u64 pid_tgid = bpf_get_current_pid_tgid();
+    u32 tid = (u32)pid_tgid;
+    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
+    if (!o || !o->in_call)
+        return 0;
+    o->in_call = 0;
+    u32 zero = 0;
+    struct path_exit *e = bpf_map_lookup_elem(&exit_scratch, &zero);
+    if (!e)
+        return 0;
+    e->exit.kind = KIND_EXIT;
+    e->exit.nr = nr;
+    e->exit.pid = pid_tgid >> 32;
+    e->exit.tid = tid;
+    e->exit.exit_ns = now;
+    e->exit.ret = ret;
+    e->exit.flags = 0;
+    e->exit.len1 = 0;
+    e->exit.len2 = 0;
+    e->exit.pad = 0;
+    u64 size = sizeof(struct call_exit);
+    // The entry could not read a path: the call itself has faulted its page in by now (user
+    // space refuses a call whose path stays unreadable, unless the call failed with EFAULT).
+    // The arguments are still in the saved registers.
+    if (o->path_fault && ret != -14) {
+        struct regs_tail regs;
+        if (bpf_probe_read_kernel(&regs, sizeof(regs), (const void *)(ctx[0] + REGS_FROM)) == 0) {
+            e->exit.kind = KIND_EXIT_PATHS;
+            read_exit_paths(e, &regs, c->path_a, c->path_b);
+            if (e->exit.len1 > 0)
+                size += (u32)e->exit.len1 & (PATH_MAX_BYTES * 2 - 1);
+            if (e->exit.len2 > 0)
+                size += (u32)e->exit.len2 & (PATH_MAX_BYTES * 2 - 1);
+            if (size > sizeof(*e))
+                size = sizeof(*e);
         }
-        u64 size = sizeof(struct call);
-        if (r->call.len1 > 0)
-            size += (u32)r->call.len1 & (PATH_MAX_BYTES * 2 - 1);
-        if (r->call.len2 > 0)
-            size += (u32)r->call.len2 & (PATH_MAX_BYTES * 2 - 1);
-        if (size > sizeof(*r))
-            size = sizeof(*r);
-        if (emit(r, size))
-            count(COUNT_LOST);
-        bpf_map_delete_elem(&pending_path, &tid);
     }
+    if (emit(e, size))
+        count(COUNT_LOST);
     // This probe's work after the call's timestamp, for the thread's next call.
-    struct offcpu *o = offcpu_entry(tid);
-    if (o)
-        o->probe += bpf_ktime_get_ns() - now;
+    o->probe += bpf_ktime_get_ns() - now;
     return 0;
 }
 
@@ -476,16 +559,9 @@ int process_fork(void *ctx) {
     if (!bpf_map_lookup_elem(&traced, &tgid))
         return 0;
     // A new thread of a traced process is traced already (by its thread group).
-    struct call *clone = bpf_map_lookup_elem(&pending, &tid);
-    if (clone) {
-        u64 flags = 0;
-        if (clone->nr == 56)
-            flags = clone->args[0];
-        else if (clone->nr == 435 && (clone->flags & FLAG_EXTRA))
-            flags = clone->extra;
-        if (flags & CLONE_THREAD)
-            return 0;
-    }
+    struct offcpu *o = bpf_map_lookup_elem(&offcpu, &tid);
+    if (o && o->in_call && (o->clone_flags & CLONE_THREAD))
+        return 0;
     s32 child;
     // Two layouts: 6.x with __data_loc comms (child_pid at 20), before (child_pid at 44, read as
     // the upper half of a 64-bit load so that the compiler cannot merge the two loads into one
@@ -535,8 +611,6 @@ int process_exit(void *ctx) {
     u32 tid = (u32)pid_tgid;
     if (!bpf_map_lookup_elem(&traced, &tgid))
         return 0;
-    bpf_map_delete_elem(&pending, &tid);
-    bpf_map_delete_elem(&pending_path, &tid);
     bpf_map_delete_elem(&offcpu, &tid);
     // The whole process ends: with group_dead where the kernel has it, else when its leader
     // does.
@@ -598,12 +672,14 @@ int sched_switch(void *ctx) {
     // Inside a recorded call an I/O wait is the call's own time. A sleep there is still one a
     // wakeup ends: the call may be a read of a pipe, which the trace leaves out (outside the
     // root), and what woke it goes with the thread's next call in the trace.
-    if (blocked && (bpf_map_lookup_elem(&pending, &tid) || bpf_map_lookup_elem(&pending_path, &tid)))
-        blocked = 0;
     if (!blocked && !asleep)
         return 0;
     struct offcpu *o = offcpu_entry(tid);
     if (!o)
+        return 0;
+    if (o->in_call)
+        blocked = 0;
+    if (!blocked && !asleep)
         return 0;
     // A wait with no fault before it (an exec reading its program, a lock) stays think time.
     if (blocked && o->fault_at && now - o->fault_at < FAULT_WAIT_WINDOW_NS) {

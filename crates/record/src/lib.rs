@@ -1,7 +1,7 @@
 //! `fsbench record`: every file-system call of an application's process tree, captured in the
-//! kernel by an eBPF program on the raw_syscalls and sched tracepoints (bpf/record.bpf.c,
-//! loaded with aya), resolved against each process's working directory and descriptors, and
-//! written as an fsbench trace (crate fsbench-trace). Nothing is lost silently: a recording
+//! kernel by an eBPF program on the sys_enter/sys_exit raw tracepoints and the sched
+//! tracepoints (bpf/record.bpf.c, loaded with aya), resolved against each process's working
+//! directory and descriptors, and written as an fsbench trace (crate fsbench-trace). Nothing is lost silently: a recording
 //! that lost a call is refused. docs/recording.md tells what is captured and what it costs.
 
 #[cfg(fsbench_recorder)]
@@ -111,7 +111,7 @@ pub enum RecordError {
     },
     #[error("process {0} does not exist (or has ended): give the pid of a running process")]
     NoProcess(u32),
-    #[error("the recording lost {lost} calls (the ring buffer of {buffer} bytes was full {lost_buffer} times, the tables of calls in progress or of processes {lost_table} times); the trace was refused and {output} not written: record again with a larger --buffer (e.g. --buffer {suggest})", output = output.display())]
+    #[error("the recording lost {lost} calls (the ring buffer of {buffer} bytes was full {lost_buffer} times, the tables of threads or of processes {lost_table} times); the trace was refused and {output} not written: record again with a larger --buffer (e.g. --buffer {suggest})", output = output.display())]
     Lost {
         lost: u64,
         lost_buffer: u64,
@@ -433,10 +433,10 @@ fn mechanism(blocked_time: bool, wakeups: bool) -> String {
         missing.push("which thread woke which");
     }
     if missing.is_empty() {
-        "ebpf raw_syscalls + sched_switch + sched_waking (fsbench record)".into()
+        "ebpf sys_enter/sys_exit + sched_switch + sched_waking (fsbench record)".into()
     } else {
         format!(
-            "ebpf raw_syscalls (fsbench record; not recorded, this kernel's sched or exceptions \
+            "ebpf sys_enter/sys_exit (fsbench record; not recorded, this kernel's sched or exceptions \
              tracepoints keep their fields elsewhere: {})",
             missing.join(", ")
         )

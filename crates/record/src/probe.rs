@@ -1,13 +1,14 @@
 //! The kernel half, loaded and attached: the BPF object built by build.rs, configured (which
 //! calls to capture, where the sched tracepoints keep their fields on this kernel, the ring
-//! buffer's size), attached to its five tracepoints, then read until the recording ends.
+//! buffer's size), attached to its tracepoints (the system calls' as raw tracepoints), then
+//! read until the recording ends.
 //! Detached when dropped.
 
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
-use aya::programs::TracePoint;
+use aya::programs::{RawTracePoint, TracePoint};
 use aya::{Ebpf, EbpfLoader};
 
 use crate::raw::Calls;
@@ -196,6 +197,7 @@ impl Probe {
             .set_global("SWITCH_NEXT_PID_OFFSET", &switch[2], true)
             .set_global("WAKING_PID_OFFSET", &waking, true)
             .set_global("FAULT_ADDRESS_OFFSET", &fault_address, true)
+            .set_global("RING_BYTES", &u64::from(buffer), true)
             .set_max_entries("events", buffer)
             .load(&OBJECT.bytes)
             .map_err(|e| {
@@ -213,9 +215,27 @@ impl Probe {
                 conf.set(s.nr, value, 0).map_err(|e| kernel("conf", e))?;
             }
         }
+        // The system-call hooks are raw tracepoints (bpf/record.bpf.c says why).
+        for name in ["sys_enter", "sys_exit"] {
+            let program: &mut RawTracePoint = ebpf
+                .program_mut(name)
+                .expect("the object has its programs")
+                .try_into()
+                .map_err(|e| kernel(name, e))?;
+            program.load().map_err(|e| {
+                kernel(
+                    &format!("the kernel refused the program {name}"),
+                    error_chain(&e),
+                )
+            })?;
+            program.attach(name).map_err(|e| {
+                kernel(
+                    &format!("cannot attach to the raw tracepoint {name}"),
+                    error_chain(&e),
+                )
+            })?;
+        }
         for (name, category, event) in [
-            ("sys_enter", "raw_syscalls", "sys_enter"),
-            ("sys_exit", "raw_syscalls", "sys_exit"),
             ("process_fork", "sched", "sched_process_fork"),
             ("process_exec", "sched", "sched_process_exec"),
             ("process_exit", "sched", "sched_process_exit"),

@@ -38,7 +38,7 @@ pub struct Header {
     /// The recording host's name ("" when anonymised) and kernel release.
     pub host: String,
     pub kernel: String,
-    /// How the calls were captured (e.g. "ebpf raw_syscalls").
+    /// How the calls were captured (e.g. "ebpf sys_enter/sys_exit + sched_switch + sched_waking").
     pub mechanism: String,
     /// Names were replaced by keyed hashes (sizes, types and structure kept).
     pub anonymised: bool,
