@@ -2,7 +2,8 @@
 // file-system calls of the traced thread groups are captured (arguments and path strings at
 // entry, sent up at once; the return value at exit, sent up after it) through one ring
 // buffer; the sched tracepoints keep the set of traced processes (a traced process's children
-// are traced from their fork on) and report execs. Nothing is dropped silently: a full ring buffer or table is counted in `counts`.
+// are traced from their fork on) and report execs. Nothing is dropped silently: a full ring
+// buffer or table is counted in `counts`.
 //
 // Built by build.rs with `clang -O2 -g -target bpf`; no libbpf headers: the few helpers, map
 // macros and tracepoint layouts it needs are declared here. The record layouts are mirrored in
