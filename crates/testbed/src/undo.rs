@@ -526,6 +526,7 @@ fn cleanup_where(sys: &dyn System, work_dir: &Path, only: Option<u32>) -> Cleanu
     let scope = Scope {
         work_dir: work_dir.clone(),
     };
+    finish_interrupted_saves(&state_dir, only, &mut report);
     let Ok(entries) = std::fs::read_dir(&state_dir) else {
         return report;
     };
@@ -603,6 +604,73 @@ fn cleanup_where(sys: &dyn System, work_dir: &Path, only: Option<u32>) -> Cleanu
         }
     }
     report
+}
+
+/// How long a save's temporary file may take to be renamed over its ledger by a live process:
+/// an unreadable one older than this, with no ledger beside it, was left by a killed one.
+const SAVE_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A ledger is saved by writing `X.json.tmp` and renaming it over `X.json`; a process killed
+/// between the two leaves the temporary file, which holds the ledger's newest state (a
+/// resource `X.json` may not list yet). Of dead owners: a whole one is put in place, to be
+/// undone with the others; a torn one (the kill came mid-write, before the change it carried
+/// was made) is removed. A live owner's is left alone: it is being saved now.
+fn finish_interrupted_saves(state_dir: &Path, only: Option<u32>, report: &mut CleanupReport) {
+    let Ok(entries) = std::fs::read_dir(state_dir) else {
+        return;
+    };
+    let mut saves: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".json.tmp")))
+        .collect();
+    saves.sort();
+    for tmp in saves {
+        let ledger = tmp.with_extension("");
+        let Some(Ok(mut handle)) = open_state(&tmp) else {
+            // Untrusted (another user's, a symlink) or gone: never obeyed, never removed.
+            continue;
+        };
+        let written = handle.metadata().and_then(|m| m.modified()).ok();
+        match read_state(&mut handle, &tmp) {
+            Some(Ok(state)) => {
+                if only.is_some_and(|pid| pid != state.pid) || owner_runs(&state, written) {
+                    continue;
+                }
+                if std::fs::rename(&tmp, &ledger).is_ok() {
+                    report.done.push(format!(
+                        "finished the save of {} its process was killed in",
+                        ledger.display()
+                    ));
+                }
+            }
+            _ => {
+                // Torn: whose it was, the ledger beside it says; with none, its age.
+                let owner = open_state(&ledger).and_then(Result::ok).and_then(|mut h| {
+                    let at = h.metadata().and_then(|m| m.modified()).ok();
+                    read_state(&mut h, &ledger)
+                        .and_then(Result::ok)
+                        .map(|s| (s, at))
+                });
+                let dead = match &owner {
+                    Some((state, at)) => {
+                        only.is_none_or(|pid| pid == state.pid) && !owner_runs(state, *at)
+                    }
+                    None => {
+                        only.is_none()
+                            && written
+                                .and_then(|w| w.elapsed().ok())
+                                .is_some_and(|age| age > SAVE_GRACE)
+                    }
+                };
+                if dead && std::fs::remove_file(&tmp).is_ok() {
+                    report.done.push(format!(
+                        "removed {}, a save cut short by its process's kill",
+                        tmp.display()
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// Whether the state file at `path` lists a cgroup of a sample's processes.
@@ -727,6 +795,67 @@ mod tests {
         );
         assert!(!w.join("state/999999999.json").exists());
         assert!(w.join("state/1.json").exists() && w.join("state/2.json").exists());
+    }
+
+    /// A process killed between writing its ledger's temporary file and renaming it leaves the
+    /// newest state there: cleanup undoes what it lists (here a directory the older ledger
+    /// does not have yet) and removes a torn one; a live owner's is left alone.
+    #[test]
+    fn a_ledger_save_cut_short_by_a_kill_is_finished_or_removed() {
+        let work = work_dir();
+        let w = work.path();
+        let (a, b) = (w.join("mnt-a"), w.join("mnt-b"));
+        let dir = |p: &Path| Resource::Dir {
+            path: p.to_path_buf(),
+        };
+        let older = StateFile {
+            pid: 999_999_999,
+            owner: None,
+            resources: vec![dir(&a)],
+        };
+        write_state(w, "sample-1-0.json", &older);
+        let newer = StateFile {
+            resources: vec![dir(&a), dir(&b)],
+            ..older
+        };
+        write_state(w, "sample-1-0.json.tmp", &newer);
+        // Torn, beside its dead owner's ledger.
+        write_state(
+            w,
+            "sample-2-0.json",
+            &StateFile {
+                pid: 999_999_998,
+                owner: None,
+                resources: vec![],
+            },
+        );
+        std::fs::write(w.join("state/sample-2-0.json.tmp"), "{\"pid\": 99").unwrap();
+        // A live owner's, being saved.
+        let sleeper = Sleeper::new();
+        let live = StateFile {
+            pid: sleeper.pid(),
+            owner: owner::of(sleeper.pid()),
+            resources: vec![dir(&w.join("mnt-c"))],
+        };
+        write_state(w, "sample-3-0.json.tmp", &live);
+
+        let sys = RecordingSystem::new();
+        let report = cleanup(&sys, w);
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        let shown = |p: &Path| p.display().to_string();
+        assert_eq!(
+            sys.log(),
+            [
+                format!("rmdir {}", shown(&b)),
+                format!("rmdir {}", shown(&a))
+            ]
+        );
+        let mut left: Vec<_> = std::fs::read_dir(w.join("state"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["sample-3-0.json.tmp"]);
     }
 
     /// A pid taken by another process — after a reboot, or once pids wrapped — does not keep
