@@ -215,50 +215,44 @@ impl Probe {
                 conf.set(s.nr, value, 0).map_err(|e| kernel("conf", e))?;
             }
         }
-        // The system-call hooks are raw tracepoints (bpf/record.bpf.c says why).
-        for name in ["sys_enter", "sys_exit"] {
-            let program: &mut RawTracePoint = ebpf
-                .program_mut(name)
-                .expect("the object has its programs")
-                .try_into()
-                .map_err(|e| kernel(name, e))?;
-            program.load().map_err(|e| {
-                kernel(
-                    &format!("the kernel refused the program {name}"),
-                    error_chain(&e),
-                )
-            })?;
-            program.attach(name).map_err(|e| {
-                kernel(
-                    &format!("cannot attach to the raw tracepoint {name}"),
-                    error_chain(&e),
-                )
-            })?;
-        }
-        for (name, category, event) in [
-            ("process_fork", "sched", "sched_process_fork"),
-            ("process_exec", "sched", "sched_process_exec"),
-            ("process_exit", "sched", "sched_process_exit"),
-            ("sched_switch", "sched", "sched_switch"),
-            ("sched_waking", "sched", "sched_waking"),
-            ("page_fault_user", "exceptions", "page_fault_user"),
+        // The system-call hooks are raw tracepoints (bpf/record.bpf.c says why); the others
+        // classic ones, by category and event.
+        for (name, classic) in [
+            ("sys_enter", None),
+            ("sys_exit", None),
+            ("process_fork", Some(("sched", "sched_process_fork"))),
+            ("process_exec", Some(("sched", "sched_process_exec"))),
+            ("process_exit", Some(("sched", "sched_process_exit"))),
+            ("sched_switch", Some(("sched", "sched_switch"))),
+            ("sched_waking", Some(("sched", "sched_waking"))),
+            ("page_fault_user", Some(("exceptions", "page_fault_user"))),
         ] {
-            let program: &mut TracePoint = ebpf
-                .program_mut(name)
-                .expect("the object has its programs")
-                .try_into()
-                .map_err(|e| kernel(name, e))?;
-            program.load().map_err(|e| {
+            let program = ebpf.program_mut(name).expect("the object has its programs");
+            let refused = |e: aya::programs::ProgramError| {
                 kernel(
                     &format!("the kernel refused the program {name}"),
                     error_chain(&e),
                 )
-            })?;
-            program.attach(category, event).map_err(|e| {
-                kernel(
-                    &format!("cannot attach to {category}/{event}"),
-                    error_chain(&e),
-                )
+            };
+            let attached = match classic {
+                None => {
+                    let program: &mut RawTracePoint =
+                        program.try_into().map_err(|e| kernel(name, e))?;
+                    program.load().map_err(refused)?;
+                    program.attach(name).map(drop)
+                }
+                Some((category, event)) => {
+                    let program: &mut TracePoint =
+                        program.try_into().map_err(|e| kernel(name, e))?;
+                    program.load().map_err(refused)?;
+                    program.attach(category, event).map(drop)
+                }
+            };
+            attached.map_err(|e| {
+                let at = classic.map_or(format!("the raw tracepoint {name}"), |(c, e)| {
+                    format!("{c}/{e}")
+                });
+                kernel(&format!("cannot attach to {at}"), error_chain(&e))
             })?;
         }
         drop(tracefs);
