@@ -389,15 +389,24 @@ fn measure_with_time(script: &str, dir: &Path) -> (f64, f64) {
     (v[0], v[1] + v[2])
 }
 
-/// exec's real and CPU times agree with /usr/bin/time on the same command (best of three
-/// each, within 25 % and 100 ms: noise, not the harness).
+/// exec's real and CPU times agree with /usr/bin/time on the same command (best of at least
+/// three each, within 25 % and 100 ms: noise, not the harness). The two are timed in
+/// alternation, and more rounds (up to eight) are run while they disagree: the tests beside
+/// this one keep the other core busy, and a busy sibling inflates a shell loop's CPU time by
+/// as much as half for a round, on either side. A harness that adds or drops time does so in
+/// every round and still fails.
 #[test]
 fn exec_timing_matches_usr_bin_time() {
     let t = TaskDir::new();
     let script = "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; sleep 0.2";
+    let best = |v: &[(f64, f64)]| {
+        v.iter()
+            .fold((f64::MAX, f64::MAX), |a, b| (a.0.min(b.0), a.1.min(b.1)))
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 0.1 + 0.25 * b;
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
-    for _ in 0..3 {
+    for round in 0..8 {
         let (output, results) = t.run_json(&["exec", "--command", script, "--sync", "false"]);
         assert!(output.status.success(), "{}", stderr(&output));
         let r = step(&results, "exec");
@@ -406,21 +415,20 @@ fn exec_timing_matches_usr_bin_time() {
             (r["user"].as_f64().unwrap() + r["sys"].as_f64().unwrap()) / 1e9,
         ));
         theirs.push(measure_with_time(script, t.path()));
+        let ((our_real, our_cpu), (their_real, their_cpu)) = (best(&ours), best(&theirs));
+        if round >= 2 && close(our_real, their_real) && close(our_cpu, their_cpu) {
+            break;
+        }
     }
-    let best = |v: &[(f64, f64)]| {
-        v.iter()
-            .fold((f64::MAX, f64::MAX), |a, b| (a.0.min(b.0), a.1.min(b.1)))
-    };
     let (our_real, our_cpu) = best(&ours);
     let (their_real, their_cpu) = best(&theirs);
-    let close = |a: f64, b: f64| (a - b).abs() <= 0.1 + 0.25 * b;
     assert!(
         close(our_real, their_real),
-        "real: ours {our_real} s, time's {their_real} s"
+        "real: ours {our_real} s, time's {their_real} s ({ours:?} against {theirs:?})"
     );
     assert!(
         close(our_cpu, their_cpu),
-        "cpu: ours {our_cpu} s, time's {their_cpu} s"
+        "cpu: ours {our_cpu} s, time's {their_cpu} s ({ours:?} against {theirs:?})"
     );
     assert!(their_cpu > 0.1, "the command burns CPU: {their_cpu}");
 }
