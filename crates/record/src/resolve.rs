@@ -735,6 +735,51 @@ impl Resolver<'_> {
                     mode: a[1] as u32,
                 },
             ),
+            libc::SYS_chown | libc::SYS_lchown => {
+                let path = self.arg_path(sys, c, p, 0);
+                let follow = c.nr as i64 == libc::SYS_chown;
+                self.on_path(c, path, |path| Op::Chown {
+                    path,
+                    uid: a[1] as u32,
+                    gid: a[2] as u32,
+                    follow,
+                })
+            }
+            libc::SYS_fchown => self.on_fd(
+                c,
+                p,
+                fd,
+                Op::Fchown {
+                    fd,
+                    uid: a[1] as u32,
+                    gid: a[2] as u32,
+                },
+            ),
+            libc::SYS_fchownat => {
+                let (uid, gid, flags) = (a[2] as u32, a[3] as u32, a[4]);
+                let empty = self.path_bytes(c.path1).is_none_or(|b| b.is_empty());
+                if empty && flags & AT_EMPTY_PATH != 0 {
+                    if fd == AT_FDCWD {
+                        let cwd = p.cwd.clone();
+                        self.on_path(c, cwd, |path| Op::Chown {
+                            path,
+                            uid,
+                            gid,
+                            follow: true,
+                        })
+                    } else {
+                        self.on_fd(c, p, fd, Op::Fchown { fd, uid, gid })
+                    }
+                } else {
+                    let path = self.arg_path(sys, c, p, 0);
+                    self.on_path(c, path, |path| Op::Chown {
+                        path,
+                        uid,
+                        gid,
+                        follow: flags & AT_SYMLINK_NOFOLLOW == 0,
+                    })
+                }
+            }
             libc::SYS_utime | libc::SYS_utimes => {
                 let path = self.arg_path(sys, c, p, 0);
                 self.on_path(c, path, |path| Op::Utimes { path })
@@ -1193,7 +1238,7 @@ mod tests {
         s.call(1, libc::SYS_copy_file_range, &[3, 0, 9, 0, 10, 0], 10, &[]);
         s.call(1, libc::SYS_fadvise64, &[4, 0, 0, 0], 0, &[]);
         s.call(1, libc::SYS_io_uring_enter, &[9, 1, 0, 0], 1, &[]);
-        s.call(1, libc::SYS_chown, &[0, 0, 0], 0, &["f"]);
+        s.call(1, libc::SYS_setxattr, &[0, 0, 0, 0, 0], 0, &["f"]);
         let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
         assert!(r.events.is_empty());
         let names: Vec<(&str, u64)> = r
@@ -1203,9 +1248,65 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            [("chown", 1), ("copy_file_range", 1), ("io_uring_enter", 1)]
+            [
+                ("copy_file_range", 1),
+                ("io_uring_enter", 1),
+                ("setxattr", 1)
+            ]
         );
         assert_eq!(r.outside, 1, "fadvise64 on a file outside the root");
+    }
+
+    /// chown, lchown, fchown and fchownat (of a name, not following it, and of a descriptor)
+    /// are kept with the owner asked for (-1: unchanged); outside the root, counted as such.
+    #[test]
+    fn the_chown_family_is_kept_with_its_owner_and_whether_it_follows() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = Process::new(
+            root,
+            Some("/srv/app".into()),
+            vec![
+                (3, Some("/srv/app/f".into()), false),
+                (4, Some("/etc/x".into()), false),
+            ],
+        );
+        let unchanged = u32::MAX as u64;
+        s.call(1, libc::SYS_chown, &[0, 1000, unchanged], 0, &["a"]);
+        s.call(1, libc::SYS_lchown, &[0, 0, 0], 0, &["l"]);
+        s.call(1, libc::SYS_fchown, &[3, 0, 1000], 0, &[]);
+        s.call(1, libc::SYS_fchown, &[4, 0, 0], 0, &[]);
+        s.call(1, libc::SYS_fchownat, &[AT, 0, 5, 6, 0x100], 0, &["d/b"]);
+        s.call(1, libc::SYS_fchownat, &[3, 0, 7, 8, 0x1000], 0, &[""]);
+        s.call(1, libc::SYS_chown, &[0, 0, 0], 0, &["/etc/passwd"]);
+        let r = resolve(root, s.calls, 0, HashMap::from([(1, p)]));
+        let ops: Vec<Op> = r.events.into_iter().map(|e| e.op).collect();
+        let chown = |path: &str, uid: u32, gid: u32, follow: bool| Op::Chown {
+            path: path.into(),
+            uid,
+            gid,
+            follow,
+        };
+        assert_eq!(
+            ops,
+            [
+                chown("a", 1000, u32::MAX, true),
+                chown("l", 0, 0, false),
+                Op::Fchown {
+                    fd: 3,
+                    uid: 0,
+                    gid: 1000
+                },
+                chown("d/b", 5, 6, false),
+                Op::Fchown {
+                    fd: 3,
+                    uid: 7,
+                    gid: 8
+                },
+            ]
+        );
+        assert_eq!(r.outside, 2, "fchown of /etc/x and chown of /etc/passwd");
+        assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
     }
 
     #[test]

@@ -51,6 +51,9 @@ fn thread_calls(dir: &str) {
         assert_eq!(libc::write(fd, buf.as_ptr().cast(), 100), 100);
         assert_eq!(libc::pwrite(fd, buf.as_ptr().cast(), 50, 1000), 50);
         assert_eq!(libc::fsync(fd), 0);
+        // Ownership: the owner and group unchanged (-1), then the group it has (anyone may).
+        assert_eq!(libc::fchown(fd, u32::MAX, u32::MAX), 0);
+        assert_eq!(libc::chown(c(&file).as_ptr(), u32::MAX, libc::getegid()), 0);
         let mut back = [0u8; 20];
         assert_eq!(libc::pread(fd, back.as_mut_ptr().cast(), 10, 0), 10);
         assert_eq!(libc::lseek(fd, 0, libc::SEEK_SET), 0);
@@ -385,6 +388,24 @@ fn two_threads_calls_are_recorded_exactly() {
                 50,
             ),
             (Op::Fsync { fd }, 0),
+            (
+                Op::Fchown {
+                    fd,
+                    uid: u32::MAX,
+                    gid: u32::MAX,
+                },
+                0,
+            ),
+            (
+                Op::Chown {
+                    path: file.clone(),
+                    uid: u32::MAX,
+                    // SAFETY: getegid has no preconditions.
+                    gid: unsafe { libc::getegid() },
+                    follow: true,
+                },
+                0,
+            ),
             (
                 Op::Pread {
                     fd,

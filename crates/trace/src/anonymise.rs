@@ -34,6 +34,7 @@ pub fn anonymise(trace: &mut Trace) {
             | Op::Unlink { path }
             | Op::Readlink { path }
             | Op::Chmod { path, .. }
+            | Op::Chown { path, .. }
             | Op::Utimes { path } => *path = names.path(path),
             Op::Symlink { target, path } => {
                 *target = names.path(target);

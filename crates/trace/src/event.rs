@@ -137,6 +137,16 @@ pub enum Op {
     Chmod { path: String, mode: u32 },
     /// fchmod.
     Fchmod { fd: i32, mode: u32 },
+    /// chown, lchown (`follow` false), fchownat: the owner and group asked for, `u32::MAX`
+    /// for "unchanged" (-1 in the call). Since trace format version 2.
+    Chown {
+        path: String,
+        uid: u32,
+        gid: u32,
+        follow: bool,
+    },
+    /// fchown, fchownat of a descriptor (`AT_EMPTY_PATH`). Since trace format version 2.
+    Fchown { fd: i32, uid: u32, gid: u32 },
     /// utime, utimes, utimensat, futimesat with a path.
     Utimes { path: String },
     /// futimens (utimensat of a descriptor).
@@ -195,6 +205,8 @@ impl Op {
             Op::Readlink { .. } => "readlink",
             Op::Chmod { .. } => "chmod",
             Op::Fchmod { .. } => "fchmod",
+            Op::Chown { .. } => "chown",
+            Op::Fchown { .. } => "fchown",
             Op::Utimes { .. } => "utimes",
             Op::Futimes { .. } => "futimes",
             Op::Mmap { .. } => "mmap",
@@ -227,6 +239,7 @@ impl Op {
             | Op::Fstat { fd }
             | Op::Getdents { fd, .. }
             | Op::Fchmod { fd, .. }
+            | Op::Fchown { fd, .. }
             | Op::Futimes { fd }
             | Op::Mmap { fd, .. }
             | Op::Msync { fd, .. } => Some(fd),
@@ -247,6 +260,7 @@ impl Op {
             | Op::Symlink { path, .. }
             | Op::Readlink { path }
             | Op::Chmod { path, .. }
+            | Op::Chown { path, .. }
             | Op::Utimes { path } => vec![path.as_str()],
             Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from.as_str(), to.as_str()],
             _ => Vec::new(),

@@ -18,8 +18,9 @@ use crate::tree::Node;
 
 /// The first 8 bytes of every trace.
 pub const MAGIC: &[u8; 8] = b"FSBTRACE";
-/// The version this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version this build writes, and the newest it reads (2: `chown` and `fchown` events;
+/// docs/trace-format.md).
+pub const FORMAT_VERSION: u32 = 2;
 /// The longest line a trace may hold (a header with a very long command line fits): a longer
 /// one is refused as corrupt by the reader, before it is held in memory whole (a gzip stream
 /// can expand a few KiB into gigabytes), and never written.

@@ -20,7 +20,7 @@ pub const BAD_SLOT: u32 = 0;
 pub const NO_MAP: u32 = u32::MAX;
 
 /// Every operation kind, in the trace format's names; a call's `kind` indexes it.
-pub const KINDS: [&str; 39] = [
+pub const KINDS: [&str; 41] = [
     "open",
     "close",
     "dup",
@@ -54,6 +54,8 @@ pub const KINDS: [&str; 39] = [
     "readlink",
     "chmod",
     "fchmod",
+    "chown",
+    "fchown",
     "utimes",
     "futimes",
     "mmap",
@@ -186,6 +188,17 @@ pub enum Act {
     Fchmod {
         slot: u32,
         mode: u32,
+    },
+    Chown {
+        name: u32,
+        uid: u32,
+        gid: u32,
+        follow: bool,
+    },
+    Fchown {
+        slot: u32,
+        uid: u32,
+        gid: u32,
     },
     Utimes {
         name: u32,
@@ -632,6 +645,11 @@ impl Compiler {
                 slot: self.fd_call(pid, *fd, event.ret, &mut touched, unknown_fd)?,
                 mode: *mode,
             },
+            Op::Fchown { fd, uid, gid } => Act::Fchown {
+                slot: self.fd_call(pid, *fd, event.ret, &mut touched, unknown_fd)?,
+                uid: *uid,
+                gid: *gid,
+            },
             Op::Futimes { fd } => Act::Futimes {
                 slot: self.fd_call(pid, *fd, event.ret, &mut touched, unknown_fd)?,
             },
@@ -680,6 +698,20 @@ impl Compiler {
                 Act::Chmod {
                     name: self.name(path, index, op_name, tid)?,
                     mode: *mode,
+                }
+            }
+            Op::Chown {
+                path,
+                uid,
+                gid,
+                follow,
+            } => {
+                touched.name(path);
+                Act::Chown {
+                    name: self.name(path, index, op_name, tid)?,
+                    uid: *uid,
+                    gid: *gid,
+                    follow: *follow,
                 }
             }
             Op::Utimes { path } => {

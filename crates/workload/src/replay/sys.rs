@@ -3,7 +3,7 @@
 //! magic links), so neither `..` nor a symbolic link — one the trace made included — leads
 //! out. Calls that take no RESOLVE flags act on a name in a directory opened that way (mkdir,
 //! unlink, rename, link, symlink, readlink: the last component, which they do not follow), or
-//! on the file itself opened that way as O_PATH (stat, access, chmod, utimes, truncate:
+//! on the file itself opened that way as O_PATH (stat, access, chmod, chown, utimes, truncate:
 //! through its descriptor). A lookup that would leave the root fails with EXDEV, and is
 //! counted as refused. Nothing here allocates: buffers and names were made before.
 
@@ -431,6 +431,9 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
         Act::Fchmod { slot, mode } => plain(ret(unsafe {
             libc::syscall(libc::SYS_fchmod, table.fd(slot), mode)
         })),
+        Act::Fchown { slot, uid, gid } => plain(ret(unsafe {
+            libc::syscall(libc::SYS_fchown, table.fd(slot), uid, gid)
+        })),
         Act::Futimes { slot } => plain(ret(unsafe {
             libc::syscall(
                 libc::SYS_utimensat,
@@ -489,6 +492,25 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
                     libc::syscall(libc::SYS_fchmodat, libc::AT_FDCWD, path, mode & 0o7777)
                 })
             }
+        }),
+        // The file itself, opened as O_PATH (following the name or not, as the call did).
+        Act::Chown {
+            name: n,
+            uid,
+            gid,
+            follow,
+        } => plain(match target(root, name(n), follow) {
+            Err(e) => e,
+            Ok(file) => ret(unsafe {
+                libc::syscall(
+                    libc::SYS_fchownat,
+                    file.fd,
+                    c"".as_ptr(),
+                    uid,
+                    gid,
+                    libc::AT_EMPTY_PATH,
+                )
+            }),
         }),
         Act::Utimes { name: n } => plain(match target(root, name(n), true) {
             Err(e) => e,

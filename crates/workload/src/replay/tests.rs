@@ -3,7 +3,7 @@
 //! kept by the dependency rule (and visibly not without it); a bad trace is refused before
 //! anything is touched; nothing outside the root is ever reached.
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use fsbench_model::{Outcome, ResultRecord};
@@ -353,6 +353,37 @@ fn every_kind_of_call_replays_as_recorded() {
             follow: false,
         },
     );
+    // The owner asked for: this process's own (a chown anyone may make of their file), or
+    // as root another group; -1 leaves one unchanged. Each returns 0 here as recorded.
+    // SAFETY: geteuid and getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let new_gid = if uid == 0 { 4321 } else { gid };
+    at(
+        0,
+        Op::Chown {
+            path: "s".into(),
+            uid,
+            gid: u32::MAX,
+            follow: false,
+        },
+    );
+    at(
+        0,
+        Op::Fchown {
+            fd: 3,
+            uid: u32::MAX,
+            gid,
+        },
+    );
+    at(
+        0,
+        Op::Chown {
+            path: "f".into(),
+            uid,
+            gid: new_gid,
+            follow: true,
+        },
+    );
     at(1, Op::Readlink { path: "s".into() });
     // A file that is not a symbolic link: EINVAL, as git's readlink of its config finds.
     at(-(libc::EINVAL as i64), Op::Readlink { path: "f".into() });
@@ -365,6 +396,8 @@ fn every_kind_of_call_replays_as_recorded() {
     assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
     assert_eq!(value(whole(&sink), "diverged"), 0.0, "{:?}", sink.warnings);
     assert_eq!(value(whole(&sink), "ops"), n as f64);
+    assert_eq!(value(op_record(&sink, "chown"), "ops"), 2.0);
+    assert_eq!(value(op_record(&sink, "fchown"), "ops"), 1.0);
     assert_eq!(
         value(whole(&sink), "bytes"),
         (10 + 100 + 50 + 10 + 20) as f64
@@ -834,11 +867,14 @@ fn bad_traces_are_refused_before_anything_is_touched() {
 
     let newer = dir.path().join("newer.trace");
     let mut b = bytes.clone();
-    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    b[8..12].copy_from_slice(&(fsbench_trace::FORMAT_VERSION + 1).to_le_bytes());
     std::fs::write(&newer, &b).unwrap();
     let e = refused(&newer, &run);
     assert!(
-        e.contains("version 2 is newer") && e.contains("newer fsbench"),
+        e.contains(&format!(
+            "version {} is newer",
+            fsbench_trace::FORMAT_VERSION + 1
+        )) && e.contains("newer fsbench"),
         "{e}"
     );
 
@@ -947,6 +983,15 @@ fn symbolic_links_out_of_the_root_are_never_followed() {
         at(0, Op::Utimes { path: x.clone() });
         at(
             0,
+            Op::Chown {
+                path: x.clone(),
+                uid: 4321,
+                gid: 4321,
+                follow: true,
+            },
+        );
+        at(
+            0,
             Op::Stat {
                 path: x.clone(),
                 follow: true,
@@ -973,14 +1018,16 @@ fn symbolic_links_out_of_the_root_are_never_followed() {
     }
     let (end, sink, _) = replay_in(dir.path(), &trace(tree, calls), ReplaySettings::default());
     assert_eq!(end.outcome, Outcome::Ok, "{:?}", end.error);
-    // Per link: open, open(new), chmod, truncate, utimes, stat, rename, unlink, mkdir are
-    // refused (the write and closes then fail on no descriptor).
-    assert_eq!(value(whole(&sink), "refused"), 27.0, "{:?}", sink.records);
-    assert!(value(whole(&sink), "diverged") >= 27.0);
+    // Per link: open, open(new), chmod, truncate, utimes, chown, stat, rename, unlink, mkdir
+    // are refused (the write and closes then fail on no descriptor).
+    assert_eq!(value(whole(&sink), "refused"), 30.0, "{:?}", sink.records);
+    assert!(value(whole(&sink), "diverged") >= 30.0);
     assert_eq!(value(op_record(&sink, "readlink"), "diverged"), 0.0);
     assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     let meta = std::fs::metadata(&victim).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(meta.uid(), unsafe { libc::geteuid() }, "owner unchanged");
     let mut names: Vec<_> = std::fs::read_dir(outside.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
