@@ -267,6 +267,16 @@ struct {
     __type(value, struct wake);
 } wakes SEC(".maps");
 
+// Per CPU: how deep in interrupt context it is (a hard interrupt's handler, a softirq, a
+// timer's callback). A wakeup there is the interrupt's doing — a timer's expiry, a packet —
+// not the doing of the thread it interrupted, which is `current` (`sched_waking`).
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, u32);
+    __type(value, u32);
+} irq_depth SEC(".maps");
+
 // Waking the reader for every record would cost the traced application a wakeup per call: the
 // reader is woken only once the buffer is an eighth full, and otherwise reads on its own
 // timer.
@@ -713,15 +723,40 @@ int page_fault_user(void *ctx) {
     return 0;
 }
 
+// Entering and leaving interrupt context (raw tracepoints irq_handler_entry/exit,
+// softirq_entry/exit, hrtimer_expire_entry/exit; probe.rs attaches each program to the three).
+// A recording that began inside one leaves it without having entered: never below 0.
+SEC("raw_tp/irq_enter")
+int irq_enter(void *ctx) {
+    u32 zero = 0;
+    u32 *depth = bpf_map_lookup_elem(&irq_depth, &zero);
+    if (depth)
+        *depth += 1;
+    return 0;
+}
+
+SEC("raw_tp/irq_leave")
+int irq_leave(void *ctx) {
+    u32 zero = 0;
+    u32 *depth = bpf_map_lookup_elem(&irq_depth, &zero);
+    if (depth && *depth > 0)
+        *depth -= 1;
+    return 0;
+}
+
 // A thread waking a traced one that sleeps (interruptibly) — a pipe written, a child's exit, a
 // futex released: the woken thread's next recorded call waited for what the waker did, which
-// the replay keeps in recorded timing. Only interruptible sleepers:
-// an I/O completion, which an interrupt delivers in whatever thread runs, wakes threads
-// waiting uninterruptibly (a timer's expiry can still be taken for the running thread's doing;
-// docs/recording.md).
+// the replay keeps in recorded timing. Only interruptible sleepers (an I/O completion wakes
+// threads waiting uninterruptibly), and never from interrupt context (`irq_depth`): a timer's
+// expiry or an interrupt runs in whatever thread is on the CPU, which did not wake anyone.
 SEC("tracepoint/sched/sched_waking")
 int sched_waking(void *ctx) {
     if (WAKING_PID_OFFSET != 24)
+        return 0;
+    // In interrupt context the running thread is not the waker (a timer's expiry, a packet).
+    u32 zero = 0;
+    u32 *depth = bpf_map_lookup_elem(&irq_depth, &zero);
+    if (!depth || *depth > 0)
         return 0;
     // Any waker: a child ending wakes its parent after it has left the traced table
     // (sched_process_exit comes first). The woken thread must be a traced one asleep; a waker

@@ -215,17 +215,41 @@ impl Probe {
                 conf.set(s.nr, value, 0).map_err(|e| kernel("conf", e))?;
             }
         }
-        // The system-call hooks are raw tracepoints (bpf/record.bpf.c says why); the others
-        // classic ones, by category and event.
-        for (name, classic) in [
-            ("sys_enter", None),
-            ("sys_exit", None),
-            ("process_fork", Some(("sched", "sched_process_fork"))),
-            ("process_exec", Some(("sched", "sched_process_exec"))),
-            ("process_exit", Some(("sched", "sched_process_exit"))),
-            ("sched_switch", Some(("sched", "sched_switch"))),
-            ("sched_waking", Some(("sched", "sched_waking"))),
-            ("page_fault_user", Some(("exceptions", "page_fault_user"))),
+        // The system-call hooks are raw tracepoints (bpf/record.bpf.c says why), as are those
+        // that mark interrupt context (each program on three: hard interrupts, softirqs,
+        // timers' callbacks); the others classic ones, by category and event.
+        const IRQ_ENTER: &[&str] = &["irq_handler_entry", "softirq_entry", "hrtimer_expire_entry"];
+        const IRQ_LEAVE: &[&str] = &["irq_handler_exit", "softirq_exit", "hrtimer_expire_exit"];
+        for (name, classic, raw) in [
+            ("sys_enter", None, &["sys_enter"][..]),
+            ("sys_exit", None, &["sys_exit"][..]),
+            // Leaving before entering: an entry counted before its exit's program is attached
+            // would leave the CPU marked as in an interrupt for good (an exit without its entry
+            // is ignored).
+            ("irq_leave", None, IRQ_LEAVE),
+            ("irq_enter", None, IRQ_ENTER),
+            (
+                "process_fork",
+                Some(("sched", "sched_process_fork")),
+                &[][..],
+            ),
+            (
+                "process_exec",
+                Some(("sched", "sched_process_exec")),
+                &[][..],
+            ),
+            (
+                "process_exit",
+                Some(("sched", "sched_process_exit")),
+                &[][..],
+            ),
+            ("sched_switch", Some(("sched", "sched_switch")), &[][..]),
+            ("sched_waking", Some(("sched", "sched_waking")), &[][..]),
+            (
+                "page_fault_user",
+                Some(("exceptions", "page_fault_user")),
+                &[][..],
+            ),
         ] {
             let program = ebpf.program_mut(name).expect("the object has its programs");
             let refused = |e: aya::programs::ProgramError| {
@@ -234,26 +258,29 @@ impl Probe {
                     error_chain(&e),
                 )
             };
-            let attached = match classic {
+            let cannot = |at: String, e: aya::programs::ProgramError| {
+                kernel(&format!("cannot attach to {at}"), error_chain(&e))
+            };
+            match classic {
                 None => {
                     let program: &mut RawTracePoint =
                         program.try_into().map_err(|e| kernel(name, e))?;
                     program.load().map_err(refused)?;
-                    program.attach(name).map(drop)
+                    for point in raw {
+                        program
+                            .attach(point)
+                            .map_err(|e| cannot(format!("the raw tracepoint {point}"), e))?;
+                    }
                 }
                 Some((category, event)) => {
                     let program: &mut TracePoint =
                         program.try_into().map_err(|e| kernel(name, e))?;
                     program.load().map_err(refused)?;
-                    program.attach(category, event).map(drop)
+                    program
+                        .attach(category, event)
+                        .map_err(|e| cannot(format!("{category}/{event}"), e))?;
                 }
-            };
-            attached.map_err(|e| {
-                let at = classic.map_or(format!("the raw tracepoint {name}"), |(c, e)| {
-                    format!("{c}/{e}")
-                });
-                kernel(&format!("cannot attach to {at}"), error_chain(&e))
-            })?;
+            }
         }
         drop(tracefs);
         let ring = RingBuf::try_from(ebpf.take_map("events").expect("events map"))

@@ -245,6 +245,34 @@ fn helper() {
             relay.join().unwrap();
             b.join().unwrap();
         },
+        "timer" => unsafe {
+            // Both threads on one CPU: when b's sleep ends, its timer's interrupt finds the
+            // main thread running there, spinning (no call) until b is done.
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut one);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of_val(&one), &one),
+                0
+            );
+            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (before, after) = (format!("{root}/b-before"), format!("{root}/b-after"));
+            let b = {
+                let done = done.clone();
+                std::thread::spawn(move || {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    libc::stat(c(&before).as_ptr(), &mut st);
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    libc::stat(c(&after).as_ptr(), &mut st);
+                    done.store(true, std::sync::atomic::Ordering::Release);
+                })
+            };
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::stat(c(&format!("{root}/a-before")).as_ptr(), &mut st);
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            b.join().unwrap();
+        },
         "sleep" => std::thread::sleep(std::time::Duration::from_secs(30)),
         "fionclex" => unsafe {
             // Opened close-on-exec (as Python opens everything), made inheritable with
@@ -1050,4 +1078,24 @@ fn the_thread_that_ended_a_wait_is_recorded_past_a_relay() {
         "after the main thread's 100 ms sleep, before b's call: {a:?} {b:?}"
     );
     assert_eq!(a.woken, None);
+}
+
+/// A sleep that a timer ends is no other thread's doing: the timer's interrupt runs in whatever
+/// thread is on the CPU (here the process's other thread, spinning there), which did not wake
+/// the sleeper. Wakeups in interrupt context (hard or soft, a timer's callback) are not
+/// recorded.
+#[test]
+fn a_sleep_a_timer_ended_names_no_waker() {
+    if !is_root() {
+        return;
+    }
+    let (_dir, trace) = recorded("timer", false);
+    let a = stat_of(&trace, "a-before");
+    let b = stat_of(&trace, "b-after");
+    assert_ne!(a.tid, b.tid);
+    assert_eq!(
+        b.woken, None,
+        "the timer's interrupt ran in {}: {b:?}",
+        a.tid
+    );
 }
