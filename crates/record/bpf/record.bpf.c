@@ -239,6 +239,11 @@ struct offcpu {
     u8 pad[6];
     // The flags of the clone or clone3 call in progress (0 for other calls), for process_fork.
     u64 clone_flags;
+    // The last thread that woke it from an interruptible sleep (any thread: the replay ignores
+    // a waker the trace does not have), and when (`sched_waking`; 0: none yet).
+    u32 waker_tid;
+    u32 pad2;
+    u64 woken_at;
 };
 
 // How long before a wait for I/O a fault may have begun and still be taken for its cause.
@@ -250,22 +255,6 @@ struct {
     __type(key, u32);
     __type(value, struct offcpu);
 } offcpu SEC(".maps");
-
-// Per traced thread: the last thread that woke it from an interruptible sleep (any thread: the
-// replay ignores a waker the trace does not have), and when. Least recently used entries make
-// room.
-struct wake {
-    u32 waker_tid;
-    u32 pad;
-    u64 at;
-};
-
-struct {
-    __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 65536);
-    __type(key, u32);
-    __type(value, struct wake);
-} wakes SEC(".maps");
 
 // Per CPU: how deep in interrupt context it is (a hard interrupt's handler, a softirq, a
 // timer's callback). A wakeup there is the interrupt's doing — a timer's expiry, a packet —
@@ -430,15 +419,10 @@ int sys_enter(u64 *ctx) {
     // Whatever fault came before has ended: a later wait is not its.
     o->fault_at = 0;
     o->fault_waited = 0;
-    h->waker_tid = 0;
-    h->woken_ns = 0;
     // The thread's latest wakeup, kept (user space tells a new one from one it has seen, and
     // follows a waker that only passed data on back to what woke it).
-    struct wake *w = bpf_map_lookup_elem(&wakes, &tid);
-    if (w) {
-        h->waker_tid = w->waker_tid;
-        h->woken_ns = w->at;
-    }
+    h->waker_tid = o->waker_tid;
+    h->woken_ns = o->woken_at;
     if (special == SPECIAL_CLONE3) {
         u64 flags = 0;
         if (bpf_probe_read_user(&flags, 8, (const void *)h->args[0]) == 0) {
@@ -647,13 +631,15 @@ int process_exit(void *ctx) {
 // the context of the thread switched away from.
 SEC("tracepoint/sched/sched_switch")
 int sched_switch(void *ctx) {
-    u64 now = bpf_ktime_get_ns();
+    // Read only when needed: most switches are of threads the recording does not trace.
+    u64 now = 0;
     if (SWITCH_PREV_PID_OFFSET != 24 || SWITCH_PREV_STATE_OFFSET != 32 || SWITCH_NEXT_PID_OFFSET != 56)
         return 0;
     u32 next = (u32)*(s32 *)((char *)ctx + 56);
     struct offcpu *n = bpf_map_lookup_elem(&offcpu, &next);
     if (n) {
         if (n->since) {
+            now = bpf_ktime_get_ns();
             struct call w;
             __builtin_memset(&w, 0, sizeof(w));
             w.kind = KIND_FAULT_WAIT;
@@ -693,6 +679,8 @@ int sched_switch(void *ctx) {
     if (!blocked && !asleep)
         return 0;
     // A wait with no fault before it (an exec reading its program, a lock) stays think time.
+    if (blocked && o->fault_at && !now)
+        now = bpf_ktime_get_ns();
     if (blocked && o->fault_at && now - o->fault_at < FAULT_WAIT_WINDOW_NS) {
         o->since = o->fault_waited ? now : o->fault_at;
         o->since_addr = o->fault_addr;
@@ -770,8 +758,8 @@ int sched_waking(void *ctx) {
     struct offcpu *o = bpf_map_lookup_elem(&offcpu, &wakee);
     if (!o || !o->asleep)
         return 0;
-    struct wake w = {tid, 0, bpf_ktime_get_ns()};
-    bpf_map_update_elem(&wakes, &wakee, &w, BPF_ANY);
+    o->waker_tid = tid;
+    o->woken_at = bpf_ktime_get_ns();
     return 0;
 }
 
