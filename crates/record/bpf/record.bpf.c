@@ -633,6 +633,13 @@ SEC("tracepoint/sched/sched_switch")
 int sched_switch(void *ctx) {
     // Read only when needed: most switches are of threads the recording does not trace.
     u64 now = 0;
+    // A switch is never in interrupt context: a depth left above 0 is an exit whose program
+    // the kernel skipped (a program already running on this CPU is not run again: an
+    // interrupt during irq_leave on softirq_exit), and would drop every wakeup here for good.
+    u32 zero_key = 0;
+    u32 *depth = bpf_map_lookup_elem(&irq_depth, &zero_key);
+    if (depth)
+        *depth = 0;
     if (SWITCH_PREV_PID_OFFSET != 24 || SWITCH_PREV_STATE_OFFSET != 32 || SWITCH_NEXT_PID_OFFSET != 56)
         return 0;
     u32 next = (u32)*(s32 *)((char *)ctx + 56);

@@ -246,10 +246,13 @@ fn helper() {
             b.join().unwrap();
         },
         "timer" => unsafe {
-            // Both threads on one CPU: when b's sleep ends, its timer's interrupt finds the
-            // main thread running there, spinning (no call) until b is done.
+            // Both threads on one CPU (this one: a cpuset may leave out CPU 0): when b's sleep
+            // ends, its timer's interrupt finds the main thread running there, spinning (no
+            // call) until b is done.
+            let cpu = libc::sched_getcpu();
+            assert!(cpu >= 0);
             let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(0, &mut one);
+            libc::CPU_SET(cpu as usize, &mut one);
             assert_eq!(
                 libc::sched_setaffinity(0, std::mem::size_of_val(&one), &one),
                 0

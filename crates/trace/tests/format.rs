@@ -184,6 +184,17 @@ fn damaged_and_foreign_files_are_refused_with_their_reason() {
         "{err}"
     );
     assert!(err.to_string().contains("newer fsbench"), "{err}");
+    // An older version (1: before chown events) is read as it is.
+    let mut older = bytes.clone();
+    older[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let read = Trace::read(&write("older.trace", &older)).unwrap();
+    assert_eq!(
+        read.events.len(),
+        Trace::read(&write("same.trace", &bytes))
+            .unwrap()
+            .events
+            .len()
+    );
     // A flipped byte inside the compressed data: gzip's check, or a line that does not parse.
     let mut flipped = bytes.clone();
     let at = 12 + (bytes.len() - 12) / 2;

@@ -431,8 +431,17 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
         Act::Fchmod { slot, mode } => plain(ret(unsafe {
             libc::syscall(libc::SYS_fchmod, table.fd(slot), mode)
         })),
+        // fchownat of the descriptor itself: fchown(2) refuses an O_PATH one, which the
+        // recorded fchownat(fd, "", AT_EMPTY_PATH) accepted.
         Act::Fchown { slot, uid, gid } => plain(ret(unsafe {
-            libc::syscall(libc::SYS_fchown, table.fd(slot), uid, gid)
+            libc::syscall(
+                libc::SYS_fchownat,
+                table.fd(slot),
+                c"".as_ptr(),
+                uid,
+                gid,
+                libc::AT_EMPTY_PATH,
+            )
         })),
         Act::Futimes { slot } => plain(ret(unsafe {
             libc::syscall(
