@@ -1223,18 +1223,23 @@ mod tests {
         assert_eq!(r.events[0].dur_ns, 5);
     }
 
-    #[test]
-    fn unsupported_calls_are_counted_by_name_when_they_touch_the_root() {
-        let root = Path::new("/srv/app");
-        let mut s = Script::new();
-        let p = Process::new(
+    /// A process in /srv/app with descriptor 3 on a file inside it and 4 on one outside.
+    fn one_fd_inside_one_outside(root: &Path) -> Process {
+        Process::new(
             root,
             Some("/srv/app".into()),
             vec![
                 (3, Some("/srv/app/f".into()), false),
                 (4, Some("/etc/x".into()), false),
             ],
-        );
+        )
+    }
+
+    #[test]
+    fn unsupported_calls_are_counted_by_name_when_they_touch_the_root() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        let p = one_fd_inside_one_outside(root);
         s.call(1, libc::SYS_copy_file_range, &[3, 0, 9, 0, 10, 0], 10, &[]);
         s.call(1, libc::SYS_fadvise64, &[4, 0, 0, 0], 0, &[]);
         s.call(1, libc::SYS_io_uring_enter, &[9, 1, 0, 0], 1, &[]);
@@ -1263,14 +1268,7 @@ mod tests {
     fn the_chown_family_is_kept_with_its_owner_and_whether_it_follows() {
         let root = Path::new("/srv/app");
         let mut s = Script::new();
-        let p = Process::new(
-            root,
-            Some("/srv/app".into()),
-            vec![
-                (3, Some("/srv/app/f".into()), false),
-                (4, Some("/etc/x".into()), false),
-            ],
-        );
+        let p = one_fd_inside_one_outside(root);
         let unchanged = u32::MAX as u64;
         s.call(1, libc::SYS_chown, &[0, 1000, unchanged], 0, &["a"]);
         s.call(1, libc::SYS_lchown, &[0, 0, 0], 0, &["l"]);

@@ -431,18 +431,7 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
         Act::Fchmod { slot, mode } => plain(ret(unsafe {
             libc::syscall(libc::SYS_fchmod, table.fd(slot), mode)
         })),
-        // fchownat of the descriptor itself: fchown(2) refuses an O_PATH one, which the
-        // recorded fchownat(fd, "", AT_EMPTY_PATH) accepted.
-        Act::Fchown { slot, uid, gid } => plain(ret(unsafe {
-            libc::syscall(
-                libc::SYS_fchownat,
-                table.fd(slot),
-                c"".as_ptr(),
-                uid,
-                gid,
-                libc::AT_EMPTY_PATH,
-            )
-        })),
+        Act::Fchown { slot, uid, gid } => plain(chown_fd(table.fd(slot), uid, gid)),
         Act::Futimes { slot } => plain(ret(unsafe {
             libc::syscall(
                 libc::SYS_utimensat,
@@ -510,16 +499,7 @@ pub fn issue(call: &Call, plan: &Plan, table: &Table, buf: &mut Buffers) -> Done
             follow,
         } => plain(match target(root, name(n), follow) {
             Err(e) => e,
-            Ok(file) => ret(unsafe {
-                libc::syscall(
-                    libc::SYS_fchownat,
-                    file.fd,
-                    c"".as_ptr(),
-                    uid,
-                    gid,
-                    libc::AT_EMPTY_PATH,
-                )
-            }),
+            Ok(file) => chown_fd(file.fd, uid, gid),
         }),
         Act::Utimes { name: n } => plain(match target(root, name(n), true) {
             Err(e) => e,
@@ -721,6 +701,22 @@ fn touch(addr: *const u8, len: u64, off: u64, fd: i32) {
         unsafe { std::ptr::read_volatile(addr.add(at)) };
         at += 4096;
     }
+}
+
+/// chown of the file a descriptor is open on, as fchownat(fd, "", AT_EMPTY_PATH): an O_PATH
+/// descriptor too, which fchown(2) refuses and a recorded fchownat accepted.
+fn chown_fd(fd: i32, uid: u32, gid: u32) -> i64 {
+    // SAFETY: an empty C string and plain integers; the descriptor is the replay's own.
+    ret(unsafe {
+        libc::syscall(
+            libc::SYS_fchownat,
+            fd,
+            c"".as_ptr(),
+            uid,
+            gid,
+            libc::AT_EMPTY_PATH,
+        )
+    })
 }
 
 #[cfg(test)]
