@@ -9,7 +9,8 @@
 #           removed between runs, caches dropped before each).
 #
 # Printed: per application the median wall times and the ratio recorded / alone (goal <= 1.10),
-# with min..max over the pairs, and the events each recording kept.
+# with a bootstrap 95 % interval of that median and min..max over the pairs, and the events each
+# recording kept.
 #
 # Usage (root): sudo bench/record-cost.sh [PAIRS=5]     APPS="loop sqlite git make"
 set -euo pipefail
@@ -118,14 +119,19 @@ for app in $APPS; do
 done
 
 python3 - "$RESULTS" <<'PY'
-import csv, statistics, sys
+import csv, random, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 by = {}
 for r in rows:
     by.setdefault((r["app"], r["pair"]), {})[r["how"]] = r
 med = statistics.median
-print("| application | alone s | under the recorder s (its span) | span / alone | min..max | whole `fsbench record` s | whole / alone | strace -f / alone | events | pairs |")
-print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+def interval(values, n=10000):
+    """A bootstrap 95 % interval of the median (percentiles of n resamples' medians; seeded)."""
+    rng = random.Random(1)
+    meds = sorted(med(rng.choices(values, k=len(values))) for _ in range(n))
+    return f"{meds[int(0.025 * n)]:.3f}..{meds[int(0.975 * n) - 1]:.3f}"
+print("| application | alone s | under the recorder s (its span) | span / alone | 95 % interval of the median | min..max | whole `fsbench record` s | whole / alone | strace -f / alone | events | pairs |")
+print("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
 for app in dict.fromkeys(r["app"] for r in rows):
     pairs = [v for (a, _), v in by.items() if a == app]
     alone = [float(p["alone"]["seconds"]) for p in pairs]
@@ -136,6 +142,6 @@ for app in dict.fromkeys(r["app"] for r in rows):
     st = [float(p["strace"]["seconds"]) / float(p["alone"]["seconds"]) for p in pairs if "strace" in p]
     strace = f"{med(st):.1f}x" if st else "—"
     events = med(int(p["record"]["events"]) for p in pairs)
-    print(f"| {app} | {med(alone):.3f} | {med(span):.3f} | **{med(ratios):.3f}** | {min(ratios):.3f}..{max(ratios):.3f} | {med(whole):.3f} | {med(wratios):.3f} | {strace} | {events:,.0f} | {len(pairs)} |")
+    print(f"| {app} | {med(alone):.3f} | {med(span):.3f} | **{med(ratios):.3f}** | {interval(ratios)} | {min(ratios):.3f}..{max(ratios):.3f} | {med(whole):.3f} | {med(wratios):.3f} | {strace} | {events:,.0f} | {len(pairs)} |")
 print(f"\nraw: {sys.argv[1]}")
 PY

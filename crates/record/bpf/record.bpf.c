@@ -629,8 +629,13 @@ int process_exit(void *ctx) {
 // TASK_UNINTERRUPTIBLE, outside a recorded call, up to 2 ms after a fault began (or after its
 // previous wait ended) and with no recorded call since, to the thread's next switch in; runs in
 // the context of the thread switched away from.
-SEC("tracepoint/sched/sched_switch")
-int sched_switch(void *ctx) {
+//
+// Two ways in, one logic (`on_switch`): the raw tracepoint (the kernel's own arguments, no perf
+// record built first: on every context switch of the whole system, so the cheaper where the
+// kernel has it) and the classic one (a kernel without BTF, or before 5.18, whose raw
+// tracepoint has no prev_state); probe.rs attaches one of the two. `state` as the classic
+// tracepoint reports it: TASK_INTERRUPTIBLE, TASK_UNINTERRUPTIBLE, or neither.
+static __attribute__((always_inline)) int on_switch(u32 next, long state) {
     // Read only when needed: most switches are of threads the recording does not trace.
     u64 now = 0;
     // A switch is never in interrupt context: a depth left above 0 is an exit whose program
@@ -640,9 +645,6 @@ int sched_switch(void *ctx) {
     u32 *depth = bpf_map_lookup_elem(&irq_depth, &zero_key);
     if (depth)
         *depth = 0;
-    if (SWITCH_PREV_PID_OFFSET != 24 || SWITCH_PREV_STATE_OFFSET != 32 || SWITCH_NEXT_PID_OFFSET != 56)
-        return 0;
-    u32 next = (u32)*(s32 *)((char *)ctx + 56);
     struct offcpu *n = bpf_map_lookup_elem(&offcpu, &next);
     if (n) {
         if (n->since) {
@@ -670,7 +672,6 @@ int sched_switch(void *ctx) {
     u32 tid = (u32)pid_tgid;
     if (tid == 0 || !bpf_map_lookup_elem(&traced, &tgid))
         return 0;
-    long state = *(long *)((char *)ctx + 32);
     int blocked = (state & TASK_UNINTERRUPTIBLE) != 0;
     int asleep = (state & TASK_INTERRUPTIBLE) != 0;
     // Inside a recorded call an I/O wait is the call's own time. A sleep there is still one a
@@ -698,24 +699,77 @@ int sched_switch(void *ctx) {
     return 0;
 }
 
+SEC("tracepoint/sched/sched_switch")
+int sched_switch(void *ctx) {
+    if (SWITCH_PREV_PID_OFFSET != 24 || SWITCH_PREV_STATE_OFFSET != 32 || SWITCH_NEXT_PID_OFFSET != 56) {
+        u32 zero_key = 0;
+        u32 *depth = bpf_map_lookup_elem(&irq_depth, &zero_key);
+        if (depth)
+            *depth = 0;
+        return 0;
+    }
+    return on_switch((u32)*(s32 *)((char *)ctx + 56), *(long *)((char *)ctx + 32));
+}
+
+// The task fields the raw tracepoints read, at the offsets of the running kernel's BTF: the
+// loader relocates each access (CO-RE), and probe.rs uses these programs only where the
+// kernel has BTF.
+struct task_struct {
+    int pid;
+} __attribute__((preserve_access_index));
+
+#define TASK_REPORT 0x7f
+#define TASK_NOLOAD 0x400
+
+// sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+// unsigned int prev_state) — the fourth argument since Linux 5.18 (an older kernel refuses the
+// attach: the classic program is used). The state as the classic tracepoint reports it
+// (`__trace_sched_switch_state`): a preempted thread is running; an idle wait
+// (TASK_UNINTERRUPTIBLE | TASK_NOLOAD) is neither sleep; otherwise the highest reported bit.
+SEC("raw_tp/sched_switch")
+int sched_switch_raw(u64 *ctx) {
+    struct task_struct *next = (struct task_struct *)ctx[2];
+    int pid = 0;
+    bpf_probe_read_kernel(&pid, sizeof(pid), &next->pid);
+    u32 raw = (u32)ctx[3];
+    long state = 0;
+    if (!(u8)ctx[0] && (raw & (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) != (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) {
+        raw &= TASK_REPORT;
+        if (raw == TASK_INTERRUPTIBLE || raw == TASK_UNINTERRUPTIBLE)
+            state = raw;
+    }
+    return on_switch((u32)pid, state);
+}
+
 // A page fault of a traced thread's: when it began and where, for the wait for I/O that may
 // follow (`sched_switch`).
-SEC("tracepoint/exceptions/page_fault_user")
-int page_fault_user(void *ctx) {
+// Every user page fault of the system: raw (page_fault_user(unsigned long address,
+// struct pt_regs *regs, unsigned long error_code)) or classic, attached as sched_switch's.
+static __attribute__((always_inline)) int on_fault(u64 address) {
     u64 pid_tgid = bpf_get_current_pid_tgid();
     u32 tgid = pid_tgid >> 32;
     if (!bpf_map_lookup_elem(&traced, &tgid))
-        return 0;
-    if (FAULT_ADDRESS_OFFSET != 8)
         return 0;
     u32 tid = (u32)pid_tgid;
     struct offcpu *o = offcpu_entry(tid);
     if (o) {
         o->fault_at = bpf_ktime_get_ns();
-        o->fault_addr = *(u64 *)((char *)ctx + 8);
+        o->fault_addr = address;
         o->fault_waited = 0;
     }
     return 0;
+}
+
+SEC("tracepoint/exceptions/page_fault_user")
+int page_fault_user(void *ctx) {
+    if (FAULT_ADDRESS_OFFSET != 8)
+        return 0;
+    return on_fault(*(u64 *)((char *)ctx + 8));
+}
+
+SEC("raw_tp/page_fault_user")
+int page_fault_user_raw(u64 *ctx) {
+    return on_fault(ctx[0]);
 }
 
 // Entering and leaving interrupt context (raw tracepoints irq_handler_entry/exit,
@@ -744,10 +798,7 @@ int irq_leave(void *ctx) {
 // the replay keeps in recorded timing. Only interruptible sleepers (an I/O completion wakes
 // threads waiting uninterruptibly), and never from interrupt context (`irq_depth`): a timer's
 // expiry or an interrupt runs in whatever thread is on the CPU, which did not wake anyone.
-SEC("tracepoint/sched/sched_waking")
-int sched_waking(void *ctx) {
-    if (WAKING_PID_OFFSET != 24)
-        return 0;
+static __attribute__((always_inline)) int on_waking(u32 wakee) {
     // In interrupt context the running thread is not the waker (a timer's expiry, a packet).
     u32 zero = 0;
     u32 *depth = bpf_map_lookup_elem(&irq_depth, &zero);
@@ -759,7 +810,6 @@ int sched_waking(void *ctx) {
     u32 tid = (u32)bpf_get_current_pid_tgid();
     if (tid == 0)
         return 0;
-    u32 wakee = (u32)*(s32 *)((char *)ctx + 24);
     if (wakee == tid)
         return 0;
     struct offcpu *o = bpf_map_lookup_elem(&offcpu, &wakee);
@@ -768,6 +818,24 @@ int sched_waking(void *ctx) {
     o->waker_tid = tid;
     o->woken_at = bpf_ktime_get_ns();
     return 0;
+}
+
+// Classic (the woken thread's pid in the record) and raw (sched_waking(struct task_struct *p)),
+// attached as sched_switch's.
+SEC("tracepoint/sched/sched_waking")
+int sched_waking(void *ctx) {
+    if (WAKING_PID_OFFSET != 24)
+        return 0;
+    return on_waking((u32)*(s32 *)((char *)ctx + 24));
+}
+
+SEC("raw_tp/sched_waking")
+int sched_waking_raw(u64 *ctx) {
+    struct task_struct *p = (struct task_struct *)ctx[0];
+    int pid = 0;
+    if (bpf_probe_read_kernel(&pid, sizeof(pid), &p->pid) != 0)
+        return 0;
+    return on_waking((u32)pid);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -41,6 +41,10 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// The ring buffer's size unless `--buffer` says otherwise.
 pub const DEFAULT_BUFFER: u64 = 64 << 20;
 
+/// Set (to anything), `fsbench record` attaches the classic sched_switch, sched_waking and page_fault_user
+/// tracepoints even where the raw ones would do ([`Options::classic_sched`]; docs/recording.md).
+pub const CLASSIC_SCHED_ENV: &str = "FSBENCH_RECORD_CLASSIC_SCHED";
+
 /// What to record.
 #[derive(Clone, Debug)]
 pub enum Target {
@@ -62,6 +66,10 @@ pub struct Options {
     /// Set (by SIGINT or SIGTERM) to end a `--pid` recording; a recorded command is sent
     /// SIGTERM if it has not ended by itself 2 s later, and the recording ends with it.
     pub stop: Arc<AtomicBool>,
+    /// Attach the classic sched_switch, sched_waking and page_fault_user tracepoints even where the raw ones
+    /// would do (what a kernel without BTF, or before 5.18, gets): the command reads it from
+    /// [`CLASSIC_SCHED_ENV`].
+    pub classic_sched: bool,
 }
 
 /// A finished recording.
@@ -267,7 +275,7 @@ fn run(
     use std::sync::atomic::Ordering;
 
     let buffer = ring_size(options.buffer);
-    let mut probe = probe::Probe::load(buffer)?;
+    let mut probe = probe::Probe::load(buffer, options.classic_sched)?;
     let mut calls = raw::Calls::default();
     calls.calls.reserve(1 << 16);
     let start_ns = fsbench_measure::clock::now_ns();
@@ -342,7 +350,7 @@ fn run(
     let end_ns = fsbench_measure::clock::now_ns();
     let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
-    let (blocked_time, wakeups) = (probe.blocked_time, probe.wakeups);
+    let (blocked_time, wakeups, sched_raw) = (probe.blocked_time, probe.wakeups, probe.sched_raw);
     if let Some(bad) = probe.bad_record.take() {
         return Err(RecordError::Kernel(format!(
             "the BPF program and fsbench disagree on a record's layout ({bad}); rebuild fsbench"
@@ -391,7 +399,7 @@ fn run(
             recorded_at_unix_s,
             host: hostname,
             kernel,
-            mechanism: mechanism(blocked_time, wakeups),
+            mechanism: mechanism(blocked_time, wakeups, sched_raw),
             anonymised: false,
             contents: false,
         },
@@ -423,8 +431,9 @@ fn run(
 mod launch;
 
 /// How the trace was captured, for its header: the tracepoints, and what this kernel's
-/// sched tracepoints did not let the recorder measure.
-fn mechanism(blocked_time: bool, wakeups: bool) -> String {
+/// sched tracepoints did not let the recorder measure, and whether sched_switch, sched_waking
+/// and page_fault_user were raw tracepoints ([`Options::classic_sched`]).
+fn mechanism(blocked_time: bool, wakeups: bool, sched_raw: bool) -> String {
     let mut missing = Vec::new();
     if !blocked_time {
         missing.push("the time blocked in page faults outside the calls");
@@ -433,7 +442,8 @@ fn mechanism(blocked_time: bool, wakeups: bool) -> String {
         missing.push("which thread woke which");
     }
     if missing.is_empty() {
-        "ebpf sys_enter/sys_exit + sched_switch + sched_waking (fsbench record)".into()
+        let how = if sched_raw { "raw" } else { "classic" };
+        format!("ebpf sys_enter/sys_exit + sched_switch + sched_waking ({how}; fsbench record)")
     } else {
         format!(
             "ebpf sys_enter/sys_exit (fsbench record; not recorded, this kernel's sched or exceptions \

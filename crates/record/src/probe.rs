@@ -41,6 +41,9 @@ pub struct Probe {
     /// Which traced thread woke another is recorded: this kernel's sched_waking keeps the
     /// woken thread where the program reads it.
     pub wakeups: bool,
+    /// sched_switch, sched_waking and page_fault_user are attached as raw tracepoints (else
+    /// classic ones).
+    pub sched_raw: bool,
 }
 
 /// Counters kept by the program (`COUNT_*` in bpf/record.bpf.c).
@@ -167,7 +170,7 @@ fn field_offset(event: &str, field: &str) -> Result<u32, RecordError> {
 impl Probe {
     /// Loads, configures and attaches the program; `buffer` is the ring buffer's size in bytes
     /// (a power of two, a multiple of the page size).
-    pub fn load(buffer: u32) -> Result<Probe, RecordError> {
+    pub fn load(buffer: u32, classic_sched: bool) -> Result<Probe, RecordError> {
         let tracefs = Tracefs::ensure()?;
         let fork_child = field_offset("sched/sched_process_fork", "child_pid")?;
         // Older kernels have no group_dead (the process ends with its leader): 0.
@@ -186,9 +189,9 @@ impl Probe {
             field_offset("sched/sched_switch", "next_pid").unwrap_or(0),
         ];
         let fault_address = field_offset("exceptions/page_fault_user", "address").unwrap_or(0);
-        let blocked_time = switch == [24, 32, 56] && fault_address == 8;
+        let classic_switch = switch == [24, 32, 56];
         let waking = field_offset("sched/sched_waking", "pid").unwrap_or(0);
-        let wakeups = waking == 24;
+        let classic_waking = waking == 24;
         let mut ebpf = EbpfLoader::new()
             .set_global("FORK_CHILD_PID_OFFSET", &fork_child, true)
             .set_global("EXIT_GROUP_DEAD_OFFSET", &group_dead, true)
@@ -243,13 +246,6 @@ impl Probe {
                 Some(("sched", "sched_process_exit")),
                 &[][..],
             ),
-            ("sched_switch", Some(("sched", "sched_switch")), &[][..]),
-            ("sched_waking", Some(("sched", "sched_waking")), &[][..]),
-            (
-                "page_fault_user",
-                Some(("exceptions", "page_fault_user")),
-                &[][..],
-            ),
         ] {
             let program = ebpf.program_mut(name).expect("the object has its programs");
             let refused = |e: aya::programs::ProgramError| {
@@ -282,6 +278,52 @@ impl Probe {
                 }
             }
         }
+        // sched_switch, sched_waking and page_fault_user run on every context switch, wakeup and
+        // user page fault of the whole system: their raw tracepoints (no perf record built
+        // first) where the kernel has BTF (the programs read a task's pid at the offset it
+        // gives) and accepts them, else the classic ones.
+        let raw_sched = !classic_sched && Path::new("/sys/kernel/btf/vmlinux").exists();
+        let mut raw_attached = [false; 3];
+        for (i, (category, name)) in [
+            ("sched", "sched_switch"),
+            ("sched", "sched_waking"),
+            ("exceptions", "page_fault_user"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if raw_sched {
+                let raw_name = format!("{name}_raw");
+                let program: &mut RawTracePoint = ebpf
+                    .program_mut(&raw_name)
+                    .expect("the object has its programs")
+                    .try_into()
+                    .map_err(|e| kernel(name, e))?;
+                raw_attached[i] = program.load().is_ok() && program.attach(name).is_ok();
+            }
+            if !raw_attached[i] {
+                let program: &mut TracePoint = ebpf
+                    .program_mut(name)
+                    .expect("the object has its programs")
+                    .try_into()
+                    .map_err(|e| kernel(name, e))?;
+                program.load().map_err(|e| {
+                    kernel(
+                        &format!("the kernel refused the program {name}"),
+                        error_chain(&e),
+                    )
+                })?;
+                program.attach(category, name).map_err(|e| {
+                    kernel(
+                        &format!("cannot attach to {category}/{name}"),
+                        error_chain(&e),
+                    )
+                })?;
+            }
+        }
+        let blocked_time =
+            (raw_attached[0] || classic_switch) && (raw_attached[2] || fault_address == 8);
+        let wakeups = raw_attached[1] || classic_waking;
         drop(tracefs);
         let ring = RingBuf::try_from(ebpf.take_map("events").expect("events map"))
             .map_err(|e| kernel("events", e))?;
@@ -294,6 +336,7 @@ impl Probe {
             bad_record: None,
             blocked_time,
             wakeups,
+            sched_raw: raw_attached == [true; 3],
         })
     }
 

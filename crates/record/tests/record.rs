@@ -342,10 +342,17 @@ fn options(root: &Path, mode: &str, output: &Path) -> Options {
         buffer: fsbench_record::DEFAULT_BUFFER,
         output: output.to_path_buf(),
         stop: Arc::new(AtomicBool::new(false)),
+        classic_sched: false,
     }
 }
 
 fn recorded(mode: &str, anonymise: bool) -> (tempfile::TempDir, Trace) {
+    recorded_with(mode, anonymise, false)
+}
+
+/// As [`recorded`], with the classic sched tracepoints attached if `classic_sched`; the trace's
+/// header says which were (raw ones wherever the kernel has BTF, as this host does).
+fn recorded_with(mode: &str, anonymise: bool, classic_sched: bool) -> (tempfile::TempDir, Trace) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
     std::fs::create_dir(&root).unwrap();
@@ -353,14 +360,30 @@ fn recorded(mode: &str, anonymise: bool) -> (tempfile::TempDir, Trace) {
     let out = dir.path().join("app.trace");
     let mut opts = options(&root, mode, &out);
     opts.anonymise = anonymise;
+    opts.classic_sched = classic_sched;
     let done = {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         record(&opts).unwrap()
     };
     assert_eq!(done.exit_code, Some(0), "the helper failed");
     let trace = Trace::read(&out).unwrap();
+    let btf = Path::new("/sys/kernel/btf/vmlinux").exists();
+    let how = if classic_sched || !btf {
+        "(classic;"
+    } else {
+        "(raw;"
+    };
+    assert!(
+        trace.header.mechanism.contains(how),
+        "{how} expected: {}",
+        trace.header.mechanism
+    );
     (dir, trace)
 }
+
+/// The sched tracepoints both ways: raw where the kernel allows, and the classic ones that
+/// older kernels get.
+const SCHED_WAYS: [bool; 2] = [false, true];
 
 /// The events of one thread, from its first call naming `dir` on.
 fn thread_of<'t>(trace: &'t Trace, dir: &str) -> Vec<&'t Event> {
@@ -1017,7 +1040,13 @@ fn the_time_blocked_in_page_faults_inside_the_root_is_recorded_and_a_sleep_or_ou
     if !is_root() {
         return;
     }
-    let (_dir, trace) = recorded("faults", false);
+    for classic in SCHED_WAYS {
+        blocked_in_faults(classic);
+    }
+}
+
+fn blocked_in_faults(classic: bool) {
+    let (_dir, trace) = recorded_with("faults", false, classic);
     assert!(
         trace.header.mechanism.contains("sched_switch"),
         "{}",
@@ -1065,7 +1094,13 @@ fn the_thread_that_ended_a_wait_is_recorded_past_a_relay() {
     if !is_root() {
         return;
     }
-    let (_dir, trace) = recorded("wake", false);
+    for classic in SCHED_WAYS {
+        woken_past_a_relay(classic);
+    }
+}
+
+fn woken_past_a_relay(classic: bool) {
+    let (_dir, trace) = recorded_with("wake", false, classic);
     assert!(
         trace.header.mechanism.contains("sched_waking"),
         "{}",
@@ -1092,13 +1127,15 @@ fn a_sleep_a_timer_ended_names_no_waker() {
     if !is_root() {
         return;
     }
-    let (_dir, trace) = recorded("timer", false);
-    let a = stat_of(&trace, "a-before");
-    let b = stat_of(&trace, "b-after");
-    assert_ne!(a.tid, b.tid);
-    assert_eq!(
-        b.woken, None,
-        "the timer's interrupt ran in {}: {b:?}",
-        a.tid
-    );
+    for classic in SCHED_WAYS {
+        let (_dir, trace) = recorded_with("timer", false, classic);
+        let a = stat_of(&trace, "a-before");
+        let b = stat_of(&trace, "b-after");
+        assert_ne!(a.tid, b.tid);
+        assert_eq!(
+            b.woken, None,
+            "the timer's interrupt ran in {} (classic: {classic}): {b:?}",
+            a.tid
+        );
+    }
 }

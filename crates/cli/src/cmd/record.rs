@@ -37,6 +37,7 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         buffer,
         output: args.output.clone(),
         stop,
+        classic_sched: std::env::var_os(fsbench_record::CLASSIC_SCHED_ENV).is_some(),
     };
     let recorded = match record(&options) {
         Ok(recorded) => recorded,
