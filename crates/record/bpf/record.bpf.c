@@ -720,12 +720,17 @@ struct task_struct {
 
 #define TASK_REPORT 0x7f
 #define TASK_NOLOAD 0x400
+#define TASK_RTLOCK_WAIT 0x1000
+#define TASK_FROZEN 0x8000
 
 // sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
 // unsigned int prev_state) — the fourth argument since Linux 5.18 (an older kernel refuses the
 // attach: the classic program is used). The state as the classic tracepoint reports it
-// (`__trace_sched_switch_state`): a preempted thread is running; an idle wait
-// (TASK_UNINTERRUPTIBLE | TASK_NOLOAD) is neither sleep; otherwise the highest reported bit.
+// (`__trace_sched_switch_state`, `task_state_index`): a preempted thread is running; an idle
+// wait (TASK_UNINTERRUPTIBLE | TASK_NOLOAD) is neither; a frozen thread or one waiting for an
+// rtlock is uninterruptible; otherwise TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE alone of the
+// reported bits. (The classic one also ORs in `exit_state`: a thread that has already exited
+// and still blocks is neither there, and may count as blocked here.)
 SEC("raw_tp/sched_switch")
 int sched_switch_raw(u64 *ctx) {
     struct task_struct *next = (struct task_struct *)ctx[2];
@@ -734,9 +739,13 @@ int sched_switch_raw(u64 *ctx) {
     u32 raw = (u32)ctx[3];
     long state = 0;
     if (!(u8)ctx[0] && (raw & (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) != (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)) {
-        raw &= TASK_REPORT;
-        if (raw == TASK_INTERRUPTIBLE || raw == TASK_UNINTERRUPTIBLE)
-            state = raw;
+        if (raw & (TASK_RTLOCK_WAIT | TASK_FROZEN)) {
+            state = TASK_UNINTERRUPTIBLE;
+        } else {
+            raw &= TASK_REPORT;
+            if (raw == TASK_INTERRUPTIBLE || raw == TASK_UNINTERRUPTIBLE)
+                state = raw;
+        }
     }
     return on_switch((u32)pid, state);
 }

@@ -66,9 +66,9 @@ pub struct Options {
     /// Set (by SIGINT or SIGTERM) to end a `--pid` recording; a recorded command is sent
     /// SIGTERM if it has not ended by itself 2 s later, and the recording ends with it.
     pub stop: Arc<AtomicBool>,
-    /// Attach the classic sched_switch, sched_waking and page_fault_user tracepoints even where the raw ones
-    /// would do (what a kernel without BTF, or before 5.18, gets): the command reads it from
-    /// [`CLASSIC_SCHED_ENV`].
+    /// Attach the classic sched_switch, sched_waking and page_fault_user tracepoints even where
+    /// the raw ones would do (a kernel without BTF gets all three classic; before 5.18,
+    /// sched_switch): the command reads it from [`CLASSIC_SCHED_ENV`].
     pub classic_sched: bool,
 }
 

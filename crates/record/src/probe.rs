@@ -9,7 +9,7 @@ use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
 use aya::programs::{RawTracePoint, TracePoint};
-use aya::{Ebpf, EbpfLoader};
+use aya::{Btf, Ebpf, EbpfLoader};
 
 use crate::raw::Calls;
 use crate::syscalls::SYSCALLS;
@@ -192,24 +192,40 @@ impl Probe {
         let classic_switch = switch == [24, 32, 56];
         let waking = field_offset("sched/sched_waking", "pid").unwrap_or(0);
         let classic_waking = waking == 24;
-        let mut ebpf = EbpfLoader::new()
-            .set_global("FORK_CHILD_PID_OFFSET", &fork_child, true)
-            .set_global("EXIT_GROUP_DEAD_OFFSET", &group_dead, true)
-            .set_global("SWITCH_PREV_PID_OFFSET", &switch[0], true)
-            .set_global("SWITCH_PREV_STATE_OFFSET", &switch[1], true)
-            .set_global("SWITCH_NEXT_PID_OFFSET", &switch[2], true)
-            .set_global("WAKING_PID_OFFSET", &waking, true)
-            .set_global("FAULT_ADDRESS_OFFSET", &fault_address, true)
-            .set_global("RING_BYTES", &u64::from(buffer), true)
-            .set_max_entries("events", buffer)
-            .load(&OBJECT.bytes)
-            .map_err(|e| {
-                if is_permission(&e) {
-                    RecordError::NeedsRoot
-                } else {
-                    kernel("cannot load the recorder's BPF program", error_chain(&e))
-                }
-            })?;
+        // The kernel's BTF as aya reads it: with it the raw programs' reads of a task's pid
+        // are relocated to its offset; without it (none, not parsed, or the classic hooks
+        // asked for) nothing is relocated and only the classic hooks are attached. A
+        // relocation that fails loads the object again without BTF, classic hooks only.
+        let btf = if classic_sched {
+            None
+        } else {
+            Btf::from_sys_fs().ok()
+        };
+        let load = |btf: Option<&Btf>| {
+            EbpfLoader::new()
+                .btf(btf)
+                .set_global("FORK_CHILD_PID_OFFSET", &fork_child, true)
+                .set_global("EXIT_GROUP_DEAD_OFFSET", &group_dead, true)
+                .set_global("SWITCH_PREV_PID_OFFSET", &switch[0], true)
+                .set_global("SWITCH_PREV_STATE_OFFSET", &switch[1], true)
+                .set_global("SWITCH_NEXT_PID_OFFSET", &switch[2], true)
+                .set_global("WAKING_PID_OFFSET", &waking, true)
+                .set_global("FAULT_ADDRESS_OFFSET", &fault_address, true)
+                .set_global("RING_BYTES", &u64::from(buffer), true)
+                .set_max_entries("events", buffer)
+                .load(&OBJECT.bytes)
+        };
+        let (loaded, raw_sched) = match load(btf.as_ref()) {
+            Err(aya::EbpfError::BtfRelocationError(_)) => (load(None), false),
+            other => (other, btf.is_some()),
+        };
+        let mut ebpf = loaded.map_err(|e| {
+            if is_permission(&e) {
+                RecordError::NeedsRoot
+            } else {
+                kernel("cannot load the recorder's BPF program", error_chain(&e))
+            }
+        })?;
         {
             let mut conf: Array<_, u32> = Array::try_from(ebpf.map_mut("conf").expect("conf map"))
                 .map_err(|e| kernel("conf", e))?;
@@ -282,7 +298,6 @@ impl Probe {
         // user page fault of the whole system: their raw tracepoints (no perf record built
         // first) where the kernel has BTF (the programs read a task's pid at the offset it
         // gives) and accepts them, else the classic ones.
-        let raw_sched = !classic_sched && Path::new("/sys/kernel/btf/vmlinux").exists();
         let mut raw_attached = [false; 3];
         for (i, (category, name)) in [
             ("sched", "sched_switch"),

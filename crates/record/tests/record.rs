@@ -367,7 +367,15 @@ fn recorded_with(mode: &str, anonymise: bool, classic_sched: bool) -> (tempfile:
     };
     assert_eq!(done.exit_code, Some(0), "the helper failed");
     let trace = Trace::read(&out).unwrap();
-    let btf = Path::new("/sys/kernel/btf/vmlinux").exists();
+    // Raw hooks wherever the kernel has BTF and sched_switch's raw tracepoint has the previous
+    // task's state (Linux 5.18).
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut version = release
+        .trim()
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let at_least_5_18 = (version.next().unwrap_or(0), version.next().unwrap_or(0)) >= (5, 18);
+    let btf = Path::new("/sys/kernel/btf/vmlinux").exists() && at_least_5_18;
     let how = if classic_sched || !btf {
         "(classic;"
     } else {
