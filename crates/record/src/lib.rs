@@ -350,7 +350,8 @@ fn run(
     let end_ns = fsbench_measure::clock::now_ns();
     let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
-    let (blocked_time, wakeups, sched_raw) = (probe.blocked_time, probe.wakeups, probe.sched_raw);
+    let (blocked_time, wakeups) = (probe.blocked_time, probe.wakeups);
+    let hooks = hooks(probe.raw_hooks, probe.raw_refused.as_deref());
     if let Some(bad) = probe.bad_record.take() {
         return Err(RecordError::Kernel(format!(
             "the BPF program and fsbench disagree on a record's layout ({bad}); rebuild fsbench"
@@ -399,7 +400,7 @@ fn run(
             recorded_at_unix_s,
             host: hostname,
             kernel,
-            mechanism: mechanism(blocked_time, wakeups, sched_raw),
+            mechanism: mechanism(blocked_time, wakeups, &hooks),
             anonymised: false,
             contents: false,
         },
@@ -431,9 +432,9 @@ fn run(
 mod launch;
 
 /// How the trace was captured, for its header: the tracepoints, and what this kernel's
-/// sched tracepoints did not let the recorder measure, and whether sched_switch, sched_waking
-/// and page_fault_user were raw tracepoints ([`Options::classic_sched`]).
-fn mechanism(blocked_time: bool, wakeups: bool, sched_raw: bool) -> String {
+/// sched tracepoints did not let the recorder measure, and how sched_switch, sched_waking and
+/// page_fault_user were attached ([`hooks`]).
+fn mechanism(blocked_time: bool, wakeups: bool, hooks: &str) -> String {
     let mut missing = Vec::new();
     if !blocked_time {
         missing.push("the time blocked in page faults outside the calls");
@@ -442,13 +443,65 @@ fn mechanism(blocked_time: bool, wakeups: bool, sched_raw: bool) -> String {
         missing.push("which thread woke which");
     }
     if missing.is_empty() {
-        let how = if sched_raw { "raw" } else { "classic" };
-        format!("ebpf sys_enter/sys_exit + sched_switch + sched_waking ({how}; fsbench record)")
+        format!("ebpf sys_enter/sys_exit + sched_switch + sched_waking ({hooks}; fsbench record)")
     } else {
         format!(
             "ebpf sys_enter/sys_exit (fsbench record; not recorded, this kernel's sched or exceptions \
              tracepoints keep their fields elsewhere: {})",
             missing.join(", ")
         )
+    }
+}
+
+/// How the hooks on every switch, wakeup and fault were attached: `raw`, `classic` (asked
+/// for with [`Options::classic_sched`]), `classic: why` when the raw ones could not be, or
+/// `raw a, b; classic c: why` when only some were.
+fn hooks(raw: [bool; 3], refused: Option<&str>) -> String {
+    let names = |want: bool| {
+        probe::HOOKS
+            .iter()
+            .zip(raw)
+            .filter(|(_, r)| *r == want)
+            .map(|((_, name), _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // The first line of the reason, short enough for a header.
+    let why = refused.map(|r| {
+        let line = r.lines().next().unwrap_or_default();
+        let mut end = line.len().min(160);
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!(": {}", &line[..end])
+    });
+    let why = why.unwrap_or_default();
+    match raw.iter().filter(|r| **r).count() {
+        3 => "raw".to_string(),
+        0 => format!("classic{why}"),
+        _ => format!("raw {}; classic {}{why}", names(true), names(false)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hooks;
+
+    #[test]
+    fn the_header_names_each_hook_that_was_not_raw_and_why() {
+        assert_eq!(hooks([true; 3], None), "raw");
+        assert_eq!(hooks([false; 3], None), "classic");
+        assert_eq!(
+            hooks([false; 3], Some("no kernel BTF: not found\nmore")),
+            "classic: no kernel BTF: not found"
+        );
+        assert_eq!(
+            hooks([true, false, true], Some("sched_waking_raw refused: EINVAL")),
+            "raw sched_switch, page_fault_user; classic sched_waking: sched_waking_raw refused: EINVAL"
+        );
+        let long = "é".repeat(200);
+        let cut = hooks([false; 3], Some(&long));
+        assert!(cut.len() <= "classic: ".len() + 160, "{cut}");
+        assert!(cut.ends_with('é'), "{cut}");
     }
 }

@@ -41,10 +41,21 @@ pub struct Probe {
     /// Which traced thread woke another is recorded: this kernel's sched_waking keeps the
     /// woken thread where the program reads it.
     pub wakeups: bool,
-    /// sched_switch, sched_waking and page_fault_user are attached as raw tracepoints (else
-    /// classic ones).
-    pub sched_raw: bool,
+    /// Which of sched_switch, sched_waking and page_fault_user ([`HOOKS`]) are attached as
+    /// raw tracepoints (the others as classic ones).
+    pub raw_hooks: [bool; 3],
+    /// Why the classic hooks were attached where raw ones were not asked away: no BTF, a
+    /// relocation error, a program the kernel refused (the first reason).
+    pub raw_refused: Option<String>,
 }
+
+/// The hooks on every context switch, wakeup and user page fault of the whole system, in the
+/// order of [`Probe::raw_hooks`]: (category, name).
+pub const HOOKS: [(&str, &str); 3] = [
+    ("sched", "sched_switch"),
+    ("sched", "sched_waking"),
+    ("exceptions", "page_fault_user"),
+];
 
 /// Counters kept by the program (`COUNT_*` in bpf/record.bpf.c).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -196,10 +207,13 @@ impl Probe {
         // are relocated to its offset; without it (none, not parsed, or the classic hooks
         // asked for) nothing is relocated and only the classic hooks are attached. A
         // relocation that fails loads the object again without BTF, classic hooks only.
+        let mut raw_refused = None;
         let btf = if classic_sched {
             None
         } else {
-            Btf::from_sys_fs().ok()
+            Btf::from_sys_fs()
+                .map_err(|e| raw_refused = Some(format!("no kernel BTF: {}", error_chain(&e))))
+                .ok()
         };
         let load = |btf: Option<&Btf>| {
             EbpfLoader::new()
@@ -216,7 +230,10 @@ impl Probe {
                 .load(&OBJECT.bytes)
         };
         let (loaded, raw_sched) = match load(btf.as_ref()) {
-            Err(aya::EbpfError::BtfRelocationError(_)) => (load(None), false),
+            Err(e @ aya::EbpfError::BtfRelocationError(_)) => {
+                raw_refused = Some(error_chain(&e));
+                (load(None), false)
+            }
             other => (other, btf.is_some()),
         };
         let mut ebpf = loaded.map_err(|e| {
@@ -299,14 +316,7 @@ impl Probe {
         // first) where the kernel has BTF (the programs read a task's pid at the offset it
         // gives) and accepts them, else the classic ones.
         let mut raw_attached = [false; 3];
-        for (i, (category, name)) in [
-            ("sched", "sched_switch"),
-            ("sched", "sched_waking"),
-            ("exceptions", "page_fault_user"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        for (i, (category, name)) in HOOKS.into_iter().enumerate() {
             if raw_sched {
                 let raw_name = format!("{name}_raw");
                 let program: &mut RawTracePoint = ebpf
@@ -314,7 +324,18 @@ impl Probe {
                     .expect("the object has its programs")
                     .try_into()
                     .map_err(|e| kernel(name, e))?;
-                raw_attached[i] = program.load().is_ok() && program.attach(name).is_ok();
+                let attached = program
+                    .load()
+                    .map_err(|e| format!("{raw_name} refused: {}", error_chain(&e)))
+                    .and_then(|()| {
+                        program
+                            .attach(name)
+                            .map(drop)
+                            .map_err(|e| format!("{raw_name} not attached: {}", error_chain(&e)))
+                    });
+                raw_attached[i] = attached
+                    .map_err(|e| raw_refused = raw_refused.take().or(Some(e)))
+                    .is_ok();
             }
             if !raw_attached[i] {
                 let program: &mut TracePoint = ebpf
@@ -351,7 +372,8 @@ impl Probe {
             bad_record: None,
             blocked_time,
             wakeups,
-            sched_raw: raw_attached == [true; 3],
+            raw_hooks: raw_attached,
+            raw_refused,
         })
     }
 

@@ -376,8 +376,11 @@ fn recorded_with(mode: &str, anonymise: bool, classic_sched: bool) -> (tempfile:
         .map(|p| p.parse::<u32>().unwrap_or(0));
     let at_least_5_18 = (version.next().unwrap_or(0), version.next().unwrap_or(0)) >= (5, 18);
     let btf = Path::new("/sys/kernel/btf/vmlinux").exists() && at_least_5_18;
-    let how = if classic_sched || !btf {
+    // Asked for: plain classic; refused by the kernel: classic with the reason after a colon.
+    let how = if classic_sched {
         "(classic;"
+    } else if !btf {
+        "(classic"
     } else {
         "(raw;"
     };
