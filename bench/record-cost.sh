@@ -13,6 +13,14 @@
 # recording kept.
 #
 # Usage (root): sudo bench/record-cost.sh [PAIRS=5]     APPS="loop sqlite git make"
+#
+# With PROGRAMS=1, instead of pairs: each application recorded PAIRS times with the kernel's
+# BPF statistics on (kernel.bpf_stats_enabled, restored after), and per program of the
+# recorder (bpftool, installed when missing) its runs, its run time per run and in all, and that
+# time as a share of the application's own wall time (taken inside the recorded shell). The
+# statistics add two clock reads to every run, so the times are a little high; the counts are
+# exact. The programs run on every system call, context switch, wakeup, interrupt and fault of
+# the whole machine while recording, so this is what the recorder costs in the kernel.
 set -euo pipefail
 lscpu 2>/dev/null | grep -E "^Model name" || true
 PAIRS=${1:-5}
@@ -104,6 +112,74 @@ once() { # app how: the application from its input tree; prints "seconds events 
   fi
   echo "$(echo "$e - $s" | bc) $events $span"
 }
+
+if [ "${PROGRAMS:-0}" = 1 ]; then
+  command -v bpftool >/dev/null || { apt-get update -qq && apt-get install -y -qq bpftool >/dev/null; }
+  stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
+  trap 'echo "$stats_before" > /proc/sys/kernel/bpf_stats_enabled; cleanup' EXIT INT TERM
+  echo 1 > /proc/sys/kernel/bpf_stats_enabled
+  PROGS="$OUT/record-programs-$(date -u +%Y%m%dT%H%M%SZ).tsv"
+  printf 'app\trun\tapp_s\tcalls\tprogram\truns\trun_ns\n' > "$PROGS"
+  for app in $APPS; do
+    for run in $(seq 1 "$PAIRS"); do
+      root=$(root_of "$app")
+      rm -rf "$root" && mkdir "$root" && cp -a "$INPUTS/$app/." "$root/"
+      sync; echo 3 > /proc/sys/vm/drop_caches
+      rm -f "$WORK/t0" "$WORK/t1"
+      # The application's wall time inside the shell; then a pause in which the programs'
+      # statistics are read, the recorder still loaded.
+      (cd "$root" && "$FSBENCH" record --root "$root" -o "$WORK/t.trace" -- sh -c \
+        "date +%s.%N > $WORK/t0; $(command_of "$app"); date +%s.%N > $WORK/t1.part && mv $WORK/t1.part $WORK/t1; sleep 3") 2>/dev/null &
+      rec=$!
+      until [ -e "$WORK/t1" ] || ! kill -0 "$rec" 2>/dev/null; do sleep 0.05; done
+      bpftool prog show --json > "$WORK/progs.json"
+      wait "$rec"
+      [ -e "$WORK/t1" ] || { echo "$app: the recording ended early" >&2; exit 1; }
+      app_s=$(echo "$(cat "$WORK/t1") - $(cat "$WORK/t0")" | bc)
+      calls=$("$FSBENCH" trace stats --json "$WORK/t.trace" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+      # The recorder's programs, by name (the functions of crates/record/bpf/record.bpf.c); Debian's
+      # bpftool does not say which process holds a program.
+      python3 - "$WORK/progs.json" "$app" "$run" "$app_s" "$calls" >> "$PROGS" <<'PY'
+import collections, json, sys
+progs, app, run, app_s, calls = sys.argv[1:]
+names = {"sys_enter", "sys_exit", "process_fork", "process_exec", "process_exit",
+         "sched_switch", "sched_switch_raw", "sched_waking", "sched_waking_raw",
+         "page_fault_user", "page_fault_user_raw", "irq_enter", "irq_leave"}
+mine = [p for p in json.load(open(progs)) if p.get("name") in names and "run_cnt" in p]
+twice = [n for n, k in collections.Counter(p["name"] for p in mine).items() if k > 1]
+if twice:
+    sys.exit(f"another program with a name of the recorder's is loaded ({', '.join(twice)}): stop it first")
+for p in mine:
+    print(f"{app}\t{run}\t{app_s}\t{calls}\t{p['name']}\t{p['run_cnt']}\t{p['run_time_ns']}")
+PY
+      echo "$app: run $run of $PAIRS done" >&2
+    done
+  done
+  python3 - "$PROGS" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+med = statistics.median
+print("| application | program | runs | runs per recorded call | ns per run | ms in all | share of the application's time |")
+print("|---|---|---:|---:|---:|---:|---:|")
+for app in dict.fromkeys(r["app"] for r in rows):
+    mine = [r for r in rows if r["app"] == app]
+    runs = sorted({r["run"] for r in mine})
+    app_s = med(float(next(r for r in mine if r["run"] == n)["app_s"]) for n in runs)
+    calls = med(int(next(r for r in mine if r["run"] == n)["calls"]) for n in runs)
+    total = []
+    for n in runs:
+        total.append(sum(int(r["run_ns"]) for r in mine if r["run"] == n) / 1e9 / float(next(r for r in mine if r["run"] == n)["app_s"]))
+    for prog in dict.fromkeys(r["program"] for r in mine):
+        rs = [r for r in mine if r["program"] == prog]
+        cnt = med(int(r["runs"]) for r in rs)
+        ns = med(int(r["run_ns"]) for r in rs)
+        share = med(int(r["run_ns"]) / 1e9 / float(r["app_s"]) for r in rs)
+        print(f"| {app} | {prog} | {cnt:,.0f} | {cnt / calls:.2f} | {ns / cnt if cnt else 0:.0f} | {ns / 1e6:.1f} | {share:.1%} |")
+    print(f"| {app} | **all** (application {app_s:.3f} s, {calls:,.0f} recorded calls, {len(runs)} runs) | | | | | **{med(total):.1%}** |")
+print(f"\nraw: {sys.argv[1]}")
+PY
+  exit 0
+fi
 
 for app in $APPS; do
   for pair in $(seq 1 "$PAIRS"); do

@@ -1,6 +1,7 @@
 //! `fsbench record` from the command line (as root): a shell command's calls in the root
 //! recorded into a trace that reads back, the summary on standard error, the command's exit
-//! status as fsbench's; a missing command and a bad --buffer refused before anything runs.
+//! status as fsbench's; a missing command, a bad --buffer and an output that is not a regular
+//! file (a device, a pipe, a symbolic link) refused before anything runs.
 
 mod common;
 
@@ -79,4 +80,59 @@ fn nothing_to_record_and_a_bad_buffer_are_usage_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(!trace.exists());
+}
+
+#[test]
+fn an_output_that_is_a_device_a_pipe_or_a_link_is_refused_before_the_command_runs() {
+    if !root_or_skip(
+        "an_output_that_is_a_device_a_pipe_or_a_link_is_refused_before_the_command_runs",
+    ) {
+        return;
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    // /dev/null's own numbers, in a directory of the test's: as root, a trace written there
+    // was renamed over the device node (and `-o /dev/null` over the host's).
+    let null = dir.path().join("null");
+    let fifo = dir.path().join("fifo");
+    let target = dir.path().join("target");
+    let link = dir.path().join("link");
+    let cstr =
+        |p: &std::path::Path| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: valid paths.
+    unsafe {
+        assert_eq!(
+            libc::mknod(
+                cstr(&null).as_ptr(),
+                libc::S_IFCHR | 0o666,
+                libc::makedev(1, 3)
+            ),
+            0
+        );
+        assert_eq!(libc::mkfifo(cstr(&fifo).as_ptr(), 0o600), 0);
+    }
+    std::fs::write(&target, b"precious").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let marker = dir.path().join("ran");
+    for (out, what) in [
+        (&null, "a character device"),
+        (&fifo, "a pipe"),
+        (&link, "a symbolic link"),
+    ] {
+        let run = fsbench()
+            .args(["record", "-o"])
+            .arg(out)
+            .args(["--", "touch"])
+            .arg(&marker)
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+        assert!(stderr(&run).contains(what), "{}", stderr(&run));
+        assert!(!marker.exists(), "the command ran");
+    }
+    let kind = |p: &std::path::Path| std::fs::symlink_metadata(p).unwrap().file_type();
+    assert!(kind(&null).is_char_device());
+    assert!(kind(&fifo).is_fifo());
+    assert!(kind(&link).is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), b"precious");
 }

@@ -197,7 +197,9 @@ pub fn ring_size(buffer: u64) -> u32 {
 
 /// Whether the trace can be written where it is asked for, checked before the command runs (a
 /// recording is not repeatable: it must not be lost at the end to a missing directory): the
-/// output is not a directory, and its directory takes a new file.
+/// output is not a directory, nor anything but a regular file the trace may replace (a device,
+/// a pipe, a symbolic link: [`fsbench_trace::check_replaceable`]), and its directory takes a
+/// new file.
 fn check_output(output: &Path) -> Result<(), RecordError> {
     use std::os::unix::ffi::OsStrExt;
     let refuse = |source| RecordError::Output {
@@ -210,6 +212,7 @@ fn check_output(output: &Path) -> Result<(), RecordError> {
     {
         return Err(refuse(std::io::Error::from_raw_os_error(libc::EISDIR)));
     }
+    fsbench_trace::check_replaceable(output).map_err(refuse)?;
     let dir = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

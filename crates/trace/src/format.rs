@@ -264,6 +264,38 @@ pub struct TraceWriter {
     line: Vec<u8>,
 }
 
+/// Whether a trace may be written at `path`, which it replaces (a new file renamed over it):
+/// nothing may be there but a regular file. A device, pipe or socket would itself be replaced
+/// by the trace (as root, `/dev/null`), and so would a symbolic link (`/dev/stdout`): refused.
+/// A directory is refused by the writer (EISDIR).
+pub fn check_replaceable(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+        Ok(meta) => meta.file_type(),
+    };
+    let what = if kind.is_file() || kind.is_dir() {
+        return Ok(());
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a pipe"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("it is {what}, which the trace (a new file renamed over it) would replace"),
+    ))
+}
+
 impl TraceWriter {
     pub fn create(path: &Path, header: &Header) -> Result<TraceWriter, TraceError> {
         let refuse = |source: io::Error| TraceError::Io {
@@ -279,6 +311,7 @@ impl TraceWriter {
             }
             _ => return Err(refuse(io::Error::from_raw_os_error(libc::EISDIR))),
         };
+        check_replaceable(path).map_err(refuse)?;
         // Created new (O_EXCL): never opened through a link or a file someone planted under
         // the predictable name (fsbench record runs as root). Readable by its owner only, as
         // perf.data is: a trace names every file the application used and the tree it found.

@@ -14,5 +14,7 @@ pub mod stats;
 pub mod tree;
 
 pub use event::{Event, Op, Woken};
-pub use format::{End, Header, Trace, TraceError, TraceWriter, FORMAT_VERSION, MAGIC};
+pub use format::{
+    check_replaceable, End, Header, Trace, TraceError, TraceWriter, FORMAT_VERSION, MAGIC,
+};
 pub use tree::{Node, NodeKind};

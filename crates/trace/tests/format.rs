@@ -314,6 +314,31 @@ fn an_output_that_cannot_take_the_trace_leaves_no_temporary_behind() {
 }
 
 #[test]
+fn a_pipe_or_a_symbolic_link_at_the_output_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::write(&target, b"precious").unwrap();
+    let link = dir.path().join("link.trace");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let fifo = dir.path().join("fifo.trace");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for (out, what) in [(&link, "a symbolic link"), (&fifo, "a pipe")] {
+        let err = sample().write(out).unwrap_err().to_string();
+        assert!(err.contains(what), "{err}");
+        let kind = std::fs::symlink_metadata(out).unwrap().file_type();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(kind.is_symlink() || kind.is_fifo(), "{}", out.display());
+    }
+    assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+    assert_eq!(names(dir.path()), ["fifo.trace", "link.trace", "target"]);
+    // A regular file there is replaced, whole.
+    sample().write(&target).unwrap();
+    assert_eq!(Trace::read(&target).unwrap(), sample());
+}
+
+#[test]
 fn the_temporary_is_never_opened_through_a_planted_symlink() {
     let dir = tempfile::tempdir().unwrap();
     let victim = dir.path().join("victim");
