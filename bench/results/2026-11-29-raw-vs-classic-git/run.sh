@@ -14,7 +14,7 @@ fresh(){ mountpoint -q $M && umount $M; [ -n "$LOOP" ] && losetup -d $LOOP; rm -
 cold(){ sync; echo 3 > /proc/sys/vm/drop_caches; }
 mkdir -p $W/in; git clone -q --bare --no-local $REPO $W/in/src.git
 CMD='git clone -q --no-local src.git work && git -C work checkout -q $(git -C work rev-list --max-count=1 --skip=200 HEAD)'
-printf 'round\tway\trec_s\tevents\tsum_dur\tsum_rec\tsum_blocked\twoken\tthink\treplay_s\tapp_s\n'
+printf 'round\tway\trec_s\tevents\tsum_dur\tsum_rec\tsum_blocked\twoken\tthink\thooks\treplay_s\tapp_s\n'
 for r in $(seq 1 $ROUNDS); do
  ways="classic raw"; ((r%2)) || ways="raw classic"
  for way in $ways; do
