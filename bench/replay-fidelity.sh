@@ -21,7 +21,8 @@
 # Each application is recorded anew in every round (on a fresh ext4) and that round's trace
 # replayed: the host's pace drifted by 10-30 % over minutes, and one recording made first
 # carried its moment's pace into every round. The recorded-time replay is compared with the
-# application in the same round (the median of the rounds' ratios).
+# application in the same round (the median of the rounds' ratios, with a bootstrap 95 %
+# interval of that median).
 #
 # Printed per application and filesystem: the medians (s) of the application and of each
 # replay, the replay / application ratios, whether the application's differences between
@@ -187,7 +188,7 @@ for app in $APPS; do
 done
 
 python3 - "$RESULTS" <<'PY'
-import csv, itertools, math, statistics, sys
+import csv, itertools, math, random, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 data = {}
 by_round = {}
@@ -223,6 +224,12 @@ def mann_whitney_p(a, b):
     centre = n * m / 2
     extreme = sum(v for u, v in enumerate(dist) if abs(u - centre) >= abs(observed - centre) - 1e-9)
     return extreme / total
+
+def interval(values, n=10000):
+    """A bootstrap 95 % interval of the median (percentiles of n resamples' medians; seeded)."""
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(n))
+    return f"{meds[int(0.025 * n)]:.3f}..{meds[int(0.975 * n) - 1]:.3f}"
 
 def kendall_tau(x, y):
     pairs = list(itertools.combinations(range(len(x)), 2))
@@ -271,7 +278,7 @@ for app in apps:
         ratios = paired("recorded", fs)
         worst = max(worst, abs(statistics.median(ratios) - 1))
         print(f"- recorded-time replay / application, same round, {fs}: median {statistics.median(ratios):.3f} "
-              f"({min(ratios):.3f}..{max(ratios):.3f}, {len(ratios)} rounds)")
+              f"(95 % interval of the median {interval(ratios)}; rounds {min(ratios):.3f}..{max(ratios):.3f}, {len(ratios)} rounds)")
     print(f"- the recorded-time replay's wall time within {worst * 100:.1f} % of the application's on every filesystem (median of the rounds' ratios)")
 print(f"\nraw: {sys.argv[1]}")
 PY
