@@ -275,9 +275,10 @@ pub fn check_replaceable(path: &Path) -> io::Result<()> {
         Err(e) => return Err(e),
         Ok(meta) => meta.file_type(),
     };
-    let what = if kind.is_file() || kind.is_dir() {
+    if kind.is_file() || kind.is_dir() {
         return Ok(());
-    } else if kind.is_symlink() {
+    }
+    let what = if kind.is_symlink() {
         "a symbolic link"
     } else if kind.is_char_device() {
         "a character device"
