@@ -29,9 +29,10 @@ pub fn available() -> bool {
 
 /// How often the reader takes what the kernel has recorded when it is not woken (the kernel
 /// wakes it only when its buffer is an eighth full: a wakeup per call would slow the
-/// application).
+/// application). The command's end wakes it at once (a pidfd), so this is only how often it
+/// runs beside the application: each wakeup is time taken from a 2-core machine's application.
 #[cfg_attr(not(fsbench_recorder), allow(dead_code))]
-const POLL_MS: i32 = 10;
+const POLL_MS: i32 = 100;
 
 /// How long a command may take to end by itself once fsbench is asked to stop, before it is
 /// sent SIGTERM.
@@ -275,6 +276,7 @@ fn run(
     root: &Path,
     walked: fsbench_trace::tree::Walked,
 ) -> Result<Recorded, RecordError> {
+    use std::os::fd::AsRawFd;
     use std::sync::atomic::Ordering;
 
     let buffer = ring_size(options.buffer);
@@ -315,8 +317,9 @@ fn run(
             // ends the recording, and the trace is written.
             let mut stop_asked: Option<std::time::Instant> = None;
             let mut terminated = false;
+            let end = procfs::pidfd(child.pid);
             loop {
-                probe.poll(&mut calls, POLL_MS);
+                probe.poll(&mut calls, POLL_MS, end.as_ref().map(AsRawFd::as_raw_fd));
                 if let Some(code) = child.try_wait() {
                     exit_code = Some(code);
                     break;
@@ -344,13 +347,16 @@ fn run(
                     processes.insert(p, state);
                 }
             }
+            let end = procfs::pidfd(pid);
             while procfs::alive(pid) && !options.stop.load(Ordering::Relaxed) {
-                probe.poll(&mut calls, POLL_MS);
+                probe.poll(&mut calls, POLL_MS, end.as_ref().map(AsRawFd::as_raw_fd));
             }
         }
     }
-    probe.drain(&mut calls);
+    // The recording's span ends when its command did (the records still in the buffer are
+    // taken after).
     let end_ns = fsbench_measure::clock::now_ns();
+    probe.drain(&mut calls);
     let still_running = probe.still_running(main_pid);
     let counts = probe.counts()?;
     let (blocked_time, wakeups) = (probe.blocked_time, probe.wakeups);

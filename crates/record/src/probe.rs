@@ -4,7 +4,7 @@
 //! read until the recording ends.
 //! Detached when dropped.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, RingBuf};
@@ -384,15 +384,23 @@ impl Probe {
             .map_err(|e| kernel(&format!("cannot trace process {pid}"), e))
     }
 
-    /// Waits up to `timeout_ms` for records, then takes every record there is.
-    pub fn poll(&mut self, calls: &mut Calls, timeout_ms: i32) {
-        let mut pfd = libc::pollfd {
-            fd: self.ring.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+    /// Waits up to `timeout_ms` for records, or for `end` (a process's pidfd) to say that
+    /// its process has ended, then takes every record there is.
+    pub fn poll(&mut self, calls: &mut Calls, timeout_ms: i32, end: Option<RawFd>) {
+        let mut pfds = [
+            libc::pollfd {
+                fd: self.ring.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: end.unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds (a negative descriptor is ignored).
+        unsafe { libc::poll(pfds.as_mut_ptr(), 2, timeout_ms) };
         self.drain(calls);
     }
 

@@ -104,3 +104,15 @@ pub fn cmdline(pid: u32) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// A pidfd of the process — readable once it has ended, so that the recorder sees its end at
+/// once rather than at its next poll; `None` where the kernel has none (before Linux 5.3) or
+/// the process is gone.
+pub fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let pid = libc::pid_t::try_from(pid).ok()?;
+    // SAFETY: a plain system call with no pointer arguments.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a new descriptor, owned by nothing else.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as libc::c_int) })
+}

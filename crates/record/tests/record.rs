@@ -882,6 +882,36 @@ fn a_stop_request_ends_a_command_that_does_not_end_by_itself() {
     Trace::read(&out).unwrap();
 }
 
+/// The recording's span (what `record-cost.sh` compares with the command alone) ends when the
+/// command does, not at the reader's next poll (100 ms apart): a command that ends at once
+/// spans a few milliseconds.
+#[test]
+fn a_recording_ends_when_its_command_does_not_at_the_next_poll() {
+    if !is_root() {
+        eprintln!("skipped: recording needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("true.trace");
+    let mut opts = options(dir.path(), "threads", &out);
+    opts.target = Target::Command(vec!["true".into()]);
+    let mut spans = Vec::new();
+    for _ in 0..3 {
+        let done = {
+            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+            record(&opts).unwrap()
+        };
+        assert_eq!(done.exit_code, Some(0));
+        spans.push(Trace::read(&out).unwrap().end.duration_ns);
+    }
+    // The fastest of three: a busy CI host may delay one.
+    let fastest = *spans.iter().min().unwrap();
+    assert!(
+        fastest < 50_000_000,
+        "`true` spans {spans:?} ns under the recorder"
+    );
+}
+
 #[test]
 fn a_command_that_cannot_be_executed_is_an_error_not_an_empty_trace() {
     if !is_root() {
