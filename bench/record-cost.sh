@@ -4,15 +4,17 @@
 # system-call-dense loop, under `strace -f` too (the issue's reference: 15.8x here).
 #
 #   loop:   a Python loop of 20,000 x (open, write 100 bytes, close) = 60,000 calls, on tmpfs.
-#   sqlite, git, make: the applications of bench/replay-fidelity.sh, on ext4 (a fresh 4 GiB
-#           loop image, direct I/O on the backing file, made once; the application's output
-#           removed between runs, caches dropped before each).
+#   sqlite, git, git-loose, make: the applications of bench/replay-fidelity.sh, on ext4 (a
+#           fresh 4 GiB loop image, direct I/O on the backing file, made once; the application's
+#           output removed between runs, caches dropped before each). git-loose (the clone
+#           reading ~9,000 loose objects through mmap, each a page fault) is made only when
+#           APPS names it.
 #
 # Printed: per application the median wall times and the ratio recorded / alone (goal <= 1.10),
 # with a bootstrap 95 % interval of that median and min..max over the pairs, and the events each
 # recording kept.
 #
-# Usage (root): sudo bench/record-cost.sh [PAIRS=5]     APPS="loop sqlite git make"
+# Usage (root): sudo bench/record-cost.sh [PAIRS=5]     APPS="loop sqlite git make" (or git-loose)
 #
 # With PROGRAMS=1, instead of pairs: each application recorded PAIRS times with the kernel's
 # BPF statistics on (kernel.bpf_stats_enabled, restored after), and per program of the
@@ -75,6 +77,14 @@ with open(sys.argv[1], "w") as f:
 PY
 git clone -q --bare --no-local "$REPO" "$INPUTS/git-src.git"  # one pack, however the checkout keeps its objects
 mkdir -p "$INPUTS/git" && mv "$INPUTS/git-src.git" "$INPUTS/git/src.git"
+if [[ " $APPS " == *" git-loose "* ]]; then
+  # Every object of the copy a loose file, as bench/replay-fidelity.sh makes it.
+  mkdir -p "$INPUTS/git-loose" && cp -a "$INPUTS/git/src.git" "$INPUTS/git-loose/src.git"
+  for pack in "$INPUTS"/git-loose/src.git/objects/pack/*.pack; do
+    mv "$pack" "$INPUTS/unpack.pack" && rm -f "${pack%.pack}".*
+    git -C "$INPUTS/git-loose/src.git" unpack-objects -q < "$INPUTS/unpack.pack" && rm "$INPUTS/unpack.pack"
+  done
+fi
 tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$INPUTS/make" --wildcards \
   'linux-source-6.1/Makefile' 'linux-source-6.1/scripts/*' 'linux-source-6.1/arch/x86/*' \
   '*Kconfig*' 'linux-source-6.1/include/*' 'linux-source-6.1/tools/include/*' \
@@ -88,7 +98,7 @@ command_of() {
   case $1 in
     loop) echo 'python3 loop.py' ;;
     sqlite) echo 'sqlite3 app.db ".read load.sql" >/dev/null' ;;
-    git) echo "git clone -q --no-local src.git work && git -C work checkout -q \$(git -C work rev-list --max-count=1 --skip=200 HEAD)" ;;
+    git|git-loose) echo "git clone -q --no-local src.git work && git -C work checkout -q \$(git -C work rev-list --max-count=1 --skip=200 HEAD)" ;;
     make) echo 'cd linux-source-6.1 && make -s -j2 defconfig >/dev/null && make -s -j2 scripts >/dev/null' ;;
   esac
 }
