@@ -19,6 +19,12 @@ const ROOT: &str = "FSBENCH_RECORD_ROOT";
 /// One recording at a time: each mounts tracefs for its attach when it is not mounted.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// Records with `opts`, no other recording of this test binary running at the same time.
+fn alone(opts: &Options) -> Result<fsbench_record::Recorded, RecordError> {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    record(opts)
+}
+
 fn is_root() -> bool {
     // SAFETY: no preconditions.
     let root = unsafe { libc::geteuid() == 0 };
@@ -361,10 +367,7 @@ fn recorded_with(mode: &str, anonymise: bool, classic_sched: bool) -> (tempfile:
     let mut opts = options(&root, mode, &out);
     opts.anonymise = anonymise;
     opts.classic_sched = classic_sched;
-    let done = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&opts).unwrap()
-    };
+    let done = alone(&opts).unwrap();
     assert_eq!(done.exit_code, Some(0), "the helper failed");
     let trace = Trace::read(&out).unwrap();
     // Raw hooks wherever the kernel has BTF and sched_switch's raw tracepoint has the previous
@@ -646,10 +649,7 @@ fn a_running_process_is_recorded_with_the_descriptors_it_had() {
         std::thread::sleep(std::time::Duration::from_secs(3));
         std::fs::write(stop, b"").unwrap();
     });
-    let done = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&opts).unwrap()
-    };
+    let done = alone(&opts).unwrap();
     stopper.join().unwrap();
     assert_eq!(done.exit_code, None);
     let output = child.wait_with_output().unwrap();
@@ -700,10 +700,7 @@ fn a_path_longer_than_the_recorder_keeps_is_refused_never_cut() {
     assert_eq!(root.to_str().unwrap().len() + 1 + stat.len(), 1023);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("long.trace");
-    let result = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&options(dir.path(), "too-long-path", &out))
-    };
+    let result = alone(&options(dir.path(), "too-long-path", &out));
     match result {
         Err(e @ RecordError::Truncated { count: 1, .. }) => {
             assert!(e.to_string().contains("longer than"), "{e}")
@@ -723,10 +720,7 @@ fn a_recording_that_lost_calls_is_refused() {
     let out = dir.path().join("burst.trace");
     let mut opts = options(dir.path(), "burst", &out);
     opts.buffer = 4096;
-    let result = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&opts)
-    };
+    let result = alone(&opts);
     match result {
         Err(e @ RecordError::Lost { .. }) => {
             assert_eq!(e.exit_code(), Some(0));
@@ -797,10 +791,7 @@ fn a_path_the_recorder_could_not_read_is_never_left_out_silently() {
     let root = dir.path().join("root");
     std::fs::create_dir(&root).unwrap();
     let out = dir.path().join("mapped.trace");
-    let result = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&options(&root, "mapped-path", &out))
-    };
+    let result = alone(&options(&root, "mapped-path", &out));
     match result {
         // The path is read again when the call returns: the call is in the trace, with its
         // write (before, it was counted as outside the root).
@@ -835,10 +826,7 @@ fn an_output_that_cannot_be_written_is_refused_before_the_command_runs() {
     let is_dir = dir.path().join("is-a-dir");
     std::fs::create_dir(&is_dir).unwrap();
     for out in [dir.path().join("missing/app.trace"), is_dir.clone()] {
-        let result = {
-            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-            record(&options(&root, "fork", &out))
-        };
+        let result = alone(&options(&root, "fork", &out));
         match result {
             Err(e @ RecordError::Output { .. }) => {
                 assert!(e.to_string().contains("-o"), "{e}")
@@ -867,10 +855,7 @@ fn a_stop_request_ends_a_command_that_does_not_end_by_itself() {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let began = std::time::Instant::now();
-    let result = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&opts)
-    };
+    let result = alone(&opts);
     setter.join().unwrap();
     let done = result.unwrap();
     assert!(
@@ -897,10 +882,7 @@ fn a_recording_ends_when_its_command_does_not_at_the_next_poll() {
     opts.target = Target::Command(vec!["true".into()]);
     let mut spans = Vec::new();
     for _ in 0..3 {
-        let done = {
-            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-            record(&opts).unwrap()
-        };
+        let done = alone(&opts).unwrap();
         assert_eq!(done.exit_code, Some(0));
         spans.push(Trace::read(&out).unwrap().end.duration_ns);
     }
@@ -922,10 +904,7 @@ fn a_command_that_cannot_be_executed_is_an_error_not_an_empty_trace() {
     let out = dir.path().join("none.trace");
     let mut opts = options(dir.path(), "threads", &out);
     opts.target = Target::Command(vec!["/nonexistent/fsbench-no-such-command".into()]);
-    let result = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&opts)
-    };
+    let result = alone(&opts);
     match result {
         Err(e @ RecordError::Start { .. }) => {
             assert!(e.to_string().contains("No such file"), "{e}")
@@ -1007,10 +986,7 @@ fn descendants_left_running_are_named_never_silently_dropped() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("daemon.trace");
-    let done = {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        record(&options(dir.path(), "daemon", &out)).unwrap()
-    };
+    let done = alone(&options(dir.path(), "daemon", &out)).unwrap();
     assert_eq!(done.exit_code, Some(0));
     assert_eq!(done.still_running.len(), 1, "{:?}", done.still_running);
     let trace = Trace::read(&out).unwrap();
