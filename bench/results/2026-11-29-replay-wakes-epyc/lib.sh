@@ -1,11 +1,12 @@
 # scratch helpers of the runs here (a 4 GiB ext4 image on a loop device with direct I/O under /var/tmp/x41; the git-loose input made once)
+# (as run, fresh() detached only a loop device it knew of, and $(app) knew none: each run in a command substitution left its loop device attached until removed by hand; fresh() and cleanup() now detach every loop device over the image)
 # scratch helpers for git-loose replay study
 FSBENCH=${FSBENCH:-/work/main/target/release/fsbench}
 REPO=/work/main
 W=/var/tmp/x41; M=$W/mnt; mkdir -p $M; LOOP=
-cleanup(){ set +e; mountpoint -q $M && umount $M; [ -n "$LOOP" ] && losetup -d $LOOP; LOOP=; }
+cleanup(){ set +e; mountpoint -q $M && umount $M; for d in $(losetup -j $W/fs.img | cut -d: -f1); do losetup -d $d; done; LOOP=; }
 trap cleanup EXIT INT TERM
-fresh(){ mountpoint -q $M && umount $M; [ -n "$LOOP" ] && losetup -d $LOOP; LOOP=; rm -f $W/fs.img; truncate -s 4g $W/fs.img
+fresh(){ mountpoint -q $M && umount $M; for d in $(losetup -j $W/fs.img | cut -d: -f1); do losetup -d $d; done; LOOP=; rm -f $W/fs.img; truncate -s 4g $W/fs.img
  LOOP=$(losetup --find --show --direct-io=on $W/fs.img); mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $LOOP; mount $LOOP $M; }
 cold(){ sync; echo 3 > /proc/sys/vm/drop_caches; }
 if [ ! -d $W/in/src.git ]; then
