@@ -46,7 +46,7 @@ const STACK: usize = 256 << 10;
 /// a thread waits for one call of another that may be thousands of calls away (the replay's
 /// launcher for a fork, a dependency), and a wake at every completion made each call of the
 /// thread waited for a system call and a context switch more (82,000 wakes in the replay of
-/// git's 108,000 calls, a third of its busiest thread's time).
+/// git's 109,000 calls: 0.4 s of its busiest thread's 3 s).
 #[repr(align(64))]
 struct Progress {
     done: AtomicU32,
