@@ -9,6 +9,8 @@ use fsbench_store::Store;
 use fsbench_testbed::guard::Guard;
 use fsbench_workload::StopFlag;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::Arc;
 
 /// What the command line does for a run.
 pub struct Cli;
@@ -69,7 +71,36 @@ pub fn database(
 /// between steps and cleans up itself (never unmount from a signal handler).
 pub fn stop_on_signals() -> StopFlag {
     let stop = StopFlag::new();
-    let handler_stop = stop.clone();
-    let _ = ctrlc::set_handler(move || handler_stop.request());
+    on_stop_signals(stop.flag());
     stop
+}
+
+/// The flag the signal handler sets: leaked once installed (a handler may be reading it).
+static SIGNALLED: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn on_signal(_: libc::c_int) {
+    let flag = SIGNALLED.load(Ordering::Acquire);
+    if !flag.is_null() {
+        // SAFETY: a pointer from `Arc::into_raw`, never released; an atomic store is
+        // async-signal-safe.
+        unsafe { (*flag).store(true, Ordering::SeqCst) };
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP set `flag` from now on (the last flag given wins). A handler,
+/// not a thread that waits for the signal: a second thread in the process would make every
+/// system call of a workload's thread take a reference on its file (`fsbench_measure::aside`).
+/// SA_RESTART: a call the signal interrupts resumes; the stop is seen at the next check.
+pub fn on_stop_signals(flag: Arc<AtomicBool>) {
+    let _leaked = SIGNALLED.swap(Arc::into_raw(flag).cast_mut(), Ordering::AcqRel);
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
 }

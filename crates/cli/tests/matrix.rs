@@ -707,6 +707,97 @@ fn ctrl_c_keeps_finished_results_and_removes_the_test_file() {
     assert!((4..12).contains(&n), "{n} results");
 }
 
+/// The thread that times the calls has its descriptor table alone: every other thread of the
+/// process (the phase's series sampler, the host monitor, the watchdog) has left it, and no
+/// thread waits for signals. A table shared with another thread makes every call take a
+/// reference on its file (bench/README.md, "The price of a second thread").
+#[test]
+fn the_timed_thread_has_its_descriptor_table_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = fsbench()
+        .args([
+            "matrix",
+            "-i",
+            "pwrite",
+            "--file-sizes",
+            "16m",
+            "--record-sizes",
+            "4k",
+        ])
+        .args([
+            "--min-time",
+            "2s",
+            "--interval",
+            "100ms",
+            "--quiet",
+            "--no-store",
+        ])
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let running = || {
+        files_under(dir.path()).iter().any(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("fsbench-matrix-"))
+        })
+    };
+    while !running() {
+        assert!(Instant::now() < deadline, "the matrix never started");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Looked at for a second of the phases: each helper thread seen, and the table each has.
+    // A thread just started has not left yet (it does so first thing): one still sharing the
+    // table 100 ms after it was first seen doing so is a helper that never leaves.
+    let mut helpers = BTreeSet::new();
+    let mut sharing: std::collections::BTreeMap<libc::pid_t, Instant> = Default::default();
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            break;
+        };
+        for task in tasks.flatten() {
+            let tid: libc::pid_t = task.file_name().to_string_lossy().parse().unwrap();
+            if tid == pid {
+                continue;
+            }
+            let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            let name = name.trim().to_string();
+            // kcmp(2) KCMP_FILES: 0 when the two threads share one descriptor table.
+            // SAFETY: kcmp only compares two tasks' kernel objects.
+            let rc = unsafe { libc::syscall(libc::SYS_kcmp, pid, tid, 2, 0, 0) };
+            let err = std::io::Error::last_os_error();
+            if rc < 0 && err.raw_os_error() == Some(libc::ESRCH) {
+                continue; // the thread ended meanwhile
+            }
+            assert!(rc >= 0, "kcmp: {err}");
+            assert_ne!(name, "ctrl-c", "a thread waits for signals");
+            if rc == 0 {
+                let since = *sharing.entry(tid).or_insert_with(Instant::now);
+                assert!(
+                    since.elapsed() < Duration::from_millis(100),
+                    "thread {tid} ({name}) shares the timed thread's table"
+                );
+            } else {
+                helpers.insert(name);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: ending the child we spawned.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(
+        helpers.contains("fsbench-series") && helpers.contains("fsbench-monitor"),
+        "helpers seen: {helpers:?}"
+    );
+}
+
 #[test]
 fn help_documents_every_option() {
     let output = fsbench().args(["matrix", "--help"]).output().unwrap();

@@ -8,6 +8,8 @@
 //! - [`stats`]: running mean / spread of per-pass rates (Welford).
 //! - [`recorder`]: the framework that times a pass of operations; workloads only act.
 //! - [`monitor`]: the host beside a sample (disks, memory, CPU, pressure) at its interval.
+//! - [`aside`]: helper threads leave the workload's descriptor table, so its calls take no
+//!   file references.
 //! - [`rng`]: the seeded generator every random choice of fsbench's comes from.
 //! - [`series`]: per-interval series of a running phase (threads publish on probes, a sampler
 //!   thread reads them).
@@ -22,6 +24,7 @@
 //!
 //! This crate depends on no other fsbench crate; every other layer builds on it.
 
+pub mod aside;
 pub mod clock;
 pub mod cpu;
 pub mod histogram;

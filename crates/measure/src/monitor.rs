@@ -85,7 +85,11 @@ impl Monitor {
         let auto = watch.interval == SeriesInterval::Auto;
         let thread = std::thread::Builder::new()
             .name("fsbench-monitor".into())
-            .spawn(move || watch_until(watch, &stop, t0_ns, first, auto))
+            .spawn(move || {
+                // The workload's threads then look their descriptors up without references.
+                let _ = crate::aside::leave_descriptor_table();
+                watch_until(watch, &stop, t0_ns, first, auto)
+            })
             .ok();
         Monitor {
             t0_ns,

@@ -419,7 +419,11 @@ impl PhaseSampler {
         let wait = control.clone();
         let thread = std::thread::Builder::new()
             .name("fsbench-series".into())
-            .spawn(move || state.run(&wait, first, auto))
+            .spawn(move || {
+                // The phase's threads then look their descriptors up without references.
+                let _ = crate::aside::leave_descriptor_table();
+                state.run(&wait, first, auto)
+            })
             .ok()?;
         Some(PhaseSampler {
             probes,

@@ -18,6 +18,11 @@ impl StopFlag {
         self.0.store(true, Ordering::SeqCst);
     }
 
+    /// The flag itself, for a signal handler to set (`request` from signal context).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        self.0.clone()
+    }
+
     pub fn is_requested(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }

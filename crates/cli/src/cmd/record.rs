@@ -2,7 +2,7 @@
 //! trace by the eBPF recorder (crate fsbench-record), with a summary of what was captured on
 //! standard error; the recorded command's exit status is fsbench's.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::cli::RecordArgs;
@@ -28,8 +28,7 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
     // Ctrl-C ends a --pid recording (the trace is written); a recorded command gets the signal
     // itself, from the terminal, and the recording ends when it does.
     let stop = Arc::new(AtomicBool::new(false));
-    let handler_stop = stop.clone();
-    let _ = ctrlc::set_handler(move || handler_stop.store(true, Ordering::Relaxed));
+    crate::frontend::on_stop_signals(stop.clone());
     let options = Options {
         root: args.root,
         target,
