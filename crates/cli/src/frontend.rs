@@ -87,7 +87,8 @@ extern "C" fn on_signal(_: libc::c_int) {
     }
 }
 
-/// SIGINT, SIGTERM and SIGHUP set `flag` from now on (the last flag given wins). A handler,
+/// SIGINT, SIGTERM and SIGHUP set `flag` from now on (the last flag given wins), except one the
+/// process was started with ignored. A handler,
 /// not a thread that waits for the signal: a second thread in the process would make every
 /// system call of a workload's thread take a reference on its file (`fsbench_measure::aside`).
 /// SA_RESTART: a call the signal interrupts resumes; the stop is seen at the next check.
@@ -96,6 +97,14 @@ pub fn on_stop_signals(flag: Arc<AtomicBool>) {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
         unsafe {
+            // A signal fsbench was started with ignored stays ignored: `nohup` (SIGHUP), a
+            // background job of a non-interactive shell (SIGINT).
+            let mut was: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut was) == 0
+                && was.sa_sigaction == libc::SIG_IGN
+            {
+                continue;
+            }
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
             action.sa_flags = libc::SA_RESTART;

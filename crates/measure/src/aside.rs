@@ -9,14 +9,17 @@
 //! of a second thread"): a harness cost that decides a per-call benchmark. fio's jobs are
 //! processes of their own; fsbench's workloads run in threads of one process beside its helper
 //! threads (the sampler of the phase's series, the host monitor, the run's watchdog), so each of
-//! those helpers calls [`leave_descriptor_table`] first: it takes a table of its own holding only
-//! standard input, output and error, and the workload's table is again its own.
+//! those helpers is started by [`spawn_helper`] (or [`spawn_scoped_helper`]): before its work it
+//! calls [`leave_descriptor_table`], taking a table of its own holding only standard input,
+//! output and error, and the spawner goes on only once it has; the workload's table is then
+//! its own again.
 //!
 //! What a helper may do after: use descriptors 0-2 (a campaign child's events go to standard
 //! output) and files it opens itself; never a descriptor another thread opened (its number
 //! means nothing in the helper's table), and never hand one of its own to another thread.
 
 use std::io;
+use std::thread::{JoinHandle, Scope, ScopedJoinHandle};
 
 /// `close_range` flag: give the calling thread a copy of the table first, and close in the copy.
 const CLOSE_RANGE_UNSHARE: libc::c_uint = 1 << 1;
@@ -45,6 +48,43 @@ pub fn leave_descriptor_table() -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// Starts a helper thread that leaves the descriptor table before it runs `f`, and returns once
+/// it has: the workload that starts next already has its table alone.
+pub fn spawn_helper<F, T>(builder: std::thread::Builder, f: F) -> io::Result<JoinHandle<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let (left, has_left) = std::sync::mpsc::sync_channel(1);
+    let handle = builder.spawn(move || {
+        let _ = leave_descriptor_table();
+        let _ = left.send(());
+        f()
+    })?;
+    let _ = has_left.recv();
+    Ok(handle)
+}
+
+/// As [`spawn_helper`], in a scope (panics when the thread cannot be started, as
+/// `Scope::spawn` does).
+pub fn spawn_scoped_helper<'scope, F, T>(
+    scope: &'scope Scope<'scope, '_>,
+    f: F,
+) -> ScopedJoinHandle<'scope, T>
+where
+    F: FnOnce() -> T + Send + 'scope,
+    T: Send + 'scope,
+{
+    let (left, has_left) = std::sync::mpsc::sync_channel(1);
+    let handle = scope.spawn(move || {
+        let _ = leave_descriptor_table();
+        let _ = left.send(());
+        f()
+    });
+    let _ = has_left.recv();
+    handle
 }
 
 #[cfg(test)]

@@ -83,14 +83,12 @@ impl Monitor {
         };
         let stop = control.clone();
         let auto = watch.interval == SeriesInterval::Auto;
-        let thread = std::thread::Builder::new()
-            .name("fsbench-monitor".into())
-            .spawn(move || {
-                // The workload's threads then look their descriptors up without references.
-                let _ = crate::aside::leave_descriptor_table();
-                watch_until(watch, &stop, t0_ns, first, auto)
-            })
-            .ok();
+        // Out of the workload's descriptor table before the workload starts.
+        let thread = crate::aside::spawn_helper(
+            std::thread::Builder::new().name("fsbench-monitor".into()),
+            move || watch_until(watch, &stop, t0_ns, first, auto),
+        )
+        .ok();
         Monitor {
             t0_ns,
             control,

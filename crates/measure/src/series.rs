@@ -417,14 +417,12 @@ impl PhaseSampler {
             auto: timing,
         };
         let wait = control.clone();
-        let thread = std::thread::Builder::new()
-            .name("fsbench-series".into())
-            .spawn(move || {
-                // The phase's threads then look their descriptors up without references.
-                let _ = crate::aside::leave_descriptor_table();
-                state.run(&wait, first, auto)
-            })
-            .ok()?;
+        // Out of the workload's descriptor table before the phase starts.
+        let thread = crate::aside::spawn_helper(
+            std::thread::Builder::new().name("fsbench-series".into()),
+            move || state.run(&wait, first, auto),
+        )
+        .ok()?;
         Some(PhaseSampler {
             probes,
             control,

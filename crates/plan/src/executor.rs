@@ -102,9 +102,8 @@ impl Executor for InProcess {
         let timed_out = AtomicBool::new(false);
         let end = std::thread::scope(|s| {
             // The watchdog: a stop request or the deadline stops the workload between steps.
-            s.spawn(|| {
-                // Out of the workload's descriptor table: its calls then take no references.
-                let _ = fsbench_measure::aside::leave_descriptor_table();
+            // Out of the workload's descriptor table before the workload starts.
+            fsbench_measure::aside::spawn_scoped_helper(s, || {
                 let deadline = bounds
                     .timeout_ns
                     .map(|ns| Instant::now() + Duration::from_nanos(ns));

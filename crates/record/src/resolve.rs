@@ -118,6 +118,7 @@ const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
 const AT_REMOVEDIR: u64 = 0x200;
 const CLONE_THREAD: u64 = 0x0001_0000;
 const CLOSE_RANGE_CLOEXEC: u64 = 4;
+const CLOSE_RANGE_UNSHARE: u64 = 2;
 const MAP_ANONYMOUS: u64 = 0x20;
 /// The page size of x86_64, whose system call numbering the recorder knows.
 const PAGE: u64 = 4096;
@@ -518,6 +519,12 @@ impl Resolver<'_> {
                     self.out.outside += 1
                 }
             }
+            // CLOSE_RANGE_UNSHARE from a thread other than the process's first: the thread
+            // takes a copy of the table and closes in the copy (a helper thread leaving the
+            // table, as fsbench's own do); the process's table, its other threads', is as it
+            // was. From the first thread (a forked child before its exec, whose table is its
+            // own) the descriptors close.
+            libc::SYS_close_range if ok && a[2] & CLOSE_RANGE_UNSHARE != 0 && c.tid != c.pid => {}
             libc::SYS_close_range if ok => {
                 let (first, last) = (a[0] as u32 as i64, a[1] as u32 as i64);
                 let mut inside: Vec<i32> = Vec::new();
@@ -1221,6 +1228,23 @@ mod tests {
         assert_eq!(r.outside, 3, "{:?}", r.events);
         assert_eq!(r.events[0].start_ns, 10);
         assert_eq!(r.events[0].dur_ns, 5);
+    }
+
+    /// A helper thread that leaves the table (close_range with CLOSE_RANGE_UNSHARE) closes
+    /// nothing of its process's; the same call from the process's first thread closes.
+    #[test]
+    fn a_thread_leaving_the_table_closes_nothing_of_its_process() {
+        let root = Path::new("/srv/app");
+        let mut s = Script::new();
+        s.call(10, libc::SYS_clone, &[CLONE_THREAD | 0x100], 12, &[]);
+        s.call(10, libc::SYS_close_range, &[3, u32::MAX as u64, 2], 0, &[]);
+        s.calls.calls.last_mut().unwrap().tid = 12;
+        s.call(10, libc::SYS_write, &[3, 0, 4], 4, &[]);
+        s.call(10, libc::SYS_close_range, &[3, u32::MAX as u64, 2], 0, &[]);
+        let processes = HashMap::from([(10, one_fd_inside_one_outside(root))]);
+        let r = resolve(root, s.calls, 1_000, processes);
+        let ops: Vec<Op> = r.events.iter().map(|e| e.op.clone()).collect();
+        assert_eq!(ops, [Op::Write { fd: 3, len: 4 }, Op::Close { fd: 3 }]);
     }
 
     /// A process in /srv/app with descriptor 3 on a file inside it and 4 on one outside.
