@@ -5,8 +5,9 @@
 //! descriptor table. While that table is the calling thread's alone the kernel borrows the file;
 //! while other threads share it, each call takes a reference on the file and drops it again (two
 //! atomic operations on a shared cache line, `fdget`/`fput`). A bare C loop of 4 KiB `pwrite`s
-//! on tmpfs ran at 0.92 of itself with one sleeping thread beside it (bench/README.md, "The price
-//! of a second thread"): a harness cost that decides a per-call benchmark. fio's jobs are
+//! on tmpfs ran at 0.92 to 1.00 of itself (four runs) with a sleeping thread beside it
+//! (bench/README.md, "The price of a second thread"): a harness cost that decides a per-call
+//! benchmark. fio's jobs are
 //! processes of their own; fsbench's workloads run in threads of one process beside its helper
 //! threads (the sampler of the phase's series, the host monitor, the run's watchdog), so each of
 //! those helpers is started by [`spawn_helper`] (or [`spawn_scoped_helper`]): before its work it
