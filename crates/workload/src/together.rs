@@ -29,9 +29,10 @@ pub struct Together<R> {
     pub cpu: CpuTimes,
 }
 
-/// Runs `work` on every item in a thread of its own, all released together (one item: on the
-/// calling thread). `Ok(None)` from a
-/// thread's point of view means it was told to stop before starting (never, unless spawning
+/// Runs `work` on every item in a thread of its own, all released together (one item too: its
+/// thread may change its own scheduling policy, which the caller's must keep; the caller waits
+/// in `join` meanwhile and shares the thread's descriptor table, `fsbench_measure::aside`).
+/// `Ok(None)` from a thread's point of view means it was told to stop before starting (never, unless spawning
 /// failed); an error spawning a thread is returned after the others have stopped.
 pub fn run_together<W: Send, R: Send>(
     items: &mut [W],
@@ -57,24 +58,8 @@ fn run<W: Send, R: Send>(
     mut watch: Option<&mut dyn FnMut(bool)>,
 ) -> io::Result<Together<R>> {
     let total = items.len();
-    let clock = Clock::get();
-    // One thread and nothing to watch: the calling thread does the work itself. A thread
-    // spawned for it would share this one's descriptor table while this one waits in `join`,
-    // and each of the work's calls would take a reference on its file
-    // (`fsbench_measure::aside`).
-    if let ([item], None) = (&mut *items, watch.as_ref()) {
-        let cpu_before = CpuTimes::process();
-        let released = clock.ticks();
-        let result = work(item);
-        let ended = clock.ticks();
-        return Ok(Together {
-            results: vec![result],
-            released,
-            ended,
-            cpu: CpuTimes::process().since(cpu_before),
-        });
-    }
     let gate = (Mutex::new(Gate::Wait), Condvar::new());
+    let clock = Clock::get();
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(items.len());
         let mut spawn_error = None;
