@@ -22,6 +22,22 @@ fn results(doc: &Value) -> Vec<Value> {
     flat_results(doc)
 }
 
+/// Waits until the matrix's own test file under `dir` (`fsbench-matrix-*`; not the buffer
+/// placement's calibration file) has a length `len_ok` accepts; fails the test at `deadline`.
+fn wait_for_test_file(dir: &Path, len_ok: impl Fn(u64) -> bool, deadline: Instant) {
+    while !files_under(dir).iter().any(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("fsbench-matrix-"))
+            && std::fs::metadata(p).is_ok_and(|m| len_ok(m.len()))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the matrix's test file never came as awaited"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 #[test]
 fn yields_every_expected_cell_and_no_other() {
     let dir = tempfile::tempdir().unwrap();
@@ -678,18 +694,11 @@ fn ctrl_c_keeps_finished_results_and_removes_the_test_file() {
     // The test file is 128 KiB only once the first cell (64 KiB, four phases) has finished.
     // Only the matrix's own file counts: the buffer placement's calibration file, written before
     // the first cell, passes through 128 KiB on its way to 1 MiB.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let second_cell = || {
-        files_under(dir.path()).iter().any(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("fsbench-matrix-"))
-                && std::fs::metadata(p).is_ok_and(|m| m.len() == 128 * KIB)
-        })
-    };
-    while !second_cell() {
-        assert!(Instant::now() < deadline, "the first cell never finished");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_for_test_file(
+        dir.path(),
+        |len| len == 128 * KIB,
+        Instant::now() + Duration::from_secs(60),
+    );
     // SAFETY: sending SIGINT to the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
@@ -740,16 +749,7 @@ fn the_timed_thread_has_its_descriptor_table_alone() {
         .unwrap();
     let pid = child.id() as libc::pid_t;
     let deadline = Instant::now() + Duration::from_secs(60);
-    let running = || {
-        files_under(dir.path()).iter().any(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("fsbench-matrix-"))
-        })
-    };
-    while !running() {
-        assert!(Instant::now() < deadline, "the matrix never started");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_for_test_file(dir.path(), |_| true, deadline);
     // Looked at while the phases run: each helper thread seen, and the table each has.
     // A thread just started has not left yet (it does so first thing): one still sharing the
     // table 100 ms after it was first seen doing so is a helper that never leaves.
@@ -828,14 +828,11 @@ fn a_hangup_ignored_at_start_stays_ignored() {
         });
     }
     let child = command.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !files_under(dir.path()).iter().any(|p| {
-        p.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("fsbench-matrix-"))
-    }) {
-        assert!(Instant::now() < deadline, "the matrix never started");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_for_test_file(
+        dir.path(),
+        |_| true,
+        Instant::now() + Duration::from_secs(60),
+    );
     // SAFETY: signalling the child we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
     let output = child.wait_with_output().unwrap();

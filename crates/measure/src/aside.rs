@@ -20,6 +20,7 @@
 //! means nothing in the helper's table), and never hand one of its own to another thread.
 
 use std::io;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::thread::{JoinHandle, Scope, ScopedJoinHandle};
 
 /// `close_range` flag: give the calling thread a copy of the table first, and close in the copy.
@@ -58,12 +59,8 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (left, has_left) = std::sync::mpsc::sync_channel(1);
-    let handle = builder.spawn(move || {
-        let _ = leave_descriptor_table();
-        let _ = left.send(());
-        f()
-    })?;
+    let (left, has_left) = sync_channel(1);
+    let handle = builder.spawn(leaving_first(left, f))?;
     let _ = has_left.recv();
     Ok(handle)
 }
@@ -78,14 +75,19 @@ where
     F: FnOnce() -> T + Send + 'scope,
     T: Send + 'scope,
 {
-    let (left, has_left) = std::sync::mpsc::sync_channel(1);
-    let handle = scope.spawn(move || {
+    let (left, has_left) = sync_channel(1);
+    let handle = scope.spawn(leaving_first(left, f));
+    let _ = has_left.recv();
+    handle
+}
+
+/// A helper's body: it leaves the descriptor table, says so on `left`, then runs `f`.
+fn leaving_first<T>(left: SyncSender<()>, f: impl FnOnce() -> T) -> impl FnOnce() -> T {
+    move || {
         let _ = leave_descriptor_table();
         let _ = left.send(());
         f()
-    });
-    let _ = has_left.recv();
-    handle
+    }
 }
 
 #[cfg(test)]
