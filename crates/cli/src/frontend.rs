@@ -88,10 +88,10 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 /// SIGINT, SIGTERM and SIGHUP set `flag` from now on (the last flag given wins), except one the
-/// process was started with ignored. A handler,
-/// not a thread that waits for the signal: a second thread in the process would make every
-/// system call of a workload's thread take a reference on its file (`fsbench_measure::aside`).
-/// SA_RESTART: a call the signal interrupts resumes; the stop is seen at the next check.
+/// process was started with ignored. A handler, not a thread that waits for the signal: a
+/// second thread in the process would make every system call of a workload's thread take a
+/// reference on its file (`fsbench_measure::aside`). SA_RESTART: a call the signal interrupts
+/// resumes; the stop is seen at the next check.
 pub fn on_stop_signals(flag: Arc<AtomicBool>) {
     let _leaked = SIGNALLED.swap(Arc::into_raw(flag).cast_mut(), Ordering::AcqRel);
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
