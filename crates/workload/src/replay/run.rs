@@ -127,9 +127,11 @@ struct Shared<'a> {
     abort: AtomicBool,
     clock: Clock,
     pool: Mutex<Vec<Lane>>,
-    /// With recorded timing: when each call (by its index in the plan) completed in the
-    /// replay, so that a thread's first call can keep its think time after the fork that made
-    /// its process. Empty as fast as possible.
+    /// With recorded timing: when each call (by its index in the plan) would have completed
+    /// in the replay had its thread not been running late (its end here less its thread's
+    /// lateness when it was issued: see `worker`), so that a thread that follows it (woken by
+    /// it, or made by the fork it was) keeps its think time after it and inherits what the
+    /// filesystem made slow, but not the replay's own overshoots. Empty as fast as possible.
     ends: Vec<AtomicU64>,
     /// Wakes of parked waiters (see [`Progress`]).
     wakes: AtomicU64,
@@ -292,12 +294,12 @@ impl Shared<'_> {
     }
 
     /// When `call` is due after `previous` (the call before it in program order) completed
-    /// here at `previous_end`: the recorded think time between them, at `speed` times the
-    /// recorded pace. A slower filesystem delays what follows, as it would the application.
-    /// The time the recorded thread was blocked on I/O in between (its page faults of files
-    /// mapped from inside the root) is not think time: the replay reads the mapped pages
-    /// itself, on this filesystem; nor is the
-    /// time the recorder's probes took (`Call::blocked_ns` holds both).
+    /// here at `previous_end` (when it would have, had its thread been on time): the recorded
+    /// think time between them, at `speed` times the recorded pace. A slower filesystem delays
+    /// what follows, as it would the application. The time the recorded thread was blocked on
+    /// I/O in between (its page faults of files mapped from inside the root) is not think
+    /// time: the replay reads the mapped pages itself, on this filesystem; nor is the time the
+    /// recorder's probes took (`Call::blocked_ns` holds both).
     fn think_due(previous_end: u64, previous: &Call, call: &Call, speed: f64) -> u64 {
         let think = call
             .start_ns
@@ -307,14 +309,14 @@ impl Shared<'_> {
     }
 
     /// When `call` is due after the recorded wakeup `wake` ended its thread's wait, the
-    /// waker's call before it having completed here: the waker's think time from that call to
-    /// the wakeup, then the time from the wakeup to `call` (less the time then blocked in
-    /// faults), at `speed` times the recorded pace; never before `previous_end`, when the
-    /// thread's own previous call completed.
+    /// waker's call before it having completed here (on time: [`Shared::ends`]): the waker's
+    /// think time from that call to the wakeup, then the time from the wakeup to `call` (less
+    /// the time then blocked in faults), at `speed` times the recorded pace; never before
+    /// `previous_end`, when the thread's own previous call completed (on time).
     fn woken_due(&self, previous_end: u64, wake: &Wake, call: &Call, speed: f64) -> u64 {
         let ci = self.plan.threads[wake.dep.thread as usize].calls[wake.dep.seq as usize] as usize;
         let waker = &self.plan.calls[ci];
-        let waker_end = self.ends[ci].load(Ordering::Acquire);
+        let waker_end = self.end_of(wake.dep);
         let waker_think = wake.at_ns.saturating_sub(waker.start_ns + waker.dur_ns);
         let woken = waker_end + (waker_think as f64 / speed) as u64;
         let after = call
@@ -322,6 +324,13 @@ impl Shared<'_> {
             .saturating_sub(wake.at_ns)
             .saturating_sub(call.blocked_ns);
         woken.max(previous_end) + (after as f64 / speed) as u64
+    }
+
+    /// When `dep` would have completed here had its thread been on time (see [`Shared::ends`]);
+    /// with recorded timing only.
+    fn end_of(&self, dep: Dep) -> u64 {
+        let ci = self.plan.threads[dep.thread as usize].calls[dep.seq as usize] as usize;
+        self.ends[ci].load(Ordering::Acquire)
     }
 
     /// When a thread's first call is due: after the call it follows (its process's fork, or
@@ -332,8 +341,7 @@ impl Shared<'_> {
         match thread.after {
             Some(d) => {
                 let ci = self.plan.threads[d.thread as usize].calls[d.seq as usize] as usize;
-                let end = self.ends[ci].load(Ordering::Acquire);
-                Self::think_due(end, &self.plan.calls[ci], first, speed)
+                Self::think_due(self.end_of(d), &self.plan.calls[ci], first, speed)
             }
             None => self.due(first.start_ns, speed),
         }
@@ -400,11 +408,16 @@ impl Shared<'_> {
         // With recorded timing, the call before this one in program order and when it
         // completed here.
         let mut previous: Option<(&Call, u64)> = None;
-        // With recorded timing, how far this thread's waits have overshot their time and not
-        // yet been taken back from a later think time: thousands of short waits would
-        // otherwise add their overshoots up (ARTC keeps the think times, not their errors).
-        let mut overshot = 0u64;
-        if self.options.speed.is_some() {
+        // With recorded timing, how late the previous call was issued here: after the time it
+        // was due had every sleep ended on time and every wait for another thread (its waker,
+        // the calls the dependency rule orders it after) returned the moment that thread's
+        // call would have ended on time (`ends`). Taken back from the think times that follow:
+        // thousands of short sleeps, wakeups and hand-offs would otherwise add their delays up,
+        // and a thread that waited for a late one would keep the other's lateness for good
+        // (ARTC keeps the think times, not their errors).
+        let mut late = 0u64;
+        let timed = self.options.speed.is_some();
+        if timed {
             // Sleeps end as close to their deadline as the kernel can (50 µs of slack by
             // default); this thread's only.
             // SAFETY: prctl with an integer argument has no memory effects.
@@ -415,31 +428,33 @@ impl Shared<'_> {
             if self.stopped() {
                 break;
             }
+            // With recorded timing, when the call is due had nothing here run late.
+            let mut on_time = 0;
             if let Some(speed) = self.options.speed {
+                // When it is due, and the earliest it may go: never before the call it
+                // follows in its thread completed.
                 let (due, earliest) = match previous {
-                    Some((p, end)) => match call.wake {
-                        // Woken by another thread after the previous call: the gap waited for
-                        // it, so the call follows the waker here, not the recorded gap.
-                        Some(wake) if wake.at_ns >= p.start_ns + p.dur_ns => {
-                            if !self.wait(wake.dep) {
-                                break;
+                    Some((p, end)) => {
+                        let previous_on_time = end.saturating_sub(late);
+                        match call.wake {
+                            // Woken by another thread after the previous call: the gap waited
+                            // for it, so the call follows the waker here, not the recorded gap.
+                            Some(wake) if wake.at_ns >= p.start_ns + p.dur_ns => {
+                                if !self.wait(wake.dep) {
+                                    break;
+                                }
+                                (self.woken_due(previous_on_time, &wake, call, speed), end)
                             }
-                            (self.woken_due(end, &wake, call, speed), end)
+                            _ => (Self::think_due(previous_on_time, p, call, speed), end),
                         }
-                        _ => (Self::think_due(end, p, call, speed), end),
-                    },
+                    }
                     None => (self.first_due(thread, speed), 0),
                 };
-                // Earlier overshoot taken back from this think time, never before the call
-                // this one follows.
-                let target = due.saturating_sub(overshot).max(earliest);
-                overshot -= due - target;
-                if target > now_ns() {
-                    if !self.sleep_until(target) {
-                        break;
-                    }
-                    overshot += now_ns().saturating_sub(target);
+                let target = due.max(earliest);
+                if target > now_ns() && !self.sleep_until(target) {
+                    break;
                 }
+                on_time = due;
             }
             if plan.dependencies {
                 let (a, b) = call.deps;
@@ -447,7 +462,15 @@ impl Shared<'_> {
                     if !self.wait(d) {
                         break 'calls;
                     }
+                    // Not before the calls it waits for would have ended on time: what this
+                    // filesystem made them take is the call's to wait, the rest is lateness.
+                    if timed {
+                        on_time = on_time.max(self.end_of(d));
+                    }
                 }
+            }
+            if timed {
+                late = now_ns().saturating_sub(on_time);
             }
             let before = clock.ticks();
             let done = sys::issue(call, plan, &self.table, &mut lane.buffers);
@@ -470,9 +493,9 @@ impl Shared<'_> {
             if let Some(probe) = &lane.probe {
                 probe.op(done.bytes, ns);
             }
-            if self.options.speed.is_some() {
+            if timed {
                 let end = now_ns();
-                self.ends[ci as usize].store(end, Ordering::Release);
+                self.ends[ci as usize].store(end.saturating_sub(late), Ordering::Release);
                 previous = Some((call, end));
             }
             self.complete(t);
