@@ -4,10 +4,12 @@ set -euo pipefail
 ROUNDS=${1:-6}; APP=${APP:-git}; FS=${FS:-ext4}
 A=/root/exp/fsbench-b7a4d45; B=${B:-/root/exp/fsbench-new}
 W=$(mktemp -d /var/tmp/rr.XXXXXX); M=$W/mnt; mkdir -p $M; LOOP=
-cleanup() { mountpoint -q $M && umount $M; [ -n "$LOOP" ] && losetup -d $LOOP; rm -rf $W; }
+detach() { for l in $(losetup -j $W/fs.img | cut -d: -f1); do losetup -d $l; done; }
+# (fresh runs in subshells too: the loop devices are found by their image, not kept in a variable)
+cleanup() { mountpoint -q $M && umount $M; detach; rm -rf $W; }
 trap cleanup EXIT INT TERM
 KEEP=${KEEP:-}
-fresh() { mountpoint -q $M && umount $M; [ -n "$LOOP" ] && losetup -d $LOOP; LOOP=; rm -f $W/fs.img; truncate -s 4g $W/fs.img
+fresh() { mountpoint -q $M && umount $M; detach; rm -f $W/fs.img; truncate -s 4g $W/fs.img
   LOOP=$(losetup --find --show --direct-io=on $W/fs.img)
   case $1 in ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $LOOP;; xfs) mkfs.xfs -q -f $LOOP;; btrfs) mkfs.btrfs -q -f $LOOP >/dev/null;; esac
   mount $LOOP $M; }

@@ -130,8 +130,8 @@ struct Shared<'a> {
     /// With recorded timing: when each call (by its index in the plan) would have completed
     /// in the replay had its thread not been running late (its end here less its thread's
     /// lateness when it was issued: see `worker`), so that a thread that follows it (woken by
-    /// it, or made by the fork it was) keeps its think time after it and inherits what the
-    /// filesystem made slow, but not the replay's own overshoots. Empty as fast as possible.
+    /// it, made by the fork it was, or ordered after it by the dependency rule) inherits the
+    /// time its calls took here, but not the delays between them. Empty as fast as possible.
     ends: Vec<AtomicU64>,
     /// Wakes of parked waiters (see [`Progress`]).
     wakes: AtomicU64,
@@ -462,8 +462,9 @@ impl Shared<'_> {
                     if !self.wait(d) {
                         break 'calls;
                     }
-                    // Not before the calls it waits for would have ended on time: what this
-                    // filesystem made them take is the call's to wait, the rest is lateness.
+                    // Not before the calls it waits for would have ended on time: the order the
+                    // rule imposes, and what this filesystem made those calls take, are the
+                    // call's to wait; the rest (their threads' delays) is lateness.
                     if timed {
                         on_time = on_time.max(self.end_of(d));
                     }
@@ -475,6 +476,8 @@ impl Shared<'_> {
             let before = clock.ticks();
             let done = sys::issue(call, plan, &self.table, &mut lane.buffers);
             let ns = clock.ns(clock.ticks().saturating_sub(before));
+            // (Read before the counting below: the harness's time is not the call's.)
+            let end = if timed { now_ns() } else { 0 };
             let k = call.kind as usize;
             lane.calls[k] += 1;
             lane.bytes[k] += done.bytes;
@@ -494,7 +497,6 @@ impl Shared<'_> {
                 probe.op(done.bytes, ns);
             }
             if timed {
-                let end = now_ns();
                 self.ends[ci as usize].store(end.saturating_sub(late), Ordering::Release);
                 previous = Some((call, end));
             }
