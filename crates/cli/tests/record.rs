@@ -136,3 +136,64 @@ fn an_output_that_is_a_device_a_pipe_or_a_link_is_refused_before_the_command_run
     assert!(kind(&link).is_symlink());
     assert_eq!(std::fs::read(&target).unwrap(), b"precious");
 }
+
+/// The recorded command does not outlive a recorder killed outright (SIGKILL: no handler, no
+/// clean-up): the kernel kills it with its parent, rather than leave it running unrecorded.
+#[test]
+fn a_recorder_killed_outright_takes_its_command_with_it() {
+    if !root_or_skip("a_recorder_killed_outright_takes_its_command_with_it") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("app.trace");
+    let mut recorder = fsbench()
+        .current_dir(dir.path())
+        .args(["record", "-o"])
+        .arg(&trace)
+        .args(["--", "sleep", "1000"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The command, once it is `sleep` (executed: the recorder has let it go).
+    let children = format!("/proc/{0}/task/{0}/children", recorder.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let command = loop {
+        let found = std::fs::read_to_string(&children)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|p| p.parse::<i32>().unwrap())
+            .find(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .is_ok_and(|c| c.trim() == "sleep")
+            });
+        if let Some(pid) = found {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the recorder never ran its command"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+    // Gone, or a zombie waiting for whoever reaps orphans here.
+    let ended = || {
+        std::fs::read_to_string(format!("/proc/{command}/stat")).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !ended() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let still = ended();
+    if !still {
+        // SAFETY: the test's own grandchild, still running: not left behind.
+        unsafe { libc::kill(command, libc::SIGKILL) };
+    }
+    assert!(still, "the command {command} outlived its recorder");
+}

@@ -1,6 +1,8 @@
 //! The recorded command, started so that its first call is already traced: forked, it waits on
 //! a pipe until the recorder has added its pid to the traced set, then executes the command.
-//! (`std::process::Command` cannot do this: its spawn returns only after the exec.)
+//! (`std::process::Command` cannot do this: its spawn returns only after the exec.) It executes
+//! only when the recorder says so (a byte on the pipe): a recorder that fails or dies before
+//! that leaves it to end without running the command, and it dies with the recorder.
 
 use std::ffi::{CString, OsString};
 use std::io;
@@ -8,7 +10,8 @@ use std::os::unix::ffi::OsStrExt;
 
 pub struct Child {
     pub pid: u32,
-    /// The pipe's write end: closing it lets the child go on.
+    /// The pipe's write end: a byte written lets the child go on; closed without one, the child
+    /// ends without executing the command. -1 once released.
     go: libc::c_int,
     /// The read end of a close-on-exec pipe: end of file when the exec succeeded, else the
     /// child's errno (4 bytes) when it could not execute the command.
@@ -53,8 +56,10 @@ impl Child {
             return Err(e);
         }
         let [exec_errno, report_errno] = report;
-        // SAFETY: the child calls only async-signal-safe functions (close, read, execvp, write,
-        // _exit) on memory prepared before the fork.
+        // SAFETY: getpid has no memory effects.
+        let recorder = unsafe { libc::getpid() };
+        // SAFETY: the child calls only async-signal-safe functions (close, prctl, getppid,
+        // read, execvp, write, _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             let e = io::Error::last_os_error();
@@ -69,8 +74,24 @@ impl Child {
         if pid == 0 {
             unsafe {
                 libc::close(go);
+                // Killed with the recorder (the thread that forked it) if that dies first: a
+                // command nobody records, and nobody waits for, is not left running. (Its own
+                // children are not: they are the command's to end.)
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                if libc::getppid() != recorder {
+                    libc::_exit(127);
+                }
                 let mut byte = 0u8;
-                while libc::read(wait, (&mut byte as *mut u8).cast(), 1) < 0 {}
+                let n = loop {
+                    let n = libc::read(wait, (&mut byte as *mut u8).cast(), 1);
+                    if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                        break n;
+                    }
+                };
+                if n != 1 {
+                    // The recorder closed the pipe without a go: not traced, not run.
+                    libc::_exit(127);
+                }
                 libc::execvp(ptrs[0], ptrs.as_ptr());
                 let errno = *libc::__errno_location();
                 libc::write(report_errno, (&errno as *const i32).cast(), 4);
@@ -92,9 +113,16 @@ impl Child {
 
     /// Lets the child execute its command; the error when it could not (the child has then
     /// ended, and been waited for).
-    pub fn release(&self) -> io::Result<()> {
-        // SAFETY: our descriptor, closed once (ends the child's read with 0 bytes).
-        unsafe { libc::close(self.go) };
+    pub fn release(&mut self) -> io::Result<()> {
+        // SAFETY: our descriptor, written once and closed once (-1 after).
+        unsafe {
+            let go = 1u8;
+            while libc::write(self.go, (&go as *const u8).cast(), 1) < 0
+                && *libc::__errno_location() == libc::EINTR
+            {}
+            libc::close(self.go);
+        }
+        self.go = -1;
         let mut errno = 0i32;
         let n = loop {
             // SAFETY: our descriptor; 4 bytes into an i32.
@@ -138,5 +166,65 @@ impl Child {
         } else {
             None
         }
+    }
+}
+
+impl Drop for Child {
+    /// Never released (the recorder failed before it traced the child): the child is told to
+    /// end without running the command, and is waited for.
+    fn drop(&mut self) {
+        if self.go < 0 {
+            return;
+        }
+        // SAFETY: our descriptors, closed once; our child, waited for once.
+        unsafe {
+            libc::close(self.go);
+            libc::close(self.exec_errno);
+            let mut status = 0;
+            while libc::waitpid(self.pid as i32, &mut status, 0) < 0
+                && *libc::__errno_location() == libc::EINTR
+            {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child the recorder drops without releasing it (it could not trace it) never runs the
+    /// command, and is waited for: before, it waited until fsbench exited and then ran the
+    /// command unrecorded.
+    #[test]
+    fn a_child_never_released_never_runs_the_command_and_is_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let witness = dir.path().join("ran");
+        let argv: Vec<OsString> = vec!["touch".into(), witness.clone().into()];
+        let child = Child::fork(&argv).unwrap();
+        let pid = child.pid;
+        drop(child);
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
+        assert!(!alive, "the child was waited for");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!witness.exists(), "the command never ran");
+    }
+
+    /// Released, the child runs the command.
+    #[test]
+    fn a_released_child_runs_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let witness = dir.path().join("ran");
+        let argv: Vec<OsString> = vec!["touch".into(), witness.clone().into()];
+        let mut child = Child::fork(&argv).unwrap();
+        child.release().unwrap();
+        let code = loop {
+            if let Some(code) = child.try_wait() {
+                break code;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(code, 0);
+        assert!(witness.exists());
     }
 }

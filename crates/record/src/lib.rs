@@ -298,7 +298,7 @@ fn run(
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            let child = launch::Child::fork(argv).map_err(|source| RecordError::Start {
+            let mut child = launch::Child::fork(argv).map_err(|source| RecordError::Start {
                 command: command.join(" "),
                 source,
             })?;
