@@ -1466,7 +1466,18 @@ impl FakeDaemon {
     fn start(dir: &Path) -> FakeDaemon {
         let program = dir.join("zfs-fuse");
         std::fs::copy("/bin/sleep", &program).unwrap();
-        let child = Command::new(&program).arg("120").spawn().unwrap();
+        // A child another test thread forks while the copy is open for writing holds it open
+        // until that child executes: the exec fails with ETXTBSY until then.
+        let mut tries = 0;
+        let child = loop {
+            match Command::new(&program).arg("120").spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                spawned => break spawned.unwrap(),
+            }
+        };
         FakeDaemon { child }
     }
     fn alive(&self) -> bool {
