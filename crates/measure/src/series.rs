@@ -762,8 +762,16 @@ mod tests {
             .iter()
             .position(|i| i.total.finish_ns > 0)
             .unwrap();
+        // The finishing step starts in the interval of the last operation: every
+        // operation is in it or before it, none after, and some came before it.
+        assert!(first > 0, "{intervals:?}");
+        assert_eq!(
+            intervals[..=first].iter().map(|i| i.total.ops).sum::<u64>(),
+            200,
+            "{intervals:?}"
+        );
         assert!(
-            intervals[..first].iter().map(|i| i.total.ops).sum::<u64>() >= 150,
+            intervals[first + 1..].iter().all(|i| i.total.ops == 0),
             "{intervals:?}"
         );
         for i in &intervals {
