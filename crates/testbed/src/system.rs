@@ -113,6 +113,27 @@ impl CmdOutput {
 
 pub use crate::loopdev::LoopDevice;
 
+/// umount(8) of `mountpoint`, tried again every 20 ms for up to `patience` while it says the
+/// target is busy. The kernel lets go of some files moments after nothing in user space holds
+/// them — io_uring puts the files of a closed ring's requests from a worker, a process that
+/// just ended closes its own on the way out — and a mount is busy until it has. What the last
+/// try said is returned with the command, for the caller's error.
+pub fn umount_patiently(
+    sys: &dyn System,
+    mountpoint: &Path,
+    patience: Duration,
+) -> io::Result<(Cmd, CmdOutput)> {
+    let cmd = Cmd::new("umount").arg(mountpoint.display().to_string());
+    let until = std::time::Instant::now() + patience;
+    loop {
+        let out = sys.run(&cmd)?;
+        if out.success() || !out.stderr.contains("busy") || std::time::Instant::now() >= until {
+            return Ok((cmd, out));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The last `lines` non-empty lines of `text` (a command's output, for the record).
 pub(crate) fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

@@ -1328,13 +1328,16 @@ impl<'s> Target<'s> {
         })
     }
 
-    /// umount(8) of the mount point (whatever is mounted there), for `action`.
+    /// umount(8) of the mount point (whatever is mounted there), for `action`, tried again
+    /// for a while when busy (files the kernel has yet to let go of, such as those of the
+    /// io_uring rings a workload just closed).
     fn unmount_here(&self, action: &'static str) -> Result<(), TargetError> {
-        let umount = Cmd::new("umount").arg(self.info.mountpoint.display().to_string());
-        let out = self
-            .sys
-            .run(&umount)
-            .map_err(|e| missing_tool(&umount, e))?;
+        let (umount, out) = crate::system::umount_patiently(
+            self.sys,
+            &self.info.mountpoint,
+            std::time::Duration::from_secs(3),
+        )
+        .map_err(|e| missing_tool(&Cmd::new("umount"), e))?;
         if out.success() {
             Ok(())
         } else {
@@ -1920,6 +1923,28 @@ mod tests {
         };
         let err = Target::prepare(&sys, s, &|| false).err().unwrap();
         assert!(err.to_string().contains("tmpfs lives in memory"), "{err}");
+    }
+
+    /// A mount the kernel still holds for a moment (io_uring puts a closed ring's files from a
+    /// worker) is unmounted on a later try: the remount succeeds, and umount(8) ran again.
+    #[test]
+    fn a_remount_waits_out_a_mount_busy_for_a_moment() {
+        let sys = host();
+        let mut target = Target::prepare(&sys, spec("ext4"), &|| false).unwrap();
+        let umounts = |sys: &RecordingSystem| {
+            sys.log()
+                .iter()
+                .filter(|l| l.starts_with("run umount "))
+                .count()
+        };
+        let before = umounts(&sys);
+        sys.respond_once(
+            "umount",
+            RecordingSystem::failure(32, "umount: /w/m: target is busy."),
+        );
+        assert_eq!(target.remount_cold().unwrap(), "remounted");
+        assert_eq!(umounts(&sys) - before, 2, "{:?}", sys.log());
+        target.finish();
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! record them in the ledger below.
 
 use crate::ledger::{running, state_dir, Resource, StateFile};
-use crate::system::{Cmd, System};
+use crate::system::{umount_patiently, Cmd, System};
 use fsbench_model::owner;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -28,26 +28,20 @@ pub fn undo(sys: &dyn System, resource: &Resource) -> Result<String, String> {
             }
             // A killed owner's workload process dies with it but may take moments to leave
             // the mount: wait a little for it.
-            let cmd = Cmd::new("umount").arg(mountpoint.display().to_string());
-            let patience = std::time::Instant::now() + std::time::Duration::from_secs(3);
-            loop {
-                let out = sys.run(&cmd).map_err(|e| e.to_string())?;
-                if out.success() {
-                    return Ok(format!("unmounted {}", mountpoint.display()));
-                }
-                if !out.stderr.contains("busy") || std::time::Instant::now() >= patience {
-                    // Kept, not detached lazily: a lazily detached filesystem lives on unseen,
-                    // with its loop device and image, for as long as the process inside does.
-                    return Err(format!(
-                        "cannot unmount {}: {}; end what uses it (`fuser -vm {}` names it), \
-                         then run `fsbench cleanup`",
-                        mountpoint.display(),
-                        out.last_line(),
-                        mountpoint.display()
-                    ));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
+            let (_, out) = umount_patiently(sys, mountpoint, std::time::Duration::from_secs(3))
+                .map_err(|e| e.to_string())?;
+            if out.success() {
+                return Ok(format!("unmounted {}", mountpoint.display()));
             }
+            // Kept, not detached lazily: a lazily detached filesystem lives on unseen, with
+            // its loop device and image, for as long as the process inside does.
+            Err(format!(
+                "cannot unmount {}: {}; end what uses it (`fuser -vm {}` names it), then run \
+                 `fsbench cleanup`",
+                mountpoint.display(),
+                out.last_line(),
+                mountpoint.display()
+            ))
         }
         Resource::Loop {
             device,
