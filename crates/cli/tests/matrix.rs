@@ -751,12 +751,13 @@ fn the_timed_thread_has_its_descriptor_table_alone() {
     let deadline = Instant::now() + Duration::from_secs(60);
     wait_for_test_file(dir.path(), |_| true, deadline);
     // Looked at while the phases run: each helper thread seen, and the table each has.
-    // A thread just started has not left yet (it does so first thing): one still sharing the
-    // table 100 ms after it was first seen doing so is a helper that never leaves.
+    // A thread just started has not left yet (it does so first thing, once scheduled: on a
+    // loaded host that can take a while): one still sharing the table 500 ms after it was
+    // first seen doing so is a helper that never leaves.
     let mut helpers = BTreeSet::new();
     let mut sharing: std::collections::BTreeMap<libc::pid_t, Instant> = Default::default();
-    // At least a second, and until both helpers were seen (a slow host calibrates first).
-    let until = Instant::now() + Duration::from_secs(1);
+    // At least two seconds, and until both helpers were seen (a slow host calibrates first).
+    let until = Instant::now() + Duration::from_secs(2);
     let seen_both =
         |h: &BTreeSet<String>| h.contains("fsbench-series") && h.contains("fsbench-monitor");
     while Instant::now() < until || (!seen_both(&helpers) && Instant::now() < deadline) {
@@ -782,7 +783,7 @@ fn the_timed_thread_has_its_descriptor_table_alone() {
             if rc == 0 {
                 let since = *sharing.entry(tid).or_insert_with(Instant::now);
                 assert!(
-                    since.elapsed() < Duration::from_millis(100),
+                    since.elapsed() < Duration::from_millis(500),
                     "thread {tid} ({name}) shares the timed thread's table"
                 );
             } else {

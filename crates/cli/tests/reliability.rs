@@ -2235,7 +2235,9 @@ fn a_loadfile_that_is_not_a_small_regular_file_is_refused_at_once() {
                     }
                 ),
             );
-            assert!(took < Duration::from_secs(1), "{load:?} took {took:?}");
+            // At once: not after reading the device, FIFO or 9.3 GiB (seconds, or for ever),
+            // with room for a debug build's start on a host loaded by the other tests.
+            assert!(took < Duration::from_secs(3), "{load:?} took {took:?}");
             assert!(entries(&work).is_empty(), "left behind");
         }
     }

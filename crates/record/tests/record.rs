@@ -630,6 +630,8 @@ fn a_running_process_is_recorded_with_the_descriptors_it_had() {
         eprintln!("skipped: recording needs root");
         return;
     }
+    // The other recordings first: the helper's 3 s start only once this one may attach.
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["helper", "--exact", "--nocapture", "--test-threads=1"])
@@ -649,7 +651,7 @@ fn a_running_process_is_recorded_with_the_descriptors_it_had() {
         std::thread::sleep(std::time::Duration::from_secs(3));
         std::fs::write(stop, b"").unwrap();
     });
-    let done = alone(&opts).unwrap();
+    let done = record(&opts).unwrap();
     stopper.join().unwrap();
     assert_eq!(done.exit_code, None);
     let output = child.wait_with_output().unwrap();

@@ -86,28 +86,29 @@ pub fn tight_timer_slack() {
 mod tests {
     use super::*;
 
-    /// 200 operations 1 ms apart, with a stall of 20 ms after the 50th: the last one still
-    /// starts 199 ms after the first (a schedule relative to the previous operation would have
-    /// drifted by the stall, to 219 ms or more), and none starts before its time.
+    /// 200 operations 1 ms apart, with a stall of 20 ms after the 50th: the operations after
+    /// the stall catch up and start at their times again (the median of their lateness is
+    /// under 5 ms; a schedule relative to the previous operation would have every one of them
+    /// 20 ms late or more), and none starts before its time.
     #[test]
     fn paced_operations_keep_their_absolute_schedule() {
         tight_timer_slack();
         let clock = Clock::get();
         let start = clock.ticks();
         let pace = Pace::new(start, 1e6, clock);
-        let mut last = start;
-        for i in 0..200 {
+        let mut late = Vec::with_capacity(200);
+        for i in 0..200u64 {
             let due = pace.due(i);
-            last = pace.wait_until(due);
-            assert!(last >= due, "operation {i} started early");
+            let began = pace.wait_until(due);
+            assert!(began >= due, "operation {i} started early");
+            late.push(clock.ns(began - start).saturating_sub(i * 1_000_000));
             if i == 50 {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         }
-        let total = clock.ns(last - start);
-        assert!(
-            (199_000_000..215_000_000).contains(&total),
-            "the 200th operation started {total} ns after the first"
-        );
+        let mut after = late[52..].to_vec();
+        after.sort_unstable();
+        let median = after[after.len() / 2];
+        assert!(median < 5_000_000, "lateness after the stall: {after:?}");
     }
 }
