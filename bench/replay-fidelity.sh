@@ -6,6 +6,7 @@
 # trace — as fast as possible (`timing = afap`), with the recorded think time (`recorded`),
 # and as fast as possible without the dependency rule (`dependencies = false`). Every run on
 # a freshly made filesystem, the caches dropped before it; neither includes a final sync.
+# The filesystems' order turns every round.
 #
 #   sqlite: sqlite3 running TXNS transactions (an insert each; rollback journal, synchronous
 #           = FULL: fsyncs at every commit) on a new database.
@@ -169,7 +170,13 @@ for app in $APPS; do
       "$FSBENCH" trace stats "$WORK/$app.trace" | sed "s/^/  $app: /" >&2
       cp "$WORK/$app.trace" "$OUT/replay-fidelity-$STAMP-$app.trace"
     fi
-    for fs in $FILESYSTEMS; do
+    # The filesystems' order turns every round (ext4 xfs btrfs, then xfs btrfs ext4, ...): in
+    # a fixed order the first came right after the recording every time, and whatever the
+    # host's pace did in the minutes of a round fell on the same filesystem in every round.
+    # shellcheck disable=SC2206
+    order=($FILESYSTEMS)
+    turn=$(( (round - 1) % ${#order[@]} ))
+    for fs in "${order[@]:turn}" "${order[@]:0:turn}"; do
       runs="app afap recorded nodeps"
       ((round % 2)) || runs="nodeps recorded afap app"
       for run in $runs; do
