@@ -1,5 +1,7 @@
 #!/bin/bash
-# One git recording with kernel.bpf_stats_enabled: per BPF program run count and time, sampled from the recorder's fdinfo.
+# One git recording with the kernel's BPF run-time statistics on: each program's run count and time,
+# read from the recorder's fdinfo every 20 ms by one Python process (no process spawned per
+# sample: a sampler that forks would add its own faults and system calls to the system-wide hooks).
 set -euo pipefail
 B=${B:-/root/exp/fsbench-d8f0dbd-rel}
 W=$(mktemp -d /var/tmp/bst.XXXXXX); M=$W/mnt; mkdir -p $M
@@ -10,26 +12,33 @@ git clone -q --bare --no-local /work/main $W/src.git
 mkdir $M/root; cp -a $W/src.git $M/root/; sync; echo 3 > /proc/sys/vm/drop_caches
 CMD="git clone -q --no-local src.git work && git -C work checkout -q \$(git -C work rev-list --max-count=1 --skip=200 HEAD)"
 sysctl -q kernel.bpf_stats_enabled=1
-(cd $M/root && exec $B record --root $M/root -o $W/t.trace -- sh -c "$CMD" >/dev/null 2>&1) & P=$!
-: > $W/last
-while kill -0 $P 2>/dev/null; do
-  out=$(for f in /proc/$P/fdinfo/*; do if grep -q '^prog_type' $f 2>/dev/null; then echo "$(grep -h '^prog_tag\|^run_time_ns\|^run_cnt\|^prog_id' $f | tr '\n' ' ')"; fi; done 2>/dev/null)
-  [ -n "$out" ] && echo "$out" >> $W/last
-  sleep 0.02
-done
-python3 - $W/last <<'PY'
-import sys,re
-best={}
-for line in open(sys.argv[1]):
-    m=re.search(r"prog_tag:\s*(\S+) prog_id:\s*(\d+) run_time_ns:\s*(\d+) run_cnt:\s*(\d+)",line)
-    if m:
-        tag,pid,t,c=m.group(1),int(m.group(2)),int(m.group(3)),int(m.group(4))
-        if t>=best.get(pid,(0,0,""))[0]: best[pid]=(t,c,tag)
-tot=0
-for pid,(t,c,tag) in sorted(best.items()):
-    tot+=t; print(f"prog {pid} {tag}: {t/1e6:.1f} ms over {c} runs ({t/max(c,1):.0f} ns each)")
-print(f"total {tot/1e6:.1f} ms")
+(cd $M/root && exec /usr/bin/time -f "git and sh (waited for by the recorder): minor faults %R" $B record --root $M/root -o $W/t.trace -- sh -c "$CMD" >/dev/null 2>$W/time.err) & 
+sleep 0.05
+P=$(pgrep -n -f "record --root $M/root")
+python3 - $P <<'PY'
+import os, re, sys, time
+pid = sys.argv[1]; best = {}
+while os.path.exists(f"/proc/{pid}"):
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            try:
+                t = open(f"/proc/{pid}/fdinfo/{fd}").read()
+            except OSError:
+                continue
+            if "prog_type" not in t: continue
+            g = dict(re.findall(r"^(\w+):\s*(\S+)", t, re.M))
+            i, rt, rc = int(g["prog_id"]), int(g["run_time_ns"]), int(g["run_cnt"])
+            if rt >= best.get(i, (0, 0, ""))[0]: best[i] = (rt, rc, g["prog_tag"])
+    except OSError:
+        pass
+    time.sleep(0.02)
+tot = 0
+for i, (rt, rc, tag) in sorted(best.items()):
+    tot += rt; print(f"prog {i} {tag}: {rt / 1e6:.1f} ms over {rc} runs ({rt / max(rc, 1):.0f} ns each)")
+print(f"total {tot / 1e6:.1f} ms")
 PY
+wait
+cat $W/time.err | tail -1
 $B trace show --json $W/t.trace | python3 -c '
 import json, sys
 ev = [json.loads(l)["event"] for l in sys.stdin if l.startswith("{\"event\"")]
