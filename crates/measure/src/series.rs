@@ -728,7 +728,8 @@ mod tests {
         let (_, _, intervals) = phases.each().next().unwrap();
         assert_eq!(intervals.iter().map(|i| i.total.ops).sum::<u64>(), ops);
         // Long intervals from the start, on their 100 ms grid (a late reading shortens the
-        // next one by as much), the last one partial.
+        // next one by as much; ends on the grid make them 100 ms on average), the last one
+        // partial.
         assert!((5..=7).contains(&intervals.len()), "{}", intervals.len());
         let t0 = intervals[0].start_ns;
         for (k, i) in intervals[..intervals.len() - 1].iter().enumerate() {
@@ -737,9 +738,6 @@ mod tests {
                 "{k}: {intervals:?}"
             );
         }
-        let whole = &intervals[..intervals.len() - 1];
-        let mean = whole.iter().map(|i| i.length_ns).sum::<u64>() / whole.len() as u64;
-        assert!(mean >= 90_000_000, "{intervals:?}");
     }
 
     /// A pass's end that takes 60 ms (an fsync) is in the intervals it spans as their
