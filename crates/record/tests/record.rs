@@ -40,6 +40,46 @@ fn c(path: &str) -> CString {
     CString::new(path).unwrap()
 }
 
+/// Waits (up to 10 s) until the task at `proc_dir` (`/proc/PID` or `/proc/self/task/TID`) sleeps
+/// in system call `nr`, as its `syscall` file shows: a helper that must be asleep before
+/// another wakes it checks, rather than trusting a sleep on a busy host. Only open, read,
+/// close and nanosleep outside the root (after a fork too); false if it never did.
+fn wait_until_asleep_in(proc_dir: &str, nr: i64) -> bool {
+    let path = c(&format!("{proc_dir}/syscall"));
+    let mut buf = [0u8; 32];
+    for _ in 0..10_000 {
+        // SAFETY: a valid path and buffer; the descriptor closed once.
+        let n = unsafe {
+            let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return false;
+            }
+            let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+            libc::close(fd);
+            n
+        };
+        let text = &buf[..n.max(0) as usize];
+        let first = text
+            .split(|&b| b == b' ' || b == b'\n')
+            .next()
+            .unwrap_or(&[]);
+        if std::str::from_utf8(first)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            == Some(nr)
+        {
+            return true;
+        }
+        let ms = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
+        };
+        // SAFETY: a valid timespec.
+        unsafe { libc::nanosleep(&ms, std::ptr::null_mut()) };
+    }
+    false
+}
+
 /// The helper's calls, per thread: `dir` absolute (thread a) or relative to the working
 /// directory (thread b).
 fn thread_calls(dir: &str) {
@@ -99,6 +139,7 @@ fn helper() {
                 0o600,
             );
             assert!(fd >= 0);
+            let (parent, parent_tid) = (libc::getpid(), libc::gettid());
             let pid = libc::fork();
             if pid == 0 {
                 let ok = libc::write(fd, b"inherit".as_ptr().cast(), 7) == 7;
@@ -108,9 +149,10 @@ fn helper() {
                     0o600,
                 );
                 libc::close(child);
-                // The parent is asleep in waitpid when this child ends: its exit wakes it.
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                libc::_exit(if ok && child >= 0 { 0 } else { 1 });
+                // The parent is asleep in waitpid (wait4) when this child ends: its exit wakes
+                // it.
+                let asleep = wait_until_asleep_in(&format!("/proc/{parent}/task/{parent_tid}"), 61);
+                libc::_exit(if ok && child >= 0 && asleep { 0 } else { 1 });
             }
             let mut status = 0;
             libc::waitpid(pid, &mut status, 0);
@@ -231,21 +273,41 @@ fn helper() {
             assert_eq!(libc::pipe(one.as_mut_ptr()), 0);
             assert_eq!(libc::pipe(two.as_mut_ptr()), 0);
             let (one_r, two_r, two_w) = (one[0], two[0], two[1]);
+            // The threads' ids, spun for (waiting on a channel would make the main thread's
+            // next call one that another thread woke).
+            let tids: Arc<[std::sync::atomic::AtomicI32; 2]> = Arc::default();
+            let relay_tid = tids.clone();
             let relay = std::thread::spawn(move || {
+                relay_tid[0].store(libc::gettid(), std::sync::atomic::Ordering::SeqCst);
                 let mut b = [0u8; 1];
                 assert_eq!(libc::read(one_r, b.as_mut_ptr().cast(), 1), 1);
                 assert_eq!(libc::write(two_w, b.as_ptr().cast(), 1), 1);
             });
             let after = format!("{root}/b-after");
+            let b_tid = tids.clone();
             let b = std::thread::spawn(move || {
+                b_tid[1].store(libc::gettid(), std::sync::atomic::Ordering::SeqCst);
                 let mut byte = [0u8; 1];
                 assert_eq!(libc::read(two_r, byte.as_mut_ptr().cast(), 1), 1);
                 let mut st: libc::stat = std::mem::zeroed();
                 libc::stat(c(&after).as_ptr(), &mut st);
             });
+            // Both others asleep on their pipes (read) before the call that the wakeup must
+            // come 100 ms after.
+            for slot in tids.iter() {
+                let tid = loop {
+                    match slot.load(std::sync::atomic::Ordering::SeqCst) {
+                        0 => std::thread::yield_now(),
+                        tid => break tid,
+                    }
+                };
+                assert!(
+                    wait_until_asleep_in(&format!("/proc/self/task/{tid}"), 0),
+                    "thread {tid} never slept in read"
+                );
+            }
             let mut st: libc::stat = std::mem::zeroed();
             libc::stat(c(&format!("{root}/a-before")).as_ptr(), &mut st);
-            // Both others are asleep on their pipes by now.
             std::thread::sleep(std::time::Duration::from_millis(100));
             assert_eq!(libc::write(one[1], b"x".as_ptr().cast(), 1), 1);
             relay.join().unwrap();

@@ -694,10 +694,12 @@ mod tests {
             }
         };
         let dirs: Vec<PathBuf> = quota.dirs().cloned().collect();
-        // A shell spinning for 0.5 s of wall time gets ~10 % of the machine's CPU time.
+        // A shell spinning until it is stopped: under a 10 % quota it is throttled as soon as
+        // it has had its share of a period, however loaded the host (a fixed spin of 0.5 s of
+        // wall time could get less than its share on a busy machine, and never be throttled).
         let mut child = std::process::Command::new("sh")
             .arg("-c")
-            .arg("read go; end=$(($(date +%s%N) + 500000000)); while [ $(date +%s%N) -lt $end ]; do :; done")
+            .arg("read go; while :; do :; done")
             .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -706,11 +708,17 @@ mod tests {
             use std::io::Write;
             child.stdin.take().unwrap().write_all(b"go\n").unwrap();
         }
-        assert!(child.wait().unwrap().success());
-        let throttled = quota.throttled_ns().unwrap_or(0);
+        let began = std::time::Instant::now();
+        let mut throttled = 0;
+        while throttled == 0 && began.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            throttled = quota.throttled_ns().unwrap_or(0);
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
         assert!(
             throttled > 0,
-            "a 10 % quota never throttled a spinning shell"
+            "a 10 % quota never throttled a spinning shell in 20 s"
         );
         drop(quota);
         for dir in dirs {

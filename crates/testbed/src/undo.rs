@@ -1101,18 +1101,20 @@ mod tests {
         let start = std::time::Instant::now();
         wait_while_named(point, std::time::Duration::from_secs(5));
         assert!(start.elapsed() < std::time::Duration::from_millis(500));
+        // The shell's sleep begins after the spawn returns: the wait ends 0.6 s after it at
+        // the earliest, however slowly the host ran the test in between.
+        let spawned = std::time::Instant::now();
         let mut child = std::process::Command::new("sh")
             .args(["-c", "sleep 0.6"])
             .arg(point)
             .spawn()
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let start = std::time::Instant::now();
         wait_while_named(point, std::time::Duration::from_secs(5));
-        let waited = start.elapsed();
+        let waited = spawned.elapsed();
         let _ = child.wait();
         assert!(
-            waited >= std::time::Duration::from_millis(300),
+            waited >= std::time::Duration::from_millis(600),
             "{waited:?}"
         );
         let mut stuck = std::process::Command::new("sh")
