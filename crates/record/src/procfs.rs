@@ -1,7 +1,6 @@
 //! What /proc says of a process when its recording begins: its working directory, its open
 //! descriptors (path and close-on-exec), its children, whether it still lives.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::resolve::Process;
@@ -58,40 +57,7 @@ pub fn is_process(pid: u32) -> bool {
     })
 }
 
-/// The process's descendants now (children before grandchildren).
-pub fn descendants(pid: u32) -> Vec<u32> {
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for entry in dir.flatten() {
-            let Some(p) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            let ppid = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                .and_then(|n| n.parse::<u32>().ok());
-            if let Some(ppid) = ppid {
-                children.entry(ppid).or_default().push(p);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut queue = std::collections::VecDeque::from([pid]);
-    while let Some(p) = queue.pop_front() {
-        for &c in children.get(&p).into_iter().flatten() {
-            out.push(c);
-            queue.push_back(c);
-        }
-    }
-    out
-}
+pub use fsbench_measure::procs::descendants;
 
 /// The process's command line.
 pub fn cmdline(pid: u32) -> Vec<String> {

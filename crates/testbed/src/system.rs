@@ -248,10 +248,12 @@ impl System for RealSystem {
         let (output, timed_out) = match receiver.recv_timeout(cmd.timeout) {
             Ok(output) => (output?, false),
             Err(_) => {
-                // SAFETY: signalling the child this call spawned (not yet reaped: the waiter
-                // still waits for it).
-                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-                // Its output is waited for a little; a daemonised grandchild may hold the pipes.
+                // The child this call spawned (not yet reaped: the waiter still waits for it)
+                // and every process it started: a helper it forked (fsck's fsck.ext4, a mount
+                // helper) would otherwise go on with the device, holding the output's pipes.
+                fsbench_measure::procs::kill_tree(pid);
+                // Its output is waited for a little; a daemon that left the tree before (its
+                // parent ended) may hold the pipes.
                 match receiver.recv_timeout(Duration::from_secs(5)) {
                     Ok(output) => (output?, true),
                     Err(_) => (
@@ -828,6 +830,59 @@ mod tests {
         assert_eq!(out.last_line(), "err");
         assert!(RealSystem.find_program("sh").is_some());
         assert!(RealSystem.find_program("no-such-program-fsbench").is_none());
+    }
+
+    /// A command past its time bound is killed with what it started: a helper it forked in
+    /// the background (holding the output's pipes) ends too, and the call returns at once
+    /// with what was printed and the reason, not after waiting out the pipes.
+    #[test]
+    fn a_command_past_its_bound_is_killed_with_its_helpers() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("helper");
+        let started = std::time::Instant::now();
+        let out = RealSystem
+            .run(
+                &Cmd::new("sh")
+                    .args([
+                        "-c",
+                        &format!(
+                            "echo started; sleep 60 & echo $! > {}; wait",
+                            pid_file.display()
+                        ),
+                    ])
+                    .timeout(Duration::from_secs(1)),
+            )
+            .unwrap();
+        let took = started.elapsed();
+        assert!(out.timed_out);
+        assert_eq!(out.status, None, "killed by a signal");
+        assert_eq!(out.stdout.trim(), "started");
+        assert!(
+            out.stderr.contains("ran past its 1 s bound"),
+            "{}",
+            out.stderr
+        );
+        // Without the helper killed the pipes stay open, and the call gives up on them 5 s on.
+        assert!(took < Duration::from_secs(4), "{took:?}");
+        let helper: u32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = || {
+            std::fs::read_to_string(format!("/proc/{helper}/stat")).map_or(true, |s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .is_some_and(|state| state == "Z" || state == "X")
+            })
+        };
+        while !gone() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "sleep 60 still runs"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// What fsbench makes in its directories is made new: a symlink planted at the name (to a
