@@ -19,8 +19,8 @@
 //!   [`trust`]: whether a directory of the host may hold what root makes (nobody else can
 //!   change it or the way to it); [`walk`]: removing a directory fsbench made (and walking a
 //!   user's tree) without ever crossing a mount.
-//! - [`procs`]: the processes descended from one (read from /proc), and killing such a tree
-//!   whole.
+//! - [`procs`]: a process's children and descendants (read from /proc), and killing such a
+//!   tree whole.
 //! - [`input`]: a file the user names as input (a loadfile, a plan) read only when it is a
 //!   regular file under a size limit.
 //!

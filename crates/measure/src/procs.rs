@@ -1,33 +1,42 @@
-//! The processes descended from one, read from /proc: the recorder traces a running process's
-//! tree, and a host command that outlived its time bound is ended with everything it started.
+//! The processes descended from one, read from /proc: a sample's reaper finds the children a
+//! workload left, the recorder traces a running process's tree, and a host command that
+//! outlived its time bound is ended with everything it started.
 
 use std::collections::HashMap;
+
+/// Every process there is now, with its parent: `(pid, ppid)` from `/proc/PID/stat`.
+fn with_parents() -> impl Iterator<Item = (u32, u32)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // "pid (comm) state ppid ...": the command's name may itself hold spaces and
+            // parentheses, so the parent is counted from the last `)`.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))?
+                .parse::<u32>()
+                .ok()?;
+            Some((pid, ppid))
+        })
+}
+
+/// The children of process `pid` (those of any of its threads).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    with_parents()
+        .filter(|&(_, ppid)| ppid == pid)
+        .map(|(child, _)| child)
+        .collect()
+}
 
 /// The process's descendants now (children before grandchildren).
 pub fn descendants(pid: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for entry in dir.flatten() {
-            let Some(p) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // The parent is the second field after the command's name, which may itself hold
-            // spaces and parentheses: counted from the last `)`.
-            let ppid = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                .and_then(|n| n.parse::<u32>().ok());
-            if let Some(ppid) = ppid {
-                children.entry(ppid).or_default().push(p);
-            }
-        }
+    for (child, ppid) in with_parents() {
+        children.entry(ppid).or_default().push(child);
     }
     let mut out = Vec::new();
     let mut queue = std::collections::VecDeque::from([pid]);

@@ -584,27 +584,7 @@ impl Reaper {
     }
 }
 
-/// The children of process `pid` (those of any of its threads), found in /proc.
-pub fn children_of(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid ...": the parent follows the state after the last ')'.
-        let parent = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if parent == Some(pid) {
-            found.push(child);
-        }
-    }
-    found
-}
+pub use fsbench_measure::procs::children_of;
 
 /// The processes of one sample: in a cgroup made for it, or followed by a [`Reaper`].
 #[derive(Debug)]
